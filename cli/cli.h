@@ -1,0 +1,33 @@
+/* cli/cli.h — helpers shared by the `mlsys` subcommands: option parsing, byte sizes, errors.
+   Exit codes (DESIGN.md): 0 success, 1 user error (one clear line on stderr), 2 bad usage. */
+#ifndef MLSYS_CLI_H
+#define MLSYS_CLI_H
+#include <stdint.h>
+#include <stdio.h>
+#include "mlsys_common.h"
+
+enum { CLI_OK = 0, CLI_ERR = 1, CLI_USAGE = 2 };
+
+/* Option table: long name, whether it takes a value, where to store it (value or "1" for flags). */
+typedef struct {
+  const char *name;       /* "--graph" */
+  int has_value;
+  const char **value;     /* set to the argument (or "1" for a flag) */
+} cli_opt;
+
+/* Parse argv[first..argc) against opts (both "--name value" and "--name=value"). Unknown options and missing
+   values print a message naming them and return CLI_USAGE. Non-option arguments are an error too. */
+int cli_parse(int argc, char **argv, int first, cli_opt *opts, int nopts, const char *cmd);
+
+/* "123", "64MiB", "1.5GB", "2 GiB", "512k" → bytes. Returns 0 on success. */
+int cli_parse_bytes(const char *s, uint64_t *out);
+/* "1.15 GiB" / "812 B" into buf. */
+const char *cli_fmt_bytes(uint64_t b, char *buf, size_t len);
+int cli_parse_double(const char *s, double *out);
+/* Print "mlsys <cmd>: <message>" to stderr and return CLI_ERR (or the given code). */
+int cli_fail(const char *cmd, const char *fmt, ...) MLSYS__PRINTF(2, 3);
+int cli_usage_error(const char *cmd, const char *fmt, ...) MLSYS__PRINTF(2, 3);
+
+int cmd_remat(int argc, char **argv);
+
+#endif

@@ -1,0 +1,119 @@
+/* cli/mlsys.c — the `mlsys` command: dispatch to one subcommand per header, plus the shared CLI helpers.
+   This file is also the one translation unit that holds the implementations of every mlsys header. */
+#define MLSYS_IMPLEMENTATION
+#include "mlsys_remat.h"
+#include "cli/cli.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *usage =
+    "usage: mlsys <system> <verb> [options]\n"
+    "\n"
+    "systems:\n"
+    "  remat      optimal tensor rematerialization (Checkmate): solve, info, min-budget, convert\n"
+    "\n"
+    "Run `mlsys <system> --help` for its verbs and options. Exit codes: 0 ok, 1 error, 2 bad usage.\n";
+
+int main(int argc, char **argv) {
+  if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+    fputs(usage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? CLI_USAGE : CLI_OK;
+  }
+  if (!strcmp(argv[1], "--version")) {
+    puts("mlsys 0.1");
+    return CLI_OK;
+  }
+  if (!strcmp(argv[1], "remat")) return cmd_remat(argc, argv);
+  fprintf(stderr, "mlsys: unknown system '%s'\n\n%s", argv[1], usage);
+  return CLI_USAGE;
+}
+
+/* ---- shared helpers ---- */
+int cli_fail(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "mlsys %s: ", cmd);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputc('\n', stderr);
+  return CLI_ERR;
+}
+int cli_usage_error(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "mlsys %s: ", cmd);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, " (see `mlsys %s --help`)\n", cmd);
+  return CLI_USAGE;
+}
+
+int cli_parse(int argc, char **argv, int first, cli_opt *opts, int nopts, const char *cmd) {
+  int i, k;
+  for (i = first; i < argc; i++) {
+    const char *a = argv[i], *eq;
+    size_t len;
+    if (strncmp(a, "--", 2) != 0) return cli_usage_error(cmd, "unexpected argument '%s'", a);
+    eq = strchr(a, '=');
+    len = eq ? (size_t)(eq - a) : strlen(a);
+    for (k = 0; k < nopts; k++)
+      if (strlen(opts[k].name) == len && strncmp(opts[k].name, a, len) == 0) break;
+    if (k == nopts) return cli_usage_error(cmd, "unknown option '%.*s'", (int)len, a);
+    if (!opts[k].has_value) {
+      if (eq) return cli_usage_error(cmd, "option %s takes no value", opts[k].name);
+      *opts[k].value = "1";
+    } else if (eq) {
+      *opts[k].value = eq + 1;
+    } else {
+      if (i + 1 >= argc) return cli_usage_error(cmd, "option %s needs a value", opts[k].name);
+      *opts[k].value = argv[++i];
+    }
+  }
+  return CLI_OK;
+}
+
+int cli_parse_double(const char *s, double *out) {
+  char *e;
+  if (!s || !*s) return -1;
+  *out = strtod(s, &e);
+  while (*e == ' ') e++;
+  return *e == 0 && *out == *out ? 0 : -1;
+}
+
+int cli_parse_bytes(const char *s, uint64_t *out) {
+  static const struct { const char *suffix; double mult; } units[] = {
+      {"", 1},          {"b", 1},        {"k", 1e3},     {"kb", 1e3},    {"m", 1e6},
+      {"mb", 1e6},      {"g", 1e9},      {"gb", 1e9},    {"t", 1e12},    {"tb", 1e12},
+      {"kib", 1024.0},  {"mib", 1048576.0}, {"gib", 1073741824.0}, {"tib", 1099511627776.0}};
+  char *e, suf[8];
+  double v;
+  size_t i, n = 0;
+  if (!s || !*s) return -1;
+  v = strtod(s, &e);
+  if (e == s || !(v >= 0)) return -1;
+  while (*e == ' ') e++;
+  while (*e && n < sizeof suf - 1) suf[n++] = (char)tolower((unsigned char)*e++);
+  suf[n] = 0;
+  if (*e) return -1;
+  for (i = 0; i < sizeof units / sizeof units[0]; i++)
+    if (!strcmp(suf, units[i].suffix)) {
+      double b = v * units[i].mult;
+      if (b >= 18446744073709551615.0) return -1;
+      *out = (uint64_t)(b + 0.5);
+      return 0;
+    }
+  return -1;
+}
+
+const char *cli_fmt_bytes(uint64_t b, char *buf, size_t len) {
+  static const char *u[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = (double)b;
+  int i = 0;
+  while (v >= 1024 && i < 5) { v /= 1024; i++; }
+  if (i == 0) snprintf(buf, len, "%llu B", (unsigned long long)b);
+  else snprintf(buf, len, "%.2f %s", v, u[i]);
+  return buf;
+}

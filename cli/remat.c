@@ -1,0 +1,381 @@
+/* cli/remat.c — `mlsys remat`: Checkmate rematerialization from the shell. */
+#include "mlsys_remat.h"
+#include "cli/cli.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *remat_help =
+    "usage: mlsys remat <verb> [options]\n"
+    "\n"
+    "verbs:\n"
+    "  solve       --graph FILE --budget SIZE [--method M] [--time-limit S] [--solver lpsolve|cbc] [--gap REL]\n"
+    "              [--json] [--plan] [--dump-model FILE.lp|.mps] [--progress]\n"
+    "              Find a schedule whose peak memory (activations + fixed) fits SIZE.\n"
+    "  info        --graph FILE [--json]        sizes, checkpoint-all peak, lower bound, MILP size\n"
+    "  min-budget  --graph FILE [--time-limit S] [--json]   the smallest budget any schedule fits in\n"
+    "  convert     --graph FILE --to json|text [--out FILE]\n"
+    "\n"
+    "FILE is a graph in the mlsys-remat-graph JSON form or the text form (see mlsys_remat.h); '-' reads stdin.\n"
+    "SIZE is bytes with an optional unit (123456, 64MiB, 1.5GB, 2GiB) or a percentage of the checkpoint-all\n"
+    "peak (80%%). Methods: milp (Checkmate MILP, default), lp (LP relaxation + two-phase rounding),\n"
+    "checkpoint-all, chen (sqrt(n) segments), chen-greedy, griewank (revolve), ap-sqrtn, ap-greedy, lin-greedy,\n"
+    "or all. --time-limit bounds each MILP/LP solve (default 60 s).\n"
+    "\n"
+    "solve --json prints one object (an array for --method all) with the keys: status (optimal | feasible |\n"
+    "over_budget | infeasible | timeout | error), method, schedule, compute_cost, baseline_cost, overhead\n"
+    "(compute_cost / baseline_cost), peak_memory (activations + fixed, bytes), activation_peak, fixed_memory,\n"
+    "budget, optimal, bound, gap (null when unknown), recomputations, solve_seconds, note, error (when not ok),\n"
+    "plan (a list of {\"op\": \"compute\"|\"free\", \"node\": name, \"reg\": register}).\n"
+    "\n"
+    "Exit codes: 0 a schedule fits the budget, 1 it does not (the message names the smallest feasible budget\n"
+    "found) or the input is bad, 2 bad usage.\n";
+
+typedef struct {
+  const char *graph, *budget, *method, *time_limit, *json, *plan, *solver, *gap, *dump, *progress, *to, *out;
+  const char *help;
+} remat_args;
+
+static int remat_load(const char *path, mlsys_remat_graph *g) {
+  if (!path) return cli_usage_error("remat", "--graph FILE is required");
+  if (mlsys_remat_graph_load(path, g) != MLSYS_OK) return cli_fail("remat", "%s", mlsys_last_error());
+  return CLI_OK;
+}
+
+/* The checkpoint-all total peak: the reference for percentage budgets and for "info". */
+static int remat_ckpt_all(const mlsys_remat_graph *g, mlsys_remat_schedule *s) {
+  mlsys_remat_opts o;
+  memset(&o, 0, sizeof o);
+  o.method = MLSYS_REMAT_CHECKPOINT_ALL;
+  if (mlsys_remat_solve(g, UINT64_MAX, &o, s) != MLSYS_OK) return cli_fail("remat", "%s", mlsys_last_error());
+  return CLI_OK;
+}
+
+static long remat_recomputations(const mlsys_remat_schedule *s) {
+  long c = 0;
+  int t, i;
+  for (t = 0; t < s->n; t++)
+    for (i = 0; i < t; i++) c += s->R[(size_t)t * (size_t)s->n + (size_t)i];
+  return c;
+}
+
+static void remat_json_num(mlsys_json_writer *w, const char *key, double v) {
+  mlsys_jw_key(w, key);
+  if (isnan(v) || isinf(v)) mlsys_jw_null(w);
+  else mlsys_jw_double(w, v);
+}
+
+/* One result object. st is the solve status; s may be empty (n == 0). */
+static void remat_json_result(mlsys_json_writer *w, const mlsys_remat_graph *g, mlsys_remat_method m,
+                              mlsys_status st, const char *err, const mlsys_remat_schedule *s, uint64_t budget,
+                              int with_plan) {
+  const char *status;
+  uint64_t fixed = mlsys_remat_fixed_total(g);
+  char nb[64];
+  if (st == MLSYS_OK) status = s->optimal ? "optimal" : "feasible";
+  else if (st == MLSYS_ERR_INFEASIBLE) status = (m == MLSYS_REMAT_MILP || m == MLSYS_REMAT_LP_ROUND) ? "infeasible" : "over_budget";
+  else if (st == MLSYS_ERR_TIMEOUT) status = "timeout";
+  else status = "error";
+  mlsys_jw_object(w);
+  mlsys_jw_key(w, "status"); mlsys_jw_str(w, status);
+  mlsys_jw_key(w, "method"); mlsys_jw_str(w, mlsys_remat_method_name(m));
+  if (s->n) {
+    mlsys_jw_key(w, "schedule"); mlsys_jw_str(w, s->method);
+    remat_json_num(w, "compute_cost", s->cost);
+    remat_json_num(w, "baseline_cost", s->baseline_cost);
+    remat_json_num(w, "overhead", s->baseline_cost > 0 ? s->cost / s->baseline_cost : 1.0);
+    mlsys_jw_key(w, "peak_memory"); mlsys_jw_u64(w, s->peak_total);
+    mlsys_jw_key(w, "activation_peak"); mlsys_jw_u64(w, s->peak);
+  } else {
+    mlsys_jw_key(w, "schedule"); mlsys_jw_null(w);
+    mlsys_jw_key(w, "compute_cost"); mlsys_jw_null(w);
+    remat_json_num(w, "baseline_cost", s->baseline_cost);
+    mlsys_jw_key(w, "overhead"); mlsys_jw_null(w);
+    mlsys_jw_key(w, "peak_memory"); mlsys_jw_null(w);
+    mlsys_jw_key(w, "activation_peak"); mlsys_jw_null(w);
+  }
+  mlsys_jw_key(w, "fixed_memory"); mlsys_jw_u64(w, fixed);
+  mlsys_jw_key(w, "budget"); mlsys_jw_u64(w, budget);
+  mlsys_jw_key(w, "optimal"); mlsys_jw_bool(w, st == MLSYS_OK && s->optimal);
+  remat_json_num(w, "bound", s->n ? s->bound : NAN);
+  remat_json_num(w, "gap", s->n && st == MLSYS_OK ? s->gap : NAN);
+  mlsys_jw_key(w, "recomputations"); mlsys_jw_i64(w, s->n ? remat_recomputations(s) : 0);
+  remat_json_num(w, "solve_seconds", s->solve_seconds);
+  mlsys_jw_key(w, "note"); mlsys_jw_str(w, s->solver_note);
+  if (st != MLSYS_OK) { mlsys_jw_key(w, "error"); mlsys_jw_str(w, err); }
+  if (with_plan && s->n && st == MLSYS_OK) {
+    mlsys_remat_plan p;
+    int k;
+    mlsys_jw_key(w, "plan");
+    mlsys_jw_array(w);
+    if (mlsys_remat_plan_build(g, s, 0, &p) == MLSYS_OK) {
+      for (k = 0; k < p.nops; k++) {
+        mlsys_jw_object(w);
+        mlsys_jw_key(w, "op"); mlsys_jw_str(w, p.ops[k].op == MLSYS_REMAT_OP_COMPUTE ? "compute" : "free");
+        mlsys_jw_key(w, "node"); mlsys_jw_str(w, mlsys_remat_node_name(g, p.ops[k].node, nb, sizeof nb));
+        mlsys_jw_key(w, "reg"); mlsys_jw_i64(w, p.ops[k].reg);
+        mlsys_jw_end(w);
+      }
+      mlsys_remat_plan_free(&p);
+    }
+    mlsys_jw_end(w);
+  }
+  mlsys_jw_end(w);
+}
+
+static void remat_human_row(const mlsys_remat_graph *g, mlsys_remat_method m, mlsys_status st, const char *err,
+                            const mlsys_remat_schedule *s) {
+  char b1[32];
+  (void)g;
+  if (s->n)
+    printf("%-15s %-12s %10.4fx %12s %8ld %9.2f s\n", mlsys_remat_method_name(m),
+           st == MLSYS_OK ? (s->optimal ? "optimal" : "feasible")
+                          : st == MLSYS_ERR_INFEASIBLE ? "over budget" : st == MLSYS_ERR_TIMEOUT ? "timeout" : "error",
+           s->baseline_cost > 0 ? s->cost / s->baseline_cost : 1.0, cli_fmt_bytes(s->peak_total, b1, sizeof b1),
+           remat_recomputations(s), s->solve_seconds);
+  else
+    printf("%-15s %-12s %11s %12s %8s %11s  %s\n", mlsys_remat_method_name(m),
+           st == MLSYS_ERR_INFEASIBLE ? "infeasible" : st == MLSYS_ERR_TIMEOUT ? "timeout" : "error", "-", "-", "-", "-",
+           err);
+}
+
+static int remat_solve(remat_args *a) {
+  mlsys_remat_graph g;
+  mlsys_remat_schedule ref;
+  mlsys_remat_opts o;
+  uint64_t budget = 0, fixed;
+  int all = 0, m, m0, m1, rc = CLI_OK, any_fit = 0, json = a->json != NULL;
+  double d;
+  mlsys_json_writer w;
+  char b1[32], b2[32], b3[32];
+  memset(&o, 0, sizeof o);
+  if (!a->budget) return cli_usage_error("remat solve", "--budget SIZE is required");
+  if (a->method && !strcmp(a->method, "all")) all = 1;
+  else if (a->method && (m = mlsys_remat_method_parse(a->method)) < 0)
+    return cli_usage_error("remat solve", "unknown method '%s'", a->method);
+  else o.method = a->method ? (mlsys_remat_method)mlsys_remat_method_parse(a->method) : MLSYS_REMAT_MILP;
+  o.time_limit = 60;
+  if (a->time_limit && (cli_parse_double(a->time_limit, &o.time_limit) || !(o.time_limit > 0)))
+    return cli_usage_error("remat solve", "--time-limit needs a positive number of seconds, got '%s'", a->time_limit);
+  if (a->gap && (cli_parse_double(a->gap, &o.mip_gap_rel) || o.mip_gap_rel < 0))
+    return cli_usage_error("remat solve", "--gap needs a non-negative relative gap, got '%s'", a->gap);
+  if (a->solver) {
+    if (!strcmp(a->solver, "lpsolve") || !strcmp(a->solver, "lp_solve")) o.backend = MLSYS_SOLVER_LPSOLVE;
+    else if (!strcmp(a->solver, "cbc")) o.backend = MLSYS_SOLVER_CBC;
+    else return cli_usage_error("remat solve", "unknown solver '%s' (lpsolve or cbc)", a->solver);
+    if (!mlsys_milp_has_backend(o.backend))
+      return cli_fail("remat solve", "solver %s is not compiled into this build", a->solver);
+  }
+  o.dump_model = a->dump;
+  o.progress = a->progress != NULL;
+  if (remat_load(a->graph, &g) != CLI_OK) return CLI_ERR;
+  fixed = mlsys_remat_fixed_total(&g);
+  memset(&ref, 0, sizeof ref);
+  {
+    size_t L = strlen(a->budget);
+    if (L > 1 && a->budget[L - 1] == '%') {
+      char tmp[64];
+      if (L >= sizeof tmp) { mlsys_remat_graph_free(&g); return cli_usage_error("remat solve", "bad --budget '%s'", a->budget); }
+      memcpy(tmp, a->budget, L - 1);
+      tmp[L - 1] = 0;
+      if (cli_parse_double(tmp, &d) || !(d > 0)) {
+        mlsys_remat_graph_free(&g);
+        return cli_usage_error("remat solve", "bad --budget '%s'", a->budget);
+      }
+      if (remat_ckpt_all(&g, &ref) != CLI_OK) { mlsys_remat_graph_free(&g); return CLI_ERR; }
+      budget = (uint64_t)floor((double)ref.peak_total * d / 100.0);
+      mlsys_remat_schedule_free(&ref);
+    } else if (cli_parse_bytes(a->budget, &budget)) {
+      mlsys_remat_graph_free(&g);
+      return cli_usage_error("remat solve", "bad --budget '%s' (bytes, e.g. 1073741824, 1GiB, 512MB, or 80%%)",
+                             a->budget);
+    }
+  }
+  m0 = all ? 0 : (int)o.method;
+  m1 = all ? MLSYS_REMAT_METHOD_COUNT : (int)o.method + 1;
+  if (json) {
+    mlsys_jw_init(&w, stdout, 1);
+    if (all) mlsys_jw_array(&w);
+  } else {
+    printf("graph %s: %d nodes, %d edges; fixed memory %s; budget %s\n", g.name ? g.name : a->graph, g.dag.n,
+           g.dag.nedges, cli_fmt_bytes(fixed, b1, sizeof b1), cli_fmt_bytes(budget, b2, sizeof b2));
+    printf("%-15s %-12s %11s %12s %8s %11s\n", "method", "status", "overhead", "peak", "recomp", "time");
+  }
+  for (m = m0; m < m1; m++) {
+    mlsys_remat_schedule s;
+    mlsys_status st;
+    char err[1024] = "";
+    o.method = (mlsys_remat_method)m;
+    st = mlsys_remat_solve(&g, budget, &o, &s);
+    if (st != MLSYS_OK) snprintf(err, sizeof err, "%s", mlsys_last_error());
+    if (s.baseline_cost == 0) {
+      int v;
+      for (v = 0; v < g.dag.n; v++) s.baseline_cost += g.dag.cost[v];
+    }
+    if (st == MLSYS_OK) any_fit = 1;
+    if (json) remat_json_result(&w, &g, (mlsys_remat_method)m, st, err, &s, budget, 1);
+    else {
+      remat_human_row(&g, (mlsys_remat_method)m, st, err, &s);
+      if (!all && s.n && s.solver_note[0]) printf("  %s\n", s.solver_note);
+      if (!all && st != MLSYS_OK && s.n) printf("  %s\n", err);
+      if (a->plan && st == MLSYS_OK) {
+        mlsys_remat_plan p;
+        if (mlsys_remat_plan_build(&g, &s, 0, &p) == MLSYS_OK) {
+          printf("execution plan (%d steps, %d registers, peak %s + %s fixed):\n", p.nops, p.nregs,
+                 cli_fmt_bytes(p.peak, b1, sizeof b1), cli_fmt_bytes(fixed, b3, sizeof b3));
+          mlsys_remat_plan_write(&g, &p, stdout);
+          mlsys_remat_plan_free(&p);
+        }
+      }
+    }
+    if (!all && st != MLSYS_OK) {
+      fprintf(stderr, "mlsys remat solve: %s\n", err);
+      rc = CLI_ERR;
+    }
+    mlsys_remat_schedule_free(&s);
+  }
+  if (json) {
+    if (all) mlsys_jw_end(&w);
+    if (mlsys_jw_finish(&w) != MLSYS_OK) rc = cli_fail("remat solve", "%s", mlsys_last_error());
+  }
+  if (all && !any_fit) {
+    fprintf(stderr, "mlsys remat solve: no method fits the budget of %llu bytes\n", (unsigned long long)budget);
+    rc = CLI_ERR;
+  }
+  mlsys_remat_graph_free(&g);
+  return rc;
+}
+
+static int remat_info(remat_args *a) {
+  mlsys_remat_graph g;
+  mlsys_remat_schedule ck;
+  mlsys_remat_model_size ms;
+  int v, nk[4] = {0, 0, 0, 0}, ms_ok;
+  uint64_t lb, fixed;
+  double total = 0;
+  char b1[32], b2[32], b3[32];
+  if (remat_load(a->graph, &g) != CLI_OK) return CLI_ERR;
+  if (remat_ckpt_all(&g, &ck) != CLI_OK) { mlsys_remat_graph_free(&g); return CLI_ERR; }
+  for (v = 0; v < g.dag.n; v++) { nk[g.kind[v] & 3]++; total += g.dag.cost[v]; }
+  lb = mlsys_remat_single_op_bound(&g);
+  fixed = mlsys_remat_fixed_total(&g);
+  ms_ok = g.dag.n <= 400 && mlsys_remat_milp_size(&g, 0, &ms) == MLSYS_OK;
+  if (a->json) {
+    mlsys_json_writer w;
+    mlsys_jw_init(&w, stdout, 1);
+    mlsys_jw_object(&w);
+    mlsys_jw_key(&w, "name"); mlsys_jw_str(&w, g.name);
+    mlsys_jw_key(&w, "nodes"); mlsys_jw_i64(&w, g.dag.n);
+    mlsys_jw_key(&w, "edges"); mlsys_jw_i64(&w, g.dag.nedges);
+    mlsys_jw_key(&w, "forward"); mlsys_jw_i64(&w, nk[0]);
+    mlsys_jw_key(&w, "loss"); mlsys_jw_i64(&w, nk[1]);
+    mlsys_jw_key(&w, "backward"); mlsys_jw_i64(&w, nk[2]);
+    mlsys_jw_key(&w, "other"); mlsys_jw_i64(&w, nk[3]);
+    mlsys_jw_key(&w, "total_cost"); mlsys_jw_double(&w, total);
+    mlsys_jw_key(&w, "fixed_memory"); mlsys_jw_u64(&w, fixed);
+    mlsys_jw_key(&w, "checkpoint_all_peak"); mlsys_jw_u64(&w, ck.peak_total);
+    mlsys_jw_key(&w, "lower_bound"); mlsys_jw_u64(&w, lb + fixed);
+    if (ms_ok) {
+      mlsys_jw_key(&w, "milp_binaries"); mlsys_jw_i64(&w, ms.binaries);
+      mlsys_jw_key(&w, "milp_continuous"); mlsys_jw_i64(&w, ms.continuous);
+      mlsys_jw_key(&w, "milp_rows"); mlsys_jw_i64(&w, ms.rows);
+    }
+    mlsys_jw_end(&w);
+    mlsys_jw_finish(&w);
+  } else {
+    printf("graph %s: %d nodes (%d forward, %d loss, %d backward, %d other), %d edges\n", g.name ? g.name : a->graph,
+           g.dag.n, nk[0], nk[1], nk[2], nk[3], g.dag.nedges);
+    printf("total cost %.6g%s%s; fixed memory %s\n", total, g.cost_unit ? " " : "", g.cost_unit ? g.cost_unit : "",
+           cli_fmt_bytes(fixed, b1, sizeof b1));
+    printf("checkpoint-all peak %s (no recomputation); no schedule fits below %s (largest node + inputs)\n",
+           cli_fmt_bytes(ck.peak_total, b2, sizeof b2), cli_fmt_bytes(lb + fixed, b3, sizeof b3));
+    if (ms_ok)
+      printf("Checkmate MILP: %ld binaries, %ld continuous, %ld rows, %ld nonzeros\n", ms.binaries, ms.continuous,
+             ms.rows, ms.nonzeros);
+  }
+  mlsys_remat_schedule_free(&ck);
+  mlsys_remat_graph_free(&g);
+  return CLI_OK;
+}
+
+static int remat_min_budget(remat_args *a) {
+  mlsys_remat_graph g;
+  mlsys_remat_opts o;
+  mlsys_remat_schedule s;
+  uint64_t b;
+  int proven;
+  char b1[32];
+  memset(&o, 0, sizeof o);
+  o.time_limit = 60;
+  if (a->time_limit && (cli_parse_double(a->time_limit, &o.time_limit) || !(o.time_limit > 0)))
+    return cli_usage_error("remat min-budget", "--time-limit needs a positive number of seconds");
+  if (remat_load(a->graph, &g) != CLI_OK) return CLI_ERR;
+  if (mlsys_remat_min_budget(&g, &o, &b, &proven, &s) != MLSYS_OK) {
+    mlsys_remat_graph_free(&g);
+    return cli_fail("remat min-budget", "%s", mlsys_last_error());
+  }
+  if (a->json) {
+    mlsys_json_writer w;
+    mlsys_jw_init(&w, stdout, 1);
+    mlsys_jw_object(&w);
+    mlsys_jw_key(&w, "min_budget"); mlsys_jw_u64(&w, b);
+    mlsys_jw_key(&w, "proven"); mlsys_jw_bool(&w, proven);
+    mlsys_jw_key(&w, "schedule"); mlsys_jw_str(&w, s.method);
+    mlsys_jw_key(&w, "compute_cost"); mlsys_jw_double(&w, s.cost);
+    mlsys_jw_key(&w, "baseline_cost"); mlsys_jw_double(&w, s.baseline_cost);
+    mlsys_jw_end(&w);
+    mlsys_jw_finish(&w);
+  } else {
+    printf("smallest feasible budget: %llu bytes (%s), %s; found by %s at %.4fx compute\n", (unsigned long long)b,
+           cli_fmt_bytes(b, b1, sizeof b1), proven ? "proven minimal" : "not proven minimal", s.method,
+           s.baseline_cost > 0 ? s.cost / s.baseline_cost : 1.0);
+  }
+  mlsys_remat_schedule_free(&s);
+  mlsys_remat_graph_free(&g);
+  return CLI_OK;
+}
+
+static int remat_convert(remat_args *a) {
+  mlsys_remat_graph g;
+  FILE *f = stdout;
+  int json, rc = CLI_OK;
+  if (!a->to || (strcmp(a->to, "json") && strcmp(a->to, "text")))
+    return cli_usage_error("remat convert", "--to json|text is required");
+  json = !strcmp(a->to, "json");
+  if (remat_load(a->graph, &g) != CLI_OK) return CLI_ERR;
+  if (a->out && !(f = fopen(a->out, "w"))) {
+    mlsys_remat_graph_free(&g);
+    return cli_fail("remat convert", "%s: cannot write", a->out);
+  }
+  if (mlsys_remat_graph_write(&g, f, json) != MLSYS_OK) rc = cli_fail("remat convert", "%s", mlsys_last_error());
+  if (f != stdout && fclose(f) != 0) rc = cli_fail("remat convert", "%s: write failed", a->out);
+  mlsys_remat_graph_free(&g);
+  return rc;
+}
+
+int cmd_remat(int argc, char **argv) {
+  remat_args a;
+  const char *verb;
+  int rc;
+  cli_opt opts[] = {
+      {"--graph", 1, &a.graph},         {"--budget", 1, &a.budget},     {"--method", 1, &a.method},
+      {"--time-limit", 1, &a.time_limit}, {"--json", 0, &a.json},       {"--plan", 0, &a.plan},
+      {"--solver", 1, &a.solver},       {"--gap", 1, &a.gap},           {"--dump-model", 1, &a.dump},
+      {"--progress", 0, &a.progress},   {"--to", 1, &a.to},             {"--out", 1, &a.out},
+      {"--help", 0, &a.help},
+  };
+  memset(&a, 0, sizeof a);
+  if (argc < 3 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h") || !strcmp(argv[2], "help")) {
+    fputs(remat_help, argc < 3 ? stderr : stdout);
+    return argc < 3 ? CLI_USAGE : CLI_OK;
+  }
+  verb = argv[2];
+  if ((rc = cli_parse(argc, argv, 3, opts, (int)(sizeof opts / sizeof opts[0]), "remat")) != CLI_OK) return rc;
+  if (a.help) { fputs(remat_help, stdout); return CLI_OK; }
+  if (!strcmp(verb, "solve")) return remat_solve(&a);
+  if (!strcmp(verb, "info")) return remat_info(&a);
+  if (!strcmp(verb, "min-budget")) return remat_min_budget(&a);
+  if (!strcmp(verb, "convert")) return remat_convert(&a);
+  return cli_usage_error("remat", "unknown verb '%s' (solve, info, min-budget, convert)", verb);
+}

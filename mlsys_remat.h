@@ -1,0 +1,3056 @@
+/* mlsys_remat.h — optimal tensor rematerialization (Checkmate) for training graphs.             MIT licence.
+
+   Given a training graph (forward, loss and backward nodes; per-node compute cost and output bytes) and a memory
+   budget, decide which tensors to keep and which to recompute so that peak memory fits and total compute is
+   minimal. Implements:
+     - Checkmate (Jain et al., "Checkmate: Breaking the Memory Wall with Optimal Tensor Rematerialization",
+       MLSys 2020; P. Jain, PhD thesis, UC Berkeley EECS-2023-180, ch. 3): the frontier-advancing MILP (eq. 3.9
+       with 3.8) with disaggregated deallocation rows, and the LP relaxation with two-phase rounding (Alg. 3);
+     - the baselines of the paper's Table 3.1: checkpoint all, Chen et al. sqrt(n) and greedy, Griewank & Walther
+       revolve (binomial checkpointing), articulation-point sqrt(n)/greedy and linearized greedy;
+     - an exact simulator (the MILP's memory accounting), the execution plan of Alg. 2 (compute/free over
+       virtual registers) and its validator.
+
+   USAGE: in exactly one .c file
+       #define MLSYS_REMAT_IMPLEMENTATION      // and MLSYS_COMMON_IMPLEMENTATION (or MLSYS_IMPLEMENTATION for both)
+       #include "mlsys_remat.h"
+   link: -llpsolve55 -lcolamd -ldl -lm -lpthread  (+ $(pkg-config --libs cbc clp) with -DMLSYS_MILP_CBC)
+
+   EXAMPLE
+       mlsys_remat_graph g;
+       if (mlsys_remat_graph_load("vgg16.json", &g)) { fprintf(stderr, "%s\n", mlsys_last_error()); return 1; }
+       mlsys_remat_opts o = {0};                              // Checkmate MILP, lp_solve, 3600 s limit
+       o.time_limit = 60;
+       mlsys_remat_schedule s;
+       mlsys_status st = mlsys_remat_solve(&g, 8ull << 30, &o, &s);   // budget: 8 GiB including fixed memory
+       if (st == MLSYS_OK) printf("overhead %.3fx, peak %llu bytes\n", s.cost / s.baseline_cost,
+                                  (unsigned long long)s.peak_total);
+       else fprintf(stderr, "%s\n", mlsys_last_error());      // e.g. names the smallest feasible budget
+       mlsys_remat_plan p; mlsys_remat_plan_build(&g, &s, 0, &p);   // compute/free steps for a runtime
+       mlsys_remat_plan_free(&p); mlsys_remat_schedule_free(&s); mlsys_remat_graph_free(&g);
+
+   CONTENTS
+     1. Graph: data model, JSON and text formats, validation
+     2. Schedules: R/S matrices, the closure that derives R from S, the simulator
+     3. Execution plans
+     4. Methods: mlsys_remat_solve and the individual baselines, Griewank's revolve counts
+     5. Checkmate MILP / LP internals (model size, minimum feasible budget)
+
+   GRAPH FORMATS (both describe the same thing; ids 0..n-1 are the schedule order: every dep has a smaller id)
+     JSON: {"format": "mlsys-remat-graph", "version": 1, "name": "vgg16", "batch": 32,
+            "units": {"mem": "byte", "cost": "flop"},
+            "fixed": {"params": 553430176, "param_grads": 553430176, ...},   // summed, subtracted from budgets
+            "nodes": [{"id": 0, "kind": "F", "name": "conv1", "op": "Conv2d", "cost": 1.2e9, "mem": 411041792,
+                       "deps": [], "flags": []}, ...]}
+       kind: F forward, L loss, B backward, O other. deps: ids or names of earlier nodes, in argument order.
+       flags: "norecompute" (computed only in its own stage), "rng" (needs RNG replay when recomputed),
+              "alias" (a zero-byte view), "inplace". Optional per node: "fwd_of" (the forward node a B node
+              differentiates). Unknown members are ignored.
+     Text: see mlsys_remat_graph_parse below ("remat-graph 1" header, one node per line).
+
+   MEMORY MODEL: the MILP's (thesis §3.4.4, Fig. 3.4): within stage t nodes run in id order; a computed node's
+   output is allocated, then each input no longer needed in this stage (not kept for stage t+1, no later user
+   computed in this stage) is freed; values not carried to stage t+1 are dropped at the stage end. The peak is
+   taken after each allocation and before the frees. Fixed memory (parameters, gradients, inputs, ...) is added
+   on top. Budgets everywhere are TOTAL bytes including fixed memory.
+
+   COMPILE-TIME OPTIONS: those of mlsys_common.h (MLSYS_MILP_CBC adds the CBC/Clp backend).
+   LIMITS: n ≤ 16384 nodes (schedules are n×n bytes); the exact MILP is practical for n ≲ 80 with lp_solve (the
+   LP relaxation for n ≲ 150); see docs/remat.md for measured times.
+   NOT DONE (yet): graph coarsening, the maximum-batch-size MILP (thesis §3.6.4), lifetime extension for "alias"
+   nodes (they are treated as ordinary zero-byte nodes), executors on real tensors (next issue).
+*/
+#ifndef MLSYS_REMAT_H
+#define MLSYS_REMAT_H
+
+#ifdef MLSYS_IMPLEMENTATION
+#ifndef MLSYS_REMAT_IMPLEMENTATION
+#define MLSYS_REMAT_IMPLEMENTATION
+#endif
+#endif
+
+#include "mlsys_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ================================================================================================================
+   1. Graph
+   ================================================================================================================ */
+typedef enum { MLSYS_REMAT_F = 0, MLSYS_REMAT_L = 1, MLSYS_REMAT_B = 2, MLSYS_REMAT_O = 3 } mlsys_remat_kind;
+enum {
+  MLSYS_REMAT_NORECOMPUTE = 1,   /* never recomputed: only its frontier stage computes it */
+  MLSYS_REMAT_RNG = 2,           /* draws random numbers (dropout): an executor must replay them */
+  MLSYS_REMAT_ALIAS = 4,         /* a view of its first dep (zero bytes) */
+  MLSYS_REMAT_INPLACE = 8        /* overwrites its first dep */
+};
+#define MLSYS_REMAT_MAX_NODES 16384
+#define MLSYS_REMAT_MAX_FIXED 16
+
+typedef struct {
+  mlsys_dag dag;            /* n nodes; dag.cost = compute cost, dag.size = output bytes; dag.in = deps in argument
+                               order (all smaller ids); dag.out = users, ascending */
+  unsigned char *kind;      /* [n] mlsys_remat_kind */
+  unsigned *flags;          /* [n] MLSYS_REMAT_* flag bits */
+  char **op;                /* [n] operator names or NULL entries; may itself be NULL */
+  int *fwd_of;              /* [n] forward node a backward node differentiates, or -1 */
+  int loss;                 /* the L node, or -1 */
+  int nfixed;               /* fixed memory, by category ("params", "param_grads", "inputs", ...) */
+  char *fixed_name[MLSYS_REMAT_MAX_FIXED];
+  uint64_t fixed_bytes[MLSYS_REMAT_MAX_FIXED];
+  char *name;               /* graph name or NULL */
+  int batch;                /* informative; 0 if unknown */
+  char *mem_unit, *cost_unit;   /* informative ("byte", "flop", "us"); may be NULL */
+} mlsys_remat_graph;
+
+/* One node for mlsys_remat_graph_create. Zero-initialised fields mean: kind F, cost 0, mem 0, no deps/flags. */
+typedef struct {
+  const char *name;         /* optional, unique when given */
+  const char *op;           /* optional */
+  mlsys_remat_kind kind;
+  double cost;              /* ≥ 0, finite */
+  uint64_t mem;             /* output bytes */
+  int ndeps;
+  const int *deps;          /* ids < this node's id */
+  unsigned flags;
+} mlsys_remat_node;
+
+/* Build a graph from nodes[0..n-1] (copied). Errors name the node: negative cost, dep ≥ own id, duplicate deps... */
+MLSYS_DEF mlsys_status mlsys_remat_graph_create(int n, const mlsys_remat_node *nodes, mlsys_remat_graph *out);
+/* Add a category of fixed memory (at most MLSYS_REMAT_MAX_FIXED; an existing name is overwritten). */
+MLSYS_DEF mlsys_status mlsys_remat_graph_set_fixed(mlsys_remat_graph *g, const char *category, uint64_t bytes);
+MLSYS_DEF uint64_t mlsys_remat_fixed_total(const mlsys_remat_graph *g);
+/* The training graph of an L-layer chain with unit costs and sizes (the repo's gen_linear_graph): forward
+   0..L-1, loss L, backward L+1..2L with bwd(i) = 2L-i; edges (i,i+1) for i < 2L and (i, 2L-i) for i < L. */
+MLSYS_DEF mlsys_status mlsys_remat_graph_chain(int L, mlsys_remat_graph *out);
+/* Parse JSON (first non-blank character '{') or the text format:
+       remat-graph 1
+       name vgg16                      (optional lines: name, batch, units, fixed)
+       batch 32
+       units mem=byte cost=flop
+       fixed params=553430176 param_grads=553430176
+       nodes 3
+       # id kind cost mem flags name : deps        ('#' starts a comment; flags '-' or a comma list)
+       0 F 1.5e9 411041792 - conv1 :
+       1 L 0 4 - loss : 0
+       2 B 3e9 411041792 - grad_conv1 : 0 1
+   Deps may be ids or names. source names the input in error messages ("file:line:col: ..."). */
+MLSYS_DEF mlsys_status mlsys_remat_graph_parse(const char *text, size_t len, const char *source,
+                                               mlsys_remat_graph *out);
+MLSYS_DEF mlsys_status mlsys_remat_graph_load(const char *path, mlsys_remat_graph *out);   /* "-" = stdin */
+MLSYS_DEF mlsys_status mlsys_remat_graph_write(const mlsys_remat_graph *g, FILE *f, int json);
+MLSYS_DEF void mlsys_remat_graph_free(mlsys_remat_graph *g);
+MLSYS_DEF const char *mlsys_remat_node_name(const mlsys_remat_graph *g, int v, char *buf, size_t len);
+/* Lower bound on any schedule's activation peak: max over nodes of its bytes plus its inputs' bytes. */
+MLSYS_DEF uint64_t mlsys_remat_single_op_bound(const mlsys_remat_graph *g);
+/* Articulation points of the forward subgraph (undirected, with virtual source/sink as in the Checkmate repo):
+   is_ap[v] = 1 for forward nodes whose removal disconnects it. Tarjan's algorithm, O(V + E). */
+MLSYS_DEF mlsys_status mlsys_remat_articulation_points(const mlsys_remat_graph *g, unsigned char *is_ap);
+
+/* ================================================================================================================
+   2. Schedules and the simulator
+   ================================================================================================================ */
+typedef struct {
+  int n;
+  unsigned char *R;         /* n*n: R[t*n+i] = 1 → node i is (re)computed in stage t (R[t*n+t] = 1) */
+  unsigned char *S;         /* n*n: S[t*n+i] = 1 → value i is resident entering stage t (i < t) */
+  double cost;              /* Σ C·R, true costs */
+  double baseline_cost;     /* Σ C (checkpoint all, each node once) */
+  uint64_t peak;            /* activation peak, MILP accounting */
+  uint64_t peak_total;      /* peak + fixed memory */
+  uint64_t budget;          /* the total budget asked for */
+  int fits;                 /* peak_total ≤ budget */
+  int optimal;              /* proven optimal (MILP) */
+  double bound;             /* best known lower bound on the cost (NaN if none) */
+  double gap;               /* (cost - bound) / cost; NaN if no bound */
+  double solve_seconds;
+  double model_cost;        /* MILP solutions: the model's objective in true cost units (else 0) */
+  uint64_t model_peak;      /* MILP solutions: the model's max U in bytes (else 0) */
+  char method[64];          /* "checkmate-milp", "lp-round(theta=0.6)", "chen-sqrtn", ... */
+  char solver_note[160];    /* e.g. "time limit reached; incumbent from lin-greedy" */
+} mlsys_remat_schedule;
+
+MLSYS_DEF mlsys_status mlsys_remat_schedule_alloc(int n, mlsys_remat_schedule *s);   /* zeroed R, S */
+MLSYS_DEF void mlsys_remat_schedule_free(mlsys_remat_schedule *s);
+/* The cheapest R for a given S (thesis §3.5, phase 2): carries repaired, then dependencies closed stage by
+   stage. Nodes flagged norecompute are never recomputed: S is extended so they stay resident instead. */
+MLSYS_DEF mlsys_status mlsys_remat_min_r(const mlsys_remat_graph *g, unsigned char *S, unsigned char *R);
+/* Drop carries that are never used before being dropped (always safe: cost and memory can only fall), then
+   rebuild R with mlsys_remat_min_r. */
+MLSYS_DEF mlsys_status mlsys_remat_trim(const mlsys_remat_graph *g, unsigned char *S, unsigned char *R);
+
+typedef enum {
+  MLSYS_REMAT_SIM_MILP = 0,   /* exactly the MILP's accounting (U of eq. 3.2-3.4) */
+  MLSYS_REMAT_SIM_EAGER = 1   /* frees unused values at the stage start and reuses double allocations */
+} mlsys_remat_sim_mode;
+typedef struct {
+  double cost;
+  uint64_t peak;            /* activation bytes */
+  int peak_t, peak_k;       /* where the peak occurs */
+  int valid;
+  int bad_t, bad_k, bad_i;  /* first violation: stage, node, missing input (-1 if n/a) */
+  int redundant;            /* recomputations of values already resident (double allocations) */
+  char why[200];
+} mlsys_remat_sim;
+/* Evaluate a schedule. MLSYS_OK if valid; MLSYS_ERR_ARG with the first violation named otherwise. rep is always
+   filled. U (optional, n*n) receives memory after each position, U[t*n+k], as in the MILP. */
+MLSYS_DEF mlsys_status mlsys_remat_simulate(const mlsys_remat_graph *g, const unsigned char *R,
+                                            const unsigned char *S, mlsys_remat_sim_mode mode,
+                                            mlsys_remat_sim *rep, uint64_t *U);
+/* Simulate s and fill its cost, baseline_cost, peak, peak_total, fits (for budget s->budget). */
+MLSYS_DEF mlsys_status mlsys_remat_evaluate(const mlsys_remat_graph *g, mlsys_remat_schedule *s);
+
+/* ================================================================================================================
+   3. Execution plans (thesis Alg. 2): what a runtime executes
+   ================================================================================================================ */
+enum { MLSYS_REMAT_OP_COMPUTE = 0, MLSYS_REMAT_OP_FREE = 1 };
+typedef struct {
+  unsigned char op;         /* COMPUTE or FREE */
+  unsigned char commit;     /* COMPUTE: 1 on the node's frontier evaluation (stage t = node), once per node:
+                               side effects such as parameter-gradient accumulation belong there */
+  int node;                 /* the node computed, or whose value is freed */
+  int reg;                  /* COMPUTE: output register; FREE: register released */
+  int stage;
+  int nin, in_off;          /* COMPUTE: input registers in_regs[in_off .. in_off+nin), in dependency order */
+} mlsys_remat_op;
+typedef struct {
+  int nops, nregs;
+  mlsys_remat_op *ops;
+  int *in_regs;
+  int *reg_node;            /* [nregs] node whose value a register holds */
+  uint64_t peak;            /* live activation bytes at the worst point (= simulator peak in faithful mode) */
+} mlsys_remat_plan;
+enum {
+  MLSYS_REMAT_PLAN_EARLY_FREE = 1,      /* free values unused in a stage at the stage start (Alg. 2 note) */
+  MLSYS_REMAT_PLAN_SKIP_REDUNDANT = 2   /* do not recompute a value that is still resident */
+};
+/* flags 0 = faithful: live bytes follow the MILP accounting exactly. */
+MLSYS_DEF mlsys_status mlsys_remat_plan_build(const mlsys_remat_graph *g, const mlsys_remat_schedule *s,
+                                              unsigned flags, mlsys_remat_plan *out);
+/* Replay: every input register live, no double free, no use after free, every node computed at least once and
+   the last node computed. MLSYS_ERR_ARG with the first problem named; *peak = live-bytes peak. */
+MLSYS_DEF mlsys_status mlsys_remat_plan_validate(const mlsys_remat_graph *g, const mlsys_remat_plan *p,
+                                                 uint64_t *peak);
+MLSYS_DEF mlsys_status mlsys_remat_plan_write(const mlsys_remat_graph *g, const mlsys_remat_plan *p, FILE *f);
+MLSYS_DEF void mlsys_remat_plan_free(mlsys_remat_plan *p);
+
+/* ================================================================================================================
+   4. Methods
+   ================================================================================================================ */
+typedef enum {
+  MLSYS_REMAT_MILP = 0,         /* Checkmate MILP; warm-started by the best heuristic; returns the best found */
+  MLSYS_REMAT_LP_ROUND,         /* Checkmate LP relaxation + two-phase rounding (Alg. 3) */
+  MLSYS_REMAT_CHECKPOINT_ALL,   /* keep every value until its last use; no recomputation */
+  MLSYS_REMAT_CHEN_SQRTN,       /* Chen et al.: floor(sqrt(L)) segments over the forward nodes in order */
+  MLSYS_REMAT_CHEN_GREEDY,      /* Chen et al. greedy: the segment size b that minimises memory */
+  MLSYS_REMAT_GRIEWANK,         /* Griewank & Walther revolve on the chain of articulation points */
+  MLSYS_REMAT_AP_SQRTN,         /* Chen sqrt(n) over articulation points, R optimal for that S */
+  MLSYS_REMAT_AP_GREEDY,        /* Chen greedy over articulation points, b swept, cheapest within budget */
+  MLSYS_REMAT_LIN_GREEDY,       /* Chen greedy over all forward nodes, b swept, cheapest within budget */
+  MLSYS_REMAT_METHOD_COUNT
+} mlsys_remat_method;
+MLSYS_DEF const char *mlsys_remat_method_name(mlsys_remat_method m);   /* "milp", "lp", "chen", ... */
+MLSYS_DEF int mlsys_remat_method_parse(const char *name);              /* -1 if unknown */
+
+typedef struct {
+  mlsys_remat_method method;    /* 0 → MILP */
+  double time_limit;            /* seconds for MILP/LP solves; 0 → 3600 (the paper's limit) */
+  double mip_gap_rel, mip_gap_abs;   /* 0 → prove optimality */
+  mlsys_milp_backend backend;   /* 0 → lp_solve; MLSYS_SOLVER_CBC when compiled in */
+  int aggregated_free;          /* 1 → thesis eq. 3.7c instead of the disaggregated rows (comparison only) */
+  int no_warm_start;            /* 1 → MILP without the heuristic incumbent / cutoff */
+  int raw;                      /* 1 → keep the solver's own R (no min-R pass): for checking the model */
+  double lp_eps;                /* LP rounding: solve at (1 - eps)·budget; 0 → 0.1 (thesis §3.5) */
+  int nthresholds;              /* LP rounding thresholds; 0 → 0.1, 0.2, ..., 0.9 */
+  const double *thresholds;
+  const char *dump_model;       /* write the MILP/LP here (.lp or .mps) before solving */
+  int progress;                 /* a progress line on stderr (when it is a terminal) */
+  int (*on_improve)(void *ud, double cost, double seconds);   /* MILP incumbents (true cost units) */
+  void *ud;
+} mlsys_remat_opts;
+
+/* Solve for one method. budget = total bytes, fixed memory included. Returns MLSYS_OK when out holds a valid
+   schedule within the budget. MLSYS_ERR_INFEASIBLE when none was found: then out holds the method's
+   lowest-memory schedule when it produced one (out->n > 0, out->fits = 0), and mlsys_last_error() names the
+   smallest feasible budget found (proven for the MILP when it can be). Other errors: bad graph or options,
+   solver failure, MLSYS_ERR_TOO_BIG (model over the size limit). out->n == 0 means no schedule. */
+MLSYS_DEF mlsys_status mlsys_remat_solve(const mlsys_remat_graph *g, uint64_t budget, const mlsys_remat_opts *o,
+                                         mlsys_remat_schedule *out);
+
+/* The smallest total budget any schedule fits in, under the simulator's accounting: the MILP that minimises the
+   peak, warm-started with the lowest-peak heuristic. *proven = 1 when the MILP proved it within time_limit. */
+MLSYS_DEF mlsys_status mlsys_remat_min_budget(const mlsys_remat_graph *g, const mlsys_remat_opts *o,
+                                              uint64_t *budget, int *proven, mlsys_remat_schedule *out);
+
+/* Baseline building block: S from a set of forward checkpoints (Checkmate repo, mlsys20_artifact variant),
+   R = min_r, unused carries trimmed, evaluated. keep[v] = 1 for checkpointed forward nodes. */
+MLSYS_DEF mlsys_status mlsys_remat_from_checkpoints(const mlsys_remat_graph *g, const unsigned char *keep,
+                                                    mlsys_remat_schedule *out);
+/* Revolve: the fewest forward steps to reverse an l-step chain with s free snapshot slots, unit costs
+   (Griewank & Walther; t(l,0) = l(l-1)/2, t(l,s) = min_j j + t(l-j,s-1) + t(j,s)). Exact DP and closed form. */
+MLSYS_DEF long mlsys_remat_revolve_steps(long l, int s);
+MLSYS_DEF long mlsys_remat_revolve_closed_form(long l, int s);
+
+/* ================================================================================================================
+   5. Model size (before solving)
+   ================================================================================================================ */
+typedef struct { long binaries, continuous, rows, nonzeros; } mlsys_remat_model_size;
+MLSYS_DEF mlsys_status mlsys_remat_milp_size(const mlsys_remat_graph *g, int aggregated_free,
+                                             mlsys_remat_model_size *size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MLSYS_REMAT_H */
+
+/* ================================================================================================================
+   IMPLEMENTATION
+   ================================================================================================================ */
+#ifdef MLSYS_REMAT_IMPLEMENTATION
+#ifndef MLSYS_REMAT_IMPLEMENTATION_DONE
+#define MLSYS_REMAT_IMPLEMENTATION_DONE
+
+#include <string.h>
+#include <math.h>
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MLSYS__REMAT_MAX_MEM (1ull << 52)   /* bytes per node: keeps every sum exact in doubles */
+#define MLSYS__REMAT_MAX_COST 1e30
+
+/* ---------------------------------------------------------------------------------------------------------------
+   1. Graph
+   --------------------------------------------------------------------------------------------------------------- */
+MLSYS_DEF void mlsys_remat_graph_free(mlsys_remat_graph *g) {
+  int i;
+  if (!g) return;
+  if (g->op) for (i = 0; i < g->dag.n; i++) mlsys_free(g->op[i]);
+  mlsys_free(g->op);
+  mlsys_free(g->kind);
+  mlsys_free(g->flags);
+  mlsys_free(g->fwd_of);
+  for (i = 0; i < g->nfixed; i++) mlsys_free(g->fixed_name[i]);
+  mlsys_free(g->name);
+  mlsys_free(g->mem_unit);
+  mlsys_free(g->cost_unit);
+  mlsys_dag_free(&g->dag);
+  memset(g, 0, sizeof *g);
+  g->loss = -1;
+}
+
+MLSYS_DEF const char *mlsys_remat_node_name(const mlsys_remat_graph *g, int v, char *buf, size_t len) {
+  return mlsys_dag_node_name(&g->dag, v, buf, len);
+}
+
+MLSYS_DEF uint64_t mlsys_remat_fixed_total(const mlsys_remat_graph *g) {
+  uint64_t s = 0;
+  int i;
+  for (i = 0; i < g->nfixed; i++) s += g->fixed_bytes[i];
+  return s;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_graph_set_fixed(mlsys_remat_graph *g, const char *category, uint64_t bytes) {
+  int i;
+  char *c;
+  if (!category || !*category) return mlsys_set_error(MLSYS_ERR_ARG, "fixed memory needs a category name");
+  if (bytes > MLSYS__REMAT_MAX_MEM)
+    return mlsys_set_error(MLSYS_ERR_ARG, "fixed memory '%s' of %llu bytes is over the limit of 2^52", category,
+                           (unsigned long long)bytes);
+  for (i = 0; i < g->nfixed; i++)
+    if (strcmp(g->fixed_name[i], category) == 0) { g->fixed_bytes[i] = bytes; return MLSYS_OK; }
+  if (g->nfixed == MLSYS_REMAT_MAX_FIXED)
+    return mlsys_set_error(MLSYS_ERR_TOO_BIG, "more than %d fixed-memory categories", MLSYS_REMAT_MAX_FIXED);
+  if (!(c = mlsys_strdup(category))) return MLSYS_ERR_NOMEM;
+  g->fixed_name[g->nfixed] = c;
+  g->fixed_bytes[g->nfixed++] = bytes;
+  return MLSYS_OK;
+}
+
+/* Checks shared by every way of building a graph: the order is a schedule order, values are in range. */
+static mlsys_status mlsys__remat_check(mlsys_remat_graph *g) {
+  const mlsys_dag *d = &g->dag;
+  int v, j;
+  char a[48], b[48];
+  mlsys_status st;
+  if (d->n > MLSYS_REMAT_MAX_NODES)
+    return mlsys_set_error(MLSYS_ERR_TOO_BIG, "graph has %d nodes; the limit is %d (schedules are n*n)", d->n,
+                           MLSYS_REMAT_MAX_NODES);
+  /* a cycle is reported as such (named), before the weaker "out of order" complaint */
+  if ((st = mlsys_dag_topo_order(d, NULL)) != MLSYS_OK) return st;
+  for (v = 0; v < d->n; v++) {
+    for (j = d->in_off[v]; j < d->in_off[v + 1]; j++)
+      if (d->in[j] >= v)
+        return mlsys_set_error(MLSYS_ERR_ARG,
+                               "node %d '%s' depends on node %d '%s', which comes later: nodes must be listed in "
+                               "the order they run (every dependency before its user)",
+                               v, mlsys_remat_node_name(g, v, a, sizeof a), d->in[j],
+                               mlsys_remat_node_name(g, d->in[j], b, sizeof b));
+    if (!(d->cost[v] >= 0) || d->cost[v] > MLSYS__REMAT_MAX_COST)
+      return mlsys_set_error(MLSYS_ERR_ARG, "node %d '%s' has cost %g; costs must be finite and >= 0", v,
+                             mlsys_remat_node_name(g, v, a, sizeof a), d->cost[v]);
+    if (d->size[v] > MLSYS__REMAT_MAX_MEM)
+      return mlsys_set_error(MLSYS_ERR_ARG, "node %d '%s' has %llu bytes, over the limit of 2^52", v,
+                             mlsys_remat_node_name(g, v, a, sizeof a), (unsigned long long)d->size[v]);
+    if (g->kind[v] > MLSYS_REMAT_O)
+      return mlsys_set_error(MLSYS_ERR_ARG, "node %d '%s' has an unknown kind %d", v,
+                             mlsys_remat_node_name(g, v, a, sizeof a), g->kind[v]);
+    if (g->fwd_of[v] >= d->n || g->fwd_of[v] < -1)
+      return mlsys_set_error(MLSYS_ERR_ARG, "node %d '%s': fwd_of %d is not a node", v,
+                             mlsys_remat_node_name(g, v, a, sizeof a), g->fwd_of[v]);
+  }
+  g->loss = -1;
+  for (v = 0; v < d->n; v++)
+    if (g->kind[v] == MLSYS_REMAT_L) { g->loss = v; break; }
+  /* names are how files refer to nodes: they must be unique */
+  if (d->name) {
+    /* open-addressing hash set of names */
+    size_t cap = 16, h, k;
+    int *tab;
+    while (cap < (size_t)d->n * 2 + 1) cap *= 2;
+    if (!(tab = (int *)mlsys_alloc(cap, sizeof(int)))) return MLSYS_ERR_NOMEM;
+    for (k = 0; k < cap; k++) tab[k] = -1;
+    for (v = 0; v < d->n; v++) {
+      const unsigned char *p = (const unsigned char *)d->name[v];
+      if (!p) continue;
+      for (h = 1469598103934665603ull; *p; p++) h = (h ^ *p) * 1099511628211ull;
+      for (k = h & (cap - 1); tab[k] >= 0; k = (k + 1) & (cap - 1))
+        if (strcmp(d->name[tab[k]], d->name[v]) == 0) {
+          int first = tab[k];
+          mlsys_free(tab);
+          return mlsys_set_error(MLSYS_ERR_ARG, "nodes %d and %d are both named '%s'; names must be unique",
+                                 first, v, d->name[v]);
+        }
+      tab[k] = v;
+    }
+    mlsys_free(tab);
+  }
+  return MLSYS_OK;
+}
+
+static mlsys_status mlsys__remat_alloc_attrs(mlsys_remat_graph *g, int n) {
+  int v;
+  g->kind = (unsigned char *)mlsys_calloc((size_t)(n ? n : 1), 1);
+  g->flags = (unsigned *)mlsys_calloc((size_t)(n ? n : 1), sizeof(unsigned));
+  g->op = (char **)mlsys_calloc((size_t)(n ? n : 1), sizeof(char *));
+  g->fwd_of = (int *)mlsys_alloc((size_t)(n ? n : 1), sizeof(int));
+  if (!g->kind || !g->flags || !g->op || !g->fwd_of) return MLSYS_ERR_NOMEM;
+  for (v = 0; v < n; v++) g->fwd_of[v] = -1;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_graph_create(int n, const mlsys_remat_node *nodes, mlsys_remat_graph *out) {
+  int *off = NULL, *dep = NULL, v, j, nnames = 0;
+  double *cost = NULL;
+  uint64_t *mem = NULL;
+  const char **names = NULL;
+  mlsys_status st = MLSYS_OK;
+  memset(out, 0, sizeof *out);
+  out->loss = -1;
+  if (n < 0 || (n > 0 && !nodes)) return mlsys_set_error(MLSYS_ERR_ARG, "graph: %d nodes", n);
+  if (n > MLSYS_REMAT_MAX_NODES)
+    return mlsys_set_error(MLSYS_ERR_TOO_BIG, "graph has %d nodes; the limit is %d", n, MLSYS_REMAT_MAX_NODES);
+  off = (int *)mlsys_calloc((size_t)n + 1, sizeof(int));
+  cost = (double *)mlsys_alloc((size_t)(n ? n : 1), sizeof(double));
+  mem = (uint64_t *)mlsys_alloc((size_t)(n ? n : 1), sizeof(uint64_t));
+  names = (const char **)mlsys_calloc((size_t)(n ? n : 1), sizeof(char *));
+  if (!off || !cost || !mem || !names) { st = MLSYS_ERR_NOMEM; goto done; }
+  for (v = 0; v < n; v++) {
+    if (nodes[v].ndeps < 0 || (nodes[v].ndeps > 0 && !nodes[v].deps)) {
+      st = mlsys_set_error(MLSYS_ERR_ARG, "node %d: %d dependencies but no list", v, nodes[v].ndeps);
+      goto done;
+    }
+    if (off[v] > INT_MAX - nodes[v].ndeps) { st = mlsys_set_error(MLSYS_ERR_TOO_BIG, "too many edges"); goto done; }
+    off[v + 1] = off[v] + nodes[v].ndeps;
+    cost[v] = nodes[v].cost;
+    mem[v] = nodes[v].mem;
+    names[v] = nodes[v].name;
+    if (nodes[v].name) nnames++;
+  }
+  if (!(dep = (int *)mlsys_alloc((size_t)(off[n] ? off[n] : 1), sizeof(int)))) { st = MLSYS_ERR_NOMEM; goto done; }
+  for (v = 0; v < n; v++)
+    for (j = 0; j < nodes[v].ndeps; j++) dep[off[v] + j] = nodes[v].deps[j];
+  if ((st = mlsys_dag_build_csr(&out->dag, n, off, dep, nnames ? names : NULL, cost, mem)) != MLSYS_OK) goto done;
+  if ((st = mlsys__remat_alloc_attrs(out, n)) != MLSYS_OK) goto done;
+  for (v = 0; v < n; v++) {
+    if ((unsigned)nodes[v].kind > MLSYS_REMAT_O) {
+      st = mlsys_set_error(MLSYS_ERR_ARG, "node %d: unknown kind %d", v, (int)nodes[v].kind);
+      goto done;
+    }
+    out->kind[v] = (unsigned char)nodes[v].kind;
+    out->flags[v] = nodes[v].flags;
+    if (nodes[v].op && !(out->op[v] = mlsys_strdup(nodes[v].op))) { st = MLSYS_ERR_NOMEM; goto done; }
+  }
+  st = mlsys__remat_check(out);
+done:
+  mlsys_free(off); mlsys_free(dep); mlsys_free(cost); mlsys_free(mem); mlsys_free((void *)names);
+  if (st != MLSYS_OK) mlsys_remat_graph_free(out);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_graph_chain(int L, mlsys_remat_graph *out) {
+  int n = 2 * L + 1, v, *deps, nd = 0;
+  mlsys_remat_node *nodes;
+  char (*names)[24];
+  mlsys_status st;
+  memset(out, 0, sizeof *out);
+  out->loss = -1;
+  if (L < 1 || L > (MLSYS_REMAT_MAX_NODES - 1) / 2)
+    return mlsys_set_error(MLSYS_ERR_ARG, "chain length %d outside 1..%d", L, (MLSYS_REMAT_MAX_NODES - 1) / 2);
+  nodes = (mlsys_remat_node *)mlsys_calloc((size_t)n, sizeof *nodes);
+  deps = (int *)mlsys_alloc((size_t)n * 2, sizeof(int));
+  names = (char (*)[24])mlsys_alloc((size_t)n, 24);
+  if (!nodes || !deps || !names) { mlsys_free(nodes); mlsys_free(deps); mlsys_free(names); return MLSYS_ERR_NOMEM; }
+  for (v = 0; v < n; v++) {
+    nodes[v].cost = 1;
+    nodes[v].mem = 1;
+    nodes[v].deps = deps + nd;
+    if (v < L) {
+      nodes[v].kind = MLSYS_REMAT_F;
+      snprintf(names[v], 24, "f%d", v);
+      if (v > 0) deps[nd++] = v - 1;
+    } else if (v == L) {
+      nodes[v].kind = MLSYS_REMAT_L;
+      snprintf(names[v], 24, "loss");
+      deps[nd++] = v - 1;
+    } else {
+      nodes[v].kind = MLSYS_REMAT_B;
+      snprintf(names[v], 24, "b%d", n - 1 - v);   /* gradient step of forward layer 2L - v */
+      deps[nd++] = n - 1 - v;                      /* the forward value it differentiates */
+      deps[nd++] = v - 1;                          /* the incoming gradient */
+    }
+    nodes[v].ndeps = (int)(deps + nd - nodes[v].deps);
+    nodes[v].name = names[v];
+  }
+  /* keep the repo's edge order: (i, 2L-i) as the first argument, the chain edge second; sorted ascending */
+  for (v = L + 1; v < n; v++) {
+    int *d = (int *)nodes[v].deps;
+    if (nodes[v].ndeps == 2 && d[0] > d[1]) { int t = d[0]; d[0] = d[1]; d[1] = t; }
+  }
+  st = mlsys_remat_graph_create(n, nodes, out);
+  if (st == MLSYS_OK) {
+    for (v = L + 1; v < n; v++) out->fwd_of[v] = n - 1 - v;
+    if (!(out->name = mlsys_strdup("chain"))) st = MLSYS_ERR_NOMEM;
+  }
+  mlsys_free(nodes); mlsys_free(deps); mlsys_free(names);
+  if (st != MLSYS_OK) mlsys_remat_graph_free(out);
+  return st;
+}
+
+static int mlsys__remat_kind_from(const char *s) {
+  if (!s) return -1;
+  if (!strcmp(s, "F") || !strcmp(s, "forward")) return MLSYS_REMAT_F;
+  if (!strcmp(s, "L") || !strcmp(s, "loss")) return MLSYS_REMAT_L;
+  if (!strcmp(s, "B") || !strcmp(s, "backward")) return MLSYS_REMAT_B;
+  if (!strcmp(s, "O") || !strcmp(s, "other")) return MLSYS_REMAT_O;
+  return -1;
+}
+static unsigned mlsys__remat_flag_from(const char *s, size_t len) {
+  static const char *names[] = {"norecompute", "rng", "alias", "inplace"};
+  unsigned i;
+  for (i = 0; i < 4; i++)
+    if (strlen(names[i]) == len && strncmp(names[i], s, len) == 0) return 1u << i;
+  return 0;
+}
+
+/* Name → id lookup for deps written as names (hash table over the graph's names). */
+typedef struct { size_t cap; int *tab; char **names; } mlsys__remat_names;
+static size_t mlsys__remat_hash(const char *s) {
+  size_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+static mlsys_status mlsys__remat_names_init(mlsys__remat_names *nm, char **names, int n) {
+  size_t k;
+  int v;
+  nm->cap = 16;
+  nm->names = names;
+  while (nm->cap < (size_t)n * 2 + 1) nm->cap *= 2;
+  if (!(nm->tab = (int *)mlsys_alloc(nm->cap, sizeof(int)))) return MLSYS_ERR_NOMEM;
+  for (k = 0; k < nm->cap; k++) nm->tab[k] = -1;
+  for (v = 0; v < n; v++) {
+    if (!names[v]) continue;
+    for (k = mlsys__remat_hash(names[v]) & (nm->cap - 1); nm->tab[k] >= 0; k = (k + 1) & (nm->cap - 1))
+      if (strcmp(names[nm->tab[k]], names[v]) == 0) break;
+    if (nm->tab[k] < 0) nm->tab[k] = v;   /* duplicates are reported later by the common check */
+  }
+  return MLSYS_OK;
+}
+static int mlsys__remat_names_find(const mlsys__remat_names *nm, const char *s) {
+  size_t k;
+  for (k = mlsys__remat_hash(s) & (nm->cap - 1); nm->tab[k] >= 0; k = (k + 1) & (nm->cap - 1))
+    if (strcmp(nm->names[nm->tab[k]], s) == 0) return nm->tab[k];
+  return -1;
+}
+
+/* Staging area shared by both parsers: per-node attributes plus deps that may still be names. */
+typedef struct {
+  int n;
+  double *cost;
+  uint64_t *mem;
+  unsigned char *kind;
+  unsigned *flags;
+  char **name, **op;
+  int *fwd_of;
+  char **fwd_of_name;
+  int *dep_off, ndep, capdep;
+  int *dep;              /* id, or -1 - index into dep_name */
+  char **dep_name;       /* deps given by name */
+  int *dep_line, *dep_col;
+  int ndepname, capdepname;
+} mlsys__remat_stage;
+
+static void mlsys__remat_stage_free(mlsys__remat_stage *s) {
+  int i;
+  if (s->name) for (i = 0; i < s->n; i++) mlsys_free(s->name[i]);
+  if (s->op) for (i = 0; i < s->n; i++) mlsys_free(s->op[i]);
+  if (s->fwd_of_name) for (i = 0; i < s->n; i++) mlsys_free(s->fwd_of_name[i]);
+  for (i = 0; i < s->ndepname; i++) mlsys_free(s->dep_name[i]);
+  mlsys_free(s->cost); mlsys_free(s->mem); mlsys_free(s->kind); mlsys_free(s->flags); mlsys_free(s->name);
+  mlsys_free(s->op); mlsys_free(s->fwd_of); mlsys_free(s->fwd_of_name); mlsys_free(s->dep_off); mlsys_free(s->dep);
+  mlsys_free(s->dep_name); mlsys_free(s->dep_line); mlsys_free(s->dep_col);
+  memset(s, 0, sizeof *s);
+}
+static mlsys_status mlsys__remat_stage_init(mlsys__remat_stage *s, int n) {
+  int v;
+  memset(s, 0, sizeof *s);
+  s->n = n;
+  s->cost = (double *)mlsys_calloc((size_t)n + 1, sizeof(double));
+  s->mem = (uint64_t *)mlsys_calloc((size_t)n + 1, sizeof(uint64_t));
+  s->kind = (unsigned char *)mlsys_calloc((size_t)n + 1, 1);
+  s->flags = (unsigned *)mlsys_calloc((size_t)n + 1, sizeof(unsigned));
+  s->name = (char **)mlsys_calloc((size_t)n + 1, sizeof(char *));
+  s->op = (char **)mlsys_calloc((size_t)n + 1, sizeof(char *));
+  s->fwd_of = (int *)mlsys_alloc((size_t)n + 1, sizeof(int));
+  s->fwd_of_name = (char **)mlsys_calloc((size_t)n + 1, sizeof(char *));
+  s->dep_off = (int *)mlsys_calloc((size_t)n + 2, sizeof(int));
+  if (!s->cost || !s->mem || !s->kind || !s->flags || !s->name || !s->op || !s->fwd_of || !s->fwd_of_name ||
+      !s->dep_off) {
+    mlsys__remat_stage_free(s);
+    return MLSYS_ERR_NOMEM;
+  }
+  for (v = 0; v <= n; v++) s->fwd_of[v] = -1;
+  return MLSYS_OK;
+}
+static mlsys_status mlsys__remat_stage_dep(mlsys__remat_stage *s, int id, const char *name, int line, int col) {
+  if (s->ndep == s->capdep) {
+    int nc = s->capdep ? s->capdep * 2 : 256;
+    int *d = (int *)mlsys_realloc_array(s->dep, (size_t)nc, sizeof(int));
+    if (!d) return MLSYS_ERR_NOMEM;
+    s->dep = d;
+    d = (int *)mlsys_realloc_array(s->dep_line, (size_t)nc, sizeof(int));
+    if (!d) return MLSYS_ERR_NOMEM;
+    s->dep_line = d;
+    d = (int *)mlsys_realloc_array(s->dep_col, (size_t)nc, sizeof(int));
+    if (!d) return MLSYS_ERR_NOMEM;
+    s->dep_col = d;
+    s->capdep = nc;
+  }
+  if (name) {
+    if (s->ndepname == s->capdepname) {
+      int nc = s->capdepname ? s->capdepname * 2 : 64;
+      char **d = (char **)mlsys_realloc_array(s->dep_name, (size_t)nc, sizeof(char *));
+      if (!d) return MLSYS_ERR_NOMEM;
+      s->dep_name = d;
+      s->capdepname = nc;
+    }
+    if (!(s->dep_name[s->ndepname] = mlsys_strdup(name))) return MLSYS_ERR_NOMEM;
+    id = -1 - s->ndepname++;
+  }
+  s->dep_line[s->ndep] = line;
+  s->dep_col[s->ndep] = col;
+  s->dep[s->ndep++] = id;
+  return MLSYS_OK;
+}
+
+/* Resolve names, build the graph, run the common checks. src is used for messages. */
+static mlsys_status mlsys__remat_stage_finish(mlsys__remat_stage *s, const char *src, mlsys_remat_graph *g) {
+  mlsys__remat_names nm;
+  mlsys_status st;
+  int v, j, nnames = 0;
+  char b[48];
+  for (v = 0; v < s->n; v++) nnames += s->name[v] != NULL;
+  if (nnames && nnames < s->n) {   /* unnamed nodes get "n<id>" so every node can be named in messages */
+    for (v = 0; v < s->n; v++)
+      if (!s->name[v]) {
+        snprintf(b, sizeof b, "n%d", v);
+        if (!(s->name[v] = mlsys_strdup(b))) return MLSYS_ERR_NOMEM;
+      }
+    nnames = s->n;
+  }
+  memset(&nm, 0, sizeof nm);
+  if (s->ndepname || s->fwd_of_name) {
+    if (!nnames) {
+      for (j = 0; j < s->ndep; j++)
+        if (s->dep[j] < 0)
+          return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d:%d: unknown input '%s' (no node has a name)", src,
+                                 s->dep_line[j], s->dep_col[j], s->dep_name[-1 - s->dep[j]]);
+    } else if ((st = mlsys__remat_names_init(&nm, s->name, s->n)) != MLSYS_OK)
+      return st;
+  }
+  for (v = 0; v < s->n; v++)
+    for (j = s->dep_off[v]; j < s->dep_off[v + 1]; j++) {
+      if (s->dep[j] < 0) {
+        const char *want = s->dep_name[-1 - s->dep[j]];
+        int id = nm.tab ? mlsys__remat_names_find(&nm, want) : -1;
+        if (id < 0) {
+          mlsys_free(nm.tab);
+          return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d:%d: node %d '%s' uses unknown input '%s'", src,
+                                 s->dep_line[j], s->dep_col[j], v, s->name[v] ? s->name[v] : "", want);
+        }
+        s->dep[j] = id;
+      } else if (s->dep[j] >= s->n) {
+        mlsys_free(nm.tab);
+        return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d:%d: node %d uses input %d, but the graph has only %d nodes",
+                               src, s->dep_line[j], s->dep_col[j], v, s->dep[j], s->n);
+      }
+    }
+  for (v = 0; v < s->n; v++)
+    if (s->fwd_of_name[v]) {
+      int id = nm.tab ? mlsys__remat_names_find(&nm, s->fwd_of_name[v]) : -1;
+      if (id < 0) {
+        mlsys_free(nm.tab);
+        return mlsys_set_error(MLSYS_ERR_PARSE, "%s: node %d: fwd_of names unknown node '%s'", src, v,
+                               s->fwd_of_name[v]);
+      }
+      s->fwd_of[v] = id;
+    }
+  mlsys_free(nm.tab);
+  if ((st = mlsys_dag_build_csr(&g->dag, s->n, s->dep_off, s->dep, nnames ? (const char *const *)s->name : NULL,
+                                s->cost, s->mem)) != MLSYS_OK)
+    return mlsys_prefix_error("%s", src);
+  if ((st = mlsys__remat_alloc_attrs(g, s->n)) != MLSYS_OK) return st;
+  for (v = 0; v < s->n; v++) {
+    g->kind[v] = s->kind[v];
+    g->flags[v] = s->flags[v];
+    g->op[v] = s->op[v];
+    s->op[v] = NULL;
+    g->fwd_of[v] = s->fwd_of[v];
+  }
+  if ((st = mlsys__remat_check(g)) != MLSYS_OK) return mlsys_prefix_error("%s", src);
+  return MLSYS_OK;
+}
+
+/* ---- JSON form ---- */
+static mlsys_status mlsys__remat_parse_json(const char *text, size_t len, const char *src, mlsys_remat_graph *g) {
+  mlsys_json_doc doc;
+  const mlsys_json *root, *nodes, *v, *fixed;
+  mlsys__remat_stage s;
+  mlsys_status st;
+  const char *str;
+  int64_t i64;
+  int i, j;
+  memset(&s, 0, sizeof s);
+  if ((st = mlsys_json_parse(text, len, src, &doc)) != MLSYS_OK) return st;
+  root = doc.root;
+  if (root->type != MLSYS_JSON_OBJECT) {
+    st = mlsys_json_error_at(root, "a remat graph must be a JSON object, got %s", mlsys_json_type_name(root->type));
+    goto done;
+  }
+  if ((st = mlsys_json_get_str(root, "format", 0, "mlsys-remat-graph", &str)) != MLSYS_OK) goto done;
+  if (strcmp(str, "mlsys-remat-graph") != 0) {
+    st = mlsys_json_error_at(mlsys_json_get(root, "format"), "format is '%s', expected 'mlsys-remat-graph'", str);
+    goto done;
+  }
+  if ((st = mlsys_json_get_i64(root, "version", 0, 1, INT64_MIN, INT64_MAX, &i64)) != MLSYS_OK) goto done;
+  if (i64 != 1) {
+    st = mlsys_json_error_at(mlsys_json_get(root, "version"), "version %lld is not supported (this reader knows 1)",
+                             (long long)i64);
+    goto done;
+  }
+  if ((st = mlsys_json_get_str(root, "name", 0, NULL, &str)) != MLSYS_OK) goto done;
+  if (str && !(g->name = mlsys_strdup(str))) { st = MLSYS_ERR_NOMEM; goto done; }
+  if ((st = mlsys_json_get_i64(root, "batch", 0, 0, 0, INT_MAX, &i64)) != MLSYS_OK) goto done;
+  g->batch = (int)i64;
+  if ((v = mlsys_json_get(root, "units")) && v->type == MLSYS_JSON_OBJECT) {
+    if ((st = mlsys_json_get_str(v, "mem", 0, NULL, &str)) != MLSYS_OK) goto done;
+    if (str && !(g->mem_unit = mlsys_strdup(str))) { st = MLSYS_ERR_NOMEM; goto done; }
+    if ((st = mlsys_json_get_str(v, "cost", 0, NULL, &str)) != MLSYS_OK) goto done;
+    if (str && !(g->cost_unit = mlsys_strdup(str))) { st = MLSYS_ERR_NOMEM; goto done; }
+  }
+  if ((st = mlsys_json_get_typed(root, "fixed", MLSYS_JSON_OBJECT, 0, &fixed)) != MLSYS_OK) goto done;
+  if (fixed)
+    for (i = 0; i < fixed->count; i++) {
+      uint64_t bytes;
+      if ((st = mlsys_json_get_u64(fixed, fixed->keys[i], 1, 0, &bytes)) != MLSYS_OK) goto done;
+      if ((st = mlsys_remat_graph_set_fixed(g, fixed->keys[i], bytes)) != MLSYS_OK) {
+        st = mlsys_json_error_at(&fixed->items[i], "%s", mlsys_last_error());
+        goto done;
+      }
+    }
+  if ((st = mlsys_json_get_typed(root, "nodes", MLSYS_JSON_ARRAY, 1, &nodes)) != MLSYS_OK) goto done;
+  if (nodes->count > MLSYS_REMAT_MAX_NODES) {
+    st = mlsys_set_error(MLSYS_ERR_TOO_BIG, "%s:%d:%d: %d nodes; the limit is %d", src, nodes->line, nodes->col,
+                         nodes->count, MLSYS_REMAT_MAX_NODES);
+    goto done;
+  }
+  if ((st = mlsys__remat_stage_init(&s, nodes->count)) != MLSYS_OK) goto done;
+  for (i = 0; i < nodes->count; i++) {
+    const mlsys_json *nd = &nodes->items[i], *deps, *flags, *fo;
+    int kind;
+    if (nd->type != MLSYS_JSON_OBJECT) {
+      st = mlsys_json_error_at(nd, "node %d must be an object, got %s", i, mlsys_json_type_name(nd->type));
+      goto done;
+    }
+    if ((st = mlsys_json_get_i64(nd, "id", 0, i, INT64_MIN, INT64_MAX, &i64)) != MLSYS_OK) goto done;
+    if (i64 != i) {
+      st = mlsys_json_error_at(mlsys_json_get(nd, "id"), "node at position %d has id %lld; ids must be 0..n-1 in "
+                               "order", i, (long long)i64);
+      goto done;
+    }
+    if ((st = mlsys_json_get_str(nd, "kind", 0, "F", &str)) != MLSYS_OK) goto done;
+    if ((kind = mlsys__remat_kind_from(str)) < 0) {
+      st = mlsys_json_error_at(mlsys_json_get(nd, "kind"), "node %d: unknown kind '%s' (F, L, B or O)", i, str);
+      goto done;
+    }
+    s.kind[i] = (unsigned char)kind;
+    if ((st = mlsys_json_get_str(nd, "name", 0, NULL, &str)) != MLSYS_OK) goto done;
+    if (str && !(s.name[i] = mlsys_strdup(str))) { st = MLSYS_ERR_NOMEM; goto done; }
+    if ((st = mlsys_json_get_str(nd, "op", 0, NULL, &str)) != MLSYS_OK) goto done;
+    if (str && !(s.op[i] = mlsys_strdup(str))) { st = MLSYS_ERR_NOMEM; goto done; }
+    if ((st = mlsys_json_get_double(nd, "cost", 1, 0, 0, MLSYS__REMAT_MAX_COST, &s.cost[i])) != MLSYS_OK) goto done;
+    if ((st = mlsys_json_get_u64(nd, "mem", 1, 0, &s.mem[i])) != MLSYS_OK) goto done;
+    if (s.mem[i] > MLSYS__REMAT_MAX_MEM) {
+      st = mlsys_json_error_at(mlsys_json_get(nd, "mem"), "node %d: %llu bytes is over the limit of 2^52", i,
+                               (unsigned long long)s.mem[i]);
+      goto done;
+    }
+    if ((st = mlsys_json_get_typed(nd, "deps", MLSYS_JSON_ARRAY, 0, &deps)) != MLSYS_OK) goto done;
+    s.dep_off[i] = s.ndep;
+    if (deps)
+      for (j = 0; j < deps->count; j++) {
+        const mlsys_json *d = &deps->items[j];
+        if (d->type == MLSYS_JSON_NUMBER && d->is_int && d->i64 >= 0 && d->i64 < INT_MAX)
+          st = mlsys__remat_stage_dep(&s, (int)d->i64, NULL, d->line, d->col);
+        else if (d->type == MLSYS_JSON_STRING)
+          st = mlsys__remat_stage_dep(&s, 0, d->str, d->line, d->col);
+        else
+          st = mlsys_json_error_at(d, "node %d: a dependency must be a node id or name", i);
+        if (st != MLSYS_OK) goto done;
+      }
+    if ((st = mlsys_json_get_typed(nd, "flags", MLSYS_JSON_ARRAY, 0, &flags)) != MLSYS_OK) goto done;
+    if (flags)
+      for (j = 0; j < flags->count; j++) {
+        const mlsys_json *f = &flags->items[j];
+        unsigned bit = f->type == MLSYS_JSON_STRING ? mlsys__remat_flag_from(f->str, f->len) : 0;
+        if (!bit) {
+          st = mlsys_json_error_at(f, "node %d: unknown flag (norecompute, rng, alias or inplace)", i);
+          goto done;
+        }
+        s.flags[i] |= bit;
+      }
+    fo = mlsys_json_get(nd, "fwd_of");
+    if (fo && fo->type == MLSYS_JSON_NUMBER && fo->is_int && fo->i64 >= 0 && fo->i64 < nodes->count)
+      s.fwd_of[i] = (int)fo->i64;
+    else if (fo && fo->type == MLSYS_JSON_STRING) {
+      if (!(s.fwd_of_name[i] = mlsys_strdup(fo->str))) { st = MLSYS_ERR_NOMEM; goto done; }
+    } else if (fo && fo->type != MLSYS_JSON_NULL) {
+      st = mlsys_json_error_at(fo, "node %d: fwd_of must be a node id, a name or null", i);
+      goto done;
+    }
+  }
+  s.dep_off[nodes->count] = s.ndep;
+  st = mlsys__remat_stage_finish(&s, src, g);
+done:
+  mlsys__remat_stage_free(&s);
+  mlsys_json_doc_free(&doc);
+  return st;
+}
+
+/* ---- text form ---- */
+typedef struct { const char *p, *end, *src; int line; const char *line_start; } mlsys__remat_lex;
+
+/* Next whitespace-separated token on the current line ('#' ends the line). Returns its length (0 at end of line). */
+static size_t mlsys__remat_tok(mlsys__remat_lex *lx, const char **tok) {
+  const char *p = lx->p;
+  while (p < lx->end && (*p == ' ' || *p == '\t' || *p == '\r')) p++;
+  if (p >= lx->end || *p == '\n' || *p == '#') { lx->p = p; *tok = p; return 0; }
+  *tok = p;
+  while (p < lx->end && !(*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n' || *p == '#')) p++;
+  lx->p = p;
+  return (size_t)(p - *tok);
+}
+static void mlsys__remat_nextline(mlsys__remat_lex *lx) {
+  while (lx->p < lx->end && *lx->p != '\n') lx->p++;
+  if (lx->p < lx->end) lx->p++;
+  lx->line++;
+  lx->line_start = lx->p;
+}
+static mlsys_status mlsys__remat_lex_err(const mlsys__remat_lex *lx, const char *at, const char *fmt, ...)
+    MLSYS__PRINTF(3, 4);
+static mlsys_status mlsys__remat_lex_err(const mlsys__remat_lex *lx, const char *at, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d:%d: %s", lx->src, lx->line, (int)(at - lx->line_start) + 1, msg);
+}
+static int mlsys__remat_tok_is(const char *t, size_t n, const char *word) {
+  return strlen(word) == n && strncmp(t, word, n) == 0;
+}
+/* Copy a token into a NUL-terminated buffer (tokens longer than the buffer are an error for the caller). */
+static int mlsys__remat_tok_copy(const char *t, size_t n, char *buf, size_t cap) {
+  if (n + 1 > cap) return 0;
+  memcpy(buf, t, n);
+  buf[n] = 0;
+  return 1;
+}
+static int mlsys__remat_parse_u64(const char *t, size_t n, uint64_t *out) {
+  uint64_t v = 0;
+  size_t i;
+  if (n == 0 || n > 20) return 0;
+  for (i = 0; i < n; i++) {
+    if (t[i] < '0' || t[i] > '9') return 0;
+    if (v > (UINT64_MAX - (uint64_t)(t[i] - '0')) / 10) return 0;
+    v = v * 10 + (uint64_t)(t[i] - '0');
+  }
+  *out = v;
+  return 1;
+}
+static int mlsys__remat_parse_double(const char *t, size_t n, double *out) {
+  char buf[64], *e;
+  if (!mlsys__remat_tok_copy(t, n, buf, sizeof buf)) return 0;
+  errno = 0;
+  *out = strtod(buf, &e);
+  return e == buf + n && errno == 0;
+}
+
+static mlsys_status mlsys__remat_parse_text(const char *text, size_t len, const char *src, mlsys_remat_graph *g) {
+  mlsys__remat_lex lx;
+  mlsys__remat_stage s;
+  mlsys_status st = MLSYS_OK;
+  const char *t;
+  size_t n;
+  char buf[512];
+  int nnodes = -1, v;
+  uint64_t u;
+  memset(&s, 0, sizeof s);
+  lx.p = text; lx.end = text + len; lx.src = src; lx.line = 1; lx.line_start = text;
+  /* header: first non-empty line */
+  for (;;) {
+    if (lx.p >= lx.end) return mlsys__remat_lex_err(&lx, lx.p, "empty graph file (expected 'remat-graph 1')");
+    if ((n = mlsys__remat_tok(&lx, &t)) > 0) break;
+    mlsys__remat_nextline(&lx);
+  }
+  if (!mlsys__remat_tok_is(t, n, "remat-graph"))
+    return mlsys__remat_lex_err(&lx, t, "expected 'remat-graph 1' (or a JSON object) at the start");
+  n = mlsys__remat_tok(&lx, &t);
+  if (!mlsys__remat_tok_is(t, n, "1")) return mlsys__remat_lex_err(&lx, t, "unsupported version (this reader knows 1)");
+  mlsys__remat_nextline(&lx);
+  /* key lines until "nodes N" */
+  while (nnodes < 0) {
+    if (lx.p >= lx.end) return mlsys__remat_lex_err(&lx, lx.p, "missing 'nodes N' line");
+    n = mlsys__remat_tok(&lx, &t);
+    if (n == 0) { mlsys__remat_nextline(&lx); continue; }
+    if (mlsys__remat_tok_is(t, n, "name")) {
+      const char *rest;
+      n = mlsys__remat_tok(&lx, &rest);
+      if (!n) return mlsys__remat_lex_err(&lx, rest, "'name' needs a value");
+      mlsys_free(g->name);
+      if (!(g->name = (char *)mlsys_alloc(n + 1, 1))) return MLSYS_ERR_NOMEM;
+      memcpy(g->name, rest, n);
+      g->name[n] = 0;
+    } else if (mlsys__remat_tok_is(t, n, "batch")) {
+      const char *a;
+      n = mlsys__remat_tok(&lx, &a);
+      if (!mlsys__remat_parse_u64(a, n, &u) || u > INT_MAX)
+        return mlsys__remat_lex_err(&lx, a, "'batch' needs a non-negative integer");
+      g->batch = (int)u;
+    } else if (mlsys__remat_tok_is(t, n, "units") || mlsys__remat_tok_is(t, n, "fixed")) {
+      int is_fixed = t[0] == 'f';
+      const char *a;
+      while ((n = mlsys__remat_tok(&lx, &a)) > 0) {
+        const char *eq = (const char *)memchr(a, '=', n);
+        char key[128];
+        if (!eq || eq == a || !mlsys__remat_tok_copy(a, (size_t)(eq - a), key, sizeof key))
+          return mlsys__remat_lex_err(&lx, a, "expected key=value");
+        if (is_fixed) {
+          if (!mlsys__remat_parse_u64(eq + 1, n - (size_t)(eq + 1 - a), &u))
+            return mlsys__remat_lex_err(&lx, eq + 1, "fixed memory '%s' must be a non-negative integer (bytes)", key);
+          if ((st = mlsys_remat_graph_set_fixed(g, key, u)) != MLSYS_OK)
+            return mlsys__remat_lex_err(&lx, a, "%s", mlsys_last_error());
+        } else {
+          char **dst = strcmp(key, "mem") == 0 ? &g->mem_unit : strcmp(key, "cost") == 0 ? &g->cost_unit : NULL;
+          if (dst) {
+            size_t vl = n - (size_t)(eq + 1 - a);
+            mlsys_free(*dst);
+            if (!(*dst = (char *)mlsys_alloc(vl + 1, 1))) return MLSYS_ERR_NOMEM;
+            memcpy(*dst, eq + 1, vl);
+            (*dst)[vl] = 0;
+          }
+        }
+      }
+    } else if (mlsys__remat_tok_is(t, n, "nodes")) {
+      const char *a;
+      n = mlsys__remat_tok(&lx, &a);
+      if (!mlsys__remat_parse_u64(a, n, &u)) return mlsys__remat_lex_err(&lx, a, "'nodes' needs a count");
+      if (u > MLSYS_REMAT_MAX_NODES)
+        return mlsys_set_error(MLSYS_ERR_TOO_BIG, "%s:%d: %llu nodes; the limit is %d", src, lx.line,
+                               (unsigned long long)u, MLSYS_REMAT_MAX_NODES);
+      nnodes = (int)u;
+    } else {
+      return mlsys__remat_lex_err(&lx, t, "unknown header line (expected name, batch, units, fixed or nodes)");
+    }
+    mlsys__remat_nextline(&lx);
+  }
+  if ((st = mlsys__remat_stage_init(&s, nnodes)) != MLSYS_OK) return st;
+  for (v = 0; v < nnodes;) {
+    const char *a;
+    int kind;
+    if (lx.p >= lx.end) {
+      st = mlsys__remat_lex_err(&lx, lx.p, "file ends after %d of %d nodes", v, nnodes);
+      goto done;
+    }
+    n = mlsys__remat_tok(&lx, &t);
+    if (n == 0) { mlsys__remat_nextline(&lx); continue; }
+    if (!mlsys__remat_parse_u64(t, n, &u) || u != (uint64_t)v) {
+      st = mlsys__remat_lex_err(&lx, t, "expected node id %d (ids are 0..n-1 in order)", v);
+      goto done;
+    }
+    n = mlsys__remat_tok(&lx, &a);
+    if (!mlsys__remat_tok_copy(a, n, buf, sizeof buf) || (kind = mlsys__remat_kind_from(buf)) < 0) {
+      st = mlsys__remat_lex_err(&lx, a, "expected a node kind (F, L, B or O)");
+      goto done;
+    }
+    s.kind[v] = (unsigned char)kind;
+    n = mlsys__remat_tok(&lx, &a);
+    if (!mlsys__remat_parse_double(a, n, &s.cost[v]) || !(s.cost[v] >= 0) || s.cost[v] > MLSYS__REMAT_MAX_COST) {
+      st = mlsys__remat_lex_err(&lx, a, "node %d: cost must be a finite number >= 0", v);
+      goto done;
+    }
+    n = mlsys__remat_tok(&lx, &a);
+    if (!mlsys__remat_parse_u64(a, n, &s.mem[v]) || s.mem[v] > MLSYS__REMAT_MAX_MEM) {
+      st = mlsys__remat_lex_err(&lx, a, "node %d: mem must be a non-negative integer number of bytes (< 2^52)", v);
+      goto done;
+    }
+    n = mlsys__remat_tok(&lx, &a);
+    if (n == 0) { st = mlsys__remat_lex_err(&lx, a, "node %d: expected flags ('-' or a comma list)", v); goto done; }
+    if (!(n == 1 && a[0] == '-')) {
+      const char *f = a, *e = a + n;
+      while (f < e) {
+        const char *c = (const char *)memchr(f, ',', (size_t)(e - f));
+        unsigned bit;
+        if (!c) c = e;
+        if (!(bit = mlsys__remat_flag_from(f, (size_t)(c - f)))) {
+          st = mlsys__remat_lex_err(&lx, f, "node %d: unknown flag (norecompute, rng, alias or inplace)", v);
+          goto done;
+        }
+        s.flags[v] |= bit;
+        f = c + 1;
+      }
+    }
+    n = mlsys__remat_tok(&lx, &a);
+    if (n == 0 || mlsys__remat_tok_is(a, n, ":")) {
+      st = mlsys__remat_lex_err(&lx, a, "node %d: expected a name", v);
+      goto done;
+    }
+    if (!(s.name[v] = (char *)mlsys_alloc(n + 1, 1))) { st = MLSYS_ERR_NOMEM; goto done; }
+    memcpy(s.name[v], a, n);
+    s.name[v][n] = 0;
+    n = mlsys__remat_tok(&lx, &a);
+    if (!mlsys__remat_tok_is(a, n, ":")) {
+      st = mlsys__remat_lex_err(&lx, a, "node %d: expected ':' before the dependencies", v);
+      goto done;
+    }
+    s.dep_off[v] = s.ndep;
+    while ((n = mlsys__remat_tok(&lx, &a)) > 0) {
+      int col = (int)(a - lx.line_start) + 1;
+      if (mlsys__remat_parse_u64(a, n, &u)) {
+        if (u >= (uint64_t)nnodes) {
+          st = mlsys__remat_lex_err(&lx, a, "node %d uses input %llu, but the graph has only %d nodes", v,
+                                    (unsigned long long)u, nnodes);
+          goto done;
+        }
+        st = mlsys__remat_stage_dep(&s, (int)u, NULL, lx.line, col);
+      } else {
+        if (!mlsys__remat_tok_copy(a, n, buf, sizeof buf)) {
+          st = mlsys__remat_lex_err(&lx, a, "input name too long");
+          goto done;
+        }
+        st = mlsys__remat_stage_dep(&s, 0, buf, lx.line, col);
+      }
+      if (st != MLSYS_OK) goto done;
+    }
+    mlsys__remat_nextline(&lx);
+    v++;
+  }
+  s.dep_off[nnodes] = s.ndep;
+  /* only blank lines and comments may follow */
+  while (lx.p < lx.end) {
+    if ((n = mlsys__remat_tok(&lx, &t)) > 0) {
+      st = mlsys__remat_lex_err(&lx, t, "unexpected text after the %d nodes the header announced", nnodes);
+      goto done;
+    }
+    mlsys__remat_nextline(&lx);
+  }
+  st = mlsys__remat_stage_finish(&s, src, g);
+done:
+  mlsys__remat_stage_free(&s);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_graph_parse(const char *text, size_t len, const char *source,
+                                               mlsys_remat_graph *out) {
+  size_t i = 0;
+  mlsys_status st;
+  memset(out, 0, sizeof *out);
+  out->loss = -1;
+  if (!source) source = "<graph>";
+  if (!text) return mlsys_set_error(MLSYS_ERR_ARG, "%s: no text", source);
+  if (memchr(text, 0, len)) return mlsys_set_error(MLSYS_ERR_PARSE, "%s: contains a NUL byte (not a text file)", source);
+  while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n')) i++;
+  st = (i < len && text[i] == '{') ? mlsys__remat_parse_json(text, len, source, out)
+                                   : mlsys__remat_parse_text(text, len, source, out);
+  if (st != MLSYS_OK) mlsys_remat_graph_free(out);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_graph_load(const char *path, mlsys_remat_graph *out) {
+  char *buf;
+  size_t len;
+  mlsys_status st;
+  memset(out, 0, sizeof *out);
+  out->loss = -1;
+  if ((st = mlsys_read_file(path, &buf, &len)) != MLSYS_OK) return st;
+  st = mlsys_remat_graph_parse(buf, len, strcmp(path, "-") == 0 ? "<stdin>" : path, out);
+  mlsys_free(buf);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_graph_write(const mlsys_remat_graph *g, FILE *f, int json) {
+  static const char kinds[] = "FLBO";
+  static const char *flagnames[] = {"norecompute", "rng", "alias", "inplace"};
+  const mlsys_dag *d = &g->dag;
+  char nb[48];
+  int v, j, b;
+  if (json) {
+    mlsys_json_writer w;
+    mlsys_jw_init(&w, f, 1);
+    mlsys_jw_object(&w);
+    mlsys_jw_key(&w, "format"); mlsys_jw_str(&w, "mlsys-remat-graph");
+    mlsys_jw_key(&w, "version"); mlsys_jw_i64(&w, 1);
+    if (g->name) { mlsys_jw_key(&w, "name"); mlsys_jw_str(&w, g->name); }
+    if (g->batch) { mlsys_jw_key(&w, "batch"); mlsys_jw_i64(&w, g->batch); }
+    if (g->mem_unit || g->cost_unit) {
+      mlsys_jw_key(&w, "units");
+      mlsys_jw_object(&w);
+      if (g->mem_unit) { mlsys_jw_key(&w, "mem"); mlsys_jw_str(&w, g->mem_unit); }
+      if (g->cost_unit) { mlsys_jw_key(&w, "cost"); mlsys_jw_str(&w, g->cost_unit); }
+      mlsys_jw_end(&w);
+    }
+    mlsys_jw_key(&w, "fixed");
+    mlsys_jw_object(&w);
+    for (j = 0; j < g->nfixed; j++) { mlsys_jw_key(&w, g->fixed_name[j]); mlsys_jw_u64(&w, g->fixed_bytes[j]); }
+    mlsys_jw_end(&w);
+    if (g->loss >= 0) { mlsys_jw_key(&w, "loss"); mlsys_jw_i64(&w, g->loss); }
+    mlsys_jw_key(&w, "nodes");
+    mlsys_jw_array(&w);
+    for (v = 0; v < d->n; v++) {
+      mlsys_jw_object(&w);
+      mlsys_jw_key(&w, "id"); mlsys_jw_i64(&w, v);
+      mlsys_jw_key(&w, "kind"); mlsys_jw_strn(&w, &kinds[g->kind[v] & 3], 1);
+      if (d->name && d->name[v]) { mlsys_jw_key(&w, "name"); mlsys_jw_str(&w, d->name[v]); }
+      if (g->op && g->op[v]) { mlsys_jw_key(&w, "op"); mlsys_jw_str(&w, g->op[v]); }
+      mlsys_jw_key(&w, "cost"); mlsys_jw_double(&w, d->cost[v]);
+      mlsys_jw_key(&w, "mem"); mlsys_jw_u64(&w, d->size[v]);
+      mlsys_jw_key(&w, "deps");
+      mlsys_jw_array(&w);
+      for (j = d->in_off[v]; j < d->in_off[v + 1]; j++) mlsys_jw_i64(&w, d->in[j]);
+      mlsys_jw_end(&w);
+      if (g->fwd_of[v] >= 0) { mlsys_jw_key(&w, "fwd_of"); mlsys_jw_i64(&w, g->fwd_of[v]); }
+      if (g->flags[v]) {
+        mlsys_jw_key(&w, "flags");
+        mlsys_jw_array(&w);
+        for (b = 0; b < 4; b++)
+          if (g->flags[v] & (1u << b)) mlsys_jw_str(&w, flagnames[b]);
+        mlsys_jw_end(&w);
+      }
+      mlsys_jw_end(&w);
+    }
+    mlsys_jw_end(&w);
+    mlsys_jw_end(&w);
+    return mlsys_jw_finish(&w);
+  }
+  fprintf(f, "remat-graph 1\n");
+  if (g->name) fprintf(f, "name %s\n", g->name);
+  if (g->batch) fprintf(f, "batch %d\n", g->batch);
+  if (g->mem_unit || g->cost_unit)
+    fprintf(f, "units%s%s%s%s\n", g->mem_unit ? " mem=" : "", g->mem_unit ? g->mem_unit : "",
+            g->cost_unit ? " cost=" : "", g->cost_unit ? g->cost_unit : "");
+  if (g->nfixed) {
+    fprintf(f, "fixed");
+    for (j = 0; j < g->nfixed; j++) fprintf(f, " %s=%llu", g->fixed_name[j], (unsigned long long)g->fixed_bytes[j]);
+    fprintf(f, "\n");
+  }
+  fprintf(f, "nodes %d\n# id kind cost mem flags name : deps\n", d->n);
+  for (v = 0; v < d->n; v++) {
+    int any = 0;
+    fprintf(f, "%d %c %.17g %llu ", v, kinds[g->kind[v] & 3], d->cost[v], (unsigned long long)d->size[v]);
+    for (b = 0; b < 4; b++)
+      if (g->flags[v] & (1u << b)) fprintf(f, "%s%s", any++ ? "," : "", flagnames[b]);
+    if (!any) fputc('-', f);
+    fprintf(f, " %s :", mlsys_remat_node_name(g, v, nb, sizeof nb));
+    for (j = d->in_off[v]; j < d->in_off[v + 1]; j++) fprintf(f, " %d", d->in[j]);
+    fputc('\n', f);
+  }
+  if (ferror(f)) return mlsys_set_error(MLSYS_ERR_IO, "writing the graph failed");
+  return MLSYS_OK;
+}
+
+MLSYS_DEF uint64_t mlsys_remat_single_op_bound(const mlsys_remat_graph *g) {
+  const mlsys_dag *d = &g->dag;
+  uint64_t best = 0;
+  int v, j;
+  for (v = 0; v < d->n; v++) {
+    uint64_t s = d->size[v];
+    for (j = d->in_off[v]; j < d->in_off[v + 1]; j++) s += d->size[d->in[j]];
+    if (s > best) best = s;
+  }
+  return best;
+}
+
+/* Tarjan's articulation points, iteratively, on the undirected forward subgraph plus a virtual source joined to
+   the first forward node and a virtual sink joined to the last (Checkmate repo convention: the first and last
+   forward nodes separate the network from its input and its loss). */
+MLSYS_DEF mlsys_status mlsys_remat_articulation_points(const mlsys_remat_graph *g, unsigned char *is_ap) {
+  const mlsys_dag *d = &g->dag;
+  int n = d->n, nf = 0, v, j, V, *fid, *deg, *adj_off, *adj, *disc, *low, *parent, *it, *stack, timer = 0;
+  int first = -1, last = -1;
+  mlsys_status st = MLSYS_OK;
+  memset(is_ap, 0, (size_t)n);
+  fid = (int *)mlsys_alloc((size_t)n + 1, sizeof(int));
+  if (!fid) return MLSYS_ERR_NOMEM;
+  for (v = 0; v < n; v++) {
+    fid[v] = g->kind[v] == MLSYS_REMAT_F ? nf++ : -1;
+    if (fid[v] >= 0) { if (first < 0) first = v; last = v; }
+  }
+  if (nf == 0) { mlsys_free(fid); return MLSYS_OK; }
+  V = nf + 2;   /* + source (nf) and sink (nf + 1) */
+  deg = (int *)mlsys_calloc((size_t)V + 1, sizeof(int));
+  adj_off = (int *)mlsys_calloc((size_t)V + 1, sizeof(int));
+  disc = (int *)mlsys_alloc((size_t)V, sizeof(int));
+  low = (int *)mlsys_alloc((size_t)V, sizeof(int));
+  parent = (int *)mlsys_alloc((size_t)V, sizeof(int));
+  it = (int *)mlsys_alloc((size_t)V, sizeof(int));
+  stack = (int *)mlsys_alloc((size_t)V, sizeof(int));
+  adj = NULL;
+  if (!deg || !adj_off || !disc || !low || !parent || !it || !stack) { st = MLSYS_ERR_NOMEM; goto done; }
+  /* undirected adjacency (CSR) */
+  for (v = 0; v < n; v++)
+    for (j = d->in_off[v]; j < d->in_off[v + 1]; j++)
+      if (fid[v] >= 0 && fid[d->in[j]] >= 0) { deg[fid[v]]++; deg[fid[d->in[j]]]++; }
+  deg[nf]++; deg[fid[first]]++; deg[nf + 1]++; deg[fid[last]]++;
+  for (v = 0; v < V; v++) adj_off[v + 1] = adj_off[v] + deg[v];
+  if (!(adj = (int *)mlsys_alloc((size_t)(adj_off[V] ? adj_off[V] : 1), sizeof(int)))) { st = MLSYS_ERR_NOMEM; goto done; }
+  memset(deg, 0, sizeof(int) * (size_t)V);
+#define MLSYS__ADJ(a, b) (adj[adj_off[a] + deg[a]++] = (b), adj[adj_off[b] + deg[b]++] = (a))
+  for (v = 0; v < n; v++)
+    for (j = d->in_off[v]; j < d->in_off[v + 1]; j++)
+      if (fid[v] >= 0 && fid[d->in[j]] >= 0) MLSYS__ADJ(fid[v], fid[d->in[j]]);
+  MLSYS__ADJ(nf, fid[first]);
+  MLSYS__ADJ(nf + 1, fid[last]);
+#undef MLSYS__ADJ
+  for (v = 0; v < V; v++) { disc[v] = -1; parent[v] = -1; }
+  {
+    int r;
+    for (r = -1; r < nf; r++) {   /* DFS from the virtual source, then from any forward node it did not reach */
+      int root = r < 0 ? nf : r, sp = 0, root_children = 0;
+      if (disc[root] >= 0) continue;
+      disc[root] = low[root] = timer++;
+      it[root] = adj_off[root];
+      stack[sp++] = root;
+      while (sp > 0) {
+        int u = stack[sp - 1];
+        if (it[u] < adj_off[u + 1]) {
+          int w = adj[it[u]++];
+          if (disc[w] < 0) {
+            parent[w] = u;
+            disc[w] = low[w] = timer++;
+            it[w] = adj_off[w];
+            stack[sp++] = w;
+            if (u == root) root_children++;
+          } else if (w != parent[u] && disc[w] < low[u]) {
+            low[u] = disc[w];
+          }
+        } else {
+          int p = parent[u];
+          sp--;
+          if (p >= 0) {
+            if (low[u] < low[p]) low[p] = low[u];
+            /* p separates u's subtree from the rest; virtual nodes are never reported */
+            if (p != root && low[u] >= disc[p] && p < nf) is_ap[p] = 1;
+          }
+        }
+      }
+      if (root < nf && root_children > 1) is_ap[root] = 1;
+    }
+  }
+  /* is_ap was filled by forward index; move to node ids (walk down so nothing is overwritten early) */
+  {
+    unsigned char *tmp = (unsigned char *)mlsys_alloc((size_t)nf, 1);
+    if (!tmp) { st = MLSYS_ERR_NOMEM; goto done; }
+    memcpy(tmp, is_ap, (size_t)nf);
+    memset(is_ap, 0, (size_t)n);
+    for (v = 0; v < n; v++)
+      if (fid[v] >= 0) is_ap[v] = tmp[fid[v]];
+    mlsys_free(tmp);
+  }
+done:
+  mlsys_free(fid); mlsys_free(deg); mlsys_free(adj_off); mlsys_free(adj); mlsys_free(disc); mlsys_free(low);
+  mlsys_free(parent); mlsys_free(it); mlsys_free(stack);
+  return st;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   2. Schedules, the min-R closure and the simulator
+   --------------------------------------------------------------------------------------------------------------- */
+MLSYS_DEF mlsys_status mlsys_remat_schedule_alloc(int n, mlsys_remat_schedule *s) {
+  memset(s, 0, sizeof *s);
+  s->bound = NAN;
+  s->gap = NAN;
+  if (n < 0 || n > MLSYS_REMAT_MAX_NODES) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "schedule for %d nodes", n);
+  s->R = (unsigned char *)mlsys_calloc((size_t)n * (size_t)n + 1, 1);
+  s->S = (unsigned char *)mlsys_calloc((size_t)n * (size_t)n + 1, 1);
+  if (!s->R || !s->S) { mlsys_free(s->R); mlsys_free(s->S); s->R = s->S = NULL; return MLSYS_ERR_NOMEM; }
+  s->n = n;
+  return MLSYS_OK;
+}
+MLSYS_DEF void mlsys_remat_schedule_free(mlsys_remat_schedule *s) {
+  if (!s) return;
+  mlsys_free(s->R);
+  mlsys_free(s->S);
+  memset(s, 0, sizeof *s);
+}
+/* Stage t's cheapest R given S[t] (resident) and S[t+1] (to carry): node t, the values to carry that are not
+   resident (eq. 3.1c), and, scanning right to left, every missing input of a node computed (eq. 3.1b). One pass
+   suffices because inputs have smaller ids. */
+static void mlsys__remat_stage_closure(const mlsys_remat_graph *g, const unsigned char *St, const unsigned char *Sn,
+                                       int t, unsigned char *Rt) {
+  const mlsys_dag *d = &g->dag;
+  int v, j;
+  memset(Rt, 0, (size_t)d->n);
+  Rt[t] = 1;
+  if (Sn)
+    for (v = 0; v < t; v++)
+      if (Sn[v] && !St[v]) Rt[v] = 1;
+  for (v = t; v >= 0; v--)
+    if (Rt[v])
+      for (j = d->in_off[v]; j < d->in_off[v + 1]; j++) {
+        int u = d->in[j];
+        if (!Rt[u] && !St[u]) Rt[u] = 1;
+      }
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_min_r(const mlsys_remat_graph *g, unsigned char *S, unsigned char *R) {
+  int n = g->dag.n, t, i, changed;
+  size_t nn = (size_t)n;
+  /* S is lower triangular and empty at stage 0 (eq. 3.8b) */
+  for (t = 0; t < n; t++)
+    for (i = t; i < n; i++) S[(size_t)t * nn + (size_t)i] = 0;
+  do {
+    changed = 0;
+    for (t = 0; t < n; t++)
+      mlsys__remat_stage_closure(g, S + (size_t)t * nn, t + 1 < n ? S + (size_t)(t + 1) * nn : NULL, t,
+                                 R + (size_t)t * nn);
+    /* a norecompute node that would be recomputed at stage t is kept resident from its own stage instead */
+    for (t = 0; t < n; t++)
+      for (i = 0; i < t; i++)
+        if (R[(size_t)t * nn + (size_t)i] && (g->flags[i] & MLSYS_REMAT_NORECOMPUTE)) {
+          int u;
+          for (u = i + 1; u <= t; u++) S[(size_t)u * nn + (size_t)i] = 1;
+          changed = 1;
+        }
+  } while (changed);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_trim(const mlsys_remat_graph *g, unsigned char *S, unsigned char *R) {
+  const mlsys_dag *d = &g->dag;
+  int n = d->n, t, i, j;
+  size_t nn = (size_t)n;
+  unsigned char *Rt = (unsigned char *)mlsys_alloc(nn + 1, 1);
+  if (!Rt) return MLSYS_ERR_NOMEM;
+  mlsys_remat_min_r(g, S, R);
+  /* backwards: S[t+1] is final when stage t is examined, and R[t] depends only on S[t] and S[t+1]. A resident
+     value that no node computed in stage t reads, and that is not carried on, can be dropped: the closure of the
+     stage is unchanged and memory only falls. */
+  for (t = n - 1; t >= 1; t--) {
+    unsigned char *St = S + (size_t)t * nn;
+    const unsigned char *Sn = t + 1 < n ? S + (size_t)(t + 1) * nn : NULL;
+    mlsys__remat_stage_closure(g, St, Sn, t, Rt);
+    for (i = 0; i < t; i++) {
+      int used = 0;
+      if (!St[i] || (Sn && Sn[i])) continue;
+      for (j = d->out_off[i]; j < d->out_off[i + 1] && d->out[j] <= t; j++)
+        if (Rt[d->out[j]]) { used = 1; break; }
+      if (!used) St[i] = 0;
+    }
+  }
+  mlsys_free(Rt);
+  return mlsys_remat_min_r(g, S, R);
+}
+
+static void mlsys__remat_sim_bad(mlsys_remat_sim *rep, const mlsys_remat_graph *g, int t, int k, int i,
+                                 const char *what) {
+  char a[48], b[48];
+  if (!rep->valid) return;
+  rep->valid = 0;
+  rep->bad_t = t; rep->bad_k = k; rep->bad_i = i;
+  if (i >= 0)
+    snprintf(rep->why, sizeof rep->why, "stage %d: %s '%s' (%d)%s'%s' (%d)", t, what,
+             mlsys_remat_node_name(g, k, a, sizeof a), k, k >= 0 ? ", input " : " ",
+             mlsys_remat_node_name(g, i, b, sizeof b), i);
+  else
+    snprintf(rep->why, sizeof rep->why, "stage %d: %s '%s' (%d)", t, what, mlsys_remat_node_name(g, k, a, sizeof a),
+             k);
+}
+
+/* The simulator. MILP mode follows eqs. 3.2-3.4 exactly: U[t][0] = resident bytes + node 0 if computed;
+   U[t][k] = U[t][k-1] + (R[t][k] ? M_k : 0) - (bytes freed after position k-1); a dependency i of a computed node
+   k is freed after k when it is not carried into stage t+1 and no later user j (k < j ≤ t) is computed in stage t
+   (FREE_{t,i,k}, eqs. 3.5-3.7). A value that is both resident and recomputed is counted twice, as in the MILP. */
+MLSYS_DEF mlsys_status mlsys_remat_simulate(const mlsys_remat_graph *g, const unsigned char *R,
+                                            const unsigned char *S, mlsys_remat_sim_mode mode,
+                                            mlsys_remat_sim *rep, uint64_t *U) {
+  const mlsys_dag *d = &g->dag;
+  int n = d->n, t, k, i, j;
+  size_t nn = (size_t)n;
+  int *last = NULL, *cnt = NULL;
+  uint64_t mem;
+  mlsys_remat_sim local;
+  if (!rep) rep = &local;
+  memset(rep, 0, sizeof *rep);
+  rep->valid = 1;
+  rep->bad_t = rep->bad_k = rep->bad_i = -1;
+  rep->peak_t = rep->peak_k = -1;
+  last = (int *)mlsys_alloc(nn + 1, sizeof(int));
+  cnt = (int *)mlsys_alloc(nn + 1, sizeof(int));
+  if (!last || !cnt) { mlsys_free(last); mlsys_free(cnt); return MLSYS_ERR_NOMEM; }
+  for (t = 0; t < n; t++) {
+    const unsigned char *Rt = R + (size_t)t * nn, *St = S + (size_t)t * nn;
+    const unsigned char *Sn = t + 1 < n ? S + (size_t)(t + 1) * nn : NULL;
+    const unsigned char *Rp = t > 0 ? R + (size_t)(t - 1) * nn : NULL, *Sp = t > 0 ? S + (size_t)(t - 1) * nn : NULL;
+    if (!Rt[t]) mlsys__remat_sim_bad(rep, g, t, t, -1, "frontier node not computed in its own stage (eq. 3.8a):");
+    for (i = t + 1; i < n; i++) {
+      if (Rt[i]) mlsys__remat_sim_bad(rep, g, t, i, -1, "computes a node ahead of the frontier (eq. 3.8c):");
+      if (St[i]) mlsys__remat_sim_bad(rep, g, t, i, -1, "keeps a value not yet computed (eq. 3.8b):");
+    }
+    if (St[t]) mlsys__remat_sim_bad(rep, g, t, t, -1, "keeps a value not yet computed (eq. 3.8b):");
+    /* carries (eq. 3.1c): kept into stage t only if resident in or computed during stage t-1 */
+    for (i = 0; i < t; i++)
+      if (St[i] && !(Rp && (Rp[i] || Sp[i])))
+        mlsys__remat_sim_bad(rep, g, t, i, -1, "keeps a value that was neither kept nor computed in the previous "
+                                                "stage (eq. 3.1c):");
+    /* last[i] = the last user of i computed in this stage */
+    for (i = 0; i < n; i++) last[i] = -1;
+    for (k = 0; k <= t; k++)
+      if (Rt[k])
+        for (j = d->in_off[k]; j < d->in_off[k + 1]; j++) last[d->in[j]] = k;
+    mem = 0;
+    for (i = 0; i < n; i++) {
+      cnt[i] = i < t && St[i];
+      if (cnt[i]) mem += d->size[i];
+    }
+    if (mode == MLSYS_REMAT_SIM_EAGER)   /* resident values nobody reads in this stage and nobody carries: free */
+      for (i = 0; i < t; i++)
+        if (cnt[i] && last[i] < 0 && !(Sn && Sn[i])) { cnt[i] = 0; mem -= d->size[i]; }
+    for (k = 0; k <= t; k++) {
+      if (Rt[k]) {
+        for (j = d->in_off[k]; j < d->in_off[k + 1]; j++)
+          if (!cnt[d->in[j]])
+            mlsys__remat_sim_bad(rep, g, t, k, d->in[j], "computes");
+        rep->cost += d->cost[k];
+        if (cnt[k]) rep->redundant++;
+        if (!(mode == MLSYS_REMAT_SIM_EAGER && cnt[k])) {   /* eager mode reuses a value already resident */
+          mem += d->size[k];
+          cnt[k]++;
+        }
+      }
+      if (U) U[(size_t)t * nn + (size_t)k] = mem;
+      if (mem > rep->peak || rep->peak_t < 0) { rep->peak = mem; rep->peak_t = t; rep->peak_k = k; }
+      if (Rt[k]) {
+        for (j = d->in_off[k]; j < d->in_off[k + 1]; j++) {
+          i = d->in[j];
+          if (last[i] == k && !(Sn && Sn[i]) && cnt[i] > 0) { mem -= d->size[i]; cnt[i]--; }
+        }
+        /* eager mode also frees a value nobody reads later in the stage and nobody carries (FREE_{t,k,k}) */
+        if (mode == MLSYS_REMAT_SIM_EAGER && k < t && last[k] < 0 && !(Sn && Sn[k]) && cnt[k] > 0) {
+          mem -= d->size[k];
+          cnt[k] = 0;
+        }
+      }
+    }
+    if (U)
+      for (k = t + 1; k < n; k++) U[(size_t)t * nn + (size_t)k] = 0;
+  }
+  mlsys_free(last);
+  mlsys_free(cnt);
+  if (!rep->valid) return mlsys_set_error(MLSYS_ERR_ARG, "invalid schedule: %s", rep->why);
+  return MLSYS_OK;
+}
+
+static double mlsys__remat_total_cost(const mlsys_remat_graph *g) {
+  double s = 0;
+  int v;
+  for (v = 0; v < g->dag.n; v++) s += g->dag.cost[v];
+  return s;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_evaluate(const mlsys_remat_graph *g, mlsys_remat_schedule *s) {
+  mlsys_remat_sim rep;
+  mlsys_status st;
+  if (s->n != g->dag.n)
+    return mlsys_set_error(MLSYS_ERR_ARG, "schedule is for %d nodes, the graph has %d", s->n, g->dag.n);
+  st = mlsys_remat_simulate(g, s->R, s->S, MLSYS_REMAT_SIM_MILP, &rep, NULL);
+  s->cost = rep.cost;
+  s->baseline_cost = mlsys__remat_total_cost(g);
+  s->peak = rep.peak;
+  s->peak_total = rep.peak + mlsys_remat_fixed_total(g);
+  s->fits = st == MLSYS_OK && s->peak_total <= s->budget;
+  return st;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   3. Execution plans
+   --------------------------------------------------------------------------------------------------------------- */
+typedef struct { mlsys_remat_plan *p; int capops, capin, nin_used; } mlsys__remat_pb;
+
+static mlsys_status mlsys__remat_emit(mlsys__remat_pb *b, int op, int node, int reg, int stage, int commit,
+                                      const int *in, int nin) {
+  mlsys_remat_plan *p = b->p;
+  mlsys_remat_op *o;
+  if (p->nops == b->capops) {
+    int nc = b->capops ? b->capops * 2 : 1024;
+    mlsys_remat_op *ops = (mlsys_remat_op *)mlsys_realloc_array(p->ops, (size_t)nc, sizeof *ops);
+    if (!ops) return MLSYS_ERR_NOMEM;
+    p->ops = ops;
+    b->capops = nc;
+  }
+  o = &p->ops[p->nops];
+  o->op = (unsigned char)op;
+  o->commit = (unsigned char)commit;
+  o->node = node;
+  o->reg = reg;
+  o->stage = stage;
+  o->nin = nin;
+  o->in_off = 0;
+  if (nin > 0) {
+    if (b->nin_used + nin > b->capin) {
+      int nc = b->capin ? b->capin * 2 : 1024;
+      int *r;
+      while (nc < b->nin_used + nin) nc *= 2;
+      if (!(r = (int *)mlsys_realloc_array(p->in_regs, (size_t)nc, sizeof(int)))) return MLSYS_ERR_NOMEM;
+      p->in_regs = r;
+      b->capin = nc;
+    }
+    o->in_off = b->nin_used;
+    memcpy(p->in_regs + b->nin_used, in, sizeof(int) * (size_t)nin);
+    b->nin_used += nin;
+  }
+  p->nops++;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF void mlsys_remat_plan_free(mlsys_remat_plan *p) {
+  if (!p) return;
+  mlsys_free(p->ops);
+  mlsys_free(p->in_regs);
+  mlsys_free(p->reg_node);
+  memset(p, 0, sizeof *p);
+}
+
+/* Thesis Alg. 2 plus the stage-end drops the MILP leaves implicit. Faithful mode (flags 0): live bytes after
+   every COMPUTE equal the MILP's U[t][k]. */
+MLSYS_DEF mlsys_status mlsys_remat_plan_build(const mlsys_remat_graph *g, const mlsys_remat_schedule *s,
+                                              unsigned flags, mlsys_remat_plan *out) {
+  const mlsys_dag *d = &g->dag;
+  int n = d->n, t, k, i, j, *reg = NULL, *last = NULL, *in = NULL, *stale = NULL, nstale, capregs = 0;
+  size_t nn = (size_t)n;
+  uint64_t live = 0;
+  mlsys__remat_pb b;
+  mlsys_status st = MLSYS_OK;
+  mlsys_remat_sim rep;
+  memset(out, 0, sizeof *out);
+  if (s->n != n) return mlsys_set_error(MLSYS_ERR_ARG, "schedule is for %d nodes, the graph has %d", s->n, n);
+  if ((st = mlsys_remat_simulate(g, s->R, s->S, MLSYS_REMAT_SIM_MILP, &rep, NULL)) != MLSYS_OK) return st;
+  memset(&b, 0, sizeof b);
+  b.p = out;
+  reg = (int *)mlsys_alloc(nn + 1, sizeof(int));
+  last = (int *)mlsys_alloc(nn + 1, sizeof(int));
+  in = (int *)mlsys_alloc(nn + 1, sizeof(int));
+  stale = (int *)mlsys_alloc(nn + 1, sizeof(int));
+  if (!reg || !last || !in || !stale) { st = MLSYS_ERR_NOMEM; goto done; }
+  for (i = 0; i < n; i++) reg[i] = -1;
+#define MLSYS__NEWREG(node_)                                                                         \
+  do {                                                                                               \
+    if (out->nregs == capregs) {                                                                     \
+      int nc_ = capregs ? capregs * 2 : 1024;                                                        \
+      int *r_ = (int *)mlsys_realloc_array(out->reg_node, (size_t)nc_, sizeof(int));                 \
+      if (!r_) { st = MLSYS_ERR_NOMEM; goto done; }                                                  \
+      out->reg_node = r_;                                                                            \
+      capregs = nc_;                                                                                 \
+    }                                                                                                \
+    out->reg_node[out->nregs++] = (node_);                                                           \
+  } while (0)
+#define MLSYS__FREE(node_, reg_)                                                                     \
+  do {                                                                                               \
+    if ((st = mlsys__remat_emit(&b, MLSYS_REMAT_OP_FREE, (node_), (reg_), t, 0, NULL, 0)) != MLSYS_OK) \
+      goto done;                                                                                     \
+    live -= d->size[(node_)];                                                                        \
+  } while (0)
+  for (t = 0; t < n; t++) {
+    const unsigned char *Rt = s->R + (size_t)t * nn;
+    const unsigned char *Sn = t + 1 < n ? s->S + (size_t)(t + 1) * nn : NULL;
+    nstale = 0;
+    for (i = 0; i < n; i++) last[i] = -1;
+    for (k = 0; k <= t; k++)
+      if (Rt[k])
+        for (j = d->in_off[k]; j < d->in_off[k + 1]; j++) last[d->in[j]] = k;
+    if (flags & MLSYS_REMAT_PLAN_EARLY_FREE)
+      for (i = 0; i < t; i++)
+        if (reg[i] >= 0 && last[i] < 0 && !(Sn && Sn[i])) { MLSYS__FREE(i, reg[i]); reg[i] = -1; }
+    for (k = 0; k <= t; k++) {
+      if (Rt[k] && !(reg[k] >= 0 && (flags & MLSYS_REMAT_PLAN_SKIP_REDUNDANT))) {
+        int r;
+        if (reg[k] >= 0) stale[nstale++] = reg[k];   /* double allocation, as the MILP counts it */
+        for (j = d->in_off[k]; j < d->in_off[k + 1]; j++) in[j - d->in_off[k]] = reg[d->in[j]];
+        r = out->nregs;
+        MLSYS__NEWREG(k);
+        if ((st = mlsys__remat_emit(&b, MLSYS_REMAT_OP_COMPUTE, k, r, t, k == t, in,
+                                    d->in_off[k + 1] - d->in_off[k])) != MLSYS_OK)
+          goto done;
+        reg[k] = r;
+        live += d->size[k];
+        if (live > out->peak) out->peak = live;
+      }
+      if (Rt[k])
+        for (j = d->in_off[k]; j < d->in_off[k + 1]; j++) {
+          i = d->in[j];
+          if (reg[i] >= 0 && last[i] == k && !(Sn && Sn[i])) { MLSYS__FREE(i, reg[i]); reg[i] = -1; }
+        }
+    }
+    /* stage end: what is not carried into t+1 is dropped (implicit in the MILP: U[t+1][0] counts only S[t+1]) */
+    for (i = 0; i <= t; i++)
+      if (reg[i] >= 0 && !(Sn && Sn[i])) { MLSYS__FREE(i, reg[i]); reg[i] = -1; }
+    for (i = 0; i < nstale; i++) MLSYS__FREE(out->reg_node[stale[i]], stale[i]);
+  }
+#undef MLSYS__NEWREG
+#undef MLSYS__FREE
+done:
+  mlsys_free(reg); mlsys_free(last); mlsys_free(in); mlsys_free(stale);
+  if (st != MLSYS_OK) mlsys_remat_plan_free(out);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_plan_validate(const mlsys_remat_graph *g, const mlsys_remat_plan *p,
+                                                 uint64_t *peak) {
+  const mlsys_dag *d = &g->dag;
+  unsigned char *live = NULL, *done = NULL;
+  uint64_t cur = 0, top = 0;
+  int s, j;
+  char a[48], b2[48];
+  mlsys_status st = MLSYS_OK;
+  if (peak) *peak = 0;
+  live = (unsigned char *)mlsys_calloc((size_t)p->nregs + 1, 1);
+  done = (unsigned char *)mlsys_calloc((size_t)d->n + 1, 1);
+  if (!live || !done) { mlsys_free(live); mlsys_free(done); return MLSYS_ERR_NOMEM; }
+  for (s = 0; s < p->nops; s++) {
+    const mlsys_remat_op *o = &p->ops[s];
+    if (o->node < 0 || o->node >= d->n || o->reg < 0 || o->reg >= p->nregs) {
+      st = mlsys_set_error(MLSYS_ERR_ARG, "plan step %d: node %d or register %d out of range", s, o->node, o->reg);
+      break;
+    }
+    if (o->op == MLSYS_REMAT_OP_COMPUTE) {
+      int k = o->node;
+      if (o->nin != d->in_off[k + 1] - d->in_off[k]) {
+        st = mlsys_set_error(MLSYS_ERR_ARG, "plan step %d: compute '%s' with %d inputs, the node has %d", s,
+                             mlsys_remat_node_name(g, k, a, sizeof a), o->nin, d->in_off[k + 1] - d->in_off[k]);
+        break;
+      }
+      for (j = 0; j < o->nin; j++) {
+        int r = p->in_regs[o->in_off + j], want = d->in[d->in_off[k] + j];
+        if (r < 0 || r >= p->nregs || !live[r] || p->reg_node[r] != want) {
+          st = mlsys_set_error(MLSYS_ERR_ARG, "plan step %d: compute '%s' reads input '%s' from register %d, "
+                               "which %s", s, mlsys_remat_node_name(g, k, a, sizeof a),
+                               mlsys_remat_node_name(g, want, b2, sizeof b2), r,
+                               r < 0 || r >= p->nregs ? "does not exist" : !live[r] ? "is not live"
+                                                                                     : "holds another value");
+          break;
+        }
+      }
+      if (st != MLSYS_OK) break;
+      if (live[o->reg] || p->reg_node[o->reg] != k) {
+        st = mlsys_set_error(MLSYS_ERR_ARG, "plan step %d: compute '%s' writes register %d, which is %s", s,
+                             mlsys_remat_node_name(g, k, a, sizeof a), o->reg,
+                             live[o->reg] ? "still live" : "assigned to another node");
+        break;
+      }
+      live[o->reg] = 1;
+      done[k] = 1;
+      cur += d->size[k];
+      if (cur > top) top = cur;
+    } else if (o->op == MLSYS_REMAT_OP_FREE) {
+      if (!live[o->reg]) {
+        st = mlsys_set_error(MLSYS_ERR_ARG, "plan step %d: frees register %d ('%s'), which is not live", s, o->reg,
+                             mlsys_remat_node_name(g, p->reg_node[o->reg], a, sizeof a));
+        break;
+      }
+      live[o->reg] = 0;
+      cur -= d->size[p->reg_node[o->reg]];
+    } else {
+      st = mlsys_set_error(MLSYS_ERR_ARG, "plan step %d: unknown operation %d", s, o->op);
+      break;
+    }
+  }
+  if (st == MLSYS_OK)
+    for (j = 0; j < d->n; j++)
+      if (!done[j]) {
+        st = mlsys_set_error(MLSYS_ERR_ARG, "plan never computes node %d '%s'", j,
+                             mlsys_remat_node_name(g, j, a, sizeof a));
+        break;
+      }
+  mlsys_free(live);
+  mlsys_free(done);
+  if (peak) *peak = top;
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_plan_write(const mlsys_remat_graph *g, const mlsys_remat_plan *p, FILE *f) {
+  int s, j, stage = -1;
+  char a[48];
+  for (s = 0; s < p->nops; s++) {
+    const mlsys_remat_op *o = &p->ops[s];
+    if (o->stage != stage) { fprintf(f, "# stage %d\n", o->stage); stage = o->stage; }
+    if (o->op == MLSYS_REMAT_OP_COMPUTE) {
+      fprintf(f, "%%r%d = compute %s (", o->reg, mlsys_remat_node_name(g, o->node, a, sizeof a));
+      for (j = 0; j < o->nin; j++) fprintf(f, "%s%%r%d", j ? ", " : "", p->in_regs[o->in_off + j]);
+      fprintf(f, ")%s\n", o->commit ? "" : "   # recompute");
+    } else {
+      fprintf(f, "free %%r%d   # %s\n", o->reg, mlsys_remat_node_name(g, o->node, a, sizeof a));
+    }
+  }
+  if (ferror(f)) return mlsys_set_error(MLSYS_ERR_IO, "writing the plan failed");
+  return MLSYS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   4. Baselines. Each picks S by a policy (which forward values to checkpoint), then R = the cheapest R for that S
+   (the repo's solve_r_opt), so every baseline is valid by construction and is measured by the same simulator.
+   --------------------------------------------------------------------------------------------------------------- */
+typedef struct {
+  int n, nf;            /* nodes, forward nodes */
+  int *fw;              /* [nf] forward node ids ascending */
+  int *pos_id;          /* [nf + 1]: forward positions, then the loss node (when there is one) */
+  int npos;
+  int *bstage;          /* [n] stage at which a forward value's gradient is computed */
+} mlsys__remat_fwd;
+
+static void mlsys__remat_fwd_free(mlsys__remat_fwd *f) {
+  mlsys_free(f->fw); mlsys_free(f->pos_id); mlsys_free(f->bstage);
+  memset(f, 0, sizeof *f);
+}
+
+/* The forward positions and, for each forward value, its backward stage: the B node that names it in fwd_of,
+   else bwd(x) = n-1-x in the canonical layout F^L L B^L, else its last user. */
+static mlsys_status mlsys__remat_fwd_init(const mlsys_remat_graph *g, mlsys__remat_fwd *f) {
+  const mlsys_dag *d = &g->dag;
+  int n = d->n, v, canonical;
+  memset(f, 0, sizeof *f);
+  f->n = n;
+  f->fw = (int *)mlsys_alloc((size_t)n + 1, sizeof(int));
+  f->pos_id = (int *)mlsys_alloc((size_t)n + 2, sizeof(int));
+  f->bstage = (int *)mlsys_alloc((size_t)n + 1, sizeof(int));
+  if (!f->fw || !f->pos_id || !f->bstage) { mlsys__remat_fwd_free(f); return MLSYS_ERR_NOMEM; }
+  for (v = 0; v < n; v++)
+    if (g->kind[v] == MLSYS_REMAT_F) f->fw[f->nf++] = v;
+  for (v = 0; v < f->nf; v++) f->pos_id[v] = f->fw[v];
+  f->npos = f->nf;
+  if (g->loss >= 0) f->pos_id[f->npos++] = g->loss;
+  canonical = n == 2 * f->nf + 1 && g->loss == f->nf;
+  for (v = 0; v < f->nf && canonical; v++)
+    if (f->fw[v] != v || g->kind[n - 1 - v] != MLSYS_REMAT_B) canonical = 0;
+  for (v = 0; v < n; v++) {
+    int lu = d->out_off[v + 1] > d->out_off[v] ? d->out[d->out_off[v + 1] - 1] : v;
+    f->bstage[v] = canonical && v <= f->nf ? n - 1 - v : lu;
+  }
+  for (v = 0; v < n; v++)
+    if (g->fwd_of[v] >= 0 && g->fwd_of[v] < n && g->fwd_of[v] < v) f->bstage[g->fwd_of[v]] = v;
+  return MLSYS_OK;
+}
+
+static void mlsys__remat_set_s(unsigned char *S, int n, int t, int i) {
+  if (t >= 0 && t < n && i >= 0 && i < t) S[(size_t)t * (size_t)n + (size_t)i] = 1;
+}
+
+/* The rules every checkpoint baseline shares: gradients (values between non-forward nodes) are kept until their
+   last use, and every value is kept into the stage of each of its users (Checkmate repo,
+   gen_s_matrix_fixed_checkpoints, steps 1-2). */
+static void mlsys__remat_base_rules(const mlsys_remat_graph *g, unsigned char *S) {
+  const mlsys_dag *d = &g->dag;
+  int n = d->n, v, j, t;
+  for (v = 0; v < n; v++)
+    for (j = d->in_off[v]; j < d->in_off[v + 1]; j++) {
+      int u = d->in[j];
+      if (g->kind[u] != MLSYS_REMAT_F && g->kind[v] != MLSYS_REMAT_F)
+        for (t = u + 1; t <= v; t++) mlsys__remat_set_s(S, n, t, u);
+      mlsys__remat_set_s(S, n, v, u);
+    }
+}
+
+static mlsys_status mlsys__remat_finish_baseline(const mlsys_remat_graph *g, mlsys_remat_schedule *s,
+                                                 const char *method) {
+  mlsys_status st;
+  if ((st = mlsys_remat_trim(g, s->S, s->R)) != MLSYS_OK) return st;
+  snprintf(s->method, sizeof s->method, "%s", method);
+  st = mlsys_remat_evaluate(g, s);
+  if (st != MLSYS_OK) return mlsys_prefix_error("internal error: baseline %s", method);
+  return MLSYS_OK;
+}
+
+/* Steps 3-6 of the repo's S construction for checkpoint set K (mlsys20_artifact variant, the paper's figures). */
+static mlsys_status mlsys__remat_checkpoints_s(const mlsys_remat_graph *g, const mlsys__remat_fwd *f,
+                                               const unsigned char *keep, unsigned char *S) {
+  int n = g->dag.n, p, q, t, nseg = 0, *start;
+  mlsys__remat_base_rules(g, S);
+  start = (int *)mlsys_alloc((size_t)f->npos + 2, sizeof(int));
+  if (!start) return MLSYS_ERR_NOMEM;
+  /* segments over positions: [0, k1), [k1, k2), ..., [k_last, npos) */
+  start[nseg++] = 0;
+  for (p = 1; p < f->nf; p++)
+    if (keep[f->fw[p]]) start[nseg++] = p;
+  start[nseg] = f->npos;
+  /* stripes: checkpoints stay resident (trimmed later to their last use) */
+  for (p = 0; p < f->nf; p++)
+    if (keep[f->fw[p]])
+      for (t = f->fw[p] + 1; t < n; t++) mlsys__remat_set_s(S, n, t, f->fw[p]);
+  for (q = 0; q < nseg; q++) {
+    int a = start[q], b = start[q + 1];
+    int tb = b < f->npos ? f->pos_id[b] : f->pos_id[f->npos - 1] + 1;
+    /* backward ladders: while a segment's gradients run, the whole segment is resident */
+    for (p = a; p < b; p++) {
+      int tt = f->bstage[f->pos_id[p]], x;
+      for (x = a; x < b; x++) mlsys__remat_set_s(S, n, tt, f->pos_id[x]);
+    }
+    /* forward blocks: the segment is not re-walked during the forward pass */
+    for (t = f->pos_id[a]; t <= tb && t < n; t++)
+      for (p = a; p < b; p++) mlsys__remat_set_s(S, n, t, f->pos_id[p]);
+    /* backward blocks: the segment's gradients stay while its other gradients run */
+    for (p = a; p < b && p < f->nf; p++) {
+      int row = f->bstage[f->fw[p]], x;
+      for (x = a; x < b && x < f->nf; x++) mlsys__remat_set_s(S, n, row, f->bstage[f->fw[x]]);
+    }
+  }
+  mlsys_free(start);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_from_checkpoints(const mlsys_remat_graph *g, const unsigned char *keep,
+                                                    mlsys_remat_schedule *out) {
+  mlsys__remat_fwd f;
+  mlsys_status st;
+  if ((st = mlsys_remat_schedule_alloc(g->dag.n, out)) != MLSYS_OK) return st;
+  if ((st = mlsys__remat_fwd_init(g, &f)) != MLSYS_OK) { mlsys_remat_schedule_free(out); return st; }
+  st = mlsys__remat_checkpoints_s(g, &f, keep, out->S);
+  mlsys__remat_fwd_free(&f);
+  if (st == MLSYS_OK) st = mlsys__remat_finish_baseline(g, out, "checkpoints");
+  if (st != MLSYS_OK) mlsys_remat_schedule_free(out);
+  return st;
+}
+
+/* Candidates (all forward nodes, or the articulation points) in topological order. */
+static mlsys_status mlsys__remat_candidates(const mlsys_remat_graph *g, const mlsys__remat_fwd *f, int use_ap,
+                                            int *cand, int *ncand) {
+  int p;
+  *ncand = 0;
+  if (use_ap) {
+    unsigned char *ap = (unsigned char *)mlsys_alloc((size_t)g->dag.n + 1, 1);
+    mlsys_status st;
+    if (!ap) return MLSYS_ERR_NOMEM;
+    if ((st = mlsys_remat_articulation_points(g, ap)) != MLSYS_OK) { mlsys_free(ap); return st; }
+    for (p = 0; p < f->nf; p++)
+      if (ap[f->fw[p]]) cand[(*ncand)++] = f->fw[p];
+    mlsys_free(ap);
+  } else {
+    for (p = 0; p < f->nf; p++) cand[(*ncand)++] = f->fw[p];
+  }
+  return MLSYS_OK;
+}
+
+/* Chen et al. sqrt(n): k = floor(sqrt(#candidates)); every k-th candidate is a checkpoint. */
+static mlsys_status mlsys__remat_chen_sqrtn(const mlsys_remat_graph *g, int use_ap, mlsys_remat_schedule *out) {
+  mlsys__remat_fwd f;
+  int *cand = NULL, nc = 0, k, i;
+  unsigned char *keep = NULL;
+  mlsys_status st;
+  memset(out, 0, sizeof *out);
+  if ((st = mlsys__remat_fwd_init(g, &f)) != MLSYS_OK) return st;
+  cand = (int *)mlsys_alloc((size_t)g->dag.n + 1, sizeof(int));
+  keep = (unsigned char *)mlsys_calloc((size_t)g->dag.n + 1, 1);
+  if (!cand || !keep) { st = MLSYS_ERR_NOMEM; goto done; }
+  if ((st = mlsys__remat_candidates(g, &f, use_ap, cand, &nc)) != MLSYS_OK) goto done;
+  k = (int)floor(sqrt((double)nc));
+  for (i = 0; i < nc && k > 0; i++)
+    if ((i + 1) % k == 0) keep[cand[i]] = 1;
+  if ((st = mlsys_remat_from_checkpoints(g, keep, out)) == MLSYS_OK)
+    snprintf(out->method, sizeof out->method, "%s", use_ap ? "ap-sqrtn" : "chen-sqrtn");
+done:
+  mlsys__remat_fwd_free(&f);
+  mlsys_free(cand); mlsys_free(keep);
+  return st;
+}
+
+/* Chen et al. greedy: walk the forward nodes accumulating bytes; a candidate where the running total exceeds b
+   becomes a checkpoint. The sweep over b follows the Checkmate repo: b = P·(1 + x), x ∈ [-1, 2) in steps of 0.01,
+   P = the peak of the linearized sqrt(n) schedule. pick: 0 → lowest peak (Chen's own goal); 1 → cheapest within
+   the budget (else lowest peak). */
+static mlsys_status mlsys__remat_greedy(const mlsys_remat_graph *g, int use_ap, int pick, uint64_t budget,
+                                        mlsys_remat_schedule *best, const char *method) {
+  mlsys__remat_fwd f;
+  mlsys_remat_schedule ref, cur;
+  int *cand = NULL, nc = 0, i, step, have = 0;
+  unsigned char *keep = NULL, *prev = NULL, *iscand = NULL;
+  uint64_t fixed = mlsys_remat_fixed_total(g);
+  mlsys_status st;
+  memset(best, 0, sizeof *best);
+  memset(&ref, 0, sizeof ref);
+  if ((st = mlsys__remat_fwd_init(g, &f)) != MLSYS_OK) return st;
+  cand = (int *)mlsys_alloc((size_t)g->dag.n + 1, sizeof(int));
+  keep = (unsigned char *)mlsys_calloc((size_t)g->dag.n + 1, 1);
+  prev = (unsigned char *)mlsys_calloc((size_t)g->dag.n + 1, 1);
+  iscand = (unsigned char *)mlsys_calloc((size_t)g->dag.n + 1, 1);
+  if (!cand || !keep || !prev || !iscand) { st = MLSYS_ERR_NOMEM; goto done; }
+  if ((st = mlsys__remat_candidates(g, &f, use_ap, cand, &nc)) != MLSYS_OK) goto done;
+  for (i = 0; i < nc; i++) iscand[cand[i]] = 1;
+  if ((st = mlsys__remat_chen_sqrtn(g, 0, &ref)) != MLSYS_OK) goto done;
+  for (step = -100; step < 200; step++) {
+    double b = (double)ref.peak * (1.0 + step / 100.0), acc = 0;
+    int better;
+    memset(keep, 0, (size_t)g->dag.n);
+    for (i = 0; i < f.nf; i++) {
+      int v = f.fw[i];
+      acc += (double)g->dag.size[v];
+      if (iscand[v] && acc > b) { keep[v] = 1; acc = 0; }
+    }
+    if (have && memcmp(keep, prev, (size_t)g->dag.n) == 0) continue;   /* same checkpoints as the last b */
+    memcpy(prev, keep, (size_t)g->dag.n);
+    if ((st = mlsys_remat_from_checkpoints(g, keep, &cur)) != MLSYS_OK) goto done;
+    cur.budget = budget;
+    cur.fits = cur.peak + fixed <= budget;
+    if (!have) better = 1;
+    else if (pick == 1 && cur.fits != best->fits) better = cur.fits;
+    else if (pick == 1 && cur.fits) better = cur.cost < best->cost || (cur.cost == best->cost && cur.peak < best->peak);
+    else better = cur.peak < best->peak || (cur.peak == best->peak && cur.cost < best->cost);
+    if (better) {
+      mlsys_remat_schedule_free(best);
+      *best = cur;
+      have = 1;
+    } else {
+      mlsys_remat_schedule_free(&cur);
+    }
+  }
+  snprintf(best->method, sizeof best->method, "%s", method);
+done:
+  mlsys_remat_schedule_free(&ref);
+  mlsys__remat_fwd_free(&f);
+  mlsys_free(cand); mlsys_free(keep); mlsys_free(prev); mlsys_free(iscand);
+  if (st != MLSYS_OK) mlsys_remat_schedule_free(best);
+  return st;
+}
+
+/* ---- Griewank & Walther revolve ---- */
+MLSYS_DEF long mlsys_remat_revolve_steps(long l, int s) {
+  long *t, best, j, len, res;
+  int c;
+  if (l <= 1) return 0;
+  if (s <= 0) return l * (l - 1) / 2;
+  if (l > 100000 || s > 64) return -1;
+  /* t[c][len] for c = 0..s, by rows; only two rows are needed at a time, but the table is small anyway */
+  t = (long *)mlsys_alloc((size_t)(s + 1) * (size_t)(l + 1), sizeof(long));
+  if (!t) return -1;
+  for (len = 0; len <= l; len++) t[len] = len <= 1 ? 0 : len * (len - 1) / 2;
+  for (c = 1; c <= s; c++) {
+    long *row = t + (size_t)c * (size_t)(l + 1), *up = row - (l + 1);
+    row[0] = row[1] = 0;
+    for (len = 2; len <= l; len++) {
+      best = LONG_MAX;
+      for (j = 1; j < len; j++) {
+        long v = j + up[len - j] + row[j];
+        if (v < best) best = v;
+      }
+      row[len] = best;
+    }
+  }
+  res = t[(size_t)s * (size_t)(l + 1) + (size_t)l];
+  mlsys_free(t);
+  return res;
+}
+
+static long mlsys__binom(long a, long b) {
+  long r = 1, i;
+  if (b < 0 || b > a) return 0;
+  if (b > a - b) b = a - b;
+  for (i = 1; i <= b; i++) {
+    if (r > LONG_MAX / (a - b + i)) return LONG_MAX;
+    r = r * (a - b + i) / i;
+  }
+  return r;
+}
+/* Griewank's closed form with c = s + 1 stored states: r·l − C(c+r, c+1), where r is the least integer with
+   l ≤ C(c+r, c) (β(c, r) in Griewank & Walther, Algorithm 799). */
+MLSYS_DEF long mlsys_remat_revolve_closed_form(long l, int s) {
+  long c = s + 1, r = 0;
+  if (l <= 1) return 0;
+  if (s <= 0) return l * (l - 1) / 2;
+  while (mlsys__binom(c + r, c) < l) r++;
+  return r * l - mlsys__binom(c + r, c + 1);
+}
+
+/* Revolve's snapshot plan over chain positions 0..l-1: hold[x] lists (as a bit set over positions) the snapshots
+   resident when position x is reversed; split choice follows the DP t(len, s) = min_j j + t(len-j, s-1) + t(j, s). */
+typedef struct {
+  int l;
+  long *tab;                 /* (smax + 1) x (l + 1) DP table */
+  int smax;
+  unsigned char *hold;       /* l x l: hold[x*l + p] */
+  unsigned char *initial;    /* [l]: snapshot p was taken during the first forward sweep */
+  unsigned char *held_now;   /* [l] */
+  int reversed_any;
+} mlsys__revolve;
+
+static long mlsys__revolve_t(const mlsys__revolve *r, int len, int s) {
+  return len <= 1 ? 0 : s <= 0 ? (long)len * (len - 1) / 2 : r->tab[(size_t)s * (size_t)(r->l + 1) + (size_t)len];
+}
+static void mlsys__revolve_rec(mlsys__revolve *r, int base, int len, int s) {
+  int x, j, bj = 1;
+  long best = LONG_MAX;
+  if (len <= 0) return;
+  if (len == 1 || s <= 0) {
+    for (x = base + len - 1; x >= base; x--) {   /* reverse from the base snapshot, recomputing each time */
+      memcpy(r->hold + (size_t)x * (size_t)r->l, r->held_now, (size_t)r->l);
+      r->hold[(size_t)x * (size_t)r->l + (size_t)base] = 1;
+    }
+    r->reversed_any = 1;
+    return;
+  }
+  for (j = 1; j < len; j++) {
+    long v = j + mlsys__revolve_t(r, len - j, s - 1) + mlsys__revolve_t(r, j, s);
+    if (v < best) { best = v; bj = j; }
+  }
+  r->held_now[base] = 1;
+  if (!r->reversed_any) r->initial[base + bj] = 1;
+  r->held_now[base + bj] = 1;
+  mlsys__revolve_rec(r, base + bj, len - bj, s - 1);
+  r->held_now[base + bj] = 0;
+  mlsys__revolve_rec(r, base, bj, s);
+}
+
+/* Griewank log(n) on the chain of articulation points with s free snapshot slots (evaluated with true costs,
+   chosen with unit costs: Table 3.1 "not cost aware"). */
+static mlsys_status mlsys__remat_griewank_s(const mlsys_remat_graph *g, int s, mlsys_remat_schedule *out) {
+  const mlsys_dag *d = &g->dag;
+  mlsys__remat_fwd f;
+  mlsys__revolve r;
+  int *cand = NULL, m = 0, n = d->n, x, p, c, len, j;
+  mlsys_status st;
+  memset(&r, 0, sizeof r);
+  memset(out, 0, sizeof *out);
+  if ((st = mlsys__remat_fwd_init(g, &f)) != MLSYS_OK) return st;
+  cand = (int *)mlsys_alloc((size_t)n + 1, sizeof(int));
+  if (!cand) { st = MLSYS_ERR_NOMEM; goto done; }
+  if ((st = mlsys__remat_candidates(g, &f, 1, cand, &m)) != MLSYS_OK) goto done;
+  if ((st = mlsys_remat_schedule_alloc(n, out)) != MLSYS_OK) goto done;
+  mlsys__remat_base_rules(g, out->S);
+  if (m > 0) {
+    if (s > m) s = m;
+    r.l = m;
+    r.smax = s;
+    r.tab = (long *)mlsys_calloc((size_t)(s + 1) * (size_t)(m + 1), sizeof(long));
+    r.hold = (unsigned char *)mlsys_calloc((size_t)m * (size_t)m, 1);
+    r.initial = (unsigned char *)mlsys_calloc((size_t)m, 1);
+    r.held_now = (unsigned char *)mlsys_calloc((size_t)m, 1);
+    if (!r.tab || !r.hold || !r.initial || !r.held_now) { st = MLSYS_ERR_NOMEM; goto done; }
+    for (c = 1; c <= s; c++)
+      for (len = 2; len <= m; len++) {
+        long best = LONG_MAX;
+        for (j = 1; j < len; j++) {
+          long v = j + mlsys__revolve_t(&r, len - j, c - 1) + mlsys__revolve_t(&r, j, c);
+          if (v < best) best = v;
+        }
+        r.tab[(size_t)c * (size_t)(m + 1) + (size_t)len] = best;
+      }
+    r.initial[0] = 1;   /* the first position is the chain's starting state */
+    mlsys__revolve_rec(&r, 0, m, s);
+    /* snapshot p is resident from its creation to its own reversal: created in the first sweep (kept from its
+       own stage) or recomputed just before the first reversal that needs it (the closure does that) */
+    for (p = 0; p < m; p++) {
+      int hi = -1, t, t0, t1 = f.bstage[cand[p]];
+      for (x = m - 1; x >= p && hi < 0; x--)
+        if (r.hold[(size_t)x * (size_t)m + (size_t)p]) hi = x;
+      if (hi < 0) continue;
+      t0 = r.initial[p] ? cand[p] + 1 : f.bstage[cand[hi]] + 1;
+      for (t = t0; t <= t1; t++) mlsys__remat_set_s(out->S, n, t, cand[p]);
+    }
+  }
+  {
+    char name[48];
+    snprintf(name, sizeof name, "griewank(s=%d)", s);
+    st = mlsys__remat_finish_baseline(g, out, name);
+  }
+done:
+  mlsys_free(r.tab); mlsys_free(r.hold); mlsys_free(r.initial); mlsys_free(r.held_now);
+  mlsys_free(cand);
+  mlsys__remat_fwd_free(&f);
+  if (st != MLSYS_OK) mlsys_remat_schedule_free(out);
+  return st;
+}
+
+/* Sweep the snapshot count: the cheapest schedule within the budget, else the lowest peak. */
+static mlsys_status mlsys__remat_griewank(const mlsys_remat_graph *g, uint64_t budget, mlsys_remat_schedule *best) {
+  mlsys_remat_schedule cur;
+  uint64_t fixed = mlsys_remat_fixed_total(g);
+  int s, have = 0, nf = 0, v;
+  mlsys_status st;
+  memset(best, 0, sizeof *best);
+  for (v = 0; v < g->dag.n; v++) nf += g->kind[v] == MLSYS_REMAT_F;
+  for (s = 0; s <= nf && s <= 64; s++) {
+    int better;
+    if ((st = mlsys__remat_griewank_s(g, s, &cur)) != MLSYS_OK) { mlsys_remat_schedule_free(best); return st; }
+    cur.budget = budget;
+    cur.fits = cur.peak + fixed <= budget;
+    if (!have) better = 1;
+    else if (cur.fits != best->fits) better = cur.fits;
+    else if (cur.fits) better = cur.cost < best->cost || (cur.cost == best->cost && cur.peak < best->peak);
+    else better = cur.peak < best->peak;
+    if (better) { mlsys_remat_schedule_free(best); *best = cur; have = 1; }
+    else mlsys_remat_schedule_free(&cur);
+    if (have && best->fits && best->cost == best->baseline_cost) break;   /* cannot get cheaper */
+  }
+  return MLSYS_OK;
+}
+
+/* Keep everything until its last use: the framework default and the "ideal" memory of the paper's plots. */
+static mlsys_status mlsys__remat_checkpoint_all(const mlsys_remat_graph *g, mlsys_remat_schedule *out) {
+  unsigned char *keep = (unsigned char *)mlsys_alloc((size_t)g->dag.n + 1, 1);
+  mlsys_status st;
+  int v;
+  if (!keep) return MLSYS_ERR_NOMEM;
+  for (v = 0; v < g->dag.n; v++) keep[v] = g->kind[v] == MLSYS_REMAT_F;
+  st = mlsys_remat_from_checkpoints(g, keep, out);
+  if (st == MLSYS_OK) {
+    /* every non-forward value too (graphs without kinds): nothing is ever recomputed */
+    int n = g->dag.n, t, j;
+    for (v = 0; v < n; v++)
+      for (j = g->dag.out_off[v]; j < g->dag.out_off[v + 1]; j++)
+        for (t = v + 1; t <= g->dag.out[j]; t++) mlsys__remat_set_s(out->S, n, t, v);
+    st = mlsys__remat_finish_baseline(g, out, "checkpoint-all");
+  }
+  mlsys_free(keep);
+  return st;
+}
+
+/* Keep only the newest value between stages: everything else is recomputed (quadratic cost, little memory). */
+static mlsys_status mlsys__remat_checkpoint_last(const mlsys_remat_graph *g, mlsys_remat_schedule *out) {
+  int n = g->dag.n, t;
+  mlsys_status st;
+  if ((st = mlsys_remat_schedule_alloc(n, out)) != MLSYS_OK) return st;
+  for (t = 0; t + 1 < n; t++) mlsys__remat_set_s(out->S, n, t + 1, t);
+  st = mlsys__remat_finish_baseline(g, out, "checkpoint-last");
+  if (st != MLSYS_OK) mlsys_remat_schedule_free(out);
+  return st;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   5. The Checkmate MILP (thesis eq. 3.9 with the frontier-advancing partition 3.8), as solved:
+      columns R[t][i] and S[t][i] for i < t (R[t][t] = 1 is a constant), FREE[t][e] for edges e = (i,k) and
+      stages t ≥ k, U[t][k] for k ≤ t; rows 3.1b (dependencies), 3.1c (carries), 3.7b (FREE when nothing keeps a
+      value), the disaggregated upper rows FREE ≤ R[t][k], FREE + S[t+1][i] ≤ 1, FREE + R[t][j] ≤ 1 (or thesis
+      3.7c when asked), 3.2 (stage start), 3.3-3.4 (memory recurrence); U ≤ budget as column bounds.
+   --------------------------------------------------------------------------------------------------------------- */
+typedef struct {
+  const mlsys_remat_graph *g;
+  int n;
+  int *iR, *iS, *iU;     /* [n*n] column index or -1 */
+  int *fbase;            /* [nedges]: FREE column of edge e at stage t is fcol[fbase[e] + t - k_e] */
+  int *fcol;             /* -1 when FREE is fixed at 0 */
+  int *ek;               /* [nedges] the consumer k of edge e */
+  double *M;             /* [n] bytes in model units (rounded up) */
+  double unit;           /* bytes per model unit */
+  int unit_exact;        /* every size is a multiple of unit: the model is byte-exact */
+  double cscale;         /* cost per model cost unit */
+  double Bs;             /* budget in model units (rounded down) */
+  int iZ;                /* peak column (min-peak model) or -1 */
+  mlsys_milp *m;
+} mlsys__cm;
+
+static void mlsys__cm_free(mlsys__cm *cm) {
+  mlsys_free(cm->iR); mlsys_free(cm->iS); mlsys_free(cm->iU); mlsys_free(cm->fbase); mlsys_free(cm->fcol);
+  mlsys_free(cm->ek); mlsys_free(cm->M);
+  mlsys_milp_free(cm->m);
+  memset(cm, 0, sizeof *cm);
+}
+
+static uint64_t mlsys__gcd64(uint64_t a, uint64_t b) {
+  while (b) { uint64_t t = a % b; a = b; b = t; }
+  return a;
+}
+
+/* Memory units: the gcd of all sizes when that keeps coefficients ≤ 1e6 (exact); otherwise max/1e6 with sizes
+   rounded up and the budget rounded down, so every model-feasible schedule is byte-feasible (spec §3.3). Costs
+   are divided by their gcd when integral, else scaled to a maximum of 1e6. */
+static void mlsys__cm_units(mlsys__cm *cm, uint64_t act_budget) {
+  const mlsys_dag *d = &cm->g->dag;
+  uint64_t gg = 0, mx = 0, u;
+  double cmax = 0, cg = 0;
+  int v, integral = 1;
+  for (v = 0; v < d->n; v++) {
+    if (d->size[v]) gg = mlsys__gcd64(gg, d->size[v]);
+    if (d->size[v] > mx) mx = d->size[v];
+    if (d->cost[v] > cmax) cmax = d->cost[v];
+    if (d->cost[v] != floor(d->cost[v]) || d->cost[v] > 9e15) integral = 0;
+  }
+  if (!gg) gg = 1;
+  if ((double)mx / (double)gg <= 1e6) { u = gg; cm->unit_exact = 1; }
+  else { u = (mx + 999999) / 1000000; cm->unit_exact = 0; }
+  cm->unit = (double)u;
+  for (v = 0; v < d->n; v++) cm->M[v] = (double)((d->size[v] + u - 1) / u);
+  cm->Bs = (double)(act_budget / u);
+  if (integral) {
+    uint64_t c = 0;
+    for (v = 0; v < d->n; v++)
+      if (d->cost[v] > 0) c = mlsys__gcd64(c, (uint64_t)d->cost[v]);
+    cg = c ? (double)c : 1;
+    cm->cscale = cmax / cg <= 1e6 ? cg : cmax / 1e6;
+  } else {
+    cm->cscale = cmax > 0 ? cmax / 1e6 : 1;
+  }
+  if (!(cm->cscale > 0)) cm->cscale = 1;
+}
+
+#define MLSYS__CM_IDX(t, i) ((size_t)(t) * (size_t)cm->n + (size_t)(i))
+
+/* R[t][i] for i < t exists unless i is norecompute; S[t][i] for i < t always. */
+static mlsys_status mlsys__cm_build(const mlsys_remat_graph *g, uint64_t act_budget, int min_peak, int aggregated,
+                                    int names, mlsys__cm *cm) {
+  const mlsys_dag *d = &g->dag;
+  int n = d->n, t, i, k, j, e, nE = d->nedges, ncols_free = 0;
+  int cols[64], *rc = NULL, rcap = 0;
+  double vals[64], *rv = NULL;
+  char nm[64];
+  mlsys_status st = MLSYS_OK;
+  mlsys_milp *m;
+  memset(cm, 0, sizeof *cm);
+  cm->g = g;
+  cm->n = n;
+  cm->iZ = -1;
+  cm->iR = (int *)mlsys_alloc((size_t)n * (size_t)n + 1, sizeof(int));
+  cm->iS = (int *)mlsys_alloc((size_t)n * (size_t)n + 1, sizeof(int));
+  cm->iU = (int *)mlsys_alloc((size_t)n * (size_t)n + 1, sizeof(int));
+  cm->fbase = (int *)mlsys_alloc((size_t)nE + 1, sizeof(int));
+  cm->ek = (int *)mlsys_alloc((size_t)nE + 1, sizeof(int));
+  cm->M = (double *)mlsys_alloc((size_t)n + 1, sizeof(double));
+  if (!cm->iR || !cm->iS || !cm->iU || !cm->fbase || !cm->ek || !cm->M) { st = MLSYS_ERR_NOMEM; goto fail; }
+  for (k = 0; k < n; k++)
+    for (j = d->in_off[k]; j < d->in_off[k + 1]; j++) cm->ek[j] = k;
+  for (e = 0; e < nE; e++) { cm->fbase[e] = ncols_free; ncols_free += n - cm->ek[e]; }
+  if (!(cm->fcol = (int *)mlsys_alloc((size_t)ncols_free + 1, sizeof(int)))) { st = MLSYS_ERR_NOMEM; goto fail; }
+  mlsys__cm_units(cm, act_budget);
+  if ((st = mlsys_milp_create(&cm->m)) != MLSYS_OK) goto fail;
+  m = cm->m;
+#define MLSYS__ADDVAR(dst, kind, lo, hi, obj, prio, ...)                                    \
+  do {                                                                                      \
+    if (names) snprintf(nm, sizeof nm, __VA_ARGS__);                                        \
+    (dst) = mlsys_milp_add_var(m, (kind), (lo), (hi), (obj), names ? nm : NULL);            \
+    if ((dst) < 0) { st = mlsys_last_status(); goto fail; }                                 \
+    if (prio) mlsys_milp_set_priority(m, (dst), (prio));                                    \
+  } while (0)
+  /* Columns stage-major (R[t][·], S[t][·]), then FREE stage-major, then U: lp_solve branches on the lowest
+     non-integral column, and this order (with its automatic ordering, see the solve) proves the thesis's chain
+     instances fastest of the orders we measured (docs/remat.md). */
+  for (t = 0; t < n; t++) {
+    for (i = 0; i < n; i++)
+      cm->iR[MLSYS__CM_IDX(t, i)] = cm->iS[MLSYS__CM_IDX(t, i)] = cm->iU[MLSYS__CM_IDX(t, i)] = -1;
+    for (i = 0; i < t; i++)
+      if (!(g->flags[i] & MLSYS_REMAT_NORECOMPUTE))
+        MLSYS__ADDVAR(cm->iR[MLSYS__CM_IDX(t, i)], MLSYS_VAR_BINARY, 0, 1, min_peak ? 0 : d->cost[i] / cm->cscale, 0,
+                      "R_%d_%d", t, i);
+    for (i = 0; i < t; i++)
+      MLSYS__ADDVAR(cm->iS[MLSYS__CM_IDX(t, i)], MLSYS_VAR_BINARY, 0, 1, 0, 0, "S_%d_%d", t, i);
+  }
+  /* FREE[t][(i,k)], stage-major: absent (fixed 0) when R[t][k] is fixed 0, or when node t itself reads i after k */
+  for (t = 0; t < n; t++)
+    for (e = 0; e < nE; e++) {
+      int kk = cm->ek[e], ii = d->in[e], fixed0 = 0;
+      if (kk > t) continue;
+      if (t > kk && cm->iR[MLSYS__CM_IDX(t, kk)] < 0) fixed0 = 1;
+      if (t > kk && mlsys_dag_has_edge(d, ii, t)) fixed0 = 1;
+      cm->fcol[cm->fbase[e] + t - kk] = -1;
+      if (!fixed0) MLSYS__ADDVAR(cm->fcol[cm->fbase[e] + t - kk], MLSYS_VAR_BINARY, 0, 1, 0, 0, "F_%d_%d_%d", t, ii, kk);
+    }
+  for (t = 0; t < n; t++)
+    for (k = 0; k <= t; k++)
+      MLSYS__ADDVAR(cm->iU[MLSYS__CM_IDX(t, k)], MLSYS_VAR_CONTINUOUS, 0, min_peak ? MLSYS_INF : cm->Bs, 0, 0,
+                    "U_%d_%d", t, k);
+  if (min_peak) MLSYS__ADDVAR(cm->iZ, MLSYS_VAR_CONTINUOUS, 0, MLSYS_INF, 1, 0, "peak");
+#undef MLSYS__ADDVAR
+  if (!min_peak) mlsys_milp_set_obj_constant(m, mlsys__remat_total_cost(g) / cm->cscale);
+
+#define MLSYS__ROW(sense, rhs, ...)                                                           \
+  do {                                                                                        \
+    if (names) snprintf(nm, sizeof nm, __VA_ARGS__);                                          \
+    if ((st = mlsys_milp_add_row(m, cnt, cols, vals, (sense), (rhs), names ? nm : NULL)) != MLSYS_OK) goto fail; \
+  } while (0)
+#define MLSYS__TERM(col, val)                                                                 \
+  do {                                                                                        \
+    if ((col) >= 0) { cols[cnt] = (col); vals[cnt] = (val); cnt++; }                          \
+  } while (0)
+  /* (3.1b) dependencies: a node computed in stage t needs each input computed before it or resident */
+  for (k = 0; k < n; k++)
+    for (j = d->in_off[k]; j < d->in_off[k + 1]; j++) {
+      i = d->in[j];
+      for (t = k; t < n; t++) {
+        int cnt = 0;
+        if (t == k) {   /* R[t][t] = 1: R[t][i] + S[t][i] ≥ 1 */
+          MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, i)], 1);
+          MLSYS__TERM(cm->iS[MLSYS__CM_IDX(t, i)], 1);
+          MLSYS__ROW(MLSYS_ROW_GE, 1, "dep_%d_%d_%d", t, i, k);
+        } else {
+          if (cm->iR[MLSYS__CM_IDX(t, k)] < 0) continue;
+          MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, k)], 1);
+          MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, i)], -1);
+          MLSYS__TERM(cm->iS[MLSYS__CM_IDX(t, i)], -1);
+          MLSYS__ROW(MLSYS_ROW_LE, 0, "dep_%d_%d_%d", t, i, k);
+        }
+      }
+    }
+  /* Dominance rows (valid: some optimal schedule satisfies them, since mlsys_remat_trim maps any schedule to one
+     that does at no more cost or memory): a resident value is read in its stage or carried on,
+     S[t][i] ≤ S[t+1][i] + Σ_{users j ≤ t} R[t][j]; a recomputed value likewise, R[t][i] ≤ S[t+1][i] + Σ R[t][j].
+     They remove the many equivalent schedules that keep or recompute values nobody reads. */
+  for (t = 1; t < n && !aggregated; t++)
+    for (i = 0; i < t; i++) {
+      int pass, u, reads_now = 0;
+      for (u = d->out_off[i]; u < d->out_off[i + 1]; u++)
+        if (d->out[u] == t) reads_now = 1;
+      if (reads_now) continue;   /* node t reads i: both rows hold trivially */
+      for (pass = 0; pass < 2; pass++) {
+        int lhs = pass == 0 ? cm->iS[MLSYS__CM_IDX(t, i)] : cm->iR[MLSYS__CM_IDX(t, i)], cnt = 0;
+        if (lhs < 0) continue;
+        if (d->out_off[i + 1] - d->out_off[i] + 3 > rcap) {
+          int need = d->out_off[i + 1] - d->out_off[i] + 3;
+          int *nrc = (int *)mlsys_realloc_array(rc, (size_t)need, sizeof(int));
+          double *nrv;
+          if (!nrc) { st = MLSYS_ERR_NOMEM; goto fail; }
+          rc = nrc;
+          if (!(nrv = (double *)mlsys_realloc_array(rv, (size_t)need, sizeof(double)))) { st = MLSYS_ERR_NOMEM; goto fail; }
+          rv = nrv;
+          rcap = need;
+        }
+        rc[cnt] = lhs; rv[cnt++] = 1;
+        if (t + 1 < n) { rc[cnt] = cm->iS[MLSYS__CM_IDX(t + 1, i)]; rv[cnt++] = -1; }
+        for (u = d->out_off[i]; u < d->out_off[i + 1]; u++) {
+          int jj = d->out[u];
+          if (jj < t && cm->iR[MLSYS__CM_IDX(t, jj)] >= 0) { rc[cnt] = cm->iR[MLSYS__CM_IDX(t, jj)]; rv[cnt++] = -1; }
+        }
+        if (names) snprintf(nm, sizeof nm, "%s_%d_%d", pass == 0 ? "useS" : "useR", t, i);
+        if ((st = mlsys_milp_add_row(m, cnt, rc, rv, MLSYS_ROW_LE, 0, names ? nm : NULL)) != MLSYS_OK) goto fail;
+      }
+    }
+  /* (3.1c) carries: S[t+1][i] ≤ S[t][i] + R[t][i] */
+  for (t = 1; t + 1 < n; t++)
+    for (i = 0; i < t; i++) {
+      int cnt = 0;
+      MLSYS__TERM(cm->iS[MLSYS__CM_IDX(t + 1, i)], 1);
+      MLSYS__TERM(cm->iS[MLSYS__CM_IDX(t, i)], -1);
+      MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, i)], -1);
+      MLSYS__ROW(MLSYS_ROW_LE, 0, "carry_%d_%d", t, i);
+    }
+  /* (3.7b) and the upper rows for every FREE column */
+  for (e = 0; e < nE; e++) {
+    int kk = cm->ek[e], ii = d->in[e];
+    for (t = kk; t < n; t++) {
+      int f = cm->fcol[cm->fbase[e] + t - kk], cnt = 0, u, hazards = 0;
+      double rhs;
+      if (f < 0) continue;
+      /* lower: FREE − R[t][k] + S[t+1][i] + Σ_{users j of i, k<j≤t} R[t][j] ≥ 0   (R[t][t] = 1 moves to the rhs) */
+      MLSYS__TERM(f, 1);
+      rhs = 0;
+      if (kk == t) rhs = 1; else MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, kk)], -1);
+      if (t + 1 < n) MLSYS__TERM(cm->iS[MLSYS__CM_IDX(t + 1, ii)], 1);
+      for (u = d->out_off[ii]; u < d->out_off[ii + 1]; u++) {
+        int jj = d->out[u];
+        if (jj <= kk || jj >= t) continue;
+        if (cnt >= 60) break;   /* never reached for jj < t with the row cap below; see the grow path */
+        MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, jj)], 1);
+      }
+      if (cnt >= 60) {   /* a value with very many users: build the row in a heap buffer */
+        int need = 4 + (d->out_off[ii + 1] - d->out_off[ii]);
+        if (need > rcap) {
+          int *nrc = (int *)mlsys_realloc_array(rc, (size_t)need, sizeof(int));
+          double *nrv;
+          if (!nrc) { st = MLSYS_ERR_NOMEM; goto fail; }
+          rc = nrc;
+          if (!(nrv = (double *)mlsys_realloc_array(rv, (size_t)need, sizeof(double)))) { st = MLSYS_ERR_NOMEM; goto fail; }
+          rv = nrv;
+          rcap = need;
+        }
+        cnt = 0;
+        rc[cnt] = f; rv[cnt++] = 1;
+        if (kk != t && cm->iR[MLSYS__CM_IDX(t, kk)] >= 0) { rc[cnt] = cm->iR[MLSYS__CM_IDX(t, kk)]; rv[cnt++] = -1; }
+        if (t + 1 < n) { rc[cnt] = cm->iS[MLSYS__CM_IDX(t + 1, ii)]; rv[cnt++] = 1; }
+        for (u = d->out_off[ii]; u < d->out_off[ii + 1]; u++) {
+          int jj = d->out[u];
+          if (jj <= kk || jj >= t || cm->iR[MLSYS__CM_IDX(t, jj)] < 0) continue;
+          rc[cnt] = cm->iR[MLSYS__CM_IDX(t, jj)]; rv[cnt++] = 1;
+        }
+        if (names) snprintf(nm, sizeof nm, "freelo_%d_%d_%d", t, ii, kk);
+        if ((st = mlsys_milp_add_row(m, cnt, rc, rv, MLSYS_ROW_GE, rhs, names ? nm : NULL)) != MLSYS_OK) goto fail;
+      } else {
+        MLSYS__ROW(MLSYS_ROW_GE, rhs, "freelo_%d_%d_%d", t, ii, kk);
+      }
+      if (!aggregated) {
+        if (kk < t) {
+          cnt = 0;
+          MLSYS__TERM(f, 1);
+          MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, kk)], -1);
+          MLSYS__ROW(MLSYS_ROW_LE, 0, "freer_%d_%d_%d", t, ii, kk);
+        }
+        if (t + 1 < n) {
+          cnt = 0;
+          MLSYS__TERM(f, 1);
+          MLSYS__TERM(cm->iS[MLSYS__CM_IDX(t + 1, ii)], 1);
+          MLSYS__ROW(MLSYS_ROW_LE, 1, "frees_%d_%d_%d", t, ii, kk);
+        }
+        for (u = d->out_off[ii]; u < d->out_off[ii + 1]; u++) {
+          int jj = d->out[u];
+          if (jj <= kk || jj >= t || cm->iR[MLSYS__CM_IDX(t, jj)] < 0) continue;
+          cnt = 0;
+          MLSYS__TERM(f, 1);
+          MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, jj)], 1);
+          MLSYS__ROW(MLSYS_ROW_LE, 1, "freeu_%d_%d_%d_%d", t, ii, kk, jj);
+        }
+      } else {
+        /* thesis 3.7c: κ·FREE − R[t][k] + S[t+1][i] + Σ R[t][j] ≤ κ − 1, κ = the number of possible hazards */
+        int nterm = 0;
+        double kappa;
+        for (u = d->out_off[ii]; u < d->out_off[ii + 1]; u++) {
+          int jj = d->out[u];
+          if (jj > kk && jj < t && cm->iR[MLSYS__CM_IDX(t, jj)] >= 0) hazards++;
+        }
+        kappa = (double)((kk < t ? 1 : 0) + (t + 1 < n ? 1 : 0) + hazards);
+        if (kappa < 1) continue;   /* nothing can ever keep i: the lower row already forces FREE = 1 */
+        if (hazards + 4 > rcap) {
+          int need = hazards + 4;
+          int *nrc = (int *)mlsys_realloc_array(rc, (size_t)need, sizeof(int));
+          double *nrv;
+          if (!nrc) { st = MLSYS_ERR_NOMEM; goto fail; }
+          rc = nrc;
+          if (!(nrv = (double *)mlsys_realloc_array(rv, (size_t)need, sizeof(double)))) { st = MLSYS_ERR_NOMEM; goto fail; }
+          rv = nrv;
+          rcap = need;
+        }
+        rc[nterm] = f; rv[nterm++] = kappa;
+        if (kk < t) { rc[nterm] = cm->iR[MLSYS__CM_IDX(t, kk)]; rv[nterm++] = -1; }
+        if (t + 1 < n) { rc[nterm] = cm->iS[MLSYS__CM_IDX(t + 1, ii)]; rv[nterm++] = 1; }
+        for (u = d->out_off[ii]; u < d->out_off[ii + 1]; u++) {
+          int jj = d->out[u];
+          if (jj > kk && jj < t && cm->iR[MLSYS__CM_IDX(t, jj)] >= 0) { rc[nterm] = cm->iR[MLSYS__CM_IDX(t, jj)]; rv[nterm++] = 1; }
+        }
+        if (names) snprintf(nm, sizeof nm, "freeagg_%d_%d_%d", t, ii, kk);
+        if ((st = mlsys_milp_add_row(m, nterm, rc, rv, MLSYS_ROW_LE, kk < t ? kappa - 1 : kappa,
+                                     names ? nm : NULL)) != MLSYS_OK)
+          goto fail;
+      }
+    }
+  }
+  /* (3.2) stage start: U[t][0] = M_0·R[t][0] + Σ_{i<t} M_i·S[t][i] */
+  for (t = 0; t < n; t++) {
+    int cnt = 0, ncol = 1 + t;
+    double rhs = 0;
+    if (ncol + 1 > rcap) {
+      int need = ncol + 2;
+      int *nrc = (int *)mlsys_realloc_array(rc, (size_t)need, sizeof(int));
+      double *nrv;
+      if (!nrc) { st = MLSYS_ERR_NOMEM; goto fail; }
+      rc = nrc;
+      if (!(nrv = (double *)mlsys_realloc_array(rv, (size_t)need, sizeof(double)))) { st = MLSYS_ERR_NOMEM; goto fail; }
+      rv = nrv;
+      rcap = need;
+    }
+    rc[cnt] = cm->iU[MLSYS__CM_IDX(t, 0)]; rv[cnt++] = 1;
+    if (t == 0) rhs = cm->M[0];
+    else if (cm->iR[MLSYS__CM_IDX(t, 0)] >= 0 && cm->M[0] != 0) { rc[cnt] = cm->iR[MLSYS__CM_IDX(t, 0)]; rv[cnt++] = -cm->M[0]; }
+    for (i = 0; i < t; i++)
+      if (cm->M[i] != 0) { rc[cnt] = cm->iS[MLSYS__CM_IDX(t, i)]; rv[cnt++] = -cm->M[i]; }
+    if (names) snprintf(nm, sizeof nm, "ustart_%d", t);
+    if ((st = mlsys_milp_add_row(m, cnt, rc, rv, MLSYS_ROW_EQ, rhs, names ? nm : NULL)) != MLSYS_OK) goto fail;
+  }
+  /* (3.3, 3.4) U[t][k+1] = U[t][k] + M_{k+1}·R[t][k+1] − Σ_{(i,k)} M_i·FREE[t][(i,k)] */
+  for (t = 0; t < n; t++)
+    for (k = 0; k < t; k++) {
+      int cnt = 0, nin = d->in_off[k + 1] - d->in_off[k];
+      double rhs = 0;
+      if (nin + 4 > rcap) {
+        int need = nin + 4;
+        int *nrc = (int *)mlsys_realloc_array(rc, (size_t)need, sizeof(int));
+        double *nrv;
+        if (!nrc) { st = MLSYS_ERR_NOMEM; goto fail; }
+        rc = nrc;
+        if (!(nrv = (double *)mlsys_realloc_array(rv, (size_t)need, sizeof(double)))) { st = MLSYS_ERR_NOMEM; goto fail; }
+        rv = nrv;
+        rcap = need;
+      }
+      rc[cnt] = cm->iU[MLSYS__CM_IDX(t, k + 1)]; rv[cnt++] = 1;
+      rc[cnt] = cm->iU[MLSYS__CM_IDX(t, k)]; rv[cnt++] = -1;
+      if (k + 1 == t) rhs = cm->M[t];
+      else if (cm->iR[MLSYS__CM_IDX(t, k + 1)] >= 0 && cm->M[k + 1] != 0) {
+        rc[cnt] = cm->iR[MLSYS__CM_IDX(t, k + 1)]; rv[cnt++] = -cm->M[k + 1];
+      }
+      for (j = d->in_off[k]; j < d->in_off[k + 1]; j++) {
+        int f = cm->fcol[cm->fbase[j] + t - k];
+        if (f >= 0 && cm->M[d->in[j]] != 0) { rc[cnt] = f; rv[cnt++] = cm->M[d->in[j]]; }
+      }
+      if (names) snprintf(nm, sizeof nm, "umem_%d_%d", t, k + 1);
+      if ((st = mlsys_milp_add_row(m, cnt, rc, rv, MLSYS_ROW_EQ, rhs, names ? nm : NULL)) != MLSYS_OK) goto fail;
+    }
+  if (min_peak)
+    for (t = 0; t < n; t++)
+      for (k = 0; k <= t; k++) {
+        int cnt = 0;
+        MLSYS__TERM(cm->iU[MLSYS__CM_IDX(t, k)], 1);
+        MLSYS__TERM(cm->iZ, -1);
+        MLSYS__ROW(MLSYS_ROW_LE, 0, "peak_%d_%d", t, k);
+      }
+#undef MLSYS__ROW
+#undef MLSYS__TERM
+  mlsys_free(rc);
+  mlsys_free(rv);
+  return MLSYS_OK;
+fail:
+  mlsys_free(rc);
+  mlsys_free(rv);
+  mlsys__cm_free(cm);
+  return st;
+}
+
+/* A schedule as a point of the model (for warm starts): FREE and U follow from R and S exactly as in the
+   simulator. Returns 1 when the point exists in this model and respects the budget. */
+static int mlsys__cm_point(const mlsys__cm *cm, const unsigned char *R, const unsigned char *S, double *x) {
+  const mlsys_dag *d = &cm->g->dag;
+  int n = cm->n, t, k, i, j, e, nv = mlsys_milp_num_vars(cm->m), ok = 1, *last;
+  double mem, peak = 0;
+  if (!(last = (int *)mlsys_alloc((size_t)n + 1, sizeof(int)))) return 0;
+  for (j = 0; j < nv; j++) x[j] = 0;
+  for (t = 0; t < n && ok; t++) {
+    const unsigned char *Rt = R + (size_t)t * (size_t)n, *St = S + (size_t)t * (size_t)n;
+    const unsigned char *Sn = t + 1 < n ? S + (size_t)(t + 1) * (size_t)n : NULL;
+    for (i = 0; i < t; i++) {
+      if (Rt[i]) { if (cm->iR[MLSYS__CM_IDX(t, i)] < 0) ok = 0; else x[cm->iR[MLSYS__CM_IDX(t, i)]] = 1; }
+      if (St[i]) x[cm->iS[MLSYS__CM_IDX(t, i)]] = 1;
+    }
+    for (i = 0; i < n; i++) last[i] = -1;
+    for (k = 0; k <= t; k++)
+      if (Rt[k])
+        for (j = d->in_off[k]; j < d->in_off[k + 1]; j++) last[d->in[j]] = k;
+    mem = 0;
+    for (i = 0; i < t; i++)
+      if (St[i]) mem += cm->M[i];
+    for (k = 0; k <= t; k++) {
+      if (Rt[k]) mem += cm->M[k];
+      x[cm->iU[MLSYS__CM_IDX(t, k)]] = mem;
+      if (mem > peak) peak = mem;
+      if (Rt[k])
+        for (j = d->in_off[k]; j < d->in_off[k + 1]; j++) {
+          i = d->in[j];
+          e = j;
+          if (last[i] == k && !(Sn && Sn[i])) {
+            int f = cm->fcol[cm->fbase[e] + t - k];
+            if (f < 0) { ok = 0; break; }
+            x[f] = 1;
+            mem -= cm->M[i];
+          }
+        }
+    }
+  }
+  mlsys_free(last);
+  if (cm->iZ >= 0) x[cm->iZ] = peak;
+  else if (peak > cm->Bs + 1e-9) ok = 0;
+  return ok;
+}
+
+static void mlsys__cm_extract(const mlsys__cm *cm, const double *x, unsigned char *R, unsigned char *S) {
+  int n = cm->n, t, i;
+  memset(R, 0, (size_t)n * (size_t)n);
+  memset(S, 0, (size_t)n * (size_t)n);
+  for (t = 0; t < n; t++) {
+    R[MLSYS__CM_IDX(t, t)] = 1;
+    for (i = 0; i < t; i++) {
+      int r = cm->iR[MLSYS__CM_IDX(t, i)], s = cm->iS[MLSYS__CM_IDX(t, i)];
+      if (r >= 0 && x[r] > 0.5) R[MLSYS__CM_IDX(t, i)] = 1;
+      if (s >= 0 && x[s] > 0.5) S[MLSYS__CM_IDX(t, i)] = 1;
+    }
+  }
+}
+
+static double mlsys__cm_max_u(const mlsys__cm *cm, const double *x) {
+  int t, k;
+  double best = 0;
+  for (t = 0; t < cm->n; t++)
+    for (k = 0; k <= t; k++)
+      if (x[cm->iU[MLSYS__CM_IDX(t, k)]] > best) best = x[cm->iU[MLSYS__CM_IDX(t, k)]];
+  return best;
+}
+
+static void mlsys__cm_set_budget(mlsys__cm *cm, double Bs) {
+  int t, k;
+  for (t = 0; t < cm->n; t++)
+    for (k = 0; k <= t; k++) mlsys_milp_set_bounds(cm->m, cm->iU[MLSYS__CM_IDX(t, k)], 0, Bs);
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_milp_size(const mlsys_remat_graph *g, int aggregated_free,
+                                             mlsys_remat_model_size *size) {
+  mlsys__cm cm;
+  mlsys_status st = mlsys__cm_build(g, 0, 0, aggregated_free, 0, &cm);
+  memset(size, 0, sizeof *size);
+  if (st != MLSYS_OK) return st;
+  size->binaries = mlsys_milp_num_integer(cm.m);
+  size->continuous = mlsys_milp_num_vars(cm.m) - size->binaries;
+  size->rows = mlsys_milp_num_rows(cm.m);
+  size->nonzeros = mlsys_milp_num_nonzeros(cm.m);
+  mlsys__cm_free(&cm);
+  return MLSYS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   6. Solving: the driver for every method
+   --------------------------------------------------------------------------------------------------------------- */
+static const char *mlsys__remat_method_names[MLSYS_REMAT_METHOD_COUNT] = {
+    "milp", "lp", "checkpoint-all", "chen", "chen-greedy", "griewank", "ap-sqrtn", "ap-greedy", "lin-greedy"};
+
+MLSYS_DEF const char *mlsys_remat_method_name(mlsys_remat_method m) {
+  return (unsigned)m < MLSYS_REMAT_METHOD_COUNT ? mlsys__remat_method_names[m] : "unknown";
+}
+MLSYS_DEF int mlsys_remat_method_parse(const char *name) {
+  int i;
+  if (!name) return -1;
+  for (i = 0; i < MLSYS_REMAT_METHOD_COUNT; i++)
+    if (strcmp(name, mlsys__remat_method_names[i]) == 0) return i;
+  if (!strcmp(name, "checkmate")) return MLSYS_REMAT_MILP;
+  if (!strcmp(name, "lp-round")) return MLSYS_REMAT_LP_ROUND;
+  if (!strcmp(name, "chen-sqrtn") || !strcmp(name, "lin-sqrtn")) return MLSYS_REMAT_CHEN_SQRTN;
+  return -1;
+}
+
+/* One baseline method at a budget: its schedule (the cheapest in budget where it has a knob). */
+static mlsys_status mlsys__remat_baseline(const mlsys_remat_graph *g, mlsys_remat_method m, uint64_t budget,
+                                          mlsys_remat_schedule *out) {
+  mlsys_status st;
+  memset(out, 0, sizeof *out);
+  switch (m) {
+    case MLSYS_REMAT_CHECKPOINT_ALL: st = mlsys__remat_checkpoint_all(g, out); break;
+    case MLSYS_REMAT_CHEN_SQRTN: st = mlsys__remat_chen_sqrtn(g, 0, out); break;
+    case MLSYS_REMAT_AP_SQRTN: st = mlsys__remat_chen_sqrtn(g, 1, out); break;
+    case MLSYS_REMAT_CHEN_GREEDY: st = mlsys__remat_greedy(g, 0, 0, budget, out, "chen-greedy"); break;
+    case MLSYS_REMAT_AP_GREEDY: st = mlsys__remat_greedy(g, 1, 1, budget, out, "ap-greedy"); break;
+    case MLSYS_REMAT_LIN_GREEDY: st = mlsys__remat_greedy(g, 0, 1, budget, out, "lin-greedy"); break;
+    case MLSYS_REMAT_GRIEWANK: st = mlsys__remat_griewank(g, budget, out); break;
+    default: return mlsys_set_error(MLSYS_ERR_ARG, "not a baseline method: %d", (int)m);
+  }
+  if (st != MLSYS_OK) return st;
+  out->budget = budget;
+  out->fits = out->peak_total <= budget;
+  return MLSYS_OK;
+}
+
+/* The best of the heuristics: pick 0 → the cheapest within the budget (ties: lower peak), 1 → the lowest peak. */
+static mlsys_status mlsys__remat_best_heuristic(const mlsys_remat_graph *g, uint64_t budget, int pick,
+                                                mlsys_remat_schedule *best) {
+  static const mlsys_remat_method ms[] = {MLSYS_REMAT_CHECKPOINT_ALL, MLSYS_REMAT_CHEN_SQRTN, MLSYS_REMAT_AP_SQRTN,
+                                          MLSYS_REMAT_LIN_GREEDY, MLSYS_REMAT_AP_GREEDY, MLSYS_REMAT_CHEN_GREEDY,
+                                          MLSYS_REMAT_GRIEWANK};
+  mlsys_remat_schedule cur;
+  int i, have = 0;
+  mlsys_status st;
+  memset(best, 0, sizeof *best);
+  for (i = 0; i <= (int)(sizeof ms / sizeof ms[0]); i++) {
+    int better;
+    if (i < (int)(sizeof ms / sizeof ms[0])) st = mlsys__remat_baseline(g, ms[i], budget, &cur);
+    else if (pick == 1) { st = mlsys__remat_checkpoint_last(g, &cur); cur.budget = budget; cur.fits = cur.peak_total <= budget; }
+    else break;
+    if (st != MLSYS_OK) { mlsys_remat_schedule_free(best); return st; }
+    if (!have) better = 1;
+    else if (pick == 0 && cur.fits != best->fits) better = cur.fits;
+    else if (pick == 0 && cur.fits) better = cur.cost < best->cost || (cur.cost == best->cost && cur.peak < best->peak);
+    else better = cur.peak < best->peak || (cur.peak == best->peak && cur.cost < best->cost);
+    if (better) { mlsys_remat_schedule_free(best); *best = cur; have = 1; }
+    else mlsys_remat_schedule_free(&cur);
+  }
+  return MLSYS_OK;
+}
+
+typedef struct {
+  const mlsys_remat_opts *o;
+  double cscale;
+  mlsys_progress prog;
+  double best;
+} mlsys__remat_cb;
+static int mlsys__remat_on_improve(void *ud, double obj, double seconds) {
+  mlsys__remat_cb *cb = (mlsys__remat_cb *)ud;
+  double cost = obj * cb->cscale;
+  if (cost < cb->best) cb->best = cost;
+  mlsys_progress_update(&cb->prog, "incumbent cost %.6g", cb->best);
+  mlsys_log(MLSYS_LOG_INFO, "remat: incumbent cost %.6g after %.2f s", cost, seconds);
+  return cb->o->on_improve ? cb->o->on_improve(cb->o->ud, cost, seconds) : 0;
+}
+static int mlsys__remat_poll(void *ud) {
+  mlsys__remat_cb *cb = (mlsys__remat_cb *)ud;
+  mlsys_progress_update(&cb->prog, "searching; best cost %.6g", cb->best);
+  return 0;
+}
+
+static double mlsys__remat_time_left(const mlsys_remat_opts *o, double t0) {
+  double lim = o->time_limit > 0 ? o->time_limit : 3600, left = lim - (mlsys_now() - t0);
+  return left > 0.05 ? left : 0.05;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_min_budget(const mlsys_remat_graph *g, const mlsys_remat_opts *opts,
+                                              uint64_t *budget, int *proven, mlsys_remat_schedule *out) {
+  mlsys_remat_opts o;
+  mlsys_remat_schedule h;
+  mlsys__cm cm;
+  mlsys_milp_opts mo;
+  mlsys_milp_result r;
+  mlsys_status st;
+  uint64_t lb = mlsys_remat_single_op_bound(g), fixed = mlsys_remat_fixed_total(g);
+  double t0 = mlsys_now(), *x = NULL;
+  if (opts) o = *opts; else memset(&o, 0, sizeof o);
+  *proven = 0;
+  *budget = 0;
+  if (out) memset(out, 0, sizeof *out);
+  if ((st = mlsys__remat_best_heuristic(g, UINT64_MAX, 1, &h)) != MLSYS_OK) return st;
+  if (h.peak > lb) {
+    /* the MILP that minimises the peak, started from the lowest-peak heuristic */
+    if ((st = mlsys__cm_build(g, 0, 1, o.aggregated_free, 0, &cm)) == MLSYS_OK) {
+      x = (double *)mlsys_alloc((size_t)mlsys_milp_num_vars(cm.m) + 1, sizeof(double));
+      if (!x) { mlsys__cm_free(&cm); mlsys_remat_schedule_free(&h); return MLSYS_ERR_NOMEM; }
+      memset(&mo, 0, sizeof mo);
+      mo.backend = o.backend;
+      mo.time_limit = mlsys__remat_time_left(&o, t0);
+      if (mlsys__cm_point(&cm, h.R, h.S, x)) mo.incumbent = x;
+      st = mlsys_milp_solve(cm.m, &mo, &r);
+      if (st == MLSYS_OK) {
+        mlsys_remat_schedule c;
+        if (mlsys_remat_schedule_alloc(g->dag.n, &c) == MLSYS_OK) {
+          mlsys__cm_extract(&cm, r.x, c.R, c.S);
+          if (mlsys_remat_trim(g, c.S, c.R) == MLSYS_OK && mlsys_remat_evaluate(g, &c) == MLSYS_OK &&
+              c.peak < h.peak) {
+            snprintf(c.method, sizeof c.method, "checkmate-min-peak");
+            mlsys_remat_schedule_free(&h);
+            h = c;
+          } else {
+            mlsys_remat_schedule_free(&c);
+          }
+        }
+        /* proven: the MILP proved its optimum, in exact byte units */
+        if (r.status == MLSYS_MILP_OPTIMAL && cm.unit_exact && (double)h.peak <= r.objective * cm.unit + 0.5)
+          *proven = 1;
+      }
+      mlsys_milp_result_free(&r);
+      mlsys_free(x);
+      mlsys__cm_free(&cm);
+      st = MLSYS_OK;
+    } else if (st != MLSYS_ERR_NOMEM) {
+      st = MLSYS_OK;   /* too big for the MILP: keep the heuristic answer */
+    }
+  } else {
+    *proven = 1;   /* the single-operator lower bound is reached */
+  }
+  *budget = h.peak + fixed;
+  h.budget = *budget;
+  h.fits = 1;
+  if (out) *out = h; else mlsys_remat_schedule_free(&h);
+  return st;
+}
+
+/* "smallest feasible budget" text for infeasibility messages */
+static void mlsys__remat_min_budget_text(const mlsys_remat_graph *g, const mlsys_remat_opts *o, double seconds,
+                                         char *buf, size_t len) {
+  mlsys_remat_opts mo = *o;
+  uint64_t b = 0;
+  int proven = 0;
+  mo.time_limit = seconds;
+  if (mlsys_remat_min_budget(g, &mo, &b, &proven, NULL) == MLSYS_OK)
+    snprintf(buf, len, "the smallest feasible budget %s %llu bytes", proven ? "is" : "found is",
+             (unsigned long long)b);
+  else
+    snprintf(buf, len, "no feasible budget could be determined");
+}
+
+static mlsys_status mlsys__remat_infeasible(const mlsys_remat_graph *g, const mlsys_remat_opts *o, uint64_t budget,
+                                            const char *why, double seconds) {
+  char mb[160];
+  mlsys__remat_min_budget_text(g, o, seconds, mb, sizeof mb);
+  return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "budget %llu bytes is infeasible (%s); %s",
+                         (unsigned long long)budget, why, mb);
+}
+
+/* The quick proofs of infeasibility: fixed memory alone, or one operator with its inputs. */
+static int mlsys__remat_trivially_infeasible(const mlsys_remat_graph *g, uint64_t budget, char *why, size_t len) {
+  uint64_t fixed = mlsys_remat_fixed_total(g), lb = mlsys_remat_single_op_bound(g);
+  if (budget < fixed) {
+    snprintf(why, len, "fixed memory alone is %llu bytes", (unsigned long long)fixed);
+    return 1;
+  }
+  if (budget - fixed < lb) {
+    snprintf(why, len, "some node with its inputs needs %llu bytes of activations beside %llu fixed",
+             (unsigned long long)lb, (unsigned long long)fixed);
+    return 1;
+  }
+  return 0;
+}
+
+static mlsys_status mlsys__remat_solve_milp(const mlsys_remat_graph *g, uint64_t budget, const mlsys_remat_opts *o,
+                                            double t0, mlsys_remat_schedule *out) {
+  mlsys_remat_schedule h;
+  mlsys__cm cm;
+  mlsys_milp_opts mo;
+  mlsys_milp_result r;
+  mlsys__remat_cb cb;
+  mlsys_status st;
+  double *x = NULL;
+  char why[200];
+  int have_inc = 0;
+  uint64_t fixed = mlsys_remat_fixed_total(g);
+  memset(out, 0, sizeof *out);
+  if (mlsys__remat_trivially_infeasible(g, budget, why, sizeof why))
+    return mlsys__remat_infeasible(g, o, budget, why, fmin(30, mlsys__remat_time_left(o, t0)));
+  /* heuristics first: an incumbent, a cutoff and a fallback */
+  if ((st = mlsys__remat_best_heuristic(g, budget, 0, &h)) != MLSYS_OK) return st;
+  if (h.fits && h.cost <= h.baseline_cost && !o->raw) {
+    /* no recomputation needed: nothing can be cheaper than computing every node once */
+    *out = h;
+    out->optimal = 1;
+    out->bound = h.baseline_cost;
+    out->gap = 0;
+    snprintf(out->solver_note, sizeof out->solver_note, "%s fits the budget: no recomputation needed", h.method);
+    snprintf(out->method, sizeof out->method, "checkmate-milp");
+    return MLSYS_OK;
+  }
+  if ((st = mlsys__cm_build(g, budget - fixed, 0, o->aggregated_free, o->dump_model != NULL, &cm)) != MLSYS_OK) {
+    mlsys_remat_schedule_free(&h);
+    return st;
+  }
+  if (o->dump_model && (st = mlsys_milp_write(cm.m, o->dump_model)) != MLSYS_OK) goto done;
+  if (!(x = (double *)mlsys_alloc((size_t)mlsys_milp_num_vars(cm.m) + 1, sizeof(double)))) { st = MLSYS_ERR_NOMEM; goto done; }
+  memset(&mo, 0, sizeof mo);
+  memset(&cb, 0, sizeof cb);
+  cb.o = o;
+  cb.cscale = cm.cscale;
+  cb.best = h.fits ? h.cost : INFINITY;
+  mlsys_progress_begin(&cb.prog, "checkmate milp", o->progress);
+  mo.backend = o->backend;
+  mo.time_limit = mlsys__remat_time_left(o, t0);
+  mo.lpsolve_bb_rule = 8192;   /* NODE_FIRSTSELECT | NODE_AUTOORDER, floor branch first: measured in docs/remat.md */
+  mo.mip_gap_rel = o->mip_gap_rel;
+  mo.mip_gap_abs = o->mip_gap_abs / cm.cscale;
+  mo.on_improve = mlsys__remat_on_improve;
+  mo.should_stop = mlsys__remat_poll;
+  mo.ud = &cb;
+  if (h.fits && !o->no_warm_start && mlsys__cm_point(&cm, h.R, h.S, x)) { mo.incumbent = x; have_inc = 1; }
+  st = mlsys_milp_solve(cm.m, &mo, &r);
+  mlsys_progress_end(&cb.prog);
+  if (st == MLSYS_OK) {
+    if ((st = mlsys_remat_schedule_alloc(g->dag.n, out)) != MLSYS_OK) { mlsys_milp_result_free(&r); goto done; }
+    mlsys__cm_extract(&cm, r.x, out->R, out->S);
+    out->model_cost = r.objective * cm.cscale;
+    out->model_peak = (uint64_t)llround(mlsys__cm_max_u(&cm, r.x) * cm.unit);
+    if (!o->raw) mlsys_remat_trim(g, out->S, out->R);
+    out->budget = budget;
+    if ((st = mlsys_remat_evaluate(g, out)) != MLSYS_OK) {
+      st = mlsys_prefix_error("internal error: the MILP solution does not simulate");
+      mlsys_milp_result_free(&r);
+      goto done;
+    }
+    out->optimal = r.status == MLSYS_MILP_OPTIMAL;
+    out->bound = r.bound * cm.cscale;
+    if (out->bound > out->cost) out->bound = out->cost;
+    out->gap = out->cost > 0 ? (out->cost - out->bound) / out->cost : 0;
+    snprintf(out->method, sizeof out->method, "checkmate-milp");
+    if (r.from_incumbent)
+      snprintf(out->solver_note, sizeof out->solver_note, "%s; the MILP found nothing cheaper than %s",
+               out->optimal ? "proven optimal" : "time limit reached", h.method);
+    else
+      snprintf(out->solver_note, sizeof out->solver_note, "%s by %s in %.2f s (%ld nodes)",
+               out->optimal ? "proven optimal" : "best found, not proven", mlsys_milp_backend_name(o->backend),
+               r.seconds, r.nodes);
+    if (!out->fits) {   /* cannot happen when units are conservative; guard anyway */
+      st = mlsys_set_error(MLSYS_ERR_SOLVER, "internal error: MILP schedule peaks at %llu bytes, over the budget",
+                           (unsigned long long)out->peak_total);
+    }
+    mlsys_milp_result_free(&r);
+  } else if (st == MLSYS_ERR_INFEASIBLE && !have_inc) {
+    mlsys_milp_result_free(&r);
+    st = mlsys__remat_infeasible(g, o, budget, "proven by the MILP", fmin(30, mlsys__remat_time_left(o, t0)));
+    if (h.n) { *out = h; memset(&h, 0, sizeof h); }
+  } else if (st == MLSYS_ERR_TIMEOUT || st == MLSYS_ERR_CANCELED) {
+    char mb[160];
+    mlsys_milp_result_free(&r);
+    mlsys__remat_min_budget_text(g, o, 10, mb, sizeof mb);
+    st = mlsys_set_error(st, "no schedule within %llu bytes found in %.1f s (not proven infeasible); %s",
+                         (unsigned long long)budget, mlsys_now() - t0, mb);
+    if (h.n) { *out = h; memset(&h, 0, sizeof h); }
+  } else {
+    mlsys_milp_result_free(&r);
+  }
+done:
+  mlsys_free(x);
+  mlsys__cm_free(&cm);
+  mlsys_remat_schedule_free(&h);
+  return st;
+}
+
+/* Two-phase rounding (thesis §3.5, Alg. 3): LP at (1 - eps)·budget, S rounded at each threshold, R rebuilt by
+   the closure, the cheapest schedule within the budget kept. The LP at the full budget gives the lower bound
+   (and is rounded too). */
+static mlsys_status mlsys__remat_solve_lp(const mlsys_remat_graph *g, uint64_t budget, const mlsys_remat_opts *o,
+                                          double t0, mlsys_remat_schedule *out) {
+  static const double dflt[] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};
+  const double *th = o->nthresholds > 0 ? o->thresholds : dflt;
+  int nth = o->nthresholds > 0 ? o->nthresholds : 9, pass, i, t, have = 0, n = g->dag.n;
+  double eps = o->lp_eps > 0 ? o->lp_eps : 0.1, bound = NAN;
+  mlsys__cm cm;
+  mlsys_milp_opts mo;
+  mlsys_milp_result r;
+  mlsys_remat_schedule cur, lowest;
+  mlsys_status st;
+  char why[200];
+  uint64_t fixed = mlsys_remat_fixed_total(g);
+  memset(out, 0, sizeof *out);
+  memset(&lowest, 0, sizeof lowest);
+  if (mlsys__remat_trivially_infeasible(g, budget, why, sizeof why))
+    return mlsys__remat_infeasible(g, o, budget, why, fmin(10, mlsys__remat_time_left(o, t0)));
+  if ((st = mlsys__cm_build(g, budget - fixed, 0, o->aggregated_free, o->dump_model != NULL, &cm)) != MLSYS_OK) return st;
+  if (o->dump_model && (st = mlsys_milp_write(cm.m, o->dump_model)) != MLSYS_OK) { mlsys__cm_free(&cm); return st; }
+  for (pass = 0; pass < 2; pass++) {
+    double Bs = pass == 0 ? floor((1 - eps) * cm.Bs) : cm.Bs;
+    mlsys__cm_set_budget(&cm, Bs);
+    memset(&mo, 0, sizeof mo);
+    mo.backend = o->backend;
+    mo.relax = 1;
+    mo.time_limit = mlsys__remat_time_left(o, t0);
+    st = mlsys_milp_solve(cm.m, &mo, &r);
+    if (st == MLSYS_ERR_INFEASIBLE) {
+      mlsys_milp_result_free(&r);
+      if (pass == 0) continue;   /* the reduced budget is too tight for the LP; the full one may not be */
+      mlsys__cm_free(&cm);
+      mlsys_remat_schedule_free(&lowest);
+      return mlsys__remat_infeasible(g, o, budget, "the LP relaxation is infeasible",
+                                     fmin(10, mlsys__remat_time_left(o, t0)));
+    }
+    if (st != MLSYS_OK) { mlsys_milp_result_free(&r); goto fail; }
+    if (pass == 1) bound = r.objective * cm.cscale;
+    for (i = 0; i < nth; i++) {
+      if ((st = mlsys_remat_schedule_alloc(n, &cur)) != MLSYS_OK) { mlsys_milp_result_free(&r); goto fail; }
+      for (t = 0; t < n; t++) {
+        int k;
+        for (k = 0; k < t; k++) {
+          int s = cm.iS[(size_t)t * (size_t)n + (size_t)k];
+          cur.S[(size_t)t * (size_t)n + (size_t)k] = s >= 0 && r.x[s] >= th[i] - 1e-9;
+        }
+      }
+      mlsys_remat_trim(g, cur.S, cur.R);
+      cur.budget = budget;
+      if ((st = mlsys_remat_evaluate(g, &cur)) != MLSYS_OK) { mlsys_remat_schedule_free(&cur); mlsys_milp_result_free(&r); goto fail; }
+      snprintf(cur.method, sizeof cur.method, "lp-round(theta=%g%s)", th[i], pass == 0 ? "" : ",full-budget LP");
+      if (cur.fits && (!have || cur.cost < out->cost)) {
+        mlsys_remat_schedule_free(out);
+        *out = cur;
+        have = 1;
+      } else if (!lowest.n || cur.peak < lowest.peak) {
+        mlsys_remat_schedule_free(&lowest);
+        lowest = cur;
+      } else {
+        mlsys_remat_schedule_free(&cur);
+      }
+    }
+    mlsys_milp_result_free(&r);
+  }
+  mlsys__cm_free(&cm);
+  if (have) {
+    mlsys_remat_schedule_free(&lowest);
+    out->bound = isnan(bound) ? NAN : fmin(bound, out->cost);
+    out->gap = isnan(bound) || out->cost <= 0 ? NAN : (out->cost - out->bound) / out->cost;
+    out->optimal = !isnan(bound) && out->cost <= bound * (1 + 1e-9);
+    snprintf(out->solver_note, sizeof out->solver_note, "LP relaxation at %.0f%% and 100%% of the budget by %s",
+             100 * (1 - eps), mlsys_milp_backend_name(o->backend));
+    return MLSYS_OK;
+  }
+  *out = lowest;
+  {
+    char mb[160];
+    mlsys__remat_min_budget_text(g, o, fmin(10, mlsys__remat_time_left(o, t0)), mb, sizeof mb);
+    return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "no LP rounding fits the budget of %llu bytes; %s",
+                           (unsigned long long)budget, mb);
+  }
+fail:
+  mlsys__cm_free(&cm);
+  mlsys_remat_schedule_free(&lowest);
+  mlsys_remat_schedule_free(out);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_solve(const mlsys_remat_graph *g, uint64_t budget, const mlsys_remat_opts *opts,
+                                         mlsys_remat_schedule *out) {
+  mlsys_remat_opts o;
+  mlsys_status st;
+  double t0 = mlsys_now();
+  int i;
+  if (opts) o = *opts; else memset(&o, 0, sizeof o);
+  memset(out, 0, sizeof *out);
+  out->bound = out->gap = NAN;
+  if (!g || g->dag.n <= 0) return mlsys_set_error(MLSYS_ERR_ARG, "remat: empty graph");
+  if ((unsigned)o.method >= MLSYS_REMAT_METHOD_COUNT)
+    return mlsys_set_error(MLSYS_ERR_ARG, "remat: unknown method %d", (int)o.method);
+  if (o.time_limit < 0 || !(o.lp_eps >= 0 && o.lp_eps < 1) || o.mip_gap_rel < 0 || o.mip_gap_abs < 0)
+    return mlsys_set_error(MLSYS_ERR_ARG, "remat: negative time limit or gap, or lp_eps outside [0, 1)");
+  if (o.nthresholds < 0 || (o.nthresholds > 0 && !o.thresholds))
+    return mlsys_set_error(MLSYS_ERR_ARG, "remat: %d thresholds but no list", o.nthresholds);
+  for (i = 0; i < o.nthresholds; i++)
+    if (!(o.thresholds[i] > 0 && o.thresholds[i] <= 1))
+      return mlsys_set_error(MLSYS_ERR_ARG, "remat: rounding threshold %g outside (0, 1]", o.thresholds[i]);
+  if (!mlsys_milp_has_backend(o.backend) &&
+      (o.method == MLSYS_REMAT_MILP || o.method == MLSYS_REMAT_LP_ROUND))
+    return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "remat: solver backend %s is not compiled in",
+                           mlsys_milp_backend_name(o.backend));
+  if (o.method == MLSYS_REMAT_MILP) st = mlsys__remat_solve_milp(g, budget, &o, t0, out);
+  else if (o.method == MLSYS_REMAT_LP_ROUND) st = mlsys__remat_solve_lp(g, budget, &o, t0, out);
+  else {
+    if ((st = mlsys__remat_baseline(g, o.method, budget, out)) == MLSYS_OK && !out->fits)
+      st = mlsys_set_error(MLSYS_ERR_INFEASIBLE, "%s: its schedule needs %llu bytes (peak %llu of activations + "
+                           "%llu fixed), over the budget of %llu", mlsys_remat_method_name(o.method),
+                           (unsigned long long)out->peak_total, (unsigned long long)out->peak,
+                           (unsigned long long)mlsys_remat_fixed_total(g), (unsigned long long)budget);
+    if (out->n) {
+      out->bound = NAN;
+      out->gap = NAN;
+      out->optimal = out->fits && out->cost <= out->baseline_cost;
+    }
+  }
+  if (out->n) {
+    out->budget = budget;
+    out->solve_seconds = mlsys_now() - t0;
+    if (out->baseline_cost == 0) out->baseline_cost = mlsys__remat_total_cost(g);
+  }
+  return st;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MLSYS_REMAT_IMPLEMENTATION_DONE */
+#endif /* MLSYS_REMAT_IMPLEMENTATION */
