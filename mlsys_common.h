@@ -295,7 +295,11 @@ MLSYS_DEF mlsys_status mlsys_jw_finish(mlsys_json_writer *w);  /* writes a final
    ================================================================================================================ */
 typedef enum { MLSYS_VAR_CONTINUOUS = 0, MLSYS_VAR_INTEGER = 1, MLSYS_VAR_BINARY = 2 } mlsys_var_kind;
 typedef enum { MLSYS_ROW_LE = 0, MLSYS_ROW_GE = 1, MLSYS_ROW_EQ = 2 } mlsys_row_sense;
-typedef enum { MLSYS_SOLVER_LPSOLVE = 0, MLSYS_SOLVER_CBC = 1 } mlsys_milp_backend;
+typedef enum {
+  MLSYS_SOLVER_DEFAULT = 0,   /* lp_solve when compiled in (the zero-dependency default), else CBC */
+  MLSYS_SOLVER_LPSOLVE = 1,
+  MLSYS_SOLVER_CBC = 2        /* CBC for MILPs, Clp for LPs; needs -DMLSYS_MILP_CBC */
+} mlsys_milp_backend;
 typedef enum {
   MLSYS_MILP_OPTIMAL = 0,     /* proven optimal (within the requested gap) */
   MLSYS_MILP_FEASIBLE,        /* a solution, not proven optimal (time limit, stop callback) */
@@ -310,7 +314,8 @@ typedef struct mlsys_milp mlsys_milp;
 MLSYS_DEF mlsys_status mlsys_milp_create(mlsys_milp **out);
 MLSYS_DEF void mlsys_milp_free(mlsys_milp *m);
 /* Add a column; returns its index (≥ 0) or -1 on error (see mlsys_last_error). BINARY forces bounds [0,1].
-   name may be NULL ("x<index>" in exported files); names must not contain spaces. */
+   name may be NULL ("x<index>" in exported files); names are letters, digits, '_' and '.', not starting with a
+   digit or '.', so that LP and MPS files stay readable by every solver. */
 MLSYS_DEF int mlsys_milp_add_var(mlsys_milp *m, mlsys_var_kind kind, double lo, double hi, double obj,
                                  const char *name);
 /* Add the row  Σ vals[j]·x[cols[j]]  (≤ | ≥ | =)  rhs. Repeated columns are summed; zeros dropped. */
@@ -327,27 +332,33 @@ MLSYS_DEF int mlsys_milp_num_rows(const mlsys_milp *m);
 MLSYS_DEF long mlsys_milp_num_nonzeros(const mlsys_milp *m);
 MLSYS_DEF int mlsys_milp_num_integer(const mlsys_milp *m);
 /* Export for debugging and for independent cross-checks: ".mps" → free MPS, anything else → CPLEX LP format
-   (every row labelled, readable by glpsol --lp, cbc and lp_solve -fmps/-wlp). */
+   (every row labelled; read by glpsol --lp/--freemps, the cbc command and lp_solve -fmps). The objective constant
+   is written as a comment. Integer bounds are written rounded inwards (what the solver sees), and a maximisation
+   is written to MPS as the minimisation of the negated objective (readers disagree on OBJSENSE). */
 MLSYS_DEF mlsys_status mlsys_milp_write(const mlsys_milp *m, const char *path);
 MLSYS_DEF int mlsys_milp_has_backend(mlsys_milp_backend b);
 MLSYS_DEF const char *mlsys_milp_backend_name(mlsys_milp_backend b);
 MLSYS_DEF const char *mlsys_milp_status_str(mlsys_milp_status s);
 
 typedef struct {
-  mlsys_milp_backend backend;    /* 0 → lp_solve */
+  mlsys_milp_backend backend;    /* 0 → MLSYS_SOLVER_DEFAULT (lp_solve) */
   double time_limit;             /* seconds; 0 → none */
   double mip_gap_rel, mip_gap_abs;   /* stop when proven within these gaps; 0 → backend defaults (≈ optimal) */
   int relax;                     /* 1 → solve the LP relaxation (integrality ignored) */
-  const double *incumbent;       /* optional known feasible point [nvars]: CBC uses it as a MIP start; lp_solve
-                                    uses its objective as a cutoff. Returned when the solver finds nothing better. */
-  int use_cutoff; double cutoff; /* only look for solutions with objective better than cutoff (incl. constant) */
+  const double *incumbent;       /* optional known feasible point [nvars]: CBC uses it as a MIP start; both use its
+                                    objective as a cutoff. Returned when the solver finds nothing better; when the
+                                    solver proves nothing is better, the incumbent is returned as OPTIMAL. */
+  int use_cutoff; double cutoff; /* only solutions at least as good as cutoff (constant included); a cutoff better
+                                    than the optimum makes the model INFEASIBLE (both backends alike) */
   int branch_ceiling;            /* lp_solve: 0 → floor branch first (default), 1 → ceiling first, 2 → automatic */
   int lpsolve_bb_rule;           /* lp_solve: set_bb_rule() value (NODE_* flags); 0 → lp_solve's default */
   int threads;                   /* CBC threads; 0 → 1 (deterministic) */
   int verbose;                   /* 1 → solver log on stdout */
-  /* Called on every improved solution (objective incl. constant, seconds since start); nonzero → stop. */
+  /* Called on every improved solution (objective incl. constant, seconds since start); nonzero → stop.
+     lp_solve only: CBC 2.10's C interface delivers no solution events. */
   int (*on_improve)(void *ud, double objective, double seconds);
-  /* Polled during the solve; nonzero → stop (result FEASIBLE with the best so far, or NO_SOLUTION). */
+  /* Polled during the solve; nonzero → stop (result FEASIBLE with the best so far, or NO_SOLUTION). lp_solve
+     polls it continuously, CBC at cut rounds (a stop lands within about half a second). */
   int (*should_stop)(void *ud);
   void *ud;
 } mlsys_milp_opts;
@@ -367,10 +378,14 @@ typedef struct {
 } mlsys_milp_result;
 /* Returns MLSYS_OK when r->x holds a solution (OPTIMAL or FEASIBLE); otherwise MLSYS_ERR_INFEASIBLE,
    MLSYS_ERR_UNBOUNDED, MLSYS_ERR_TIMEOUT (no solution within the limit), MLSYS_ERR_CANCELED, MLSYS_ERR_SOLVER,
-   MLSYS_ERR_UNSUPPORTED (backend not compiled in) or MLSYS_ERR_NOMEM. r->status is set in every case. */
+   MLSYS_ERR_UNSUPPORTED (backend not compiled in) or MLSYS_ERR_NOMEM. r->status is set in every case.
+   UNBOUNDED is reported only after a feasibility solve confirms an integer point exists (both solvers call a
+   model unbounded when only its relaxation is); that check takes at most the time limit (5 s without one).
+   Integer columns of x are returned exactly integral. */
 MLSYS_DEF mlsys_status mlsys_milp_solve(const mlsys_milp *m, const mlsys_milp_opts *o, mlsys_milp_result *r);
 MLSYS_DEF void mlsys_milp_result_free(mlsys_milp_result *r);
-/* Σ obj·x + constant for a point (to price an incumbent), and the largest row/bound violation of a point. */
+/* Σ obj·x + constant for a point (to price an incumbent), and the largest row/bound violation of a point
+   (infinity when x holds a NaN). */
 MLSYS_DEF double mlsys_milp_eval(const mlsys_milp *m, const double *x);
 MLSYS_DEF double mlsys_milp_max_violation(const mlsys_milp *m, const double *x, int check_integrality);
 
@@ -1016,12 +1031,2284 @@ done:
 /* ---------------------------------------------------------------------------------------------------------------
    6. JSON
    --------------------------------------------------------------------------------------------------------------- */
-#include "wip/json_impl.inc"
+/* JSON (section 6): a strict RFC 8259 reader into an arena-backed tree, typed member getters, and a streaming
+   writer. Included inside the implementation part of mlsys_common.h.
+
+   Reader
+     - One pass over the bytes; the text need not be NUL-terminated (len bytes are read, NUL bytes included).
+     - Values are collected on a growable stack; when an array or object closes, its elements are copied into the
+       document's arena (a list of blocks freed all at once by mlsys_json_doc_free), so every container's items[]
+       and keys[] are contiguous.
+     - Numbers: the grammar is checked here; the double comes from strtod on a NUL-terminated copy, which assumes
+       the C locale (LC_NUMERIC "C": '.' as the decimal point). Integer literals with at most 2^53 magnitude are
+       converted exactly without strtod. i64/u64 come from our own overflow-checked digit loop.
+     - Duplicate keys are found as each key is read (hash set per nesting level once an object has 16 members),
+       so errors come out in document order.
+     - Nesting is limited to MLSYS__JSON_MAX_DEPTH (512) containers; recursion depth is bounded by that.
+
+   Accessors and getters
+     - mlsys_json_at also indexes an object's member values (keys[i] names items[i]).
+     - get_i64/get_u64 accept any integral number in range, also one written as 1e9 or 5.0 (is_int is about
+       the literal; the getters are about the value). get_str rejects strings containing \u0000 (the result is
+       a plain C string). A NULL obj reads as an absent object: defaults when not required, else "missing
+       required member". On any error *out is left at dflt (NULL for get_typed).
+
+   Writer: no allocation; the state lives in mlsys_json_writer. w->err holds the first error (a MLSYS__JW_E_*
+   code below) and makes every later call a no-op; mlsys_jw_finish turns it into a status and a message. */
+
+#define MLSYS__JSON_MAX_DEPTH MLSYS_JSON_MAX_DEPTH
+#define MLSYS__JSON_HDR ((sizeof(mlsys__json_block) + 15) & ~(size_t)15)
+
+typedef struct mlsys__json_block {
+  struct mlsys__json_block *next;
+  size_t cap, used;
+} mlsys__json_block;
+
+typedef struct {
+  char *s;
+  size_t len;
+  uint32_t hash;
+  int line, col;
+} mlsys__json_key;
+
+typedef struct {
+  size_t *slots; /* key-stack index + 1, 0 = empty */
+  size_t alloc;  /* allocated slots */
+} mlsys__json_set;
+
+typedef struct {
+  const unsigned char *text, *p, *end, *line_start;
+  int line;
+  const char *srcname;  /* for messages */
+  const char *src;      /* stored in every node (doc->src_) */
+  mlsys__json_block *arena;
+  size_t next_block;
+  mlsys_json *vals;
+  size_t nvals, capvals;
+  mlsys__json_key *keys;
+  size_t nkeys, capkeys;
+  char *num;
+  size_t numcap;
+  mlsys__json_set sets[MLSYS__JSON_MAX_DEPTH + 2];
+} mlsys__json_parser;
+
+enum { MLSYS__JSON_CTX_TOP, MLSYS__JSON_CTX_ARR_FIRST, MLSYS__JSON_CTX_ARR_NEXT, MLSYS__JSON_CTX_MEMBER };
+enum { MLSYS__U8_OK, MLSYS__U8_CONT, MLSYS__U8_OVERLONG, MLSYS__U8_SURROGATE, MLSYS__U8_TOOBIG, MLSYS__U8_TRUNC };
+
+/* ---- small shared helpers ---- */
+
+/* Validate one UTF-8 sequence at s (s < e). Returns MLSYS__U8_OK with *n = its length, or an error code with
+   *n = the length of the maximal invalid subpart (≥ 1, as Unicode's "U+FFFD substitution" practice counts). */
+static int mlsys__json_utf8(const unsigned char *s, const unsigned char *e, size_t *n) {
+  unsigned c = s[0], lo = 0x80, hi = 0xBF;
+  size_t need, i;
+  if (c < 0x80) { *n = 1; return MLSYS__U8_OK; }
+  if (c < 0xC2) { *n = 1; return c < 0xC0 ? MLSYS__U8_CONT : MLSYS__U8_OVERLONG; }
+  if (c < 0xE0) need = 1;
+  else if (c < 0xF0) {
+    need = 2;
+    if (c == 0xE0) lo = 0xA0;
+    else if (c == 0xED) hi = 0x9F;
+  } else if (c < 0xF5) {
+    need = 3;
+    if (c == 0xF0) lo = 0x90;
+    else if (c == 0xF4) hi = 0x8F;
+  } else { *n = 1; return MLSYS__U8_TOOBIG; }
+  for (i = 1; i <= need; i++) {
+    unsigned b;
+    if (s + i >= e) { *n = i; return MLSYS__U8_TRUNC; }
+    b = s[i];
+    if (i == 1 && (b < lo || b > hi)) {
+      *n = 1;
+      if (b >= 0x80 && b <= 0xBF)
+        return (c == 0xE0 || c == 0xF0) ? MLSYS__U8_OVERLONG : c == 0xED ? MLSYS__U8_SURROGATE : MLSYS__U8_TOOBIG;
+      return MLSYS__U8_TRUNC;
+    }
+    if (b < 0x80 || b > 0xBF) { *n = i; return MLSYS__U8_TRUNC; }
+  }
+  *n = need + 1;
+  return MLSYS__U8_OK;
+}
+
+/* Decimal digits of v, written backwards ending just before `end`; returns the first character. */
+static char *mlsys__json_u64s(char *end, uint64_t v) {
+  do { *--end = (char)('0' + (int)(v % 10)); v /= 10; } while (v);
+  return end;
+}
+
+/* Shortest of %.15g/%.16g/%.17g that reads back as v; integer values below 1e15 without exponent. v finite.
+   buf holds at least 32 characters. */
+static void mlsys__json_fmt_double(char *buf, double v) {
+  int prec;
+  if (v == floor(v) && fabs(v) < 1e15) {
+    char tmp[32], *s;
+    uint64_t mag = (uint64_t)fabs(v);
+    tmp[31] = 0;
+    s = mlsys__json_u64s(tmp + 31, mag);
+    if (signbit(v)) *--s = '-';
+    memcpy(buf, s, (size_t)(tmp + 32 - s));
+    return;
+  }
+  for (prec = 15; prec <= 17; prec++) {
+    snprintf(buf, 32, "%.*g", prec, v);
+    if (strtod(buf, NULL) == v) return;
+  }
+}
+
+/* A printable, quoted, length-limited rendering of a key (for messages). */
+static const char *mlsys__json_quote(const char *s, size_t len, char *buf, size_t cap) {
+  size_t i = 0, o = 0;
+  buf[o++] = '\'';
+  while (i < len && o + 8 < cap) {
+    unsigned char c = (unsigned char)s[i];
+    if (c < 0x20 || c == 0x7F) {
+      o += (size_t)snprintf(buf + o, cap - o, "\\x%02X", c);
+      i++;
+    } else if (c < 0x80) {
+      buf[o++] = (char)c;
+      i++;
+    } else {
+      size_t n;
+      if (mlsys__json_utf8((const unsigned char *)s + i, (const unsigned char *)s + len, &n) == MLSYS__U8_OK &&
+          o + n + 8 < cap) {
+        memcpy(buf + o, s + i, n);
+        o += n;
+        i += n;
+      } else if (o + 12 < cap && n == 1) {
+        o += (size_t)snprintf(buf + o, cap - o, "\\x%02X", c);
+        i++;
+      } else break;
+    }
+  }
+  if (i < len) { memcpy(buf + o, "...", 3); o += 3; }
+  buf[o++] = '\'';
+  buf[o] = 0;
+  return buf;
+}
+
+MLSYS_DEF const char *mlsys_json_type_name(mlsys_json_type t) {
+  switch (t) {
+    case MLSYS_JSON_NULL: return "null";
+    case MLSYS_JSON_BOOL: return "boolean";
+    case MLSYS_JSON_NUMBER: return "number";
+    case MLSYS_JSON_STRING: return "string";
+    case MLSYS_JSON_ARRAY: return "array";
+    case MLSYS_JSON_OBJECT: return "object";
+    default: return "unknown type";
+  }
+}
+static const char *mlsys__json_a_type(mlsys_json_type t) {
+  switch (t) {
+    case MLSYS_JSON_NULL: return "null";
+    case MLSYS_JSON_BOOL: return "a boolean";
+    case MLSYS_JSON_NUMBER: return "a number";
+    case MLSYS_JSON_STRING: return "a string";
+    case MLSYS_JSON_ARRAY: return "an array";
+    case MLSYS_JSON_OBJECT: return "an object";
+    default: return "an unknown type";
+  }
+}
+
+/* ---- reader ---- */
+
+static int mlsys__json_col(const mlsys__json_parser *P, const unsigned char *at) {
+  size_t c = (size_t)(at - P->line_start) + 1;
+  return c > (size_t)INT_MAX ? INT_MAX : (int)c;
+}
+
+static mlsys_status mlsys__json_err_lc(const mlsys__json_parser *P, int line, int col, const char *fmt, ...)
+    MLSYS__PRINTF(4, 5);
+static mlsys_status mlsys__json_err_lc(const mlsys__json_parser *P, int line, int col, const char *fmt, ...) {
+  char msg[900];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d:%d: %s", P->srcname, line, col, msg);
+}
+#define MLSYS__JSON_ERR(P, at, ...) mlsys__json_err_lc((P), (P)->line, mlsys__json_col((P), (at)), __VA_ARGS__)
+
+/* What is at `at`, for "found ..." in messages. */
+static const char *mlsys__json_found(const mlsys__json_parser *P, const unsigned char *at, char *buf, size_t cap) {
+  unsigned c;
+  if (at >= P->end) return "end of input";
+  c = *at;
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) {
+    size_t n = 0, o = 0;
+    buf[o++] = '\'';
+    while (at + n < P->end && n < 24) {
+      unsigned d = at[n];
+      if (!((d >= 'a' && d <= 'z') || (d >= 'A' && d <= 'Z') || (d >= '0' && d <= '9') || d == '_')) break;
+      buf[o++] = (char)d;
+      n++;
+    }
+    if (n == 24 && at + n < P->end) { memcpy(buf + o, "...", 3); o += 3; }
+    buf[o++] = '\'';
+    buf[o] = 0;
+    return buf;
+  }
+  if (c == 0) return "a NUL byte";
+  if (c < 0x20 || c == 0x7F) snprintf(buf, cap, "control character 0x%02X", c);
+  else if (c < 0x80) snprintf(buf, cap, "'%c'", (char)c);
+  else snprintf(buf, cap, "byte 0x%02X (non-ASCII text outside a string)", c);
+  return buf;
+}
+
+static int mlsys__json_word_is(const mlsys__json_parser *P, const unsigned char *at, const char *w) {
+  size_t n = strlen(w);
+  unsigned d;
+  if ((size_t)(P->end - at) < n || memcmp(at, w, n) != 0) return 0;
+  if (at + n == P->end) return 1;
+  d = at[n];
+  return !((d >= 'a' && d <= 'z') || (d >= 'A' && d <= 'Z') || (d >= '0' && d <= '9') || d == '_');
+}
+
+/* A hint for a character found where a value was expected. */
+static const char *mlsys__json_value_hint(const mlsys__json_parser *P, const unsigned char *at) {
+  if (at >= P->end) return "";
+  switch (*at) {
+    case '/': case '#': return " (comments are not allowed in JSON)";
+    case '\'': return " (JSON strings use double quotes)";
+    case '+': return " (JSON numbers have no leading '+')";
+    case '.': return " (JSON numbers need a digit before '.')";
+    default: break;
+  }
+  if (mlsys__json_word_is(P, at, "NaN") || mlsys__json_word_is(P, at, "Infinity") ||
+      mlsys__json_word_is(P, at, "nan") || mlsys__json_word_is(P, at, "inf") ||
+      mlsys__json_word_is(P, at, "infinity") || mlsys__json_word_is(P, at, "Inf"))
+    return " (NaN and Infinity are not JSON numbers)";
+  if (mlsys__json_word_is(P, at, "True") || mlsys__json_word_is(P, at, "False") ||
+      mlsys__json_word_is(P, at, "None") || mlsys__json_word_is(P, at, "Null") ||
+      mlsys__json_word_is(P, at, "TRUE") || mlsys__json_word_is(P, at, "FALSE") ||
+      mlsys__json_word_is(P, at, "NULL"))
+    return " (JSON literals are lowercase: true, false, null)";
+  if (mlsys__json_word_is(P, at, "undefined")) return " (undefined is not JSON; use null)";
+  return "";
+}
+
+/* A hint for a character found where ',' or a closing bracket (or the end) was expected. */
+static const char *mlsys__json_sep_hint(const mlsys__json_parser *P, const unsigned char *at) {
+  if (at < P->end && (*at == '/' || *at == '#')) return " (comments are not allowed in JSON)";
+  return "";
+}
+
+static void mlsys__json_ws(mlsys__json_parser *P) {
+  const unsigned char *p = P->p, *e = P->end;
+  while (p < e) {
+    unsigned c = *p;
+    if (c == ' ' || c == '\t' || c == '\r') p++;
+    else if (c == '\n') {
+      p++;
+      if (P->line < INT_MAX) P->line++;
+      P->line_start = p;
+    } else break;
+  }
+  P->p = p;
+}
+
+static void *mlsys__json_arena_alloc(mlsys__json_parser *P, size_t size, size_t align) {
+  mlsys__json_block *b = P->arena, *nb;
+  size_t cap;
+  int big;
+  if (b) {
+    size_t off = (b->used + align - 1) & ~(align - 1);
+    if (off <= b->cap && size <= b->cap - off) {
+      b->used = off + size;
+      return (char *)b + MLSYS__JSON_HDR + off;
+    }
+  }
+  if (size > SIZE_MAX / 2) { mlsys_set_error(MLSYS_ERR_NOMEM, "JSON: allocation of %zu bytes is too large", size); return NULL; }
+  big = size > P->next_block / 4;
+  cap = big ? (size ? size : 1) : P->next_block;
+  nb = (mlsys__json_block *)mlsys_alloc(1, MLSYS__JSON_HDR + cap);
+  if (!nb) return NULL;
+  nb->cap = cap;
+  nb->used = size;
+  if (big && b) {           /* a dedicated block; keep filling the current one */
+    nb->next = b->next;
+    b->next = nb;
+  } else {
+    nb->next = b;
+    P->arena = nb;
+    if (P->next_block < ((size_t)8 << 20)) P->next_block *= 2;
+  }
+  return (char *)nb + MLSYS__JSON_HDR;
+}
+
+static void mlsys__json_arena_free(void *arena) {
+  mlsys__json_block *b = (mlsys__json_block *)arena;
+  while (b) {
+    mlsys__json_block *n = b->next;
+    mlsys_free(b);
+    b = n;
+  }
+}
+
+static mlsys_json *mlsys__json_push(mlsys__json_parser *P, int line, int col, mlsys_json_type t) {
+  mlsys_json *v;
+  if (P->nvals == P->capvals) {
+    size_t nc = P->capvals ? P->capvals * 2 : 64;
+    mlsys_json *nv = (mlsys_json *)mlsys_realloc_array(P->vals, nc, sizeof(mlsys_json));
+    if (!nv) return NULL;
+    P->vals = nv;
+    P->capvals = nc;
+  }
+  v = &P->vals[P->nvals++];
+  memset(v, 0, sizeof *v);
+  v->type = t;
+  v->line = line;
+  v->col = col;
+  v->src = P->src;
+  return v;
+}
+
+static int mlsys__json_hex4(const unsigned char *q, unsigned *out) {
+  unsigned v = 0;
+  int i;
+  for (i = 0; i < 4; i++) {
+    unsigned c = q[i], d;
+    if (c >= '0' && c <= '9') d = c - '0';
+    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F') d = c - 'A' + 10;
+    else return 0;
+    v = v * 16 + d;
+  }
+  *out = v;
+  return 1;
+}
+
+/* Parse the string whose opening quote is at P->p into the arena. */
+static mlsys_status mlsys__json_string(mlsys__json_parser *P, char **out, size_t *outlen) {
+  const unsigned char *open = P->p, *q = open + 1, *s = q, *e = P->end;
+  unsigned char *buf, *o;
+  char fb[64];
+  /* find the end: the first unescaped '"', control character or the end of input */
+  while (s < e) {
+    unsigned c = *s;
+    if (c == '"' || c < 0x20) break;
+    if (c == '\\') {
+      if (++s == e) break;
+    }
+    s++;
+  }
+  buf = (unsigned char *)mlsys__json_arena_alloc(P, (size_t)(s - q) + 1, 1);
+  if (!buf) return MLSYS_ERR_NOMEM;
+  o = buf;
+  while (q < s) {
+    unsigned c = *q;
+    if (c != '\\' && c < 0x80) { /* c ≥ 0x20 and not '"' before s */
+      *o++ = (unsigned char)c;
+      q++;
+      continue;
+    }
+    if (c >= 0x80) {
+      size_t n;
+      int r = mlsys__json_utf8(q, e, &n);
+      if (r != MLSYS__U8_OK) {
+        const char *why = r == MLSYS__U8_CONT ? "unexpected continuation byte"
+                          : r == MLSYS__U8_OVERLONG ? "overlong encoding starting with byte"
+                          : r == MLSYS__U8_SURROGATE ? "UTF-16 surrogate encoded in UTF-8, starting with byte"
+                          : r == MLSYS__U8_TOOBIG ? "code point above U+10FFFF, starting with byte"
+                                                  : "truncated multi-byte sequence starting with byte";
+        return MLSYS__JSON_ERR(P, q, "invalid UTF-8 in string: %s 0x%02X", why, c);
+      }
+      memcpy(o, q, n);
+      o += n;
+      q += n;
+      continue;
+    }
+    /* escape */
+    if (q + 1 >= e) return MLSYS__JSON_ERR(P, q, "expected an escape character after '\\', found end of input");
+    switch (q[1]) {
+      case '"': *o++ = '"'; q += 2; break;
+      case '\\': *o++ = '\\'; q += 2; break;
+      case '/': *o++ = '/'; q += 2; break;
+      case 'b': *o++ = '\b'; q += 2; break;
+      case 'f': *o++ = '\f'; q += 2; break;
+      case 'n': *o++ = '\n'; q += 2; break;
+      case 'r': *o++ = '\r'; q += 2; break;
+      case 't': *o++ = '\t'; q += 2; break;
+      case 'u': {
+        unsigned cp, lo;
+        if (e - q < 6 || !mlsys__json_hex4(q + 2, &cp))
+          return MLSYS__JSON_ERR(P, q, "invalid \\u escape: expected 4 hex digits after \\u");
+        if (cp >= 0xDC00 && cp <= 0xDFFF)
+          return MLSYS__JSON_ERR(P, q, "invalid \\u escape: lone low surrogate \\u%04X (not preceded by a high "
+                                       "surrogate \\uD800-\\uDBFF)", cp);
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          if (e - q < 12 || q[6] != '\\' || q[7] != 'u' || !mlsys__json_hex4(q + 8, &lo) || lo < 0xDC00 ||
+              lo > 0xDFFF)
+            return MLSYS__JSON_ERR(P, q, "invalid \\u escape: high surrogate \\u%04X must be followed by a low "
+                                         "surrogate escape \\uDC00-\\uDFFF", cp);
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+          q += 12;
+        } else q += 6;
+        if (cp < 0x80) *o++ = (unsigned char)cp;
+        else if (cp < 0x800) {
+          *o++ = (unsigned char)(0xC0 | (cp >> 6));
+          *o++ = (unsigned char)(0x80 | (cp & 0x3F));
+        } else if (cp < 0x10000) {
+          *o++ = (unsigned char)(0xE0 | (cp >> 12));
+          *o++ = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+          *o++ = (unsigned char)(0x80 | (cp & 0x3F));
+        } else {
+          *o++ = (unsigned char)(0xF0 | (cp >> 18));
+          *o++ = (unsigned char)(0x80 | ((cp >> 12) & 0x3F));
+          *o++ = (unsigned char)(0x80 | ((cp >> 6) & 0x3F));
+          *o++ = (unsigned char)(0x80 | (cp & 0x3F));
+        }
+        break;
+      }
+      default: {
+        unsigned d = q[1];
+        if (d >= 0x21 && d < 0x7F)
+          return MLSYS__JSON_ERR(P, q, "invalid escape '\\%c' in string (valid: \\\" \\\\ \\/ \\b \\f \\n \\r \\t "
+                                       "\\uXXXX)", (char)d);
+        return MLSYS__JSON_ERR(P, q, "invalid escape in string: '\\' followed by byte 0x%02X", d);
+      }
+    }
+  }
+  if (s >= e)
+    return MLSYS__JSON_ERR(P, open, "unterminated string: expected '\"' to close the string that starts here, "
+                                    "found end of input");
+  if (*s != '"')
+    return MLSYS__JSON_ERR(P, s, "unescaped control character in string: found %s (write it as an escape such "
+                                 "as \\n, \\t or \\u00XX)", mlsys__json_found(P, s, fb, sizeof fb));
+  *o = 0;
+  P->p = s + 1;
+  *out = (char *)buf;
+  *outlen = (size_t)(o - buf);
+  return MLSYS_OK;
+}
+
+static mlsys_status mlsys__json_number(mlsys__json_parser *P) {
+  const unsigned char *start = P->p, *p = start, *e = P->end;
+  int neg = 0, integral = 1, big = 0;
+  uint64_t mag = 0;
+  double num;
+  mlsys_json *v;
+  char fb[64];
+  if (*p == '-') { neg = 1; p++; }
+  if (p >= e || *p < '0' || *p > '9')
+    return MLSYS__JSON_ERR(P, p, "expected a digit after '-', found %s%s", mlsys__json_found(P, p, fb, sizeof fb),
+                           mlsys__json_value_hint(P, p));
+  if (*p == '0') {
+    p++;
+    if (p < e && *p >= '0' && *p <= '9')
+      return MLSYS__JSON_ERR(P, start, "invalid number: leading zeros are not allowed (found '0' followed by '%c')",
+                             (char)*p);
+  } else {
+    while (p < e && *p >= '0' && *p <= '9') {
+      unsigned d = (unsigned)(*p - '0');
+      if (mag > (UINT64_MAX - d) / 10) big = 1;
+      else mag = mag * 10 + d;
+      p++;
+    }
+  }
+  if (p < e && *p == '.') {
+    integral = 0;
+    p++;
+    if (p >= e || *p < '0' || *p > '9')
+      return MLSYS__JSON_ERR(P, p, "expected a digit after '.' in a number, found %s",
+                             mlsys__json_found(P, p, fb, sizeof fb));
+    while (p < e && *p >= '0' && *p <= '9') p++;
+  }
+  if (p < e && (*p == 'e' || *p == 'E')) {
+    integral = 0;
+    p++;
+    if (p < e && (*p == '+' || *p == '-')) p++;
+    if (p >= e || *p < '0' || *p > '9')
+      return MLSYS__JSON_ERR(P, p, "expected a digit in the exponent of a number, found %s",
+                             mlsys__json_found(P, p, fb, sizeof fb));
+    while (p < e && *p >= '0' && *p <= '9') p++;
+  }
+  if (integral && !big && mag <= ((uint64_t)1 << 53)) {
+    num = (double)mag;
+    if (neg) num = -num;
+  } else {
+    size_t n = (size_t)(p - start);
+    char small[64], *b = small;
+    if (n >= sizeof small) {
+      if (n + 1 > P->numcap) {
+        char *nb = (char *)mlsys_realloc_array(P->num, n + 1, 1);
+        if (!nb) return MLSYS_ERR_NOMEM;
+        P->num = nb;
+        P->numcap = n + 1;
+      }
+      b = P->num;
+    }
+    memcpy(b, start, n);
+    b[n] = 0;
+    num = strtod(b, NULL);
+    if (isinf(num)) {
+      int shown = n > 40 ? 40 : (int)n;
+      return MLSYS__JSON_ERR(P, start, "number out of range (beyond the largest double): %.*s%s", shown, b,
+                             n > 40 ? "..." : "");
+    }
+  }
+  v = mlsys__json_push(P, P->line, mlsys__json_col(P, start), MLSYS_JSON_NUMBER);
+  if (!v) return MLSYS_ERR_NOMEM;
+  v->num = num;
+  if (integral && !big) {
+    if (neg ? mag <= (uint64_t)INT64_MAX + 1 : mag <= (uint64_t)INT64_MAX) {
+      v->is_int = 1;
+      v->i64 = neg ? (mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag) : (int64_t)mag;
+    }
+    if (!neg || mag == 0) {
+      v->is_u64 = 1;
+      v->u64 = mag;
+    }
+  }
+  P->p = p;
+  return MLSYS_OK;
+}
+
+static uint32_t mlsys__json_hash(const char *s, size_t n) {
+  uint32_t h = 2166136261u;
+  size_t i;
+  for (i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+  return h;
+}
+
+/* Put key-stack entry ki into set (mask = slots - 1); returns the index of an equal key already there, or
+   (size_t)-1 after inserting. */
+static size_t mlsys__json_set_put(mlsys__json_parser *P, mlsys__json_set *set, size_t mask, size_t ki) {
+  const mlsys__json_key *k = &P->keys[ki];
+  size_t i = k->hash & mask;
+  for (;;) {
+    size_t s = set->slots[i];
+    if (!s) { set->slots[i] = ki + 1; return (size_t)-1; }
+    {
+      const mlsys__json_key *o = &P->keys[s - 1];
+      if (o->hash == k->hash && o->len == k->len && memcmp(o->s, k->s, k->len) == 0) return s - 1;
+    }
+    i = (i + 1) & mask;
+  }
+}
+
+/* (Re)build the set for keys kbase..nkeys-1 with at least 4x that many slots. */
+static mlsys_status mlsys__json_set_build(mlsys__json_parser *P, mlsys__json_set *set, size_t kbase, size_t *mask) {
+  size_t n = P->nkeys - kbase, cap = 64, i;
+  while (cap < 4 * n) cap *= 2;
+  if (cap > set->alloc) {
+    size_t *ns = (size_t *)mlsys_realloc_array(set->slots, cap, sizeof(size_t));
+    if (!ns) return MLSYS_ERR_NOMEM;
+    set->slots = ns;
+    set->alloc = cap;
+  }
+  memset(set->slots, 0, cap * sizeof(size_t));
+  *mask = cap - 1;
+  for (i = kbase; i < P->nkeys; i++) (void)mlsys__json_set_put(P, set, *mask, i);
+  return MLSYS_OK;
+}
+
+static mlsys_status mlsys__json_value(mlsys__json_parser *P, int depth, int ctx);
+
+static mlsys_status mlsys__json_too_deep(mlsys__json_parser *P) {
+  return MLSYS__JSON_ERR(P, P->p, "nesting too deep: more than %d levels of arrays and objects",
+                         MLSYS__JSON_MAX_DEPTH);
+}
+
+static mlsys_status mlsys__json_array(mlsys__json_parser *P, int depth) {
+  int line = P->line, col = mlsys__json_col(P, P->p), ctx = MLSYS__JSON_CTX_ARR_FIRST;
+  size_t base = P->nvals, n;
+  mlsys_json *items = NULL, *v;
+  mlsys_status st;
+  char fb[64];
+  if (depth >= MLSYS__JSON_MAX_DEPTH) return mlsys__json_too_deep(P);
+  P->p++;
+  mlsys__json_ws(P);
+  if (P->p < P->end && *P->p == ']') P->p++;
+  else
+    for (;;) {
+      if ((st = mlsys__json_value(P, depth + 1, ctx)) != MLSYS_OK) return st;
+      mlsys__json_ws(P);
+      if (P->p < P->end && *P->p == ',') {
+        P->p++;
+        mlsys__json_ws(P);
+        ctx = MLSYS__JSON_CTX_ARR_NEXT;
+      } else if (P->p < P->end && *P->p == ']') {
+        P->p++;
+        break;
+      } else {
+        return MLSYS__JSON_ERR(P, P->p, "expected ',' or ']' after an array element, found %s%s",
+                               mlsys__json_found(P, P->p, fb, sizeof fb), mlsys__json_sep_hint(P, P->p));
+      }
+    }
+  n = P->nvals - base;
+  if (n > (size_t)INT_MAX) return mlsys__json_err_lc(P, line, col, "array has more than %d elements", INT_MAX);
+  if (n) {
+    items = (mlsys_json *)mlsys__json_arena_alloc(P, n * sizeof(mlsys_json), 16);
+    if (!items) return MLSYS_ERR_NOMEM;
+    memcpy(items, P->vals + base, n * sizeof(mlsys_json));
+  }
+  P->nvals = base;
+  v = mlsys__json_push(P, line, col, MLSYS_JSON_ARRAY);
+  if (!v) return MLSYS_ERR_NOMEM;
+  v->count = (int)n;
+  v->items = items;
+  return MLSYS_OK;
+}
+
+static mlsys_status mlsys__json_object(mlsys__json_parser *P, int depth) {
+  int line = P->line, col = mlsys__json_col(P, P->p), after_comma = 0;
+  size_t base = P->nvals, kbase = P->nkeys, n, i, mask = 0;
+  int use_set = 0;
+  mlsys__json_set *set = &P->sets[depth];
+  mlsys_json *items = NULL, *v;
+  char **keys = NULL;
+  mlsys_status st;
+  char fb[64];
+  if (depth >= MLSYS__JSON_MAX_DEPTH) return mlsys__json_too_deep(P);
+  P->p++;
+  mlsys__json_ws(P);
+  if (P->p < P->end && *P->p == '}') P->p++;
+  else
+    for (;;) {
+      mlsys__json_key *k;
+      char *ks;
+      size_t klen, dup = (size_t)-1;
+      int kline = P->line, kcol = mlsys__json_col(P, P->p);
+      if (P->p >= P->end || *P->p != '"') {
+        const unsigned char *at = P->p;
+        const char *hint = "";
+        if (after_comma && at < P->end && *at == '}') hint = " (trailing commas are not allowed)";
+        else if (at < P->end && (*at == '/' || *at == '#')) hint = " (comments are not allowed in JSON)";
+        else if (at < P->end && (*at == '\'' || (*at >= 'a' && *at <= 'z') || (*at >= 'A' && *at <= 'Z') ||
+                                 *at == '_'))
+          hint = " (object keys must be strings in double quotes)";
+        return MLSYS__JSON_ERR(P, at, "expected %s, found %s%s",
+                               after_comma ? "a string key after ','" : "a string key or '}'",
+                               mlsys__json_found(P, at, fb, sizeof fb), hint);
+      }
+      if ((st = mlsys__json_string(P, &ks, &klen)) != MLSYS_OK) return st;
+      if (memchr(ks, 0, klen)) return mlsys__json_err_lc(P, kline, kcol, "object key contains \\u0000");
+      if (P->nkeys == P->capkeys) {
+        size_t nc = P->capkeys ? P->capkeys * 2 : 32;
+        mlsys__json_key *nk = (mlsys__json_key *)mlsys_realloc_array(P->keys, nc, sizeof(mlsys__json_key));
+        if (!nk) return MLSYS_ERR_NOMEM;
+        P->keys = nk;
+        P->capkeys = nc;
+      }
+      k = &P->keys[P->nkeys];
+      k->s = ks;
+      k->len = klen;
+      k->hash = mlsys__json_hash(ks, klen);
+      k->line = kline;
+      k->col = kcol;
+      if (use_set) {
+        /* keep the load factor at most 1/2; a rebuild covers keys up to nkeys-1, the new key goes in below */
+        if (2 * (P->nkeys + 1 - kbase) > mask + 1 && (st = mlsys__json_set_build(P, set, kbase, &mask)) != MLSYS_OK)
+          return st;
+        dup = mlsys__json_set_put(P, set, mask, P->nkeys);
+      } else {
+        for (i = kbase; i < P->nkeys; i++)
+          if (P->keys[i].hash == k->hash && P->keys[i].len == klen && memcmp(P->keys[i].s, ks, klen) == 0) {
+            dup = i;
+            break;
+          }
+      }
+      if (dup != (size_t)-1) {
+        char kb[160];
+        return mlsys__json_err_lc(P, kline, kcol, "duplicate key %s in object (first defined at %d:%d)",
+                                  mlsys__json_quote(ks, klen, kb, sizeof kb), P->keys[dup].line, P->keys[dup].col);
+      }
+      P->nkeys++;
+      if (!use_set && P->nkeys - kbase >= 16) {
+        if ((st = mlsys__json_set_build(P, set, kbase, &mask)) != MLSYS_OK) return st;
+        use_set = 1;
+      }
+      mlsys__json_ws(P);
+      if (P->p >= P->end || *P->p != ':')
+        return MLSYS__JSON_ERR(P, P->p, "expected ':' after the object key, found %s%s",
+                               mlsys__json_found(P, P->p, fb, sizeof fb), mlsys__json_sep_hint(P, P->p));
+      P->p++;
+      mlsys__json_ws(P);
+      if ((st = mlsys__json_value(P, depth + 1, MLSYS__JSON_CTX_MEMBER)) != MLSYS_OK) return st;
+      mlsys__json_ws(P);
+      if (P->p < P->end && *P->p == ',') {
+        P->p++;
+        mlsys__json_ws(P);
+        after_comma = 1;
+      } else if (P->p < P->end && *P->p == '}') {
+        P->p++;
+        break;
+      } else {
+        return MLSYS__JSON_ERR(P, P->p, "expected ',' or '}' after an object member, found %s%s",
+                               mlsys__json_found(P, P->p, fb, sizeof fb), mlsys__json_sep_hint(P, P->p));
+      }
+    }
+  n = P->nvals - base;
+  MLSYS_ASSERT(n == P->nkeys - kbase);
+  if (n > (size_t)INT_MAX) return mlsys__json_err_lc(P, line, col, "object has more than %d members", INT_MAX);
+  if (n) {
+    items = (mlsys_json *)mlsys__json_arena_alloc(P, n * sizeof(mlsys_json), 16);
+    if (!items) return MLSYS_ERR_NOMEM;
+    memcpy(items, P->vals + base, n * sizeof(mlsys_json));
+    keys = (char **)mlsys__json_arena_alloc(P, n * sizeof(char *), sizeof(char *));
+    if (!keys) return MLSYS_ERR_NOMEM;
+    for (i = 0; i < n; i++) keys[i] = P->keys[kbase + i].s;
+  }
+  P->nvals = base;
+  P->nkeys = kbase;
+  v = mlsys__json_push(P, line, col, MLSYS_JSON_OBJECT);
+  if (!v) return MLSYS_ERR_NOMEM;
+  v->count = (int)n;
+  v->items = items;
+  v->keys = keys;
+  return MLSYS_OK;
+}
+
+/* Parse one value at P->p (whitespace already skipped); `depth` containers enclose it. */
+static mlsys_status mlsys__json_value(mlsys__json_parser *P, int depth, int ctx) {
+  const unsigned char *at = P->p;
+  char fb[64];
+  const char *expected, *hint;
+  if (at < P->end) {
+    unsigned c = *at;
+    int line = P->line, col = mlsys__json_col(P, at);
+    mlsys_json *v;
+    switch (c) {
+      case '{': return mlsys__json_object(P, depth);
+      case '[': return mlsys__json_array(P, depth);
+      case '"': {
+        char *s;
+        size_t len;
+        mlsys_status st = mlsys__json_string(P, &s, &len);
+        if (st != MLSYS_OK) return st;
+        if (!(v = mlsys__json_push(P, line, col, MLSYS_JSON_STRING))) return MLSYS_ERR_NOMEM;
+        v->str = s;
+        v->len = len;
+        return MLSYS_OK;
+      }
+      case 't': case 'f': case 'n': {
+        const char *w = c == 't' ? "true" : c == 'f' ? "false" : "null";
+        size_t wl = strlen(w);
+        if ((size_t)(P->end - at) >= wl && memcmp(at, w, wl) == 0) {
+          if (!(v = mlsys__json_push(P, line, col, c == 'n' ? MLSYS_JSON_NULL : MLSYS_JSON_BOOL)))
+            return MLSYS_ERR_NOMEM;
+          v->boolean = c == 't';
+          P->p = at + wl;
+          return MLSYS_OK;
+        }
+        break;
+      }
+      default:
+        if (c == '-' || (c >= '0' && c <= '9')) return mlsys__json_number(P);
+        break;
+    }
+  }
+  switch (ctx) {
+    case MLSYS__JSON_CTX_TOP: expected = "a JSON value"; break;
+    case MLSYS__JSON_CTX_ARR_FIRST: expected = "a value or ']'"; break;
+    case MLSYS__JSON_CTX_ARR_NEXT: expected = "a value after ','"; break;
+    default: expected = "a value after ':'"; break;
+  }
+  hint = mlsys__json_value_hint(P, at);
+  if (ctx == MLSYS__JSON_CTX_ARR_NEXT && at < P->end && *at == ']') hint = " (trailing commas are not allowed)";
+  if (ctx == MLSYS__JSON_CTX_TOP && P->end == P->text) hint = " (the input is empty)";
+  return MLSYS__JSON_ERR(P, at, "expected %s, found %s%s", expected, mlsys__json_found(P, at, fb, sizeof fb), hint);
+}
+
+MLSYS_DEF void mlsys_json_doc_free(mlsys_json_doc *doc) {
+  if (!doc) return;
+  mlsys__json_arena_free(doc->arena_);
+  mlsys_free(doc->src_);
+  doc->root = NULL;
+  doc->arena_ = NULL;
+  doc->src_ = NULL;
+}
+
+MLSYS_DEF mlsys_status mlsys_json_parse(const char *text, size_t len, const char *source_name, mlsys_json_doc *doc) {
+  mlsys__json_parser *P;
+  mlsys_status st = MLSYS_OK;
+  const char *name = source_name ? source_name : "<json>";
+  char fb[64];
+  size_t i;
+  if (!doc) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_json_parse: doc is NULL");
+  doc->root = NULL;
+  doc->arena_ = NULL;
+  doc->src_ = NULL;
+  if (!text && len) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_json_parse: text is NULL but len is %zu", len);
+  P = (mlsys__json_parser *)mlsys_calloc(1, sizeof *P);
+  if (!P) return MLSYS_ERR_NOMEM;
+  P->text = P->p = P->line_start = (const unsigned char *)(text ? text : "");
+  P->end = P->text + len;
+  P->line = 1;
+  P->srcname = name;
+  P->next_block = 4096;
+  if (!(doc->src_ = mlsys_strdup(name))) { st = MLSYS_ERR_NOMEM; goto done; }
+  P->src = doc->src_;
+  if (len >= 3 && P->text[0] == 0xEF && P->text[1] == 0xBB && P->text[2] == 0xBF) {
+    st = mlsys__json_err_lc(P, 1, 1, "the input starts with a UTF-8 byte order mark (bytes EF BB BF), which JSON "
+                                     "does not allow; save the file as UTF-8 without BOM");
+    goto done;
+  }
+  if (len >= 2 && ((P->text[0] == 0xFE && P->text[1] == 0xFF) || (P->text[0] == 0xFF && P->text[1] == 0xFE))) {
+    st = mlsys__json_err_lc(P, 1, 1, "the input starts with a UTF-16 byte order mark; JSON text must be UTF-8");
+    goto done;
+  }
+  mlsys__json_ws(P);
+  if ((st = mlsys__json_value(P, 0, MLSYS__JSON_CTX_TOP)) != MLSYS_OK) goto done;
+  mlsys__json_ws(P);
+  if (P->p < P->end) {
+    st = MLSYS__JSON_ERR(P, P->p, "expected end of input after the top-level value, found %s%s",
+                         mlsys__json_found(P, P->p, fb, sizeof fb), mlsys__json_sep_hint(P, P->p));
+    goto done;
+  }
+  MLSYS_ASSERT(P->nvals == 1);
+  doc->root = (mlsys_json *)mlsys__json_arena_alloc(P, sizeof(mlsys_json), 16);
+  if (!doc->root) { st = MLSYS_ERR_NOMEM; goto done; }
+  *doc->root = P->vals[0];
+done:
+  doc->arena_ = P->arena;
+  if (st != MLSYS_OK) mlsys_json_doc_free(doc);
+  mlsys_free(P->vals);
+  mlsys_free(P->keys);
+  mlsys_free(P->num);
+  for (i = 0; i < sizeof P->sets / sizeof P->sets[0]; i++) mlsys_free(P->sets[i].slots);
+  mlsys_free(P);
+  return st;
+}
+
+/* ---- accessors ---- */
+
+MLSYS_DEF const mlsys_json *mlsys_json_get(const mlsys_json *obj, const char *key) {
+  int i;
+  if (!obj || !key || obj->type != MLSYS_JSON_OBJECT || !obj->keys) return NULL;
+  for (i = 0; i < obj->count; i++)
+    if (obj->keys[i] && strcmp(obj->keys[i], key) == 0) return &obj->items[i];
+  return NULL;
+}
+
+MLSYS_DEF const mlsys_json *mlsys_json_at(const mlsys_json *arr, int i) {
+  if (!arr || (arr->type != MLSYS_JSON_ARRAY && arr->type != MLSYS_JSON_OBJECT) || i < 0 || i >= arr->count ||
+      !arr->items)
+    return NULL;
+  return &arr->items[i];
+}
+
+static mlsys_status mlsys__json_verr(const mlsys_json *v, const char *fmt, va_list ap) {
+  char msg[900];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  if (!v) return mlsys_set_error(MLSYS_ERR_PARSE, "%s", msg);
+  return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d:%d: %s", v->src ? v->src : "<json>", v->line, v->col, msg);
+}
+
+MLSYS_DEF mlsys_status mlsys_json_error_at(const mlsys_json *v, const char *fmt, ...) {
+  mlsys_status st;
+  va_list ap;
+  va_start(ap, fmt);
+  st = mlsys__json_verr(v, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+/* Look up obj[key] for the typed getters: *out = the member, or NULL when it is absent or null and not required. */
+static mlsys_status mlsys__json_member(const mlsys_json *obj, const char *key, int required, const mlsys_json **out) {
+  const mlsys_json *v;
+  *out = NULL;
+  if (!key) return mlsys_set_error(MLSYS_ERR_ARG, "JSON getter: key is NULL");
+  if (!obj) {
+    if (!required) return MLSYS_OK;
+    return mlsys_set_error(MLSYS_ERR_PARSE, "missing required member '%.200s' (there is no enclosing object)", key);
+  }
+  if (obj->type != MLSYS_JSON_OBJECT)
+    return mlsys_json_error_at(obj, "expected an object with member '%.200s', got %s", key,
+                               mlsys_json_type_name(obj->type));
+  v = mlsys_json_get(obj, key);
+  if (!v) {
+    if (!required) return MLSYS_OK;
+    return mlsys_json_error_at(obj, "missing required member '%.200s'", key);
+  }
+  if (v->type == MLSYS_JSON_NULL) {
+    if (!required) return MLSYS_OK;
+    return mlsys_json_error_at(v, "missing required member '%.200s' (it is null)", key);
+  }
+  *out = v;
+  return MLSYS_OK;
+}
+
+/* The value of a number member as text ("-3", "1.5") for messages. */
+static const char *mlsys__json_numtext(const mlsys_json *v, char *buf) {
+  if (v->is_int) {
+    char tmp[32], *s;
+    uint64_t mag = v->i64 < 0 ? (uint64_t)0 - (uint64_t)v->i64 : (uint64_t)v->i64;
+    tmp[31] = 0;
+    s = mlsys__json_u64s(tmp + 31, mag);
+    if (v->i64 < 0) *--s = '-';
+    memcpy(buf, s, (size_t)(tmp + 32 - s));
+  } else if (v->is_u64) {
+    char tmp[32], *s;
+    tmp[31] = 0;
+    s = mlsys__json_u64s(tmp + 31, v->u64);
+    memcpy(buf, s, (size_t)(tmp + 32 - s));
+  } else if (isnan(v->num)) strcpy(buf, "NaN");
+  else if (isinf(v->num)) strcpy(buf, v->num < 0 ? "-inf" : "inf");
+  else mlsys__json_fmt_double(buf, v->num);
+  return buf;
+}
+
+/* An integral double within [-2^63, 2^63) (for values written as 1e9 or 5.0). */
+static int mlsys__json_as_i64(const mlsys_json *v, int64_t *out) {
+  if (v->is_int) { *out = v->i64; return 1; }
+  if (isfinite(v->num) && v->num == floor(v->num) && v->num >= -9223372036854775808.0 &&
+      v->num < 9223372036854775808.0) {
+    *out = (int64_t)v->num;
+    return 1;
+  }
+  return 0;
+}
+
+MLSYS_DEF mlsys_status mlsys_json_get_i64(const mlsys_json *obj, const char *key, int required, int64_t dflt,
+                                          int64_t lo, int64_t hi, int64_t *out) {
+  const mlsys_json *v;
+  mlsys_status st = mlsys__json_member(obj, key, required, &v);
+  char nb[40];
+  int64_t x;
+  *out = dflt;
+  if (st != MLSYS_OK || !v) return st;
+  if (v->type != MLSYS_JSON_NUMBER)
+    return mlsys_json_error_at(v, "'%.200s' must be an integer, got %s", key, mlsys_json_type_name(v->type));
+  if (!mlsys__json_as_i64(v, &x)) {
+    if (v->is_u64 || (isfinite(v->num) && v->num == floor(v->num)))
+      return mlsys_json_error_at(v, "'%.200s' must be an integer in [%lld, %lld], got %s", key, (long long)lo,
+                                 (long long)hi, mlsys__json_numtext(v, nb));
+    return mlsys_json_error_at(v, "'%.200s' must be an integer, got %s", key, mlsys__json_numtext(v, nb));
+  }
+  if (x < lo || x > hi)
+    return mlsys_json_error_at(v, "'%.200s' must be an integer in [%lld, %lld], got %s", key, (long long)lo,
+                               (long long)hi, mlsys__json_numtext(v, nb));
+  *out = x;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_json_get_u64(const mlsys_json *obj, const char *key, int required, uint64_t dflt,
+                                          uint64_t *out) {
+  const mlsys_json *v;
+  mlsys_status st = mlsys__json_member(obj, key, required, &v);
+  char nb[40];
+  *out = dflt;
+  if (st != MLSYS_OK || !v) return st;
+  if (v->type != MLSYS_JSON_NUMBER)
+    return mlsys_json_error_at(v, "'%.200s' must be a non-negative integer, got %s", key,
+                               mlsys_json_type_name(v->type));
+  if (v->is_u64) { *out = v->u64; return MLSYS_OK; }
+  if (isfinite(v->num) && v->num == floor(v->num) && v->num >= 0 && v->num < 18446744073709551616.0) {
+    *out = (uint64_t)v->num;
+    return MLSYS_OK;
+  }
+  return mlsys_json_error_at(v, "'%.200s' must be a non-negative integer, got %s", key, mlsys__json_numtext(v, nb));
+}
+
+MLSYS_DEF mlsys_status mlsys_json_get_double(const mlsys_json *obj, const char *key, int required, double dflt,
+                                             double lo, double hi, double *out) {
+  const mlsys_json *v;
+  mlsys_status st = mlsys__json_member(obj, key, required, &v);
+  char nb[40], lb[40], hb[40];
+  *out = dflt;
+  if (st != MLSYS_OK || !v) return st;
+  if (v->type != MLSYS_JSON_NUMBER)
+    return mlsys_json_error_at(v, "'%.200s' must be a number, got %s", key, mlsys_json_type_name(v->type));
+  if (!(v->num >= lo && v->num <= hi)) {
+    if (isfinite(lo)) mlsys__json_fmt_double(lb, lo); else strcpy(lb, isnan(lo) ? "NaN" : lo < 0 ? "-inf" : "inf");
+    if (isfinite(hi)) mlsys__json_fmt_double(hb, hi); else strcpy(hb, isnan(hi) ? "NaN" : hi < 0 ? "-inf" : "inf");
+    return mlsys_json_error_at(v, "'%.200s' must be a number in [%s, %s], got %s", key, lb, hb,
+                               mlsys__json_numtext(v, nb));
+  }
+  *out = v->num;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_json_get_str(const mlsys_json *obj, const char *key, int required, const char *dflt,
+                                          const char **out) {
+  const mlsys_json *v;
+  mlsys_status st = mlsys__json_member(obj, key, required, &v);
+  *out = dflt;
+  if (st != MLSYS_OK || !v) return st;
+  if (v->type != MLSYS_JSON_STRING)
+    return mlsys_json_error_at(v, "'%.200s' must be a string, got %s", key, mlsys_json_type_name(v->type));
+  if (v->str && strlen(v->str) != v->len)
+    return mlsys_json_error_at(v, "'%.200s' must be a string without \\u0000", key);
+  *out = v->str ? v->str : "";
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_json_get_bool(const mlsys_json *obj, const char *key, int required, int dflt,
+                                           int *out) {
+  const mlsys_json *v;
+  mlsys_status st = mlsys__json_member(obj, key, required, &v);
+  *out = dflt;
+  if (st != MLSYS_OK || !v) return st;
+  if (v->type != MLSYS_JSON_BOOL)
+    return mlsys_json_error_at(v, "'%.200s' must be true or false, got %s", key, mlsys_json_type_name(v->type));
+  *out = v->boolean != 0;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_json_get_typed(const mlsys_json *obj, const char *key, mlsys_json_type type,
+                                            int required, const mlsys_json **out) {
+  const mlsys_json *v;
+  mlsys_status st;
+  *out = NULL;
+  if (type == MLSYS_JSON_NULL) { /* asking for a null member: present-and-null is the only success */
+    if ((st = mlsys__json_member(obj, key, 0, &v)) != MLSYS_OK) return st;
+    if (v) return mlsys_json_error_at(v, "'%.200s' must be null, got %s", key, mlsys_json_type_name(v->type));
+    v = mlsys_json_get(obj, key);
+    if (!v && required) return mlsys_json_error_at(obj, "missing required member '%.200s'", key);
+    *out = v;
+    return MLSYS_OK;
+  }
+  st = mlsys__json_member(obj, key, required, &v);
+  if (st != MLSYS_OK || !v) return st;
+  if (v->type != type)
+    return mlsys_json_error_at(v, "'%.200s' must be %s, got %s", key, mlsys__json_a_type(type),
+                               mlsys_json_type_name(v->type));
+  *out = v;
+  return MLSYS_OK;
+}
+
+/* ---- writer ---- */
+
+enum {
+  MLSYS__JW_E_NONE = 0,
+  MLSYS__JW_E_IO,          /* the stream reported an error */
+  MLSYS__JW_E_NOSTREAM,    /* initialised with a NULL stream */
+  MLSYS__JW_E_KEY_OUTSIDE, /* key outside an object */
+  MLSYS__JW_E_KEY_TWICE,   /* key right after a key */
+  MLSYS__JW_E_KEY_NULL,    /* NULL key */
+  MLSYS__JW_E_NO_KEY,      /* value inside an object without a key */
+  MLSYS__JW_E_END_NONE,    /* end with nothing open */
+  MLSYS__JW_E_END_KEY,     /* end of an object right after a key */
+  MLSYS__JW_E_DEEP,        /* more than MLSYS_JSON_MAX_DEPTH levels */
+  MLSYS__JW_E_TWO_TOP,     /* a second top-level value */
+  MLSYS__JW_E_COUNT_
+};
+
+static const char *mlsys__jw_msg(int e) {
+  switch (e) {
+    case MLSYS__JW_E_IO: return "write error on the output stream";
+    case MLSYS__JW_E_NOSTREAM: return "the writer has no output stream (NULL FILE)";
+    case MLSYS__JW_E_KEY_OUTSIDE: return "mlsys_jw_key called outside an object";
+    case MLSYS__JW_E_KEY_TWICE: return "mlsys_jw_key called twice without a value in between";
+    case MLSYS__JW_E_KEY_NULL: return "mlsys_jw_key called with a NULL key";
+    case MLSYS__JW_E_NO_KEY: return "a value was written inside an object without a key (call mlsys_jw_key first)";
+    case MLSYS__JW_E_END_NONE: return "mlsys_jw_end called with no open array or object";
+    case MLSYS__JW_E_END_KEY: return "object closed right after a key, before its value";
+    case MLSYS__JW_E_DEEP: return "nesting deeper than 512 arrays/objects";
+    case MLSYS__JW_E_TWO_TOP: return "more than one top-level value";
+    default: return "unknown writer error";
+  }
+}
+
+static void mlsys__jw_raw(mlsys_json_writer *w, const char *s, size_t n) {
+  if (w->err) return;
+  if (n && fwrite(s, 1, n, w->f) != n) w->err = MLSYS__JW_E_IO;
+}
+
+static void mlsys__jw_indent(mlsys_json_writer *w, int level) {
+  static const char sp[] = "\n                                                                "
+                           "                                                                ";
+  size_t n = (size_t)level * 2, chunk = n > sizeof sp - 2 ? sizeof sp - 2 : n;
+  mlsys__jw_raw(w, sp, chunk + 1);
+  for (n -= chunk; n > 0; n -= chunk) {   /* deep levels: more spaces, in pieces */
+    chunk = n > sizeof sp - 2 ? sizeof sp - 2 : n;
+    mlsys__jw_raw(w, sp + 1, chunk);
+  }
+}
+
+/* Before any value: checks placement and writes the separator. Returns 0 when the value must not be written. */
+static int mlsys__jw_pre(mlsys_json_writer *w, int container) {
+  int d;
+  if (!w || w->err) return 0;
+  d = w->depth;
+  if (d == 0) {
+    if (!w->first[0]) { w->err = MLSYS__JW_E_TWO_TOP; return 0; }
+    w->first[0] = 0;
+    return 1;
+  }
+  if (w->is_obj[d]) {
+    if (!w->after_key) { w->err = MLSYS__JW_E_NO_KEY; return 0; }
+    w->after_key = 0;
+    return 1;
+  }
+  if (w->first[d]) {
+    w->first[d] = 0;
+    if (w->pretty && container) {
+      w->scalar_only[d] = 0;
+      mlsys__jw_indent(w, d);
+    }
+  } else {
+    mlsys__jw_raw(w, ",", 1);
+    if (w->pretty) {
+      if (container || !w->scalar_only[d]) {
+        w->scalar_only[d] = 0;
+        mlsys__jw_indent(w, d);
+      } else mlsys__jw_raw(w, " ", 1);
+    }
+  }
+  return 1;
+}
+
+static void mlsys__jw_open(mlsys_json_writer *w, int obj) {
+  int d;
+  if (w && !w->err && w->depth >= MLSYS_JSON_MAX_DEPTH) { w->err = MLSYS__JW_E_DEEP; return; }
+  if (!mlsys__jw_pre(w, 1)) return;
+  d = ++w->depth;
+  w->first[d] = 1;
+  w->is_obj[d] = (unsigned char)obj;
+  w->scalar_only[d] = 1;
+  mlsys__jw_raw(w, obj ? "{" : "[", 1);
+}
+
+/* A string body with escapes; invalid UTF-8 becomes U+FFFD. */
+static void mlsys__jw_escaped(mlsys_json_writer *w, const char *str, size_t len) {
+  const unsigned char *s = (const unsigned char *)str, *e = s + len, *run = s;
+  mlsys__jw_raw(w, "\"", 1);
+  while (s < e) {
+    unsigned c = *s;
+    if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) { s++; continue; }
+    mlsys__jw_raw(w, (const char *)run, (size_t)(s - run));
+    if (c >= 0x80) {
+      size_t n;
+      if (mlsys__json_utf8(s, e, &n) == MLSYS__U8_OK) mlsys__jw_raw(w, (const char *)s, n);
+      else mlsys__jw_raw(w, "\xEF\xBF\xBD", 3);
+      s += n;
+    } else {
+      char esc[8];
+      const char *r = NULL;
+      switch (c) {
+        case '"': r = "\\\""; break;
+        case '\\': r = "\\\\"; break;
+        case '\n': r = "\\n"; break;
+        case '\t': r = "\\t"; break;
+        case '\r': r = "\\r"; break;
+        case '\b': r = "\\b"; break;
+        case '\f': r = "\\f"; break;
+        default:
+          snprintf(esc, sizeof esc, "\\u%04X", c);
+          r = esc;
+          break;
+      }
+      mlsys__jw_raw(w, r, strlen(r));
+      s++;
+    }
+    run = s;
+  }
+  mlsys__jw_raw(w, (const char *)run, (size_t)(s - run));
+  mlsys__jw_raw(w, "\"", 1);
+}
+
+MLSYS_DEF void mlsys_jw_init(mlsys_json_writer *w, FILE *f, int pretty) {
+  if (!w) return;
+  memset(w, 0, sizeof *w);
+  w->f = f;
+  w->pretty = pretty != 0;
+  w->first[0] = 1;
+  if (!f) w->err = MLSYS__JW_E_NOSTREAM;
+}
+
+MLSYS_DEF void mlsys_jw_object(mlsys_json_writer *w) { mlsys__jw_open(w, 1); }
+MLSYS_DEF void mlsys_jw_array(mlsys_json_writer *w) { mlsys__jw_open(w, 0); }
+
+MLSYS_DEF void mlsys_jw_end(mlsys_json_writer *w) {
+  int d;
+  if (!w || w->err) return;
+  d = w->depth;
+  if (d == 0) { w->err = MLSYS__JW_E_END_NONE; return; }
+  if (w->is_obj[d] && w->after_key) { w->err = MLSYS__JW_E_END_KEY; return; }
+  if (w->pretty && !w->first[d] && (w->is_obj[d] || !w->scalar_only[d])) mlsys__jw_indent(w, d - 1);
+  mlsys__jw_raw(w, w->is_obj[d] ? "}" : "]", 1);
+  w->depth--;
+}
+
+MLSYS_DEF void mlsys_jw_key(mlsys_json_writer *w, const char *key) {
+  int d;
+  if (!w || w->err) return;
+  d = w->depth;
+  if (d == 0 || !w->is_obj[d]) { w->err = MLSYS__JW_E_KEY_OUTSIDE; return; }
+  if (w->after_key) { w->err = MLSYS__JW_E_KEY_TWICE; return; }
+  if (!key) { w->err = MLSYS__JW_E_KEY_NULL; return; }
+  if (!w->first[d]) mlsys__jw_raw(w, ",", 1);
+  w->first[d] = 0;
+  if (w->pretty) mlsys__jw_indent(w, d);
+  mlsys__jw_escaped(w, key, strlen(key));
+  mlsys__jw_raw(w, w->pretty ? ": " : ":", w->pretty ? 2 : 1);
+  w->after_key = 1;
+}
+
+MLSYS_DEF void mlsys_jw_strn(mlsys_json_writer *w, const char *s, size_t len) {
+  if (!s) { mlsys_jw_null(w); return; }
+  if (!mlsys__jw_pre(w, 0)) return;
+  mlsys__jw_escaped(w, s, len);
+}
+MLSYS_DEF void mlsys_jw_str(mlsys_json_writer *w, const char *s) {
+  if (!s) { mlsys_jw_null(w); return; }
+  mlsys_jw_strn(w, s, strlen(s));
+}
+
+MLSYS_DEF void mlsys_jw_u64(mlsys_json_writer *w, uint64_t v) {
+  char buf[32], *s;
+  if (!mlsys__jw_pre(w, 0)) return;
+  s = mlsys__json_u64s(buf + sizeof buf, v);
+  mlsys__jw_raw(w, s, (size_t)(buf + sizeof buf - s));
+}
+
+MLSYS_DEF void mlsys_jw_i64(mlsys_json_writer *w, int64_t v) {
+  char buf[32], *s;
+  if (!mlsys__jw_pre(w, 0)) return;
+  s = mlsys__json_u64s(buf + sizeof buf, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+  if (v < 0) *--s = '-';
+  mlsys__jw_raw(w, s, (size_t)(buf + sizeof buf - s));
+}
+
+MLSYS_DEF void mlsys_jw_double(mlsys_json_writer *w, double v) {
+  char buf[40];
+  if (!mlsys__jw_pre(w, 0)) return;
+  if (!isfinite(v)) { mlsys__jw_raw(w, "null", 4); return; }
+  mlsys__json_fmt_double(buf, v);
+  mlsys__jw_raw(w, buf, strlen(buf));
+}
+
+MLSYS_DEF void mlsys_jw_bool(mlsys_json_writer *w, int v) {
+  if (!mlsys__jw_pre(w, 0)) return;
+  if (v) mlsys__jw_raw(w, "true", 4);
+  else mlsys__jw_raw(w, "false", 5);
+}
+
+MLSYS_DEF void mlsys_jw_null(mlsys_json_writer *w) {
+  if (!mlsys__jw_pre(w, 0)) return;
+  mlsys__jw_raw(w, "null", 4);
+}
+
+MLSYS_DEF mlsys_status mlsys_jw_finish(mlsys_json_writer *w) {
+  if (!w) return mlsys_set_error(MLSYS_ERR_ARG, "JSON writer: mlsys_jw_finish called with NULL");
+  if (!w->err && w->depth > 0) {
+    return mlsys_set_error(MLSYS_ERR_ARG, "JSON writer: unbalanced output: %d array(s)/object(s) still open",
+                           w->depth);
+  }
+  if (!w->err && w->first[0])
+    return mlsys_set_error(MLSYS_ERR_ARG, "JSON writer: nothing was written (a document needs one value)");
+  if (!w->err) {
+    mlsys__jw_raw(w, "\n", 1);
+    if (fflush(w->f) != 0 || ferror(w->f)) w->err = MLSYS__JW_E_IO;
+  } else if (w->f && w->err != MLSYS__JW_E_IO && ferror(w->f))
+    w->err = MLSYS__JW_E_IO;
+  if (w->err == MLSYS__JW_E_IO) return mlsys_set_error(MLSYS_ERR_IO, "JSON writer: %s", mlsys__jw_msg(w->err));
+  if (w->err) return mlsys_set_error(MLSYS_ERR_ARG, "JSON writer: %s", mlsys__jw_msg(w->err));
+  return MLSYS_OK;
+}
 
 /* ---------------------------------------------------------------------------------------------------------------
    7. MILP
    --------------------------------------------------------------------------------------------------------------- */
-#include "wip/milp_impl.inc"
+/* MILP builder. The model is kept in our own arrays (columns + CSR rows) and loaded into a backend at solve time,
+   so one model can be solved by lp_solve and by CBC, exported, and priced. Internally every model is a
+   minimisation: a maximisation negates the objective on the way in and the results on the way out, so cutoffs,
+   bounds and incumbents are handled in one sense only. */
+#ifndef MLSYS_NO_LPSOLVE
+#include <lpsolve/lp_lib.h>
+#endif
+#ifdef MLSYS_MILP_CBC
+#include <coin/Cbc_C_Interface.h>
+#include <coin/Clp_C_Interface.h>
+#define MLSYS__COIN_INF DBL_MAX   /* COIN-OR's infinity (COIN_DBL_MAX) */
+#endif
+
+struct mlsys_milp {
+  int nvars, cap_vars;
+  double *lo, *hi, *obj;
+  unsigned char *kind;
+  int *prio;
+  char **vname;            /* NULL entries → "x<j>" */
+  int nrows, cap_rows;
+  long nnz, cap_nnz;
+  long *row_off;           /* [nrows+1] */
+  int *rcol;
+  double *rval;
+  unsigned char *sense;
+  double *rhs;
+  char **rname;            /* NULL entries → "c<i>" */
+  double objconst;
+  int maximize, has_prio;
+};
+
+MLSYS_DEF mlsys_status mlsys_milp_create(mlsys_milp **out) {
+  mlsys_milp *m = (mlsys_milp *)mlsys_calloc(1, sizeof *m);
+  *out = NULL;
+  if (!m) return MLSYS_ERR_NOMEM;
+  m->row_off = (long *)mlsys_calloc(1, sizeof(long));
+  if (!m->row_off) { mlsys_free(m); return MLSYS_ERR_NOMEM; }
+  *out = m;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF void mlsys_milp_free(mlsys_milp *m) {
+  int i;
+  if (!m) return;
+  if (m->vname) for (i = 0; i < m->nvars; i++) mlsys_free(m->vname[i]);
+  if (m->rname) for (i = 0; i < m->nrows; i++) mlsys_free(m->rname[i]);
+  mlsys_free(m->lo); mlsys_free(m->hi); mlsys_free(m->obj); mlsys_free(m->kind); mlsys_free(m->prio);
+  mlsys_free(m->vname); mlsys_free(m->row_off); mlsys_free(m->rcol); mlsys_free(m->rval); mlsys_free(m->sense);
+  mlsys_free(m->rhs); mlsys_free(m->rname);
+  mlsys_free(m);
+}
+
+/* Names go into LP and MPS files: letters, digits, '_', '.'; not starting with a digit, '.', or an 'e'/'E' that
+   would read as an exponent. ('[' and ']' are not CPLEX LP name characters: glpsol rejects them.) */
+static int mlsys__milp_name_ok(const char *s) {
+  const char *p;
+  if (!s || !*s || strlen(s) > 200) return 0;
+  if ((*s >= '0' && *s <= '9') || *s == '.') return 0;
+  if ((*s == 'e' || *s == 'E') && (s[1] == 0 || (s[1] >= '0' && s[1] <= '9'))) return 0;
+  for (p = s; *p; p++) {
+    char c = *p;
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.'))
+      return 0;
+  }
+  return 1;
+}
+
+static int mlsys__milp_grow_vars(mlsys_milp *m) {
+  int nc = m->cap_vars ? m->cap_vars * 2 : 256;
+  double *lo, *hi, *obj;
+  unsigned char *kind;
+  int *prio;
+  char **vname;
+  if (!(lo = (double *)mlsys_realloc_array(m->lo, (size_t)nc, sizeof(double)))) return 0;
+  m->lo = lo;
+  if (!(hi = (double *)mlsys_realloc_array(m->hi, (size_t)nc, sizeof(double)))) return 0;
+  m->hi = hi;
+  if (!(obj = (double *)mlsys_realloc_array(m->obj, (size_t)nc, sizeof(double)))) return 0;
+  m->obj = obj;
+  if (!(kind = (unsigned char *)mlsys_realloc_array(m->kind, (size_t)nc, 1))) return 0;
+  m->kind = kind;
+  if (!(prio = (int *)mlsys_realloc_array(m->prio, (size_t)nc, sizeof(int)))) return 0;
+  m->prio = prio;
+  if (!(vname = (char **)mlsys_realloc_array(m->vname, (size_t)nc, sizeof(char *)))) return 0;
+  m->vname = vname;
+  m->cap_vars = nc;
+  return 1;
+}
+
+MLSYS_DEF int mlsys_milp_add_var(mlsys_milp *m, mlsys_var_kind kind, double lo, double hi, double obj,
+                                 const char *name) {
+  int j;
+  if (kind != MLSYS_VAR_CONTINUOUS && kind != MLSYS_VAR_INTEGER && kind != MLSYS_VAR_BINARY) {
+    mlsys_set_error(MLSYS_ERR_ARG, "milp: unknown variable kind %d", (int)kind);
+    return -1;
+  }
+  if (kind == MLSYS_VAR_BINARY) { lo = 0; hi = 1; }
+  if (isnan(lo) || isnan(hi) || isnan(obj) || isinf(obj) || lo > hi) {
+    mlsys_set_error(MLSYS_ERR_ARG, "milp: variable %s has bounds [%g, %g] and objective %g", name ? name : "",
+                    lo, hi, obj);
+    return -1;
+  }
+  if (name && !mlsys__milp_name_ok(name)) {
+    mlsys_set_error(MLSYS_ERR_ARG, "milp: invalid variable name '%s' (letters, digits, _ . only)", name);
+    return -1;
+  }
+  if (m->nvars == INT_MAX - 1) { mlsys_set_error(MLSYS_ERR_TOO_BIG, "milp: too many variables"); return -1; }
+  if (m->nvars == m->cap_vars && !mlsys__milp_grow_vars(m)) return -1;
+  j = m->nvars;
+  m->vname[j] = NULL;
+  if (name && !(m->vname[j] = mlsys_strdup(name))) return -1;
+  m->lo[j] = lo < -MLSYS_INF ? -MLSYS_INF : lo;
+  m->hi[j] = hi > MLSYS_INF ? MLSYS_INF : hi;
+  m->obj[j] = obj;
+  m->kind[j] = (unsigned char)kind;
+  m->prio[j] = 0;
+  m->nvars++;
+  return j;
+}
+
+MLSYS_DEF mlsys_status mlsys_milp_add_row(mlsys_milp *m, int nnz, const int *cols, const double *vals,
+                                          mlsys_row_sense sense, double rhs, const char *name) {
+  long base;
+  int k, i;
+  if (nnz < 0 || (nnz > 0 && (!cols || !vals)))
+    return mlsys_set_error(MLSYS_ERR_ARG, "milp: row %s: bad term list", name ? name : "");
+  if (sense != MLSYS_ROW_LE && sense != MLSYS_ROW_GE && sense != MLSYS_ROW_EQ)
+    return mlsys_set_error(MLSYS_ERR_ARG, "milp: row %s: unknown sense %d", name ? name : "", (int)sense);
+  if (isnan(rhs) || isinf(rhs))
+    return mlsys_set_error(MLSYS_ERR_ARG, "milp: row %s: right-hand side %g", name ? name : "", rhs);
+  if (name && !mlsys__milp_name_ok(name))
+    return mlsys_set_error(MLSYS_ERR_ARG, "milp: invalid row name '%s' (letters, digits, _ . only)", name);
+  for (k = 0; k < nnz; k++) {
+    if (cols[k] < 0 || cols[k] >= m->nvars)
+      return mlsys_set_error(MLSYS_ERR_ARG, "milp: row %s: column %d outside 0..%d", name ? name : "", cols[k],
+                             m->nvars - 1);
+    if (isnan(vals[k]) || isinf(vals[k]))
+      return mlsys_set_error(MLSYS_ERR_ARG, "milp: row %s: coefficient %g", name ? name : "", vals[k]);
+  }
+  if (m->nrows == INT_MAX - 1) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "milp: too many rows");
+  if (m->nrows == m->cap_rows) {
+    int nc = m->cap_rows ? m->cap_rows * 2 : 256;
+    long *ro;
+    unsigned char *se;
+    double *rh;
+    char **rn;
+    if (!(ro = (long *)mlsys_realloc_array(m->row_off, (size_t)nc + 1, sizeof(long)))) return MLSYS_ERR_NOMEM;
+    m->row_off = ro;
+    if (!(se = (unsigned char *)mlsys_realloc_array(m->sense, (size_t)nc, 1))) return MLSYS_ERR_NOMEM;
+    m->sense = se;
+    if (!(rh = (double *)mlsys_realloc_array(m->rhs, (size_t)nc, sizeof(double)))) return MLSYS_ERR_NOMEM;
+    m->rhs = rh;
+    if (!(rn = (char **)mlsys_realloc_array(m->rname, (size_t)nc, sizeof(char *)))) return MLSYS_ERR_NOMEM;
+    m->rname = rn;
+    m->cap_rows = nc;
+  }
+  if (m->nnz + nnz > m->cap_nnz) {
+    long nc = m->cap_nnz ? m->cap_nnz : 1024;
+    int *rc;
+    double *rv;
+    while (nc < m->nnz + nnz) nc *= 2;
+    if (!(rc = (int *)mlsys_realloc_array(m->rcol, (size_t)nc, sizeof(int)))) return MLSYS_ERR_NOMEM;
+    m->rcol = rc;
+    if (!(rv = (double *)mlsys_realloc_array(m->rval, (size_t)nc, sizeof(double)))) return MLSYS_ERR_NOMEM;
+    m->rval = rv;
+    m->cap_nnz = nc;
+  }
+  i = m->nrows;
+  m->rname[i] = NULL;
+  if (name && !(m->rname[i] = mlsys_strdup(name))) return MLSYS_ERR_NOMEM;
+  /* insertion-sort the terms by column, summing repeats and dropping zeros (rows here are short) */
+  base = m->nnz;
+  {
+    long cnt = 0;
+    for (k = 0; k < nnz; k++) {
+      long p = cnt;
+      int c = cols[k];
+      double v = vals[k];
+      long q;
+      for (q = 0; q < cnt; q++)
+        if (m->rcol[base + q] == c) break;
+      if (q < cnt) { m->rval[base + q] += v; continue; }
+      while (p > 0 && m->rcol[base + p - 1] > c) {
+        m->rcol[base + p] = m->rcol[base + p - 1];
+        m->rval[base + p] = m->rval[base + p - 1];
+        p--;
+      }
+      m->rcol[base + p] = c;
+      m->rval[base + p] = v;
+      cnt++;
+    }
+    {
+      long w = 0, q;
+      for (q = 0; q < cnt; q++)
+        if (m->rval[base + q] != 0) {
+          m->rcol[base + w] = m->rcol[base + q];
+          m->rval[base + w] = m->rval[base + q];
+          w++;
+        }
+      cnt = w;
+    }
+    m->nnz = base + cnt;
+  }
+  m->sense[i] = (unsigned char)sense;
+  m->rhs[i] = rhs;
+  m->nrows++;
+  m->row_off[m->nrows] = m->nnz;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF void mlsys_milp_set_obj(mlsys_milp *m, int col, double coef) {
+  if (col >= 0 && col < m->nvars && !isnan(coef) && !isinf(coef)) m->obj[col] = coef;
+}
+MLSYS_DEF void mlsys_milp_set_bounds(mlsys_milp *m, int col, double lo, double hi) {
+  if (col < 0 || col >= m->nvars || isnan(lo) || isnan(hi)) return;
+  m->lo[col] = lo < -MLSYS_INF ? -MLSYS_INF : lo;
+  m->hi[col] = hi > MLSYS_INF ? MLSYS_INF : hi;
+}
+MLSYS_DEF void mlsys_milp_set_obj_constant(mlsys_milp *m, double c) { m->objconst = c; }
+MLSYS_DEF void mlsys_milp_set_maximize(mlsys_milp *m, int maximize) { m->maximize = maximize != 0; }
+MLSYS_DEF void mlsys_milp_set_priority(mlsys_milp *m, int col, int priority) {
+  if (col < 0 || col >= m->nvars) return;
+  m->prio[col] = priority;
+  if (priority) m->has_prio = 1;
+}
+MLSYS_DEF int mlsys_milp_num_vars(const mlsys_milp *m) { return m->nvars; }
+MLSYS_DEF int mlsys_milp_num_rows(const mlsys_milp *m) { return m->nrows; }
+MLSYS_DEF long mlsys_milp_num_nonzeros(const mlsys_milp *m) { return m->nnz; }
+MLSYS_DEF int mlsys_milp_num_integer(const mlsys_milp *m) {
+  int j, c = 0;
+  for (j = 0; j < m->nvars; j++) c += m->kind[j] != MLSYS_VAR_CONTINUOUS;
+  return c;
+}
+
+MLSYS_DEF int mlsys_milp_has_backend(mlsys_milp_backend b) {
+#ifndef MLSYS_NO_LPSOLVE
+  if (b == MLSYS_SOLVER_LPSOLVE || b == MLSYS_SOLVER_DEFAULT) return 1;
+#endif
+#ifdef MLSYS_MILP_CBC
+  if (b == MLSYS_SOLVER_CBC || b == MLSYS_SOLVER_DEFAULT) return 1;
+#endif
+  return 0;
+}
+MLSYS_DEF const char *mlsys_milp_backend_name(mlsys_milp_backend b) {
+  return b == MLSYS_SOLVER_LPSOLVE ? "lp_solve" : b == MLSYS_SOLVER_CBC ? "cbc"
+         : b == MLSYS_SOLVER_DEFAULT ? "default" : "unknown";
+}
+MLSYS_DEF const char *mlsys_milp_status_str(mlsys_milp_status s) {
+  switch (s) {
+    case MLSYS_MILP_OPTIMAL: return "optimal";
+    case MLSYS_MILP_FEASIBLE: return "feasible";
+    case MLSYS_MILP_INFEASIBLE: return "infeasible";
+    case MLSYS_MILP_UNBOUNDED: return "unbounded";
+    case MLSYS_MILP_NO_SOLUTION: return "no solution";
+    default: return "error";
+  }
+}
+
+MLSYS_DEF double mlsys_milp_eval(const mlsys_milp *m, const double *x) {
+  double s = m->objconst;
+  int j;
+  for (j = 0; j < m->nvars; j++) s += m->obj[j] * x[j];
+  return s;
+}
+
+MLSYS_DEF double mlsys_milp_max_violation(const mlsys_milp *m, const double *x, int check_integrality) {
+  double worst = 0;
+  int i, j;
+  for (j = 0; j < m->nvars; j++) {
+    double v = 0;
+    if (isnan(x[j])) return INFINITY;   /* NaN compares false with everything: it would pass every check */
+    if (x[j] < m->lo[j]) v = m->lo[j] - x[j];
+    if (x[j] > m->hi[j]) v = x[j] - m->hi[j];
+    if (check_integrality && m->kind[j] != MLSYS_VAR_CONTINUOUS) {
+      double f = fabs(x[j] - floor(x[j] + 0.5));
+      if (f > v) v = f;
+    }
+    if (v > worst) worst = v;
+  }
+  for (i = 0; i < m->nrows; i++) {
+    double a = 0, v = 0;
+    long k;
+    for (k = m->row_off[i]; k < m->row_off[i + 1]; k++) a += m->rval[k] * x[m->rcol[k]];
+    if (m->sense[i] != MLSYS_ROW_GE && a > m->rhs[i]) v = a - m->rhs[i];
+    if (m->sense[i] != MLSYS_ROW_LE && a < m->rhs[i]) v = m->rhs[i] - a;
+    if (v > worst) worst = v;
+  }
+  return worst;
+}
+
+/* The bounds a column really has: an integer column's are rounded inwards (lp_solve branches forever on an
+   integer column bounded by [0.2, 0.8], and glpsol refuses fractional bounds on integer columns). */
+static void mlsys__milp_col_bounds(const mlsys_milp *m, int j, int relax, double *lo, double *hi) {
+  *lo = m->lo[j];
+  *hi = m->hi[j];
+  if (!relax && m->kind[j] != MLSYS_VAR_CONTINUOUS) {
+    if (*lo > -MLSYS_INF) *lo = ceil(*lo - 1e-9);
+    if (*hi < MLSYS_INF) *hi = floor(*hi + 1e-9);
+  }
+}
+/* A binary column still bounded by [0, 1] (mlsys_milp_set_bounds may have fixed it; then it is written as a
+   general integer with its bounds, since "Binary"/BV would restore [0, 1]). */
+static int mlsys__milp_is_bin(const mlsys_milp *m, int j) {
+  return m->kind[j] == MLSYS_VAR_BINARY && m->lo[j] == 0 && m->hi[j] == 1;
+}
+
+/* ---- export ---------------------------------------------------------------------------------------------- */
+static const char *mlsys__milp_vn(const mlsys_milp *m, int j, char *buf) {
+  if (m->vname[j]) return m->vname[j];
+  snprintf(buf, 24, "x%d", j);
+  return buf;
+}
+static const char *mlsys__milp_rn(const mlsys_milp *m, int i, char *buf) {
+  if (m->rname[i]) return m->rname[i];
+  snprintf(buf, 24, "c%d", i);
+  return buf;
+}
+static void mlsys__milp_num(FILE *f, double v) {
+  if (v >= MLSYS_INF) fputs("inf", f);
+  else if (v <= -MLSYS_INF) fputs("-inf", f);
+  else fprintf(f, "%.17g", v);
+}
+
+/* CPLEX LP format: every row has a label (so a one-term row stays a row rather than becoming a bound), terms are
+   wrapped every eight to stay under the readers' line limits, and bounds are written for every column. */
+static void mlsys__milp_write_lp(const mlsys_milp *m, FILE *f) {
+  char b1[24];
+  int i, j, any;
+  fprintf(f, "\\ mlsys MILP: %d variables, %d rows, %ld nonzeros\n", m->nvars, m->nrows, m->nnz);
+  if (m->objconst != 0) fprintf(f, "\\ objective constant (not part of the model below): %.17g\n", m->objconst);
+  fprintf(f, "%s\n obj:", m->maximize ? "Maximize" : "Minimize");
+  any = 0;
+  for (j = 0; j < m->nvars; j++)
+    if (m->obj[j] != 0) {
+      fprintf(f, " %c %.17g %s", m->obj[j] < 0 ? '-' : '+', fabs(m->obj[j]), mlsys__milp_vn(m, j, b1));
+      if (++any % 8 == 0) fputs("\n     ", f);
+    }
+  if (!any && m->nvars) fprintf(f, " 0 %s", mlsys__milp_vn(m, 0, b1));
+  fputs("\nSubject To\n", f);
+  for (i = 0; i < m->nrows; i++) {
+    long k;
+    fprintf(f, " %s:", mlsys__milp_rn(m, i, b1));
+    if (m->row_off[i] == m->row_off[i + 1]) {
+      if (m->nvars) fprintf(f, " 0 %s", mlsys__milp_vn(m, 0, b1));
+    }
+    for (k = m->row_off[i]; k < m->row_off[i + 1]; k++) {
+      fprintf(f, " %c %.17g %s", m->rval[k] < 0 ? '-' : '+', fabs(m->rval[k]), mlsys__milp_vn(m, m->rcol[k], b1));
+      if ((k - m->row_off[i] + 1) % 8 == 0 && k + 1 < m->row_off[i + 1]) fputs("\n     ", f);
+    }
+    fprintf(f, " %s %.17g\n", m->sense[i] == MLSYS_ROW_LE ? "<=" : m->sense[i] == MLSYS_ROW_GE ? ">=" : "=",
+            m->rhs[i]);
+  }
+  fputs("Bounds\n", f);
+  for (j = 0; j < m->nvars; j++) {
+    double lo, hi;
+    if (mlsys__milp_is_bin(m, j)) continue;
+    mlsys__milp_col_bounds(m, j, 0, &lo, &hi);
+    if (lo <= -MLSYS_INF && hi >= MLSYS_INF) { fprintf(f, " %s free\n", mlsys__milp_vn(m, j, b1)); continue; }
+    fputc(' ', f);
+    mlsys__milp_num(f, lo);
+    fprintf(f, " <= %s <= ", mlsys__milp_vn(m, j, b1));
+    mlsys__milp_num(f, hi);
+    fputc('\n', f);
+  }
+  for (any = 0, j = 0; j < m->nvars; j++)
+    if (m->kind[j] != MLSYS_VAR_CONTINUOUS && !mlsys__milp_is_bin(m, j)) {
+      if (!any++) fputs("General\n", f);
+      fprintf(f, " %s\n", mlsys__milp_vn(m, j, b1));
+    }
+  for (any = 0, j = 0; j < m->nvars; j++)
+    if (mlsys__milp_is_bin(m, j)) {
+      if (!any++) fputs("Binary\n", f);
+      fprintf(f, " %s\n", mlsys__milp_vn(m, j, b1));
+    }
+  fputs("End\n", f);
+}
+
+/* Free MPS. Integer columns always get explicit bounds: some readers default MARKER-ed columns to [0, 1]. A
+   maximisation is written as the minimisation of the negated objective (see the OBJSENSE note below). */
+static void mlsys__milp_write_mps(const mlsys_milp *m, FILE *f) {
+  char b1[24], b2[24];
+  int i, j, inint = 0;
+  long k, *cnt, *start, *pos;
+  int *ri;
+  double *rv;
+  fprintf(f, "* mlsys MILP: %d variables, %d rows, %ld nonzeros\n", m->nvars, m->nrows, m->nnz);
+  if (m->objconst != 0) fprintf(f, "* objective constant (not part of the model below): %.17g\n", m->objconst);
+  /* no OBJSENSE section: glpsol rejects it and cbc ignores it (silently minimising) */
+  if (m->maximize) fputs("* maximisation, written as minimisation of the negated objective: negate the optimum\n", f);
+  fputs("NAME mlsys\n", f);
+  fputs("ROWS\n N obj\n", f);
+  for (i = 0; i < m->nrows; i++)
+    fprintf(f, " %c %s\n", m->sense[i] == MLSYS_ROW_LE ? 'L' : m->sense[i] == MLSYS_ROW_GE ? 'G' : 'E',
+            mlsys__milp_rn(m, i, b1));
+  /* transpose rows to columns */
+  cnt = (long *)mlsys_calloc((size_t)m->nvars + 1, sizeof(long));
+  start = (long *)mlsys_calloc((size_t)m->nvars + 1, sizeof(long));
+  pos = (long *)mlsys_calloc((size_t)m->nvars + 1, sizeof(long));
+  ri = (int *)mlsys_alloc((size_t)(m->nnz ? m->nnz : 1), sizeof(int));
+  rv = (double *)mlsys_alloc((size_t)(m->nnz ? m->nnz : 1), sizeof(double));
+  if (!cnt || !start || !pos || !ri || !rv) {
+    mlsys_free(cnt); mlsys_free(start); mlsys_free(pos); mlsys_free(ri); mlsys_free(rv);
+    return;
+  }
+  for (k = 0; k < m->nnz; k++) cnt[m->rcol[k]]++;
+  for (j = 0; j < m->nvars; j++) start[j + 1] = start[j] + cnt[j];
+  for (j = 0; j < m->nvars; j++) pos[j] = start[j];
+  for (i = 0; i < m->nrows; i++)
+    for (k = m->row_off[i]; k < m->row_off[i + 1]; k++) {
+      long p = pos[m->rcol[k]]++;
+      ri[p] = i;
+      rv[p] = m->rval[k];
+    }
+  fputs("COLUMNS\n", f);
+  for (j = 0; j < m->nvars; j++) {
+    int isint = m->kind[j] != MLSYS_VAR_CONTINUOUS;
+    if (isint && !inint) { fputs("    MARKER 'MARKER' 'INTORG'\n", f); inint = 1; }
+    if (!isint && inint) { fputs("    MARKER 'MARKER' 'INTEND'\n", f); inint = 0; }
+    fprintf(f, "    %s obj %.17g\n", mlsys__milp_vn(m, j, b1), m->maximize && m->obj[j] != 0 ? -m->obj[j] : m->obj[j]);
+    for (k = start[j]; k < start[j + 1]; k++)
+      fprintf(f, "    %s %s %.17g\n", mlsys__milp_vn(m, j, b1), mlsys__milp_rn(m, ri[k], b2), rv[k]);
+  }
+  if (inint) fputs("    MARKER 'MARKER' 'INTEND'\n", f);
+  fputs("RHS\n", f);
+  for (i = 0; i < m->nrows; i++)
+    if (m->rhs[i] != 0) fprintf(f, "    RHS %s %.17g\n", mlsys__milp_rn(m, i, b1), m->rhs[i]);
+  fputs("BOUNDS\n", f);
+  for (j = 0; j < m->nvars; j++) {
+    const char *n = mlsys__milp_vn(m, j, b1);
+    double lo, hi;
+    if (mlsys__milp_is_bin(m, j)) { fprintf(f, " BV BND %s\n", n); continue; }
+    mlsys__milp_col_bounds(m, j, 0, &lo, &hi);
+    if (lo <= -MLSYS_INF && hi >= MLSYS_INF) { fprintf(f, " FR BND %s\n", n); continue; }
+    if (lo <= -MLSYS_INF) fprintf(f, " MI BND %s\n", n);
+    else fprintf(f, " LO BND %s %.17g\n", n, lo);
+    if (hi >= MLSYS_INF) fprintf(f, " PL BND %s\n", n);
+    else fprintf(f, " UP BND %s %.17g\n", n, hi);
+  }
+  fputs("ENDATA\n", f);
+  mlsys_free(cnt); mlsys_free(start); mlsys_free(pos); mlsys_free(ri); mlsys_free(rv);
+}
+
+MLSYS_DEF mlsys_status mlsys_milp_write(const mlsys_milp *m, const char *path) {
+  FILE *f = fopen(path, "w");
+  size_t n = strlen(path);
+  int bad;
+  if (!f) return mlsys_set_error(MLSYS_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+  if (n >= 4 && strcmp(path + n - 4, ".mps") == 0) mlsys__milp_write_mps(m, f);
+  else mlsys__milp_write_lp(m, f);
+  bad = ferror(f);
+  if (fclose(f) != 0 || bad) return mlsys_set_error(MLSYS_ERR_IO, "%s: write failed", path);
+  return MLSYS_OK;
+}
+
+/* ---- solving -------------------------------------------------------------------------------------------- */
+typedef struct {
+  const mlsys_milp *m;
+  const mlsys_milp_opts *o;
+  double t0, deadline, sign;   /* sign = -1 for maximisation (internal min form) */
+  int stopped, improved;       /* stopped: 1 time limit, 2 caller (should_stop / on_improve) */
+  int stop_cuts;               /* CBC: the stop cuts were added (CBC's own status and bound are then void) */
+} mlsys__milp_run;
+
+static int mlsys__milp_should_stop(mlsys__milp_run *run) {
+  if (run->stopped) return 1;
+  if (run->deadline > 0 && mlsys_now() >= run->deadline) { run->stopped = 1; return 1; }
+  if (run->o->should_stop && run->o->should_stop(run->o->ud)) { run->stopped = 2; return 1; }
+  return 0;
+}
+
+static void mlsys__milp_result_init(mlsys_milp_result *r, const mlsys_milp *m, mlsys_milp_backend b) {
+  memset(r, 0, sizeof *r);
+  r->backend = b;
+  r->objective = NAN;
+  r->bound = m->maximize ? INFINITY : -INFINITY;
+  r->gap = INFINITY;
+  r->nvars = m->nvars;
+  r->status = MLSYS_MILP_ERROR;
+}
+
+#ifndef MLSYS_NO_LPSOLVE
+static int __WINAPI mlsys__lps_abort(lprec *lp, void *ud) {
+  (void)lp;
+  return mlsys__milp_should_stop((mlsys__milp_run *)ud);
+}
+static void __WINAPI mlsys__lps_msg(lprec *lp, void *ud, int msg) {
+  mlsys__milp_run *run = (mlsys__milp_run *)ud;
+  if (msg & (MSG_MILPBETTER | MSG_MILPFEASIBLE)) {
+    double obj = get_working_objective(lp) * run->sign + run->m->objconst;
+    run->improved++;
+    if (run->o->on_improve && run->o->on_improve(run->o->ud, obj, mlsys_now() - run->t0)) run->stopped = 2;
+  }
+}
+
+/* Solve with lp_solve. Fills r (objective/bound in the internal minimisation sense, constant excluded) and
+   returns the lp_solve code; x is written into r->x when a solution exists. */
+static mlsys_status mlsys__milp_solve_lpsolve(const mlsys_milp *m, const mlsys_milp_opts *o, mlsys__milp_run *run,
+                                              double inc_obj, int have_inc, mlsys_milp_result *r, int *has_x) {
+  lprec *lp;
+  int i, j, ret, *cols = NULL;
+  double *vals = NULL, *row = NULL;
+  mlsys_status st = MLSYS_OK;
+  *has_x = 0;
+  lp = make_lp(0, m->nvars);
+  if (!lp) return mlsys_set_error(MLSYS_ERR_NOMEM, "milp: lp_solve could not create a model");
+  set_verbose(lp, o->verbose ? NORMAL : NEUTRAL);
+  cols = (int *)mlsys_alloc((size_t)m->nvars + 1, sizeof(int));
+  vals = (double *)mlsys_alloc((size_t)m->nvars + 1, sizeof(double));
+  if (!cols || !vals) { st = MLSYS_ERR_NOMEM; goto done; }
+  /* objective, in minimisation form */
+  {
+    int cnt = 0;
+    for (j = 0; j < m->nvars; j++)
+      if (m->obj[j] != 0) { cols[cnt] = j + 1; vals[cnt] = m->obj[j] * run->sign; cnt++; }
+    if (!set_obj_fnex(lp, cnt, vals, cols)) { st = mlsys_set_error(MLSYS_ERR_SOLVER, "milp: lp_solve rejected the objective"); goto done; }
+  }
+  set_minim(lp);
+  if (!resize_lp(lp, m->nrows + (have_inc ? 1 : 0), m->nvars)) {
+    st = mlsys_set_error(MLSYS_ERR_NOMEM, "milp: lp_solve resize failed");
+    goto done;
+  }
+  set_add_rowmode(lp, TRUE);
+  for (i = 0; i < m->nrows; i++) {
+    long k;
+    int cnt = 0, type = m->sense[i] == MLSYS_ROW_LE ? LE : m->sense[i] == MLSYS_ROW_GE ? GE : EQ;
+    for (k = m->row_off[i]; k < m->row_off[i + 1]; k++) { cols[cnt] = m->rcol[k] + 1; vals[cnt] = m->rval[k]; cnt++; }
+    if (!add_constraintex(lp, cnt, vals, cols, type, m->rhs[i])) {
+      st = mlsys_set_error(MLSYS_ERR_NOMEM, "milp: lp_solve could not add row %d", i);
+      goto done;
+    }
+  }
+  if (have_inc) {
+    /* The cutoff as a row: objective <= cutoff (+ a relative 1e-9, as for CBC). lp_solve's own set_obj_bound is
+       unreliable: with a cutoff better than the optimum it returned OPTIMAL with objective 1e30 or
+       ACCURACYERROR instead of INFEASIBLE. */
+    int cnt = 0;
+    for (j = 0; j < m->nvars; j++)
+      if (m->obj[j] != 0) { cols[cnt] = j + 1; vals[cnt] = m->obj[j] * run->sign; cnt++; }
+    if (!add_constraintex(lp, cnt, vals, cols, LE, inc_obj + 1e-9 * (1 + fabs(inc_obj)))) {
+      st = mlsys_set_error(MLSYS_ERR_NOMEM, "milp: lp_solve could not add the cutoff row");
+      goto done;
+    }
+  }
+  set_add_rowmode(lp, FALSE);
+  for (j = 0; j < m->nvars; j++) {
+    double lo, hi;
+    mlsys__milp_col_bounds(m, j, o->relax, &lo, &hi);
+    set_bounds(lp, j + 1, lo <= -MLSYS_INF ? -get_infinite(lp) : lo, hi >= MLSYS_INF ? get_infinite(lp) : hi);
+    if (!o->relax && m->kind[j] != MLSYS_VAR_CONTINUOUS) set_int(lp, j + 1, TRUE);
+  }
+  if (!o->relax && m->has_prio) {
+    /* lp_solve wants distinct weights, lower first: order by (priority, column) */
+    if (!(row = (double *)mlsys_alloc((size_t)m->nvars + 1, sizeof(double)))) { st = MLSYS_ERR_NOMEM; goto done; }
+    for (j = 0; j < m->nvars; j++) row[j] = (double)m->prio[j] * (double)(m->nvars + 1) + j;
+    set_var_weights(lp, row);
+  }
+  set_bb_floorfirst(lp, o->branch_ceiling == 2 ? BRANCH_AUTOMATIC : o->branch_ceiling ? BRANCH_CEILING : BRANCH_FLOOR);
+  if (o->lpsolve_bb_rule) set_bb_rule(lp, o->lpsolve_bb_rule);
+  if (o->mip_gap_abs > 0) set_mip_gap(lp, TRUE, o->mip_gap_abs);
+  if (o->mip_gap_rel > 0) set_mip_gap(lp, FALSE, o->mip_gap_rel);
+  if (o->time_limit > 0) set_timeout(lp, (long)ceil(o->time_limit) + 1);   /* our abort hook is the exact limit */
+  put_abortfunc(lp, mlsys__lps_abort, run);
+  put_msgfunc(lp, mlsys__lps_msg, run, MSG_MILPBETTER | MSG_MILPFEASIBLE);
+
+  ret = solve(lp);
+  r->solver_code = ret;
+  r->nodes = (long)get_total_nodes(lp);
+  switch (ret) {
+    case OPTIMAL:
+    case PRESOLVED:
+    case SUBOPTIMAL:
+      /* lp_solve reports some unbounded models (a column in no row) as OPTIMAL with objective ±1e30 */
+      if (fabs(get_objective(lp)) >= get_infinite(lp)) r->status = MLSYS_MILP_UNBOUNDED;
+      else r->status = ret == SUBOPTIMAL ? MLSYS_MILP_FEASIBLE : MLSYS_MILP_OPTIMAL;
+      break;
+    case INFEASIBLE:
+      r->status = MLSYS_MILP_INFEASIBLE;
+      break;
+    case UNBOUNDED:
+      r->status = MLSYS_MILP_UNBOUNDED;
+      break;
+    case TIMEOUT:
+    case USERABORT:
+      r->status = run->improved ? MLSYS_MILP_FEASIBLE : MLSYS_MILP_NO_SOLUTION;
+      break;
+    case NOMEMORY:
+      st = mlsys_set_error(MLSYS_ERR_NOMEM, "milp: lp_solve ran out of memory");
+      r->status = MLSYS_MILP_ERROR;
+      break;
+    default:   /* NUMFAILURE, DEGENERATE, ACCURACYERROR (also seen when the cutoff excludes everything) */
+      r->status = MLSYS_MILP_ERROR;
+      break;
+  }
+  if (r->status == MLSYS_MILP_OPTIMAL || r->status == MLSYS_MILP_FEASIBLE) {
+    if (!(r->x = (double *)mlsys_alloc((size_t)(m->nvars ? m->nvars : 1), sizeof(double)))) { st = MLSYS_ERR_NOMEM; goto done; }
+    if (m->nvars) get_variables(lp, r->x);
+    *has_x = 1;
+    r->objective = get_objective(lp);
+    if (r->status == MLSYS_MILP_OPTIMAL && (o->relax || (o->mip_gap_abs <= 0 && o->mip_gap_rel <= 0)))
+      r->bound = r->objective;
+    else
+      r->bound = lp->bb_limitOF;   /* the dual bound lp_solve keeps (root relaxation, tightened by B&B) */
+  } else if (!o->relax) {
+    r->bound = lp->bb_limitOF;
+  }
+done:
+  mlsys_free(cols); mlsys_free(vals); mlsys_free(row);
+  delete_lp(lp);
+  return st;
+}
+#endif /* !MLSYS_NO_LPSOLVE */
+
+#ifdef MLSYS_MILP_CBC
+static mlsys__milp_run *mlsys__cbc_current;   /* CBC's C callback has no user pointer; guarded by a mutex */
+static pthread_mutex_t mlsys__cbc_mu = PTHREAD_MUTEX_INITIALIZER;
+static void COINLINKAGE_CB mlsys__cbc_cb(Cbc_Model *model, int msgno, int ndouble, const double *dvec, int nint,
+                                         const int *ivec, int nchar, char **cvec) {
+  mlsys__milp_run *run = mlsys__cbc_current;
+  (void)model; (void)nint; (void)ivec; (void)nchar; (void)cvec;
+  /* CBC0004 / CBC0012 / CBC0016: an integer solution was found; dvec[0] is its objective (minimisation form) */
+  if (run && (msgno == 4 || msgno == 12 || msgno == 16) && ndouble > 0) {
+    run->improved++;
+    if (run->o->on_improve) run->o->on_improve(run->o->ud, dvec[0] * run->sign + run->m->objconst, mlsys_now() - run->t0);
+  }
+}
+
+/* CBC 2.10's C interface has no way to stop a solve, but a cut generator callback, which has a user pointer, runs
+   during the root cut loop and at many nodes. Once the caller (or the wall-clock deadline) says stop, it adds the
+   contradictory cuts x0 <= -1 and x0 >= 1, so the current node and every node after it is pruned and the search
+   ends with the best solution so far (CBC then calls that "optimal": mlsys__milp_solve_coin corrects it). */
+static void COINLINKAGE_CB mlsys__cbc_cut_cb(void *osi, void *cuts, void *ud) {
+  mlsys__milp_run *run = (mlsys__milp_run *)ud;
+  if (!run->stopped && run->o->should_stop && run->o->should_stop(run->o->ud)) run->stopped = 2;
+  /* the time limit is CBC's own (which keeps its bound); this is only a backstop 0.1 s later */
+  if (!run->stopped && run->deadline > 0 && mlsys_now() >= run->deadline + 0.1) run->stopped = 1;
+  if (run->stopped && Osi_getNumCols(osi) > 0) {
+    int idx = 0;
+    double one = 1;
+    OsiCuts_addRowCut(cuts, 1, &idx, &one, 'L', -1);
+    OsiCuts_addRowCut(cuts, 1, &idx, &one, 'G', 1);
+    run->stop_cuts = 1;
+  }
+}
+
+/* Load the model in column-major form (what Cbc/Clp take). */
+static mlsys_status mlsys__milp_csc(const mlsys_milp *m, double sign, CoinBigIndex **start, int **index,
+                                    double **value, double **rlo, double **rhi, double **obj) {
+  long k, *pos;
+  int i, j;
+  *start = (CoinBigIndex *)mlsys_calloc((size_t)m->nvars + 1, sizeof(CoinBigIndex));
+  *index = (int *)mlsys_alloc((size_t)(m->nnz ? m->nnz : 1), sizeof(int));
+  *value = (double *)mlsys_alloc((size_t)(m->nnz ? m->nnz : 1), sizeof(double));
+  *rlo = (double *)mlsys_alloc((size_t)(m->nrows ? m->nrows : 1), sizeof(double));
+  *rhi = (double *)mlsys_alloc((size_t)(m->nrows ? m->nrows : 1), sizeof(double));
+  *obj = (double *)mlsys_alloc((size_t)(m->nvars ? m->nvars : 1), sizeof(double));
+  pos = (long *)mlsys_alloc((size_t)m->nvars + 1, sizeof(long));
+  if (!*start || !*index || !*value || !*rlo || !*rhi || !*obj || !pos) { mlsys_free(pos); return MLSYS_ERR_NOMEM; }
+  for (k = 0; k < m->nnz; k++) (*start)[m->rcol[k] + 1]++;
+  for (j = 0; j < m->nvars; j++) (*start)[j + 1] += (*start)[j];
+  for (j = 0; j < m->nvars; j++) pos[j] = (*start)[j];
+  for (i = 0; i < m->nrows; i++) {
+    for (k = m->row_off[i]; k < m->row_off[i + 1]; k++) {
+      long p = pos[m->rcol[k]]++;
+      (*index)[p] = i;
+      (*value)[p] = m->rval[k];
+    }
+    (*rlo)[i] = m->sense[i] == MLSYS_ROW_LE ? -MLSYS__COIN_INF : m->rhs[i];
+    (*rhi)[i] = m->sense[i] == MLSYS_ROW_GE ? MLSYS__COIN_INF : m->rhs[i];
+  }
+  for (j = 0; j < m->nvars; j++) (*obj)[j] = m->obj[j] * sign;
+  mlsys_free(pos);
+  return MLSYS_OK;
+}
+
+static mlsys_status mlsys__milp_solve_coin(const mlsys_milp *m, const mlsys_milp_opts *o, mlsys__milp_run *run,
+                                           const double *inc, double inc_obj, int have_cut, mlsys_milp_result *r,
+                                           int *has_x) {
+  CoinBigIndex *start = NULL;
+  int *index = NULL, j;
+  double *value = NULL, *rlo = NULL, *rhi = NULL, *obj = NULL, *clo = NULL, *chi = NULL;
+  mlsys_status st;
+  *has_x = 0;
+  st = mlsys__milp_csc(m, run->sign, &start, &index, &value, &rlo, &rhi, &obj);
+  clo = (double *)mlsys_alloc((size_t)(m->nvars ? m->nvars : 1), sizeof(double));
+  chi = (double *)mlsys_alloc((size_t)(m->nvars ? m->nvars : 1), sizeof(double));
+  if (st != MLSYS_OK || !clo || !chi) { st = MLSYS_ERR_NOMEM; goto done; }
+  for (j = 0; j < m->nvars; j++) {
+    mlsys__milp_col_bounds(m, j, o->relax, &clo[j], &chi[j]);
+    if (clo[j] <= -MLSYS_INF) clo[j] = -MLSYS__COIN_INF;
+    if (chi[j] >= MLSYS_INF) chi[j] = MLSYS__COIN_INF;
+  }
+  if (o->relax || mlsys_milp_num_integer(m) == 0) {
+    /* LP: Clp's dual simplex directly (CBC would add nothing but overhead) */
+    Clp_Simplex *clp = Clp_newModel();
+    int cs;
+    if (!clp) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "milp: Clp could not create a model"); goto done; }
+    Clp_setLogLevel(clp, o->verbose ? 1 : 0);
+    Clp_loadProblem(clp, m->nvars, m->nrows, start, index, value, clo, chi, obj, rlo, rhi);
+    Clp_setOptimizationDirection(clp, 1);
+    if (o->time_limit > 0) Clp_setMaximumSeconds(clp, o->time_limit);
+    Clp_initialSolve(clp);
+    cs = Clp_status(clp);
+    r->solver_code = cs;
+    if (cs == 0 && Clp_isProvenOptimal(clp)) {
+      r->status = MLSYS_MILP_OPTIMAL;
+      if (!(r->x = (double *)mlsys_alloc((size_t)(m->nvars ? m->nvars : 1), sizeof(double)))) { Clp_deleteModel(clp); st = MLSYS_ERR_NOMEM; goto done; }
+      if (m->nvars) memcpy(r->x, Clp_getColSolution(clp), sizeof(double) * (size_t)m->nvars);
+      *has_x = 1;
+      r->objective = Clp_objectiveValue(clp);
+      r->bound = r->objective;
+    } else if (cs == 1) r->status = MLSYS_MILP_INFEASIBLE;
+    else if (cs == 2) r->status = MLSYS_MILP_UNBOUNDED;
+    else if (cs == 3) r->status = MLSYS_MILP_NO_SOLUTION;
+    else r->status = MLSYS_MILP_ERROR;
+    Clp_deleteModel(clp);
+  } else {
+    Cbc_Model *cbc = Cbc_newModel();
+    const double *sol;
+    if (!cbc) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "milp: CBC could not create a model"); goto done; }
+    Cbc_loadProblem(cbc, m->nvars, m->nrows, start, index, value, clo, chi, obj, rlo, rhi);
+    for (j = 0; j < m->nvars; j++)
+      if (m->kind[j] != MLSYS_VAR_CONTINUOUS) Cbc_setInteger(cbc, j);
+    Cbc_setObjSense(cbc, 1);
+    Cbc_setLogLevel(cbc, o->verbose ? 1 : 0);
+    if (!o->verbose) { Cbc_setParameter(cbc, "log", "0"); Cbc_setParameter(cbc, "slog", "0"); }
+    if (o->time_limit > 0) {
+      Cbc_setMaximumSeconds(cbc, o->time_limit);
+      Cbc_setParameter(cbc, "timeMode", "elapsed");   /* CBC counts CPU seconds by default */
+    }
+    if (o->mip_gap_abs > 0) Cbc_setAllowableGap(cbc, o->mip_gap_abs);
+    if (o->mip_gap_rel > 0) Cbc_setAllowableFractionGap(cbc, o->mip_gap_rel);
+    if (o->threads > 1) {
+      char buf[16];
+      snprintf(buf, sizeof buf, "%d", o->threads);
+      Cbc_setParameter(cbc, "threads", buf);
+    }
+    if (have_cut) Cbc_setCutoff(cbc, inc_obj + 1e-9 * (1 + fabs(inc_obj)));
+    if (inc) {
+      int *idx = (int *)mlsys_alloc((size_t)(m->nvars ? m->nvars : 1), sizeof(int));
+      if (!idx) { Cbc_deleteModel(cbc); st = MLSYS_ERR_NOMEM; goto done; }
+      for (j = 0; j < m->nvars; j++) idx[j] = j;
+      Cbc_setMIPStartI(cbc, m->nvars, idx, inc);
+      mlsys_free(idx);
+    }
+    if (o->should_stop || o->time_limit > 0) Cbc_addCutCallback(cbc, mlsys__cbc_cut_cb, "mlsys_stop", run);
+    pthread_mutex_lock(&mlsys__cbc_mu);   /* the message callback reaches run through a global */
+    mlsys__cbc_current = run;
+    if (!o->verbose) Cbc_registerCallBack(cbc, mlsys__cbc_cb);
+    Cbc_solve(cbc);
+    mlsys__cbc_current = NULL;
+    pthread_mutex_unlock(&mlsys__cbc_mu);
+    r->solver_code = Cbc_status(cbc);
+    r->nodes = Cbc_getNodeCount(cbc);
+    sol = Cbc_bestSolution(cbc);
+    r->bound = Cbc_getBestPossibleObjValue(cbc);
+    if (run->stop_cuts) {   /* stopped by our cuts: nothing is proven, whatever CBC says */
+      r->status = sol ? MLSYS_MILP_FEASIBLE : MLSYS_MILP_NO_SOLUTION;
+      r->bound = -INFINITY;
+    } else if (Cbc_isProvenOptimal(cbc) && sol) r->status = MLSYS_MILP_OPTIMAL;
+    else if (Cbc_isProvenInfeasible(cbc)) r->status = MLSYS_MILP_INFEASIBLE;
+    else if (Cbc_isContinuousUnbounded(cbc)) r->status = MLSYS_MILP_UNBOUNDED;
+    else if (sol) r->status = MLSYS_MILP_FEASIBLE;
+    else if (Cbc_isSecondsLimitReached(cbc) || Cbc_status(cbc) == 1) r->status = MLSYS_MILP_NO_SOLUTION;
+    else r->status = MLSYS_MILP_ERROR;
+    if (sol && (r->status == MLSYS_MILP_OPTIMAL || r->status == MLSYS_MILP_FEASIBLE)) {
+      if (!(r->x = (double *)mlsys_alloc((size_t)(m->nvars ? m->nvars : 1), sizeof(double)))) { Cbc_deleteModel(cbc); st = MLSYS_ERR_NOMEM; goto done; }
+      if (m->nvars) memcpy(r->x, sol, sizeof(double) * (size_t)m->nvars);
+      *has_x = 1;
+      r->objective = Cbc_getObjValue(cbc);
+      if (r->status == MLSYS_MILP_OPTIMAL && o->mip_gap_abs <= 0 && o->mip_gap_rel <= 0) r->bound = r->objective;
+    }
+    Cbc_deleteModel(cbc);
+  }
+done:
+  mlsys_free(start); mlsys_free(index); mlsys_free(value); mlsys_free(rlo); mlsys_free(rhi); mlsys_free(obj);
+  mlsys_free(clo); mlsys_free(chi);
+  return st;
+}
+#endif /* MLSYS_MILP_CBC */
+
+/* One backend solve: objective and bound in the internal minimisation sense, constant excluded. */
+static mlsys_status mlsys__milp_backend_solve(const mlsys_milp *m, const mlsys_milp_opts *o, mlsys__milp_run *run,
+                                              const double *inc, double cut, int have_cut, mlsys_milp_result *r,
+                                              int *has_x) {
+  *has_x = 0;
+  (void)inc; (void)cut; (void)have_cut; (void)run; (void)r;
+#ifndef MLSYS_NO_LPSOLVE
+  if (o->backend == MLSYS_SOLVER_LPSOLVE) return mlsys__milp_solve_lpsolve(m, o, run, cut, have_cut, r, has_x);
+#endif
+#ifdef MLSYS_MILP_CBC
+  if (o->backend == MLSYS_SOLVER_CBC) return mlsys__milp_solve_coin(m, o, run, inc, cut, have_cut, r, has_x);
+#endif
+  return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "milp: backend %s is not compiled in",
+                         mlsys_milp_backend_name(o->backend));
+}
+
+#define MLSYS__MILP_FEAS_SECONDS 5.0    /* for a feasibility check when the caller set no time limit */
+
+/* Has the model any solution at all? The same backend solves a copy with a zero objective (which cannot be
+   unbounded) and no cutoff, within the time left. Returns 1 feasible, 0 proven infeasible, -1 undecided. Needed
+   because a backend's "unbounded" only says that the LP relaxation is (the model may have no integer point), and
+   because lp_solve and Clp/CBC misreport a column that is in no row and improves without limit (OPTIMAL with
+   objective 1e30, resp. infeasible). */
+static int mlsys__milp_feasible(const mlsys_milp *m, const mlsys_milp_opts *o, mlsys__milp_run *run,
+                                double *spent) {
+  mlsys_milp z = *m;   /* shallow copy: the same columns and rows, another objective */
+  mlsys_milp_opts zo = *o;
+  mlsys__milp_run zrun = *run;
+  mlsys_milp_result zr;
+  int has_x = 0, res = -1;
+  double t0 = mlsys_now(), left = run->deadline > 0 ? run->deadline - t0 : MLSYS__MILP_FEAS_SECONDS;
+  *spent = 0;
+  if (left <= 0 || run->stopped == 2) return -1;
+  if (!(z.obj = (double *)mlsys_calloc((size_t)(m->nvars ? m->nvars : 1), sizeof(double)))) return -1;
+  z.objconst = 0;
+  z.maximize = 0;
+  zo.time_limit = left;
+  zo.incumbent = NULL;
+  zo.use_cutoff = 0;
+  zo.on_improve = NULL;
+  zo.mip_gap_abs = zo.mip_gap_rel = 0;
+  zrun.m = &z;
+  zrun.o = &zo;
+  zrun.sign = 1;
+  zrun.t0 = t0;
+  zrun.deadline = t0 + left;
+  zrun.stopped = zrun.improved = zrun.stop_cuts = 0;
+  mlsys__milp_result_init(&zr, &z, zo.backend);
+  if (mlsys__milp_backend_solve(&z, &zo, &zrun, NULL, 0, 0, &zr, &has_x) == MLSYS_OK) {
+    /* checked: CBC has returned "optimal" garbage for such a model (x - y = 0.5 over free integers) */
+    if (has_x && mlsys_milp_max_violation(m, zr.x, !o->relax) <= 1e-6) res = 1;
+    else if (!has_x && zr.status == MLSYS_MILP_INFEASIBLE) res = 0;
+  }
+  if (zrun.stopped == 2) run->stopped = 2;
+  mlsys_free(zr.x);
+  mlsys_free(z.obj);
+  *spent = mlsys_now() - t0;
+  return res;
+}
+
+/* A bound in the internal sense (-inf: unknown, +inf: nothing feasible) to the caller's sense, constant included;
+   lp_solve's ±1e30 and CBC's 1e50 count as infinite. */
+static double mlsys__milp_bound_out(const mlsys_milp *m, double b) {
+  if (isnan(b) || b <= -MLSYS_INF) return m->maximize ? INFINITY : -INFINITY;
+  if (b >= MLSYS_INF) return m->maximize ? -INFINITY : INFINITY;
+  return (m->maximize ? -b : b) + m->objconst;
+}
+
+MLSYS_DEF mlsys_status mlsys_milp_solve(const mlsys_milp *m, const mlsys_milp_opts *opts, mlsys_milp_result *r) {
+  mlsys_milp_opts o;
+  mlsys__milp_run run;
+  mlsys_status st = MLSYS_OK;
+  double inc_obj = 0, cut = 0;   /* internal (minimisation, no constant) sense */
+  int have_inc = 0, have_cut = 0, inc_cut = 0, has_x = 0, ray = -1, j;
+  char nb[24];
+  if (opts) o = *opts; else memset(&o, 0, sizeof o);
+  if (o.backend == MLSYS_SOLVER_DEFAULT)
+    o.backend = mlsys_milp_has_backend(MLSYS_SOLVER_LPSOLVE) ? MLSYS_SOLVER_LPSOLVE : MLSYS_SOLVER_CBC;
+  mlsys__milp_result_init(r, m, o.backend);
+  if (!mlsys_milp_has_backend(o.backend)) {
+    r->status = MLSYS_MILP_ERROR;
+    return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "milp: backend %s is not compiled in%s",
+                           mlsys_milp_backend_name(o.backend),
+                           o.backend == MLSYS_SOLVER_CBC ? " (build with -DMLSYS_MILP_CBC and link CBC/Clp)" : "");
+  }
+  if (o.time_limit < 0 || o.mip_gap_abs < 0 || o.mip_gap_rel < 0 || isnan(o.time_limit))
+    return mlsys_set_error(MLSYS_ERR_ARG, "milp: negative time limit or gap");
+  memset(&run, 0, sizeof run);
+  run.m = m;
+  run.o = &o;
+  run.t0 = mlsys_now();
+  run.deadline = o.time_limit > 0 ? run.t0 + o.time_limit : 0;
+  run.sign = m->maximize ? -1.0 : 1.0;
+  if (o.incumbent && !o.relax) {
+    double viol = mlsys_milp_max_violation(m, o.incumbent, 1);
+    if (!(viol <= 1e-6)) {
+      return mlsys_set_error(MLSYS_ERR_ARG, "milp: the incumbent violates the model by %g", viol);
+    }
+    have_inc = 1;
+    inc_obj = (mlsys_milp_eval(m, o.incumbent) - m->objconst) * run.sign;
+  }
+  if (o.use_cutoff && !o.relax) {
+    cut = (o.cutoff - m->objconst) * run.sign;
+    have_cut = 1;
+  }
+  if (have_inc && (!have_cut || inc_obj <= cut)) { cut = inc_obj; have_cut = 1; inc_cut = 1; }
+
+  /* An empty domain is infeasible: lp_solve would ignore bounds with lo > hi, and branch forever on an integer
+     column without an integer in its bounds. */
+  for (j = 0; j < m->nvars; j++) {
+    double lo, hi;
+    mlsys__milp_col_bounds(m, j, o.relax, &lo, &hi);
+    if (!(lo <= hi)) {
+      r->status = MLSYS_MILP_INFEASIBLE;
+      r->bound = mlsys__milp_bound_out(m, INFINITY);
+      r->seconds = mlsys_now() - run.t0;
+      return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "milp: the model is infeasible: column %s has no %svalue in [%g, %g]",
+                             mlsys__milp_vn(m, j, nb), lo == m->lo[j] && hi == m->hi[j] ? "" : "integer ", m->lo[j],
+                             m->hi[j]);
+    }
+  }
+  /* A column in no row whose objective improves toward an infinite bound: the model is unbounded if feasible. */
+  {
+    unsigned char *inrow = (unsigned char *)mlsys_calloc((size_t)(m->nvars ? m->nvars : 1), 1);
+    long k;
+    if (!inrow) { r->status = MLSYS_MILP_ERROR; return MLSYS_ERR_NOMEM; }
+    for (k = 0; k < m->nnz; k++) inrow[m->rcol[k]] = 1;
+    for (j = 0; j < m->nvars && ray < 0; j++) {
+      double c = m->obj[j] * run.sign;
+      if (!inrow[j] && ((c < 0 && m->hi[j] >= MLSYS_INF) || (c > 0 && m->lo[j] <= -MLSYS_INF))) ray = j;
+    }
+    mlsys_free(inrow);
+  }
+
+  r->bound = -INFINITY;   /* internal sense from here on: unknown */
+  if (ray >= 0) r->status = MLSYS_MILP_UNBOUNDED;   /* checked below */
+  else st = mlsys__milp_backend_solve(m, &o, &run, have_inc ? o.incumbent : NULL, cut, have_cut, r, &has_x);
+  r->seconds = mlsys_now() - run.t0;
+  if (st != MLSYS_OK) {
+    mlsys_free(r->x);
+    r->x = NULL;
+    r->status = MLSYS_MILP_ERROR;
+    r->bound = mlsys__milp_bound_out(m, -INFINITY);
+    return st;
+  }
+
+  if (!has_x && r->status == MLSYS_MILP_UNBOUNDED) {
+    /* A backend's "unbounded" means an unbounded LP relaxation: the model is unbounded only if it has a solution. */
+    double spent = 0;
+    int feas = have_inc ? 1 : mlsys__milp_feasible(m, &o, &run, &spent);
+    r->seconds = mlsys_now() - run.t0;
+    if (feas == 0) {
+      r->status = MLSYS_MILP_INFEASIBLE;
+      r->bound = mlsys__milp_bound_out(m, INFINITY);
+      return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "milp: the model is infeasible (its %s is unbounded)",
+                             o.relax || !mlsys_milp_num_integer(m) ? "objective ray" : "LP relaxation");
+    }
+    r->bound = mlsys__milp_bound_out(m, -INFINITY);   /* unbounded, or unknown */
+    if (feas < 0) {   /* undecided: say so rather than guess */
+      if (run.stopped == 2) {
+        r->status = MLSYS_MILP_NO_SOLUTION;
+        return mlsys_set_error(MLSYS_ERR_CANCELED, "milp: stopped by the caller before a solution was found");
+      }
+      if (run.deadline > 0 && mlsys_now() >= run.deadline) {
+        r->status = MLSYS_MILP_NO_SOLUTION;
+        return mlsys_set_error(MLSYS_ERR_TIMEOUT, "milp: no solution within the time limit of %g s (the LP "
+                               "relaxation is unbounded)", o.time_limit);
+      }
+      r->status = MLSYS_MILP_ERROR;
+      return mlsys_set_error(MLSYS_ERR_SOLVER, "milp: the LP relaxation is unbounded, but %s found no solution "
+                             "(%.3g s): the model is unbounded or infeasible", mlsys_milp_backend_name(o.backend),
+                             spent);
+    }
+    if (ray >= 0)
+      return mlsys_set_error(MLSYS_ERR_UNBOUNDED, "milp: the model is unbounded (column %s is in no row and improves "
+                             "the objective without limit)", mlsys__milp_vn(m, ray, nb));
+    return mlsys_set_error(MLSYS_ERR_UNBOUNDED, "milp: the model is unbounded");
+  }
+
+  /* The caller's incumbent stands in when the solver found nothing better. */
+  if (have_inc) {
+    int use_inc = !has_x || inc_obj < r->objective - 1e-9 * (1 + fabs(inc_obj));
+    if (use_inc) {
+      mlsys_free(r->x);
+      if (!(r->x = (double *)mlsys_alloc((size_t)(m->nvars ? m->nvars : 1), sizeof(double)))) return MLSYS_ERR_NOMEM;
+      for (j = 0; j < m->nvars; j++) r->x[j] = o.incumbent[j];
+      /* "nothing at least as good as the incumbent" proven by the solver (the incumbent set the cutoff) makes it
+         optimal */
+      r->status = (r->status == MLSYS_MILP_INFEASIBLE && inc_cut) ? MLSYS_MILP_OPTIMAL : MLSYS_MILP_FEASIBLE;
+      r->objective = inc_obj;
+      r->from_incumbent = 1;
+      has_x = 1;
+    }
+  }
+  if (has_x && !o.relax) {
+    /* integral columns are returned exactly integral (solvers hand back 0.9999999) */
+    for (j = 0; j < m->nvars; j++)
+      if (m->kind[j] != MLSYS_VAR_CONTINUOUS) r->x[j] = floor(r->x[j] + 0.5);
+  }
+  /* back to the caller's sense, constant included */
+  if (has_x) {
+    r->objective = mlsys_milp_eval(m, r->x);   /* the objective of x exactly, after the rounding above */
+    if (r->status == MLSYS_MILP_OPTIMAL && o.mip_gap_abs <= 0 && o.mip_gap_rel <= 0) r->bound = r->objective;
+    else r->bound = mlsys__milp_bound_out(m, r->bound);
+    if (m->maximize ? r->bound < r->objective : r->bound > r->objective) r->bound = r->objective;
+    r->gap = isinf(r->bound) ? INFINITY : fabs(r->objective - r->bound) / fmax(1e-9, fabs(r->objective));
+    return MLSYS_OK;
+  }
+  r->bound = mlsys__milp_bound_out(m, r->status == MLSYS_MILP_INFEASIBLE ? INFINITY : r->bound);
+  switch (r->status) {
+    case MLSYS_MILP_INFEASIBLE:
+      return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "milp: the model is infeasible%s",
+                             have_cut ? " (no solution better than the cutoff)" : "");
+    case MLSYS_MILP_NO_SOLUTION:
+      if (run.stopped == 2) return mlsys_set_error(MLSYS_ERR_CANCELED, "milp: stopped by the caller before a solution was found");
+      return mlsys_set_error(MLSYS_ERR_TIMEOUT, "milp: no solution within the time limit of %g s", o.time_limit);
+    default:
+      return mlsys_set_error(MLSYS_ERR_SOLVER, "milp: %s failed (code %d)", mlsys_milp_backend_name(o.backend),
+                             r->solver_code);
+  }
+}
+
+MLSYS_DEF void mlsys_milp_result_free(mlsys_milp_result *r) {
+  if (!r) return;
+  mlsys_free(r->x);
+  r->x = NULL;
+}
 
 #ifdef __cplusplus
 }

@@ -321,7 +321,8 @@ MLSYS_DEF mlsys_status mlsys_remat_milp_size(const mlsys_remat_graph *g, int agg
 extern "C" {
 #endif
 
-#define MLSYS__REMAT_MAX_MEM (1ull << 52)   /* bytes per node: keeps every sum exact in doubles */
+#define MLSYS__REMAT_MAX_MEM (1ull << 48)   /* bytes per node (256 TiB): sums over 16384 nodes and 16 fixed
+                                              categories stay below 2^63, and exact in doubles up to 2^53 */
 #define MLSYS__REMAT_MAX_COST 1e30
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -355,12 +356,16 @@ MLSYS_DEF uint64_t mlsys_remat_fixed_total(const mlsys_remat_graph *g) {
   return s;
 }
 
+static int mlsys__remat_text_token_ok(const char *t);
 MLSYS_DEF mlsys_status mlsys_remat_graph_set_fixed(mlsys_remat_graph *g, const char *category, uint64_t bytes) {
   int i;
   char *c;
   if (!category || !*category) return mlsys_set_error(MLSYS_ERR_ARG, "fixed memory needs a category name");
+  if (strlen(category) > 63 || strchr(category, '=') || !mlsys__remat_text_token_ok(category))
+    return mlsys_set_error(MLSYS_ERR_ARG, "fixed-memory category '%.80s' must be 1-63 bytes of UTF-8 without spaces, "
+                           "'#' or '='", category);
   if (bytes > MLSYS__REMAT_MAX_MEM)
-    return mlsys_set_error(MLSYS_ERR_ARG, "fixed memory '%s' of %llu bytes is over the limit of 2^52", category,
+    return mlsys_set_error(MLSYS_ERR_ARG, "fixed memory '%s' of %llu bytes is over the limit of 2^48", category,
                            (unsigned long long)bytes);
   for (i = 0; i < g->nfixed; i++)
     if (strcmp(g->fixed_name[i], category) == 0) { g->fixed_bytes[i] = bytes; return MLSYS_OK; }
@@ -395,7 +400,7 @@ static mlsys_status mlsys__remat_check(mlsys_remat_graph *g) {
       return mlsys_set_error(MLSYS_ERR_ARG, "node %d '%s' has cost %g; costs must be finite and >= 0", v,
                              mlsys_remat_node_name(g, v, a, sizeof a), d->cost[v]);
     if (d->size[v] > MLSYS__REMAT_MAX_MEM)
-      return mlsys_set_error(MLSYS_ERR_ARG, "node %d '%s' has %llu bytes, over the limit of 2^52", v,
+      return mlsys_set_error(MLSYS_ERR_ARG, "node %d '%s' has %llu bytes, over the limit of 2^48", v,
                              mlsys_remat_node_name(g, v, a, sizeof a), (unsigned long long)d->size[v]);
     if (g->kind[v] > MLSYS_REMAT_O)
       return mlsys_set_error(MLSYS_ERR_ARG, "node %d '%s' has an unknown kind %d", v,
@@ -452,7 +457,8 @@ MLSYS_DEF mlsys_status mlsys_remat_graph_create(int n, const mlsys_remat_node *n
   mlsys_status st = MLSYS_OK;
   memset(out, 0, sizeof *out);
   out->loss = -1;
-  if (n < 0 || (n > 0 && !nodes)) return mlsys_set_error(MLSYS_ERR_ARG, "graph: %d nodes", n);
+  if (n < 0) return mlsys_set_error(MLSYS_ERR_ARG, "graph: %d nodes", n);
+  if (n > 0 && !nodes) return mlsys_set_error(MLSYS_ERR_ARG, "graph: %d nodes but no node array", n);
   if (n > MLSYS_REMAT_MAX_NODES)
     return mlsys_set_error(MLSYS_ERR_TOO_BIG, "graph has %d nodes; the limit is %d", n, MLSYS_REMAT_MAX_NODES);
   off = (int *)mlsys_calloc((size_t)n + 1, sizeof(int));
@@ -581,11 +587,26 @@ static mlsys_status mlsys__remat_names_init(mlsys__remat_names *nm, char **names
   }
   return MLSYS_OK;
 }
+/* Insert names[v] (whose string is already in nm->names) unless the name is taken; returns 0 when taken. */
+static int mlsys__remat_names_add(mlsys__remat_names *nm, int v) {
+  size_t k;
+  for (k = mlsys__remat_hash(nm->names[v]) & (nm->cap - 1); nm->tab[k] >= 0; k = (k + 1) & (nm->cap - 1))
+    if (strcmp(nm->names[nm->tab[k]], nm->names[v]) == 0) return 0;
+  nm->tab[k] = v;
+  return 1;
+}
 static int mlsys__remat_names_find(const mlsys__remat_names *nm, const char *s) {
   size_t k;
   for (k = mlsys__remat_hash(s) & (nm->cap - 1); nm->tab[k] >= 0; k = (k + 1) & (nm->cap - 1))
     if (strcmp(nm->names[nm->tab[k]], s) == 0) return nm->tab[k];
   return -1;
+}
+
+/* Change the status of the current error detail, keeping its text. */
+static void mlsys__remat_reset_status(mlsys_status st) {
+  char keep[1024];
+  snprintf(keep, sizeof keep, "%s", mlsys_last_error());
+  mlsys_set_error(st, "%s", keep);
 }
 
 /* Staging area shared by both parsers: per-node attributes plus deps that may still be names. */
@@ -598,6 +619,7 @@ typedef struct {
   char **name, **op;
   int *fwd_of;
   char **fwd_of_name;
+  int *fwd_line, *fwd_col;  /* where a fwd_of name was written */
   int *dep_off, ndep, capdep;
   int *dep;              /* id, or -1 - index into dep_name */
   char **dep_name;       /* deps given by name */
@@ -613,6 +635,7 @@ static void mlsys__remat_stage_free(mlsys__remat_stage *s) {
   for (i = 0; i < s->ndepname; i++) mlsys_free(s->dep_name[i]);
   mlsys_free(s->cost); mlsys_free(s->mem); mlsys_free(s->kind); mlsys_free(s->flags); mlsys_free(s->name);
   mlsys_free(s->op); mlsys_free(s->fwd_of); mlsys_free(s->fwd_of_name); mlsys_free(s->dep_off); mlsys_free(s->dep);
+  mlsys_free(s->fwd_line); mlsys_free(s->fwd_col);
   mlsys_free(s->dep_name); mlsys_free(s->dep_line); mlsys_free(s->dep_col);
   memset(s, 0, sizeof *s);
 }
@@ -629,8 +652,10 @@ static mlsys_status mlsys__remat_stage_init(mlsys__remat_stage *s, int n) {
   s->fwd_of = (int *)mlsys_alloc((size_t)n + 1, sizeof(int));
   s->fwd_of_name = (char **)mlsys_calloc((size_t)n + 1, sizeof(char *));
   s->dep_off = (int *)mlsys_calloc((size_t)n + 2, sizeof(int));
+  s->fwd_line = (int *)mlsys_calloc((size_t)n + 1, sizeof(int));
+  s->fwd_col = (int *)mlsys_calloc((size_t)n + 1, sizeof(int));
   if (!s->cost || !s->mem || !s->kind || !s->flags || !s->name || !s->op || !s->fwd_of || !s->fwd_of_name ||
-      !s->dep_off) {
+      !s->dep_off || !s->fwd_line || !s->fwd_col) {
     mlsys__remat_stage_free(s);
     return MLSYS_ERR_NOMEM;
   }
@@ -673,25 +698,23 @@ static mlsys_status mlsys__remat_stage_finish(mlsys__remat_stage *s, const char 
   mlsys__remat_names nm;
   mlsys_status st;
   int v, j, nnames = 0;
-  char b[48];
+  char b[64];
   for (v = 0; v < s->n; v++) nnames += s->name[v] != NULL;
-  if (nnames && nnames < s->n) {   /* unnamed nodes get "n<id>" so every node can be named in messages */
+  memset(&nm, 0, sizeof nm);
+  if (nnames && (st = mlsys__remat_names_init(&nm, s->name, s->n)) != MLSYS_OK) return st;
+  if (nnames && nnames < s->n) {
+    /* unnamed nodes get "n<id>" (or "n<id>_2", ... when a given name takes it) so every node can be named */
     for (v = 0; v < s->n; v++)
       if (!s->name[v]) {
-        snprintf(b, sizeof b, "n%d", v);
-        if (!(s->name[v] = mlsys_strdup(b))) return MLSYS_ERR_NOMEM;
+        int k = 1;
+        do {
+          mlsys_free(s->name[v]);
+          if (k == 1) snprintf(b, sizeof b, "n%d", v); else snprintf(b, sizeof b, "n%d_%d", v, k);
+          k++;
+          if (!(s->name[v] = mlsys_strdup(b))) { mlsys_free(nm.tab); return MLSYS_ERR_NOMEM; }
+        } while (!mlsys__remat_names_add(&nm, v));
       }
     nnames = s->n;
-  }
-  memset(&nm, 0, sizeof nm);
-  if (s->ndepname || s->fwd_of_name) {
-    if (!nnames) {
-      for (j = 0; j < s->ndep; j++)
-        if (s->dep[j] < 0)
-          return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d:%d: unknown input '%s' (no node has a name)", src,
-                                 s->dep_line[j], s->dep_col[j], s->dep_name[-1 - s->dep[j]]);
-    } else if ((st = mlsys__remat_names_init(&nm, s->name, s->n)) != MLSYS_OK)
-      return st;
   }
   for (v = 0; v < s->n; v++)
     for (j = s->dep_off[v]; j < s->dep_off[v + 1]; j++) {
@@ -700,8 +723,10 @@ static mlsys_status mlsys__remat_stage_finish(mlsys__remat_stage *s, const char 
         int id = nm.tab ? mlsys__remat_names_find(&nm, want) : -1;
         if (id < 0) {
           mlsys_free(nm.tab);
-          return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d:%d: node %d '%s' uses unknown input '%s'", src,
-                                 s->dep_line[j], s->dep_col[j], v, s->name[v] ? s->name[v] : "", want);
+          return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d:%d: node %d%s%s%s uses unknown input '%s'%s", src,
+                                 s->dep_line[j], s->dep_col[j], v, s->name[v] ? " '" : "",
+                                 s->name[v] ? s->name[v] : "", s->name[v] ? "'" : "", want,
+                                 nnames ? "" : " (no node has a name)");
         }
         s->dep[j] = id;
       } else if (s->dep[j] >= s->n) {
@@ -715,8 +740,8 @@ static mlsys_status mlsys__remat_stage_finish(mlsys__remat_stage *s, const char 
       int id = nm.tab ? mlsys__remat_names_find(&nm, s->fwd_of_name[v]) : -1;
       if (id < 0) {
         mlsys_free(nm.tab);
-        return mlsys_set_error(MLSYS_ERR_PARSE, "%s: node %d: fwd_of names unknown node '%s'", src, v,
-                               s->fwd_of_name[v]);
+        return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d:%d: node %d: fwd_of names unknown node '%s'", src,
+                               s->fwd_line[v], s->fwd_col[v], v, s->fwd_of_name[v]);
       }
       s->fwd_of[v] = id;
     }
@@ -767,7 +792,8 @@ static mlsys_status mlsys__remat_parse_json(const char *text, size_t len, const 
   if (str && !(g->name = mlsys_strdup(str))) { st = MLSYS_ERR_NOMEM; goto done; }
   if ((st = mlsys_json_get_i64(root, "batch", 0, 0, 0, INT_MAX, &i64)) != MLSYS_OK) goto done;
   g->batch = (int)i64;
-  if ((v = mlsys_json_get(root, "units")) && v->type == MLSYS_JSON_OBJECT) {
+  if ((st = mlsys_json_get_typed(root, "units", MLSYS_JSON_OBJECT, 0, &v)) != MLSYS_OK) goto done;
+  if (v) {
     if ((st = mlsys_json_get_str(v, "mem", 0, NULL, &str)) != MLSYS_OK) goto done;
     if (str && !(g->mem_unit = mlsys_strdup(str))) { st = MLSYS_ERR_NOMEM; goto done; }
     if ((st = mlsys_json_get_str(v, "cost", 0, NULL, &str)) != MLSYS_OK) goto done;
@@ -779,7 +805,10 @@ static mlsys_status mlsys__remat_parse_json(const char *text, size_t len, const 
       uint64_t bytes;
       if ((st = mlsys_json_get_u64(fixed, fixed->keys[i], 1, 0, &bytes)) != MLSYS_OK) goto done;
       if ((st = mlsys_remat_graph_set_fixed(g, fixed->keys[i], bytes)) != MLSYS_OK) {
-        st = mlsys_json_error_at(&fixed->items[i], "%s", mlsys_last_error());
+        if (st != MLSYS_ERR_NOMEM) {   /* a bad value in the file is a parse error; too many stays TOO_BIG */
+          if (st == MLSYS_ERR_ARG) mlsys__remat_reset_status(MLSYS_ERR_PARSE);
+          st = mlsys_prefix_error("%s:%d:%d", src, fixed->items[i].line, fixed->items[i].col);
+        }
         goto done;
       }
     }
@@ -816,7 +845,7 @@ static mlsys_status mlsys__remat_parse_json(const char *text, size_t len, const 
     if ((st = mlsys_json_get_double(nd, "cost", 1, 0, 0, MLSYS__REMAT_MAX_COST, &s.cost[i])) != MLSYS_OK) goto done;
     if ((st = mlsys_json_get_u64(nd, "mem", 1, 0, &s.mem[i])) != MLSYS_OK) goto done;
     if (s.mem[i] > MLSYS__REMAT_MAX_MEM) {
-      st = mlsys_json_error_at(mlsys_json_get(nd, "mem"), "node %d: %llu bytes is over the limit of 2^52", i,
+      st = mlsys_json_error_at(mlsys_json_get(nd, "mem"), "node %d: %llu bytes is over the limit of 2^48", i,
                                (unsigned long long)s.mem[i]);
       goto done;
     }
@@ -849,6 +878,8 @@ static mlsys_status mlsys__remat_parse_json(const char *text, size_t len, const 
       s.fwd_of[i] = (int)fo->i64;
     else if (fo && fo->type == MLSYS_JSON_STRING) {
       if (!(s.fwd_of_name[i] = mlsys_strdup(fo->str))) { st = MLSYS_ERR_NOMEM; goto done; }
+      s.fwd_line[i] = fo->line;
+      s.fwd_col[i] = fo->col;
     } else if (fo && fo->type != MLSYS_JSON_NULL) {
       st = mlsys_json_error_at(fo, "node %d: fwd_of must be a node id, a name or null", i);
       goto done;
@@ -863,6 +894,34 @@ done:
 }
 
 /* ---- text form ---- */
+/* Strict UTF-8 (no overlongs, surrogates or code points past U+10FFFF): names must survive a trip through JSON. */
+static int mlsys__remat_utf8_ok(const char *p, size_t n) {
+  const unsigned char *s = (const unsigned char *)p, *e = s + n;
+  while (s < e) {
+    unsigned c = *s++, need, cp, min;
+    if (c < 0x80) continue;
+    if (c >= 0xC2 && c <= 0xDF) { need = 1; cp = c & 0x1F; min = 0x80; }
+    else if (c >= 0xE0 && c <= 0xEF) { need = 2; cp = c & 0x0F; min = 0x800; }
+    else if (c >= 0xF0 && c <= 0xF4) { need = 3; cp = c & 0x07; min = 0x10000; }
+    else return 0;
+    if ((size_t)(e - s) < need) return 0;
+    while (need--) {
+      if ((*s & 0xC0) != 0x80) return 0;
+      cp = (cp << 6) | (*s++ & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  }
+  return 1;
+}
+/* A node name, op name or fixed-memory category the text form can carry: one token, no '#', not ':'. */
+static int mlsys__remat_text_token_ok(const char *t) {
+  const char *p;
+  if (!t || !*t || !strcmp(t, ":")) return 0;
+  for (p = t; *p; p++)
+    if ((unsigned char)*p <= ' ' || *p == '#' || *p == 0x7f) return 0;
+  return mlsys__remat_utf8_ok(t, strlen(t));
+}
+
 typedef struct { const char *p, *end, *src; int line; const char *line_start; } mlsys__remat_lex;
 
 /* Next whitespace-separated token on the current line ('#' ends the line). Returns its length (0 at end of line). */
@@ -877,9 +936,11 @@ static size_t mlsys__remat_tok(mlsys__remat_lex *lx, const char **tok) {
 }
 static void mlsys__remat_nextline(mlsys__remat_lex *lx) {
   while (lx->p < lx->end && *lx->p != '\n') lx->p++;
-  if (lx->p < lx->end) lx->p++;
-  lx->line++;
-  lx->line_start = lx->p;
+  if (lx->p < lx->end) {   /* at the end of a file without a final newline, positions stay on the last line */
+    lx->p++;
+    lx->line++;
+    lx->line_start = lx->p;
+  }
 }
 static mlsys_status mlsys__remat_lex_err(const mlsys__remat_lex *lx, const char *at, const char *fmt, ...)
     MLSYS__PRINTF(3, 4);
@@ -916,9 +977,8 @@ static int mlsys__remat_parse_u64(const char *t, size_t n, uint64_t *out) {
 static int mlsys__remat_parse_double(const char *t, size_t n, double *out) {
   char buf[64], *e;
   if (!mlsys__remat_tok_copy(t, n, buf, sizeof buf)) return 0;
-  errno = 0;
   *out = strtod(buf, &e);
-  return e == buf + n && errno == 0;
+  return e == buf + n && isfinite(*out);   /* ERANGE for subnormals is fine; overflow gives inf */
 }
 
 static mlsys_status mlsys__remat_parse_text(const char *text, size_t len, const char *src, mlsys_remat_graph *g) {
@@ -927,7 +987,7 @@ static mlsys_status mlsys__remat_parse_text(const char *text, size_t len, const 
   mlsys_status st = MLSYS_OK;
   const char *t;
   size_t n;
-  char buf[512];
+  char buf[64];
   int nnodes = -1, v;
   uint64_t u;
   memset(&s, 0, sizeof s);
@@ -941,7 +1001,8 @@ static mlsys_status mlsys__remat_parse_text(const char *text, size_t len, const 
   if (!mlsys__remat_tok_is(t, n, "remat-graph"))
     return mlsys__remat_lex_err(&lx, t, "expected 'remat-graph 1' (or a JSON object) at the start");
   n = mlsys__remat_tok(&lx, &t);
-  if (!mlsys__remat_tok_is(t, n, "1")) return mlsys__remat_lex_err(&lx, t, "unsupported version (this reader knows 1)");
+  if (!mlsys__remat_tok_is(t, n, "1"))
+    return mlsys__remat_lex_err(&lx, t, "unsupported version '%.*s' (this reader knows 1)", (int)(n > 40 ? 40 : n), t);
   mlsys__remat_nextline(&lx);
   /* key lines until "nodes N" */
   while (nnodes < 0) {
@@ -949,13 +1010,18 @@ static mlsys_status mlsys__remat_parse_text(const char *text, size_t len, const 
     n = mlsys__remat_tok(&lx, &t);
     if (n == 0) { mlsys__remat_nextline(&lx); continue; }
     if (mlsys__remat_tok_is(t, n, "name")) {
-      const char *rest;
-      n = mlsys__remat_tok(&lx, &rest);
-      if (!n) return mlsys__remat_lex_err(&lx, rest, "'name' needs a value");
+      /* the rest of the line up to a comment, trimmed: graph names may contain spaces */
+      const char *rest, *end;
+      if (!mlsys__remat_tok(&lx, &rest)) return mlsys__remat_lex_err(&lx, rest, "'name' needs a value");
+      for (end = rest; end < lx.end && *end != '\n' && *end != '#'; end++) {}
+      while (end > rest && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r')) end--;
+      n = (size_t)(end - rest);
+      if (!mlsys__remat_utf8_ok(rest, n)) return mlsys__remat_lex_err(&lx, rest, "the graph name is not valid UTF-8");
       mlsys_free(g->name);
       if (!(g->name = (char *)mlsys_alloc(n + 1, 1))) return MLSYS_ERR_NOMEM;
       memcpy(g->name, rest, n);
       g->name[n] = 0;
+      lx.p = end;
     } else if (mlsys__remat_tok_is(t, n, "batch")) {
       const char *a;
       n = mlsys__remat_tok(&lx, &a);
@@ -973,8 +1039,11 @@ static mlsys_status mlsys__remat_parse_text(const char *text, size_t len, const 
         if (is_fixed) {
           if (!mlsys__remat_parse_u64(eq + 1, n - (size_t)(eq + 1 - a), &u))
             return mlsys__remat_lex_err(&lx, eq + 1, "fixed memory '%s' must be a non-negative integer (bytes)", key);
-          if ((st = mlsys_remat_graph_set_fixed(g, key, u)) != MLSYS_OK)
-            return mlsys__remat_lex_err(&lx, a, "%s", mlsys_last_error());
+          if ((st = mlsys_remat_graph_set_fixed(g, key, u)) != MLSYS_OK) {
+            if (st == MLSYS_ERR_NOMEM) return st;
+            if (st == MLSYS_ERR_ARG) mlsys__remat_reset_status(MLSYS_ERR_PARSE);
+            return mlsys_prefix_error("%s:%d:%d", src, lx.line, (int)(a - lx.line_start) + 1);
+          }
         } else {
           char **dst = strcmp(key, "mem") == 0 ? &g->mem_unit : strcmp(key, "cost") == 0 ? &g->cost_unit : NULL;
           if (dst) {
@@ -1026,7 +1095,7 @@ static mlsys_status mlsys__remat_parse_text(const char *text, size_t len, const 
     }
     n = mlsys__remat_tok(&lx, &a);
     if (!mlsys__remat_parse_u64(a, n, &s.mem[v]) || s.mem[v] > MLSYS__REMAT_MAX_MEM) {
-      st = mlsys__remat_lex_err(&lx, a, "node %d: mem must be a non-negative integer number of bytes (< 2^52)", v);
+      st = mlsys__remat_lex_err(&lx, a, "node %d: mem must be a non-negative integer number of bytes (< 2^48)", v);
       goto done;
     }
     n = mlsys__remat_tok(&lx, &a);
@@ -1050,12 +1119,46 @@ static mlsys_status mlsys__remat_parse_text(const char *text, size_t len, const 
       st = mlsys__remat_lex_err(&lx, a, "node %d: expected a name", v);
       goto done;
     }
+    if (!mlsys__remat_utf8_ok(a, n)) {
+      st = mlsys__remat_lex_err(&lx, a, "node %d: the name is not valid UTF-8", v);
+      goto done;
+    }
     if (!(s.name[v] = (char *)mlsys_alloc(n + 1, 1))) { st = MLSYS_ERR_NOMEM; goto done; }
     memcpy(s.name[v], a, n);
     s.name[v][n] = 0;
-    n = mlsys__remat_tok(&lx, &a);
+    /* optional fields between the name and ':': op=<operator> and fwd_of=<id or name> */
+    for (;;) {
+      n = mlsys__remat_tok(&lx, &a);
+      if (n > 3 && !strncmp(a, "op=", 3)) {
+        if (!mlsys__remat_utf8_ok(a + 3, n - 3)) {
+          st = mlsys__remat_lex_err(&lx, a, "node %d: op is not valid UTF-8", v);
+          goto done;
+        }
+        mlsys_free(s.op[v]);
+        if (!(s.op[v] = (char *)mlsys_alloc(n - 2, 1))) { st = MLSYS_ERR_NOMEM; goto done; }
+        memcpy(s.op[v], a + 3, n - 3);
+        s.op[v][n - 3] = 0;
+      } else if (n > 7 && !strncmp(a, "fwd_of=", 7)) {
+        if (mlsys__remat_parse_u64(a + 7, n - 7, &u)) {
+          if (u >= (uint64_t)nnodes) {
+            st = mlsys__remat_lex_err(&lx, a + 7, "node %d: fwd_of %llu is not a node", v, (unsigned long long)u);
+            goto done;
+          }
+          s.fwd_of[v] = (int)u;
+        } else {
+          mlsys_free(s.fwd_of_name[v]);
+          if (!(s.fwd_of_name[v] = (char *)mlsys_alloc(n - 6, 1))) { st = MLSYS_ERR_NOMEM; goto done; }
+          memcpy(s.fwd_of_name[v], a + 7, n - 7);
+          s.fwd_of_name[v][n - 7] = 0;
+          s.fwd_line[v] = lx.line;
+          s.fwd_col[v] = (int)(a + 7 - lx.line_start) + 1;
+        }
+      } else {
+        break;
+      }
+    }
     if (!mlsys__remat_tok_is(a, n, ":")) {
-      st = mlsys__remat_lex_err(&lx, a, "node %d: expected ':' before the dependencies", v);
+      st = mlsys__remat_lex_err(&lx, a, "node %d: expected ':' before the dependencies (or op=, fwd_of=)", v);
       goto done;
     }
     s.dep_off[v] = s.ndep;
@@ -1069,11 +1172,12 @@ static mlsys_status mlsys__remat_parse_text(const char *text, size_t len, const 
         }
         st = mlsys__remat_stage_dep(&s, (int)u, NULL, lx.line, col);
       } else {
-        if (!mlsys__remat_tok_copy(a, n, buf, sizeof buf)) {
-          st = mlsys__remat_lex_err(&lx, a, "input name too long");
-          goto done;
-        }
-        st = mlsys__remat_stage_dep(&s, 0, buf, lx.line, col);
+        char *nm = (char *)mlsys_alloc(n + 1, 1);
+        if (!nm) { st = MLSYS_ERR_NOMEM; goto done; }
+        memcpy(nm, a, n);
+        nm[n] = 0;
+        st = mlsys__remat_stage_dep(&s, 0, nm, lx.line, col);
+        mlsys_free(nm);
       }
       if (st != MLSYS_OK) goto done;
     }
@@ -1105,7 +1209,7 @@ MLSYS_DEF mlsys_status mlsys_remat_graph_parse(const char *text, size_t len, con
   if (!text) return mlsys_set_error(MLSYS_ERR_ARG, "%s: no text", source);
   if (memchr(text, 0, len)) return mlsys_set_error(MLSYS_ERR_PARSE, "%s: contains a NUL byte (not a text file)", source);
   while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n')) i++;
-  st = (i < len && text[i] == '{') ? mlsys__remat_parse_json(text, len, source, out)
+  st = (i < len && (text[i] == '{' || text[i] == '[')) ? mlsys__remat_parse_json(text, len, source, out)
                                    : mlsys__remat_parse_text(text, len, source, out);
   if (st != MLSYS_OK) mlsys_remat_graph_free(out);
   return st;
@@ -1127,7 +1231,6 @@ MLSYS_DEF mlsys_status mlsys_remat_graph_write(const mlsys_remat_graph *g, FILE 
   static const char kinds[] = "FLBO";
   static const char *flagnames[] = {"norecompute", "rng", "alias", "inplace"};
   const mlsys_dag *d = &g->dag;
-  char nb[48];
   int v, j, b;
   if (json) {
     mlsys_json_writer w;
@@ -1177,27 +1280,73 @@ MLSYS_DEF mlsys_status mlsys_remat_graph_write(const mlsys_remat_graph *g, FILE 
     mlsys_jw_end(&w);
     return mlsys_jw_finish(&w);
   }
-  fprintf(f, "remat-graph 1\n");
-  if (g->name) fprintf(f, "name %s\n", g->name);
-  if (g->batch) fprintf(f, "batch %d\n", g->batch);
-  if (g->mem_unit || g->cost_unit)
-    fprintf(f, "units%s%s%s%s\n", g->mem_unit ? " mem=" : "", g->mem_unit ? g->mem_unit : "",
-            g->cost_unit ? " cost=" : "", g->cost_unit ? g->cost_unit : "");
-  if (g->nfixed) {
-    fprintf(f, "fixed");
-    for (j = 0; j < g->nfixed; j++) fprintf(f, " %s=%llu", g->fixed_name[j], (unsigned long long)g->fixed_bytes[j]);
-    fprintf(f, "\n");
-  }
-  fprintf(f, "nodes %d\n# id kind cost mem flags name : deps\n", d->n);
-  for (v = 0; v < d->n; v++) {
-    int any = 0;
-    fprintf(f, "%d %c %.17g %llu ", v, kinds[g->kind[v] & 3], d->cost[v], (unsigned long long)d->size[v]);
-    for (b = 0; b < 4; b++)
-      if (g->flags[v] & (1u << b)) fprintf(f, "%s%s", any++ ? "," : "", flagnames[b]);
-    if (!any) fputc('-', f);
-    fprintf(f, " %s :", mlsys_remat_node_name(g, v, nb, sizeof nb));
-    for (j = d->in_off[v]; j < d->in_off[v + 1]; j++) fprintf(f, " %d", d->in[j]);
-    fputc('\n', f);
+  /* text: every name must be one token the reader gives back unchanged; unnamed nodes get unique "n<id>" names */
+  {
+    char **tn = (char **)mlsys_calloc((size_t)d->n + 1, sizeof(char *));
+    mlsys_status st = MLSYS_OK;
+    if (!tn) return MLSYS_ERR_NOMEM;
+    if (g->name && (strchr(g->name, '\n') || strchr(g->name, '#') || strchr(g->name, '\r') || !g->name[0] ||
+                    g->name[0] == ' ' || g->name[strlen(g->name) - 1] == ' '))
+      st = mlsys_set_error(MLSYS_ERR_ARG, "the graph name '%.60s' cannot be written in the text form (use JSON)",
+                           g->name);
+    for (v = 0; v < d->n && st == MLSYS_OK; v++) {
+      if (d->name && d->name[v]) {
+        if (!mlsys__remat_text_token_ok(d->name[v]) || strncmp(d->name[v], "op=", 3) == 0 ||
+            strncmp(d->name[v], "fwd_of=", 7) == 0)
+          st = mlsys_set_error(MLSYS_ERR_ARG, "node %d: the name '%.60s' cannot be written in the text form (one "
+                               "token without '#'); use JSON", v, d->name[v]);
+        continue;
+      }
+      {
+        int k = 1;
+        char nmb[64];
+        for (;;) {
+          if (k == 1) snprintf(nmb, sizeof nmb, "n%d", v); else snprintf(nmb, sizeof nmb, "n%d_%d", v, k);
+          if (mlsys_dag_find(d, nmb) < 0) break;
+          k++;
+        }
+        if (!(tn[v] = mlsys_strdup(nmb))) st = MLSYS_ERR_NOMEM;
+      }
+    }
+    for (v = 0; v < d->n && st == MLSYS_OK; v++)
+      if (g->op && g->op[v] && !mlsys__remat_text_token_ok(g->op[v]))
+        st = mlsys_set_error(MLSYS_ERR_ARG, "node %d: the op '%.60s' cannot be written in the text form; use JSON", v,
+                             g->op[v]);
+    if ((g->mem_unit && !mlsys__remat_text_token_ok(g->mem_unit)) ||
+        (g->cost_unit && !mlsys__remat_text_token_ok(g->cost_unit)))
+      if (st == MLSYS_OK) st = mlsys_set_error(MLSYS_ERR_ARG, "units cannot be written in the text form; use JSON");
+    if (st != MLSYS_OK) {
+      for (v = 0; v < d->n; v++) mlsys_free(tn[v]);
+      mlsys_free(tn);
+      return st;
+    }
+    fprintf(f, "remat-graph 1\n");
+    if (g->name) fprintf(f, "name %s\n", g->name);
+    if (g->batch) fprintf(f, "batch %d\n", g->batch);
+    if (g->mem_unit || g->cost_unit)
+      fprintf(f, "units%s%s%s%s\n", g->mem_unit ? " mem=" : "", g->mem_unit ? g->mem_unit : "",
+              g->cost_unit ? " cost=" : "", g->cost_unit ? g->cost_unit : "");
+    if (g->nfixed) {
+      fprintf(f, "fixed");
+      for (j = 0; j < g->nfixed; j++) fprintf(f, " %s=%llu", g->fixed_name[j], (unsigned long long)g->fixed_bytes[j]);
+      fprintf(f, "\n");
+    }
+    fprintf(f, "nodes %d\n# id kind cost mem flags name [op=...] [fwd_of=...] : deps\n", d->n);
+    for (v = 0; v < d->n; v++) {
+      int any = 0;
+      fprintf(f, "%d %c %.17g %llu ", v, kinds[g->kind[v] & 3], d->cost[v], (unsigned long long)d->size[v]);
+      for (b = 0; b < 4; b++)
+        if (g->flags[v] & (1u << b)) fprintf(f, "%s%s", any++ ? "," : "", flagnames[b]);
+      if (!any) fputc('-', f);
+      fprintf(f, " %s", tn[v] ? tn[v] : d->name[v]);
+      if (g->op && g->op[v]) fprintf(f, " op=%s", g->op[v]);
+      if (g->fwd_of[v] >= 0) fprintf(f, " fwd_of=%d", g->fwd_of[v]);
+      fputs(" :", f);
+      for (j = d->in_off[v]; j < d->in_off[v + 1]; j++) fprintf(f, " %d", d->in[j]);
+      fputc('\n', f);
+    }
+    for (v = 0; v < d->n; v++) mlsys_free(tn[v]);
+    mlsys_free(tn);
   }
   if (ferror(f)) return mlsys_set_error(MLSYS_ERR_IO, "writing the graph failed");
   return MLSYS_OK;
@@ -1809,8 +1958,8 @@ static mlsys_status mlsys__remat_finish_baseline(const mlsys_remat_graph *g, mls
   if ((st = mlsys_remat_trim(g, s->S, s->R)) != MLSYS_OK) return st;
   snprintf(s->method, sizeof s->method, "%s", method);
   st = mlsys_remat_evaluate(g, s);
-  if (st != MLSYS_OK) return mlsys_prefix_error("internal error: baseline %s", method);
-  return MLSYS_OK;
+  if (st == MLSYS_ERR_ARG) return mlsys_prefix_error("internal error: baseline %s", method);
+  return st;
 }
 
 /* Steps 3-6 of the repo's S construction for checkpoint set K (mlsys20_artifact variant, the paper's figures). */
@@ -1830,8 +1979,9 @@ static mlsys_status mlsys__remat_checkpoints_s(const mlsys_remat_graph *g, const
     if (keep[f->fw[p]])
       for (t = f->fw[p] + 1; t < n; t++) mlsys__remat_set_s(S, n, t, f->fw[p]);
   for (q = 0; q < nseg; q++) {
-    int a = start[q], b = start[q + 1];
-    int tb = b < f->npos ? f->pos_id[b] : f->pos_id[f->npos - 1] + 1;
+    int a = start[q], b = start[q + 1], tb;
+    if (a >= b) continue;   /* empty segment (also: a graph with no forward or loss node) */
+    tb = b < f->npos ? f->pos_id[b] : f->pos_id[f->npos - 1] + 1;
     /* backward ladders: while a segment's gradients run, the whole segment is resident */
     for (p = a; p < b; p++) {
       int tt = f->bstage[f->pos_id[p]], x;
@@ -2149,6 +2299,7 @@ static mlsys_status mlsys__remat_checkpoint_all(const mlsys_remat_graph *g, mlsy
       for (j = g->dag.out_off[v]; j < g->dag.out_off[v + 1]; j++)
         for (t = v + 1; t <= g->dag.out[j]; t++) mlsys__remat_set_s(out->S, n, t, v);
     st = mlsys__remat_finish_baseline(g, out, "checkpoint-all");
+    if (st != MLSYS_OK) mlsys_remat_schedule_free(out);
   }
   mlsys_free(keep);
   return st;
@@ -2718,6 +2869,17 @@ static double mlsys__remat_time_left(const mlsys_remat_opts *o, double t0) {
   return left > 0.05 ? left : 0.05;
 }
 
+/* Backends: opts.backend picks both; the default runs MILPs on lp_solve (the zero-dependency default) and LP
+   relaxations on Clp when compiled in, which solves the Checkmate LPs one to two orders of magnitude faster. */
+static mlsys_milp_backend mlsys__remat_milp_backend(const mlsys_remat_opts *o) {
+  if (o->backend != MLSYS_SOLVER_DEFAULT) return o->backend;
+  return mlsys_milp_has_backend(MLSYS_SOLVER_LPSOLVE) ? MLSYS_SOLVER_LPSOLVE : MLSYS_SOLVER_CBC;
+}
+static mlsys_milp_backend mlsys__remat_lp_backend(const mlsys_remat_opts *o) {
+  if (o->backend != MLSYS_SOLVER_DEFAULT) return o->backend;
+  return mlsys_milp_has_backend(MLSYS_SOLVER_CBC) ? MLSYS_SOLVER_CBC : MLSYS_SOLVER_LPSOLVE;
+}
+
 MLSYS_DEF mlsys_status mlsys_remat_min_budget(const mlsys_remat_graph *g, const mlsys_remat_opts *opts,
                                               uint64_t *budget, int *proven, mlsys_remat_schedule *out) {
   mlsys_remat_opts o;
@@ -2739,8 +2901,9 @@ MLSYS_DEF mlsys_status mlsys_remat_min_budget(const mlsys_remat_graph *g, const 
       x = (double *)mlsys_alloc((size_t)mlsys_milp_num_vars(cm.m) + 1, sizeof(double));
       if (!x) { mlsys__cm_free(&cm); mlsys_remat_schedule_free(&h); return MLSYS_ERR_NOMEM; }
       memset(&mo, 0, sizeof mo);
-      mo.backend = o.backend;
+      mo.backend = mlsys__remat_milp_backend(&o);
       mo.time_limit = mlsys__remat_time_left(&o, t0);
+      mo.lpsolve_bb_rule = 8192;   /* NODE_FIRSTSELECT | NODE_AUTOORDER, as in the main solve */
       if (mlsys__cm_point(&cm, h.R, h.S, x)) mo.incumbent = x;
       st = mlsys_milp_solve(cm.m, &mo, &r);
       if (st == MLSYS_OK) {
@@ -2814,6 +2977,9 @@ static int mlsys__remat_trivially_infeasible(const mlsys_remat_graph *g, uint64_
   return 0;
 }
 
+static mlsys_status mlsys__remat_solve_lp(const mlsys_remat_graph *g, uint64_t budget, const mlsys_remat_opts *o,
+                                          double t0, int warm, mlsys_remat_schedule *out);
+
 static mlsys_status mlsys__remat_solve_milp(const mlsys_remat_graph *g, uint64_t budget, const mlsys_remat_opts *o,
                                             double t0, mlsys_remat_schedule *out) {
   mlsys_remat_schedule h;
@@ -2841,6 +3007,36 @@ static mlsys_status mlsys__remat_solve_milp(const mlsys_remat_graph *g, uint64_t
     snprintf(out->method, sizeof out->method, "checkmate-milp");
     return MLSYS_OK;
   }
+  /* LP relaxation + rounding (thesis §3.5): often a much better incumbent than the baselines, and its bound can
+     prove the incumbent optimal before any branching. A quarter of the time at most. */
+  if (!o->raw && !o->no_warm_start) {
+    mlsys_remat_opts lo = *o;
+    mlsys_remat_schedule lr;
+    lo.time_limit = fmax(0.05, 0.25 * mlsys__remat_time_left(o, t0));
+    lo.dump_model = NULL;
+    lo.progress = 0;
+    st = mlsys__remat_solve_lp(g, budget, &lo, mlsys_now(), 1, &lr);
+    if (st == MLSYS_OK) {
+      if (!h.fits || lr.cost < h.cost) {
+        mlsys_remat_schedule_free(&h);
+        h = lr;
+      } else {
+        h.bound = lr.bound;
+        mlsys_remat_schedule_free(&lr);
+      }
+      if (!isnan(h.bound) && h.cost <= h.bound * (1 + 1e-9)) {   /* the LP bound proves it */
+        *out = h;
+        out->optimal = 1;
+        out->gap = 0;
+        snprintf(out->solver_note, sizeof out->solver_note, "%s meets the LP lower bound: proven optimal", h.method);
+        snprintf(out->method, sizeof out->method, "checkmate-milp");
+        return MLSYS_OK;
+      }
+    } else {
+      mlsys_remat_schedule_free(&lr);
+    }
+    mlsys_clear_error();
+  }
   if ((st = mlsys__cm_build(g, budget - fixed, 0, o->aggregated_free, o->dump_model != NULL, &cm)) != MLSYS_OK) {
     mlsys_remat_schedule_free(&h);
     return st;
@@ -2853,7 +3049,7 @@ static mlsys_status mlsys__remat_solve_milp(const mlsys_remat_graph *g, uint64_t
   cb.cscale = cm.cscale;
   cb.best = h.fits ? h.cost : INFINITY;
   mlsys_progress_begin(&cb.prog, "checkmate milp", o->progress);
-  mo.backend = o->backend;
+  mo.backend = mlsys__remat_milp_backend(o);
   mo.time_limit = mlsys__remat_time_left(o, t0);
   mo.lpsolve_bb_rule = 8192;   /* NODE_FIRSTSELECT | NODE_AUTOORDER, floor branch first: measured in docs/remat.md */
   mo.mip_gap_rel = o->mip_gap_rel;
@@ -2886,7 +3082,7 @@ static mlsys_status mlsys__remat_solve_milp(const mlsys_remat_graph *g, uint64_t
                out->optimal ? "proven optimal" : "time limit reached", h.method);
     else
       snprintf(out->solver_note, sizeof out->solver_note, "%s by %s in %.2f s (%ld nodes)",
-               out->optimal ? "proven optimal" : "best found, not proven", mlsys_milp_backend_name(o->backend),
+               out->optimal ? "proven optimal" : "best found, not proven", mlsys_milp_backend_name(mo.backend),
                r.seconds, r.nodes);
     if (!out->fits) {   /* cannot happen when units are conservative; guard anyway */
       st = mlsys_set_error(MLSYS_ERR_SOLVER, "internal error: MILP schedule peaks at %llu bytes, over the budget",
@@ -2918,7 +3114,7 @@ done:
    the closure, the cheapest schedule within the budget kept. The LP at the full budget gives the lower bound
    (and is rounded too). */
 static mlsys_status mlsys__remat_solve_lp(const mlsys_remat_graph *g, uint64_t budget, const mlsys_remat_opts *o,
-                                          double t0, mlsys_remat_schedule *out) {
+                                          double t0, int warm, mlsys_remat_schedule *out) {
   static const double dflt[] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};
   const double *th = o->nthresholds > 0 ? o->thresholds : dflt;
   int nth = o->nthresholds > 0 ? o->nthresholds : 9, pass, i, t, have = 0, n = g->dag.n;
@@ -2933,14 +3129,14 @@ static mlsys_status mlsys__remat_solve_lp(const mlsys_remat_graph *g, uint64_t b
   memset(out, 0, sizeof *out);
   memset(&lowest, 0, sizeof lowest);
   if (mlsys__remat_trivially_infeasible(g, budget, why, sizeof why))
-    return mlsys__remat_infeasible(g, o, budget, why, fmin(10, mlsys__remat_time_left(o, t0)));
+    return warm ? MLSYS_ERR_INFEASIBLE : mlsys__remat_infeasible(g, o, budget, why, fmin(10, mlsys__remat_time_left(o, t0)));
   if ((st = mlsys__cm_build(g, budget - fixed, 0, o->aggregated_free, o->dump_model != NULL, &cm)) != MLSYS_OK) return st;
   if (o->dump_model && (st = mlsys_milp_write(cm.m, o->dump_model)) != MLSYS_OK) { mlsys__cm_free(&cm); return st; }
   for (pass = 0; pass < 2; pass++) {
     double Bs = pass == 0 ? floor((1 - eps) * cm.Bs) : cm.Bs;
     mlsys__cm_set_budget(&cm, Bs);
     memset(&mo, 0, sizeof mo);
-    mo.backend = o->backend;
+    mo.backend = mlsys__remat_lp_backend(o);
     mo.relax = 1;
     mo.time_limit = mlsys__remat_time_left(o, t0);
     st = mlsys_milp_solve(cm.m, &mo, &r);
@@ -2949,8 +3145,20 @@ static mlsys_status mlsys__remat_solve_lp(const mlsys_remat_graph *g, uint64_t b
       if (pass == 0) continue;   /* the reduced budget is too tight for the LP; the full one may not be */
       mlsys__cm_free(&cm);
       mlsys_remat_schedule_free(&lowest);
+      if (warm) return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "the LP relaxation is infeasible");
       return mlsys__remat_infeasible(g, o, budget, "the LP relaxation is infeasible",
                                      fmin(10, mlsys__remat_time_left(o, t0)));
+    }
+    if (st == MLSYS_ERR_TIMEOUT || st == MLSYS_ERR_CANCELED) {
+      mlsys_milp_result_free(&r);
+      if (pass == 0) continue;
+      st = mlsys_set_error(st, "the LP relaxation (%d columns, %d rows) did not finish within the time limit on %s; "
+                           "raise the time limit%s", mlsys_milp_num_vars(cm.m), mlsys_milp_num_rows(cm.m),
+                           mlsys_milp_backend_name(mo.backend),
+                           mo.backend == MLSYS_SOLVER_LPSOLVE && mlsys_milp_has_backend(MLSYS_SOLVER_CBC)
+                               ? " or use the Clp backend (much faster on these LPs)" : "");
+      if (have) st = MLSYS_OK;   /* the reduced-budget LP was rounded already: keep its best, without a bound */
+      break;
     }
     if (st != MLSYS_OK) { mlsys_milp_result_free(&r); goto fail; }
     if (pass == 1) bound = r.objective * cm.cscale;
@@ -2981,16 +3189,18 @@ static mlsys_status mlsys__remat_solve_lp(const mlsys_remat_graph *g, uint64_t b
     mlsys_milp_result_free(&r);
   }
   mlsys__cm_free(&cm);
+  if (st != MLSYS_OK && !have) { mlsys_remat_schedule_free(&lowest); return st; }
   if (have) {
     mlsys_remat_schedule_free(&lowest);
     out->bound = isnan(bound) ? NAN : fmin(bound, out->cost);
     out->gap = isnan(bound) || out->cost <= 0 ? NAN : (out->cost - out->bound) / out->cost;
     out->optimal = !isnan(bound) && out->cost <= bound * (1 + 1e-9);
     snprintf(out->solver_note, sizeof out->solver_note, "LP relaxation at %.0f%% and 100%% of the budget by %s",
-             100 * (1 - eps), mlsys_milp_backend_name(o->backend));
+             100 * (1 - eps), mlsys_milp_backend_name(mlsys__remat_lp_backend(o)));
     return MLSYS_OK;
   }
   *out = lowest;
+  if (warm) return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "no LP rounding fits");
   {
     char mb[160];
     mlsys__remat_min_budget_text(g, o, fmin(10, mlsys__remat_time_left(o, t0)), mb, sizeof mb);
@@ -3028,7 +3238,7 @@ MLSYS_DEF mlsys_status mlsys_remat_solve(const mlsys_remat_graph *g, uint64_t bu
     return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "remat: solver backend %s is not compiled in",
                            mlsys_milp_backend_name(o.backend));
   if (o.method == MLSYS_REMAT_MILP) st = mlsys__remat_solve_milp(g, budget, &o, t0, out);
-  else if (o.method == MLSYS_REMAT_LP_ROUND) st = mlsys__remat_solve_lp(g, budget, &o, t0, out);
+  else if (o.method == MLSYS_REMAT_LP_ROUND) st = mlsys__remat_solve_lp(g, budget, &o, t0, 0, out);
   else {
     if ((st = mlsys__remat_baseline(g, o.method, budget, out)) == MLSYS_OK && !out->fits)
       st = mlsys_set_error(MLSYS_ERR_INFEASIBLE, "%s: its schedule needs %llu bytes (peak %llu of activations + "

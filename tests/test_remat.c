@@ -296,6 +296,7 @@ typedef struct {
   double *final_cost;
   uint32_t *final_parent;
   long leaves;
+  double *min_cut;     /* the least cost-so-far + Σ remaining C that the bound cut off */
 } or_enum;
 
 static void or_rec(or_enum *E, int v) {
@@ -333,7 +334,10 @@ static void or_rec(or_enum *E, int v) {
       E->comp |= 1u << v;
       E->readm |= o->inmask[v];
       E->cost += o->C[v];
-      if (E->base + E->cost + o->rest[E->t + 1] > E->ub) goto restore;   /* prune (b) */
+      if (E->base + E->cost + o->rest[E->t + 1] > E->ub) {   /* prune (b) */
+        if (E->base + E->cost + o->rest[E->t + 1] < *E->min_cut) *E->min_cut = E->base + E->cost + o->rest[E->t + 1];
+        goto restore;
+      }
     }
     or_rec(E, v - 1);
   restore:
@@ -346,16 +350,19 @@ typedef struct {
   uint32_t S[OR_MAXN];  /* an optimal schedule: S[t] resident entering stage t, R[t] computed in stage t */
   uint32_t R[OR_MAXN];
   long states, leaves;
+  double min_cut;       /* the least lower bound the pass's bound cut off (INFINITY: nothing was cut, so
+                           "nothing found" is conclusive) */
 } or_result;
 
-/* Exact optimum at an activation budget B (bytes, fixed memory excluded). ub: an upper bound on the optimum
-   (INFINITY if none); pruning is strict, and with no schedule of cost ≤ ub the search is repeated without it. */
-static void oracle_solve(const or_graph *o, uint64_t B, double ub, or_result *res) {
+/* One pass at an activation budget B (bytes, fixed memory excluded), exploring every schedule of cost ≤ ub:
+   res->cost is the optimum when it is ≤ ub, else INFINITY. */
+static void oracle_pass(const or_graph *o, uint64_t B, double ub, or_result *res) {
   or_layer layers[OR_MAXN + 1];
   double final_cost = INFINITY;
   uint32_t final_parent = 0;
   int t, n = o->n;
   memset(res, 0, sizeof *res);
+  res->min_cut = INFINITY;
   for (t = 0; t <= n; t++) or_layer_init(&layers[t]);
   or_layer_put(&layers[0], 0, 0, 0);
   for (t = 0; t < n; t++) {
@@ -364,9 +371,9 @@ static void oracle_solve(const or_graph *o, uint64_t B, double ub, or_result *re
     for (i = 0; i < layers[t].cnt; i++) {
       or_enum E;
       const or_entry *e = &layers[t].e[i];
-      if (e->cost + o->rest[t] > ub) continue;
+      if (e->cost + o->rest[t] > ub) { if (e->cost + o->rest[t] < res->min_cut) res->min_cut = e->cost + o->rest[t]; continue; }
       memset(&E, 0, sizeof E);
-      E.o = o; E.t = t; E.St = e->key; E.B = B; E.base = e->cost; E.ub = ub;
+      E.o = o; E.t = t; E.St = e->key; E.B = B; E.base = e->cost; E.ub = ub; E.min_cut = &res->min_cut;
       E.next = &layers[t + 1]; E.final_cost = &final_cost; E.final_parent = &final_parent;
       E.carry_mem = o->M[t];
       if (E.carry_mem > B) continue;
@@ -388,14 +395,35 @@ static void oracle_solve(const or_graph *o, uint64_t B, double ub, or_result *re
     }
   }
   for (t = 0; t <= n; t++) or_layer_free(&layers[t]);
-  if (final_cost == INFINITY && ub < INFINITY) oracle_solve(o, B, INFINITY, res);
+}
+
+/* The exact optimum at activation budget B (INFINITY when nothing fits). Every schedule of cost ≤ ub is
+   explored by a pass, so the first pass that finds one has the optimum; the bound grows Σ C + 0, 1, 2, 4, ...
+   (each pass is exact on its own; the growth only saves time). A pass that finds nothing and cut nothing off
+   has seen every reachable state: the budget is infeasible. */
+static int or_strategy = 0;
+static double or_growth = 1.5;
+static void oracle_solve(const or_graph *o, uint64_t B, or_result *res) {
+  double delta = 0, ub = o->rest[0];
+  long states = 0, leaves = 0;
+  for (;;) {
+    oracle_pass(o, B, ub, res);
+    states += res->states;
+    leaves += res->leaves;
+    if (res->cost < INFINITY || res->min_cut == INFINITY) break;
+    if (or_strategy == 0) { delta = delta == 0 ? 1 : delta * 2; ub = o->rest[0] + delta; }
+    else if (or_strategy == 1) ub = res->min_cut;
+    else { double d = (ub - o->rest[0]) * or_growth; ub = fmax(res->min_cut, o->rest[0] + d); }
+  }
+  res->states = states;
+  res->leaves = leaves;
 }
 
 static double oracle_opt(const mlsys_remat_graph *g, uint64_t B, int restrict_norecompute) {
   or_graph o;
   or_result r;
   or_from_graph(g, restrict_norecompute, &o);
-  oracle_solve(&o, B, INFINITY, &r);
+  oracle_solve(&o, B, &r);
   return r.cost;
 }
 
@@ -411,13 +439,14 @@ static uint64_t oracle_single_op(const or_graph *o) {
   return best;
 }
 
-/* The smallest activation budget with a schedule (upwards from the single-operator bound). */
-static uint64_t oracle_min_budget(const or_graph *o) {
+/* The smallest activation budget with a schedule, upwards from the single-operator bound; *opt receives the
+   optimum there. hi is a budget known to be feasible. */
+static uint64_t oracle_min_budget(const or_graph *o, uint64_t hi, double *opt) {
   uint64_t B = oracle_single_op(o);
   for (;; B++) {
     or_result r;
-    oracle_solve(o, B, INFINITY, &r);
-    if (r.cost < INFINITY) return B;
+    oracle_solve(o, B, &r);
+    if (r.cost < INFINITY || B >= hi) { if (opt) *opt = r.cost; return B; }
   }
 }
 
@@ -448,6 +477,165 @@ static void or_to_matrices(const or_graph *o, const or_result *r, unsigned char 
       R[t * n + i] = (unsigned char)(r->R[t] >> i & 1);
       S[t * n + i] = (unsigned char)(r->S[t] >> i & 1);
     }
+}
+
+/* An independent check of any schedule (n×n matrices) against the rules of spec §3.1, with the MILP memory
+   accounting of or_stage_peak: 1 when valid, with its cost and peak; 0 with the first violation in why. */
+static int indep_eval(const or_graph *o, const unsigned char *R, const unsigned char *S, double *cost, uint64_t *peak,
+                      char *why, size_t len) {
+  int n = o->n, t, k;
+  uint32_t Rm[OR_MAXN], Sm[OR_MAXN];
+  *cost = 0;
+  *peak = 0;
+  for (t = 0; t < n; t++) {
+    Rm[t] = Sm[t] = 0;
+    for (k = 0; k < n; k++) {
+      if (R[t * n + k]) Rm[t] |= 1u << k;
+      if (S[t * n + k]) Sm[t] |= 1u << k;
+    }
+  }
+  for (t = 0; t < n; t++) {
+    uint32_t below_t = (1u << t) - 1u;
+    uint64_t p;
+    if (!(Rm[t] >> t & 1)) { snprintf(why, len, "stage %d does not compute node %d", t, t); return 0; }
+    if (Rm[t] & ~(below_t | 1u << t)) { snprintf(why, len, "stage %d computes a node ahead of it", t); return 0; }
+    if (Sm[t] & ~below_t) { snprintf(why, len, "stage %d keeps a value not yet computed", t); return 0; }
+    if (t > 0 && (Sm[t] & ~(Sm[t - 1] | Rm[t - 1]))) {
+      snprintf(why, len, "stage %d keeps a value neither kept nor computed in stage %d", t, t - 1);
+      return 0;
+    }
+    for (k = 0; k <= t; k++)
+      if (Rm[t] >> k & 1) {
+        uint32_t avail = Sm[t] | (Rm[t] & ((1u << k) - 1u));
+        if (o->inmask[k] & ~avail) { snprintf(why, len, "stage %d computes %d without its inputs", t, k); return 0; }
+        *cost += o->C[k];
+      }
+    p = or_stage_peak(o, t, Sm[t], Rm[t], t + 1 < n ? Sm[t + 1] : 0);
+    if (p > *peak) *peak = p;
+  }
+  return 1;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   The instance set shared by the MILP, CBC, model, baseline and plan tests: chains L = 2..8 at budgets 2..L+2,
+   the T8 network at 9..14, and 30 random training graphs (4..8 forward nodes, n ≤ 17; three of them with fixed
+   memory) at budgets around the oracle's minimum and the keep-all peak. Built once, on first use; every optimum
+   comes from the oracle.
+   --------------------------------------------------------------------------------------------------------------- */
+#define MAXB 10
+typedef struct {
+  char name[48];
+  mlsys_remat_graph g;
+  or_graph o;
+  uint64_t fixed;              /* fixed bytes (budgets below are activation bytes; the library gets B + fixed) */
+  uint64_t minB, peak_all;     /* oracle's smallest feasible activation budget; keep-everything peak */
+  int chain_L;                 /* > 0 for chains */
+  int nb;
+  uint64_t B[MAXB];            /* activation budgets, ascending */
+  double opt[MAXB];            /* oracle optimum, INFINITY if infeasible */
+  or_result sched[MAXB];       /* the oracle's optimal schedule */
+} inst;
+static inst *insts;
+static int ninst;
+static double insts_seconds;
+
+static void inst_add_budget(inst *I, uint64_t B) {
+  int i;
+  for (i = 0; i < I->nb; i++)
+    if (I->B[i] == B) return;
+  if (I->nb == MAXB) return;
+  I->B[I->nb++] = B;
+  for (i = I->nb - 1; i > 0 && I->B[i] < I->B[i - 1]; i--) { uint64_t x = I->B[i]; I->B[i] = I->B[i - 1]; I->B[i - 1] = x; }
+}
+
+static void inst_finish(inst *I) {
+  int i;
+  double opt_min;
+  or_from_graph(&I->g, 0, &I->o);
+  I->peak_all = keep_all_peak(&I->g);
+  I->minB = oracle_min_budget(&I->o, I->peak_all, &opt_min);
+  for (i = 0; i < I->nb; i++) {
+    if (I->B[i] < I->minB) { I->opt[i] = INFINITY; memset(&I->sched[i], 0, sizeof I->sched[i]); continue; }
+    oracle_solve(&I->o, I->B[i], &I->sched[i]);
+    I->opt[i] = I->sched[i].cost;
+  }
+}
+
+static void build_instances(void) {
+  mlsys_rng rng;
+  int L, i;
+  double t0 = mlsys_now();
+  if (insts) return;
+  insts = (inst *)calloc(64, sizeof *insts);
+  for (L = 2; L <= 8; L++) {
+    inst *I = &insts[ninst++];
+    uint64_t B;
+    snprintf(I->name, sizeof I->name, "chain L=%d", L);
+    if (mlsys_remat_graph_chain(L, &I->g) != MLSYS_OK) { fprintf(stderr, "chain: %s\n", lasterr()); abort(); }
+    I->chain_L = L;
+    for (B = 2; B <= (uint64_t)L + 2; B++) inst_add_budget(I, B);
+    inst_finish(I);
+  }
+  {
+    inst *I = &insts[ninst++];
+    uint64_t B;
+    snprintf(I->name, sizeof I->name, "T8");
+    if (make_t8(&I->g) != MLSYS_OK) { fprintf(stderr, "T8: %s\n", lasterr()); abort(); }
+    for (B = 9; B <= 14; B++) inst_add_budget(I, B);
+    inst_finish(I);
+  }
+  mlsys_rng_seed(&rng, 20200302);   /* MLSys 2020 */
+  for (i = 0; i < 30; i++) {
+    inst *I = &insts[ninst++];
+    uint64_t lo, hi;
+    L = 4 + i % 5;
+    snprintf(I->name, sizeof I->name, "random#%d L=%d", i, L);
+    if (make_random_training(&rng, L, &I->g) != MLSYS_OK) { fprintf(stderr, "random: %s\n", lasterr()); abort(); }
+    if (i % 10 == 3) {
+      I->fixed = 7 + (uint64_t)i + 3;
+      mlsys_remat_graph_set_fixed(&I->g, "params", 7 + (uint64_t)i);
+      mlsys_remat_graph_set_fixed(&I->g, "param_grads", 3);
+      snprintf(I->name, sizeof I->name, "random#%d L=%d fixed=%llu", i, L, (unsigned long long)I->fixed);
+    }
+    or_from_graph(&I->g, 0, &I->o);
+    hi = keep_all_peak(&I->g);
+    lo = oracle_min_budget(&I->o, hi, NULL);
+    if (lo > 1) inst_add_budget(I, lo - 1);
+    inst_add_budget(I, lo);
+    inst_add_budget(I, lo + (hi - lo) / 3);
+    inst_add_budget(I, lo + 2 * (hi - lo) / 3);
+    if (hi > lo) inst_add_budget(I, hi - 1);
+    inst_add_budget(I, hi);
+    inst_finish(I);
+  }
+  insts_seconds = mlsys_now() - t0;
+}
+
+static int count_budgets(int feasible_only) {
+  int i, b, c = 0;
+  for (i = 0; i < ninst; i++)
+    for (b = 0; b < insts[i].nb; b++) c += !feasible_only || insts[i].opt[b] < INFINITY;
+  return c;
+}
+
+/* Every schedule the library returns is checked here by indep_eval as well as by the library's simulator. */
+static void check_schedule_indep(const inst *I, const mlsys_remat_schedule *s, const char *what) {
+  double c;
+  uint64_t p;
+  char why[160];
+  mlsys_remat_sim rep;
+  int ok = indep_eval(&I->o, s->R, s->S, &c, &p, why, sizeof why);
+  CHECK_MSG(ok, "%s %s: independent check: %s", I->name, what, why);
+  CHECK_MSG(mlsys_remat_simulate(&I->g, s->R, s->S, MLSYS_REMAT_SIM_MILP, &rep, NULL) == MLSYS_OK,
+            "%s %s: simulator: %s", I->name, what, lasterr());
+  if (!ok) return;
+  CHECK_MSG(c == s->cost, "%s %s: cost %g, independently %g", I->name, what, s->cost, c);
+  CHECK_MSG(p == s->peak, "%s %s: peak %llu, independently %llu", I->name, what, (unsigned long long)s->peak,
+            (unsigned long long)p);
+  CHECK_MSG(rep.cost == c && rep.peak == p, "%s %s: simulator cost %g peak %llu, independently %g %llu", I->name,
+            what, rep.cost, (unsigned long long)rep.peak, c, (unsigned long long)p);
+  CHECK_MSG(s->peak_total == s->peak + I->fixed, "%s %s: peak_total %llu, peak %llu + fixed %llu", I->name, what,
+            (unsigned long long)s->peak_total, (unsigned long long)s->peak, (unsigned long long)I->fixed);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -493,6 +681,185 @@ TEST(oracle_reproduces_spec_tables) {
                 oracle_opt(&g, B, 0), want[B - 9]);
     mlsys_remat_graph_free(&g);
   }
+}
+
+TEST(oracle_self_consistency_and_simulator_agreement) {
+  int i, b, nsched = 0;
+  build_instances();
+  printf("    %d graphs, %d (graph, budget) instances (%d feasible); oracle work %.1f s\n", ninst, count_budgets(0),
+         count_budgets(1), insts_seconds);
+  for (i = 0; i < ninst; i++) {
+    inst *I = &insts[i];
+    double prev = INFINITY, total = sum_cost(&I->g);
+    int allpos = 1, v;
+    for (v = 0; v < I->g.dag.n; v++) allpos &= I->g.dag.cost[v] > 0;
+    CHECK_MSG(I->minB >= oracle_single_op(&I->o) && I->minB <= I->peak_all, "%s: min budget %llu", I->name,
+              (unsigned long long)I->minB);
+    CHECK_MSG(oracle_single_op(&I->o) == mlsys_remat_single_op_bound(&I->g), "%s: single-op bound", I->name);
+    for (b = 0; b < I->nb; b++) {
+      mlsys_remat_schedule s;
+      double c;
+      uint64_t p;
+      char why[160];
+      mlsys_remat_sim rep;
+      /* budgets ascending: the optimum never rises */
+      CHECK_MSG(I->opt[b] <= prev || prev == INFINITY, "%s: opt(%llu) = %g > opt at a smaller budget %g", I->name,
+                (unsigned long long)I->B[b], I->opt[b], prev);
+      prev = I->opt[b];
+      if (I->B[b] == I->peak_all) CHECK_MSG(I->opt[b] == total, "%s: at the keep-all peak %g, Σ C %g", I->name, I->opt[b], total);
+      if (I->B[b] + 1 == I->peak_all && allpos && I->B[b] >= I->minB)
+        CHECK_MSG(I->opt[b] > total, "%s: below the keep-all peak, no recomputation (%g)", I->name, I->opt[b]);
+      if (I->opt[b] == INFINITY) continue;
+      /* the oracle's own schedule: valid by the independent rules, its cost and peak as claimed */
+      REQUIRE_OK(mlsys_remat_schedule_alloc(I->g.dag.n, &s));
+      or_to_matrices(&I->o, &I->sched[b], s.R, s.S);
+      CHECK_MSG(indep_eval(&I->o, s.R, s.S, &c, &p, why, sizeof why), "%s B=%llu: oracle schedule: %s", I->name,
+                (unsigned long long)I->B[b], why);
+      CHECK_MSG(c == I->opt[b] && p <= I->B[b], "%s B=%llu: oracle schedule cost %g peak %llu", I->name,
+                (unsigned long long)I->B[b], c, (unsigned long long)p);
+      /* ... and the library's simulator agrees with the independent accounting on it */
+      CHECK_MSG(mlsys_remat_simulate(&I->g, s.R, s.S, MLSYS_REMAT_SIM_MILP, &rep, NULL) == MLSYS_OK,
+                "%s B=%llu: simulator rejects the oracle's schedule: %s", I->name, (unsigned long long)I->B[b], lasterr());
+      CHECK_MSG(rep.cost == c && rep.peak == p, "%s B=%llu: simulator cost %g peak %llu, independently %g %llu",
+                I->name, (unsigned long long)I->B[b], rep.cost, (unsigned long long)rep.peak, c,
+                (unsigned long long)p);
+      CHECK_EQ_INT(rep.redundant, 0);
+      nsched++;
+      mlsys_remat_schedule_free(&s);
+    }
+  }
+  printf("    %d oracle schedules re-checked by the library simulator\n", nsched);
+}
+
+/* The infeasibility message names the oracle's smallest feasible budget (total bytes). */
+static void check_infeasible_message(const inst *I, uint64_t total, int restricted_minB_known, uint64_t minB) {
+  unsigned long long mb = 0;
+  int proven = 0;
+  const char *msg = lasterr();
+  uint64_t want = (restricted_minB_known ? minB : I->minB) + I->fixed;
+  CHECK_MSG(parse_min_budget(msg, &mb, &proven), "%s budget %llu: no smallest feasible budget in \"%s\"", I->name,
+            (unsigned long long)total, msg);
+  CHECK_MSG(mb == want, "%s budget %llu: message names %llu, the oracle's smallest feasible budget is %llu (\"%s\")",
+            I->name, (unsigned long long)total, mb, (unsigned long long)want, msg);
+  CHECK_MSG(proven, "%s budget %llu: smallest budget not proven (\"%s\")", I->name, (unsigned long long)total, msg);
+}
+
+typedef struct { int feasible, infeasible; double seconds, worst; char worst_name[96]; } solve_stats;
+
+static void solve_and_compare(inst *I, int b, const mlsys_remat_opts *op, const char *tag, solve_stats *ss) {
+  mlsys_remat_schedule s;
+  uint64_t total = I->B[b] + I->fixed;
+  double t0 = mlsys_now(), dt;
+  mlsys_status st = mlsys_remat_solve(&I->g, total, op, &s);
+  dt = mlsys_now() - t0;
+  ss->seconds += dt;
+  if (dt > ss->worst) {
+    ss->worst = dt;
+    snprintf(ss->worst_name, sizeof ss->worst_name, "%s B=%llu", I->name, (unsigned long long)I->B[b]);
+  }
+  if (I->opt[b] == INFINITY) {
+    CHECK_MSG(st == MLSYS_ERR_INFEASIBLE, "%s %s B=%llu: status %d (%s), the oracle says infeasible", tag, I->name,
+              (unsigned long long)I->B[b], st, lasterr());
+    if (st == MLSYS_ERR_INFEASIBLE) check_infeasible_message(I, total, 0, 0);
+    if (s.n) CHECK_MSG(!s.fits, "%s %s: infeasible but the returned schedule fits", tag, I->name);
+    ss->infeasible++;
+  } else {
+    CHECK_MSG(st == MLSYS_OK, "%s %s B=%llu: status %d (%s), oracle optimum %g", tag, I->name,
+              (unsigned long long)I->B[b], st, lasterr(), I->opt[b]);
+    if (st == MLSYS_OK) {
+      char what[64];
+      snprintf(what, sizeof what, "%s B=%llu", tag, (unsigned long long)I->B[b]);
+      CHECK_MSG(s.cost == I->opt[b], "%s %s B=%llu: cost %g, oracle optimum %g (%s)", tag, I->name,
+                (unsigned long long)I->B[b], s.cost, I->opt[b], s.solver_note);
+      CHECK_MSG(s.optimal == 1, "%s %s B=%llu: not proven optimal (%s)", tag, I->name, (unsigned long long)I->B[b],
+                s.solver_note);
+      CHECK_MSG(s.fits && s.peak_total <= total && s.budget == total, "%s %s B=%llu: peak %llu over budget", tag,
+                I->name, (unsigned long long)I->B[b], (unsigned long long)s.peak_total);
+      CHECK_MSG(s.baseline_cost == sum_cost(&I->g), "%s %s: baseline_cost %g", tag, I->name, s.baseline_cost);
+      CHECK_MSG(!(s.bound > s.cost + 1e-9), "%s %s: bound %g above cost %g", tag, I->name, s.bound, s.cost);
+      check_schedule_indep(I, &s, what);
+    }
+    ss->feasible++;
+  }
+  mlsys_remat_schedule_free(&s);
+}
+
+/* 2. The MILP (lp_solve) against the oracle on every instance. */
+TEST(milp_matches_oracle) {
+  solve_stats ss;
+  int i, b;
+  memset(&ss, 0, sizeof ss);
+  build_instances();
+  for (i = 0; i < ninst; i++)
+    for (b = 0; b < insts[i].nb; b++) {
+      mlsys_remat_opts op;
+      memset(&op, 0, sizeof op);
+      op.time_limit = 60;
+      solve_and_compare(&insts[i], b, &op, "milp", &ss);
+    }
+  printf("    %d optima and %d infeasible budgets match the oracle; %.1f s, slowest %.2f s (%s)\n", ss.feasible,
+         ss.infeasible, ss.seconds, ss.worst, ss.worst_name);
+}
+
+/* T4: the thesis's aggregated FREE rows (3.7c) give the same optima on small chains. */
+TEST(milp_aggregated_free_rows_small_chains) {
+  solve_stats ss;
+  int i, b;
+  memset(&ss, 0, sizeof ss);
+  build_instances();
+  for (i = 0; i < ninst; i++) {
+    if (!insts[i].chain_L || insts[i].chain_L > 4) continue;
+    for (b = 0; b < insts[i].nb; b++) {
+      mlsys_remat_opts op;
+      memset(&op, 0, sizeof op);
+      op.time_limit = 60;
+      op.aggregated_free = 1;
+      op.raw = 1;   /* always solve the model */
+      solve_and_compare(&insts[i], b, &op, "milp-aggregated", &ss);
+    }
+  }
+  printf("    %d optima, %d infeasible; %.2f s\n", ss.feasible, ss.infeasible, ss.seconds);
+}
+
+/* 4 (T9). With raw = 1 the schedule is the MILP's own (R, S): its simulated cost and peak are the model's
+   objective and max U; the EAGER peak is never above the MILP-mode peak. */
+TEST(milp_raw_solution_equals_simulator) {
+  int i, b, n = 0, redundant = 0;
+  double secs = 0;
+  build_instances();
+  for (i = 0; i < ninst; i++)
+    for (b = 0; b < insts[i].nb; b++) {
+      inst *I = &insts[i];
+      mlsys_remat_opts op;
+      mlsys_remat_schedule s;
+      mlsys_remat_sim eager, milp;
+      mlsys_status st;
+      double t0 = mlsys_now();
+      if (I->opt[b] == INFINITY) continue;
+      memset(&op, 0, sizeof op);
+      op.time_limit = 60;
+      op.raw = 1;
+      st = mlsys_remat_solve(&I->g, I->B[b] + I->fixed, &op, &s);
+      secs += mlsys_now() - t0;
+      CHECK_MSG(st == MLSYS_OK, "%s B=%llu raw: %s", I->name, (unsigned long long)I->B[b], lasterr());
+      if (st != MLSYS_OK) { mlsys_remat_schedule_free(&s); continue; }
+      CHECK_MSG(s.cost == I->opt[b] && s.optimal, "%s B=%llu raw: cost %g optimal %d, oracle %g", I->name,
+                (unsigned long long)I->B[b], s.cost, s.optimal, I->opt[b]);
+      CHECK_MSG(fabs(s.cost - s.model_cost) <= 1e-9 * fmax(1, s.cost), "%s B=%llu raw: cost %.17g, model %.17g",
+                I->name, (unsigned long long)I->B[b], s.cost, s.model_cost);
+      CHECK_MSG(s.peak == s.model_peak, "%s B=%llu raw: peak %llu, model max U %llu", I->name,
+                (unsigned long long)I->B[b], (unsigned long long)s.peak, (unsigned long long)s.model_peak);
+      check_schedule_indep(I, &s, "raw");
+      CHECK_OK(mlsys_remat_simulate(&I->g, s.R, s.S, MLSYS_REMAT_SIM_MILP, &milp, NULL));
+      CHECK_OK(mlsys_remat_simulate(&I->g, s.R, s.S, MLSYS_REMAT_SIM_EAGER, &eager, NULL));
+      CHECK_MSG(eager.peak <= milp.peak, "%s B=%llu: EAGER peak %llu > MILP peak %llu", I->name,
+                (unsigned long long)I->B[b], (unsigned long long)eager.peak, (unsigned long long)milp.peak);
+      CHECK_MSG(eager.cost == milp.cost, "%s: EAGER cost %g vs %g", I->name, eager.cost, milp.cost);
+      redundant += milp.redundant;
+      n++;
+      mlsys_remat_schedule_free(&s);
+    }
+  printf("    %d raw MILP solutions (%d redundant recomputations among them), %.1f s\n", n, redundant, secs);
 }
 
 TEST_MAIN()
