@@ -3,6 +3,7 @@
 # Everything builds with gcc (or CC=clang) on Debian 12; `make test` and `make demo` first install any missing
 # Debian package through scripts/install-deps.sh (idempotent; runs apt-get only when something is missing).
 
+SHELL   := /bin/bash
 CC      ?= gcc
 CXX     ?= g++
 NVCC    ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)

@@ -1048,6 +1048,7 @@ static mlsys_status mlsys__remat_parse_text(const char *text, size_t len, const 
           char **dst = strcmp(key, "mem") == 0 ? &g->mem_unit : strcmp(key, "cost") == 0 ? &g->cost_unit : NULL;
           if (dst) {
             size_t vl = n - (size_t)(eq + 1 - a);
+            if (!mlsys__remat_utf8_ok(eq + 1, vl)) return mlsys__remat_lex_err(&lx, eq + 1, "unit is not valid UTF-8");
             mlsys_free(*dst);
             if (!(*dst = (char *)mlsys_alloc(vl + 1, 1))) return MLSYS_ERR_NOMEM;
             memcpy(*dst, eq + 1, vl);

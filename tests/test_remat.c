@@ -320,7 +320,7 @@ static void or_rec(or_enum *E, int v) {
     double save_cost = E->cost;
     if (c) {
       if (E->t == o->n - 1) continue;                       /* nothing is carried out of the last stage */
-      if (v == E->t) { /* M_t is counted either way (see the start of the enumeration) */ }
+      if (v == E->t || (o->inmask[E->t] >> v & 1)) { /* counted from the start (see oracle_pass) */ }
       else if (E->carry_mem + o->M[v] > E->B) continue;     /* prune (a) */
     }
     if (v == E->t) computed = 1;
@@ -329,7 +329,7 @@ static void or_rec(or_enum *E, int v) {
       computed = !inS && (c || read);
       if (computed && o->norec[v]) continue;                /* norecompute: only in its own stage */
     }
-    if (c) { E->carry |= 1u << v; if (v != E->t) E->carry_mem += o->M[v]; }
+    if (c) { E->carry |= 1u << v; if (v != E->t && !(o->inmask[E->t] >> v & 1)) E->carry_mem += o->M[v]; }
     if (computed) {
       E->comp |= 1u << v;
       E->readm |= o->inmask[v];
@@ -367,6 +367,7 @@ static void oracle_pass(const or_graph *o, uint64_t B, double ub, or_result *res
   or_layer_put(&layers[0], 0, 0, 0);
   for (t = 0; t < n; t++) {
     size_t i;
+    int j;
     res->states += (long)layers[t].cnt;
     for (i = 0; i < layers[t].cnt; i++) {
       or_enum E;
@@ -375,7 +376,9 @@ static void oracle_pass(const or_graph *o, uint64_t B, double ub, or_result *res
       memset(&E, 0, sizeof E);
       E.o = o; E.t = t; E.St = e->key; E.B = B; E.base = e->cost; E.ub = ub; E.min_cut = &res->min_cut;
       E.next = &layers[t + 1]; E.final_cost = &final_cost; E.final_parent = &final_parent;
+      /* prune (a): right after node t is computed, t, its inputs and everything carried on are all live */
       E.carry_mem = o->M[t];
+      for (j = 0; j < o->nin[t]; j++) E.carry_mem += o->M[o->in[t][j]];
       if (E.carry_mem > B) continue;
       or_rec(&E, t);
       res->leaves += E.leaves;
@@ -401,8 +404,8 @@ static void oracle_pass(const or_graph *o, uint64_t B, double ub, or_result *res
    explored by a pass, so the first pass that finds one has the optimum; the bound grows Σ C + 0, 1, 2, 4, ...
    (each pass is exact on its own; the growth only saves time). A pass that finds nothing and cut nothing off
    has seen every reachable state: the budget is infeasible. */
-static int or_strategy = 0;
-static double or_growth = 1.5;
+static int or_strategy = 2;
+static double or_growth = 2;
 static void oracle_solve(const or_graph *o, uint64_t B, or_result *res) {
   double delta = 0, ub = o->rest[0];
   long states = 0, leaves = 0;
@@ -439,15 +442,17 @@ static uint64_t oracle_single_op(const or_graph *o) {
   return best;
 }
 
-/* The smallest activation budget with a schedule, upwards from the single-operator bound; *opt receives the
-   optimum there. hi is a budget known to be feasible. */
-static uint64_t oracle_min_budget(const or_graph *o, uint64_t hi, double *opt) {
+/* The smallest activation budget with a schedule, upwards from the single-operator bound; *at receives the
+   oracle's result there (may be NULL). hi is a budget known to be feasible. */
+static uint64_t oracle_min_budget(const or_graph *o, uint64_t hi, or_result *at) {
   uint64_t B = oracle_single_op(o);
+  or_result r;
   for (;; B++) {
-    or_result r;
     oracle_solve(o, B, &r);
-    if (r.cost < INFINITY || B >= hi) { if (opt) *opt = r.cost; return B; }
+    if (r.cost < INFINITY || B >= hi) break;
   }
+  if (at) *at = r;
+  return B;
 }
 
 /* The "keep every value until its last use" peak, computed here: in stage t the resident values are those
@@ -548,17 +553,26 @@ static void inst_add_budget(inst *I, uint64_t B) {
   for (i = I->nb - 1; i > 0 && I->B[i] < I->B[i - 1]; i--) { uint64_t x = I->B[i]; I->B[i] = I->B[i - 1]; I->B[i - 1] = x; }
 }
 
-static void inst_finish(inst *I) {
+static void inst_finish_known(inst *I, uint64_t minB, const or_result *at_minB) {
   int i;
-  double opt_min;
+  or_result at = *at_minB;
   or_from_graph(&I->g, 0, &I->o);
   I->peak_all = keep_all_peak(&I->g);
-  I->minB = oracle_min_budget(&I->o, I->peak_all, &opt_min);
+  I->minB = minB;
   for (i = 0; i < I->nb; i++) {
     if (I->B[i] < I->minB) { I->opt[i] = INFINITY; memset(&I->sched[i], 0, sizeof I->sched[i]); continue; }
-    oracle_solve(&I->o, I->B[i], &I->sched[i]);
+    if (I->B[i] == I->minB) I->sched[i] = at;
+    else oracle_solve(&I->o, I->B[i], &I->sched[i]);
     I->opt[i] = I->sched[i].cost;
   }
+}
+
+static void inst_finish(inst *I) {
+  or_result at;
+  uint64_t minB;
+  or_from_graph(&I->g, 0, &I->o);
+  minB = oracle_min_budget(&I->o, keep_all_peak(&I->g), &at);
+  inst_finish_known(I, minB, &at);
 }
 
 static void build_instances(void) {
@@ -597,16 +611,19 @@ static void build_instances(void) {
       mlsys_remat_graph_set_fixed(&I->g, "param_grads", 3);
       snprintf(I->name, sizeof I->name, "random#%d L=%d fixed=%llu", i, L, (unsigned long long)I->fixed);
     }
-    or_from_graph(&I->g, 0, &I->o);
-    hi = keep_all_peak(&I->g);
-    lo = oracle_min_budget(&I->o, hi, NULL);
-    if (lo > 1) inst_add_budget(I, lo - 1);
-    inst_add_budget(I, lo);
-    inst_add_budget(I, lo + (hi - lo) / 3);
-    inst_add_budget(I, lo + 2 * (hi - lo) / 3);
-    if (hi > lo) inst_add_budget(I, hi - 1);
-    inst_add_budget(I, hi);
-    inst_finish(I);
+    {
+      or_result at;
+      or_from_graph(&I->g, 0, &I->o);
+      hi = keep_all_peak(&I->g);
+      lo = oracle_min_budget(&I->o, hi, &at);
+      if (lo > 1) inst_add_budget(I, lo - 1);
+      inst_add_budget(I, lo);
+      inst_add_budget(I, lo + (hi - lo) / 3);
+      inst_add_budget(I, lo + 2 * (hi - lo) / 3);
+      if (hi > lo) inst_add_budget(I, hi - 1);
+      inst_add_budget(I, hi);
+      inst_finish_known(I, lo, &at);
+    }
   }
   insts_seconds = mlsys_now() - t0;
 }
@@ -753,6 +770,8 @@ static void solve_and_compare(inst *I, int b, const mlsys_remat_opts *op, const 
   mlsys_status st = mlsys_remat_solve(&I->g, total, op, &s);
   dt = mlsys_now() - t0;
   ss->seconds += dt;
+  if (getenv("REMAT_TEST_VERBOSE") && dt > 0.3)
+    printf("      %s %s B=%llu: %.2f s\n", tag, I->name, (unsigned long long)I->B[b], dt);
   if (dt > ss->worst) {
     ss->worst = dt;
     snprintf(ss->worst_name, sizeof ss->worst_name, "%s B=%llu", I->name, (unsigned long long)I->B[b]);
