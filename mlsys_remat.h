@@ -258,7 +258,7 @@ typedef struct {
   double time_limit;            /* seconds for MILP/LP solves; 0 → 3600 (the paper's limit) */
   double mip_gap_rel, mip_gap_abs;   /* 0 → prove optimality */
   mlsys_milp_backend backend;   /* 0 → lp_solve; MLSYS_SOLVER_CBC when compiled in */
-  int aggregated_free;          /* 1 → thesis eq. 3.7c instead of the disaggregated rows (comparison only) */
+  unsigned model;               /* MILP variants (MLSYS_REMAT_MODEL_*); 0 → disaggregated FREE + dominance rows */
   int no_warm_start;            /* 1 → MILP without the heuristic incumbent / cutoff */
   int raw;                      /* 1 → keep the solver's own R (no min-R pass): for checking the model */
   double lp_eps;                /* LP rounding: solve at (1 - eps)·budget; 0 → 0.1 (thesis §3.5) */
@@ -295,9 +295,12 @@ MLSYS_DEF long mlsys_remat_revolve_closed_form(long l, int s);
 /* ================================================================================================================
    5. Model size (before solving)
    ================================================================================================================ */
+enum {
+  MLSYS_REMAT_MODEL_AGGREGATED_FREE = 1,   /* thesis eq. 3.7c instead of the disaggregated rows (weak LP) */
+  MLSYS_REMAT_MODEL_NO_DOMINANCE = 2       /* leave out the dominance rows: exactly the spec's model */
+};
 typedef struct { long binaries, continuous, rows, nonzeros; } mlsys_remat_model_size;
-MLSYS_DEF mlsys_status mlsys_remat_milp_size(const mlsys_remat_graph *g, int aggregated_free,
-                                             mlsys_remat_model_size *size);
+MLSYS_DEF mlsys_status mlsys_remat_milp_size(const mlsys_remat_graph *g, unsigned model, mlsys_remat_model_size *size);
 
 #ifdef __cplusplus
 }
@@ -2387,12 +2390,12 @@ static void mlsys__cm_units(mlsys__cm *cm, uint64_t act_budget) {
 #define MLSYS__CM_IDX(t, i) ((size_t)(t) * (size_t)cm->n + (size_t)(i))
 
 /* R[t][i] for i < t exists unless i is norecompute; S[t][i] for i < t always. */
-static mlsys_status mlsys__cm_build(const mlsys_remat_graph *g, uint64_t act_budget, int min_peak, int aggregated,
+static mlsys_status mlsys__cm_build(const mlsys_remat_graph *g, uint64_t act_budget, int min_peak, unsigned model,
                                     int names, mlsys__cm *cm) {
   const mlsys_dag *d = &g->dag;
   int n = d->n, t, i, k, j, e, nE = d->nedges, ncols_free = 0;
-  int cols[64], *rc = NULL, rcap = 0;
-  double vals[64], *rv = NULL;
+  int *rc = NULL, rcap = 0, rn = 0;
+  double *rv = NULL;
   char nm[64];
   mlsys_status st = MLSYS_OK;
   mlsys_milp *m;
@@ -2448,31 +2451,54 @@ static mlsys_status mlsys__cm_build(const mlsys_remat_graph *g, uint64_t act_bud
     for (k = 0; k <= t; k++)
       MLSYS__ADDVAR(cm->iU[MLSYS__CM_IDX(t, k)], MLSYS_VAR_CONTINUOUS, 0, min_peak ? MLSYS_INF : cm->Bs, 0, 0,
                     "U_%d_%d", t, k);
-  if (min_peak) MLSYS__ADDVAR(cm->iZ, MLSYS_VAR_CONTINUOUS, 0, MLSYS_INF, 1, 0, "peak");
+  if (min_peak) {
+    /* the peak is at least the largest node plus its inputs (in model units): with this bound the search stops
+       as soon as an incumbent reaches it */
+    double lbz = 0;
+    for (k = 0; k < n; k++) {
+      double sum = cm->M[k];
+      for (j = d->in_off[k]; j < d->in_off[k + 1]; j++) sum += cm->M[d->in[j]];
+      if (sum > lbz) lbz = sum;
+    }
+    MLSYS__ADDVAR(cm->iZ, MLSYS_VAR_CONTINUOUS, lbz, MLSYS_INF, 1, 0, "peak");
+  }
 #undef MLSYS__ADDVAR
   if (!min_peak) mlsys_milp_set_obj_constant(m, mlsys__remat_total_cost(g) / cm->cscale);
 
-#define MLSYS__ROW(sense, rhs, ...)                                                           \
-  do {                                                                                        \
-    if (names) snprintf(nm, sizeof nm, __VA_ARGS__);                                          \
-    if ((st = mlsys_milp_add_row(m, cnt, cols, vals, (sense), (rhs), names ? nm : NULL)) != MLSYS_OK) goto fail; \
+  /* Rows are built term by term in one growable buffer; columns fixed at 0 (index -1) are skipped. */
+#define MLSYS__TERM(col, val)                                                                           \
+  do {                                                                                                  \
+    if ((col) >= 0) {                                                                                   \
+      if (rn == rcap) {                                                                                 \
+        int nc_ = rcap ? rcap * 2 : 64;                                                                 \
+        int *c_ = (int *)mlsys_realloc_array(rc, (size_t)nc_, sizeof(int));                             \
+        double *v_;                                                                                     \
+        if (!c_) { st = MLSYS_ERR_NOMEM; goto fail; }                                                   \
+        rc = c_;                                                                                        \
+        if (!(v_ = (double *)mlsys_realloc_array(rv, (size_t)nc_, sizeof(double)))) { st = MLSYS_ERR_NOMEM; goto fail; } \
+        rv = v_;                                                                                        \
+        rcap = nc_;                                                                                     \
+      }                                                                                                 \
+      rc[rn] = (col);                                                                                   \
+      rv[rn++] = (val);                                                                                 \
+    }                                                                                                   \
   } while (0)
-#define MLSYS__TERM(col, val)                                                                 \
-  do {                                                                                        \
-    if ((col) >= 0) { cols[cnt] = (col); vals[cnt] = (val); cnt++; }                          \
+#define MLSYS__ROW(sense, rhs, ...)                                                                     \
+  do {                                                                                                  \
+    if (names) snprintf(nm, sizeof nm, __VA_ARGS__);                                                    \
+    if ((st = mlsys_milp_add_row(m, rn, rc, rv, (sense), (rhs), names ? nm : NULL)) != MLSYS_OK) goto fail; \
+    rn = 0;                                                                                             \
   } while (0)
   /* (3.1b) dependencies: a node computed in stage t needs each input computed before it or resident */
   for (k = 0; k < n; k++)
     for (j = d->in_off[k]; j < d->in_off[k + 1]; j++) {
       i = d->in[j];
       for (t = k; t < n; t++) {
-        int cnt = 0;
         if (t == k) {   /* R[t][t] = 1: R[t][i] + S[t][i] ≥ 1 */
           MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, i)], 1);
           MLSYS__TERM(cm->iS[MLSYS__CM_IDX(t, i)], 1);
           MLSYS__ROW(MLSYS_ROW_GE, 1, "dep_%d_%d_%d", t, i, k);
-        } else {
-          if (cm->iR[MLSYS__CM_IDX(t, k)] < 0) continue;
+        } else if (cm->iR[MLSYS__CM_IDX(t, k)] >= 0) {
           MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, k)], 1);
           MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, i)], -1);
           MLSYS__TERM(cm->iS[MLSYS__CM_IDX(t, i)], -1);
@@ -2482,98 +2508,54 @@ static mlsys_status mlsys__cm_build(const mlsys_remat_graph *g, uint64_t act_bud
     }
   /* Dominance rows (valid: some optimal schedule satisfies them, since mlsys_remat_trim maps any schedule to one
      that does at no more cost or memory): a resident value is read in its stage or carried on,
-     S[t][i] ≤ S[t+1][i] + Σ_{users j ≤ t} R[t][j]; a recomputed value likewise, R[t][i] ≤ S[t+1][i] + Σ R[t][j].
-     They remove the many equivalent schedules that keep or recompute values nobody reads. */
-  for (t = 1; t < n && !aggregated; t++)
+     S[t][i] ≤ S[t+1][i] + Σ_{users j < t} R[t][j]; a recomputed value likewise, R[t][i] ≤ S[t+1][i] + Σ R[t][j].
+     They remove the many equivalent schedules that keep or recompute values nobody reads. Left out of the
+     spec's exact model (MLSYS_REMAT_MODEL_NO_DOMINANCE, and with the aggregated rows). */
+  for (t = 1; t < n && !(model & (MLSYS_REMAT_MODEL_NO_DOMINANCE | MLSYS_REMAT_MODEL_AGGREGATED_FREE)); t++)
     for (i = 0; i < t; i++) {
-      int pass, u, reads_now = 0;
-      for (u = d->out_off[i]; u < d->out_off[i + 1]; u++)
-        if (d->out[u] == t) reads_now = 1;
-      if (reads_now) continue;   /* node t reads i: both rows hold trivially */
+      int pass, u;
+      if (mlsys_dag_has_edge(d, i, t)) continue;   /* node t reads i: both rows hold trivially */
       for (pass = 0; pass < 2; pass++) {
-        int lhs = pass == 0 ? cm->iS[MLSYS__CM_IDX(t, i)] : cm->iR[MLSYS__CM_IDX(t, i)], cnt = 0;
+        int lhs = pass == 0 ? cm->iS[MLSYS__CM_IDX(t, i)] : cm->iR[MLSYS__CM_IDX(t, i)];
         if (lhs < 0) continue;
-        if (d->out_off[i + 1] - d->out_off[i] + 3 > rcap) {
-          int need = d->out_off[i + 1] - d->out_off[i] + 3;
-          int *nrc = (int *)mlsys_realloc_array(rc, (size_t)need, sizeof(int));
-          double *nrv;
-          if (!nrc) { st = MLSYS_ERR_NOMEM; goto fail; }
-          rc = nrc;
-          if (!(nrv = (double *)mlsys_realloc_array(rv, (size_t)need, sizeof(double)))) { st = MLSYS_ERR_NOMEM; goto fail; }
-          rv = nrv;
-          rcap = need;
-        }
-        rc[cnt] = lhs; rv[cnt++] = 1;
-        if (t + 1 < n) { rc[cnt] = cm->iS[MLSYS__CM_IDX(t + 1, i)]; rv[cnt++] = -1; }
-        for (u = d->out_off[i]; u < d->out_off[i + 1]; u++) {
-          int jj = d->out[u];
-          if (jj < t && cm->iR[MLSYS__CM_IDX(t, jj)] >= 0) { rc[cnt] = cm->iR[MLSYS__CM_IDX(t, jj)]; rv[cnt++] = -1; }
-        }
-        if (names) snprintf(nm, sizeof nm, "%s_%d_%d", pass == 0 ? "useS" : "useR", t, i);
-        if ((st = mlsys_milp_add_row(m, cnt, rc, rv, MLSYS_ROW_LE, 0, names ? nm : NULL)) != MLSYS_OK) goto fail;
+        MLSYS__TERM(lhs, 1);
+        if (t + 1 < n) MLSYS__TERM(cm->iS[MLSYS__CM_IDX(t + 1, i)], -1);
+        for (u = d->out_off[i]; u < d->out_off[i + 1] && d->out[u] < t; u++)
+          MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, d->out[u])], -1);
+        MLSYS__ROW(MLSYS_ROW_LE, 0, "%s_%d_%d", pass == 0 ? "useS" : "useR", t, i);
       }
     }
   /* (3.1c) carries: S[t+1][i] ≤ S[t][i] + R[t][i] */
   for (t = 1; t + 1 < n; t++)
     for (i = 0; i < t; i++) {
-      int cnt = 0;
       MLSYS__TERM(cm->iS[MLSYS__CM_IDX(t + 1, i)], 1);
       MLSYS__TERM(cm->iS[MLSYS__CM_IDX(t, i)], -1);
       MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, i)], -1);
       MLSYS__ROW(MLSYS_ROW_LE, 0, "carry_%d_%d", t, i);
     }
-  /* (3.7b) and the upper rows for every FREE column */
+  /* (3.7b) FREE is forced to 1 when nothing keeps the value, and the upper rows force it to 0 when something does */
   for (e = 0; e < nE; e++) {
     int kk = cm->ek[e], ii = d->in[e];
     for (t = kk; t < n; t++) {
-      int f = cm->fcol[cm->fbase[e] + t - kk], cnt = 0, u, hazards = 0;
-      double rhs;
+      int f = cm->fcol[cm->fbase[e] + t - kk], u, hazards = 0;
       if (f < 0) continue;
-      /* lower: FREE − R[t][k] + S[t+1][i] + Σ_{users j of i, k<j≤t} R[t][j] ≥ 0   (R[t][t] = 1 moves to the rhs) */
+      /* lower: FREE − R[t][k] + S[t+1][i] + Σ_{users j of i, k<j<t} R[t][j] ≥ 0   (R[t][t] = 1 moves to the rhs) */
       MLSYS__TERM(f, 1);
-      rhs = 0;
-      if (kk == t) rhs = 1; else MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, kk)], -1);
+      if (kk < t) MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, kk)], -1);
       if (t + 1 < n) MLSYS__TERM(cm->iS[MLSYS__CM_IDX(t + 1, ii)], 1);
       for (u = d->out_off[ii]; u < d->out_off[ii + 1]; u++) {
         int jj = d->out[u];
-        if (jj <= kk || jj >= t) continue;
-        if (cnt >= 60) break;   /* never reached for jj < t with the row cap below; see the grow path */
-        MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, jj)], 1);
+        if (jj > kk && jj < t && cm->iR[MLSYS__CM_IDX(t, jj)] >= 0) { MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, jj)], 1); hazards++; }
       }
-      if (cnt >= 60) {   /* a value with very many users: build the row in a heap buffer */
-        int need = 4 + (d->out_off[ii + 1] - d->out_off[ii]);
-        if (need > rcap) {
-          int *nrc = (int *)mlsys_realloc_array(rc, (size_t)need, sizeof(int));
-          double *nrv;
-          if (!nrc) { st = MLSYS_ERR_NOMEM; goto fail; }
-          rc = nrc;
-          if (!(nrv = (double *)mlsys_realloc_array(rv, (size_t)need, sizeof(double)))) { st = MLSYS_ERR_NOMEM; goto fail; }
-          rv = nrv;
-          rcap = need;
-        }
-        cnt = 0;
-        rc[cnt] = f; rv[cnt++] = 1;
-        if (kk != t && cm->iR[MLSYS__CM_IDX(t, kk)] >= 0) { rc[cnt] = cm->iR[MLSYS__CM_IDX(t, kk)]; rv[cnt++] = -1; }
-        if (t + 1 < n) { rc[cnt] = cm->iS[MLSYS__CM_IDX(t + 1, ii)]; rv[cnt++] = 1; }
-        for (u = d->out_off[ii]; u < d->out_off[ii + 1]; u++) {
-          int jj = d->out[u];
-          if (jj <= kk || jj >= t || cm->iR[MLSYS__CM_IDX(t, jj)] < 0) continue;
-          rc[cnt] = cm->iR[MLSYS__CM_IDX(t, jj)]; rv[cnt++] = 1;
-        }
-        if (names) snprintf(nm, sizeof nm, "freelo_%d_%d_%d", t, ii, kk);
-        if ((st = mlsys_milp_add_row(m, cnt, rc, rv, MLSYS_ROW_GE, rhs, names ? nm : NULL)) != MLSYS_OK) goto fail;
-      } else {
-        MLSYS__ROW(MLSYS_ROW_GE, rhs, "freelo_%d_%d_%d", t, ii, kk);
-      }
-      if (!aggregated) {
+      MLSYS__ROW(MLSYS_ROW_GE, kk == t ? 1 : 0, "freelo_%d_%d_%d", t, ii, kk);
+      if (!(model & MLSYS_REMAT_MODEL_AGGREGATED_FREE)) {
+        /* disaggregated upper rows (spec §3.2 M4): each hazard alone forbids the free */
         if (kk < t) {
-          cnt = 0;
           MLSYS__TERM(f, 1);
           MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, kk)], -1);
           MLSYS__ROW(MLSYS_ROW_LE, 0, "freer_%d_%d_%d", t, ii, kk);
         }
         if (t + 1 < n) {
-          cnt = 0;
           MLSYS__TERM(f, 1);
           MLSYS__TERM(cm->iS[MLSYS__CM_IDX(t + 1, ii)], 1);
           MLSYS__ROW(MLSYS_ROW_LE, 1, "frees_%d_%d_%d", t, ii, kk);
@@ -2581,99 +2563,46 @@ static mlsys_status mlsys__cm_build(const mlsys_remat_graph *g, uint64_t act_bud
         for (u = d->out_off[ii]; u < d->out_off[ii + 1]; u++) {
           int jj = d->out[u];
           if (jj <= kk || jj >= t || cm->iR[MLSYS__CM_IDX(t, jj)] < 0) continue;
-          cnt = 0;
           MLSYS__TERM(f, 1);
           MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, jj)], 1);
           MLSYS__ROW(MLSYS_ROW_LE, 1, "freeu_%d_%d_%d_%d", t, ii, kk, jj);
         }
       } else {
         /* thesis 3.7c: κ·FREE − R[t][k] + S[t+1][i] + Σ R[t][j] ≤ κ − 1, κ = the number of possible hazards */
-        int nterm = 0;
-        double kappa;
-        for (u = d->out_off[ii]; u < d->out_off[ii + 1]; u++) {
-          int jj = d->out[u];
-          if (jj > kk && jj < t && cm->iR[MLSYS__CM_IDX(t, jj)] >= 0) hazards++;
-        }
-        kappa = (double)((kk < t ? 1 : 0) + (t + 1 < n ? 1 : 0) + hazards);
+        double kappa = (double)((kk < t ? 1 : 0) + (t + 1 < n ? 1 : 0) + hazards);
         if (kappa < 1) continue;   /* nothing can ever keep i: the lower row already forces FREE = 1 */
-        if (hazards + 4 > rcap) {
-          int need = hazards + 4;
-          int *nrc = (int *)mlsys_realloc_array(rc, (size_t)need, sizeof(int));
-          double *nrv;
-          if (!nrc) { st = MLSYS_ERR_NOMEM; goto fail; }
-          rc = nrc;
-          if (!(nrv = (double *)mlsys_realloc_array(rv, (size_t)need, sizeof(double)))) { st = MLSYS_ERR_NOMEM; goto fail; }
-          rv = nrv;
-          rcap = need;
-        }
-        rc[nterm] = f; rv[nterm++] = kappa;
-        if (kk < t) { rc[nterm] = cm->iR[MLSYS__CM_IDX(t, kk)]; rv[nterm++] = -1; }
-        if (t + 1 < n) { rc[nterm] = cm->iS[MLSYS__CM_IDX(t + 1, ii)]; rv[nterm++] = 1; }
+        MLSYS__TERM(f, kappa);
+        if (kk < t) MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, kk)], -1);
+        if (t + 1 < n) MLSYS__TERM(cm->iS[MLSYS__CM_IDX(t + 1, ii)], 1);
         for (u = d->out_off[ii]; u < d->out_off[ii + 1]; u++) {
           int jj = d->out[u];
-          if (jj > kk && jj < t && cm->iR[MLSYS__CM_IDX(t, jj)] >= 0) { rc[nterm] = cm->iR[MLSYS__CM_IDX(t, jj)]; rv[nterm++] = 1; }
+          if (jj > kk && jj < t) MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, jj)], 1);
         }
-        if (names) snprintf(nm, sizeof nm, "freeagg_%d_%d_%d", t, ii, kk);
-        if ((st = mlsys_milp_add_row(m, nterm, rc, rv, MLSYS_ROW_LE, kk < t ? kappa - 1 : kappa,
-                                     names ? nm : NULL)) != MLSYS_OK)
-          goto fail;
+        MLSYS__ROW(MLSYS_ROW_LE, kk < t ? kappa - 1 : kappa, "freeagg_%d_%d_%d", t, ii, kk);
       }
     }
   }
-  /* (3.2) stage start: U[t][0] = M_0·R[t][0] + Σ_{i<t} M_i·S[t][i] */
+  /* (3.2) stage start: U[t][0] = M_0·R[t][0] + Σ_{i<t} M_i·S[t][i]   (U[0][0] = M_0) */
   for (t = 0; t < n; t++) {
-    int cnt = 0, ncol = 1 + t;
-    double rhs = 0;
-    if (ncol + 1 > rcap) {
-      int need = ncol + 2;
-      int *nrc = (int *)mlsys_realloc_array(rc, (size_t)need, sizeof(int));
-      double *nrv;
-      if (!nrc) { st = MLSYS_ERR_NOMEM; goto fail; }
-      rc = nrc;
-      if (!(nrv = (double *)mlsys_realloc_array(rv, (size_t)need, sizeof(double)))) { st = MLSYS_ERR_NOMEM; goto fail; }
-      rv = nrv;
-      rcap = need;
-    }
-    rc[cnt] = cm->iU[MLSYS__CM_IDX(t, 0)]; rv[cnt++] = 1;
-    if (t == 0) rhs = cm->M[0];
-    else if (cm->iR[MLSYS__CM_IDX(t, 0)] >= 0 && cm->M[0] != 0) { rc[cnt] = cm->iR[MLSYS__CM_IDX(t, 0)]; rv[cnt++] = -cm->M[0]; }
+    MLSYS__TERM(cm->iU[MLSYS__CM_IDX(t, 0)], 1);
+    if (t > 0 && cm->M[0] != 0) MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, 0)], -cm->M[0]);
     for (i = 0; i < t; i++)
-      if (cm->M[i] != 0) { rc[cnt] = cm->iS[MLSYS__CM_IDX(t, i)]; rv[cnt++] = -cm->M[i]; }
-    if (names) snprintf(nm, sizeof nm, "ustart_%d", t);
-    if ((st = mlsys_milp_add_row(m, cnt, rc, rv, MLSYS_ROW_EQ, rhs, names ? nm : NULL)) != MLSYS_OK) goto fail;
+      if (cm->M[i] != 0) MLSYS__TERM(cm->iS[MLSYS__CM_IDX(t, i)], -cm->M[i]);
+    MLSYS__ROW(MLSYS_ROW_EQ, t == 0 ? cm->M[0] : 0, "ustart_%d", t);
   }
-  /* (3.3, 3.4) U[t][k+1] = U[t][k] + M_{k+1}·R[t][k+1] − Σ_{(i,k)} M_i·FREE[t][(i,k)] */
+  /* (3.3, 3.4) U[t][k+1] = U[t][k] + M_{k+1}·R[t][k+1] − Σ_{(i,k)} M_i·FREE[t][(i,k)]   (R[t][t] = 1: rhs M_t) */
   for (t = 0; t < n; t++)
     for (k = 0; k < t; k++) {
-      int cnt = 0, nin = d->in_off[k + 1] - d->in_off[k];
-      double rhs = 0;
-      if (nin + 4 > rcap) {
-        int need = nin + 4;
-        int *nrc = (int *)mlsys_realloc_array(rc, (size_t)need, sizeof(int));
-        double *nrv;
-        if (!nrc) { st = MLSYS_ERR_NOMEM; goto fail; }
-        rc = nrc;
-        if (!(nrv = (double *)mlsys_realloc_array(rv, (size_t)need, sizeof(double)))) { st = MLSYS_ERR_NOMEM; goto fail; }
-        rv = nrv;
-        rcap = need;
-      }
-      rc[cnt] = cm->iU[MLSYS__CM_IDX(t, k + 1)]; rv[cnt++] = 1;
-      rc[cnt] = cm->iU[MLSYS__CM_IDX(t, k)]; rv[cnt++] = -1;
-      if (k + 1 == t) rhs = cm->M[t];
-      else if (cm->iR[MLSYS__CM_IDX(t, k + 1)] >= 0 && cm->M[k + 1] != 0) {
-        rc[cnt] = cm->iR[MLSYS__CM_IDX(t, k + 1)]; rv[cnt++] = -cm->M[k + 1];
-      }
-      for (j = d->in_off[k]; j < d->in_off[k + 1]; j++) {
-        int f = cm->fcol[cm->fbase[j] + t - k];
-        if (f >= 0 && cm->M[d->in[j]] != 0) { rc[cnt] = f; rv[cnt++] = cm->M[d->in[j]]; }
-      }
-      if (names) snprintf(nm, sizeof nm, "umem_%d_%d", t, k + 1);
-      if ((st = mlsys_milp_add_row(m, cnt, rc, rv, MLSYS_ROW_EQ, rhs, names ? nm : NULL)) != MLSYS_OK) goto fail;
+      MLSYS__TERM(cm->iU[MLSYS__CM_IDX(t, k + 1)], 1);
+      MLSYS__TERM(cm->iU[MLSYS__CM_IDX(t, k)], -1);
+      if (k + 1 < t && cm->M[k + 1] != 0) MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, k + 1)], -cm->M[k + 1]);
+      for (j = d->in_off[k]; j < d->in_off[k + 1]; j++)
+        if (cm->M[d->in[j]] != 0) MLSYS__TERM(cm->fcol[cm->fbase[j] + t - k], cm->M[d->in[j]]);
+      MLSYS__ROW(MLSYS_ROW_EQ, k + 1 == t ? cm->M[t] : 0, "umem_%d_%d", t, k + 1);
     }
   if (min_peak)
     for (t = 0; t < n; t++)
       for (k = 0; k <= t; k++) {
-        int cnt = 0;
         MLSYS__TERM(cm->iU[MLSYS__CM_IDX(t, k)], 1);
         MLSYS__TERM(cm->iZ, -1);
         MLSYS__ROW(MLSYS_ROW_LE, 0, "peak_%d_%d", t, k);
@@ -2764,10 +2693,9 @@ static void mlsys__cm_set_budget(mlsys__cm *cm, double Bs) {
     for (k = 0; k <= t; k++) mlsys_milp_set_bounds(cm->m, cm->iU[MLSYS__CM_IDX(t, k)], 0, Bs);
 }
 
-MLSYS_DEF mlsys_status mlsys_remat_milp_size(const mlsys_remat_graph *g, int aggregated_free,
-                                             mlsys_remat_model_size *size) {
+MLSYS_DEF mlsys_status mlsys_remat_milp_size(const mlsys_remat_graph *g, unsigned model, mlsys_remat_model_size *size) {
   mlsys__cm cm;
-  mlsys_status st = mlsys__cm_build(g, 0, 0, aggregated_free, 0, &cm);
+  mlsys_status st = mlsys__cm_build(g, 0, 0, model, 0, &cm);
   memset(size, 0, sizeof *size);
   if (st != MLSYS_OK) return st;
   size->binaries = mlsys_milp_num_integer(cm.m);
@@ -2898,7 +2826,7 @@ MLSYS_DEF mlsys_status mlsys_remat_min_budget(const mlsys_remat_graph *g, const 
   if ((st = mlsys__remat_best_heuristic(g, UINT64_MAX, 1, &h)) != MLSYS_OK) return st;
   if (h.peak > lb) {
     /* the MILP that minimises the peak, started from the lowest-peak heuristic */
-    if ((st = mlsys__cm_build(g, 0, 1, o.aggregated_free, 0, &cm)) == MLSYS_OK) {
+    if ((st = mlsys__cm_build(g, 0, 1, o.model, 0, &cm)) == MLSYS_OK) {
       x = (double *)mlsys_alloc((size_t)mlsys_milp_num_vars(cm.m) + 1, sizeof(double));
       if (!x) { mlsys__cm_free(&cm); mlsys_remat_schedule_free(&h); return MLSYS_ERR_NOMEM; }
       memset(&mo, 0, sizeof mo);
@@ -2923,6 +2851,7 @@ MLSYS_DEF mlsys_status mlsys_remat_min_budget(const mlsys_remat_graph *g, const 
         /* proven: the MILP proved its optimum, in exact byte units */
         if (r.status == MLSYS_MILP_OPTIMAL && cm.unit_exact && (double)h.peak <= r.objective * cm.unit + 0.5)
           *proven = 1;
+        if (h.peak <= lb) *proven = 1;   /* the single-operator bound is reached */
       }
       mlsys_milp_result_free(&r);
       mlsys_free(x);
@@ -3038,7 +2967,7 @@ static mlsys_status mlsys__remat_solve_milp(const mlsys_remat_graph *g, uint64_t
     }
     mlsys_clear_error();
   }
-  if ((st = mlsys__cm_build(g, budget - fixed, 0, o->aggregated_free, o->dump_model != NULL, &cm)) != MLSYS_OK) {
+  if ((st = mlsys__cm_build(g, budget - fixed, 0, o->model, o->dump_model != NULL, &cm)) != MLSYS_OK) {
     mlsys_remat_schedule_free(&h);
     return st;
   }
@@ -3131,7 +3060,7 @@ static mlsys_status mlsys__remat_solve_lp(const mlsys_remat_graph *g, uint64_t b
   memset(&lowest, 0, sizeof lowest);
   if (mlsys__remat_trivially_infeasible(g, budget, why, sizeof why))
     return warm ? MLSYS_ERR_INFEASIBLE : mlsys__remat_infeasible(g, o, budget, why, fmin(10, mlsys__remat_time_left(o, t0)));
-  if ((st = mlsys__cm_build(g, budget - fixed, 0, o->aggregated_free, o->dump_model != NULL, &cm)) != MLSYS_OK) return st;
+  if ((st = mlsys__cm_build(g, budget - fixed, 0, o->model, o->dump_model != NULL, &cm)) != MLSYS_OK) return st;
   if (o->dump_model && (st = mlsys_milp_write(cm.m, o->dump_model)) != MLSYS_OK) { mlsys__cm_free(&cm); return st; }
   for (pass = 0; pass < 2; pass++) {
     double Bs = pass == 0 ? floor((1 - eps) * cm.Bs) : cm.Bs;

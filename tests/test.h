@@ -75,7 +75,7 @@ static void test__fail(const char *file, int line, const char *fmt, ...) {
 #define CHECK_MSG(x, ...)                                                          \
   do {                                                                             \
     if (!(x)) {                                                                    \
-      char test__m[512];                                                           \
+      char test__m[2048];                                                         \
       snprintf(test__m, sizeof test__m, __VA_ARGS__);                              \
       test__fail(__FILE__, __LINE__, "CHECK(%s) failed: %s", #x, test__m);         \
     }                                                                              \

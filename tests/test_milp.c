@@ -122,7 +122,8 @@ static int cbc_cli_solve(const char *path, int relax, double *obj, char *why, si
 static mlsys_status solve_checked(const mlsys_milp *m, const mlsys_milp_opts *o, mlsys_milp_result *r,
                                   const char *what) {
   mlsys_status st = mlsys_milp_solve(m, o, r);
-  CHECK_MSG(r->backend == o->backend, "%s", what);
+  /* the default backend resolves to lp_solve (the zero-dependency default of DESIGN.md) */
+  CHECK_MSG(r->backend == (o->backend == MLSYS_SOLVER_DEFAULT ? MLSYS_SOLVER_LPSOLVE : o->backend), "%s", what);
   if (st == MLSYS_OK) {
     CHECK_MSG(r->x != NULL, "%s", what);
     CHECK_MSG(r->status == MLSYS_MILP_OPTIMAL || r->status == MLSYS_MILP_FEASIBLE, "%s: status %d", what, r->status);

@@ -832,7 +832,7 @@ TEST(milp_aggregated_free_rows_small_chains) {
       mlsys_remat_opts op;
       memset(&op, 0, sizeof op);
       op.time_limit = 60;
-      op.aggregated_free = 1;
+      op.model = MLSYS_REMAT_MODEL_AGGREGATED_FREE;
       op.raw = 1;   /* always solve the model */
       solve_and_compare(&insts[i], b, &op, "milp-aggregated", &ss);
     }
@@ -879,6 +879,1035 @@ TEST(milp_raw_solution_equals_simulator) {
       mlsys_remat_schedule_free(&s);
     }
   printf("    %d raw MILP solutions (%d redundant recomputations among them), %.1f s\n", n, redundant, secs);
+}
+
+/* 3. The CBC backend on the same instances (feasible ones, and the infeasible budgets of chains and T8). */
+TEST(cbc_backend_matches_oracle) {
+  solve_stats ss;
+  int i, b;
+  if (!mlsys_milp_has_backend(MLSYS_SOLVER_CBC)) SKIP("CBC backend not compiled in (-DMLSYS_MILP_CBC)");
+  memset(&ss, 0, sizeof ss);
+  build_instances();
+  for (i = 0; i < ninst; i++)
+    for (b = 0; b < insts[i].nb; b++) {
+      mlsys_remat_opts op;
+      if (insts[i].opt[b] == INFINITY && !insts[i].chain_L && strcmp(insts[i].name, "T8") != 0) continue;
+      memset(&op, 0, sizeof op);
+      op.time_limit = 60;
+      op.backend = MLSYS_SOLVER_CBC;
+      op.raw = i % 2;   /* half of them through the model even where checkpoint-all fits */
+      solve_and_compare(&insts[i], b, &op, "cbc", &ss);
+    }
+  printf("    %d optima and %d infeasible budgets match the oracle; %.1f s, slowest %.2f s (%s)\n", ss.feasible,
+         ss.infeasible, ss.seconds, ss.worst, ss.worst_name);
+}
+
+/* 3b. The model written with dump_model (MPS and LP), solved by the cbc program: its objective plus the constant
+   Σ C (a comment in the file), times the cost scale, is the oracle's optimum. */
+static int cbc_cli_objective(const char *path, double *obj, char *why, size_t len) {
+  char sol[300], cmd[800], buf[256];
+  FILE *f;
+  int ok = 0;
+  snprintf(sol, sizeof sol, "%s.sol", path);
+  remove(sol);
+  snprintf(cmd, sizeof cmd, "cbc '%s' -solve -solu '%s' >'%s.log' 2>&1", path, sol, sol);
+  if (system(cmd) != 0) { snprintf(why, len, "cbc failed: %.200s", cmd); return 0; }
+  if (!(f = fopen(sol, "r"))) { snprintf(why, len, "no cbc solution file %.200s", sol); return 0; }
+  if (fgets(buf, sizeof buf, f)) {
+    const char *p = strstr(buf, "objective value ");
+    if (!strncmp(buf, "Optimal", 7) && p) { *obj = strtod(p + 16, NULL); ok = 1; }
+    else snprintf(why, len, "cbc: %.100s", buf);
+  }
+  fclose(f);
+  return ok;
+}
+static double file_constant(const char *path) {
+  char *text = NULL, *p;
+  size_t len;
+  double c = NAN;
+  if (mlsys_read_file(path, &text, &len) != MLSYS_OK) return NAN;
+  if ((p = strstr(text, "objective constant (not part of the model below): "))) c = strtod(p + 50, NULL);
+  mlsys_free(text);
+  return c;
+}
+
+TEST(cbc_program_solves_the_dumped_model) {
+  static const struct { const char *graph; int budget_index; } pick[] = {
+      {"chain L=4", 1}, {"chain L=6", 2}, {"T8", 1}, {"random#1 L=5", 1}, {"random#2 L=6", 1}, {"random#6 L=5", 2}};
+  char dir[] = "/tmp/test_remat_XXXXXX";
+  int k, checked = 0;
+  if (!have_tool("cbc")) SKIP("/usr/bin/cbc not installed (scripts/install-deps.sh installs coinor-cbc)");
+  build_instances();
+  REQUIRE(mkdtemp(dir) != NULL);
+  for (k = 0; k < (int)(sizeof pick / sizeof pick[0]); k++) {
+    int i, fmt;
+    inst *I = NULL;
+    for (i = 0; i < ninst; i++)
+      if (!strcmp(insts[i].name, pick[k].graph)) I = &insts[i];
+    CHECK_MSG(I != NULL, "no instance %s", pick[k].graph);
+    if (!I) continue;
+    for (fmt = 0; fmt < 2; fmt++) {
+      int b = pick[k].budget_index;
+      char path[200], why[300];
+      mlsys_remat_opts op;
+      mlsys_remat_schedule s;
+      mlsys__cm cm;
+      double obj = NAN, konst;
+      if (I->opt[b] == INFINITY) b++;
+      REQUIRE(b < I->nb && I->opt[b] < INFINITY);
+      snprintf(path, sizeof path, "%s/m%d.%s", dir, k, fmt ? "lp" : "mps");
+      memset(&op, 0, sizeof op);
+      op.time_limit = 60;
+      op.raw = 1;   /* the model is built (and dumped) even where no recomputation is needed */
+      op.dump_model = path;
+      CHECK_OK(mlsys_remat_solve(&I->g, I->B[b] + I->fixed, &op, &s));
+      mlsys_remat_schedule_free(&s);
+      REQUIRE_OK(mlsys__cm_build(&I->g, I->B[b], 0, 0, 0, &cm));
+      konst = file_constant(path);
+      CHECK_MSG(fabs(konst * cm.cscale - sum_cost(&I->g)) < 1e-9 * sum_cost(&I->g),
+                "%s: file constant %g x scale %g, Σ C %g", path, konst, cm.cscale, sum_cost(&I->g));
+      if (cbc_cli_objective(path, &obj, why, sizeof why)) {
+        CHECK_MSG(fabs(obj * cm.cscale + sum_cost(&I->g) - I->opt[b]) < 1e-6, "%s (%s B=%llu): cbc %g x %g + %g, oracle %g",
+                  path, I->name, (unsigned long long)I->B[b], obj, cm.cscale, sum_cost(&I->g), I->opt[b]);
+        checked++;
+      } else {
+        CHECK_MSG(0, "%s (%s): %s", path, I->name, why);
+      }
+      mlsys__cm_free(&cm);
+    }
+  }
+  printf("    %d dumped models solved by the cbc program\n", checked);
+  {
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+  }
+}
+
+/* 5. Every baseline schedule is a point of the model built at its own peak (both FREE forms): feasible,
+   integral, priced at its cost; and it is not a point of the model one byte below its peak. The oracle's optimal
+   schedules are points of the model at their budget, priced at the optimum. */
+static void check_point(const inst *I, const unsigned char *R, const unsigned char *S, double cost, uint64_t peak,
+                        int aggregated, const char *what) {
+  mlsys__cm cm;
+  double *x, ev, viol;
+  unsigned char *R2, *S2;
+  int n = I->g.dag.n;
+  if (mlsys__cm_build(&I->g, peak, 0, aggregated, 0, &cm) != MLSYS_OK) { CHECK_MSG(0, "%s: build: %s", what, lasterr()); return; }
+  x = (double *)calloc((size_t)mlsys_milp_num_vars(cm.m) + 1, sizeof(double));
+  R2 = (unsigned char *)calloc((size_t)n * (size_t)n, 1);
+  S2 = (unsigned char *)calloc((size_t)n * (size_t)n, 1);
+  CHECK_MSG(mlsys__cm_point(&cm, R, S, x) == 1, "%s %s: not a point of the model at its peak %llu", I->name, what,
+            (unsigned long long)peak);
+  viol = mlsys_milp_max_violation(cm.m, x, 1);
+  ev = mlsys_milp_eval(cm.m, x) * cm.cscale;
+  CHECK_MSG(viol < 1e-6, "%s %s (aggregated %d): point violates the model by %g", I->name, what, aggregated, viol);
+  CHECK_MSG(fabs(ev - cost) <= 1e-9 * fmax(1, cost), "%s %s: model prices the point at %.17g, cost %.17g", I->name,
+            what, ev, cost);
+  CHECK_MSG(fabs(mlsys__cm_max_u(&cm, x) * cm.unit - (double)peak) < 1e-6, "%s %s: max U %g x %g, peak %llu", I->name,
+            what, mlsys__cm_max_u(&cm, x), cm.unit, (unsigned long long)peak);
+  mlsys__cm_extract(&cm, x, R2, S2);
+  CHECK_MSG(!memcmp(R, R2, (size_t)n * (size_t)n) && !memcmp(S, S2, (size_t)n * (size_t)n),
+            "%s %s: the point does not extract back to the schedule", I->name, what);
+  mlsys__cm_free(&cm);
+  if (peak > 0) {   /* one byte less: not a point of that model */
+    REQUIRE_OK(mlsys__cm_build(&I->g, peak - 1, 0, aggregated, 0, &cm));
+    CHECK_MSG(mlsys__cm_point(&cm, R, S, x) == 0, "%s %s: accepted as a point of the model one byte under its peak",
+              I->name, what);
+    mlsys__cm_free(&cm);
+  }
+  free(x); free(R2); free(S2);
+}
+
+static const mlsys_remat_method baseline_methods[] = {MLSYS_REMAT_CHECKPOINT_ALL, MLSYS_REMAT_CHEN_SQRTN,
+                                                      MLSYS_REMAT_CHEN_GREEDY, MLSYS_REMAT_GRIEWANK,
+                                                      MLSYS_REMAT_AP_SQRTN, MLSYS_REMAT_AP_GREEDY,
+                                                      MLSYS_REMAT_LIN_GREEDY};
+#define NBASE ((int)(sizeof baseline_methods / sizeof baseline_methods[0]))
+
+TEST(warm_start_points_satisfy_the_model) {
+  int i, b, m, agg, npts = 0;
+  build_instances();
+  for (i = 0; i < ninst; i++) {
+    inst *I = &insts[i];
+    for (m = 0; m < NBASE; m++) {
+      mlsys_remat_schedule prev;
+      memset(&prev, 0, sizeof prev);
+      for (b = 0; b < I->nb; b++) {
+        mlsys_remat_schedule s;
+        char what[80];
+        size_t nn = (size_t)I->g.dag.n * (size_t)I->g.dag.n;
+        REQUIRE_OK(mlsys__remat_baseline(&I->g, baseline_methods[m], I->B[b] + I->fixed, &s));
+        if (prev.n && !memcmp(prev.R, s.R, nn) && !memcmp(prev.S, s.S, nn)) { mlsys_remat_schedule_free(&s); continue; }
+        snprintf(what, sizeof what, "%s (B=%llu)", mlsys_remat_method_name(baseline_methods[m]), (unsigned long long)I->B[b]);
+        for (agg = 0; agg < 2; agg++) check_point(I, s.R, s.S, s.cost, s.peak, agg, what);
+        npts++;
+        mlsys_remat_schedule_free(&prev);
+        prev = s;
+      }
+      mlsys_remat_schedule_free(&prev);
+    }
+    for (b = 0; b < I->nb; b++) {
+      unsigned char *R, *S;
+      size_t nn = (size_t)I->g.dag.n * (size_t)I->g.dag.n;
+      double c;
+      uint64_t p;
+      char why[120], what[64];
+      if (I->opt[b] == INFINITY) continue;
+      R = (unsigned char *)malloc(nn);
+      S = (unsigned char *)malloc(nn);
+      or_to_matrices(&I->o, &I->sched[b], R, S);
+      REQUIRE(indep_eval(&I->o, R, S, &c, &p, why, sizeof why));
+      snprintf(what, sizeof what, "oracle optimum at B=%llu", (unsigned long long)I->B[b]);
+      for (agg = 0; agg < 2; agg++) check_point(I, R, S, I->opt[b], p, agg, what);
+      npts++;
+      free(R); free(S);
+    }
+  }
+  printf("    %d schedules checked as model points (both FREE forms)\n", npts);
+}
+
+/* 6 (T10). LP relaxation + two-phase rounding: a valid schedule within the budget, no cheaper than the optimum,
+   with a lower bound no higher than it. */
+TEST(lp_rounding_feasible_and_bounded) {
+  int i, b, n = 0, nfail = 0;
+  build_instances();
+  for (i = 0; i < ninst; i++) {
+    inst *I = &insts[i];
+    if (!I->chain_L && strcmp(I->name, "T8") != 0) continue;
+    for (b = 0; b < I->nb; b++) {
+      mlsys_remat_opts op;
+      mlsys_remat_schedule s;
+      mlsys_status st;
+      if (I->opt[b] == INFINITY) continue;
+      memset(&op, 0, sizeof op);
+      op.method = MLSYS_REMAT_LP_ROUND;
+      op.time_limit = 60;
+      st = mlsys_remat_solve(&I->g, I->B[b] + I->fixed, &op, &s);
+      if (st == MLSYS_ERR_INFEASIBLE) {
+        /* a rounding heuristic may miss at tight budgets; the spec's T10 instances must not */
+        nfail++;
+        printf("    note: LP rounding found nothing within %s B=%llu (optimum %g): %s\n", I->name,
+               (unsigned long long)I->B[b], I->opt[b], lasterr());
+        CHECK_MSG(!(I->chain_L == 8 && (I->B[b] == 4 || I->B[b] == 6 || I->B[b] == 8)) && strcmp(I->name, "T8"),
+                  "%s B=%llu: spec T10 instance", I->name, (unsigned long long)I->B[b]);
+        mlsys_remat_schedule_free(&s);
+        continue;
+      }
+      CHECK_MSG(st == MLSYS_OK, "%s B=%llu: %s", I->name, (unsigned long long)I->B[b], lasterr());
+      if (st == MLSYS_OK) {
+        CHECK_MSG(s.fits && s.peak_total <= I->B[b] + I->fixed, "%s B=%llu: peak %llu", I->name,
+                  (unsigned long long)I->B[b], (unsigned long long)s.peak_total);
+        CHECK_MSG(s.cost >= I->opt[b], "%s B=%llu: LP rounding cost %g below the optimum %g", I->name,
+                  (unsigned long long)I->B[b], s.cost, I->opt[b]);
+        CHECK_MSG(!isnan(s.bound) && s.bound <= I->opt[b] + 1e-6, "%s B=%llu: LP bound %g above the optimum %g",
+                  I->name, (unsigned long long)I->B[b], s.bound, I->opt[b]);
+        CHECK_MSG(!s.optimal || s.cost == I->opt[b], "%s: claims optimal at %g", I->name, s.cost);
+        check_schedule_indep(I, &s, "lp-round");
+        if (I->chain_L == 8 && I->B[b] == 4) {
+          printf("    chain L=8 B=4: LP rounding cost %g (%s), LP bound %g; optimum 26, spec's sweep 43\n", s.cost,
+                 s.method, s.bound);
+          CHECK(s.cost >= 26);
+        }
+        n++;
+      }
+      mlsys_remat_schedule_free(&s);
+    }
+  }
+  printf("    %d LP roundings checked, %d budgets without a fitting rounding\n", n, nfail);
+}
+
+/* 7 (T11). More memory never costs more: MILP optima at every budget from the minimum to the keep-all peak. */
+TEST(milp_optimum_monotone_in_budget) {
+  static const char *names[] = {"chain L=6", "chain L=7", "T8", "random#2 L=6", "random#7 L=6", "random#11 L=5"};
+  int k, n = 0;
+  build_instances();
+  for (k = 0; k < (int)(sizeof names / sizeof names[0]); k++) {
+    int i;
+    inst *I = NULL;
+    double prev = INFINITY;
+    uint64_t B;
+    for (i = 0; i < ninst; i++)
+      if (!strcmp(insts[i].name, names[k])) I = &insts[i];
+    CHECK_MSG(I != NULL, "no instance %s", names[k]);
+    if (!I) continue;
+    for (B = I->minB; B <= I->peak_all; B++) {
+      mlsys_remat_opts op;
+      mlsys_remat_schedule s;
+      memset(&op, 0, sizeof op);
+      op.time_limit = 60;
+      CHECK_OK(mlsys_remat_solve(&I->g, B + I->fixed, &op, &s));
+      CHECK_MSG(s.optimal && s.cost <= prev, "%s: opt(%llu) = %g (optimal %d) after %g at a smaller budget", I->name,
+                (unsigned long long)B, s.cost, s.optimal, prev);
+      prev = s.cost;
+      n++;
+      mlsys_remat_schedule_free(&s);
+    }
+    CHECK_MSG(prev == sum_cost(&I->g), "%s: at the keep-all peak %g", I->name, prev);
+  }
+  printf("    %d budgets\n", n);
+}
+
+/* 8 (T12). Every baseline: a valid schedule (library simulator and the independent rules agree), no cheaper
+   than the oracle's optimum at the baseline's own peak; checkpoint-all costs Σ C and peaks at the keep-all peak
+   computed here. */
+static double oracle_at_cached(inst *I, uint64_t B, uint64_t *cacheB, double *cacheV, int *ncache) {
+  int k;
+  or_result r;
+  for (k = 0; k < *ncache; k++)
+    if (cacheB[k] == B) return cacheV[k];
+  oracle_solve(&I->o, B, &r);
+  if (*ncache < 64) { cacheB[*ncache] = B; cacheV[(*ncache)++] = r.cost; }
+  return r.cost;
+}
+
+TEST(baselines_valid_and_never_below_the_optimum) {
+  int i, b, m, nsched = 0, nmatch_opt = 0;
+  build_instances();
+  for (i = 0; i < ninst; i++) {
+    inst *I = &insts[i];
+    uint64_t cacheB[64];
+    double cacheV[64];
+    int ncache = 0;
+    for (m = 0; m < NBASE; m++)
+      for (b = 0; b < I->nb; b++) {
+        mlsys_remat_schedule s;
+        mlsys_remat_opts op;
+        mlsys_status st;
+        double o;
+        char what[80];
+        memset(&op, 0, sizeof op);
+        op.method = baseline_methods[m];
+        st = mlsys_remat_solve(&I->g, I->B[b] + I->fixed, &op, &s);
+        snprintf(what, sizeof what, "%s at B=%llu", mlsys_remat_method_name(baseline_methods[m]),
+                 (unsigned long long)I->B[b]);
+        CHECK_MSG(st == MLSYS_OK || st == MLSYS_ERR_INFEASIBLE, "%s %s: %s", I->name, what, lasterr());
+        REQUIRE(s.n == I->g.dag.n);
+        CHECK_MSG((st == MLSYS_OK) == (s.peak_total <= I->B[b] + I->fixed), "%s %s: status %d, peak %llu", I->name,
+                  what, st, (unsigned long long)s.peak_total);
+        CHECK_MSG(s.fits == (st == MLSYS_OK), "%s %s: fits %d", I->name, what, s.fits);
+        if (st == MLSYS_ERR_INFEASIBLE) CHECK_CONTAINS(lasterr(), "over the budget");
+        check_schedule_indep(I, &s, what);
+        o = oracle_at_cached(I, s.peak, cacheB, cacheV, &ncache);
+        CHECK_MSG(o <= s.cost, "%s %s: cost %g at peak %llu, but the oracle's optimum there is %g", I->name, what,
+                  s.cost, (unsigned long long)s.peak, o);
+        nmatch_opt += o == s.cost;
+        if (baseline_methods[m] == MLSYS_REMAT_CHECKPOINT_ALL) {
+          CHECK_MSG(s.cost == sum_cost(&I->g), "%s checkpoint-all: cost %g, Σ C %g", I->name, s.cost, sum_cost(&I->g));
+          CHECK_MSG(s.peak == I->peak_all, "%s checkpoint-all: peak %llu, keep-until-last-use peak %llu", I->name,
+                    (unsigned long long)s.peak, (unsigned long long)I->peak_all);
+        }
+        if (I->chain_L) {   /* on a unit chain every forward node is an articulation point: AP = linearized */
+          CHECK_MSG(s.cost >= 2 * I->chain_L + 1, "%s %s: cost %g", I->name, what, s.cost);
+        }
+        nsched++;
+        mlsys_remat_schedule_free(&s);
+      }
+  }
+  printf("    %d baseline schedules (%d of them optimal for their own peak)\n", nsched, nmatch_opt);
+}
+
+/* T12: Chen sqrt(n) on the chain L = 16 keeps forward nodes 3, 7, 11, 15 (k = floor(sqrt(16)) = 4, every k-th
+   candidate): exactly these are resident from their own stage to their gradient's stage and never recomputed;
+   every other forward value is recomputed. The schedule is the one from_checkpoints builds for {3, 7, 11, 15}. */
+TEST(chen_sqrtn_chain16_checkpoints_3_7_11_15) {
+  mlsys_remat_graph g;
+  mlsys_remat_schedule s, ref;
+  unsigned char keep[33];
+  int L = 16, n = 2 * L + 1, i, t;
+  REQUIRE_OK(mlsys_remat_graph_chain(L, &g));
+  REQUIRE_OK(mlsys__remat_chen_sqrtn(&g, 0, &s));
+  for (i = 0; i < L; i++) {
+    int kept = 1, rec = 0, want = i == 3 || i == 7 || i == 11 || i == 15;
+    for (t = i + 1; t <= 2 * L - i; t++) kept &= s.S[t * n + i];
+    for (t = i + 1; t < n; t++) rec += s.R[t * n + i];
+    CHECK_MSG(kept == want && (rec == 0) == want, "f%d: resident to its gradient %d, recomputed %d times", i, kept, rec);
+  }
+  memset(keep, 0, sizeof keep);
+  keep[3] = keep[7] = keep[11] = keep[15] = 1;
+  REQUIRE_OK(mlsys_remat_from_checkpoints(&g, keep, &ref));
+  CHECK(!memcmp(ref.R, s.R, (size_t)n * n) && !memcmp(ref.S, s.S, (size_t)n * n));
+  CHECK_EQ_INT(s.cost, ref.cost);
+  CHECK_OK(mlsys_remat_simulate(&g, s.R, s.S, MLSYS_REMAT_SIM_MILP, NULL, NULL));
+  /* the public method gives the same schedule */
+  {
+    mlsys_remat_opts op;
+    mlsys_remat_schedule p;
+    memset(&op, 0, sizeof op);
+    op.method = MLSYS_REMAT_CHEN_SQRTN;
+    CHECK_OK(mlsys_remat_solve(&g, UINT64_MAX, &op, &p));
+    CHECK(p.n == n && !memcmp(p.R, s.R, (size_t)n * n) && !memcmp(p.S, s.S, (size_t)n * n));
+    mlsys_remat_schedule_free(&p);
+  }
+  printf("    chain L=16 chen-sqrtn: cost %g (Σ C 33), peak %llu\n", s.cost, (unsigned long long)s.peak);
+  mlsys_remat_schedule_free(&s);
+  mlsys_remat_schedule_free(&ref);
+  mlsys_remat_graph_free(&g);
+}
+
+/* 9 (T13). Revolve counts: the DP and the closed form agree, and the spec's values. */
+static long revolve_ref(long l, int s) {   /* the recursion of spec §4, computed here by plain memoised recursion */
+  static long memo[81][9];
+  static int init = 0;
+  long best = LONG_MAX, j;
+  if (!init) { memset(memo, 0xff, sizeof memo); init = 1; }
+  if (l <= 1) return 0;
+  if (s == 0) return l * (l - 1) / 2;
+  if (memo[l][s] >= 0) return memo[l][s];
+  for (j = 1; j < l; j++) {
+    long v = j + revolve_ref(l - j, s - 1) + revolve_ref(j, s);
+    if (v < best) best = v;
+  }
+  return memo[l][s] = best;
+}
+
+TEST(revolve_dp_equals_closed_form) {
+  long l;
+  int s;
+  for (l = 0; l < 80; l++)
+    for (s = 0; s <= 7; s++) {
+      long dp = mlsys_remat_revolve_steps(l, s), cf = mlsys_remat_revolve_closed_form(l, s);
+      CHECK_MSG(dp == cf, "t(%ld, %d): DP %ld, closed form %ld", l, s, dp, cf);
+      CHECK_MSG(dp == revolve_ref(l, s), "t(%ld, %d): DP %ld, recursion here %ld", l, s, dp, revolve_ref(l, s));
+    }
+  CHECK_EQ_INT(mlsys_remat_revolve_steps(16, 3), 27);
+  CHECK_EQ_INT(mlsys_remat_revolve_steps(64, 3), 200);
+  CHECK_EQ_INT(mlsys_remat_revolve_steps(8, 3), 10);
+  CHECK_EQ_INT(mlsys_remat_revolve_steps(32, 3), 75);
+  CHECK_EQ_INT(mlsys_remat_revolve_steps(8, 2), 11);
+  CHECK_EQ_INT(mlsys_remat_revolve_steps(16, 2), 33);
+  CHECK_EQ_INT(mlsys_remat_revolve_closed_form(64, 3), 200);
+  CHECK_EQ_INT(mlsys_remat_revolve_closed_form(16, 2), 33);
+}
+
+/* Griewank on unit chains: forward node 0 is the starting snapshot, s more slots. Its recomputation count
+   (cost - (2L+1)) is
+     - exactly t(L-1, 0) = (L-1)(L-2)/2 with s = 0: every gradient x ≤ L-2 recomputes f1..fx from f0, and the
+       last forward value is kept from the first sweep for its gradient;
+     - at most t(L-1, s): revolve's schedule for the L-1 steps f0 -> f(L-1), in which the advances of the first
+       sweep are free here (the frontier computes every node once anyway).
+   It is also never below the oracle's optimum at its own peak (L ≤ 8). */
+TEST(griewank_on_unit_chains) {
+  int L, s;
+  for (L = 2; L <= 16; L++) {
+    mlsys_remat_graph g;
+    or_graph o;
+    REQUIRE_OK(mlsys_remat_graph_chain(L, &g));
+    or_from_graph(&g, 0, &o);
+    if (L <= 8) printf("    L=%d", L);
+    for (s = 0; s <= 6 && s <= L; s++) {
+      mlsys_remat_schedule q;
+      long rec;
+      REQUIRE_OK(mlsys__remat_griewank_s(&g, s, &q));
+      CHECK_OK(mlsys_remat_simulate(&g, q.R, q.S, MLSYS_REMAT_SIM_MILP, NULL, NULL));
+      rec = (long)q.cost - (2 * L + 1);
+      if (s == 0) CHECK_MSG(rec == (long)(L - 1) * (L - 2) / 2, "L=%d s=0: %ld recomputations", L, rec);
+      CHECK_MSG(rec <= mlsys_remat_revolve_steps(L - 1, s), "L=%d s=%d: %ld recomputations > t(L-1, s) = %ld", L, s,
+                rec, mlsys_remat_revolve_steps(L - 1, s));
+      if (L <= 8) {
+        double opt = oracle_opt(&g, q.peak, 0);
+        CHECK_MSG(opt <= q.cost, "L=%d s=%d: cost %g below the optimum %g at peak %llu", L, s, q.cost, opt,
+                  (unsigned long long)q.peak);
+        printf(" s%d:%ld/t%ld", s, rec, mlsys_remat_revolve_steps(L, s));
+      }
+      mlsys_remat_schedule_free(&q);
+    }
+    if (L <= 8) printf("  (recomputations / t(L, s))\n");
+    mlsys_remat_graph_free(&g);
+  }
+}
+
+/* 10 (T14). Articulation points = the brute-force definition: v is one iff deleting it from the undirected
+   forward subgraph, augmented with a virtual source joined to the first forward node and a virtual sink joined
+   to the last, leaves more connected components. */
+static int components(int V, const unsigned char *adj, int removed) {
+  int seen[64], stack[64], sp, c = 0, v, w;
+  memset(seen, 0, sizeof seen);
+  for (v = 0; v < V; v++) {
+    if (v == removed || seen[v]) continue;
+    c++;
+    seen[v] = 1;
+    stack[0] = v;
+    sp = 1;
+    while (sp) {
+      int u = stack[--sp];
+      for (w = 0; w < V; w++)
+        if (w != removed && !seen[w] && adj[u * 64 + w]) { seen[w] = 1; stack[sp++] = w; }
+    }
+  }
+  return c;
+}
+static void brute_aps(const mlsys_remat_graph *g, unsigned char *ap) {
+  static unsigned char adj[64 * 64];
+  int n = g->dag.n, fid[64], nf = 0, v, j, first = -1, last = -1, base;
+  memset(adj, 0, sizeof adj);
+  for (v = 0; v < n; v++) {
+    fid[v] = g->kind[v] == MLSYS_REMAT_F ? nf++ : -1;
+    if (fid[v] >= 0) { if (first < 0) first = v; last = v; }
+  }
+  memset(ap, 0, (size_t)n);
+  if (!nf) return;
+  for (v = 0; v < n; v++)
+    for (j = g->dag.in_off[v]; j < g->dag.in_off[v + 1]; j++) {
+      int u = g->dag.in[j];
+      if (fid[v] >= 0 && fid[u] >= 0) adj[fid[v] * 64 + fid[u]] = adj[fid[u] * 64 + fid[v]] = 1;
+    }
+  adj[nf * 64 + fid[first]] = adj[fid[first] * 64 + nf] = 1;               /* source */
+  adj[(nf + 1) * 64 + fid[last]] = adj[fid[last] * 64 + nf + 1] = 1;       /* sink */
+  base = components(nf + 2, adj, -1);
+  for (v = 0; v < n; v++)
+    if (fid[v] >= 0) ap[v] = components(nf + 2, adj, fid[v]) > base;
+}
+static void check_aps(const mlsys_remat_graph *g, const char *what, const int *expect, int nexpect) {
+  unsigned char ap[64], br[64];
+  int v, k;
+  REQUIRE_OK(mlsys_remat_articulation_points(g, ap));
+  brute_aps(g, br);
+  for (v = 0; v < g->dag.n; v++) CHECK_MSG(ap[v] == br[v], "%s: node %d: Tarjan %d, brute force %d", what, v, ap[v], br[v]);
+  if (expect) {
+    unsigned char want[64];
+    memset(want, 0, sizeof want);
+    for (k = 0; k < nexpect; k++) want[expect[k]] = 1;
+    for (v = 0; v < g->dag.n; v++) CHECK_MSG(ap[v] == want[v], "%s: node %d: %d, expected %d", what, v, ap[v], want[v]);
+  }
+}
+/* A forward-only graph from dependency lists. */
+static mlsys_status make_forward(int n, const int *nd, const int (*deps)[3], mlsys_remat_graph *g) {
+  mlsys_remat_node nodes[64];
+  int v;
+  memset(nodes, 0, sizeof nodes);
+  for (v = 0; v < n; v++) { nodes[v].ndeps = nd[v]; nodes[v].deps = deps[v]; nodes[v].mem = 1; nodes[v].cost = 1; }
+  return mlsys_remat_graph_create(n, nodes, g);
+}
+
+TEST(articulation_points_equal_brute_force) {
+  mlsys_remat_graph g;
+  mlsys_rng rng;
+  int L, k, i;
+  /* chains: every forward node */
+  for (L = 1; L <= 12; L++) {
+    int all[12];
+    for (i = 0; i < L; i++) all[i] = i;
+    REQUIRE_OK(mlsys_remat_graph_chain(L, &g));
+    check_aps(&g, "chain", all, L);
+    mlsys_remat_graph_free(&g);
+  }
+  /* residual MLP: x0 -> (a, c, add(x0, c)) per block; block inputs and add nodes are the APs */
+  {
+    static const int nd[10] = {0, 1, 1, 2, 1, 1, 2, 1, 1, 2};
+    static const int deps[10][3] = {{0}, {0}, {1}, {0, 2}, {3}, {4}, {3, 5}, {6}, {7}, {6, 8}};
+    static const int want[] = {0, 3, 6, 9};
+    REQUIRE_OK(make_forward(10, nd, deps, &g));
+    check_aps(&g, "resmlp", want, 4);
+    mlsys_remat_graph_free(&g);
+  }
+  /* U-Net: stem 0, 1; down 2, 3; bottom 4; up 5 (<- 4, 3), 6 (<- 5, 2), merge 7 (<- 6, 1); head 8, 9: only the
+     nodes before the first branch and after the last merge */
+  {
+    static const int nd[10] = {0, 1, 1, 1, 1, 2, 2, 2, 1, 1};
+    static const int deps[10][3] = {{0}, {0}, {1}, {2}, {3}, {4, 3}, {5, 2}, {6, 1}, {7}, {8}};
+    static const int want[] = {0, 1, 7, 8, 9};
+    REQUIRE_OK(make_forward(10, nd, deps, &g));
+    check_aps(&g, "unet", want, 5);
+    mlsys_remat_graph_free(&g);
+  }
+  /* the T8 network: conv, add, gap, dense */
+  {
+    static const int want[] = {0, 3, 4, 5};
+    REQUIRE_OK(make_t8(&g));
+    check_aps(&g, "T8", want, 4);
+    mlsys_remat_graph_free(&g);
+  }
+  /* 50 random forward DAGs (some nodes without inputs: disconnected pieces), plus a few non-forward nodes */
+  mlsys_rng_seed(&rng, 14);
+  for (k = 0; k < 50; k++) {
+    int n = mlsys_rng_range(&rng, 1, 24), nd[40], deps[40][3], v;
+    mlsys_remat_node nodes[40];
+    memset(nodes, 0, sizeof nodes);
+    for (v = 0; v < n; v++) {
+      int want = v == 0 ? 0 : mlsys_rng_below(&rng, 8) == 0 ? 0 : mlsys_rng_range(&rng, 1, v >= 3 ? 3 : v);
+      nd[v] = 0;
+      while (nd[v] < want) {
+        int c = (int)mlsys_rng_below(&rng, (uint64_t)v), dup = 0, j;
+        for (j = 0; j < nd[v]; j++) dup |= deps[v][j] == c;
+        if (!dup) deps[v][nd[v]++] = c;
+      }
+      nodes[v].kind = v >= n - 2 && n > 4 && mlsys_rng_below(&rng, 2) ? MLSYS_REMAT_B : MLSYS_REMAT_F;
+      nodes[v].ndeps = nd[v];
+      nodes[v].deps = deps[v];
+    }
+    REQUIRE_OK(mlsys_remat_graph_create(n, nodes, &g));
+    check_aps(&g, "random", NULL, 0);
+    mlsys_remat_graph_free(&g);
+  }
+  /* and the training graphs of the instance set */
+  build_instances();
+  for (i = 0; i < ninst; i++) check_aps(&insts[i].g, insts[i].name, NULL, 0);
+}
+
+/* 11 (T15). Execution plans. Faithful (flags 0): validates, its live-bytes peak is the simulator's MILP-mode
+   peak, one COMPUTE per R entry, one commit per node (in its own stage), nothing live at the end. EARLY_FREE and
+   SKIP_REDUNDANT (and both) validate and never raise the peak. */
+static void check_plans(const inst *I, const mlsys_remat_schedule *s, const char *what, int *nplans) {
+  mlsys_remat_plan p;
+  mlsys_remat_sim rep;
+  uint64_t vpeak, faithful;
+  int n = I->g.dag.n, k, t, nr = 0, ncomp = 0, flags;
+  int commits[64];
+  unsigned char live[4096];
+  uint64_t cur = 0;
+  REQUIRE_OK(mlsys_remat_simulate(&I->g, s->R, s->S, MLSYS_REMAT_SIM_MILP, &rep, NULL));
+  for (t = 0; t < n; t++)
+    for (k = 0; k < n; k++) nr += s->R[t * n + k];
+  if (mlsys_remat_plan_build(&I->g, s, 0, &p) != MLSYS_OK) { CHECK_MSG(0, "%s %s: plan: %s", I->name, what, lasterr()); return; }
+  CHECK_MSG(mlsys_remat_plan_validate(&I->g, &p, &vpeak) == MLSYS_OK, "%s %s: faithful plan invalid: %s", I->name,
+            what, lasterr());
+  CHECK_MSG(p.peak == rep.peak && vpeak == rep.peak, "%s %s: plan peak %llu, replay %llu, simulator %llu", I->name,
+            what, (unsigned long long)p.peak, (unsigned long long)vpeak, (unsigned long long)rep.peak);
+  memset(commits, 0, sizeof commits);
+  memset(live, 0, sizeof live);
+  REQUIRE(p.nregs <= (int)sizeof live);
+  for (k = 0; k < p.nops; k++) {
+    const mlsys_remat_op *o = &p.ops[k];
+    if (o->op == MLSYS_REMAT_OP_COMPUTE) {
+      ncomp++;
+      CHECK_MSG(s->R[o->stage * n + o->node], "%s %s: plan computes %d in stage %d, R says no", I->name, what, o->node,
+                o->stage);
+      if (o->commit) { commits[o->node]++; CHECK_MSG(o->stage == o->node, "%s: commit of %d in stage %d", what, o->node, o->stage); }
+      live[o->reg] = 1;
+      cur += I->g.dag.size[o->node];
+    } else {
+      live[o->reg] = 0;
+      cur -= I->g.dag.size[o->node];
+      CHECK_MSG(p.reg_node[o->reg] == o->node, "%s: FREE names node %d, register holds %d", what, o->node, p.reg_node[o->reg]);
+    }
+  }
+  CHECK_MSG(ncomp == nr, "%s %s: %d COMPUTE ops, %d R entries", I->name, what, ncomp, nr);
+  for (k = 0; k < n; k++) CHECK_MSG(commits[k] == 1, "%s %s: node %d committed %d times", I->name, what, k, commits[k]);
+  for (k = 0; k < p.nregs; k++) CHECK_MSG(!live[k], "%s %s: register %d still live at the end", I->name, what, k);
+  CHECK_MSG(cur == 0, "%s %s: %llu bytes live at the end", I->name, what, (unsigned long long)cur);
+  faithful = p.peak;
+  mlsys_remat_plan_free(&p);
+  (*nplans)++;
+  for (flags = 1; flags <= 3; flags++) {
+    if (mlsys_remat_plan_build(&I->g, s, (unsigned)flags, &p) != MLSYS_OK) {
+      CHECK_MSG(0, "%s %s: plan flags %d: %s", I->name, what, flags, lasterr());
+      continue;
+    }
+    CHECK_MSG(mlsys_remat_plan_validate(&I->g, &p, &vpeak) == MLSYS_OK, "%s %s: plan flags %d invalid: %s", I->name,
+              what, flags, lasterr());
+    CHECK_MSG(vpeak == p.peak && p.peak <= faithful, "%s %s: flags %d peak %llu (replay %llu), faithful %llu", I->name,
+              what, flags, (unsigned long long)p.peak, (unsigned long long)vpeak, (unsigned long long)faithful);
+    ncomp = 0;
+    for (k = 0; k < p.nops; k++) ncomp += p.ops[k].op == MLSYS_REMAT_OP_COMPUTE;
+    if (flags & MLSYS_REMAT_PLAN_SKIP_REDUNDANT)
+      CHECK_MSG(ncomp >= nr - rep.redundant && ncomp <= nr, "%s %s: %d computes, %d R entries, %d redundant", I->name,
+                what, ncomp, nr, rep.redundant);
+    else
+      CHECK_MSG(ncomp == nr, "%s %s: flags %d: %d computes, %d R entries", I->name, what, flags, ncomp, nr);
+    mlsys_remat_plan_free(&p);
+    (*nplans)++;
+  }
+}
+
+TEST(plans_faithful_and_optimized) {
+  int i, b, m, nplans = 0;
+  build_instances();
+  for (i = 0; i < ninst; i++) {
+    inst *I = &insts[i];
+    for (b = 0; b < I->nb; b++) {
+      mlsys_remat_schedule s;
+      char what[80];
+      if (I->opt[b] < INFINITY) {   /* the oracle's optimum */
+        REQUIRE_OK(mlsys_remat_schedule_alloc(I->g.dag.n, &s));
+        or_to_matrices(&I->o, &I->sched[b], s.R, s.S);
+        snprintf(what, sizeof what, "oracle B=%llu", (unsigned long long)I->B[b]);
+        check_plans(I, &s, what, &nplans);
+        mlsys_remat_schedule_free(&s);
+      }
+      if (I->opt[b] < INFINITY && (I->chain_L || i % 4 == 0)) {   /* raw MILP solutions (double allocations) */
+        mlsys_remat_opts op;
+        memset(&op, 0, sizeof op);
+        op.raw = 1;
+        op.time_limit = 60;
+        if (mlsys_remat_solve(&I->g, I->B[b] + I->fixed, &op, &s) == MLSYS_OK) {
+          snprintf(what, sizeof what, "raw milp B=%llu", (unsigned long long)I->B[b]);
+          check_plans(I, &s, what, &nplans);
+        }
+        mlsys_remat_schedule_free(&s);
+        if (!I->chain_L || I->chain_L == 8) {   /* LP rounding */
+          op.method = MLSYS_REMAT_LP_ROUND;
+          op.raw = 0;
+          if (mlsys_remat_solve(&I->g, I->B[b] + I->fixed, &op, &s) == MLSYS_OK) {
+            snprintf(what, sizeof what, "lp B=%llu", (unsigned long long)I->B[b]);
+            check_plans(I, &s, what, &nplans);
+          }
+          mlsys_remat_schedule_free(&s);
+        }
+      }
+    }
+    for (m = 0; m < NBASE; m++) {
+      mlsys_remat_schedule s;
+      REQUIRE_OK(mlsys__remat_baseline(&I->g, baseline_methods[m], I->B[0] + I->fixed, &s));
+      check_plans(I, &s, mlsys_remat_method_name(baseline_methods[m]), &nplans);
+      mlsys_remat_schedule_free(&s);
+    }
+  }
+  printf("    %d plans built and validated\n", nplans);
+}
+
+/* 11b (T18). Mutations are rejected with the problem named: a dropped COMPUTE, a FREE moved before a use of its
+   register, a duplicated FREE (plans); a cleared S bit a later stage needs (schedules). */
+static mlsys_status validate_ops(const mlsys_remat_graph *g, const mlsys_remat_plan *p, mlsys_remat_op *ops, int nops) {
+  mlsys_remat_plan q = *p;
+  q.ops = ops;
+  q.nops = nops;
+  return mlsys_remat_plan_validate(g, &q, NULL);
+}
+
+TEST(plan_and_schedule_mutations_rejected) {
+  static const char *names[] = {"chain L=6", "T8", "random#2 L=6", "random#8 L=7"};
+  int k, nmut = 0;
+  build_instances();
+  for (k = 0; k < (int)(sizeof names / sizeof names[0]); k++) {
+    inst *I = NULL;
+    int i, b, n;
+    mlsys_remat_schedule s;
+    mlsys_remat_plan p;
+    mlsys_remat_op *ops;
+    char nm[64];
+    for (i = 0; i < ninst; i++)
+      if (!strcmp(insts[i].name, names[k])) I = &insts[i];
+    REQUIRE(I != NULL);
+    n = I->g.dag.n;
+    b = 0;
+    while (I->opt[b] == INFINITY) b++;   /* the tightest feasible budget: recomputations happen */
+    REQUIRE_OK(mlsys_remat_schedule_alloc(n, &s));
+    or_to_matrices(&I->o, &I->sched[b], s.R, s.S);
+    REQUIRE_OK(mlsys_remat_plan_build(&I->g, &s, 0, &p));
+    REQUIRE_OK(mlsys_remat_plan_validate(&I->g, &p, NULL));
+    ops = (mlsys_remat_op *)malloc((size_t)(p.nops + 1) * sizeof *ops);
+    /* drop each COMPUTE in turn: rejected, naming the dropped node */
+    for (i = 0; i < p.nops; i++) {
+      if (p.ops[i].op != MLSYS_REMAT_OP_COMPUTE) continue;
+      memcpy(ops, p.ops, (size_t)i * sizeof *ops);
+      memcpy(ops + i, p.ops + i + 1, (size_t)(p.nops - i - 1) * sizeof *ops);
+      CHECK_MSG(validate_ops(&I->g, &p, ops, p.nops - 1) == MLSYS_ERR_ARG, "%s: dropping step %d (compute %d) accepted",
+                I->name, i, p.ops[i].node);
+      mlsys_remat_node_name(&I->g, p.ops[i].node, nm, sizeof nm);
+      CHECK_MSG(strstr(lasterr(), nm) != NULL, "%s: dropped compute of '%s': \"%s\"", I->name, nm, lasterr());
+      nmut++;
+    }
+    /* move a FREE to just before a COMPUTE that reads its register */
+    for (i = 0; i < p.nops; i++) {
+      int j, r, reader = -1;
+      if (p.ops[i].op != MLSYS_REMAT_OP_FREE) continue;
+      r = p.ops[i].reg;
+      for (j = i - 1; j >= 0 && reader < 0; j--) {
+        int q;
+        if (p.ops[j].op != MLSYS_REMAT_OP_COMPUTE) continue;
+        if (p.ops[j].reg == r) break;   /* its producer: no reader in between */
+        for (q = 0; q < p.ops[j].nin; q++)
+          if (p.in_regs[p.ops[j].in_off + q] == r) reader = j;
+      }
+      if (reader < 0) continue;
+      memcpy(ops, p.ops, (size_t)reader * sizeof *ops);
+      ops[reader] = p.ops[i];
+      memcpy(ops + reader + 1, p.ops + reader, (size_t)(i - reader) * sizeof *ops);
+      memcpy(ops + i + 1, p.ops + i + 1, (size_t)(p.nops - i - 1) * sizeof *ops);
+      CHECK_MSG(validate_ops(&I->g, &p, ops, p.nops) == MLSYS_ERR_ARG, "%s: FREE of r%d before its use accepted",
+                I->name, r);
+      CHECK_CONTAINS(lasterr(), "is not live");
+      mlsys_remat_node_name(&I->g, p.reg_node[r], nm, sizeof nm);
+      CHECK_MSG(strstr(lasterr(), nm) != NULL, "%s: moved FREE of '%s': \"%s\"", I->name, nm, lasterr());
+      nmut++;
+    }
+    /* duplicate each FREE: a double free */
+    for (i = 0; i < p.nops; i++) {
+      char reg[32];
+      if (p.ops[i].op != MLSYS_REMAT_OP_FREE) continue;
+      memcpy(ops, p.ops, (size_t)(i + 1) * sizeof *ops);
+      ops[i + 1] = p.ops[i];
+      memcpy(ops + i + 2, p.ops + i + 1, (size_t)(p.nops - i - 1) * sizeof *ops);
+      CHECK_MSG(validate_ops(&I->g, &p, ops, p.nops + 1) == MLSYS_ERR_ARG, "%s: double FREE of r%d accepted", I->name,
+                p.ops[i].reg);
+      snprintf(reg, sizeof reg, "frees register %d", p.ops[i].reg);
+      CHECK_CONTAINS(lasterr(), reg);
+      CHECK_CONTAINS(lasterr(), "not live");
+      nmut++;
+    }
+    free(ops);
+    mlsys_remat_plan_free(&p);
+    /* schedules: clear S[t][i] where a node computed in stage t reads i and i is not recomputed before it */
+    {
+      int t, v, j, done = 0;
+      for (t = 1; t < n; t++)
+        for (v = 0; v < t; v++) {
+          int reader = -1;
+          mlsys_remat_sim rep;
+          char want[64];
+          if (!s.S[t * n + v]) continue;
+          for (i = 0; i <= t && reader < 0; i++) {
+            if (!s.R[t * n + i]) continue;
+            if (i == v) break;   /* recomputed before any reader: the bit is not needed by a computation */
+            for (j = I->g.dag.in_off[i]; j < I->g.dag.in_off[i + 1]; j++)
+              if (I->g.dag.in[j] == v) reader = i;
+          }
+          if (reader < 0) continue;
+          s.S[t * n + v] = 0;
+          CHECK_MSG(mlsys_remat_simulate(&I->g, s.R, s.S, MLSYS_REMAT_SIM_MILP, &rep, NULL) == MLSYS_ERR_ARG,
+                    "%s: S[%d][%d] cleared, still valid", I->name, t, v);
+          CHECK_MSG(!rep.valid && rep.bad_t == t && rep.bad_k == reader && rep.bad_i == v,
+                    "%s: S[%d][%d] cleared: first violation (stage %d, node %d, input %d), expected (%d, %d, %d)",
+                    I->name, t, v, rep.bad_t, rep.bad_k, rep.bad_i, t, reader, v);
+          snprintf(want, sizeof want, "stage %d", t);
+          CHECK_CONTAINS(rep.why, want);
+          mlsys_remat_node_name(&I->g, v, nm, sizeof nm);
+          CHECK_CONTAINS(rep.why, nm);
+          CHECK_CONTAINS(lasterr(), "invalid schedule");
+          s.S[t * n + v] = 1;
+          done++;
+          nmut++;
+        }
+      CHECK_MSG(done > 0, "%s: no S bit to clear", I->name);
+      /* and a carry into t+1 of a value neither resident nor computed in t */
+      for (t = 1; t + 1 < n; t++)
+        for (v = 0; v < t; v++) {
+          mlsys_remat_sim rep;
+          if (!s.S[(t + 1) * n + v] || s.R[t * n + v]) continue;
+          for (i = 0; i <= t; i++)
+            for (j = I->g.dag.in_off[i]; s.R[t * n + i] && j < I->g.dag.in_off[i + 1]; j++)
+              if (I->g.dag.in[j] == v) goto next;   /* read in stage t: the first complaint is the read */
+          s.S[t * n + v] = 0;
+          CHECK(mlsys_remat_simulate(&I->g, s.R, s.S, MLSYS_REMAT_SIM_MILP, &rep, NULL) == MLSYS_ERR_ARG);
+          CHECK_MSG(rep.bad_t == t + 1 && rep.bad_k == v, "%s: carry of %d into %d: violation at (%d, %d)", I->name, v,
+                    t + 1, rep.bad_t, rep.bad_k);
+          CHECK_CONTAINS(rep.why, "3.1c");
+          s.S[t * n + v] = 1;
+          nmut++;
+        next:;
+        }
+    }
+    CHECK_OK(mlsys_remat_simulate(&I->g, s.R, s.S, MLSYS_REMAT_SIM_MILP, NULL, NULL));
+    mlsys_remat_schedule_free(&s);
+  }
+  printf("    %d mutations rejected\n", nmut);
+}
+
+/* 12. Known answers from the issue and the spec: T6 (fast), zero overhead at the keep-all peak, T1, T7. */
+TEST(known_answers_t1_t6_t7_zero_overhead) {
+  static const int Ls[] = {2, 3, 4, 8};
+  mlsys_remat_graph g;
+  mlsys_remat_opts op;
+  mlsys_remat_schedule s;
+  double t0, dt;
+  int k, i;
+  uint64_t B;
+  memset(&op, 0, sizeof op);
+  op.time_limit = 60;
+  /* T6: chain L=8 at budget 4 -> 26, proven, well under a second */
+  REQUIRE_OK(mlsys_remat_graph_chain(8, &g));
+  t0 = mlsys_now();
+  CHECK_OK(mlsys_remat_solve(&g, 4, &op, &s));
+  dt = mlsys_now() - t0;
+  CHECK_EQ_INT(s.cost, 26);
+  CHECK_EQ_INT(s.optimal, 1);
+  CHECK_EQ_INT(s.peak, 4);
+  CHECK_MSG(dt < 1.0, "chain L=8 B=4 took %.2f s", dt);
+  printf("    chain L=8 B=4: cost %g in %.3f s (%s)\n", s.cost, dt, s.solver_note);
+  mlsys_remat_schedule_free(&s);
+  /* T7 (L = 8) */
+  CHECK_OK(mlsys_remat_solve(&g, 6, &op, &s));
+  CHECK(s.cost == 21 && s.optimal);
+  mlsys_remat_schedule_free(&s);
+  CHECK_OK(mlsys_remat_solve(&g, 8, &op, &s));
+  CHECK(s.cost == 19 && s.optimal);
+  mlsys_remat_schedule_free(&s);
+  mlsys_remat_graph_free(&g);
+  /* T1: budgets ≤ 2 are infeasible on chains; the message names 3 */
+  for (k = 0; k < 4; k++) {
+    REQUIRE_OK(mlsys_remat_graph_chain(Ls[k], &g));
+    for (B = 0; B <= 2; B++) {
+      unsigned long long mb = 0;
+      int proven = 0;
+      mlsys_status st = mlsys_remat_solve(&g, B, &op, &s);
+      CHECK_MSG(st == MLSYS_ERR_INFEASIBLE, "chain L=%d B=%llu: status %d", Ls[k], (unsigned long long)B, st);
+      CHECK_MSG(parse_min_budget(lasterr(), &mb, &proven) && mb == 3 && proven, "chain L=%d B=%llu: \"%s\"", Ls[k],
+                (unsigned long long)B, lasterr());
+      mlsys_remat_schedule_free(&s);
+    }
+    mlsys_remat_graph_free(&g);
+  }
+  /* a budget at the keep-all peak costs nothing extra, on every graph of the instance set */
+  build_instances();
+  for (i = 0; i < ninst; i++) {
+    inst *I = &insts[i];
+    mlsys_status st = mlsys_remat_solve(&I->g, I->peak_all + I->fixed, &op, &s);
+    CHECK_MSG(st == MLSYS_OK && s.cost == sum_cost(&I->g) && s.optimal && s.peak <= I->peak_all,
+              "%s at the keep-all peak %llu: status %d cost %g optimal %d", I->name, (unsigned long long)I->peak_all, st,
+              s.cost, s.optimal);
+    mlsys_remat_schedule_free(&s);
+  }
+}
+
+/* T7 on the chain L = 16 (n = 33: beyond the oracle; the spec's lp_solve values). */
+TEST(known_answers_t7_chain16_slow) {
+  static const struct { uint64_t B; double cost; } want[] = {{8, 43}, {10, 41}};
+  mlsys_remat_graph g;
+  int k;
+  REQUIRE_OK(mlsys_remat_graph_chain(16, &g));
+  for (k = 0; k < 2; k++) {
+    mlsys_remat_opts op;
+    mlsys_remat_schedule s;
+    double t0 = mlsys_now();
+    memset(&op, 0, sizeof op);
+    op.time_limit = 60;
+    CHECK_OK(mlsys_remat_solve(&g, want[k].B, &op, &s));
+    CHECK_MSG(s.cost == want[k].cost && s.optimal, "chain L=16 B=%llu: cost %g optimal %d (%s)",
+              (unsigned long long)want[k].B, s.cost, s.optimal, s.solver_note);
+    CHECK_OK(mlsys_remat_simulate(&g, s.R, s.S, MLSYS_REMAT_SIM_MILP, NULL, NULL));
+    printf("    chain L=16 B=%llu: cost %g in %.2f s\n", (unsigned long long)want[k].B, s.cost, mlsys_now() - t0);
+    mlsys_remat_schedule_free(&s);
+  }
+  mlsys_remat_graph_free(&g);
+}
+
+/* 13. norecompute: flagged nodes are computed only in their own stage by the MILP (raw and trimmed), LP rounding
+   and every baseline, and the MILP optimum is the oracle's optimum with those recomputations forbidden. */
+static void check_norecompute_schedule(const mlsys_remat_graph *g, const mlsys_remat_schedule *s, const char *what) {
+  int n = g->dag.n, t, i;
+  for (i = 0; i < n; i++)
+    if (g->flags[i] & MLSYS_REMAT_NORECOMPUTE)
+      for (t = i + 1; t < n; t++)
+        CHECK_MSG(!s->R[t * n + i], "%s: norecompute node %d recomputed in stage %d", what, i, t);
+}
+
+TEST(norecompute_flag_respected_and_optimal) {
+  int k, ncase = 0, nsolve = 0;
+  mlsys_rng rng;
+  mlsys_rng_seed(&rng, 777);
+  for (k = 0; k < 8; k++) {
+    inst I;
+    or_graph ro;
+    or_result at;
+    uint64_t B, lo, hi;
+    int v, m, n;
+    memset(&I, 0, sizeof I);
+    if (k == 0) {   /* backward nodes flagged on a chain */
+      REQUIRE_OK(mlsys_remat_graph_chain(6, &I.g));
+      I.g.flags[8] |= MLSYS_REMAT_NORECOMPUTE;
+      I.g.flags[10] |= MLSYS_REMAT_NORECOMPUTE;
+      snprintf(I.name, sizeof I.name, "chain L=6, b4 b2 norecompute");
+    } else if (k == 1) {   /* forward nodes flagged: the restriction bites */
+      REQUIRE_OK(mlsys_remat_graph_chain(7, &I.g));
+      I.g.flags[1] |= MLSYS_REMAT_NORECOMPUTE;
+      I.g.flags[4] |= MLSYS_REMAT_NORECOMPUTE;
+      snprintf(I.name, sizeof I.name, "chain L=7, f1 f4 norecompute");
+    } else if (k == 2) {   /* the repo's baseline assumption: every backward node */
+      REQUIRE_OK(make_t8(&I.g));
+      for (v = 7; v < 13; v++) I.g.flags[v] |= MLSYS_REMAT_NORECOMPUTE;
+      snprintf(I.name, sizeof I.name, "T8, all B norecompute");
+    } else if (k == 3) {
+      REQUIRE_OK(make_t8(&I.g));
+      I.g.flags[1] |= MLSYS_REMAT_NORECOMPUTE;   /* an expensive conv */
+      snprintf(I.name, sizeof I.name, "T8, conv_a norecompute");
+    } else {   /* random graphs, random flags (forward and backward) */
+      REQUIRE_OK(make_random_training(&rng, 4 + k % 3, &I.g));
+      for (v = 0; v < I.g.dag.n; v++)
+        if (mlsys_rng_below(&rng, 4) == 0) I.g.flags[v] |= MLSYS_REMAT_NORECOMPUTE;
+      snprintf(I.name, sizeof I.name, "random#%d norecompute", k);
+    }
+    n = I.g.dag.n;
+    or_from_graph(&I.g, 0, &I.o);
+    or_from_graph(&I.g, 1, &ro);
+    hi = keep_all_peak(&I.g);   /* no recomputation at all: always allowed */
+    lo = oracle_min_budget(&ro, hi, &at);
+    for (B = lo > 1 ? lo - 1 : lo; B <= hi; B++) {
+      mlsys_remat_opts op;
+      mlsys_remat_schedule s;
+      mlsys_status st;
+      or_result r;
+      double want;
+      int raw;
+      if (B > lo + 4 && B < hi) continue;   /* a few budgets near the minimum, and the keep-all peak */
+      if (B == lo) r = at; else oracle_solve(&ro, B, &r);
+      want = B < lo ? INFINITY : r.cost;
+      for (raw = 0; raw < 2; raw++) {
+        memset(&op, 0, sizeof op);
+        op.time_limit = 60;
+        op.raw = raw;
+        st = mlsys_remat_solve(&I.g, B, &op, &s);
+        if (want == INFINITY) {
+          CHECK_MSG(st == MLSYS_ERR_INFEASIBLE, "%s B=%llu: status %d, the restricted oracle says infeasible", I.name,
+                    (unsigned long long)B, st);
+          if (st == MLSYS_ERR_INFEASIBLE) check_infeasible_message(&I, B, 1, lo);
+        } else {
+          CHECK_MSG(st == MLSYS_OK && s.cost == want && s.optimal, "%s B=%llu raw=%d: status %d cost %g optimal %d, "
+                    "restricted oracle %g (unrestricted %g)", I.name, (unsigned long long)B, raw, st, s.cost, s.optimal,
+                    want, oracle_opt(&I.g, B, 0));
+          if (st == MLSYS_OK) { check_norecompute_schedule(&I.g, &s, I.name); check_schedule_indep(&I, &s, "norecompute"); }
+        }
+        nsolve++;
+        mlsys_remat_schedule_free(&s);
+      }
+      if (want < INFINITY) {
+        memset(&op, 0, sizeof op);
+        op.method = MLSYS_REMAT_LP_ROUND;
+        if (mlsys_remat_solve(&I.g, B, &op, &s) == MLSYS_OK) {
+          check_norecompute_schedule(&I.g, &s, "lp");
+          CHECK_MSG(s.cost >= want, "%s B=%llu: LP rounding %g below the restricted optimum %g", I.name,
+                    (unsigned long long)B, s.cost, want);
+        }
+        mlsys_remat_schedule_free(&s);
+      }
+      for (m = 0; m < NBASE; m++) {
+        char what[96];
+        REQUIRE_OK(mlsys__remat_baseline(&I.g, baseline_methods[m], B, &s));
+        snprintf(what, sizeof what, "%s %s", I.name, mlsys_remat_method_name(baseline_methods[m]));
+        check_norecompute_schedule(&I.g, &s, what);
+        CHECK_OK(mlsys_remat_simulate(&I.g, s.R, s.S, MLSYS_REMAT_SIM_MILP, NULL, NULL));
+        mlsys_remat_schedule_free(&s);
+      }
+    }
+    if (k == 1) {   /* the restriction must matter here, or the case tests nothing */
+      double free_opt = oracle_opt(&I.g, lo, 0);
+      CHECK_MSG(free_opt < at.cost || oracle_min_budget(&I.o, hi, NULL) < lo,
+                "%s: the flags change nothing (opt %g vs %g)", I.name, free_opt, at.cost);
+    }
+    (void)n;
+    ncase++;
+    mlsys_remat_graph_free(&I.g);
+  }
+  printf("    %d graphs, %d MILP solves\n", ncase, nsolve);
+}
+
+/* mlsys_remat_min_budget: the oracle's smallest feasible budget, proven. */
+TEST(min_budget_matches_oracle) {
+  int i, nproven = 0, n = 0;
+  build_instances();
+  for (i = 0; i < ninst; i++) {
+    inst *I = &insts[i];
+    mlsys_remat_opts op;
+    mlsys_remat_schedule s;
+    uint64_t b = 0;
+    int proven = 0;
+    double t0 = mlsys_now();
+    memset(&op, 0, sizeof op);
+    op.time_limit = 10;
+    CHECK_OK(mlsys_remat_min_budget(&I->g, &op, &b, &proven, &s));
+    CHECK_MSG(b == I->minB + I->fixed, "%s: min budget %llu, oracle %llu", I->name, (unsigned long long)b,
+              (unsigned long long)(I->minB + I->fixed));
+    CHECK_MSG(proven, "%s: min budget %llu not proven (%.1f s; single-op bound %llu)", I->name, (unsigned long long)b,
+              mlsys_now() - t0, (unsigned long long)(mlsys_remat_single_op_bound(&I->g) + I->fixed));
+    if (s.n) {
+      CHECK_MSG(s.peak_total == b, "%s: schedule peak %llu", I->name, (unsigned long long)s.peak_total);
+      check_schedule_indep(I, &s, "min-budget");
+    }
+    nproven += proven;
+    n++;
+    mlsys_remat_schedule_free(&s);
+  }
+  printf("    %d graphs, %d proven\n", n, nproven);
 }
 
 TEST_MAIN()
