@@ -2947,19 +2947,22 @@ static void COINLINKAGE_CB mlsys__cbc_cut_cb(void *osi, void *cuts, void *ud) {
 }
 
 /* Load the model in column-major form (what Cbc/Clp take). */
-static mlsys_status mlsys__milp_csc(const mlsys_milp *m, double sign, CoinBigIndex **start, int **index,
-                                    double **value, double **rlo, double **rhi, double **obj) {
+/* Column-major copy of the model for Clp/CBC; with cut_row, one more row: objective (min sense) <= cut. */
+static mlsys_status mlsys__milp_csc(const mlsys_milp *m, double sign, int cut_row, double cut, CoinBigIndex **start,
+                                    int **index, double **value, double **rlo, double **rhi, double **obj) {
   long k, *pos;
   int i, j;
   *start = (CoinBigIndex *)mlsys_calloc((size_t)m->nvars + 1, sizeof(CoinBigIndex));
-  *index = (int *)mlsys_alloc((size_t)(m->nnz ? m->nnz : 1), sizeof(int));
-  *value = (double *)mlsys_alloc((size_t)(m->nnz ? m->nnz : 1), sizeof(double));
-  *rlo = (double *)mlsys_alloc((size_t)(m->nrows ? m->nrows : 1), sizeof(double));
-  *rhi = (double *)mlsys_alloc((size_t)(m->nrows ? m->nrows : 1), sizeof(double));
+  *index = (int *)mlsys_alloc((size_t)m->nnz + (size_t)m->nvars + 1, sizeof(int));
+  *value = (double *)mlsys_alloc((size_t)m->nnz + (size_t)m->nvars + 1, sizeof(double));
+  *rlo = (double *)mlsys_alloc((size_t)m->nrows + 1, sizeof(double));
+  *rhi = (double *)mlsys_alloc((size_t)m->nrows + 1, sizeof(double));
   *obj = (double *)mlsys_alloc((size_t)(m->nvars ? m->nvars : 1), sizeof(double));
   pos = (long *)mlsys_alloc((size_t)m->nvars + 1, sizeof(long));
   if (!*start || !*index || !*value || !*rlo || !*rhi || !*obj || !pos) { mlsys_free(pos); return MLSYS_ERR_NOMEM; }
   for (k = 0; k < m->nnz; k++) (*start)[m->rcol[k] + 1]++;
+  if (cut_row)
+    for (j = 0; j < m->nvars; j++) (*start)[j + 1] += m->obj[j] != 0;
   for (j = 0; j < m->nvars; j++) (*start)[j + 1] += (*start)[j];
   for (j = 0; j < m->nvars; j++) pos[j] = (*start)[j];
   for (i = 0; i < m->nrows; i++) {
@@ -2972,6 +2975,16 @@ static mlsys_status mlsys__milp_csc(const mlsys_milp *m, double sign, CoinBigInd
     (*rhi)[i] = m->sense[i] == MLSYS_ROW_GE ? MLSYS__COIN_INF : m->rhs[i];
   }
   for (j = 0; j < m->nvars; j++) (*obj)[j] = m->obj[j] * sign;
+  if (cut_row) {   /* the same explicit cutoff row as lp_solve gets: both backends accept solutions equal to it */
+    for (j = 0; j < m->nvars; j++)
+      if (m->obj[j] != 0) {
+        long p = pos[j]++;
+        (*index)[p] = m->nrows;
+        (*value)[p] = m->obj[j] * sign;
+      }
+    (*rlo)[m->nrows] = -MLSYS__COIN_INF;
+    (*rhi)[m->nrows] = cut + 1e-9 * (1 + fabs(cut));
+  }
   mlsys_free(pos);
   return MLSYS_OK;
 }
@@ -2984,7 +2997,8 @@ static mlsys_status mlsys__milp_solve_coin(const mlsys_milp *m, const mlsys_milp
   double *value = NULL, *rlo = NULL, *rhi = NULL, *obj = NULL, *clo = NULL, *chi = NULL;
   mlsys_status st;
   *has_x = 0;
-  st = mlsys__milp_csc(m, run->sign, &start, &index, &value, &rlo, &rhi, &obj);
+  int nrows = m->nrows + (have_cut && !o->relax ? 1 : 0);
+  st = mlsys__milp_csc(m, run->sign, nrows > m->nrows, inc_obj, &start, &index, &value, &rlo, &rhi, &obj);
   clo = (double *)mlsys_alloc((size_t)(m->nvars ? m->nvars : 1), sizeof(double));
   chi = (double *)mlsys_alloc((size_t)(m->nvars ? m->nvars : 1), sizeof(double));
   if (st != MLSYS_OK || !clo || !chi) { st = MLSYS_ERR_NOMEM; goto done; }
@@ -2999,7 +3013,7 @@ static mlsys_status mlsys__milp_solve_coin(const mlsys_milp *m, const mlsys_milp
     int cs;
     if (!clp) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "milp: Clp could not create a model"); goto done; }
     Clp_setLogLevel(clp, o->verbose ? 1 : 0);
-    Clp_loadProblem(clp, m->nvars, m->nrows, start, index, value, clo, chi, obj, rlo, rhi);
+    Clp_loadProblem(clp, m->nvars, nrows, start, index, value, clo, chi, obj, rlo, rhi);
     Clp_setOptimizationDirection(clp, 1);
     if (o->time_limit > 0) Clp_setMaximumSeconds(clp, o->time_limit);
     Clp_initialSolve(clp);
@@ -3021,7 +3035,7 @@ static mlsys_status mlsys__milp_solve_coin(const mlsys_milp *m, const mlsys_milp
     Cbc_Model *cbc = Cbc_newModel();
     const double *sol;
     if (!cbc) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "milp: CBC could not create a model"); goto done; }
-    Cbc_loadProblem(cbc, m->nvars, m->nrows, start, index, value, clo, chi, obj, rlo, rhi);
+    Cbc_loadProblem(cbc, m->nvars, nrows, start, index, value, clo, chi, obj, rlo, rhi);
     for (j = 0; j < m->nvars; j++)
       if (m->kind[j] != MLSYS_VAR_CONTINUOUS) Cbc_setInteger(cbc, j);
     Cbc_setObjSense(cbc, 1);
@@ -3031,6 +3045,10 @@ static mlsys_status mlsys__milp_solve_coin(const mlsys_milp *m, const mlsys_milp
       Cbc_setMaximumSeconds(cbc, o->time_limit);
       Cbc_setParameter(cbc, "timeMode", "elapsed");   /* CBC counts CPU seconds by default */
     }
+    /* CBC 2.10.8 (Debian 12) dereferences NULL in CglPreProcess (preProcessNonDefault / postProcess) when its time
+       limit expires during preprocessing: seen on Checkmate's VGG16 model under a 30 s limit. Preprocessing is off so
+       that a time limit can never crash the caller; on the chain models it changed solve times by -35%..+55%. */
+    Cbc_setParameter(cbc, "preprocess", "off");
     if (o->mip_gap_abs > 0) Cbc_setAllowableGap(cbc, o->mip_gap_abs);
     if (o->mip_gap_rel > 0) Cbc_setAllowableFractionGap(cbc, o->mip_gap_rel);
     if (o->threads > 1) {
@@ -3038,7 +3056,7 @@ static mlsys_status mlsys__milp_solve_coin(const mlsys_milp *m, const mlsys_milp
       snprintf(buf, sizeof buf, "%d", o->threads);
       Cbc_setParameter(cbc, "threads", buf);
     }
-    if (have_cut) Cbc_setCutoff(cbc, inc_obj + 1e-9 * (1 + fabs(inc_obj)));
+    /* the cutoff is the explicit row added above (Cbc_setCutoff's semantics depend on preprocessing) */
     if (inc) {
       int *idx = (int *)mlsys_alloc((size_t)(m->nvars ? m->nvars : 1), sizeof(int));
       if (!idx) { Cbc_deleteModel(cbc); st = MLSYS_ERR_NOMEM; goto done; }

@@ -2337,6 +2337,7 @@ typedef struct {
   double *M;             /* [n] bytes in model units (rounded up) */
   double unit;           /* bytes per model unit */
   int unit_exact;        /* every size is a multiple of unit: the model is byte-exact */
+  int relaxed;           /* inexact units rounded the other way (sizes down, budget up): a relaxation, for bounds */
   double cscale;         /* cost per model cost unit */
   double Bs;             /* budget in model units (rounded down) */
   int iZ;                /* peak column (min-peak model) or -1 */
@@ -2356,8 +2357,10 @@ static uint64_t mlsys__gcd64(uint64_t a, uint64_t b) {
 }
 
 /* Memory units: the gcd of all sizes when that keeps coefficients ≤ 1e6 (exact); otherwise max/1e6 with sizes
-   rounded up and the budget rounded down, so every model-feasible schedule is byte-feasible (spec §3.3). Costs
-   are divided by their gcd when integral, else scaled to a maximum of 1e6. */
+   rounded up and the budget rounded down, so every model-feasible schedule is byte-feasible (spec §3.3). Costs are
+   divided by their gcd when integral and within a factor 1000 of it, else scaled to a maximum of 100: with
+   objective coefficients near 1e6, lp_solve (5.5.2.5, NODE_AUTOORDER and a cutoff row) proved a wrong optimum on
+   the thesis's chain with costs 0.1 (2.7 instead of 2.6); coefficients up to 1e4 were fine. */
 static void mlsys__cm_units(mlsys__cm *cm, uint64_t act_budget) {
   const mlsys_dag *d = &cm->g->dag;
   uint64_t gg = 0, mx = 0, u;
@@ -2373,21 +2376,27 @@ static void mlsys__cm_units(mlsys__cm *cm, uint64_t act_budget) {
   if ((double)mx / (double)gg <= 1e6) { u = gg; cm->unit_exact = 1; }
   else { u = (mx + 999999) / 1000000; cm->unit_exact = 0; }
   cm->unit = (double)u;
-  for (v = 0; v < d->n; v++) cm->M[v] = (double)((d->size[v] + u - 1) / u);
-  cm->Bs = (double)(act_budget / u);
+  if (cm->relaxed && !cm->unit_exact) {   /* a relaxation of the byte problem: its LP bound is a valid bound */
+    for (v = 0; v < d->n; v++) cm->M[v] = (double)(d->size[v] / u);
+    cm->Bs = (double)(act_budget / u + (act_budget % u != 0));
+  } else {
+    for (v = 0; v < d->n; v++) cm->M[v] = (double)((d->size[v] + u - 1) / u);
+    cm->Bs = (double)(act_budget / u);
+  }
   if (integral) {
     uint64_t c = 0;
     for (v = 0; v < d->n; v++)
       if (d->cost[v] > 0) c = mlsys__gcd64(c, (uint64_t)d->cost[v]);
     cg = c ? (double)c : 1;
-    cm->cscale = cmax / cg <= 1e6 ? cg : cmax / 1e6;
+    cm->cscale = cmax / cg <= 1e3 ? cg : cmax / 100;
   } else {
-    cm->cscale = cmax > 0 ? cmax / 1e6 : 1;
+    cm->cscale = cmax > 0 ? cmax / 100 : 1;
   }
   if (!(cm->cscale > 0)) cm->cscale = 1;
 }
 
 #define MLSYS__CM_IDX(t, i) ((size_t)(t) * (size_t)cm->n + (size_t)(i))
+#define MLSYS__CM_RELAXED 0x100   /* internal model flag: round sizes down and the budget up (bounds only) */
 
 /* R[t][i] for i < t exists unless i is norecompute; S[t][i] for i < t always. */
 static mlsys_status mlsys__cm_build(const mlsys_remat_graph *g, uint64_t act_budget, int min_peak, unsigned model,
@@ -2414,6 +2423,7 @@ static mlsys_status mlsys__cm_build(const mlsys_remat_graph *g, uint64_t act_bud
     for (j = d->in_off[k]; j < d->in_off[k + 1]; j++) cm->ek[j] = k;
   for (e = 0; e < nE; e++) { cm->fbase[e] = ncols_free; ncols_free += n - cm->ek[e]; }
   if (!(cm->fcol = (int *)mlsys_alloc((size_t)ncols_free + 1, sizeof(int)))) { st = MLSYS_ERR_NOMEM; goto fail; }
+  cm->relaxed = (model & MLSYS__CM_RELAXED) != 0;
   mlsys__cm_units(cm, act_budget);
   if ((st = mlsys_milp_create(&cm->m)) != MLSYS_OK) goto fail;
   m = cm->m;
@@ -3002,27 +3012,60 @@ static mlsys_status mlsys__remat_solve_milp(const mlsys_remat_graph *g, uint64_t
       mlsys_milp_result_free(&r);
       goto done;
     }
-    out->optimal = r.status == MLSYS_MILP_OPTIMAL;
-    out->bound = r.bound * cm.cscale;
-    if (out->bound > out->cost) out->bound = out->cost;
-    out->gap = out->cost > 0 ? (out->cost - out->bound) / out->cost : 0;
+    /* claims about the byte problem hold only when the model's units are exact; otherwise the LP bound of the
+       relaxed model (from the warm start) is the valid bound */
+    out->optimal = r.status == MLSYS_MILP_OPTIMAL && cm.unit_exact;
+    out->bound = cm.unit_exact ? r.bound * cm.cscale : h.bound;
+    if (!isnan(out->bound) && out->bound >= out->cost * (1 - 1e-9)) { out->bound = out->cost; out->optimal = 1; }
+    out->gap = isnan(out->bound) ? NAN : out->cost > 0 ? (out->cost - out->bound) / out->cost : 0;
     snprintf(out->method, sizeof out->method, "checkmate-milp");
     if (r.from_incumbent)
       snprintf(out->solver_note, sizeof out->solver_note, "%s; the MILP found nothing cheaper than %s",
-               out->optimal ? "proven optimal" : "time limit reached", h.method);
+               out->optimal ? "proven optimal" : r.status == MLSYS_MILP_OPTIMAL ? "optimal in the model" : "time limit reached", h.method);
     else
       snprintf(out->solver_note, sizeof out->solver_note, "%s by %s in %.2f s (%ld nodes)",
-               out->optimal ? "proven optimal" : "best found, not proven", mlsys_milp_backend_name(mo.backend),
-               r.seconds, r.nodes);
+               out->optimal ? "proven optimal" : r.status == MLSYS_MILP_OPTIMAL ? "optimal in the model" : "best found, not proven",
+               mlsys_milp_backend_name(mo.backend), r.seconds, r.nodes);
+    if (!cm.unit_exact && !out->optimal) {
+      size_t l = strlen(out->solver_note);
+      snprintf(out->solver_note + l, sizeof out->solver_note - l, "; sizes rounded up to %.0f-byte units",
+               cm.unit);
+    }
     if (!out->fits) {   /* cannot happen when units are conservative; guard anyway */
       st = mlsys_set_error(MLSYS_ERR_SOLVER, "internal error: MILP schedule peaks at %llu bytes, over the budget",
                            (unsigned long long)out->peak_total);
     }
     mlsys_milp_result_free(&r);
-  } else if (st == MLSYS_ERR_INFEASIBLE && !have_inc) {
+  } else if (st == MLSYS_ERR_INFEASIBLE && !have_inc && cm.unit_exact) {
     mlsys_milp_result_free(&r);
     st = mlsys__remat_infeasible(g, o, budget, "proven by the MILP", fmin(30, mlsys__remat_time_left(o, t0)));
     if (h.n) { *out = h; memset(&h, 0, sizeof h); }
+  } else if (st == MLSYS_ERR_INFEASIBLE && !have_inc) {
+    /* the rounded-up model has no schedule, which proves nothing about bytes: look for the smallest budget, and
+       use its schedule when it fits after all */
+    mlsys_remat_schedule mb;
+    mlsys_remat_opts mo2 = *o;
+    uint64_t b2 = 0;
+    int proven = 0;
+    mlsys_milp_result_free(&r);
+    mo2.time_limit = fmin(30, mlsys__remat_time_left(o, t0));
+    if (mlsys_remat_min_budget(g, &mo2, &b2, &proven, &mb) == MLSYS_OK && b2 <= budget) {
+      *out = mb;
+      out->budget = budget;
+      out->fits = 1;
+      out->bound = h.bound;
+      out->gap = isnan(h.bound) ? NAN : (out->cost - h.bound) / out->cost;
+      snprintf(out->method, sizeof out->method, "checkmate-milp");
+      snprintf(out->solver_note, sizeof out->solver_note, "the MILP rounds sizes up to %.0f-byte units and found no "
+               "schedule; the lowest-memory search found this one", cm.unit);
+      st = MLSYS_OK;
+    } else {
+      if (b2) mlsys_remat_schedule_free(&mb);
+      st = mlsys_set_error(MLSYS_ERR_INFEASIBLE, "no schedule within %llu bytes found (not a proof: the model "
+                           "rounds sizes up to %.0f-byte units); the smallest feasible budget %s %llu bytes",
+                           (unsigned long long)budget, cm.unit, proven ? "is" : "found is", (unsigned long long)b2);
+      if (h.n) { *out = h; memset(&h, 0, sizeof h); }
+    }
   } else if (st == MLSYS_ERR_TIMEOUT || st == MLSYS_ERR_CANCELED) {
     char mb[160];
     mlsys_milp_result_free(&r);
@@ -3063,7 +3106,13 @@ static mlsys_status mlsys__remat_solve_lp(const mlsys_remat_graph *g, uint64_t b
   if ((st = mlsys__cm_build(g, budget - fixed, 0, o->model, o->dump_model != NULL, &cm)) != MLSYS_OK) return st;
   if (o->dump_model && (st = mlsys_milp_write(cm.m, o->dump_model)) != MLSYS_OK) { mlsys__cm_free(&cm); return st; }
   for (pass = 0; pass < 2; pass++) {
-    double Bs = pass == 0 ? floor((1 - eps) * cm.Bs) : cm.Bs;
+    double Bs;
+    if (pass == 1 && !cm.unit_exact) {
+      /* sizes were rounded up: the bound comes from the model rounded the other way, a true relaxation */
+      mlsys__cm_free(&cm);
+      if ((st = mlsys__cm_build(g, budget - fixed, 0, o->model | MLSYS__CM_RELAXED, 0, &cm)) != MLSYS_OK) goto fail;
+    }
+    Bs = pass == 0 ? floor((1 - eps) * cm.Bs) : cm.Bs;
     mlsys__cm_set_budget(&cm, Bs);
     memset(&mo, 0, sizeof mo);
     mo.backend = mlsys__remat_lp_backend(o);
