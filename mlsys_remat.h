@@ -134,13 +134,15 @@ MLSYS_DEF mlsys_status mlsys_remat_graph_chain(int L, mlsys_remat_graph *out);
        # id kind cost mem flags name : deps        ('#' starts a comment; flags '-' or a comma list)
        0 F 1.5e9 411041792 - conv1 :
        1 L 0 4 - loss : 0
-       2 B 3e9 411041792 - grad_conv1 : 0 1
+       2 B 3e9 411041792 - grad_conv1 op=conv2d_backward fwd_of=0 : 0 1
+   op=<operator> and fwd_of=<id or name> are optional fields between the name and ':'.
    Deps may be ids or names. source names the input in error messages ("file:line:col: ..."). */
 MLSYS_DEF mlsys_status mlsys_remat_graph_parse(const char *text, size_t len, const char *source,
                                                mlsys_remat_graph *out);
 MLSYS_DEF mlsys_status mlsys_remat_graph_load(const char *path, mlsys_remat_graph *out);   /* "-" = stdin */
 MLSYS_DEF mlsys_status mlsys_remat_graph_write(const mlsys_remat_graph *g, FILE *f, int json);
 MLSYS_DEF void mlsys_remat_graph_free(mlsys_remat_graph *g);
+/* The node's name, or "#v" written into buf when it has none; use the return value (it may not be buf). */
 MLSYS_DEF const char *mlsys_remat_node_name(const mlsys_remat_graph *g, int v, char *buf, size_t len);
 /* Lower bound on any schedule's activation peak: max over nodes of its bytes plus its inputs' bytes. */
 MLSYS_DEF uint64_t mlsys_remat_single_op_bound(const mlsys_remat_graph *g);
