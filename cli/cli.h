@@ -29,5 +29,9 @@ int cli_fail(const char *cmd, const char *fmt, ...) MLSYS__PRINTF(2, 3);
 int cli_usage_error(const char *cmd, const char *fmt, ...) MLSYS__PRINTF(2, 3);
 
 int cmd_remat(int argc, char **argv);
+/* Verbs with options of their own, each in its own file (argv[2] is the verb). */
+int cmd_remat_sweep(int argc, char **argv);       /* cli/remat_sweep.c: sweep, max-batch */
+int cmd_remat_max_batch(int argc, char **argv);   /* cli/remat_sweep.c */
+int cmd_remat_import_dtr(int argc, char **argv);  /* cli/remat_dtr.c */
 
 #endif

@@ -375,11 +375,14 @@ int cmd_remat(int argc, char **argv) {
     return argc < 3 ? CLI_USAGE : CLI_OK;
   }
   verb = argv[2];
+  if (!strcmp(verb, "sweep")) return cmd_remat_sweep(argc, argv);
+  if (!strcmp(verb, "max-batch")) return cmd_remat_max_batch(argc, argv);
+  if (!strcmp(verb, "import-dtr")) return cmd_remat_import_dtr(argc, argv);
   if ((rc = cli_parse(argc, argv, 3, opts, (int)(sizeof opts / sizeof opts[0]), "remat")) != CLI_OK) return rc;
   if (a.help) { fputs(remat_help, stdout); return CLI_OK; }
   if (!strcmp(verb, "solve")) return remat_solve(&a);
   if (!strcmp(verb, "info")) return remat_info(&a);
   if (!strcmp(verb, "min-budget")) return remat_min_budget(&a);
   if (!strcmp(verb, "convert")) return remat_convert(&a);
-  return cli_usage_error("remat", "unknown verb '%s' (solve, info, min-budget, convert)", verb);
+  return cli_usage_error("remat", "unknown verb '%s' (solve, info, min-budget, convert, sweep, max-batch, import-dtr)", verb);
 }
