@@ -84,6 +84,11 @@ cuda: | $(BUILD)
 	  $(NVCC) -std=c++17 -O2 -arch=sm_90 -I. -DMLSYS_CUDA $(filter -D%,$(CPPFLAGS)) $(filter -I%,$(CPPFLAGS)) \
 	    $$f -o $(BUILD)/$$(basename $$f .cu) $(LDLIBS) || exit 1; done
 
+# Builds (as above) and runs every tests/cuda program; without a CUDA device each says it skipped and exits 0.
+.PHONY: cuda-test
+cuda-test: cuda
+	@for f in $(wildcard tests/cuda/*.cu); do b=$(BUILD)/$$(basename $$f .cu); echo "== $$b"; ./$$b || exit 1; done
+
 # libFuzzer targets, each run for FUZZ_SECONDS (default 60) on its seed corpus in tests/fuzz/corpus/<name>.
 FUZZ_SECONDS ?= 60
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(HEADERS)

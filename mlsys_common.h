@@ -3016,7 +3016,19 @@ static mlsys_status mlsys__milp_solve_coin(const mlsys_milp *m, const mlsys_milp
     Clp_loadProblem(clp, m->nvars, nrows, start, index, value, clo, chi, obj, rlo, rhi);
     Clp_setOptimizationDirection(clp, 1);
     if (o->time_limit > 0) Clp_setMaximumSeconds(clp, o->time_limit);
-    Clp_initialSolve(clp);
+    {
+      /* Dual simplex after presolve. Clp's automatic choice (primal with the "idiot" crash) was 4x slower on the
+         Checkmate LPs (chain n=129: 9.8 s against 2.3 s). */
+      Clp_Solve *so = ClpSolve_new();
+      if (so) {
+        ClpSolve_setSolveType(so, 0 /* ClpSolve::useDual */, 0);
+        ClpSolve_setPresolveType(so, 0 /* ClpSolve::presolveOn */, 5);
+        Clp_initialSolveWithOptions(clp, so);
+        ClpSolve_delete(so);
+      } else {
+        Clp_initialSolve(clp);
+      }
+    }
     cs = Clp_status(clp);
     r->solver_code = cs;
     if (cs == 0 && Clp_isProvenOptimal(clp)) {

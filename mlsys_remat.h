@@ -255,6 +255,11 @@ typedef enum {
 MLSYS_DEF const char *mlsys_remat_method_name(mlsys_remat_method m);   /* "milp", "lp", "chen", ... */
 MLSYS_DEF int mlsys_remat_method_parse(const char *name);              /* -1 if unknown */
 
+enum {
+  MLSYS_REMAT_COARSEN_AUTO = 0,   /* coarsen (mlsys_remat_coarsen) graphs of 120+ nodes when it removes a fifth */
+  MLSYS_REMAT_COARSEN_OFF = 1,
+  MLSYS_REMAT_COARSEN_ON = 2      /* whenever anything fuses */
+};
 typedef struct {
   mlsys_remat_method method;    /* 0 → MILP */
   double time_limit;            /* seconds for MILP/LP solves; 0 → 3600 (the paper's limit) */
@@ -268,6 +273,7 @@ typedef struct {
   const double *thresholds;
   const char *dump_model;       /* write the MILP/LP here (.lp or .mps) before solving */
   int progress;                 /* a progress line on stderr (when it is a terminal) */
+  int coarsen;                  /* LP rounding on large graphs: MLSYS_REMAT_COARSEN_AUTO (0), _OFF, _ON */
   int (*on_improve)(void *ud, double cost, double seconds);   /* MILP incumbents (true cost units) */
   void *ud;
 } mlsys_remat_opts;
@@ -289,6 +295,24 @@ MLSYS_DEF mlsys_status mlsys_remat_min_budget(const mlsys_remat_graph *g, const 
    R = min_r, unused carries trimmed, evaluated. keep[v] = 1 for checkpointed forward nodes. */
 MLSYS_DEF mlsys_status mlsys_remat_from_checkpoints(const mlsys_remat_graph *g, const unsigned char *keep,
                                                     mlsys_remat_schedule *out);
+
+/* Coarsening (for op-level graphs of n ≈ 300+, where the LP has ~10^5 columns): an operator is fused into its
+   producer when it is a cheap element-wise or normalisation op (BatchNorm, ReLU/ReLU6/GELU/SiLU, Dropout,
+   flatten, ...) that reads only that producer, which nobody else in the forward pass reads (conv-bn-relu), at
+   most 4 per group; the matching backward nodes are fused the same way. A group's cost is the members' sum and
+   its memory the bytes of the members read outside the group (what stays resident). While a group runs, its
+   members can hold more at once (conv output and ReLU output); *transient (may be NULL) receives the largest such
+   excess over all groups, so a coarse schedule within budget - *transient expands to a fine one within budget
+   (up to the expansion's own choices, which mlsys_remat_expand simulates). group_of[v] (n entries) receives v's
+   coarse id. A graph with nothing to fuse is copied. */
+MLSYS_DEF mlsys_status mlsys_remat_coarsen(const mlsys_remat_graph *g, mlsys_remat_graph *coarse, int *group_of,
+                                           uint64_t *transient);
+/* A fine schedule from a coarse one: a group's retained values are resident wherever the group is resident or
+   was recomputed in that coarse stage; R = min_r, unused carries trimmed, evaluated in g's own accounting (the
+   result is valid; whether it fits the budget is for the caller to check: out->fits). */
+MLSYS_DEF mlsys_status mlsys_remat_expand(const mlsys_remat_graph *g, const mlsys_remat_graph *coarse,
+                                          const int *group_of, const mlsys_remat_schedule *cs,
+                                          mlsys_remat_schedule *out);
 /* Revolve: the fewest forward steps to reverse an l-step chain with s free snapshot slots, unit costs
    (Griewank & Walther; t(l,0) = l(l-1)/2, t(l,s) = min_j j + t(l-j,s-1) + t(j,s)). Exact DP and closed form. */
 MLSYS_DEF long mlsys_remat_revolve_steps(long l, int s);
@@ -308,16 +332,172 @@ MLSYS_DEF mlsys_status mlsys_remat_milp_size(const mlsys_remat_graph *g, unsigne
    6. Batch size: scaling a graph, the largest batch that fits
    ================================================================================================================ */
 /* (section 6 declarations) */
+/* Activations and FLOP costs grow linearly with the batch (checkmate.md §3.8; the repo's max-batch experiments
+   assume the same); parameters, their gradients, optimizer state and buffers do not. */
+#define MLSYS_REMAT_MAX_BATCH (1 << 30)   /* the largest batch mlsys_remat_max_batch reports */
+
+/* 1 for the fixed-memory categories that grow with the batch: "inputs" and "labels" (what
+   tools/export_torch_graph.py writes beside "params", "param_grads" and "buffers"). */
+MLSYS_DEF int mlsys_remat_fixed_scales_with_batch(const char *category);
+/* A copy of g at another batch: every node's bytes scaled by batch / g->batch and rounded up (so a schedule that
+   fits the copy fits the real thing when the true bytes are linear), every cost scaled by the same factor, the
+   batch-dependent fixed categories scaled and rounded up, the others copied. Errors: MLSYS_ERR_ARG for
+   batch <= 0 or a graph without a batch (g->batch == 0), or a scaled value over the graph limits. out is a new
+   graph (free it with mlsys_remat_graph_free). Nodes whose bytes have a batch-independent part (a loss node's
+   4-byte scalar, BatchNorm's per-channel statistics) are over-estimated above g->batch by that part times
+   (batch/g->batch - 1). */
+MLSYS_DEF mlsys_status mlsys_remat_graph_scale_batch(const mlsys_remat_graph *g, int batch, mlsys_remat_graph *out);
+/* The thesis's cost cap (eq. 3.10), "at most one extra forward pass", as a multiple of the checkpoint-all cost:
+   (Σ_all C + Σ_F C) / Σ_all C, i.e. (2·Σ_F C + Σ_B C + C_loss) / Σ C. The same at every batch. 1 if Σ C = 0. */
+MLSYS_DEF double mlsys_remat_one_extra_forward_cap(const mlsys_remat_graph *g);
+/* The largest batch (1..MLSYS_REMAT_MAX_BATCH) at which method m finds a schedule of the scaled graph
+   (mlsys_remat_graph_scale_batch) within `memory` total bytes (fixed memory at that batch included) whose cost is
+   at most cost_cap times the checkpoint-all cost at that batch (cost_cap >= 1; 0 → the thesis's one extra
+   forward pass, mlsys_remat_one_extra_forward_cap; INFINITY → no cap). o as for mlsys_remat_solve (o->method is
+   ignored; o->time_limit bounds each solve; o->progress shows the search on stderr). Search (thesis §3.6.4 by
+   enumeration, as the repo does for its baselines): an upper bound from the single-operator bound (no schedule at
+   any batch above it fits), then exponential search and bisection over batches from a start point (g->batch for
+   the baselines; checkpoint-all's answer for milp and lp: the MILP always matches it), one mlsys_remat_solve per
+   probe. On MLSYS_OK, *batch ≥ 1, out holds the schedule at *batch (of the scaled graph), and batch + 1 was
+   probed and failed (or is above the single-operator bound). MLSYS_ERR_INFEASIBLE with *batch = 0 and out empty
+   when not even batch 1 works. Exactness: the baselines whose checkpoints do not depend on the sizes
+   (checkpoint-all, chen, ap-sqrtn) are monotone in the batch, so the search is exact for them; the ones that look
+   at sizes or the budget (the greedy variants, griewank) are monotone as long as byte rounding does not change
+   their choices (a brute-force scan agrees on tests/data/graphs/mlp_b64.json). For milp and lp the
+   answer is a lower bound when a solve hits its time limit (a probe that finds nothing counts as a failure), and
+   lp rounding is a heuristic: the bisection assumes monotonicity it may not have. */
+MLSYS_DEF mlsys_status mlsys_remat_max_batch(const mlsys_remat_graph *g, uint64_t memory, mlsys_remat_method m,
+                                             double cost_cap, const mlsys_remat_opts *o, int *batch,
+                                             mlsys_remat_schedule *out);
 
 /* ================================================================================================================
    7. Executing plans on real tensors
    ================================================================================================================ */
 /* (section 7 declarations) */
+/* Executing a plan: mlsys_remat_execute walks the COMPUTE/FREE steps of a plan, gives every COMPUTE a fresh
+   buffer of exactly M_k bytes (the node's graph size), calls the caller's kernel on it with the input registers'
+   buffers in dependency order, releases buffers on FREE, and measures what it did. Live bytes are sampled after
+   every allocation, before the frees that follow, which is where the simulator samples U[t][k]; so a plan built
+   with flags 0 peaks at exactly mlsys_remat_simulate's MILP peak, and any plan at exactly plan->peak.
+
+   Ownership: every activation buffer belongs to the executor and is gone when mlsys_remat_execute returns (the
+   plans of mlsys_remat_plan_build free every register by the last stage). What must outlive the step (the loss
+   value, parameter gradients, the input gradient) lives in the caller's own memory, which the kernel writes;
+   this is the graph's "fixed" memory, which budgets count apart from the activations. Side effects that must
+   happen once (writing parameter gradients, updating running statistics, saving an RNG state) belong to the
+   evaluation with commit = 1, which the executor checks happens exactly once per node; then recomputation,
+   which passes identical input bytes to a deterministic kernel, cannot change any result. (An "rng" node must
+   draw from a state saved at its commit evaluation; an "alias" node gets a buffer of its own graph bytes like any
+   other node, so export views with their bytes: plans do not extend a view's base, see NOT DONE.)
+
+   A kernel computes node `node` from inputs[0..nin) (in_bytes[j] bytes each, the dependencies' graph sizes)
+   into output (out_bytes = the node's graph size; NULL when that is 0, as are inputs of size 0). It returns
+   MLSYS_OK or a status with mlsys_set_error; the executor then stops, frees everything and returns that status
+   with the step and node prefixed to the message.
+
+   EXAMPLE (examples/remat_cnn.c runs a CNN's training step this way; kernels/mlsys_remat_cnn_kernels.cuh on a GPU)
+       mlsys_remat_plan p;
+       mlsys_remat_exec_stats st;
+       mlsys_remat_plan_build(&g, &s, 0, &p);
+       if (mlsys_remat_execute(&g, &p, my_kernel, &my_model, NULL, &st) != MLSYS_OK)
+         fprintf(stderr, "%s\n", mlsys_last_error());      // e.g. "... step 12 (stage 7): the kernel of 'fc1': ..."
+       else printf("peak %llu bytes = simulated %llu\n", (unsigned long long)st.peak_bytes,
+                   (unsigned long long)s.peak);
+       mlsys_remat_plan_free(&p); */
+typedef mlsys_status (*mlsys_remat_kernel_fn)(void *ud, int node, void *const *inputs, const uint64_t *in_bytes,
+                                              int nin, void *output, uint64_t out_bytes, int commit);
+/* Where buffers come from. alloc returns MLSYS_OK with *ptr set (bytes > 0 always), or a status (with
+   mlsys_set_error: MLSYS_ERR_NOMEM, MLSYS_ERR_CUDA, ...); release gets the same pointer and size back. A
+   cudaMalloc-based or arena allocator makes the same executor run on a GPU. */
+typedef struct {
+  mlsys_status (*alloc)(void *ud, uint64_t bytes, void **ptr);
+  void (*release)(void *ud, void *ptr, uint64_t bytes);
+  void *ud;
+} mlsys_remat_allocator;
+typedef struct {
+  const mlsys_remat_allocator *allocator;   /* NULL → MLSYS_MALLOC / MLSYS_FREE (host memory) */
+  uint64_t limit;           /* 0 → none; else live activation bytes may never exceed it: the COMPUTE that would
+                               fails with MLSYS_ERR_NOMEM before allocating (a pool of budget - fixed bytes) */
+} mlsys_remat_exec_opts;
+typedef struct {
+  uint64_t peak_bytes;      /* most live activation bytes, sampled after each allocation */
+  uint64_t plan_peak;       /* the same number predicted by replaying the plan before running it */
+  uint64_t live_bytes;      /* live bytes when execution stopped, before the executor released what was left
+                               (0 after a plan from mlsys_remat_plan_build ran to the end) */
+  long computes;            /* kernel calls */
+  long recomputes;          /* kernel calls with commit = 0 */
+  long allocations, frees;  /* allocator calls (zero-byte outputs need none) */
+  double cost;              /* Σ C_k over the kernel calls (the schedule's cost) */
+  double seconds;           /* wall time of the execution, kernels included */
+  int failed_step;          /* the plan step where execution stopped, or -1 */
+} mlsys_remat_exec_stats;
+/* Run plan p of graph g. Before any kernel runs the plan is replayed (mlsys_remat_plan_validate, plus: every
+   node committed exactly once): an inconsistent plan returns MLSYS_ERR_ARG naming the first bad step and runs
+   nothing. Then each step is executed; a failing kernel or allocator stops the run, every live buffer is
+   released, and its status is returned. opts may be NULL; stats (optional) is filled in every case. */
+MLSYS_DEF mlsys_status mlsys_remat_execute(const mlsys_remat_graph *g, const mlsys_remat_plan *p,
+                                           mlsys_remat_kernel_fn kernel, void *ud,
+                                           const mlsys_remat_exec_opts *opts, mlsys_remat_exec_stats *stats);
 
 /* ================================================================================================================
    8. Importing DTR operator traces
    ================================================================================================================ */
 /* (section 8 declarations) */
+/* DTR operator traces (Kirisame et al., "Dynamic Tensor Rematerialization", ICLR 2021; the simrd logs of
+   uwsampl/dtr-prototype): JSON lines CONSTANT, MEMORY, COPY, COPY_FROM, CALL, MUTATE, ALIAS, RELEASE, PIN and
+   ANNOTATE. The mapping (docs/remat.md, "DTR traces", has the reasons):
+     - import starts after the first ANNOTATE START (unless whole_trace); everything alive at START is fixed memory;
+     - one node per CALL result, in trace order; the op's TIME (ns) is charged to its first non-view result, later
+       results cost 0 and depend on that first one (they only exist when the op has run);
+     - a view result (ALIAS k ≥ 0) is a zero-byte node flagged alias, its base (argument k) first among its deps;
+     - MUTATE creates a new version of each mutated argument (DTR's copy-on-write reading), flagged inplace, sized
+       as the mutated storage; the name then refers to the new version;
+     - deps = the arguments that are nodes, in argument order, without repeats; CONSTANTs are fixed memory
+       ("constants"), never nodes; PIN marks a node norecompute;
+     - kinds: F before ANNOTATE BACKWARD and B from it on; the first argument of the first op after the marker (the
+       tensor autograd seeds with ones_like) is the L node when it is a forward node. Without the marker, B starts
+       at the first op whose name contains "backward" (DTR simulator's rule) and there is no L;
+     - results nobody reads stay nodes (the op allocates them); RELEASE only feeds the replay in info.
+   Errors: MLSYS_ERR_PARSE "source:line: ..." for malformed lines, unknown instructions, missing fields, names used
+   before they are defined or after their RELEASE, a CALL not followed by MEMORY/ALIAS for each result (in that
+   order, as DTR writes them), a truncated trace; MLSYS_ERR_TOO_BIG over MLSYS_REMAT_MAX_NODES nodes or a line over
+   1 MiB. */
+typedef struct {
+  int whole_trace;          /* 1 → import from line 1 even when the trace has an ANNOTATE START */
+  int keep_outputs;         /* 1 → append a node "(outputs)" (kind B, cost 0, 0 bytes) that depends on every node
+                               the program still references at the end, so every schedule holds them together at
+                               the end, as DTR's simulator pins them */
+  const char *name;         /* graph name; NULL → the source's file name without directory and ".log" */
+} mlsys_remat_dtr_opts;
+
+typedef struct {
+  int lines;                /* lines read (blank ones included) */
+  int start_line;           /* 1-based line of the ANNOTATE START used; 0 if none */
+  int backward_line;        /* line of ANNOTATE BACKWARD; 0 if none (then the "backward"-in-name rule) */
+  int calls, mutates, constants, copies, releases, pins;   /* instructions after the start */
+  int results, views;       /* CALL results (each a node); those that are views (zero-byte nodes) */
+  int releases_ignored;     /* RELEASE of names the trace never defined (DTR ignores them too) */
+  int nodes, forward, backward, loss;   /* node counts (the L node counts as forward); loss id or -1 */
+  int unused;               /* nodes no later operation reads */
+  int outputs;              /* nodes the program still references when the trace ends */
+  double total_time;        /* Σ TIME of the imported CALL/MUTATE lines, ns (= Σ node cost) */
+  uint64_t total_bytes;     /* Σ node bytes */
+  uint64_t fixed_bytes;     /* constants and values alive at START */
+  uint64_t output_bytes;    /* bytes of the outputs' storage */
+  uint64_t trace_peak;      /* the trace's own peak: live bytes replaying its allocations and RELEASEs (views
+                               share their base's storage, MUTATE allocates as above), constants included */
+  uint64_t trace_peak_activations;   /* the same without constant storage: checkpoint-all's activation peak is
+                                        never above it (it frees each value at its last use) */
+  int trace_peak_line;      /* line where trace_peak_activations is reached */
+} mlsys_remat_dtr_info;
+
+/* Import a DTR trace (text[0..len)) into out (free with mlsys_remat_graph_free). source names the input in
+   messages. opts and info may be NULL. */
+MLSYS_DEF mlsys_status mlsys_remat_import_dtr(const char *text, size_t len, const char *source,
+                                              const mlsys_remat_dtr_opts *opts, mlsys_remat_graph *out,
+                                              mlsys_remat_dtr_info *info);
+MLSYS_DEF mlsys_status mlsys_remat_import_dtr_file(const char *path, const mlsys_remat_dtr_opts *opts,
+                                                   mlsys_remat_graph *out, mlsys_remat_dtr_info *info);   /* "-" = stdin */
 
 #ifdef __cplusplus
 }
@@ -2825,10 +3005,15 @@ static double mlsys__remat_time_left(const mlsys_remat_opts *o, double t0) {
   return left > 0.05 ? left : 0.05;
 }
 
-/* Backends: opts.backend picks both; the default runs MILPs on lp_solve (the zero-dependency default) and LP
-   relaxations on Clp when compiled in, which solves the Checkmate LPs one to two orders of magnitude faster. */
-static mlsys_milp_backend mlsys__remat_milp_backend(const mlsys_remat_opts *o) {
+/* Backends: opts.backend picks both; by default MILPs of graphs up to 40 nodes run on lp_solve, larger ones on CBC
+   when compiled in, and LP relaxations on Clp when compiled in, which solves the Checkmate LPs one to two orders
+   of magnitude faster than lp_solve. */
+#define MLSYS__REMAT_CBC_MIN_NODES 40
+static mlsys_milp_backend mlsys__remat_milp_backend(const mlsys_remat_graph *g, const mlsys_remat_opts *o) {
   if (o->backend != MLSYS_SOLVER_DEFAULT) return o->backend;
+  /* measured (bench/RESULTS.md): lp_solve proves the small unit chains (n <= 33) fastest; on the real graphs
+     (AlexNet n = 45, VGG16 n = 81) CBC proves in seconds what lp_solve does not prove in 30 s */
+  if (g->dag.n > MLSYS__REMAT_CBC_MIN_NODES && mlsys_milp_has_backend(MLSYS_SOLVER_CBC)) return MLSYS_SOLVER_CBC;
   return mlsys_milp_has_backend(MLSYS_SOLVER_LPSOLVE) ? MLSYS_SOLVER_LPSOLVE : MLSYS_SOLVER_CBC;
 }
 static mlsys_milp_backend mlsys__remat_lp_backend(const mlsys_remat_opts *o) {
@@ -2857,7 +3042,7 @@ MLSYS_DEF mlsys_status mlsys_remat_min_budget(const mlsys_remat_graph *g, const 
       x = (double *)mlsys_alloc((size_t)mlsys_milp_num_vars(cm.m) + 1, sizeof(double));
       if (!x) { mlsys__cm_free(&cm); mlsys_remat_schedule_free(&h); return MLSYS_ERR_NOMEM; }
       memset(&mo, 0, sizeof mo);
-      mo.backend = mlsys__remat_milp_backend(&o);
+      mo.backend = mlsys__remat_milp_backend(g, &o);
       mo.time_limit = mlsys__remat_time_left(&o, t0);
       mo.lpsolve_bb_rule = 8192;   /* NODE_FIRSTSELECT | NODE_AUTOORDER, as in the main solve */
       if (mlsys__cm_point(&cm, h.R, h.S, x)) mo.incumbent = x;
@@ -3006,7 +3191,7 @@ static mlsys_status mlsys__remat_solve_milp(const mlsys_remat_graph *g, uint64_t
   cb.cscale = cm.cscale;
   cb.best = h.fits ? h.cost : INFINITY;
   mlsys_progress_begin(&cb.prog, "checkmate milp", o->progress);
-  mo.backend = mlsys__remat_milp_backend(o);
+  mo.backend = mlsys__remat_milp_backend(g, o);
   mo.time_limit = mlsys__remat_time_left(o, t0);
   mo.lpsolve_bb_rule = 8192;   /* NODE_FIRSTSELECT | NODE_AUTOORDER, floor branch first: measured in docs/remat.md */
   mo.mip_gap_rel = o->mip_gap_rel;
@@ -3100,12 +3285,240 @@ done:
   return st;
 }
 
+/* ---- Coarsening: fuse cheap element-wise / normalisation ops into their producers (conv-bn-relu) ---- */
+static int mlsys__remat_fusable_op(const char *op) {
+  static const char *const pat[] = {"batchnorm", "relu", "gelu", "silu", "swish", "sigmoid", "tanh",
+                                    "dropout", "flatten", "identity", "hardtanh"};
+  char low[64];
+  size_t i, k;
+  if (!op) return 0;
+  for (i = 0; op[i] && i + 1 < sizeof low; i++) low[i] = (char)tolower((unsigned char)op[i]);
+  low[i] = 0;
+  for (k = 0; k < sizeof pat / sizeof pat[0]; k++)
+    if (strstr(low, pat[k])) return 1;
+  return 0;
+}
+
+/* Users of u other than backward nodes: exactly {v}? (backward nodes may read any member's value) */
+static int mlsys__remat_only_fwd_user(const mlsys_remat_graph *g, int u, int v) {
+  int j, seen = 0;
+  for (j = g->dag.out_off[u]; j < g->dag.out_off[u + 1]; j++) {
+    int w = g->dag.out[j];
+    if (g->kind[w] == MLSYS_REMAT_B) continue;
+    if (w != v) return 0;
+    seen = 1;
+  }
+  return seen;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_coarsen(const mlsys_remat_graph *g, mlsys_remat_graph *coarse, int *group_of,
+                                           uint64_t *transient) {
+  enum { MAXG = 4 };
+  int n = g->dag.n, v, j, ng = 0, *first = NULL, *size = NULL, *deps = NULL, *mark = NULL, nd = 0;
+  unsigned char *dead = NULL;
+  mlsys_remat_node *nodes = NULL;
+  mlsys_status st = MLSYS_OK;
+  uint64_t excess = 0;
+  memset(coarse, 0, sizeof *coarse);
+  coarse->loss = -1;
+  if (transient) *transient = 0;
+  if (n <= 0) return mlsys_set_error(MLSYS_ERR_ARG, "coarsen: empty graph");
+  if (!(first = (int *)mlsys_alloc((size_t)n, sizeof(int))) || !(size = (int *)mlsys_calloc((size_t)n, sizeof(int))) ||
+      !(mark = (int *)mlsys_alloc((size_t)n, sizeof(int))) || !(dead = (unsigned char *)mlsys_calloc((size_t)n, 1)) ||
+      !(deps = (int *)mlsys_alloc((size_t)g->dag.nedges + 1, sizeof(int))) ||
+      !(nodes = (mlsys_remat_node *)mlsys_calloc((size_t)n, sizeof *nodes))) {
+    st = MLSYS_ERR_NOMEM;
+    goto done;
+  }
+  for (v = 0; v < n; v++) {
+    int join = 0, p = v - 1;
+    unsigned bad = MLSYS_REMAT_NORECOMPUTE | MLSYS_REMAT_INPLACE;
+    if (p >= 0 && size[group_of[p]] < MAXG && g->kind[v] == g->kind[p] && !(g->flags[v] & bad) && !(g->flags[p] & bad)) {
+      int nin = g->dag.in_off[v + 1] - g->dag.in_off[v];
+      if (g->kind[v] == MLSYS_REMAT_F) {
+        /* v reads only p, p feeds only v in the forward pass, v is a cheap follower */
+        join = nin == 1 && g->dag.in[g->dag.in_off[v]] == p && mlsys__remat_only_fwd_user(g, p, v) &&
+               mlsys__remat_fusable_op(g->op ? g->op[v] : NULL);
+      } else if (g->kind[v] == MLSYS_REMAT_B) {
+        /* the backward twins of one forward group, chained: p is read only by v, v reads no other gradient */
+        int fv = g->fwd_of[v], fp = g->fwd_of[p], others = 0;
+        join = fv >= 0 && fp >= 0 && group_of[fv] == group_of[fp] && g->dag.out_off[p + 1] - g->dag.out_off[p] == 1 &&
+               g->dag.out[g->dag.out_off[p]] == v;
+        for (j = g->dag.in_off[v]; join && j < g->dag.in_off[v + 1]; j++) {
+          int u = g->dag.in[j];
+          if (u != p && g->kind[u] != MLSYS_REMAT_F) others = 1;
+        }
+        if (others) join = 0;
+      }
+    }
+    if (join) {
+      group_of[v] = group_of[p];
+    } else {
+      group_of[v] = ng;
+      first[ng++] = v;
+    }
+    size[group_of[v]]++;
+  }
+  for (v = 0; v < n; v++) mark[v] = -1;
+  for (j = 0; j < ng; j++) {
+    int a = first[j], b = a + size[j], k, start = nd;
+    uint64_t live = 0, peak = 0, kept = 0;
+    double cost = 0;
+    mlsys_remat_node *x = &nodes[j];
+    for (k = a; k < b; k++) {
+      int e, q, out = g->dag.out_off[k + 1] == g->dag.out_off[k];
+      for (q = g->dag.out_off[k]; q < g->dag.out_off[k + 1]; q++) out |= g->dag.out[q] >= b;
+      if (out) kept += g->dag.size[k];
+      cost += g->dag.cost[k];
+      live += g->dag.size[k];
+      if (live > peak) peak = live;
+      /* members read only inside the group die after their last reader: bytes held at once, not summed */
+      for (e = a; e < k; e++) {
+        int last = -1, outside = 0;
+        if (dead[e]) continue;
+        for (q = g->dag.out_off[e]; q < g->dag.out_off[e + 1]; q++) {
+          int w = g->dag.out[q];
+          if (w >= b) outside = 1;
+          else if (w > last) last = w;
+        }
+        if (!outside && last <= k && g->dag.out_off[e + 1] > g->dag.out_off[e]) { live -= g->dag.size[e]; dead[e] = 1; }
+      }
+      for (e = g->dag.in_off[k]; e < g->dag.in_off[k + 1]; e++) {
+        int u = group_of[g->dag.in[e]];
+        if (u != j && mark[u] != j) { mark[u] = j; deps[nd++] = u; }
+      }
+    }
+    x->name = g->dag.name ? g->dag.name[a] : NULL;
+    x->op = g->op ? g->op[a] : NULL;
+    x->kind = (mlsys_remat_kind)g->kind[a];
+    x->cost = cost;
+    x->mem = kept;
+    if (peak - kept > excess) excess = peak - kept;
+    x->deps = deps + start;
+    x->ndeps = nd - start;
+    for (k = a; k < b; k++) x->flags |= g->flags[k] & (MLSYS_REMAT_RNG);
+  }
+  if ((st = mlsys_remat_graph_create(ng, nodes, coarse)) != MLSYS_OK) goto done;
+  for (j = 0; j < ng; j++) {
+    int f = g->fwd_of[first[j]];
+    coarse->fwd_of[j] = f >= 0 ? group_of[f] : -1;
+  }
+  coarse->batch = g->batch;
+  if (transient) *transient = excess;
+  if ((g->name && !(coarse->name = mlsys_strdup(g->name))) ||
+      (g->mem_unit && !(coarse->mem_unit = mlsys_strdup(g->mem_unit))) ||
+      (g->cost_unit && !(coarse->cost_unit = mlsys_strdup(g->cost_unit))))
+    st = MLSYS_ERR_NOMEM;
+  for (j = 0; st == MLSYS_OK && j < g->nfixed; j++) st = mlsys_remat_graph_set_fixed(coarse, g->fixed_name[j], g->fixed_bytes[j]);
+  if (st != MLSYS_OK) mlsys_remat_graph_free(coarse);
+done:
+  mlsys_free(first);
+  mlsys_free(size);
+  mlsys_free(mark);
+  mlsys_free(dead);
+  mlsys_free(deps);
+  mlsys_free(nodes);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_expand(const mlsys_remat_graph *g, const mlsys_remat_graph *coarse,
+                                          const int *group_of, const mlsys_remat_schedule *cs,
+                                          mlsys_remat_schedule *out) {
+  int n = g->dag.n, nc = coarse->dag.n, t, i;
+  size_t nn = (size_t)n, ncc = (size_t)nc;
+  mlsys_status st;
+  memset(out, 0, sizeof *out);
+  if (!cs || cs->n != nc) return mlsys_set_error(MLSYS_ERR_ARG, "expand: the schedule has %d nodes, the coarse graph %d", cs ? cs->n : 0, nc);
+  if ((st = mlsys_remat_schedule_alloc(n, out)) != MLSYS_OK) return st;
+  for (t = 0; t < n; t++) {
+    int T = group_of[t];
+    int lead = t == 0 || group_of[t - 1] != T;   /* the first fine stage of coarse stage T */
+    for (i = 0; i < t; i++) {
+      int I = group_of[i], keep;
+      if (I == T) keep = 1;   /* computed earlier in this coarse stage; trimmed below when nobody reads it */
+      else keep = cs->S[(size_t)T * ncc + (size_t)I] || (!lead && cs->R[(size_t)T * ncc + (size_t)I]);
+      out->S[(size_t)t * nn + (size_t)i] = (unsigned char)keep;
+    }
+  }
+  if ((st = mlsys_remat_trim(g, out->S, out->R)) != MLSYS_OK) { mlsys_remat_schedule_free(out); return st; }
+  out->budget = cs->budget;
+  if ((st = mlsys_remat_evaluate(g, out)) != MLSYS_OK) { mlsys_remat_schedule_free(out); return st; }
+  snprintf(out->method, sizeof out->method, "%s", cs->method);
+  out->bound = NAN;
+  out->gap = NAN;
+  return MLSYS_OK;
+}
+
 /* Two-phase rounding (thesis §3.5, Alg. 3): LP at (1 - eps)·budget, S rounded at each threshold, R rebuilt by
    the closure, the cheapest schedule within the budget kept. The LP at the full budget gives the lower bound
    (and is rounded too). */
+/* When the LP runs on a coarsened graph: candidates are expanded to the fine graph and judged there. */
+typedef struct {
+  const mlsys_remat_graph *fine;
+  const int *group_of;
+  uint64_t budget;          /* the fine (true) budget */
+} mlsys__remat_coarse_ctx;
+
+static mlsys_status mlsys__remat_solve_lp_on(const mlsys_remat_graph *g, uint64_t budget, const mlsys_remat_opts *o,
+                                             double t0, int warm, const mlsys__remat_coarse_ctx *cx,
+                                             mlsys_remat_schedule *out);
+
+/* Graphs above this many nodes are coarsened for the LP when that removes a fifth of the nodes or more: the LP
+   grows as n·|E|, and Clp takes minutes on the op-level ResNet-50 (n = 351) but seconds on its fused form. */
+#define MLSYS__REMAT_COARSEN_MIN_NODES 120
+
 static mlsys_status mlsys__remat_solve_lp(const mlsys_remat_graph *g, uint64_t budget, const mlsys_remat_opts *o,
                                           double t0, int warm, mlsys_remat_schedule *out) {
+  mlsys_remat_graph c;
+  mlsys__remat_coarse_ctx cx;
+  int *grp = NULL, use = 0, attempt;
+  uint64_t excess = 0, fixed = mlsys_remat_fixed_total(g);
+  mlsys_status st;
+  memset(out, 0, sizeof *out);
+  if (o->coarsen == MLSYS_REMAT_COARSEN_OFF || (o->coarsen == MLSYS_REMAT_COARSEN_AUTO && g->dag.n < MLSYS__REMAT_COARSEN_MIN_NODES))
+    return mlsys__remat_solve_lp_on(g, budget, o, t0, warm, NULL, out);
+  if (!(grp = (int *)mlsys_alloc((size_t)g->dag.n, sizeof(int)))) return MLSYS_ERR_NOMEM;
+  if ((st = mlsys_remat_coarsen(g, &c, grp, &excess)) != MLSYS_OK) { mlsys_free(grp); return st; }
+  use = o->coarsen == MLSYS_REMAT_COARSEN_ON ? c.dag.n < g->dag.n : 5 * c.dag.n <= 4 * g->dag.n;
+  if (!use || budget <= fixed + excess + 1) {
+    mlsys_remat_graph_free(&c);
+    mlsys_free(grp);
+    return mlsys__remat_solve_lp_on(g, budget, o, t0, warm, NULL, out);
+  }
+  cx.fine = g;
+  cx.group_of = grp;
+  cx.budget = budget;
+  /* the coarse model leaves out the bytes a group holds only while it runs: budget it at that much less, and
+     tighter again when no expansion fits */
+  for (attempt = 0; attempt < 3; attempt++) {
+    /* the coarse accounting is pessimistic for what stays resident and optimistic while a group runs: the full
+       budget first (its 90% pass usually expands to a fit), then less the largest in-group excess, then 10% less */
+    uint64_t cb = attempt == 0 ? budget : budget - excess - (uint64_t)((double)(budget - fixed - excess) * 0.1 * (attempt - 1));
+    mlsys_remat_schedule_free(out);
+    st = mlsys__remat_solve_lp_on(&c, cb, o, t0, 1, &cx, out);
+    if (st == MLSYS_OK || st == MLSYS_ERR_TIMEOUT || st == MLSYS_ERR_CANCELED || st == MLSYS_ERR_NOMEM) break;
+    if (mlsys__remat_time_left(o, t0) <= 0.05) break;
+  }
+  if (st == MLSYS_OK) {
+    size_t l = strlen(out->solver_note);
+    snprintf(out->solver_note + l, sizeof out->solver_note - l, "; on the graph coarsened to %d nodes", c.dag.n);
+  }
+  mlsys_remat_graph_free(&c);
+  mlsys_free(grp);
+  if (st == MLSYS_ERR_INFEASIBLE && !warm) {
+    char mb[160];
+    mlsys__remat_min_budget_text(g, o, fmin(10, mlsys__remat_time_left(o, t0)), mb, sizeof mb);
+    return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "no LP rounding (on the graph coarsened from %d nodes) fits the "
+                           "budget of %llu bytes; %s", g->dag.n, (unsigned long long)budget, mb);
+  }
+  return st;
+}
+
+static mlsys_status mlsys__remat_solve_lp_on(const mlsys_remat_graph *g, uint64_t budget, const mlsys_remat_opts *o,
+                                             double t0, int warm, const mlsys__remat_coarse_ctx *cx,
+                                             mlsys_remat_schedule *out) {
   static const double dflt[] = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9};
+  unsigned lp_model;
   const double *th = o->nthresholds > 0 ? o->thresholds : dflt;
   int nth = o->nthresholds > 0 ? o->nthresholds : 9, pass, i, t, have = 0, n = g->dag.n;
   double eps = o->lp_eps > 0 ? o->lp_eps : 0.1, bound = NAN;
@@ -3120,14 +3533,18 @@ static mlsys_status mlsys__remat_solve_lp(const mlsys_remat_graph *g, uint64_t b
   memset(&lowest, 0, sizeof lowest);
   if (mlsys__remat_trivially_infeasible(g, budget, why, sizeof why))
     return warm ? MLSYS_ERR_INFEASIBLE : mlsys__remat_infeasible(g, o, budget, why, fmin(10, mlsys__remat_time_left(o, t0)));
-  if ((st = mlsys__cm_build(g, budget - fixed, 0, o->model, o->dump_model != NULL, &cm)) != MLSYS_OK) return st;
+  /* The dominance rows tighten the MILP's branching but hardly the LP (ResNet-50 fused, 40% budget: bound 1.0242
+     without, 1.0245 with) while tripling Clp's time (13 s against 38 s) and rounding no better: the LP is solved
+     without them unless o->model asks for a variant. */
+  lp_model = o->model ? o->model : (unsigned)MLSYS_REMAT_MODEL_NO_DOMINANCE;
+  if ((st = mlsys__cm_build(g, budget - fixed, 0, lp_model, o->dump_model != NULL, &cm)) != MLSYS_OK) return st;
   if (o->dump_model && (st = mlsys_milp_write(cm.m, o->dump_model)) != MLSYS_OK) { mlsys__cm_free(&cm); return st; }
   for (pass = 0; pass < 2; pass++) {
     double Bs;
     if (pass == 1 && !cm.unit_exact) {
       /* sizes were rounded up: the bound comes from the model rounded the other way, a true relaxation */
       mlsys__cm_free(&cm);
-      if ((st = mlsys__cm_build(g, budget - fixed, 0, o->model | MLSYS__CM_RELAXED, 0, &cm)) != MLSYS_OK) goto fail;
+      if ((st = mlsys__cm_build(g, budget - fixed, 0, lp_model | MLSYS__CM_RELAXED, 0, &cm)) != MLSYS_OK) goto fail;
     }
     Bs = pass == 0 ? floor((1 - eps) * cm.Bs) : cm.Bs;
     mlsys__cm_set_budget(&cm, Bs);
@@ -3157,7 +3574,7 @@ static mlsys_status mlsys__remat_solve_lp(const mlsys_remat_graph *g, uint64_t b
       break;
     }
     if (st != MLSYS_OK) { mlsys_milp_result_free(&r); goto fail; }
-    if (pass == 1) bound = r.objective * cm.cscale;
+    if (pass == 1 && !cx) bound = r.objective * cm.cscale;   /* a coarse LP bounds nothing about the real graph */
     for (i = 0; i < nth; i++) {
       if ((st = mlsys_remat_schedule_alloc(n, &cur)) != MLSYS_OK) { mlsys_milp_result_free(&r); goto fail; }
       for (t = 0; t < n; t++) {
@@ -3170,7 +3587,16 @@ static mlsys_status mlsys__remat_solve_lp(const mlsys_remat_graph *g, uint64_t b
       mlsys_remat_trim(g, cur.S, cur.R);
       cur.budget = budget;
       if ((st = mlsys_remat_evaluate(g, &cur)) != MLSYS_OK) { mlsys_remat_schedule_free(&cur); mlsys_milp_result_free(&r); goto fail; }
-      snprintf(cur.method, sizeof cur.method, "lp-round(theta=%g%s)", th[i], pass == 0 ? "" : ",full-budget LP");
+      snprintf(cur.method, sizeof cur.method, "lp-round(theta=%g%s%s)", th[i], pass == 0 ? "" : ",full-budget LP",
+               cx ? ",coarse" : "");
+      if (cx) {   /* judge the candidate by its expansion to the real graph */
+        mlsys_remat_schedule fine;
+        cur.budget = cx->budget;
+        st = mlsys_remat_expand(cx->fine, g, cx->group_of, &cur, &fine);
+        mlsys_remat_schedule_free(&cur);
+        if (st != MLSYS_OK) { mlsys_milp_result_free(&r); goto fail; }
+        cur = fine;
+      }
       if (cur.fits && (!have || cur.cost < out->cost)) {
         mlsys_remat_schedule_free(out);
         *out = cur;
@@ -3259,16 +3685,1204 @@ MLSYS_DEF mlsys_status mlsys_remat_solve(const mlsys_remat_graph *g, uint64_t bu
    7. Batch size
    ================================================================================================================ */
 /* (section 7 implementation) */
+MLSYS_DEF int mlsys_remat_fixed_scales_with_batch(const char *category) {
+  return category && (!strcmp(category, "inputs") || !strcmp(category, "labels"));
+}
+
+/* ceil(v·batch/b0) without overflow; 0 when the result would exceed the per-value limit of 2^48 bytes. */
+static int mlsys__remat_scale_bytes(uint64_t v, int batch, int b0, uint64_t *out) {
+  uint64_t q = v / (uint64_t)b0, r = v % (uint64_t)b0, x;
+  if (q > MLSYS__REMAT_MAX_MEM / (uint64_t)batch) return 0;
+  x = q * (uint64_t)batch + (r * (uint64_t)batch + (uint64_t)b0 - 1) / (uint64_t)b0;   /* r·batch < 2^62 */
+  if (x > MLSYS__REMAT_MAX_MEM) return 0;
+  *out = x;
+  return 1;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_graph_scale_batch(const mlsys_remat_graph *g, int batch, mlsys_remat_graph *out) {
+  mlsys_remat_node *nodes;
+  mlsys_status st = MLSYS_OK;
+  int n, v, i;
+  char nb[48];
+  memset(out, 0, sizeof *out);
+  out->loss = -1;
+  if (!g || g->dag.n <= 0 || !g->dag.cost || !g->dag.size) return mlsys_set_error(MLSYS_ERR_ARG, "scale batch: empty graph");
+  if (batch <= 0) return mlsys_set_error(MLSYS_ERR_ARG, "scale batch: batch %d must be at least 1", batch);
+  if (g->batch <= 0)
+    return mlsys_set_error(MLSYS_ERR_ARG, "graph '%s' has no batch size (\"batch\" in the file), so it cannot be "
+                           "scaled to another batch", g->name ? g->name : "?");
+  n = g->dag.n;
+  if (!(nodes = (mlsys_remat_node *)mlsys_calloc((size_t)n, sizeof *nodes))) return MLSYS_ERR_NOMEM;
+  for (v = 0; v < n; v++) {
+    mlsys_remat_node *x = &nodes[v];
+    x->name = g->dag.name ? g->dag.name[v] : NULL;
+    x->op = g->op ? g->op[v] : NULL;
+    x->kind = (mlsys_remat_kind)g->kind[v];
+    x->flags = g->flags[v];
+    x->ndeps = g->dag.in_off[v + 1] - g->dag.in_off[v];
+    x->deps = g->dag.in + g->dag.in_off[v];
+    x->cost = g->dag.cost[v] * (double)batch / (double)g->batch;   /* exact for integer FLOP counts < 2^53 */
+    if (!mlsys__remat_scale_bytes(g->dag.size[v], batch, g->batch, &x->mem)) {
+      st = mlsys_set_error(MLSYS_ERR_ARG, "scale batch: node %d '%s' would have more than 2^48 bytes at batch %d",
+                           v, mlsys_remat_node_name(g, v, nb, sizeof nb), batch);
+      break;
+    }
+  }
+  if (st == MLSYS_OK) st = mlsys_remat_graph_create(n, nodes, out);
+  mlsys_free(nodes);
+  if (st != MLSYS_OK) return st;
+  for (v = 0; v < n; v++) out->fwd_of[v] = g->fwd_of[v];
+  out->batch = batch;
+  if ((g->name && !(out->name = mlsys_strdup(g->name))) || (g->mem_unit && !(out->mem_unit = mlsys_strdup(g->mem_unit))) ||
+      (g->cost_unit && !(out->cost_unit = mlsys_strdup(g->cost_unit))))
+    st = MLSYS_ERR_NOMEM;
+  for (i = 0; st == MLSYS_OK && i < g->nfixed; i++) {
+    uint64_t b = g->fixed_bytes[i];
+    if (mlsys_remat_fixed_scales_with_batch(g->fixed_name[i]) &&
+        !mlsys__remat_scale_bytes(g->fixed_bytes[i], batch, g->batch, &b))
+      st = mlsys_set_error(MLSYS_ERR_ARG, "scale batch: fixed memory '%s' would exceed 2^48 bytes at batch %d",
+                           g->fixed_name[i], batch);
+    else
+      st = mlsys_remat_graph_set_fixed(out, g->fixed_name[i], b);
+  }
+  if (st != MLSYS_OK) mlsys_remat_graph_free(out);
+  return st;
+}
+
+MLSYS_DEF double mlsys_remat_one_extra_forward_cap(const mlsys_remat_graph *g) {
+  double total = 0, fwd = 0;
+  int v;
+  for (v = 0; v < g->dag.n; v++) {
+    total += g->dag.cost[v];
+    if (g->kind[v] == MLSYS_REMAT_F) fwd += g->dag.cost[v];
+  }
+  return total > 0 ? (total + fwd) / total : 1.0;
+}
+
+/* Fixed memory plus the single-operator bound of the graph scaled to batch b, without building it: no schedule at
+   batch b fits below this (UINT64_MAX when a scaled value is over the limits). Nondecreasing in b. */
+static uint64_t mlsys__remat_batch_floor(const mlsys_remat_graph *g, int b) {
+  const mlsys_dag *d = &g->dag;
+  uint64_t fixed = 0, best = 0, x;
+  int v, j, i;
+  for (i = 0; i < g->nfixed; i++) {
+    x = g->fixed_bytes[i];
+    if (mlsys_remat_fixed_scales_with_batch(g->fixed_name[i]) && !mlsys__remat_scale_bytes(x, b, g->batch, &x))
+      return UINT64_MAX;
+    fixed += x;
+  }
+  for (v = 0; v < d->n; v++) {
+    uint64_t s;
+    if (!mlsys__remat_scale_bytes(d->size[v], b, g->batch, &s)) return UINT64_MAX;
+    for (j = d->in_off[v]; j < d->in_off[v + 1]; j++) {
+      if (!mlsys__remat_scale_bytes(d->size[d->in[j]], b, g->batch, &x)) return UINT64_MAX;
+      s += x;
+    }
+    if (s > best) best = s;
+  }
+  return fixed + best;
+}
+
+typedef struct {
+  const mlsys_remat_graph *g;
+  uint64_t memory;
+  double cap;                 /* multiple of the checkpoint-all cost */
+  mlsys_remat_opts o;         /* o.method = the method searched */
+  mlsys_remat_schedule best;  /* the schedule at best_batch, the largest batch that worked */
+  int best_batch, probes;
+  mlsys_progress *prog;
+} mlsys__remat_mb;
+
+/* Does the method work at batch b? 1 yes, 0 no, -1 on an error (*err). */
+static int mlsys__remat_mb_probe(mlsys__remat_mb *c, int b, mlsys_status *err) {
+  mlsys_remat_graph gs;
+  mlsys_remat_schedule s;
+  mlsys_status st;
+  int ok;
+  c->probes++;
+  mlsys_progress_update(c->prog, "%s: batch %d (probe %d, best so far %d)", mlsys_remat_method_name(c->o.method), b,
+                        c->probes, c->best_batch);
+  if ((st = mlsys_remat_graph_scale_batch(c->g, b, &gs)) != MLSYS_OK) { *err = st; return -1; }
+  st = mlsys_remat_solve(&gs, c->memory, &c->o, &s);
+  mlsys_remat_graph_free(&gs);
+  if (st == MLSYS_OK)   /* the cap, as a ratio, scales with the batch (eq. 3.10) */
+    ok = s.cost <= s.baseline_cost || s.cost <= c->cap * s.baseline_cost * (1 + 1e-9);
+  else if (st == MLSYS_ERR_INFEASIBLE || st == MLSYS_ERR_TIMEOUT)
+    ok = 0;   /* a time limit without a schedule counts as failure: MILP answers are lower bounds */
+  else {
+    mlsys_remat_schedule_free(&s);
+    *err = st;
+    return -1;
+  }
+  if (ok && b > c->best_batch) {
+    mlsys_remat_schedule_free(&c->best);
+    c->best = s;
+    c->best_batch = b;
+  } else {
+    mlsys_remat_schedule_free(&s);
+  }
+  return ok;
+}
+
+/* Exponential search from start (up when it works, down when it does not), then bisection, over 1..ub (every
+   batch above ub is excluded by the single-operator bound). *res = the largest batch that worked (0: none); on
+   return batch *res + 1 failed or is above ub. */
+static mlsys_status mlsys__remat_mb_search(mlsys__remat_mb *c, int start, int ub, int *res) {
+  long lo = 0, hi = (long)ub + 1, step;
+  int r;
+  mlsys_status err = MLSYS_OK;
+  if (start < 1) start = 1;
+  if (start > ub) start = ub;
+  *res = 0;
+  if ((r = mlsys__remat_mb_probe(c, start, &err)) < 0) return err;
+  if (r) {
+    lo = start;
+    for (step = lo / 16 > 1 ? lo / 16 : 1; lo + step < hi; step *= 2) {
+      if ((r = mlsys__remat_mb_probe(c, (int)(lo + step), &err)) < 0) return err;
+      if (!r) { hi = lo + step; break; }
+      lo += step;
+    }
+  } else {
+    hi = start;
+    for (step = 1; hi > 1; step *= 2) {
+      long x = hi - step > 1 ? hi - step : 1;
+      if ((r = mlsys__remat_mb_probe(c, (int)x, &err)) < 0) return err;
+      if (r) { lo = x; break; }
+      hi = x;
+    }
+  }
+  while (hi - lo > 1) {
+    long mid = lo + (hi - lo) / 2;
+    if ((r = mlsys__remat_mb_probe(c, (int)mid, &err)) < 0) return err;
+    if (r) lo = mid; else hi = mid;
+  }
+  *res = (int)lo;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_max_batch(const mlsys_remat_graph *g, uint64_t memory, mlsys_remat_method m,
+                                             double cost_cap, const mlsys_remat_opts *o, int *batch,
+                                             mlsys_remat_schedule *out) {
+  mlsys__remat_mb c;
+  mlsys_progress prog;
+  mlsys_status st = MLSYS_OK;
+  int ub, start, res = 0;
+  long b = 1, lo, hi;
+  uint64_t f1;
+  if (out) { memset(out, 0, sizeof *out); out->bound = out->gap = NAN; }
+  if (batch) *batch = 0;
+  if (!g || !batch || !out) return mlsys_set_error(MLSYS_ERR_ARG, "max batch: graph, batch and out are required");
+  if (g->dag.n <= 0) return mlsys_set_error(MLSYS_ERR_ARG, "max batch: empty graph");
+  if (g->batch <= 0)
+    return mlsys_set_error(MLSYS_ERR_ARG, "max batch: graph '%s' has no batch size (\"batch\" in the file)",
+                           g->name ? g->name : "?");
+  if ((unsigned)m >= MLSYS_REMAT_METHOD_COUNT) return mlsys_set_error(MLSYS_ERR_ARG, "max batch: unknown method %d", (int)m);
+  if (cost_cap == 0) cost_cap = mlsys_remat_one_extra_forward_cap(g);
+  if (!(cost_cap >= 1))
+    return mlsys_set_error(MLSYS_ERR_ARG, "max batch: cost cap %g is below 1 (no schedule costs less than "
+                           "computing every node once)", cost_cap);
+  /* every batch above ub is excluded by the single-operator bound */
+  if ((f1 = mlsys__remat_batch_floor(g, 1)) > memory)
+    return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "max batch: %llu bytes are too few even at batch 1: fixed memory "
+                           "plus the largest operator with its inputs need %llu", (unsigned long long)memory,
+                           (unsigned long long)f1);
+  for (lo = 1; lo < MLSYS_REMAT_MAX_BATCH; lo = b) {
+    b = 2 * lo < MLSYS_REMAT_MAX_BATCH ? 2 * lo : MLSYS_REMAT_MAX_BATCH;
+    if (mlsys__remat_batch_floor(g, (int)b) > memory) break;
+  }
+  if (lo == MLSYS_REMAT_MAX_BATCH) {
+    ub = MLSYS_REMAT_MAX_BATCH;
+  } else {
+    for (hi = b; hi - lo > 1;) {
+      long mid = lo + (hi - lo) / 2;
+      if (mlsys__remat_batch_floor(g, (int)mid) <= memory) lo = mid; else hi = mid;
+    }
+    ub = (int)lo;
+  }
+  memset(&c, 0, sizeof c);
+  c.g = g;
+  c.memory = memory;
+  c.cap = cost_cap;
+  if (o) c.o = *o;
+  c.o.progress = 0;
+  c.prog = &prog;
+  mlsys_progress_begin(&prog, "max batch", o && o->progress);
+  start = g->batch;
+  if (m == MLSYS_REMAT_MILP || m == MLSYS_REMAT_LP_ROUND) {
+    /* start where checkpoint-all stops: cheap to find, and the MILP always does at least as well */
+    c.o.method = MLSYS_REMAT_CHECKPOINT_ALL;
+    st = mlsys__remat_mb_search(&c, start, ub, &res);
+    mlsys_remat_schedule_free(&c.best);
+    c.best_batch = 0;
+    if (st == MLSYS_OK && res > 0) start = res;
+  }
+  if (st == MLSYS_OK) {
+    c.o.method = m;
+    st = mlsys__remat_mb_search(&c, start, ub, &res);
+  }
+  mlsys_progress_end(&prog);
+  if (st != MLSYS_OK) {
+    mlsys_remat_schedule_free(&c.best);
+    return st;
+  }
+  if (res == 0) {
+    mlsys_remat_schedule_free(&c.best);
+    return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "max batch: %s finds no schedule within %llu bytes costing at most "
+                           "%.4gx the checkpoint-all cost, even at batch 1", mlsys_remat_method_name(m),
+                           (unsigned long long)memory, cost_cap);
+  }
+  MLSYS_ASSERT(c.best_batch == res && c.best.n == g->dag.n);
+  *batch = res;
+  *out = c.best;
+  mlsys_clear_error();
+  return MLSYS_OK;
+}
 
 /* ================================================================================================================
    8. Executing plans
    ================================================================================================================ */
 /* (section 8 implementation) */
+static mlsys_status mlsys__remat_host_alloc(void *ud, uint64_t bytes, void **ptr) {
+  (void)ud;
+  *ptr = bytes <= (uint64_t)SIZE_MAX ? MLSYS_MALLOC((size_t)bytes) : NULL;
+  if (!*ptr) return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory allocating %llu bytes", (unsigned long long)bytes);
+  return MLSYS_OK;
+}
+static void mlsys__remat_host_release(void *ud, void *ptr, uint64_t bytes) {
+  (void)ud;
+  (void)bytes;
+  MLSYS_FREE(ptr);
+}
+
+/* The plan checks that mlsys_remat_plan_validate leaves to the executor: side effects happen exactly once. */
+static mlsys_status mlsys__remat_check_commits(const mlsys_remat_graph *g, const mlsys_remat_plan *p, int *maxin) {
+  int s, v, *first = (int *)mlsys_alloc((size_t)g->dag.n + 1, sizeof(int));
+  char a[48];
+  mlsys_status st = MLSYS_OK;
+  if (!first) return MLSYS_ERR_NOMEM;
+  *maxin = 0;
+  for (v = 0; v < g->dag.n; v++) first[v] = -1;
+  for (s = 0; s < p->nops && st == MLSYS_OK; s++) {
+    const mlsys_remat_op *o = &p->ops[s];
+    if (o->op != MLSYS_REMAT_OP_COMPUTE) continue;
+    if (o->nin > *maxin) *maxin = o->nin;
+    if (!o->commit) continue;
+    if (first[o->node] >= 0)
+      st = mlsys_set_error(MLSYS_ERR_ARG, "plan step %d: commits '%s' again (first at step %d): its side effects "
+                           "would happen twice", s, mlsys_remat_node_name(g, o->node, a, sizeof a), first[o->node]);
+    first[o->node] = s;
+  }
+  for (v = 0; v < g->dag.n && st == MLSYS_OK; v++)
+    if (first[v] < 0)
+      st = mlsys_set_error(MLSYS_ERR_ARG, "plan never commits '%s' (no COMPUTE of it has commit = 1): its side "
+                           "effects would never happen", mlsys_remat_node_name(g, v, a, sizeof a));
+  mlsys_free(first);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_execute(const mlsys_remat_graph *g, const mlsys_remat_plan *p,
+                                           mlsys_remat_kernel_fn kernel, void *ud,
+                                           const mlsys_remat_exec_opts *opts, mlsys_remat_exec_stats *stats) {
+  static const mlsys_remat_allocator host = {mlsys__remat_host_alloc, mlsys__remat_host_release, NULL};
+  const mlsys_remat_allocator *A = opts && opts->allocator ? opts->allocator : &host;
+  const uint64_t limit = opts ? opts->limit : 0;
+  const mlsys_dag *d;
+  mlsys_remat_exec_stats local;
+  void **buf = NULL, **in = NULL;
+  uint64_t *inb = NULL;
+  int s, j, r, maxin = 0;
+  char a[48];
+  double t0;
+  mlsys_status st;
+  if (!stats) stats = &local;
+  memset(stats, 0, sizeof *stats);
+  stats->failed_step = -1;
+  if (!g || !p || !kernel || !A->alloc || !A->release)
+    return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_remat_execute: graph, plan, kernel and allocator functions are "
+                           "required");
+  if (p->nops < 0 || p->nregs < 0 || (p->nops > 0 && (!p->ops || !p->reg_node)))
+    return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_remat_execute: malformed plan (%d steps, %d registers)", p->nops,
+                           p->nregs);
+  d = &g->dag;
+  /* replay first, so that a bad plan runs no kernel at all (no half-written results, nothing to undo) */
+  if ((st = mlsys_remat_plan_validate(g, p, &stats->plan_peak)) != MLSYS_OK ||
+      (st = mlsys__remat_check_commits(g, p, &maxin)) != MLSYS_OK) {
+    mlsys_prefix_error("mlsys_remat_execute: invalid plan");
+    return st;
+  }
+  buf = (void **)mlsys_calloc((size_t)p->nregs + 1, sizeof(void *));
+  in = (void **)mlsys_calloc((size_t)maxin + 1, sizeof(void *));
+  inb = (uint64_t *)mlsys_calloc((size_t)maxin + 1, sizeof(uint64_t));
+  if (!buf || !in || !inb) { mlsys_free(buf); mlsys_free(in); mlsys_free(inb); return MLSYS_ERR_NOMEM; }
+  t0 = mlsys_now();
+  for (s = 0; s < p->nops; s++) {
+    const mlsys_remat_op *o = &p->ops[s];
+    const int k = o->node;
+    const uint64_t bytes = d->size[k];
+    if (o->op == MLSYS_REMAT_OP_FREE) {
+      if (buf[o->reg]) { A->release(A->ud, buf[o->reg], bytes); stats->frees++; }
+      buf[o->reg] = NULL;
+      stats->live_bytes -= bytes;
+      continue;
+    }
+    /* COMPUTE: a fresh buffer of exactly the node's graph size, counted before the inputs can be freed */
+    if (limit && (bytes > limit || stats->live_bytes > limit - bytes)) {
+      st = mlsys_set_error(MLSYS_ERR_NOMEM, "mlsys_remat_execute: step %d (stage %d): '%s' needs %llu bytes beside "
+                           "%llu live, over the limit of %llu", s, o->stage, mlsys_remat_node_name(g, k, a, sizeof a),
+                           (unsigned long long)bytes, (unsigned long long)stats->live_bytes,
+                           (unsigned long long)limit);
+      break;
+    }
+    if (bytes) {
+      void *ptr = NULL;
+      if ((st = A->alloc(A->ud, bytes, &ptr)) == MLSYS_OK && !ptr)
+        st = mlsys_set_error(MLSYS_ERR_NOMEM, "the allocator returned NULL");
+      if (st != MLSYS_OK) {
+        mlsys_prefix_error("mlsys_remat_execute: step %d (stage %d): allocating %llu bytes for '%s'", s, o->stage,
+                           (unsigned long long)bytes, mlsys_remat_node_name(g, k, a, sizeof a));
+        break;
+      }
+      buf[o->reg] = ptr;
+      stats->allocations++;
+    }
+    stats->live_bytes += bytes;
+    if (stats->live_bytes > stats->peak_bytes) stats->peak_bytes = stats->live_bytes;
+    for (j = 0; j < o->nin; j++) {
+      r = p->in_regs[o->in_off + j];
+      in[j] = buf[r];
+      inb[j] = d->size[p->reg_node[r]];
+    }
+    stats->computes++;
+    stats->recomputes += !o->commit;
+    stats->cost += d->cost[k];
+    mlsys_clear_error();
+    if ((st = kernel(ud, k, in, inb, o->nin, buf[o->reg], bytes, o->commit)) != MLSYS_OK) {
+      if (mlsys_last_status() == MLSYS_OK) mlsys_set_error(st, "returned '%s'", mlsys_status_str(st));
+      mlsys_prefix_error("mlsys_remat_execute: step %d (stage %d): the kernel of '%s'%s", s, o->stage,
+                         mlsys_remat_node_name(g, k, a, sizeof a), o->commit ? "" : " (recomputation)");
+      break;
+    }
+  }
+  stats->seconds = mlsys_now() - t0;
+  if (st != MLSYS_OK) stats->failed_step = s;
+  /* nothing outlives the call: whatever a failed run (or a plan that keeps values) left live is released */
+  for (r = 0; r < p->nregs; r++)
+    if (buf[r]) { A->release(A->ud, buf[r], d->size[p->reg_node[r]]); stats->frees++; }
+  mlsys_free(buf);
+  mlsys_free(in);
+  mlsys_free(inb);
+  return st;
+}
 
 /* ================================================================================================================
    9. DTR trace import
    ================================================================================================================ */
 /* (section 9 implementation) */
+/* Reading a DTR trace is running a small interpreter over it: the state is DTR's own (names bound to tensors,
+   tensors living on storages with reference counts), and every op that produces a tensor after the START marker
+   also emits a node. The reference counts are only needed for the replay in mlsys_remat_dtr_info, which is how
+   the tests hold the import against the program's own memory use. */
+#define MLSYS__REMAT_DTR_MAX_LINE (1u << 20)       /* longest line accepted; DTR's lines are under 1 KiB */
+#define MLSYS__REMAT_DTR_MAX_NAME 1024             /* longest tensor or op name */
+#define MLSYS__REMAT_DTR_MAX_LIST 65536            /* ARGS / RESULT / MUTATE entries on one line */
+#define MLSYS__REMAT_DTR_MAX_TOTAL (1ull << 62)    /* Σ bytes ever allocated in the replay: sums never wrap */
+
+typedef struct { char *name; int tensor, line, released; } mlsys__remat_dtr_bind;  /* released: line, or 0 */
+typedef struct { int storage, node; } mlsys__remat_dtr_tensor;                      /* node -1: a constant */
+typedef struct { uint64_t bytes; long refs; int is_const; } mlsys__remat_dtr_storage;
+typedef struct {
+  char *name, *op;
+  int kind;
+  unsigned flags;
+  double cost;
+  uint64_t mem;
+  long dep_off;
+  int ndeps;
+} mlsys__remat_dtr_node;
+
+typedef struct {
+  const char *src;
+  int line, whole;
+  mlsys__remat_dtr_bind *b; int nb, cb;
+  int *tab; size_t tcap;                          /* open addressing: name hash → binding, -1 empty */
+  mlsys__remat_dtr_tensor *t; int nt, ct;
+  mlsys__remat_dtr_storage *s; int ns, cs;
+  mlsys__remat_dtr_node *nd; int nn, cn;
+  int *dep; long ndep, cdep;
+  int *mark, stamp;                               /* [cn]: dedups one node's deps */
+  unsigned char *used;                            /* [cn]: some later node reads it */
+  /* a CONSTANT or CALL waiting for its MEMORY (and ALIAS) lines: DTR writes them right after it */
+  int pend, pend_line, pend_pos, npres, npargs;   /* pend: 0 none, 1 CONSTANT, 2 CALL */
+  char *pend_op;
+  double pend_time;
+  int *pend_res;                                  /* bindings of the results (tensor -1 until complete) */
+  uint64_t *pend_mem;
+  int *pend_alias, *pend_args;                    /* pend_args: argument tensors */
+  int cap_res, cap_mem, cap_alias, cap_args, cap_mark;
+  int *tmp; int ctmp;                             /* scratch list (MUTATE) */
+  /* where the reading is */
+  int pre, bwd, names_rule, loss_pending, loss;
+  uint64_t live, live_act, total_alloc, fixed_const, fixed_pre;
+  mlsys_remat_dtr_info info;
+} mlsys__remat_dtr;
+
+static mlsys_status mlsys__remat_dtr_err(const mlsys__remat_dtr *D, const char *fmt, ...) MLSYS__PRINTF(2, 3);
+static mlsys_status mlsys__remat_dtr_err(const mlsys__remat_dtr *D, const char *fmt, ...) {
+  char msg[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: %s", D->src, D->line, msg);
+}
+
+/* Grow *p (elements of size sz) to hold need elements. */
+static int mlsys__remat_dtr_grow(void **p, int *cap, long need, size_t sz) {
+  long c = *cap ? *cap : 16;
+  void *q;
+  if (need <= *cap) return 1;
+  if (need > INT_MAX / 2) { mlsys_set_error(MLSYS_ERR_TOO_BIG, "DTR trace: more than %d entries", INT_MAX / 2); return 0; }
+  while (c < need) c *= 2;
+  if (!(q = mlsys_realloc_array(*p, (size_t)c, sz))) return 0;
+  *p = q;
+  *cap = (int)c;
+  return 1;
+}
+
+static size_t mlsys__remat_dtr_hash(const char *s) {
+  size_t h = (size_t)1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * (size_t)1099511628211ull;
+  return h;
+}
+
+static int mlsys__remat_dtr_find(const mlsys__remat_dtr *D, const char *name) {
+  size_t k;
+  if (!D->tcap) return -1;
+  for (k = mlsys__remat_dtr_hash(name) & (D->tcap - 1); D->tab[k] >= 0; k = (k + 1) & (D->tcap - 1))
+    if (strcmp(D->b[D->tab[k]].name, name) == 0) return D->tab[k];
+  return -1;
+}
+
+/* Bind a new name (SSA: DTR never rebinds a defined name, so a second definition means a broken trace). */
+static mlsys_status mlsys__remat_dtr_bind_new(mlsys__remat_dtr *D, const char *name, int tensor, int *out) {
+  int i;
+  size_t k;
+  if ((i = mlsys__remat_dtr_find(D, name)) >= 0)
+    return mlsys__remat_dtr_err(D, "'%.100s' is defined a second time (first on line %d)", name, D->b[i].line);
+  if ((size_t)D->nb + 1 > D->tcap / 2) {   /* keep the table at most half full */
+    size_t nc = D->tcap ? D->tcap * 2 : 1024, j;
+    int *nt = (int *)mlsys_alloc(nc, sizeof(int));
+    if (!nt) return MLSYS_ERR_NOMEM;
+    for (j = 0; j < nc; j++) nt[j] = -1;
+    for (i = 0; i < D->nb; i++) {
+      for (k = mlsys__remat_dtr_hash(D->b[i].name) & (nc - 1); nt[k] >= 0; k = (k + 1) & (nc - 1)) {}
+      nt[k] = i;
+    }
+    mlsys_free(D->tab);
+    D->tab = nt;
+    D->tcap = nc;
+  }
+  if (!mlsys__remat_dtr_grow((void **)&D->b, &D->cb, (long)D->nb + 1, sizeof *D->b)) return mlsys_last_status();
+  if (!(D->b[D->nb].name = mlsys_strdup(name))) return MLSYS_ERR_NOMEM;
+  D->b[D->nb].tensor = tensor;
+  D->b[D->nb].line = D->line;
+  D->b[D->nb].released = 0;
+  for (k = mlsys__remat_dtr_hash(name) & (D->tcap - 1); D->tab[k] >= 0; k = (k + 1) & (D->tcap - 1)) {}
+  D->tab[k] = D->nb;
+  *out = D->nb++;
+  return MLSYS_OK;
+}
+
+/* ---- fields ---- */
+static mlsys_status mlsys__remat_dtr_field(const mlsys__remat_dtr *D, const mlsys_json *o, const char *instr,
+                                           const char *key, mlsys_json_type type, const mlsys_json **out) {
+  const mlsys_json *v = mlsys_json_get(o, key);
+  if (!v) return mlsys__remat_dtr_err(D, "%s without '%s'", instr, key);
+  if (v->type != type)
+    return mlsys__remat_dtr_err(D, "%s: '%s' must be %s %s, got %s", instr, key,
+                                type == MLSYS_JSON_ARRAY ? "an" : "a", mlsys_json_type_name(type),
+                                mlsys_json_type_name(v->type));
+  if (type == MLSYS_JSON_ARRAY && v->count > MLSYS__REMAT_DTR_MAX_LIST)
+    return mlsys__remat_dtr_err(D, "%s: '%s' has %d entries; the limit is %d", instr, key, v->count,
+                                MLSYS__REMAT_DTR_MAX_LIST);
+  *out = v;
+  return MLSYS_OK;
+}
+
+/* A tensor or op name: a string of 1..1024 bytes without NUL. */
+static mlsys_status mlsys__remat_dtr_name_ok(const mlsys__remat_dtr *D, const mlsys_json *v, const char *instr,
+                                             const char *key) {
+  if (v->type != MLSYS_JSON_STRING)
+    return mlsys__remat_dtr_err(D, "%s: '%s' must hold strings, got %s", instr, key, mlsys_json_type_name(v->type));
+  if (v->len == 0 || v->len > MLSYS__REMAT_DTR_MAX_NAME || strlen(v->str) != v->len)
+    return mlsys__remat_dtr_err(D, "%s: a name in '%s' must be 1-%d bytes without NUL", instr, key,
+                                MLSYS__REMAT_DTR_MAX_NAME);
+  return MLSYS_OK;
+}
+static mlsys_status mlsys__remat_dtr_name(const mlsys__remat_dtr *D, const mlsys_json *o, const char *instr,
+                                          const char *key, const char **out) {
+  const mlsys_json *v = NULL;
+  mlsys_status st;
+  if ((st = mlsys__remat_dtr_field(D, o, instr, key, MLSYS_JSON_STRING, &v)) != MLSYS_OK) return st;
+  if ((st = mlsys__remat_dtr_name_ok(D, v, instr, key)) != MLSYS_OK) return st;
+  *out = v->str;
+  return MLSYS_OK;
+}
+
+/* DTR writes numbers as strings ("MEMORY": "1728", "ALIAS": "-1"); plain JSON numbers are accepted too. */
+static mlsys_status mlsys__remat_dtr_int(const mlsys__remat_dtr *D, const mlsys_json *o, const char *instr,
+                                         const char *key, int64_t lo, int64_t hi, int64_t *out) {
+  const mlsys_json *v = mlsys_json_get(o, key);
+  int64_t x = 0;
+  int ok = 0;
+  if (!v) return mlsys__remat_dtr_err(D, "%s without '%s'", instr, key);
+  if (v->type == MLSYS_JSON_NUMBER && v->is_int) { x = v->i64; ok = 1; }
+  else if (v->type == MLSYS_JSON_STRING) {
+    const char *p = v->str;
+    int neg = *p == '-', nd = 0;
+    if (neg) p++;
+    for (ok = 1; *p && ok; p++, nd++)
+      if (*p < '0' || *p > '9' || nd >= 18) ok = 0;   /* 18 digits: no overflow, far beyond any limit */
+      else x = x * 10 + (*p - '0');
+    if ((size_t)(p - v->str) != v->len || nd == 0) ok = 0;
+    if (neg) x = -x;
+  }
+  if (!ok)
+    return mlsys__remat_dtr_err(D, "%s: '%s' must be an integer (a number or a string of digits)", instr, key);
+  if (x < lo || x > hi)
+    return mlsys__remat_dtr_err(D, "%s: '%s' is %lld, outside [%lld, %lld]", instr, key, (long long)x,
+                                (long long)lo, (long long)hi);
+  *out = x;
+  return MLSYS_OK;
+}
+
+static mlsys_status mlsys__remat_dtr_time(const mlsys__remat_dtr *D, const mlsys_json *o, const char *instr,
+                                          double *out) {
+  const mlsys_json *v = mlsys_json_get(o, "TIME");
+  double x = -1;
+  if (!v) return mlsys__remat_dtr_err(D, "%s without 'TIME'", instr);
+  if (v->type == MLSYS_JSON_NUMBER) x = v->num;
+  else if (v->type == MLSYS_JSON_STRING && v->len > 0 && v->len < 64 && strlen(v->str) == v->len &&
+           strspn(v->str, "0123456789.eE+-") == v->len && v->str[0] >= '0' && v->str[0] <= '9') {
+    char *e;   /* decimal only: strtod alone would also take "0x1p3" or "infinity" */
+    x = strtod(v->str, &e);
+    if (*e) x = -1;
+  }
+  if (!(x >= 0) || x > MLSYS__REMAT_MAX_COST)
+    return mlsys__remat_dtr_err(D, "%s: 'TIME' must be a number of nanoseconds in [0, 1e30]", instr);
+  *out = x;
+  return MLSYS_OK;
+}
+
+/* A name the op reads: defined, not released. */
+static mlsys_status mlsys__remat_dtr_use(const mlsys__remat_dtr *D, const char *name, const char *instr, int *bind) {
+  int i = mlsys__remat_dtr_find(D, name);
+  if (i < 0) return mlsys__remat_dtr_err(D, "%s uses '%.100s', which is not defined before this line", instr, name);
+  if (D->b[i].released)
+    return mlsys__remat_dtr_err(D, "%s uses '%.100s' after its RELEASE on line %d", instr, name, D->b[i].released);
+  *bind = i;
+  return MLSYS_OK;
+}
+
+/* ---- the replay: storages with reference counts ---- */
+static mlsys_status mlsys__remat_dtr_alloc(mlsys__remat_dtr *D, uint64_t bytes, int is_const, int *sid) {
+  if (bytes > MLSYS__REMAT_DTR_MAX_TOTAL - D->total_alloc)
+    return mlsys_set_error(MLSYS_ERR_TOO_BIG, "%s:%d: the trace allocates more than 2^62 bytes in all", D->src,
+                           D->line);
+  if (!mlsys__remat_dtr_grow((void **)&D->s, &D->cs, (long)D->ns + 1, sizeof *D->s)) return mlsys_last_status();
+  D->total_alloc += bytes;
+  D->s[D->ns].bytes = bytes;
+  D->s[D->ns].refs = 0;
+  D->s[D->ns].is_const = is_const;
+  D->live += bytes;
+  if (!is_const) D->live_act += bytes;
+  *sid = D->ns++;
+  return MLSYS_OK;
+}
+static void mlsys__remat_dtr_ref(mlsys__remat_dtr *D, int sid, int delta) {
+  mlsys__remat_dtr_storage *s = &D->s[sid];
+  s->refs += delta;
+  if (s->refs == 0) {   /* the last name bound to it (or to a view of it) is gone */
+    D->live -= s->bytes;
+    if (!s->is_const) D->live_act -= s->bytes;
+  }
+}
+/* After an op's allocations, before its releases (DTR's order: compute, then release). */
+static void mlsys__remat_dtr_peak(mlsys__remat_dtr *D) {
+  if (D->pre) return;
+  if (D->live > D->info.trace_peak) D->info.trace_peak = D->live;
+  if (D->live_act > D->info.trace_peak_activations) {
+    D->info.trace_peak_activations = D->live_act;
+    D->info.trace_peak_line = D->line;
+  }
+}
+static mlsys_status mlsys__remat_dtr_tensor_new(mlsys__remat_dtr *D, int sid, int node, int *tid) {
+  if (!mlsys__remat_dtr_grow((void **)&D->t, &D->ct, (long)D->nt + 1, sizeof *D->t)) return mlsys_last_status();
+  D->t[D->nt].storage = sid;
+  D->t[D->nt].node = node;
+  *tid = D->nt++;
+  return MLSYS_OK;
+}
+
+/* ---- nodes ---- */
+/* Names are kept only when the text form can carry them; others are left out (the writer then says "n<id>"). */
+static int mlsys__remat_dtr_text_ok(const char *s) {
+  return s && mlsys__remat_text_token_ok(s) && strncmp(s, "op=", 3) != 0 && strncmp(s, "fwd_of=", 7) != 0;
+}
+
+/* Ops that draw random numbers (DTR's own log spells one "_fused_droupout_"): recomputing them needs RNG replay. */
+static int mlsys__remat_dtr_is_rng(const char *op) {
+  static const char *const pat[] = {"dropout", "droupout", "bernoulli", "rand", "normal_", "multinomial"};
+  size_t i;
+  if (strstr(op, "backward")) return 0;   /* dropout_backward only reads the saved mask */
+  for (i = 0; i < sizeof pat / sizeof pat[0]; i++)
+    if (strstr(op, pat[i])) return 1;
+  return 0;
+}
+
+static mlsys_status mlsys__remat_dtr_node_new(mlsys__remat_dtr *D, const char *name, const char *op, double cost,
+                                              uint64_t mem, unsigned flags, int *out) {
+  mlsys__remat_dtr_node *v;
+  if (D->nn >= MLSYS_REMAT_MAX_NODES)
+    return mlsys_set_error(MLSYS_ERR_TOO_BIG, "%s:%d: more than %d nodes (the limit of a remat graph: schedules are "
+                           "n*n); cut the trace shorter", D->src, D->line, MLSYS_REMAT_MAX_NODES);
+  if (!mlsys__remat_dtr_grow((void **)&D->nd, &D->cn, (long)D->nn + 1, sizeof *D->nd)) return mlsys_last_status();
+  if (D->cap_mark != D->cn) {   /* mark and used follow nd's capacity */
+    int *m = (int *)mlsys_realloc_array(D->mark, (size_t)D->cn, sizeof(int));
+    unsigned char *u;
+    if (!m) return MLSYS_ERR_NOMEM;
+    D->mark = m;
+    if (!(u = (unsigned char *)mlsys_realloc_array(D->used, (size_t)D->cn, 1))) return MLSYS_ERR_NOMEM;
+    D->used = u;
+    D->cap_mark = D->cn;
+  }
+  v = &D->nd[D->nn];
+  memset(v, 0, sizeof *v);
+  D->mark[D->nn] = 0;
+  D->used[D->nn] = 0;
+  if (mlsys__remat_dtr_text_ok(name) && !(v->name = mlsys_strdup(name))) return MLSYS_ERR_NOMEM;
+  if (mlsys__remat_dtr_text_ok(op) && !(v->op = mlsys_strdup(op))) return MLSYS_ERR_NOMEM;
+  v->kind = D->bwd ? MLSYS_REMAT_B : MLSYS_REMAT_F;
+  v->flags = flags | (op && mlsys__remat_dtr_is_rng(op) ? (unsigned)MLSYS_REMAT_RNG : 0u);
+  v->cost = cost;
+  v->mem = mem;
+  v->dep_off = D->ndep;
+  D->stamp++;
+  *out = D->nn++;
+  return MLSYS_OK;
+}
+/* Append dep u (< v, or -1 for "not a node") to the newest node, once. */
+static mlsys_status mlsys__remat_dtr_dep(mlsys__remat_dtr *D, int u, int mark_used) {
+  mlsys__remat_dtr_node *v = &D->nd[D->nn - 1];
+  if (u < 0 || D->mark[u] == D->stamp) return MLSYS_OK;
+  if (D->ndep >= D->cdep) {
+    long c = D->cdep ? D->cdep * 2 : 4096;
+    int *p;
+    if (c > INT_MAX) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "%s:%d: too many edges", D->src, D->line);
+    if (!(p = (int *)mlsys_realloc_array(D->dep, (size_t)c, sizeof(int)))) return MLSYS_ERR_NOMEM;
+    D->dep = p;
+    D->cdep = c;
+  }
+  D->mark[u] = D->stamp;
+  if (mark_used) D->used[u] = 1;
+  D->dep[D->ndep++] = u;
+  v->ndeps++;
+  return MLSYS_OK;
+}
+
+/* Before an op's nodes: the kind split. */
+static void mlsys__remat_dtr_before_op(mlsys__remat_dtr *D, const char *op, int first_arg_tensor) {
+  if (D->pre) return;
+  if (D->names_rule && !D->bwd && strstr(op, "backward")) D->bwd = 1;
+  if (D->loss_pending) {   /* autograd seeds the backward pass with ones_like(loss): its argument is the loss */
+    int u = first_arg_tensor >= 0 ? D->t[first_arg_tensor].node : -1;
+    D->loss_pending = 0;
+    if (u >= 0 && D->nd[u].kind == MLSYS_REMAT_F) { D->nd[u].kind = MLSYS_REMAT_L; D->loss = u; }
+  }
+}
+
+/* ---- instructions ---- */
+static mlsys_status mlsys__remat_dtr_pend_room(mlsys__remat_dtr *D, int nres, int nargs) {
+  if (!mlsys__remat_dtr_grow((void **)&D->pend_res, &D->cap_res, nres, sizeof(int)) ||
+      !mlsys__remat_dtr_grow((void **)&D->pend_mem, &D->cap_mem, nres, sizeof(uint64_t)) ||
+      !mlsys__remat_dtr_grow((void **)&D->pend_alias, &D->cap_alias, nres, sizeof(int)))
+    return mlsys_last_status();
+  if (!mlsys__remat_dtr_grow((void **)&D->pend_args, &D->cap_args, nargs, sizeof(int))) return mlsys_last_status();
+  return MLSYS_OK;
+}
+
+/* All MEMORY/ALIAS lines of a CALL are in: allocate (views share their base's storage), bind, emit the nodes. */
+static mlsys_status mlsys__remat_dtr_call_done(mlsys__remat_dtr *D) {
+  int k = D->npres, r, primary = 0, pnode = -1, j, line = D->line;
+  mlsys_status st;
+  D->line = D->pend_line;   /* messages and the peak refer to the CALL line */
+  for (r = 0; r < k; r++)
+    if (D->pend_alias[r] < 0) { primary = r; break; }
+  for (r = 0; r < k; r++) {
+    int sid = -1, tid = -1;
+    if (D->pend_alias[r] >= 0) sid = D->t[D->pend_args[D->pend_alias[r]]].storage;
+    else if ((st = mlsys__remat_dtr_alloc(D, D->pend_mem[r], D->pre, &sid)) != MLSYS_OK) return st;
+    if ((st = mlsys__remat_dtr_tensor_new(D, sid, -1, &tid)) != MLSYS_OK) return st;
+    D->b[D->pend_res[r]].tensor = tid;
+    mlsys__remat_dtr_ref(D, sid, +1);
+  }
+  mlsys__remat_dtr_peak(D);
+  if (!D->pre) {
+    D->info.calls++;
+    D->info.total_time += D->pend_time;
+    for (r = 0; r < k; r++) {
+      int v, a = D->pend_alias[r], base = a >= 0 ? D->t[D->pend_args[a]].node : -1;
+      unsigned flags = base >= 0 ? (unsigned)MLSYS_REMAT_ALIAS : 0u;
+      if ((st = mlsys__remat_dtr_node_new(D, D->b[D->pend_res[r]].name, D->pend_op, r == primary ? D->pend_time : 0,
+                                          a >= 0 ? 0 : D->pend_mem[r], flags, &v)) != MLSYS_OK)
+        return st;
+      D->t[D->b[D->pend_res[r]].tensor].node = v;
+      if (r == primary) pnode = v;
+      /* a view's base first (the alias flag's meaning); a later result needs the op to have run: the primary */
+      if ((st = mlsys__remat_dtr_dep(D, base, 1)) != MLSYS_OK) return st;
+      if (r != primary && a < 0 && (st = mlsys__remat_dtr_dep(D, pnode, 0)) != MLSYS_OK) return st;
+      for (j = 0; j < D->npargs; j++)
+        if ((st = mlsys__remat_dtr_dep(D, D->t[D->pend_args[j]].node, 1)) != MLSYS_OK) return st;
+      D->info.results++;
+      if (a >= 0) D->info.views++;
+    }
+  }
+  D->pend = 0;
+  D->line = line;
+  return MLSYS_OK;
+}
+
+static mlsys_status mlsys__remat_dtr_call(mlsys__remat_dtr *D, const mlsys_json *o) {
+  const mlsys_json *res, *args;
+  const char *op;
+  int i, bid;
+  mlsys_status st;
+  if ((st = mlsys__remat_dtr_name(D, o, "CALL", "NAME", &op)) != MLSYS_OK) return st;
+  if ((st = mlsys__remat_dtr_field(D, o, "CALL", "RESULT", MLSYS_JSON_ARRAY, &res)) != MLSYS_OK) return st;
+  if ((st = mlsys__remat_dtr_field(D, o, "CALL", "ARGS", MLSYS_JSON_ARRAY, &args)) != MLSYS_OK) return st;
+  if ((st = mlsys__remat_dtr_time(D, o, "CALL", &D->pend_time)) != MLSYS_OK) return st;
+  if (res->count == 0) return mlsys__remat_dtr_err(D, "CALL '%.100s' has no RESULT", op);
+  if ((st = mlsys__remat_dtr_pend_room(D, res->count, args->count)) != MLSYS_OK) return st;
+  for (i = 0; i < args->count; i++) {
+    if ((st = mlsys__remat_dtr_name_ok(D, &args->items[i], "CALL", "ARGS")) != MLSYS_OK) return st;
+    if ((st = mlsys__remat_dtr_use(D, args->items[i].str, "CALL", &bid)) != MLSYS_OK) return st;
+    D->pend_args[i] = D->b[bid].tensor;
+  }
+  D->npargs = args->count;
+  mlsys__remat_dtr_before_op(D, op, args->count ? D->pend_args[0] : -1);
+  for (i = 0; i < res->count; i++) {   /* bound now, so a repeated result name is caught here */
+    if ((st = mlsys__remat_dtr_name_ok(D, &res->items[i], "CALL", "RESULT")) != MLSYS_OK) return st;
+    if ((st = mlsys__remat_dtr_bind_new(D, res->items[i].str, -1, &D->pend_res[i])) != MLSYS_OK) return st;
+  }
+  D->npres = res->count;
+  mlsys_free(D->pend_op);
+  if (!(D->pend_op = mlsys_strdup(op))) return MLSYS_ERR_NOMEM;
+  D->pend = 2;
+  D->pend_pos = 0;
+  D->pend_line = D->line;
+  return MLSYS_OK;
+}
+
+static int mlsys__remat_dtr_cmp_int(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* MUTATE: DTR's simulator reads an in-place op as producing a new version of each mutated argument (a fresh
+   storage of the same size) that the argument's name is then bound to; the old version loses that reference. */
+static mlsys_status mlsys__remat_dtr_mutate(mlsys__remat_dtr *D, const mlsys_json *o) {
+  const mlsys_json *args, *mut;
+  const char *op;
+  double time;
+  int i, j, k, first = -1, *argb, *argt, *olds;
+  mlsys_status st;
+  if ((st = mlsys__remat_dtr_name(D, o, "MUTATE", "NAME", &op)) != MLSYS_OK) return st;
+  if ((st = mlsys__remat_dtr_field(D, o, "MUTATE", "ARGS", MLSYS_JSON_ARRAY, &args)) != MLSYS_OK) return st;
+  if ((st = mlsys__remat_dtr_field(D, o, "MUTATE", "MUTATE", MLSYS_JSON_ARRAY, &mut)) != MLSYS_OK) return st;
+  if ((st = mlsys__remat_dtr_time(D, o, "MUTATE", &time)) != MLSYS_OK) return st;
+  k = mut->count;
+  if (k == 0) return mlsys__remat_dtr_err(D, "MUTATE '%.100s' mutates nothing", op);
+  if (!mlsys__remat_dtr_grow((void **)&D->tmp, &D->ctmp, 2L * args->count + 2L * k, sizeof(int)))
+    return mlsys_last_status();
+  argb = D->tmp;
+  argt = D->tmp + args->count;
+  olds = D->tmp + 2 * args->count;   /* [k] storages that lose a reference, then [k] sorted bindings */
+  for (i = 0; i < args->count; i++) {
+    if ((st = mlsys__remat_dtr_name_ok(D, &args->items[i], "MUTATE", "ARGS")) != MLSYS_OK) return st;
+    if ((st = mlsys__remat_dtr_use(D, args->items[i].str, "MUTATE", &argb[i])) != MLSYS_OK) return st;
+    argt[i] = D->b[argb[i]].tensor;
+  }
+  for (i = 0; i < k; i++) {
+    const mlsys_json *m = &mut->items[i];
+    if (m->type != MLSYS_JSON_NUMBER || !m->is_int || m->i64 < 0 || m->i64 >= args->count)
+      return mlsys__remat_dtr_err(D, "MUTATE: entry %d of 'MUTATE' must be an argument index in [0, %d)", i,
+                                  args->count);
+    olds[k + i] = argb[m->i64];
+  }
+  qsort(olds + k, (size_t)k, sizeof(int), mlsys__remat_dtr_cmp_int);
+  for (i = 1; i < k; i++)
+    if (olds[k + i] == olds[k + i - 1])
+      return mlsys__remat_dtr_err(D, "MUTATE mutates '%.100s' twice", D->b[olds[k + i]].name);
+  mlsys__remat_dtr_before_op(D, op, args->count ? argt[0] : -1);
+  for (i = 0; i < k; i++) {
+    int a = (int)mut->items[i].i64, old = argt[a], sid = -1, tid = -1, v = -1;
+    uint64_t bytes = D->s[D->t[old].storage].bytes;
+    if ((st = mlsys__remat_dtr_alloc(D, bytes, D->pre, &sid)) != MLSYS_OK) return st;
+    if ((st = mlsys__remat_dtr_tensor_new(D, sid, -1, &tid)) != MLSYS_OK) return st;
+    olds[i] = D->t[old].storage;
+    D->b[argb[a]].tensor = tid;
+    mlsys__remat_dtr_ref(D, sid, +1);
+    if (!D->pre) {
+      char nm[MLSYS__REMAT_DTR_MAX_NAME + 24];
+      int base = D->t[old].node;
+      snprintf(nm, sizeof nm, "%s$%d", D->b[argb[a]].name, D->line);
+      if ((st = mlsys__remat_dtr_node_new(D, nm, op, i == 0 ? time : 0, bytes,
+                                          base >= 0 ? (unsigned)MLSYS_REMAT_INPLACE : 0u, &v)) != MLSYS_OK)
+        return st;
+      D->t[tid].node = v;
+      if (i == 0) first = v;
+      if ((st = mlsys__remat_dtr_dep(D, base, 1)) != MLSYS_OK) return st;
+      if (i > 0 && (st = mlsys__remat_dtr_dep(D, first, 0)) != MLSYS_OK) return st;
+      for (j = 0; j < args->count; j++)
+        if ((st = mlsys__remat_dtr_dep(D, D->t[argt[j]].node, 1)) != MLSYS_OK) return st;
+    }
+  }
+  mlsys__remat_dtr_peak(D);
+  for (i = 0; i < k; i++) mlsys__remat_dtr_ref(D, olds[i], -1);
+  if (!D->pre) { D->info.mutates++; D->info.total_time += time; }
+  return MLSYS_OK;
+}
+
+static mlsys_status mlsys__remat_dtr_line(mlsys__remat_dtr *D, const mlsys_json *o) {
+  const mlsys_json *iv;
+  const char *in, *name, *name2;
+  int64_t x;
+  int bid = -1, bid2 = -1, tid = -1, sid = -1;
+  mlsys_status st;
+  if (o->type != MLSYS_JSON_OBJECT)
+    return mlsys__remat_dtr_err(D, "expected a JSON object, got %s", mlsys_json_type_name(o->type));
+  iv = mlsys_json_get(o, "INSTRUCTION");
+  if (!iv) return mlsys__remat_dtr_err(D, "the line has no 'INSTRUCTION'");
+  if (iv->type != MLSYS_JSON_STRING)
+    return mlsys__remat_dtr_err(D, "'INSTRUCTION' must be a string, got %s", mlsys_json_type_name(iv->type));
+  in = iv->str;
+  if (D->pend) {   /* only the awaited MEMORY / ALIAS line may come */
+    int r = D->pend_pos / 2;
+    const char *want = D->pend == 1 || D->pend_pos % 2 == 0 ? "MEMORY" : "ALIAS";
+    const char *rname = D->b[D->pend_res[r]].name;
+    if (strcmp(in, want) != 0)
+      return mlsys__remat_dtr_err(D, "expected the %s line of '%.100s' (%s on line %d), got %.40s", want, rname,
+                                  D->pend == 1 ? "the CONSTANT" : "a result of the CALL", D->pend_line, in);
+    if ((st = mlsys__remat_dtr_name(D, o, in, "NAME", &name)) != MLSYS_OK) return st;
+    if (strcmp(name, rname) != 0)
+      return mlsys__remat_dtr_err(D, "expected the %s line of '%.100s' (line %d), got one for '%.100s'", want, rname,
+                                  D->pend_line, name);
+    if (D->pend == 1) {   /* CONSTANT: parameters, inputs, scalars; fixed memory, never a node */
+      if ((st = mlsys__remat_dtr_int(D, o, "MEMORY", "MEMORY", 0, (int64_t)MLSYS__REMAT_MAX_MEM, &x)) != MLSYS_OK)
+        return st;
+      if ((st = mlsys__remat_dtr_alloc(D, (uint64_t)x, 1, &sid)) != MLSYS_OK) return st;
+      if ((st = mlsys__remat_dtr_tensor_new(D, sid, -1, &tid)) != MLSYS_OK) return st;
+      D->b[D->pend_res[0]].tensor = tid;
+      mlsys__remat_dtr_ref(D, sid, +1);
+      mlsys__remat_dtr_peak(D);
+      if (!D->pre) { D->fixed_const += (uint64_t)x; D->info.constants++; }
+      D->pend = 0;
+      return MLSYS_OK;
+    }
+    if (D->pend_pos % 2 == 0) {
+      if ((st = mlsys__remat_dtr_int(D, o, "MEMORY", "MEMORY", 0, (int64_t)MLSYS__REMAT_MAX_MEM, &x)) != MLSYS_OK)
+        return st;
+      D->pend_mem[r] = (uint64_t)x;
+    } else {
+      if ((st = mlsys__remat_dtr_int(D, o, "ALIAS", "ALIAS", -1, (int64_t)D->npargs - 1, &x)) != MLSYS_OK)
+        return st;
+      D->pend_alias[r] = (int)x;
+    }
+    if (++D->pend_pos == 2 * D->npres) return mlsys__remat_dtr_call_done(D);
+    return MLSYS_OK;
+  }
+  if (!strcmp(in, "CALL")) return mlsys__remat_dtr_call(D, o);
+  if (!strcmp(in, "MUTATE")) return mlsys__remat_dtr_mutate(D, o);
+  if (!strcmp(in, "CONSTANT")) {
+    if ((st = mlsys__remat_dtr_name(D, o, in, "NAME", &name)) != MLSYS_OK) return st;
+    if ((st = mlsys__remat_dtr_pend_room(D, 1, 0)) != MLSYS_OK) return st;
+    if ((st = mlsys__remat_dtr_bind_new(D, name, -1, &D->pend_res[0])) != MLSYS_OK) return st;
+    D->pend = 1;
+    D->pend_pos = 0;
+    D->npres = 1;
+    D->pend_line = D->line;
+    return MLSYS_OK;
+  }
+  if (!strcmp(in, "COPY")) {   /* a second name for the same tensor (autograd saving it, a Python variable) */
+    if ((st = mlsys__remat_dtr_name(D, o, in, "SRC", &name)) != MLSYS_OK) return st;
+    if ((st = mlsys__remat_dtr_name(D, o, in, "DST", &name2)) != MLSYS_OK) return st;
+    if ((st = mlsys__remat_dtr_use(D, name, in, &bid)) != MLSYS_OK) return st;
+    tid = D->b[bid].tensor;
+    if ((st = mlsys__remat_dtr_bind_new(D, name2, tid, &bid2)) != MLSYS_OK) return st;
+    mlsys__remat_dtr_ref(D, D->t[tid].storage, +1);
+    if (!D->pre) D->info.copies++;
+    return MLSYS_OK;
+  }
+  if (!strcmp(in, "COPY_FROM")) {   /* DST now names SRC's tensor (x.data = y) */
+    int old;
+    if ((st = mlsys__remat_dtr_name(D, o, in, "SRC", &name)) != MLSYS_OK) return st;
+    if ((st = mlsys__remat_dtr_name(D, o, in, "DST", &name2)) != MLSYS_OK) return st;
+    if ((st = mlsys__remat_dtr_use(D, name, in, &bid)) != MLSYS_OK) return st;
+    if ((st = mlsys__remat_dtr_use(D, name2, in, &bid2)) != MLSYS_OK) return st;
+    old = D->b[bid2].tensor;
+    D->b[bid2].tensor = D->b[bid].tensor;
+    mlsys__remat_dtr_ref(D, D->t[D->b[bid].tensor].storage, +1);
+    mlsys__remat_dtr_ref(D, D->t[old].storage, -1);
+    if (!D->pre) D->info.copies++;
+    return MLSYS_OK;
+  }
+  if (!strcmp(in, "RELEASE")) {
+    if ((st = mlsys__remat_dtr_name(D, o, in, "NAME", &name)) != MLSYS_OK) return st;
+    if ((bid = mlsys__remat_dtr_find(D, name)) < 0) { D->info.releases_ignored++; return MLSYS_OK; }
+    if (D->b[bid].released)
+      return mlsys__remat_dtr_err(D, "RELEASE of '%.100s', already released on line %d", name, D->b[bid].released);
+    D->b[bid].released = D->line;
+    mlsys__remat_dtr_ref(D, D->t[D->b[bid].tensor].storage, -1);
+    if (!D->pre) D->info.releases++;
+    return MLSYS_OK;
+  }
+  if (!strcmp(in, "PIN")) {   /* DTR never evicts a pinned tensor: never recompute it either */
+    int v;
+    if ((st = mlsys__remat_dtr_name(D, o, in, "NAME", &name)) != MLSYS_OK) return st;
+    if ((st = mlsys__remat_dtr_use(D, name, in, &bid)) != MLSYS_OK) return st;
+    if ((v = D->t[D->b[bid].tensor].node) >= 0) D->nd[v].flags |= MLSYS_REMAT_NORECOMPUTE;
+    if (!D->pre) D->info.pins++;
+    return MLSYS_OK;
+  }
+  if (!strcmp(in, "ANNOTATE")) {
+    if ((st = mlsys__remat_dtr_name(D, o, in, "ANNOTATION", &name)) != MLSYS_OK) return st;
+    if (!strcmp(name, "START") && D->pre) {   /* what exists now is input to the imported part: fixed memory */
+      D->pre = 0;
+      D->fixed_pre = D->live;
+      D->info.start_line = D->line;
+      mlsys__remat_dtr_peak(D);
+    } else if (!strcmp(name, "BACKWARD") && !D->names_rule && !D->bwd && !D->pre) {
+      D->bwd = 1;
+      D->loss_pending = 1;
+      D->info.backward_line = D->line;
+    }
+    return MLSYS_OK;   /* other annotations carry nothing the graph needs */
+  }
+  if (!strcmp(in, "MEMORY") || !strcmp(in, "ALIAS"))
+    return mlsys__remat_dtr_err(D, "%s line without a CONSTANT or CALL before it", in);
+  return mlsys__remat_dtr_err(D, "unknown instruction '%.60s'", in);
+}
+
+/* Parse one line; JSON syntax errors are re-stated with the trace's line number. */
+static mlsys_status mlsys__remat_dtr_json(mlsys__remat_dtr *D, const char *p, size_t n, mlsys_json_doc *doc) {
+  char msg[1024];
+  const char *m, *rest;
+  char *e;
+  long col = 0;
+  mlsys_status st = mlsys_json_parse(p, n, "", doc);
+  if (st != MLSYS_ERR_PARSE) return st;
+  snprintf(msg, sizeof msg, "%s", mlsys_last_error());
+  m = msg;
+  rest = m;
+  if (!strncmp(m, ":1:", 3)) {   /* ":1:<col>: what" */
+    col = strtol(m + 3, &e, 10);
+    if (*e == ':') rest = e + 1 + (e[1] == ' ');
+  }
+  return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d:%ld: %s", D->src, D->line, col, rest);
+}
+
+/* Which marker a line is: 1 ANNOTATE START, 2 ANNOTATE BACKWARD, 0 anything else (malformed lines included: the
+   main pass reports those). Only lines that mention ANNOTATE are parsed. */
+static int mlsys__remat_dtr_marker(const char *p, size_t n) {
+  static const char pat[] = "ANNOTATE";
+  size_t i, m = sizeof pat - 1;
+  int r = 0;
+  mlsys_json_doc doc;
+  const mlsys_json *a, *b;
+  for (i = 0; i + m <= n; i++)
+    if (p[i] == 'A' && !memcmp(p + i, pat, m)) break;
+  if (i + m > n) return 0;
+  if (mlsys_json_parse(p, n, "", &doc) != MLSYS_OK) { mlsys_clear_error(); return 0; }
+  a = mlsys_json_get(doc.root, "INSTRUCTION");
+  b = mlsys_json_get(doc.root, "ANNOTATION");
+  if (a && b && a->type == MLSYS_JSON_STRING && b->type == MLSYS_JSON_STRING && !strcmp(a->str, "ANNOTATE"))
+    r = !strcmp(b->str, "START") ? 1 : !strcmp(b->str, "BACKWARD") ? 2 : 0;
+  mlsys_json_doc_free(&doc);
+  return r;
+}
+
+/* Next line [*p, *q) of text; returns 0 at the end. Trailing '\r' dropped. */
+static int mlsys__remat_dtr_next(const char *text, size_t len, size_t *pos, const char **p, size_t *n) {
+  const char *s, *e;
+  if (*pos >= len) return 0;
+  s = text + *pos;
+  e = (const char *)memchr(s, '\n', len - *pos);
+  if (!e) e = text + len;
+  *pos = (size_t)(e - text) + (e < text + len);
+  *p = s;
+  *n = (size_t)(e - s);
+  if (*n && s[*n - 1] == '\r') (*n)--;
+  return 1;
+}
+
+static void mlsys__remat_dtr_free(mlsys__remat_dtr *D) {
+  int i;
+  for (i = 0; i < D->nb; i++) mlsys_free(D->b[i].name);
+  for (i = 0; i < D->nn; i++) { mlsys_free(D->nd[i].name); mlsys_free(D->nd[i].op); }
+  mlsys_free(D->b); mlsys_free(D->tab); mlsys_free(D->t); mlsys_free(D->s); mlsys_free(D->nd); mlsys_free(D->dep);
+  mlsys_free(D->mark); mlsys_free(D->used); mlsys_free(D->pend_op); mlsys_free(D->pend_res); mlsys_free(D->pend_mem);
+  mlsys_free(D->pend_alias); mlsys_free(D->pend_args); mlsys_free(D->tmp);
+}
+
+/* The graph from the interpreter's nodes; the sink, fixed memory, units and info. */
+static mlsys_status mlsys__remat_dtr_build(mlsys__remat_dtr *D, const mlsys_remat_dtr_opts *o,
+                                           mlsys_remat_graph *out) {
+  mlsys_remat_node *nodes = NULL;
+  unsigned char *smark = NULL;
+  int v, i, n;
+  mlsys_status st;
+  char nm[256];
+  /* what the program still holds at the end: its outputs (loss, parameter gradients, ...) */
+  if (!(smark = (unsigned char *)mlsys_calloc((size_t)D->ns + 1, 1))) return MLSYS_ERR_NOMEM;
+  D->stamp++;
+  if (o->keep_outputs && D->nn > 0) {
+    st = mlsys__remat_dtr_node_new(D, "(outputs)", NULL, 0, 0, 0, &v);
+    if (st != MLSYS_OK) { mlsys_free(smark); return st; }
+    D->nd[v].kind = MLSYS_REMAT_B;
+  }
+  for (i = 0; i < D->nb; i++) {
+    int tid = D->b[i].tensor, u, sid;
+    if (D->b[i].released || tid < 0 || (u = D->t[tid].node) < 0) continue;
+    sid = D->t[tid].storage;
+    if (D->mark[u] != D->stamp) {
+      D->info.outputs++;
+      if (o->keep_outputs && (st = mlsys__remat_dtr_dep(D, u, 0)) != MLSYS_OK) { mlsys_free(smark); return st; }
+      D->mark[u] = D->stamp;
+    }
+    if (!smark[sid] && !D->s[sid].is_const) { smark[sid] = 1; D->info.output_bytes += D->s[sid].bytes; }
+  }
+  mlsys_free(smark);
+  if (o->keep_outputs && D->nn > 0) {   /* the sink's deps in id order */
+    mlsys__remat_dtr_node *sk = &D->nd[D->nn - 1];
+    qsort(D->dep + sk->dep_off, (size_t)sk->ndeps, sizeof(int), mlsys__remat_dtr_cmp_int);
+  }
+  n = D->nn;
+  if (!(nodes = (mlsys_remat_node *)mlsys_calloc((size_t)(n ? n : 1), sizeof *nodes))) return MLSYS_ERR_NOMEM;
+  for (v = 0; v < n; v++) {
+    nodes[v].name = D->nd[v].name;
+    nodes[v].op = D->nd[v].op;
+    nodes[v].kind = (mlsys_remat_kind)D->nd[v].kind;
+    nodes[v].cost = D->nd[v].cost;
+    nodes[v].mem = D->nd[v].mem;
+    nodes[v].ndeps = D->nd[v].ndeps;
+    nodes[v].deps = D->dep + D->nd[v].dep_off;
+    nodes[v].flags = D->nd[v].flags;
+  }
+  st = mlsys_remat_graph_create(n, nodes, out);
+  mlsys_free(nodes);
+  if (st != MLSYS_OK) {   /* only reachable through odd names (two nodes named alike): still bad input */
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", mlsys_last_error());
+    return mlsys_set_error(st == MLSYS_ERR_ARG ? MLSYS_ERR_PARSE : st, "%s: %s", D->src, msg);
+  }
+  if (D->fixed_const > MLSYS__REMAT_MAX_MEM || D->fixed_pre > MLSYS__REMAT_MAX_MEM)
+    return mlsys_set_error(MLSYS_ERR_TOO_BIG, "%s: the constants hold more than 2^48 bytes", D->src);
+  if ((st = mlsys_remat_graph_set_fixed(out, "constants", D->fixed_const)) != MLSYS_OK) return st;
+  if (D->fixed_pre && (st = mlsys_remat_graph_set_fixed(out, "before_start", D->fixed_pre)) != MLSYS_OK) return st;
+  if (!(out->mem_unit = mlsys_strdup("byte")) || !(out->cost_unit = mlsys_strdup("ns"))) return MLSYS_ERR_NOMEM;
+  if (o->name) snprintf(nm, sizeof nm, "%s", o->name);
+  else {   /* "logs/resnet32-56-...-default.log" → "resnet32-56-...-default" */
+    const char *base = strrchr(D->src, '/');
+    size_t l;
+    snprintf(nm, sizeof nm, "%s", base ? base + 1 : D->src[0] == '<' ? "" : D->src);
+    l = strlen(nm);
+    if (l > 4 && !strcmp(nm + l - 4, ".log")) nm[l - 4] = 0;
+  }
+  if (mlsys__remat_text_token_ok(nm) && !(out->name = mlsys_strdup(nm))) return MLSYS_ERR_NOMEM;
+  /* info */
+  D->info.nodes = n;
+  D->info.loss = out->loss;
+  for (v = 0; v < n; v++) {
+    if (out->kind[v] == MLSYS_REMAT_B) D->info.backward++; else D->info.forward++;
+    D->info.total_bytes += out->dag.size[v];
+    if (!D->used[v] && !(o->keep_outputs && v == n - 1)) D->info.unused++;
+  }
+  D->info.fixed_bytes = D->fixed_const + D->fixed_pre;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_import_dtr(const char *text, size_t len, const char *source,
+                                              const mlsys_remat_dtr_opts *opts, mlsys_remat_graph *out,
+                                              mlsys_remat_dtr_info *info) {
+  mlsys__remat_dtr D;
+  mlsys_remat_dtr_opts o;
+  mlsys_status st = MLSYS_OK;
+  size_t pos = 0, n;
+  const char *p;
+  int has_start = 0, has_bwd = 0, line = 0;
+  if (info) { memset(info, 0, sizeof *info); info->loss = -1; }
+  if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_remat_import_dtr: out is NULL");
+  memset(out, 0, sizeof *out);
+  out->loss = -1;
+  if (!text && len) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_remat_import_dtr: text is NULL but len is %zu", len);
+  memset(&o, 0, sizeof o);
+  if (opts) o = *opts;
+  memset(&D, 0, sizeof D);
+  D.src = source ? source : "<dtr>";
+  D.loss = -1;
+  D.info.loss = -1;
+  /* first pass: where the markers are (START decides what is fixed memory, BACKWARD which split rule applies) */
+  while (mlsys__remat_dtr_next(text, len, &pos, &p, &n)) {
+    int m = n <= MLSYS__REMAT_DTR_MAX_LINE ? mlsys__remat_dtr_marker(p, n) : 0;
+    if (m == 1) has_start = 1;
+    if (m == 2) has_bwd = 1;
+  }
+  D.pre = has_start && !o.whole_trace;
+  D.names_rule = !has_bwd;
+  for (pos = 0; st == MLSYS_OK && mlsys__remat_dtr_next(text, len, &pos, &p, &n);) {
+    mlsys_json_doc doc;
+    size_t i;
+    D.line = ++line;
+    for (i = 0; i < n && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r'); i++) {}
+    if (i == n) continue;   /* blank */
+    if (n > MLSYS__REMAT_DTR_MAX_LINE) {
+      st = mlsys_set_error(MLSYS_ERR_TOO_BIG, "%s:%d: line of %zu bytes; the limit is 1 MiB", D.src, D.line, n);
+      break;
+    }
+    if ((st = mlsys__remat_dtr_json(&D, p, n, &doc)) != MLSYS_OK) break;
+    st = mlsys__remat_dtr_line(&D, doc.root);
+    mlsys_json_doc_free(&doc);
+  }
+  D.info.lines = line;
+  if (st == MLSYS_OK && D.pend) {
+    D.line = D.pend_line;
+    st = mlsys__remat_dtr_err(&D, "the trace ends before the %s line of '%.100s' (it looks truncated)",
+                              D.pend == 1 || D.pend_pos % 2 == 0 ? "MEMORY" : "ALIAS",
+                              D.b[D.pend_res[D.pend_pos / 2]].name);
+  }
+  if (st == MLSYS_OK && D.nn == 0)
+    st = mlsys_set_error(MLSYS_ERR_PARSE, "%s: no CALL or MUTATE %s: nothing to import", D.src,
+                         D.info.start_line ? "after the ANNOTATE START" : "in the trace");
+  if (st == MLSYS_OK) st = mlsys__remat_dtr_build(&D, &o, out);
+  if (st != MLSYS_OK) mlsys_remat_graph_free(out);
+  else if (info) *info = D.info;
+  mlsys__remat_dtr_free(&D);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_import_dtr_file(const char *path, const mlsys_remat_dtr_opts *opts,
+                                                   mlsys_remat_graph *out, mlsys_remat_dtr_info *info) {
+  char *buf;
+  size_t len;
+  mlsys_status st;
+  if (info) { memset(info, 0, sizeof *info); info->loss = -1; }
+  if (out) { memset(out, 0, sizeof *out); out->loss = -1; }
+  if (!path || !out) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_remat_import_dtr_file: path or out is NULL");
+  if ((st = mlsys_read_file(path, &buf, &len)) != MLSYS_OK) return st;
+  st = mlsys_remat_import_dtr(buf, len, strcmp(path, "-") == 0 ? "<stdin>" : path, opts, out, info);
+  mlsys_free(buf);
+  return st;
+}
 
 #ifdef __cplusplus
 }

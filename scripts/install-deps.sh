@@ -11,7 +11,8 @@ set -eu
 #   coinor-cbc, glpk-utils        independent solvers the tests cross-check exported models against
 #   libstb-dev                    stb_image for the image headers (later issues)
 #   clang, libclang-rt-14-dev     libFuzzer targets (`make fuzz`) and sanitizer runtimes
-PKGS="build-essential pkg-config lp-solve liblpsolve55-dev coinor-libcbc-dev coinor-libclp-dev coinor-cbc glpk-utils libstb-dev clang libclang-rt-14-dev"
+#   unzip                         tests/test_remat_dtr.c unpacks the DTR traces (../shared/data/dtr/logs.zip)
+PKGS="build-essential pkg-config lp-solve liblpsolve55-dev coinor-libcbc-dev coinor-libclp-dev coinor-cbc glpk-utils libstb-dev clang libclang-rt-14-dev unzip"
 
 missing=""
 for p in $PKGS; do

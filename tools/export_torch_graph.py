@@ -5,6 +5,11 @@ as an mlsys-remat-graph JSON file (see mlsys_remat.h, GRAPH FORMATS) for the Che
     /usr/bin/python3 tools/export_torch_graph.py --model alexnet --batch 32 --out alexnet_b32.json
     /usr/bin/python3 tools/export_torch_graph.py --model vgg16 --batch 2 --cost time --out vgg16_b2_us.json
     /usr/bin/python3 tools/export_torch_graph.py --model resnet50 --batch 2 --check-counts     # no file
+    /usr/bin/python3 tools/export_torch_graph.py --model unet --batch 2 --out unet_b2.json     # 416x608
+    /usr/bin/python3 tools/export_torch_graph.py --model gpt2 --batch 4 --layers 4 --seq 128 --out gpt2_b4.json
+
+Models: torchvision's alexnet vgg11 vgg16 vgg19 resnet18 resnet50 mobilenet_v2, and built-ins: mlp, smallcnn
+(the CNN a plain-C executor implements), unet (keras_segmentation's vgg_unet), gpt2 (a small GPT-2-style decoder).
 
 Algorithm (docs: tools/README.md; spec: checkmate.md §2.4), VJP-node convention (§2.3):
   1. every module with an `inplace` attribute gets inplace=False; in-place calls left in the traced graph
@@ -12,7 +17,8 @@ Algorithm (docs: tools/README.md; spec: checkmate.md §2.4), VJP-node convention
   2. torch.fx.symbolic_trace; forward nodes = call_module/call_function/call_method nodes whose recorded output
      holds a tensor (pure-metadata nodes such as x.size(0), getattr, shape arithmetic are dropped);
   3. the traced module runs under an fx.Interpreter in train mode and every node's output is recorded;
-  4. loss = cross-entropy against fixed labels (torch.manual_seed(0));
+  4. loss = cross-entropy (mean) against fixed labels (torch.manual_seed(0)): per sample, per output pixel (unet) or
+     per next token (gpt2);
   5. the VJP of forward node v = the autograd nodes reachable from v's output grad_fn before reaching another fx
      node's grad_fn or a parameter's AccumulateGrad; their `_saved_*` tensors are mapped to producers by
      (data_ptr, shape, stride, dtype): parameters/buffers/the input are fixed memory, fx-node outputs become
@@ -35,7 +41,10 @@ APT_PKGS = ["python3-torch", "python3-torchvision"]
 APT_CMD = "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq " + " ".join(APT_PKGS)
 
 TORCHVISION_MODELS = ["alexnet", "vgg11", "vgg16", "vgg19", "resnet18", "resnet50", "mobilenet_v2"]
-MODELS = TORCHVISION_MODELS + ["mlp"]
+MODELS = TORCHVISION_MODELS + ["mlp", "smallcnn", "unet", "gpt2"]
+
+DEFAULT_HW = {"smallcnn": (32, 32), "unet": (416, 608)}
+DEFAULT_CLASSES = {"mlp": 10, "smallcnn": 10, "unet": 19}
 
 # Counts measured by the spec's prototype at batch 2 (checkmate.md §2.4): L, n, |E|.
 SPEC_COUNTS = {"vgg16": (40, 81, 116), "vgg19": (46, 93, 134), "resnet50": (175, 351, 539),
@@ -92,21 +101,162 @@ def ensure_torch(install):
 
 
 # ---------------------------------------------------------------------------------------------------------------
-def build_model(name, mlp_in, mlp_hidden, num_classes):
+def build_model(name, cfg):
+    """The model to export. cfg: dict with mlp_in, mlp_hidden, num_classes, height, width and the gpt2 options."""
     import torch.nn as nn
     import torchvision
+    num_classes = cfg["num_classes"]
     if name == "mlp":                                  # (Linear, ReLU) x 3 + Linear
         from collections import OrderedDict
         layers = OrderedDict()
-        width = mlp_in
+        width = cfg["mlp_in"]
         for i in range(1, 4):
-            layers["fc%d" % i] = nn.Linear(width, mlp_hidden)
+            layers["fc%d" % i] = nn.Linear(width, cfg["mlp_hidden"])
             layers["relu%d" % i] = nn.ReLU()
-            width = mlp_hidden
+            width = cfg["mlp_hidden"]
         layers["fc4"] = nn.Linear(width, num_classes)
         return nn.Sequential(layers)
+    builtin = _builtin_models()
+    if name == "smallcnn":
+        return builtin["smallcnn"](num_classes, cfg["height"], cfg["width"])
+    if name == "unet":
+        return builtin["unet"](num_classes)
+    if name == "gpt2":
+        return builtin["gpt2"](cfg["vocab"], cfg["seq"], cfg["d_model"], cfg["heads"], cfg["layers"])
     ctor = getattr(torchvision.models, name)
     return ctor(weights=None, num_classes=num_classes)
+
+
+def _builtin_models():
+    """Model classes defined here (torch is imported lazily: ensure_torch runs first)."""
+    import math
+    from collections import OrderedDict
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class SmallCNN(nn.Module):
+        """[B,3,32,32] -> conv(3,8,3,p1) relu pool2 -> conv(8,16,3,p1) relu pool2 -> flatten -> fc(1024,64) relu
+        -> fc(64,classes). The attribute names are the fx node names (a plain-C executor implements these layers)."""
+
+        def __init__(self, num_classes, height, width):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+            self.relu1 = nn.ReLU()
+            self.pool1 = nn.MaxPool2d(2)
+            self.conv2 = nn.Conv2d(8, 16, 3, padding=1)
+            self.relu2 = nn.ReLU()
+            self.pool2 = nn.MaxPool2d(2)
+            self.fc1 = nn.Linear(16 * (height // 4) * (width // 4), 64)
+            self.relu3 = nn.ReLU()
+            self.fc2 = nn.Linear(64, num_classes)
+
+        def forward(self, x):
+            x = self.pool1(self.relu1(self.conv1(x)))
+            x = self.pool2(self.relu2(self.conv2(x)))
+            flatten = torch.flatten(x, 1)
+            return self.fc2(self.relu3(self.fc1(flatten)))
+
+    class VggUNet(nn.Module):
+        """keras_segmentation's vgg_unet in PyTorch (the model of the Checkmate paper's U-Net runs). Encoder: VGG16
+        blocks 1-4 (block 5 is not on vgg_unet's path), skips f1..f4 = the block pooling outputs (H/2..H/16).
+        Decoder, as keras_segmentation's _unet: on f4 conv3x3(512)+ReLU+BN; then 3 x [nearest upsample x2, concat
+        the skip f3/f2/f1, conv3x3(256/128/64)+ReLU+BN]; a 3x3 conv to n_classes. ZeroPadding2D + 'valid' conv is
+        written as padding=1. Logits [B, n_classes, H/2, W/2] (vgg_unet predicts at half resolution)."""
+
+        def __init__(self, num_classes):
+            super().__init__()
+            cfg = [(1, 2, 64), (2, 2, 128), (3, 3, 256), (4, 3, 512)]
+            cin = 3
+            for blk, nconv, cout in cfg:
+                layers = OrderedDict()
+                for j in range(1, nconv + 1):
+                    layers["conv%d" % j] = nn.Conv2d(cin, cout, 3, padding=1)
+                    layers["relu%d" % j] = nn.ReLU()
+                    cin = cout
+                layers["pool"] = nn.MaxPool2d(2, 2)
+                setattr(self, "block%d" % blk, nn.Sequential(layers))
+            self.dec4 = self._dec(512, 512)
+            self.up3, self.dec3 = nn.Upsample(scale_factor=2, mode="nearest"), self._dec(512 + 256, 256)
+            self.up2, self.dec2 = nn.Upsample(scale_factor=2, mode="nearest"), self._dec(256 + 128, 128)
+            self.up1, self.dec1 = nn.Upsample(scale_factor=2, mode="nearest"), self._dec(128 + 64, 64)
+            self.head = nn.Conv2d(64, num_classes, 3, padding=1)
+
+        @staticmethod
+        def _dec(cin, cout):
+            return nn.Sequential(OrderedDict([("conv", nn.Conv2d(cin, cout, 3, padding=1)), ("relu", nn.ReLU()),
+                                              ("bn", nn.BatchNorm2d(cout))]))
+
+        def forward(self, x):
+            f1 = self.block1(x)
+            f2 = self.block2(f1)
+            f3 = self.block3(f2)
+            f4 = self.block4(f3)
+            o = self.dec4(f4)
+            o = self.dec3(torch.cat([self.up3(o), f3], 1))
+            o = self.dec2(torch.cat([self.up2(o), f2], 1))
+            o = self.dec1(torch.cat([self.up1(o), f1], 1))
+            return self.head(o)
+
+    class CausalSelfAttention(nn.Module):
+        def __init__(self, d_model, heads, seq):
+            super().__init__()
+            self.heads = heads
+            self.qkv = nn.Linear(d_model, 3 * d_model)
+            self.proj = nn.Linear(d_model, d_model)
+            self.scale = 1.0 / math.sqrt(d_model // heads)
+            # True above the diagonal: position t attends to positions <= t (a buffer: fixed memory)
+            self.register_buffer("mask", torch.triu(torch.ones(seq, seq, dtype=torch.bool), diagonal=1))
+
+        def forward(self, x):
+            b, t, c = x.size(0), x.size(1), x.size(2)     # (fx cannot unpack a Proxy)
+            qkv = self.qkv(x).split(c, dim=2)
+            q, k, v = qkv[0], qkv[1], qkv[2]
+            q = q.reshape(b, t, self.heads, c // self.heads).permute(0, 2, 1, 3)   # [B, H, T, Dh]
+            k = k.reshape(b, t, self.heads, c // self.heads).permute(0, 2, 1, 3)
+            v = v.reshape(b, t, self.heads, c // self.heads).permute(0, 2, 1, 3)
+            att = (q @ k.transpose(-2, -1)) * self.scale                            # [B, H, T, T]
+            att = att.masked_fill(self.mask, float("-inf"))
+            att = F.softmax(att, dim=-1)
+            y = att @ v                                                             # [B, H, T, Dh]
+            y = y.permute(0, 2, 1, 3).reshape(b, t, c)                              # merge heads (a copy)
+            return self.proj(y)
+
+    class Block(nn.Module):
+        def __init__(self, d_model, heads, seq):
+            super().__init__()
+            self.ln_1 = nn.LayerNorm(d_model)
+            self.attn = CausalSelfAttention(d_model, heads, seq)
+            self.ln_2 = nn.LayerNorm(d_model)
+            self.mlp = nn.Sequential(OrderedDict([("fc", nn.Linear(d_model, 4 * d_model)),
+                                                  ("gelu", nn.GELU(approximate="tanh")),
+                                                  ("proj", nn.Linear(4 * d_model, d_model))]))
+
+        def forward(self, x):
+            x = x + self.attn(self.ln_1(x))
+            return x + self.mlp(self.ln_2(x))
+
+    class GPT2(nn.Module):
+        """GPT-2-style decoder-only transformer without dropout: token + position embedding, pre-LayerNorm blocks
+        (causal self-attention, GELU MLP, residual adds), final LayerNorm, LM head tied to the token embedding."""
+
+        def __init__(self, vocab, seq, d_model, heads, layers):
+            super().__init__()
+            if d_model % heads:
+                raise SystemExit("export_torch_graph: --d-model must be a multiple of --heads")
+            self.wte = nn.Embedding(vocab, d_model)
+            self.wpe = nn.Embedding(seq, d_model)
+            self.register_buffer("pos", torch.arange(seq))
+            self.h = nn.Sequential(*[Block(d_model, heads, seq) for _ in range(layers)])
+            self.ln_f = nn.LayerNorm(d_model)
+            self.lm_head = nn.Linear(d_model, vocab, bias=False)
+            self.lm_head.weight = self.wte.weight                                   # GPT-2 ties them
+
+        def forward(self, idx):
+            x = self.wte(idx) + self.wpe(self.pos)
+            return self.lm_head(self.ln_f(self.h(x)))                               # [B, T, vocab]
+
+    return {"smallcnn": SmallCNN, "unet": VggUNet, "gpt2": GPT2}
 
 
 def tensors_in(x):
@@ -194,7 +344,10 @@ def is_rng(gm, n):
 
 
 def fwd_flops(gm, n, args, outs):
-    """Spec FLOP model: conv 2*kh*kw*Cin/groups*numel(out); linear 2*in*numel(out); others numel(out)."""
+    """Spec FLOP model: conv 2*kh*kw*Cin/groups*numel(out); linear 2*in*numel(out); others numel(out).
+    Added here: matmul/bmm 2*K*numel(out); softmax, log_softmax, layer_norm 5*numel(out) (several passes per
+    element). Everything else (ReLU, GELU, add, mul, masked_fill, BatchNorm, pooling, cat, upsample, embedding
+    gather, a reshape that copies) stays numel(out), the spec's rule."""
     import torch
     numel = sum(t.numel() for t in outs)
     weight = None
@@ -205,6 +358,8 @@ def fwd_flops(gm, n, args, outs):
             weight, kind = mod.weight, ("convT" if mod.transposed else "conv")
         elif isinstance(mod, torch.nn.Linear):
             weight, kind = mod.weight, "linear"
+        elif isinstance(mod, (torch.nn.Softmax, torch.nn.LogSoftmax, torch.nn.LayerNorm)):
+            return 5.0 * numel                                  # see the call_function case
     elif n.op == "call_function":
         import torch.nn.functional as F
         if n.target in (F.conv1d, F.conv2d, F.conv3d, torch.conv1d, torch.conv2d, torch.conv3d):
@@ -215,7 +370,16 @@ def fwd_flops(gm, n, args, outs):
             weight, kind = (args[1] if len(args) > 1 else None), "linear"
         elif n.target in (torch.matmul, torch.mm, torch.bmm, operator.matmul) and len(args) > 1 \
                 and isinstance(args[0], torch.Tensor) and args[0].dim() >= 1:
+            return 2.0 * args[0].shape[-1] * numel              # K multiply-adds per output element
+        elif n.target in (F.softmax, F.log_softmax, torch.softmax, torch.log_softmax):
+            return 5.0 * numel                                  # max, subtract, exp, sum, divide (or log)
+        elif n.target is F.layer_norm:
+            return 5.0 * numel                                  # mean, var, normalize, scale, shift
+    elif n.op == "call_method":
+        if n.target in ("matmul", "mm", "bmm") and args and isinstance(args[0], torch.Tensor):
             return 2.0 * args[0].shape[-1] * numel
+        if n.target in ("softmax", "log_softmax"):
+            return 5.0 * numel
     if kind == "conv" and isinstance(weight, torch.Tensor):
         return 2.0 * weight[0].numel() * numel                  # weight: [Cout, Cin/groups, k...]
     if kind == "convT" and isinstance(weight, torch.Tensor):    # weight: [Cin, Cout/groups, k...]
@@ -227,22 +391,33 @@ def fwd_flops(gm, n, args, outs):
 
 
 # ---------------------------------------------------------------------------------------------------------------
-def export(model_name, batch, height, width, cost_mode, alias_mem, aux_mem, num_classes, mlp_in, mlp_hidden,
-           verbose):
+def export(model_name, batch, cost_mode, alias_mem, aux_mem, cfg, verbose, aux_dep=False):
+    """cfg: dict with num_classes, height, width, mlp_in, mlp_hidden, vocab, seq, d_model, heads, layers."""
     import torch
     import torch.fx as fx
     torch.manual_seed(0)
-    model = build_model(model_name, mlp_in, mlp_hidden, num_classes)
+    model = build_model(model_name, cfg)
     gm = fx.symbolic_trace(model)
     n_rewrites = rewrite_inplace(model, gm)
     gm.train()
+    num_classes = cfg["num_classes"]
 
     torch.manual_seed(0)
-    if model_name == "mlp":
-        x = torch.randn(batch, mlp_in)
+    if model_name == "gpt2":                           # next-token prediction on fixed random token ids
+        tokens = torch.randint(0, cfg["vocab"], (batch, cfg["seq"] + 1))
+        x, labels = tokens[:, :-1].contiguous(), tokens[:, 1:].contiguous()
+    elif model_name == "mlp":
+        x = torch.randn(batch, cfg["mlp_in"])
     else:
-        x = torch.randn(batch, 3, height, width)
-    labels = torch.randint(0, num_classes, (batch,))
+        x = torch.randn(batch, 3, cfg["height"], cfg["width"])
+    if model_name != "gpt2":
+        labels = torch.randint(0, num_classes, (batch,))
+
+    def loss_fn(logits, target):
+        """cross-entropy, mean over the batch (and over the pixels / token positions)"""
+        if model_name == "gpt2":                       # [B, T, V] logits, [B, T] next tokens
+            return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1))
+        return torch.nn.functional.cross_entropy(logits, target)   # [B, C] or [B, C, H, W] with [B, H, W]
 
     out, version = {}, {}
 
@@ -261,7 +436,10 @@ def export(model_name, batch, height, width, cost_mode, alias_mem, aux_mem, num_
         y = y["out"] if "out" in y else next(iter(y.values()))
     elif isinstance(y, (tuple, list)):
         y = tensors_in(y)[0]
-    loss = torch.nn.functional.cross_entropy(y, labels)
+    if model_name != "gpt2" and y.dim() > 2:         # segmentation: one label per output pixel
+        labels = torch.randint(0, num_classes, (y.shape[0],) + tuple(y.shape[2:]),
+                               generator=torch.Generator().manual_seed(1))
+    loss = loss_fn(y, labels)
 
     # ---- forward nodes ----
     fnodes = []
@@ -393,6 +571,8 @@ def export(model_name, batch, height, width, cost_mode, alias_mem, aux_mem, num_
                     if p not in saved_deps:
                         saved_deps.append(p)
                     stats["act_saved"] += 1
+                elif s.dim() == 0:
+                    continue                           # a wrapped Python scalar (x * 0.125 saves it): no activation
                 else:
                     aux += nbytes(s)
                     stats["aux_saved"] += 1
@@ -457,7 +637,7 @@ def export(model_name, batch, height, width, cost_mode, alias_mem, aux_mem, num_
         for rep in range(6):
             yy = y.detach().requires_grad_()
             t0 = time.perf_counter_ns()
-            torch.nn.functional.cross_entropy(yy, labels).backward()
+            loss_fn(yy, labels).backward()
             times.append((time.perf_counter_ns() - t0) / 1000.0)
         import statistics
         loss_cost = round(statistics.median(times[1:]), 3)
@@ -474,6 +654,8 @@ def export(model_name, batch, height, width, cost_mode, alias_mem, aux_mem, num_
             if n is y_node:
                 deps.append(L)
             deps += [idx[p] for p in f["saved"]]
+            if aux_dep and f["aux"] and aux_mem == "add" and n not in f["saved"]:
+                deps.append(i)                         # the auxiliary tensors live in F(v)'s memory
         cost = 2.0 * f["cost"] if f["rg"] else 0.0
         if cost_mode == "time":
             cost = round(cost, 3)
@@ -502,8 +684,10 @@ def export(model_name, batch, height, width, cost_mode, alias_mem, aux_mem, num_
              "fixed": fixed, "loss": L,
              "source": {"tool": "tools/export_torch_graph.py", "torch": torch.__version__,
                         "model": model_name, "input": list(x.shape), "cost": cost_mode, "alias_mem": alias_mem,
-                        "aux_mem": aux_mem,
-                        "convention": "VJP node (checkmate.md 2.3)", "inplace_rewrites": n_rewrites},
+                        "aux_mem": aux_mem, **({"aux_dep": True} if aux_dep else {}),
+                        "convention": "VJP node (checkmate.md 2.3)", "inplace_rewrites": n_rewrites,
+                        **({"config": {k: cfg[k] for k in ("layers", "d_model", "heads", "seq", "vocab")}}
+                           if model_name == "gpt2" else {})},
              "nodes": nodes}
     summary = dict(L=L, n=len(nodes), edges=sum(len(nd["deps"]) for nd in nodes),
                    cost=sum(nd["cost"] for nd in nodes), fwd_cost=sum(nd["cost"] for nd in nodes[:L]),
@@ -539,8 +723,10 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--model", required=True, choices=MODELS)
     ap.add_argument("--batch", type=int, default=32)
-    ap.add_argument("--height", type=int, default=224)
-    ap.add_argument("--width", type=int, default=224)
+    ap.add_argument("--height", type=int, default=None, help="input height: 224 (torchvision), 32 (smallcnn), "
+                    "416 (unet)")
+    ap.add_argument("--width", type=int, default=None, help="input width: 224 (torchvision), 32 (smallcnn), "
+                    "608 (unet)")
     ap.add_argument("--cost", choices=["flops", "time"], default="flops",
                     help="flops (default): the spec's FLOP model; time: measured CPU microseconds per forward "
                          "op (median of 5 after a warm-up), backward = 2x forward")
@@ -552,24 +738,47 @@ def main():
                     help="saved tensors that are no fx node's output (max-pool indices, BatchNorm mean/invstd, "
                          "dropout masks): add their bytes to the saving node's mem (default), or ignore them "
                          "(reproduces the spec prototype's VGG16 checkpoint-all peak)")
-    ap.add_argument("--num-classes", type=int, default=None, help="default 1000 (torchvision), 10 (mlp)")
+    ap.add_argument("--aux-dep", action="store_true",
+                    help="bwd(v) also depends on F(v) when v saved auxiliary tensors, so that their bytes (counted "
+                         "in mem(v)) stay resident until bwd(v) runs; off by default (the spec's |E| counts and the "
+                         "committed files do not have these edges)")
+    ap.add_argument("--num-classes", type=int, default=None,
+                    help="default 1000 (torchvision), 10 (mlp, smallcnn), 19 (unet); gpt2 uses --vocab")
     ap.add_argument("--mlp-in", type=int, default=784)
     ap.add_argument("--mlp-hidden", type=int, default=256)
+    ap.add_argument("--layers", type=int, default=4, help="gpt2: transformer blocks (default 4)")
+    ap.add_argument("--d-model", type=int, default=256, help="gpt2: model width (default 256)")
+    ap.add_argument("--heads", type=int, default=4, help="gpt2: attention heads (default 4)")
+    ap.add_argument("--seq", type=int, default=128, help="gpt2: sequence length (default 128)")
+    ap.add_argument("--vocab", type=int, default=1024, help="gpt2: vocabulary size = classes (default 1024)")
     ap.add_argument("--out", help="output JSON file ('-' = stdout); omitted: only the summary is printed")
     ap.add_argument("--check-counts", action="store_true",
                     help="compare L, n, |E| with the spec's measured counts (batch-independent); exit 1 on mismatch")
     ap.add_argument("--install", action="store_true", help="apt-get install " + " ".join(APT_PKGS) + " if missing")
     ap.add_argument("--verbose", "-v", action="store_true", help="list the auxiliary saved tensors")
     a = ap.parse_args()
+    dh, dw = DEFAULT_HW.get(a.model, (224, 224))
+    a.height = dh if a.height is None else a.height
+    a.width = dw if a.width is None else a.width
     if a.batch < 1 or a.height < 1 or a.width < 1:
         ap.error("--batch, --height and --width must be positive")
+    if a.model == "unet" and (a.height % 16 or a.width % 16):
+        ap.error("unet: --height and --width must be multiples of 16 (four 2x2 poolings)")
+    if a.model == "smallcnn" and (a.height % 4 or a.width % 4):
+        ap.error("smallcnn: --height and --width must be multiples of 4 (two 2x2 poolings)")
     ensure_torch(a.install)
     import torch
     torch.set_num_threads(max(1, torch.get_num_threads()))
-    nc = a.num_classes or (10 if a.model == "mlp" else 1000)
+    nc = a.num_classes or DEFAULT_CLASSES.get(a.model, 1000)
+    if a.model == "gpt2":
+        nc = a.vocab
+    for k in ("vocab", "seq", "d_model", "heads", "layers", "mlp_in", "mlp_hidden"):
+        if getattr(a, k) < 1:
+            ap.error("--%s must be positive" % k.replace("_", "-"))
+    cfg = dict(num_classes=nc, height=a.height, width=a.width, mlp_in=a.mlp_in, mlp_hidden=a.mlp_hidden,
+               vocab=a.vocab, seq=a.seq, d_model=a.d_model, heads=a.heads, layers=a.layers)
     t0 = time.perf_counter()
-    graph, s = export(a.model, a.batch, a.height, a.width, a.cost, a.alias_mem, a.aux_mem, nc, a.mlp_in, a.mlp_hidden,
-                      a.verbose)
+    graph, s = export(a.model, a.batch, a.cost, a.alias_mem, a.aux_mem, cfg, a.verbose, a.aux_dep)
     size = write_json(graph, a.out) if a.out else 0
     dt = time.perf_counter() - t0
     unit = graph["units"]["cost"]
@@ -580,6 +789,9 @@ def main():
              s["act_saved"], s["aux_saved"], s["fixed_saved"], dt,
              (" -> %s (%d bytes)" % (a.out, size)) if a.out and a.out != "-" else ""),
           file=sys.stderr if a.out == "-" else sys.stdout)
+    if a.check_counts and a.model not in SPEC_COUNTS:
+        print("the spec has no counts for %s (it has them for %s)" % (a.model, ", ".join(sorted(SPEC_COUNTS))),
+              file=sys.stderr)
     if a.check_counts and a.model in SPEC_COUNTS:
         want = SPEC_COUNTS[a.model]
         got = (s["L"], s["n"], s["edges"])
