@@ -45,13 +45,13 @@ deps:
 $(BUILD)/mlsys: $(CLI_SRC) cli/cli.h $(HEADERS) | $(BUILD)
 	$(CC) $(CSTD) $(WARN) $(CFLAGS) $(CPPFLAGS) -I. $(CLI_SRC) -o $@ $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/test_%: tests/test_%.c tests/test.h $(HEADERS) | $(BUILD)
+$(BUILD)/test_%: tests/test_%.c tests/test.h $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
 	$(CC) $(CSTD) $(WARN) $(CFLAGS) $(CPPFLAGS) -I. $< -o $@ $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/bench_%: bench/bench_%.c $(HEADERS) | $(BUILD)
 	$(CC) $(CSTD) $(WARN) $(OPT) -g $(CPPFLAGS) -I. $< -o $@ $(LDLIBS)
 
-$(BUILD)/examples/%: examples/%.c $(HEADERS) | $(BUILD)
+$(BUILD)/examples/%: examples/%.c $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
 	@mkdir -p $(BUILD)/examples
 	$(CC) $(CSTD) $(WARN) $(CFLAGS) $(CPPFLAGS) -I. $< -o $@ $(LDFLAGS) $(LDLIBS)
 
@@ -69,7 +69,7 @@ test: deps
 	@MLSYS_BIN=$(BUILD)/mlsys bash scripts/run-tests.sh $(TESTS)
 
 demo: deps
-	@$(MAKE) --no-print-directory $(BUILD)/mlsys
+	@$(MAKE) --no-print-directory $(BUILD)/mlsys $(BUILD)/examples/remat_cnn
 	@MLSYS_BIN=$(BUILD)/mlsys bash scripts/demo.sh
 
 bench: deps

@@ -9,7 +9,11 @@
      - the baselines of the paper's Table 3.1: checkpoint all, Chen et al. sqrt(n) and greedy, Griewank & Walther
        revolve (binomial checkpointing), articulation-point sqrt(n)/greedy and linearized greedy;
      - an exact simulator (the MILP's memory accounting), the execution plan of Alg. 2 (compute/free over
-       virtual registers) and its validator.
+       virtual registers) and its validator, and an executor that runs a plan with the caller's kernels and
+       measures its peak (examples/remat_cnn.c trains a CNN step this way, bit-identical to checkpoint-all);
+     - graph coarsening (fused conv-bn-relu) so that the LP scales to op-level ResNet-50 / MobileNetV2;
+     - batch scaling and the largest batch each method fits in a memory (thesis §3.6.4, by search);
+     - an importer for DTR's operator traces (Kirisame et al., ICLR 2021).
 
    USAGE: in exactly one .c file
        #define MLSYS_REMAT_IMPLEMENTATION      // and MLSYS_COMMON_IMPLEMENTATION (or MLSYS_IMPLEMENTATION for both)
@@ -19,7 +23,7 @@
    EXAMPLE
        mlsys_remat_graph g;
        if (mlsys_remat_graph_load("vgg16.json", &g)) { fprintf(stderr, "%s\n", mlsys_last_error()); return 1; }
-       mlsys_remat_opts o = {0};                              // Checkmate MILP, lp_solve, 3600 s limit
+       mlsys_remat_opts o = {0};                              // Checkmate MILP, default solvers, 3600 s limit
        o.time_limit = 60;
        mlsys_remat_schedule s;
        mlsys_status st = mlsys_remat_solve(&g, 8ull << 30, &o, &s);   // budget: 8 GiB including fixed memory
@@ -33,8 +37,11 @@
      1. Graph: data model, JSON and text formats, validation
      2. Schedules: R/S matrices, the closure that derives R from S, the simulator
      3. Execution plans
-     4. Methods: mlsys_remat_solve and the individual baselines, Griewank's revolve counts
+     4. Methods: mlsys_remat_solve and the individual baselines, Griewank's revolve counts, coarsening
      5. Checkmate MILP / LP internals (model size, minimum feasible budget)
+     6. Batch size: scaling a graph, the largest batch that fits
+     7. Executing plans on real tensors (mlsys_remat_execute)
+     8. Importing DTR operator traces
 
    GRAPH FORMATS (both describe the same thing; ids 0..n-1 are the schedule order: every dep has a smaller id)
      JSON: {"format": "mlsys-remat-graph", "version": 1, "name": "vgg16", "batch": 32,
@@ -54,11 +61,16 @@
    taken after each allocation and before the frees. Fixed memory (parameters, gradients, inputs, ...) is added
    on top. Budgets everywhere are TOTAL bytes including fixed memory.
 
+   SOLVERS: by default MILPs of graphs up to 40 nodes run on lp_solve and larger ones on CBC, and every LP
+   relaxation on Clp (its dual simplex is 15-40x faster than lp_solve's on these LPs); opts.backend forces one.
+   Graphs of 120+ nodes are coarsened for the LP (opts.coarsen). bench/RESULTS.md has the measurements.
    COMPILE-TIME OPTIONS: those of mlsys_common.h (MLSYS_MILP_CBC adds the CBC/Clp backend).
-   LIMITS: n ≤ 16384 nodes (schedules are n×n bytes); the exact MILP is practical for n ≲ 80 with lp_solve (the
-   LP relaxation for n ≲ 150); see docs/remat.md for measured times.
-   NOT DONE (yet): graph coarsening, the maximum-batch-size MILP (thesis §3.6.4), lifetime extension for "alias"
-   nodes (they are treated as ordinary zero-byte nodes), executors on real tensors (next issue).
+   LIMITS: n ≤ 16384 nodes (schedules are n×n bytes); the exact MILP is practical for n ≲ 80 (the LP relaxation
+   for n ≲ 150, and for op-level graphs of ~350 nodes through coarsening); see docs/remat.md.
+   NOT DONE (yet): the one-solve maximum-batch MILP of the spec's §3.8 (max batch is found by search),
+   lifetime extension for "alias" nodes (they are ordinary nodes of their own bytes; export views with
+   --alias-mem bytes for executors), a coarse MILP for graphs beyond ~150 nodes (the MILP there returns its
+   LP-rounding incumbent when the time limit hits).
 */
 #ifndef MLSYS_REMAT_H
 #define MLSYS_REMAT_H
@@ -3505,6 +3517,19 @@ static mlsys_status mlsys__remat_solve_lp(const mlsys_remat_graph *g, uint64_t b
   }
   mlsys_remat_graph_free(&c);
   mlsys_free(grp);
+  if (st == MLSYS_ERR_INFEASIBLE && mlsys__remat_time_left(o, t0) > 0.05) {
+    /* near the single-operator bound a fused group needs all its members' inputs at once, which the real graph
+       does not: the fine LP with the time that is left */
+    mlsys_remat_schedule fine;
+    mlsys_status s2 = mlsys__remat_solve_lp_on(g, budget, o, t0, warm, NULL, &fine);
+    if (s2 != MLSYS_ERR_TIMEOUT && s2 != MLSYS_ERR_CANCELED) {
+      mlsys_remat_schedule_free(out);
+      *out = fine;
+      return s2;
+    }
+    mlsys_remat_schedule_free(&fine);
+    mlsys_clear_error();
+  }
   if (st == MLSYS_ERR_INFEASIBLE && !warm) {
     char mb[160];
     mlsys__remat_min_budget_text(g, o, fmin(10, mlsys__remat_time_left(o, t0)), mb, sizeof mb);

@@ -13,7 +13,7 @@ static const char *usage =
     "usage: mlsys <system> <verb> [options]\n"
     "\n"
     "systems:\n"
-    "  remat      optimal tensor rematerialization (Checkmate): solve, info, min-budget, convert\n"
+    "  remat      optimal tensor rematerialization (Checkmate): solve, sweep, max-batch, import-dtr, ...\n"
     "\n"
     "Run `mlsys <system> --help` for its verbs and options. Exit codes: 0 ok, 1 error, 2 bad usage.\n";
 

@@ -12,18 +12,24 @@ static const char *remat_help =
     "verbs:\n"
     "  solve       --graph FILE --budget SIZE [--method M] [--time-limit S] [--solver lpsolve|cbc] [--gap REL]\n"
     "              [--json] [--plan] [--dump-model FILE.lp|.mps] [--progress]\n"
+    "              [--coarsen auto|on|off]\n"
     "              Find a schedule whose peak memory (activations + fixed) fits SIZE.\n"
     "  info        --graph FILE [--json]        sizes, checkpoint-all peak, lower bound, MILP size\n"
     "  min-budget  --graph FILE [--time-limit S] [--json]   the smallest budget any schedule fits in\n"
     "  convert     --graph FILE --to json|text [--out FILE]\n"
+    "  sweep       --graph FILE [--methods M,...] [--points N] [--svg OUT]   overhead against budget\n"
+    "  max-batch   --graph FILE --memory SIZE [--methods M,...]   the largest batch each method fits\n"
+    "  import-dtr  --trace FILE [--out FILE] [--to json|text]     a DTR operator trace as a graph\n"
+    "  (mlsys remat <verb> --help lists every option of sweep, max-batch and import-dtr)\n"
     "\n"
     "FILE is a graph in the mlsys-remat-graph JSON form or the text form (see mlsys_remat.h); '-' reads stdin.\n"
     "SIZE is bytes with an optional unit (123456, 64MiB, 1.5GB, 2GiB), fixed memory included, or P% meaning\n"
     "the fixed memory plus P% of the checkpoint-all activation peak (80%).\n"
     "Methods: milp (Checkmate MILP, default), lp (LP relaxation + two-phase rounding), checkpoint-all,\n"
     "chen (sqrt(n) segments), chen-greedy, griewank (revolve), ap-sqrtn, ap-greedy, lin-greedy, or all.\n"
-    "--time-limit bounds each method (default 60 s). --solver picks the MILP/LP backend: by default the MILP\n"
-    "runs on lp_solve and LP relaxations on Clp when compiled in (else lp_solve).\n"
+    "--time-limit bounds each method (default 60 s). --solver picks the MILP/LP backend: by default\n"
+    "MILPs of up to 40 nodes run on lp_solve, larger ones on CBC, and LP relaxations on Clp (when compiled in).\n"
+    "--coarsen: the LP of a graph of 120+ nodes runs on its fused form (conv-bn-relu) by default (auto)\n"
     "\n"
     "solve --json prints one object (an array for --method all) with the keys: status (optimal | feasible |\n"
     "over_budget | infeasible | timeout | error), method, schedule, compute_cost, baseline_cost, overhead\n"
@@ -36,7 +42,7 @@ static const char *remat_help =
 
 typedef struct {
   const char *graph, *budget, *method, *time_limit, *json, *plan, *solver, *gap, *dump, *progress, *to, *out;
-  const char *help;
+  const char *help, *coarsen;
 } remat_args;
 
 static int remat_load(const char *path, mlsys_remat_graph *g) {
@@ -168,6 +174,12 @@ static int remat_solve(remat_args *a) {
     else return cli_usage_error("remat solve", "unknown solver '%s' (lpsolve or cbc)", a->solver);
     if (!mlsys_milp_has_backend(o.backend))
       return cli_fail("remat solve", "solver %s is not compiled into this build", a->solver);
+  }
+  if (a->coarsen) {
+    if (!strcmp(a->coarsen, "auto")) o.coarsen = MLSYS_REMAT_COARSEN_AUTO;
+    else if (!strcmp(a->coarsen, "off")) o.coarsen = MLSYS_REMAT_COARSEN_OFF;
+    else if (!strcmp(a->coarsen, "on")) o.coarsen = MLSYS_REMAT_COARSEN_ON;
+    else return cli_usage_error("remat solve", "--coarsen takes auto, on or off, not '%s'", a->coarsen);
   }
   o.dump_model = a->dump;
   o.progress = a->progress != NULL;
@@ -367,7 +379,7 @@ int cmd_remat(int argc, char **argv) {
       {"--time-limit", 1, &a.time_limit}, {"--json", 0, &a.json},       {"--plan", 0, &a.plan},
       {"--solver", 1, &a.solver},       {"--gap", 1, &a.gap},           {"--dump-model", 1, &a.dump},
       {"--progress", 0, &a.progress},   {"--to", 1, &a.to},             {"--out", 1, &a.out},
-      {"--help", 0, &a.help},
+      {"--help", 0, &a.help},           {"--coarsen", 1, &a.coarsen},
   };
   memset(&a, 0, sizeof a);
   if (argc < 3 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h") || !strcmp(argv[2], "help")) {
