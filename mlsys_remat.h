@@ -3195,6 +3195,17 @@ static mlsys_status mlsys__remat_solve_milp(const mlsys_remat_graph *g, uint64_t
     mlsys_remat_schedule_free(&h);
     return st;
   }
+  if (!cm.unit_exact && !o->raw) {
+    /* Sizes do not fit byte-exact units. The model rounded the other way (sizes down, budget up) is a relaxation
+       of the byte problem: its bound is valid, every schedule that fits in bytes (the heuristic incumbent) is a
+       point of it, and its optimum is the byte optimum whenever it fits in bytes, which the simulator checks
+       below; otherwise the incumbent stands. The rounded-up model could prove nothing. */
+    mlsys__cm_free(&cm);
+    if ((st = mlsys__cm_build(g, budget - fixed, 0, o->model | MLSYS__CM_RELAXED, o->dump_model != NULL, &cm)) != MLSYS_OK) {
+      mlsys_remat_schedule_free(&h);
+      return st;
+    }
+  }
   if (o->dump_model && (st = mlsys_milp_write(cm.m, o->dump_model)) != MLSYS_OK) goto done;
   if (!(x = (double *)mlsys_alloc((size_t)mlsys_milp_num_vars(cm.m) + 1, sizeof(double)))) { st = MLSYS_ERR_NOMEM; goto done; }
   memset(&mo, 0, sizeof mo);
@@ -3226,10 +3237,24 @@ static mlsys_status mlsys__remat_solve_milp(const mlsys_remat_graph *g, uint64_t
       mlsys_milp_result_free(&r);
       goto done;
     }
-    /* claims about the byte problem hold only when the model's units are exact; otherwise the LP bound of the
-       relaxed model (from the warm start) is the valid bound */
-    out->optimal = r.status == MLSYS_MILP_OPTIMAL && cm.unit_exact;
-    out->bound = cm.unit_exact ? r.bound * cm.cscale : h.bound;
+    if (!out->fits && cm.relaxed && !cm.unit_exact && h.n && h.fits) {
+      /* the relaxation's schedule is a few units over in bytes: the incumbent is the answer, r.bound still holds */
+      mlsys_remat_schedule_free(out);
+      *out = h;
+      memset(&h, 0, sizeof h);
+      out->optimal = 0;
+      out->bound = fmin(r.bound * cm.cscale, out->cost);
+      out->gap = out->cost > 0 ? (out->cost - out->bound) / out->cost : 0;
+      snprintf(out->solver_note, sizeof out->solver_note, "%s; the MILP's schedule (sizes in %.0f-byte units, "
+               "rounded down) is over in bytes: %s", r.status == MLSYS_MILP_OPTIMAL ? "bound proven" : "time limit reached",
+               cm.unit, out->method);
+      snprintf(out->method, sizeof out->method, "checkmate-milp");
+      mlsys_milp_result_free(&r);
+      goto done;
+    }
+    /* claims about the byte problem: exact units, or the relaxed model whose optimum fits in bytes */
+    out->optimal = r.status == MLSYS_MILP_OPTIMAL && (cm.unit_exact || (cm.relaxed && out->fits));
+    out->bound = cm.unit_exact || cm.relaxed ? r.bound * cm.cscale : h.bound;
     if (!isnan(out->bound) && out->bound >= out->cost * (1 - 1e-9)) { out->bound = out->cost; out->optimal = 1; }
     out->gap = isnan(out->bound) ? NAN : out->cost > 0 ? (out->cost - out->bound) / out->cost : 0;
     snprintf(out->method, sizeof out->method, "checkmate-milp");
@@ -3242,15 +3267,29 @@ static mlsys_status mlsys__remat_solve_milp(const mlsys_remat_graph *g, uint64_t
                mlsys_milp_backend_name(mo.backend), r.seconds, r.nodes);
     if (!cm.unit_exact && !out->optimal) {
       size_t l = strlen(out->solver_note);
-      snprintf(out->solver_note + l, sizeof out->solver_note - l, "; sizes rounded up to %.0f-byte units",
-               cm.unit);
+      snprintf(out->solver_note + l, sizeof out->solver_note - l, "; sizes rounded %s to %.0f-byte units",
+               cm.relaxed ? "down" : "up", cm.unit);
     }
     if (!out->fits) {   /* cannot happen when units are conservative; guard anyway */
       st = mlsys_set_error(MLSYS_ERR_SOLVER, "internal error: MILP schedule peaks at %llu bytes, over the budget",
                            (unsigned long long)out->peak_total);
     }
     mlsys_milp_result_free(&r);
-  } else if (st == MLSYS_ERR_INFEASIBLE && !have_inc && cm.unit_exact) {
+  } else if ((st == MLSYS_ERR_INFEASIBLE || st == MLSYS_ERR_TIMEOUT || st == MLSYS_ERR_CANCELED) && !have_inc &&
+             h.n && h.fits) {
+    /* the heuristic fits in bytes but is no point of the model (sizes rounded up to units): it is the answer
+       unless the MILP finds better, and here it found nothing */
+    mlsys_milp_result_free(&r);
+    *out = h;
+    memset(&h, 0, sizeof h);
+    out->optimal = 0;
+    out->gap = isnan(out->bound) || out->cost <= 0 ? NAN : (out->cost - out->bound) / out->cost;
+    snprintf(out->solver_note, sizeof out->solver_note, "%s; the MILP (sizes in %.0f-byte units) found no "
+             "schedule: %s", st == MLSYS_ERR_INFEASIBLE ? "no model point at this budget" : "time limit reached",
+             cm.unit, out->method);
+    snprintf(out->method, sizeof out->method, "checkmate-milp");
+    st = MLSYS_OK;
+  } else if (st == MLSYS_ERR_INFEASIBLE && !have_inc && (cm.unit_exact || cm.relaxed)) {
     mlsys_milp_result_free(&r);
     st = mlsys__remat_infeasible(g, o, budget, "proven by the MILP", fmin(30, mlsys__remat_time_left(o, t0)));
     if (h.n) { *out = h; memset(&h, 0, sizeof h); }
