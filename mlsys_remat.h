@@ -2177,7 +2177,7 @@ static mlsys_status mlsys__remat_finish_baseline(const mlsys_remat_graph *g, mls
 
 /* Steps 3-6 of the repo's S construction for checkpoint set K (mlsys20_artifact variant, the paper's figures). */
 static mlsys_status mlsys__remat_checkpoints_s(const mlsys_remat_graph *g, const mlsys__remat_fwd *f,
-                                               const unsigned char *keep, unsigned char *S) {
+                                               const unsigned char *keep, int once, unsigned char *S) {
   int n = g->dag.n, p, q, t, nseg = 0, *start;
   mlsys__remat_base_rules(g, S);
   start = (int *)mlsys_alloc((size_t)f->npos + 2, sizeof(int));
@@ -2195,21 +2195,20 @@ static mlsys_status mlsys__remat_checkpoints_s(const mlsys_remat_graph *g, const
     int a = start[q], b = start[q + 1], tb;
     if (a >= b) continue;   /* empty segment (also: a graph with no forward or loss node) */
     tb = b < f->npos ? f->pos_id[b] : f->pos_id[f->npos - 1] + 1;
-    /* backward ladders: while a segment's gradients run, the whole segment is resident; from the stage of the
-       next segment's first gradient on, because that gradient reads the segment's last value (a pool or conv
-       input): otherwise that value alone is recomputed for it and the segment a second time for its own
-       gradients (VGG16's chen cost 1.42x instead of 1.27x) */
-    for (p = a; p <= b && p < f->npos; p++) {
+    /* backward ladders: while a segment's gradients run, the whole segment is resident */
+    for (p = a; p < b; p++) {
       int tt = f->bstage[f->pos_id[p]], x;
-      if (p == b && p >= f->nf) continue;   /* the loss position has no gradient stage of its own */
-      if (p == b) {   /* only when that gradient does read the segment (a chain's gradient reads its own value) */
-        int j, reads = 0;
-        if (tt <= 0 || tt >= n || g->kind[tt] != MLSYS_REMAT_B) continue;
-        for (j = g->dag.in_off[tt]; j < g->dag.in_off[tt + 1] && !reads; j++)
-          for (x = a; x < b && !reads; x++) reads = g->dag.in[j] == f->pos_id[x];
-        if (!reads) continue;
-      }
       for (x = a; x < b; x++) mlsys__remat_set_s(S, n, tt, f->pos_id[x]);
+    }
+    if (once && b < f->nf) {
+      /* The next checkpoint's gradient reads the segment's last value (a pool or conv input), and the repo's rule
+         "inputs resident when their user's stage starts" makes that value alone recomputed one stage earlier,
+         then the segment again for its own gradients. Chen et al. recompute a segment once, when the backward
+         pass first needs it: let that stage compute it, and the ladder above carry it. */
+      int tt = f->bstage[f->pos_id[b]], x;
+      if (tt > 0 && tt < n && g->kind[tt] == MLSYS_REMAT_B)
+        for (x = a; x < b; x++)
+          if (!keep[f->pos_id[x]]) S[(size_t)tt * (size_t)n + (size_t)f->pos_id[x]] = 0;
     }
     /* forward blocks: the segment is not re-walked during the forward pass */
     for (t = f->pos_id[a]; t <= tb && t < n; t++)
@@ -2224,17 +2223,35 @@ static mlsys_status mlsys__remat_checkpoints_s(const mlsys_remat_graph *g, const
   return MLSYS_OK;
 }
 
-MLSYS_DEF mlsys_status mlsys_remat_from_checkpoints(const mlsys_remat_graph *g, const unsigned char *keep,
-                                                    mlsys_remat_schedule *out) {
+/* once = 0: the repo's S construction; 1: each segment recomputed once (see the ladder above). */
+static mlsys_status mlsys__remat_from_checkpoints_v(const mlsys_remat_graph *g, const unsigned char *keep, int once,
+                                                   mlsys_remat_schedule *out) {
   mlsys__remat_fwd f;
   mlsys_status st;
   if ((st = mlsys_remat_schedule_alloc(g->dag.n, out)) != MLSYS_OK) return st;
   if ((st = mlsys__remat_fwd_init(g, &f)) != MLSYS_OK) { mlsys_remat_schedule_free(out); return st; }
-  st = mlsys__remat_checkpoints_s(g, &f, keep, out->S);
+  st = mlsys__remat_checkpoints_s(g, &f, keep, once, out->S);
   mlsys__remat_fwd_free(&f);
   if (st == MLSYS_OK) st = mlsys__remat_finish_baseline(g, out, "checkpoints");
   if (st != MLSYS_OK) mlsys_remat_schedule_free(out);
   return st;
+}
+
+/* Both constructions; the cheaper (then the lower peak) is returned. The repo's recomputes a segment twice when
+   the next checkpoint's gradient reads the segment's last value, at a lower peak; the other recomputes it once. */
+MLSYS_DEF mlsys_status mlsys_remat_from_checkpoints(const mlsys_remat_graph *g, const unsigned char *keep,
+                                                    mlsys_remat_schedule *out) {
+  mlsys_remat_schedule b;
+  mlsys_status st;
+  if ((st = mlsys__remat_from_checkpoints_v(g, keep, 0, out)) != MLSYS_OK) return st;
+  if (mlsys__remat_from_checkpoints_v(g, keep, 1, &b) != MLSYS_OK) { mlsys_clear_error(); return MLSYS_OK; }
+  if (b.cost < out->cost || (b.cost == out->cost && b.peak < out->peak)) {
+    mlsys_remat_schedule_free(out);
+    *out = b;
+  } else {
+    mlsys_remat_schedule_free(&b);
+  }
+  return MLSYS_OK;
 }
 
 /* Candidates (all forward nodes, or the articulation points) in topological order. */
@@ -2304,7 +2321,7 @@ static mlsys_status mlsys__remat_greedy(const mlsys_remat_graph *g, int use_ap, 
   if ((st = mlsys__remat_chen_sqrtn(g, 0, &ref)) != MLSYS_OK) goto done;
   for (step = -100; step < 200; step++) {
     double b = (double)ref.peak * (1.0 + step / 100.0), acc = 0;
-    int better;
+    int better, once;
     memset(keep, 0, (size_t)g->dag.n);
     for (i = 0; i < f.nf; i++) {
       int v = f.fw[i];
@@ -2313,19 +2330,21 @@ static mlsys_status mlsys__remat_greedy(const mlsys_remat_graph *g, int use_ap, 
     }
     if (have && memcmp(keep, prev, (size_t)g->dag.n) == 0) continue;   /* same checkpoints as the last b */
     memcpy(prev, keep, (size_t)g->dag.n);
-    if ((st = mlsys_remat_from_checkpoints(g, keep, &cur)) != MLSYS_OK) goto done;
-    cur.budget = budget;
-    cur.fits = cur.peak + fixed <= budget;
-    if (!have) better = 1;
-    else if (pick == 1 && cur.fits != best->fits) better = cur.fits;
-    else if (pick == 1 && cur.fits) better = cur.cost < best->cost || (cur.cost == best->cost && cur.peak < best->peak);
-    else better = cur.peak < best->peak || (cur.peak == best->peak && cur.cost < best->cost);
-    if (better) {
-      mlsys_remat_schedule_free(best);
-      *best = cur;
-      have = 1;
-    } else {
-      mlsys_remat_schedule_free(&cur);
+    for (once = 0; once < 2; once++) {   /* both S constructions for this checkpoint set */
+      if ((st = mlsys__remat_from_checkpoints_v(g, keep, once, &cur)) != MLSYS_OK) goto done;
+      cur.budget = budget;
+      cur.fits = cur.peak + fixed <= budget;
+      if (!have) better = 1;
+      else if (pick == 1 && cur.fits != best->fits) better = cur.fits;
+      else if (pick == 1 && cur.fits) better = cur.cost < best->cost || (cur.cost == best->cost && cur.peak < best->peak);
+      else better = cur.peak < best->peak || (cur.peak == best->peak && cur.cost < best->cost);
+      if (better) {
+        mlsys_remat_schedule_free(best);
+        *best = cur;
+        have = 1;
+      } else {
+        mlsys_remat_schedule_free(&cur);
+      }
     }
   }
   snprintf(best->method, sizeof best->method, "%s", method);

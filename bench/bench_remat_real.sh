@@ -27,7 +27,7 @@ echo "### Maximum batch size in 16 GiB (cost at most one extra forward pass)"
 echo
 for g in vgg16_b2 vgg19_b2 resnet50_b2 mobilenet_v2_b2 unet_b2; do
   n=$(grep -c '"kind"' $D/$g.json)
-  if [ "$n" -le 100 ]; then methods=$BASE,lp; else methods=$BASE; fi
+  if [ "$n" -le 100 ]; then methods=$BASE,lp,milp; else methods=$BASE,milp; fi
   echo '```'
   /usr/bin/time -f "wall %e s" $M remat max-batch --graph $D/$g.json --memory 16GiB --methods $methods --time-limit $T 2>&1 | grep -v '^\['
   echo '```'
