@@ -2636,6 +2636,7 @@ static void mlsys__cm_units(mlsys__cm *cm, uint64_t act_budget) {
 
 #define MLSYS__CM_IDX(t, i) ((size_t)(t) * (size_t)cm->n + (size_t)(i))
 #define MLSYS__CM_RELAXED 0x100   /* internal model flag: round sizes down and the budget up (bounds only) */
+#define MLSYS__CM_WITH_DOMINANCE 0x200   /* internal: LP rounding with the dominance rows (its second try) */
 
 /* R[t][i] for i < t exists unless i is norecompute; S[t][i] for i < t always. */
 static mlsys_status mlsys__cm_build(const mlsys_remat_graph *g, uint64_t act_budget, int min_peak, unsigned model,
@@ -3631,7 +3632,7 @@ static mlsys_status mlsys__remat_solve_lp_on(const mlsys_remat_graph *g, uint64_
   /* The dominance rows tighten the MILP's branching but hardly the LP (ResNet-50 fused, 40% budget: bound 1.0242
      without, 1.0245 with) while tripling Clp's time (13 s against 38 s) and rounding no better: the LP is solved
      without them unless o->model asks for a variant. */
-  lp_model = o->model ? o->model : (unsigned)MLSYS_REMAT_MODEL_NO_DOMINANCE;
+  lp_model = o->model ? o->model & ~(unsigned)MLSYS__CM_WITH_DOMINANCE : (unsigned)MLSYS_REMAT_MODEL_NO_DOMINANCE;
   mlsys_progress_begin(&prog, "checkmate lp", o->progress);
   if ((st = mlsys__cm_build(g, budget - fixed, 0, lp_model, o->dump_model != NULL, &cm)) != MLSYS_OK) return st;
   if (o->dump_model && (st = mlsys_milp_write(cm.m, o->dump_model)) != MLSYS_OK) { mlsys__cm_free(&cm); return st; }
@@ -3711,6 +3712,20 @@ static mlsys_status mlsys__remat_solve_lp_on(const mlsys_remat_graph *g, uint64_
   }
   mlsys_progress_end(&prog);
   mlsys__cm_free(&cm);
+  if (!have && st == MLSYS_OK && !o->model && mlsys__remat_time_left(o, t0) > 0.05) {
+    /* no rounding fits: the LP with the dominance rows has other vertices (the 15-node MLP at its tightest
+       budget rounds to a fit only with them) */
+    mlsys_remat_opts o2 = *o;
+    mlsys_remat_schedule second;
+    o2.model = MLSYS__CM_WITH_DOMINANCE;
+    if (mlsys__remat_solve_lp_on(g, budget, &o2, t0, warm, cx, &second) == MLSYS_OK) {
+      mlsys_remat_schedule_free(&lowest);
+      *out = second;
+      return MLSYS_OK;
+    }
+    mlsys_remat_schedule_free(&second);
+    mlsys_clear_error();
+  }
   if (st != MLSYS_OK && !have) { mlsys_remat_schedule_free(&lowest); return st; }
   if (have) {
     mlsys_remat_schedule_free(&lowest);
