@@ -2244,7 +2244,7 @@ MLSYS_DEF mlsys_status mlsys_remat_from_checkpoints(const mlsys_remat_graph *g, 
   mlsys_remat_schedule b;
   mlsys_status st;
   if ((st = mlsys__remat_from_checkpoints_v(g, keep, 0, out)) != MLSYS_OK) return st;
-  if (mlsys__remat_from_checkpoints_v(g, keep, 1, &b) != MLSYS_OK) { mlsys_clear_error(); return MLSYS_OK; }
+  if ((st = mlsys__remat_from_checkpoints_v(g, keep, 1, &b)) != MLSYS_OK) { mlsys_remat_schedule_free(out); return st; }
   if (b.cost < out->cost || (b.cost == out->cost && b.peak < out->peak)) {
     mlsys_remat_schedule_free(out);
     *out = b;
