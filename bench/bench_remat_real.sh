@@ -12,22 +12,22 @@ mkdir -p bench/plots
 echo "## Real graphs ($(date -u +%Y-%m-%d), $(uname -m) $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), time limit ${T} s per solve)"
 echo
 BASE=checkpoint-all,chen,chen-greedy,griewank,ap-sqrtn,ap-greedy,lin-greedy
-for g in alexnet_b32 vgg16_b2 vgg19_b2 unet_b2 resnet50_b2 mobilenet_v2_b2 gpt2_b4; do
+for g in ${GRAPHS:-alexnet_b32 vgg16_b2 vgg19_b2 unet_b2 resnet50_b2 mobilenet_v2_b2 gpt2_b4}; do
   n=$(grep -c '"kind"' $D/$g.json)
-  if [ "$n" -le 100 ]; then methods=$BASE,lp,milp; else methods=$BASE,lp; fi
+  if [ "$n" -le 100 ]; then methods=$BASE,lp,milp; pts=5; else methods=$BASE,lp; pts=4; fi
   echo "### $g (n = $n; methods $methods)"
   echo
   echo '```'
-  /usr/bin/time -f "wall %e s" $M remat sweep --graph $D/$g.json --points 5 --methods $methods --time-limit $T \
+  /usr/bin/time -f "wall %e s" $M remat sweep --graph $D/$g.json --points $pts --methods $methods --time-limit $T \
     --svg bench/plots/sweep_$g.svg 2>&1 | grep -v '^\[' 
   echo '```'
   echo
 done
 echo "### Maximum batch size in 16 GiB (cost at most one extra forward pass)"
 echo
-for g in vgg16_b2 vgg19_b2 resnet50_b2 mobilenet_v2_b2 unet_b2; do
+for g in ${BATCH_GRAPHS:-vgg16_b2 vgg19_b2 resnet50_b2 mobilenet_v2_b2 unet_b2}; do
   n=$(grep -c '"kind"' $D/$g.json)
-  if [ "$n" -le 100 ]; then methods=$BASE,lp,milp; else methods=$BASE,milp; fi
+  if [ "$n" -le 100 ]; then methods=$BASE,lp,milp; else methods=$BASE; fi
   echo '```'
   /usr/bin/time -f "wall %e s" $M remat max-batch --graph $D/$g.json --memory 16GiB --methods $methods --time-limit $T 2>&1 | grep -v '^\['
   echo '```'
