@@ -3984,6 +3984,7 @@ static mlsys_status mlsys__remat_mb_search(mlsys__remat_mb *c, int start, int ub
    computing every node once); then B* = floor((memory - fixed that does not scale) / (Z + scaling fixed bytes per
    sample)). One MILP instead of a search over batches; B* is the maximum batch whenever the MILP is proven, up to
    byte rounding (the batch-1 graph rounds bytes up, so the schedule fits at B*, which is checked). */
+#define MLSYS__REMAT_MAXBATCH_MILP_NODES 60
 static mlsys_status mlsys__remat_max_batch_linear(const mlsys_remat_graph *g, uint64_t memory, double cost_cap,
                                                   const mlsys_remat_opts *o, int ub, int *batch,
                                                   mlsys_remat_schedule *out, int *proven) {
@@ -3995,7 +3996,7 @@ static mlsys_status mlsys__remat_max_batch_linear(const mlsys_remat_graph *g, ui
   mlsys_milp_result r;
   mlsys_status st;
   double base = 0, *x = NULL, *vals = NULL, t0 = mlsys_now();
-  int *cols = NULL, nz = 0, t, i, n, v;
+  int *cols = NULL, nz = 0, t, i, n, v, bb = 0;
   uint64_t fs1 = 0, fns = 0, per;
   long B;
   *batch = 0;
@@ -4017,7 +4018,7 @@ static mlsys_status mlsys__remat_max_batch_linear(const mlsys_remat_graph *g, ui
   {
     static const mlsys_remat_method cand[] = {MLSYS_REMAT_LIN_GREEDY, MLSYS_REMAT_AP_GREEDY, MLSYS_REMAT_CHEN_GREEDY,
                                               MLSYS_REMAT_GRIEWANK};
-    int k, bb = 0;
+    int k;
     for (k = 0; k < (int)(sizeof cand / sizeof cand[0]); k++) {
       mlsys_remat_schedule c;
       int b = 0;
@@ -4042,6 +4043,22 @@ static mlsys_status mlsys__remat_max_batch_linear(const mlsys_remat_graph *g, ui
       mlsys_remat_graph_free(&g1);
       return MLSYS_OK;
     }
+  }
+  if (n > MLSYS__REMAT_MAXBATCH_MILP_NODES && !(o && o->time_limit > 600)) {
+    /* CBC's root LP of the min-peak model with the cap row runs Clp's primal simplex, which does not look at the
+       time limit: U-Net (n = 87) spent 200 s there under a 60 s limit. Above this size, the best baseline's batch
+       is the answer unless a long limit is given */
+    mlsys_remat_graph_free(&g1);
+    if (bb <= 0) {
+      mlsys_remat_schedule_free(&h);
+      return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "max batch: no baseline fits even at batch 1");
+    }
+    *batch = bb;
+    *out = h;
+    snprintf(out->solver_note, sizeof out->solver_note, "%s; the MILP is run for graphs of up to %d nodes or with a "
+             "time limit above 600 s", out->method, MLSYS__REMAT_MAXBATCH_MILP_NODES);
+    snprintf(out->method, sizeof out->method, "checkmate-milp");
+    return MLSYS_OK;
   }
   if ((st = mlsys__cm_build(&g1, 0, 1, o ? o->model : 0, 0, &cm)) != MLSYS_OK) {
     mlsys_remat_schedule_free(&h);
