@@ -17,8 +17,8 @@ if [ -f "$G" ]; then
   echo "-- AlexNet training graph at batch 32 (torchvision model exported by tools/export_torch_graph.py; FLOP"
   echo "   costs, real tensor bytes). Fixed memory is parameters + gradients + input:"
   run remat info --graph "$G"
-  echo "-- Every method at 60% of the checkpoint-all peak (activations + fixed); 'recomp' counts recomputed nodes:"
-  run remat solve --graph "$G" --budget 60% --method all --time-limit 30
+  echo "-- Every method at 90% of the checkpoint-all activation peak (plus fixed memory); recomp counts recomputed nodes:"
+  run remat solve --graph "$G" --budget 90% --method all --time-limit 30
   echo "-- A budget below what any schedule needs is refused with the smallest feasible budget:"
   run remat min-budget --graph "$G" --time-limit 20
 fi
