@@ -857,25 +857,32 @@ TEST(cnn_allocation_failures_and_budget_limit) {
 }
 
 /* Graphs the layers do not fit are refused at start-up, naming the node. */
+/* The nodes of g as mlsys_remat_graph_create takes them (names and deps point into g), to build altered copies. */
+static void graph_nodes(const mlsys_remat_graph *g, mlsys_remat_node *nodes) {
+  const mlsys_dag *d = &g->dag;
+  int v;
+  for (v = 0; v < d->n; v++) {
+    nodes[v].name = d->name[v];
+    nodes[v].kind = (mlsys_remat_kind)g->kind[v];
+    nodes[v].cost = d->cost[v];
+    nodes[v].mem = d->size[v];
+    nodes[v].ndeps = d->in_off[v + 1] - d->in_off[v];
+    nodes[v].deps = d->in + d->in_off[v];
+    nodes[v].flags = g->flags[v];
+  }
+}
+
 TEST(cnn_binding_rejects_graphs_that_differ) {
   cnn_fixture *f = cnn_setup();
   const mlsys_dag *d = &f->g.dag;
   mlsys_remat_node nodes[64];
-  int v, variant;
+  int variant;
   REQUIRE(d->n <= 64);
   for (variant = 0; variant < 4; variant++) {
     mlsys_remat_graph h;
     cnn_model m;
     memset(nodes, 0, sizeof nodes);
-    for (v = 0; v < d->n; v++) {
-      nodes[v].name = d->name[v];
-      nodes[v].kind = (mlsys_remat_kind)f->g.kind[v];
-      nodes[v].cost = d->cost[v];
-      nodes[v].mem = d->size[v];
-      nodes[v].ndeps = d->in_off[v + 1] - d->in_off[v];
-      nodes[v].deps = d->in + d->in_off[v];
-      nodes[v].flags = f->g.flags[v];
-    }
+    graph_nodes(&f->g, nodes);
     if (variant == 0) nodes[2].mem = 65536;                  /* pool1 without its int64 indices */
     if (variant == 1) nodes[6].mem = 0;                      /* flatten exported with --alias-mem zero */
     if (variant == 2) nodes[12].ndeps = 1;                   /* grad_relu3 without the ReLU's output */
@@ -899,20 +906,12 @@ TEST(cnn_pool_backward_reading_saved_indices) {
   cnn_fixture *f = cnn_setup();
   const mlsys_dag *d = &f->g.dag;
   mlsys_remat_node nodes[64];
-  int deps15[4], deps18[4], v, m;
+  int deps15[4], deps18[4], m;
   mlsys_remat_graph h;
   cnn_fixture f2;
   REQUIRE(d->n <= 64 && !strcmp(d->name[15], "grad_pool2") && !strcmp(d->name[18], "grad_pool1"));
   memset(nodes, 0, sizeof nodes);
-  for (v = 0; v < d->n; v++) {
-    nodes[v].name = d->name[v];
-    nodes[v].kind = (mlsys_remat_kind)f->g.kind[v];
-    nodes[v].cost = d->cost[v];
-    nodes[v].mem = d->size[v];
-    nodes[v].ndeps = d->in_off[v + 1] - d->in_off[v];
-    nodes[v].deps = d->in + d->in_off[v];
-    nodes[v].flags = f->g.flags[v];
-  }
+  graph_nodes(&f->g, nodes);
   memcpy(deps15, nodes[15].deps, sizeof(int) * (size_t)nodes[15].ndeps);
   memcpy(deps18, nodes[18].deps, sizeof(int) * (size_t)nodes[18].ndeps);
   deps15[nodes[15].ndeps++] = 5;   /* grad_pool2 <- pool2 */
