@@ -81,7 +81,7 @@ MLSYS_DEF void mlsys_coll_topo_set_link(mlsys_coll_topo *t, int a, int b, int ki
 MLSYS_DEF mlsys_status mlsys_coll_topo_add_switch(mlsys_coll_topo *t, int n, const int *ranks, int policy);
 MLSYS_DEF mlsys_status mlsys_coll_topo_copy(const mlsys_coll_topo *t, mlsys_coll_topo *out);
 MLSYS_DEF void mlsys_coll_topo_free(mlsys_coll_topo *t);
-/* The authors' topology profile JSON (`taccl/examples/topo/`taccl/examples/topo/*.json`lt;name`taccl/examples/topo/*.json`gt;.json`: gpus_per_node, nics_per_node, alpha,
+/* The authors' topology profile JSON (taccl/examples/topo/NAME.json: gpus_per_node, nics_per_node, alpha,
    node_betas_list, node_invbws_list, remote_alpha, remote_beta, remote_invbw). Values there are per-chunk costs
    at the profile's chunk size in a time unit tied to it (name suffix _1KB → 0.01 µs, _32KB → 0.1 µs, _1MB → 1 µs;
    or the keys "chunk_bytes" and "time_unit_us"); they are converted to α (µs) and β (µs/MB). The intra-node lat of
