@@ -481,7 +481,863 @@ MLSYS_DEF mlsys_status mlsys_coll_topo_copy(const mlsys_coll_topo *t, mlsys_coll
   return MLSYS_OK;
 }
 
-/* @@TOPO2@@ */
+/* ---------------------------------------------------------------------------------------------------------------
+   Physical topologies (spec §2.2)
+   --------------------------------------------------------------------------------------------------------------- */
+/* NDv2 / DGX-1 hybrid cube-mesh: 2 = double NVLink (β/2), 1 = single. Double pairs form 0-1-3-2-6-7-5-4-0. */
+static const unsigned char mlsys__coll_ndv2_links[8][8] = {
+    {0, 2, 1, 1, 2, 0, 0, 0}, {2, 0, 1, 2, 0, 1, 0, 0}, {1, 1, 0, 2, 0, 0, 2, 0}, {1, 2, 2, 0, 0, 0, 0, 1},
+    {2, 0, 0, 0, 0, 2, 1, 1}, {0, 1, 0, 0, 2, 0, 1, 2}, {0, 0, 2, 0, 1, 1, 0, 2}, {0, 0, 0, 1, 1, 2, 2, 0}};
+static const int mlsys__coll_ndv2_ring[8] = {0, 1, 3, 2, 6, 7, 5, 4};
+
+/* IB links between every pair of GPUs on different nodes; the NICs are the shared, serial resource. */
+static void mlsys__coll_add_ib(mlsys_coll_topo *t, mlsys_coll_cost ib) {
+  int a, b, G = t->gpus_per_node;
+  for (a = 0; a < t->nranks; a++) {
+    t->nic[a] = (a / G) * t->nics_per_node + (a % G) * t->nics_per_node / G;
+    for (b = 0; b < t->nranks; b++)
+      if (a / G != b / G) mlsys_coll_topo_set_link(t, a, b, MLSYS_COLL_LINK_IB, ib);
+  }
+  t->nic_serial = 1;
+}
+
+MLSYS_DEF mlsys_status mlsys_coll_topo_ndv2(int nnodes, const mlsys_coll_profile *p, mlsys_coll_topo *out) {
+  mlsys_coll_profile def;
+  mlsys_status st;
+  int n, i, j;
+  if (!p) { mlsys_coll_profile_preset("ndv2-thesis", &def); p = &def; }
+  if (nnodes < 1 || nnodes > 64) return mlsys_set_error(MLSYS_ERR_ARG, "NDv2: nnodes %d out of range [1, 64]", nnodes);
+  if ((st = mlsys_coll_topo_empty(8 * nnodes, 8, out))) return st;
+  out->nics_per_node = 1;
+  for (n = 0; n < nnodes; n++)
+    for (i = 0; i < 8; i++)
+      for (j = 0; j < 8; j++)
+        if (mlsys__coll_ndv2_links[i][j]) {
+          mlsys_coll_cost c = p->nvlink;
+          if (mlsys__coll_ndv2_links[i][j] == 2) c.beta_us_per_mb *= 0.5;  /* double NVLink: twice the bandwidth */
+          mlsys_coll_topo_set_link(out, n * 8 + i, n * 8 + j, MLSYS_COLL_LINK_NVLINK, c);
+        }
+  mlsys__coll_add_ib(out, p->ib);
+  if (nnodes == 1) out->nic_serial = 0;
+  snprintf(out->name, sizeof out->name, "%dxNDv2", nnodes);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_coll_topo_dgx2(int nnodes, const mlsys_coll_profile *p, mlsys_coll_topo *out) {
+  mlsys_coll_profile def;
+  mlsys_status st;
+  int n, i, r[16];
+  if (!p) { mlsys_coll_profile_preset("dgx2-thesis", &def); p = &def; }
+  if (nnodes < 1 || nnodes > 64) return mlsys_set_error(MLSYS_ERR_ARG, "DGX-2: nnodes %d out of range [1, 64]", nnodes);
+  if ((st = mlsys_coll_topo_empty(16 * nnodes, 16, out))) return st;
+  out->nics_per_node = 8;   /* GPUs 2i and 2i+1 share NIC i (Appendix B.1) */
+  for (n = 0; n < nnodes; n++) {
+    for (i = 0; i < 16; i++) r[i] = n * 16 + i;
+    if ((st = mlsys_coll_topo_add_switch(out, 16, r, MLSYS_COLL_UC_FREE))) { mlsys_coll_topo_free(out); return st; }
+    for (i = 0; i < 16 * 16; i++)
+      if (i / 16 != i % 16) out->cost[(size_t)(n * 16 + i / 16) * out->nranks + n * 16 + i % 16] = p->nvlink;
+  }
+  mlsys__coll_add_ib(out, p->ib);
+  if (nnodes == 1) out->nic_serial = 0;
+  snprintf(out->name, sizeof out->name, "%dxDGX-2", nnodes);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_coll_topo_ring(int nranks, int bidirectional, mlsys_coll_cost c, mlsys_coll_topo *out) {
+  mlsys_status st;
+  int i;
+  if ((st = mlsys_coll_topo_empty(nranks, nranks, out))) return st;
+  for (i = 0; i < nranks; i++) {
+    mlsys_coll_topo_set_link(out, i, (i + 1) % nranks, MLSYS_COLL_LINK_NVLINK, c);
+    if (bidirectional) mlsys_coll_topo_set_link(out, (i + 1) % nranks, i, MLSYS_COLL_LINK_NVLINK, c);
+  }
+  snprintf(out->name, sizeof out->name, "ring%d%s", nranks, bidirectional ? "-bidir" : "");
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_coll_topo_full(int nranks, int switched, mlsys_coll_cost c, mlsys_coll_topo *out) {
+  mlsys_status st;
+  int i, j, *r;
+  if ((st = mlsys_coll_topo_empty(nranks, nranks, out))) return st;
+  for (i = 0; i < nranks; i++)
+    for (j = 0; j < nranks; j++) mlsys_coll_topo_set_link(out, i, j, switched ? MLSYS_COLL_LINK_SWITCH : MLSYS_COLL_LINK_NVLINK, c);
+  if (switched && nranks > 1) {
+    r = (int *)mlsys_alloc((size_t)nranks, sizeof(int));
+    if (!r) { mlsys_coll_topo_free(out); return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); }
+    for (i = 0; i < nranks; i++) r[i] = i;
+    st = mlsys_coll_topo_add_switch(out, nranks, r, MLSYS_COLL_UC_FREE);
+    mlsys_free(r);
+    if (st) { mlsys_coll_topo_free(out); return st; }
+  }
+  snprintf(out->name, sizeof out->name, "full%d%s", nranks, switched ? "-switch" : "");
+  return MLSYS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   Logical topology from a sketch (spec §3.2)
+   --------------------------------------------------------------------------------------------------------------- */
+MLSYS_DEF mlsys_status mlsys_coll_logical_topo(const mlsys_coll_topo *phys, const mlsys_coll_sketch *sk,
+                                               double chunk_bytes, mlsys_coll_topo *lt) {
+  int G = phys->gpus_per_node, N = phys->nranks, nn = phys->nnodes, a, b, i, j, k, n;
+  int nodes = sk->nnodes > 0 ? sk->nnodes : 1;
+  mlsys_status st;
+  memset(lt, 0, sizeof *lt);
+  if (nodes != nn)
+    return mlsys_set_error(MLSYS_ERR_ARG, "sketch is for %d node(s) but the topology has %d", nodes, nn);
+  if ((st = mlsys_coll_topo_empty(N, G, lt))) return st;
+  snprintf(lt->name, sizeof lt->name, "%s", phys->name);
+  lt->nics_per_node = phys->nics_per_node;
+  memcpy(lt->nic, phys->nic, (size_t)N * sizeof(int));
+  /* intra-node links: the physical ones */
+  for (a = 0; a < N; a++)
+    for (b = 0; b < N; b++)
+      if (a / G == b / G && phys->kind[(size_t)a * N + b])
+        mlsys_coll_topo_set_link(lt, a, b, phys->kind[(size_t)a * N + b], phys->cost[(size_t)a * N + b]);
+  if (sk->intranode == MLSYS_COLL_INTRA_SWITCH && sk->nswitch > 0) {
+    /* the sketch's switch hyperedges, copied into every node, replace the physical switches */
+    int *r = (int *)mlsys_alloc((size_t)G, sizeof(int));
+    if (!r) { mlsys_coll_topo_free(lt); return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); }
+    for (n = 0; n < nn; n++)
+      for (k = 0; k < sk->nswitch; k++) {
+        int pol = sk->switch_policy ? sk->switch_policy[k] : MLSYS_COLL_UC_AUTO;
+        if (sk->switch_n[k] > G) { mlsys_free(r); mlsys_coll_topo_free(lt); return mlsys_set_error(MLSYS_ERR_ARG, "sketch switch %d has %d GPUs but a node has %d", k, sk->switch_n[k], G); }
+        for (i = 0; i < sk->switch_n[k]; i++) {
+          if (sk->switch_ranks[k][i] < 0 || sk->switch_ranks[k][i] >= G) { mlsys_free(r); mlsys_coll_topo_free(lt); return mlsys_set_error(MLSYS_ERR_ARG, "unknown GPU id %d in sketch switch %d (GPUs per node: %d)", sk->switch_ranks[k][i], k, G); }
+          r[i] = n * G + sk->switch_ranks[k][i];
+        }
+        for (i = 0; i < sk->switch_n[k]; i++)
+          for (j = 0; j < sk->switch_n[k]; j++)
+            if (i != j && !phys->kind[(size_t)r[i] * N + r[j]]) {
+              mlsys_free(r); mlsys_coll_topo_free(lt);
+              return mlsys_set_error(MLSYS_ERR_ARG, "sketch switch %d joins GPUs %d and %d, which have no physical link", k, r[i], r[j]);
+            }
+        if (pol == MLSYS_COLL_UC_AUTO) pol = chunk_bytes > MLSYS__COLL_MB ? MLSYS_COLL_UC_MIN : MLSYS_COLL_UC_MAX;  /* §5.4.2 */
+        if ((st = mlsys_coll_topo_add_switch(lt, sk->switch_n[k], r, pol))) { mlsys_free(r); mlsys_coll_topo_free(lt); return st; }
+      }
+    mlsys_free(r);
+  } else {
+    for (k = 0; k < phys->nswitch; k++)
+      if ((st = mlsys_coll_topo_add_switch(lt, phys->sws[k].n, phys->sws[k].ranks, MLSYS_COLL_UC_FREE))) { mlsys_coll_topo_free(lt); return st; }
+  }
+  if (nn > 1) {
+    /* inter-node links from the sketch (§2.3); β scaled for NIC sharing by the repo's rule or beta_split */
+    int nsend = 0, maxd = 0;
+    double scale;
+    unsigned char *conn = (unsigned char *)mlsys_alloc((size_t)G * G, 1);
+    if (!conn) { mlsys_coll_topo_free(lt); return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); }
+    for (i = 0; i < G * G; i++) conn[i] = sk->has_internode && sk->internode_conn ? sk->internode_conn[i] : 1;
+    for (i = 0; i < G; i++) {
+      int d = 0;
+      for (j = 0; j < G; j++) d += conn[i * G + j] != 0;
+      nsend += d > 0;
+      if (d > maxd) maxd = d;
+    }
+    if (!nsend) { mlsys_free(conn); mlsys_coll_topo_free(lt); return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "sketch disconnects the nodes: internode_conn has no sender"); }
+    scale = (double)nsend * maxd / (phys->nics_per_node > 0 ? phys->nics_per_node : 1);
+    for (a = 0; a < N; a++)
+      for (b = 0; b < N; b++)
+        if (a / G != b / G && conn[(a % G) * G + b % G]) {
+          mlsys_coll_cost c = phys->cost[(size_t)a * N + b];
+          double s = sk->beta_split && sk->beta_split[a % G] > 0 ? sk->beta_split[a % G] : scale;
+          if (!phys->kind[(size_t)a * N + b]) { mlsys_free(conn); mlsys_coll_topo_free(lt); return mlsys_set_error(MLSYS_ERR_ARG, "sketch asks for link %d -> %d, which the topology lacks", a, b); }
+          c.beta_us_per_mb *= s;
+          mlsys_coll_topo_set_link(lt, a, b, MLSYS_COLL_LINK_IB, c);
+        }
+    mlsys_free(conn);
+    lt->nic_serial = nn > 2;  /* [repo] more than 2 nodes: one inter-node send / receive at a time per NIC */
+  }
+  return MLSYS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   Shortest-path sets (spec §3.3)
+   --------------------------------------------------------------------------------------------------------------- */
+static mlsys_status mlsys__coll_hops(const mlsys_coll_topo *t, int *dist /* [N*N] */) {
+  int N = t->nranks, s, h, q0, q1, *q = (int *)mlsys_alloc((size_t)N, sizeof(int));
+  if (!q) return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory");
+  for (s = 0; s < N; s++) {
+    int *d = dist + (size_t)s * N;
+    for (h = 0; h < N; h++) d[h] = INT_MAX;
+    d[s] = 0; q[0] = s; q0 = 0; q1 = 1;
+    while (q0 < q1) {
+      int u = q[q0++], v;
+      for (v = 0; v < N; v++)
+        if (t->kind[(size_t)u * N + v] && d[v] == INT_MAX) { d[v] = d[u] + 1; q[q1++] = v; }
+    }
+  }
+  mlsys_free(q);
+  return MLSYS_OK;
+}
+static void mlsys__coll_sp_from_dist(const mlsys_coll_topo *t, const mlsys_coll_def *d, const int *dist, int c, unsigned char *out) {
+  int N = t->nranks, u, v, w;
+  memset(out, 0, (size_t)N);
+  for (u = 0; u < N; u++) {
+    if (!d->pre[(size_t)c * N + u]) continue;
+    for (v = 0; v < N; v++) {
+      int duv;
+      if (!d->post[(size_t)c * N + v]) continue;
+      duv = dist[(size_t)u * N + v];
+      if (duv == INT_MAX) continue;
+      for (w = 0; w < N; w++) {
+        int a = dist[(size_t)u * N + w], b = dist[(size_t)w * N + v];
+        if (a != INT_MAX && b != INT_MAX && a + b == duv) out[w] = 1;
+      }
+    }
+  }
+}
+MLSYS_DEF mlsys_status mlsys_coll_sp_set(const mlsys_coll_topo *t, const mlsys_coll_def *d, int chunk, unsigned char *out) {
+  int *dist;
+  mlsys_status st;
+  if (chunk < 0 || chunk >= d->nchunks || d->nranks != t->nranks) return mlsys_set_error(MLSYS_ERR_ARG, "chunk %d / ranks do not match", chunk);
+  dist = (int *)mlsys_alloc((size_t)t->nranks * t->nranks, sizeof(int));
+  if (!dist) return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory");
+  if ((st = mlsys__coll_hops(t, dist))) { mlsys_free(dist); return st; }
+  mlsys__coll_sp_from_dist(t, d, dist, chunk, out);
+  mlsys_free(dist);
+  return MLSYS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   Precedence structure shared by the simulator and the stage-3 MILP, so that both see the same constraints
+   (spec §3.12: simulated time = stage-3 objective). For transfer i with link (a,b):
+     data   — the transfer(s) that bring c to a before it may leave (copy: the one delivery; reduce: every partial
+              reduced into a earlier in the array; a copy out of a combining owner: every partial into it),
+     link   — the transfers on (a,b) in array order,
+     port   — on a switch port (eqs. 5.20/5.21) or a serial NIC, each transfer precedes the next one on a
+              different link.
+   --------------------------------------------------------------------------------------------------------------- */
+typedef struct {
+  int n;
+  int *dp_off, *dp;                 /* data predecessors of each transfer (CSR) */
+  int *pe_from, *pe_to, npe;        /* port edges */
+  int *lnk;                         /* [n] link index a*N+b */
+  int *lnext;                       /* [n] next transfer on the same link, -1 */
+} mlsys__coll_prec;
+
+static void mlsys__coll_prec_free(mlsys__coll_prec *p) {
+  mlsys_free(p->dp_off); mlsys_free(p->dp); mlsys_free(p->pe_from); mlsys_free(p->pe_to);
+  mlsys_free(p->lnk); mlsys_free(p->lnext);
+  memset(p, 0, sizeof *p);
+}
+
+static int mlsys__coll_is_pre(const mlsys_coll_algo *a, int c, int r) {
+  int N = a->nranks, C = a->chunkup;
+  switch (a->kind) {
+    case MLSYS_COLL_ALLGATHER: return c / C == r;
+    case MLSYS_COLL_ALLTOALL: return c / C / N == r;
+    default: return 1;
+  }
+}
+static int mlsys__coll_owner(const mlsys_coll_algo *a, int c) {
+  return a->kind == MLSYS_COLL_ALLTOALL ? c / a->chunkup / a->nranks : c / a->chunkup;
+}
+
+/* Builds the structure; with strict = 1 a transfer whose data is not available earlier in the array is an error
+   naming it (the array order must be an execution order). */
+static mlsys_status mlsys__coll_prec_build(const mlsys_coll_topo *t, const mlsys_coll_algo *a, mlsys__coll_prec *p) {
+  int N = a->nranks, n = a->nxfer, i, k;
+  size_t ncr = (size_t)a->nchunks * N;
+  int *last_copy = NULL, *red_head = NULL, *red_next = NULL, *cnt = NULL, *lastl = NULL;
+  int comb = a->kind == MLSYS_COLL_REDUCESCATTER || a->kind == MLSYS_COLL_ALLREDUCE;
+  int nports, *plast = NULL, *pnext_diff = NULL;
+  mlsys_status st = MLSYS_OK;
+  memset(p, 0, sizeof *p);
+  p->n = n;
+  if (t->nranks != N) return mlsys_set_error(MLSYS_ERR_ARG, "algorithm has %d ranks, topology %d", N, t->nranks);
+  last_copy = (int *)mlsys_alloc(ncr, sizeof(int));
+  red_head = (int *)mlsys_alloc(ncr, sizeof(int));
+  red_next = (int *)mlsys_alloc((size_t)n + 1, sizeof(int));
+  cnt = (int *)mlsys_calloc((size_t)n + 1, sizeof(int));
+  lastl = (int *)mlsys_alloc((size_t)N * N, sizeof(int));
+  p->dp_off = (int *)mlsys_calloc((size_t)n + 1, sizeof(int));
+  p->lnk = (int *)mlsys_alloc((size_t)n + 1, sizeof(int));
+  p->lnext = (int *)mlsys_alloc((size_t)n + 1, sizeof(int));
+  if (!last_copy || !red_head || !red_next || !cnt || !lastl || !p->dp_off || !p->lnk || !p->lnext) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); goto done; }
+  for (i = 0; i < (int)ncr; i++) last_copy[i] = red_head[i] = -1;
+  for (i = 0; i < N * N; i++) lastl[i] = -1;
+  /* pass 1: validity, link chains and the number of data predecessors */
+  for (i = 0; i < n; i++) {
+    const mlsys_coll_xfer *x = &a->x[i];
+    size_t src_cr;
+    if (x->chunk < 0 || x->chunk >= a->nchunks || x->src < 0 || x->src >= N || x->dst < 0 || x->dst >= N || x->src == x->dst) {
+      st = mlsys_set_error(MLSYS_ERR_ARG, "transfer %d (chunk %d, %d -> %d) is out of range", i, x->chunk, x->src, x->dst);
+      goto done;
+    }
+    if (!t->kind[(size_t)x->src * N + x->dst]) {
+      st = mlsys_set_error(MLSYS_ERR_INFEASIBLE, "transfer %d sends chunk %d over %d -> %d, which is not a link", i, x->chunk, x->src, x->dst);
+      goto done;
+    }
+    if (x->op == MLSYS_COLL_XF_REDUCE && !comb) {
+      st = mlsys_set_error(MLSYS_ERR_INFEASIBLE, "transfer %d reduces chunk %d in a %s", i, x->chunk, mlsys_coll_kind_name(a->kind));
+      goto done;
+    }
+    p->lnk[i] = x->src * N + x->dst;
+    p->lnext[i] = -1;
+    if (lastl[p->lnk[i]] >= 0) p->lnext[lastl[p->lnk[i]]] = i;
+    lastl[p->lnk[i]] = i;
+    src_cr = (size_t)x->chunk * N + x->src;
+    if (!comb) {
+      if (!mlsys__coll_is_pre(a, x->chunk, x->src)) {
+        if (last_copy[src_cr] < 0) { st = mlsys_set_error(MLSYS_ERR_INFEASIBLE, "transfer %d sends chunk %d from rank %d before any transfer brings it there", i, x->chunk, x->src); goto done; }
+        cnt[i] = 1;
+      }
+    } else if (x->op == MLSYS_COLL_XF_REDUCE || x->src == mlsys__coll_owner(a, x->chunk)) {
+      for (k = red_head[src_cr]; k >= 0; k = red_next[k]) cnt[i]++;
+    } else {
+      if (last_copy[src_cr] < 0) { st = mlsys_set_error(MLSYS_ERR_INFEASIBLE, "transfer %d copies chunk %d out of rank %d, which never received its final value", i, x->chunk, x->src); goto done; }
+      cnt[i] = 1;
+    }
+    if (x->op == MLSYS_COLL_XF_REDUCE) {
+      size_t d = (size_t)x->chunk * N + x->dst;
+      red_next[i] = red_head[d]; red_head[d] = i;
+    } else {
+      last_copy[(size_t)x->chunk * N + x->dst] = i;
+    }
+  }
+  for (i = 0; i < n; i++) p->dp_off[i + 1] = p->dp_off[i] + cnt[i];
+  p->dp = (int *)mlsys_alloc((size_t)p->dp_off[n] + 1, sizeof(int));
+  if (!p->dp) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); goto done; }
+  /* pass 2: fill the data predecessors (same scan, so "earlier in the array" holds) */
+  for (i = 0; i < (int)ncr; i++) last_copy[i] = red_head[i] = -1;
+  for (i = 0; i < n; i++) {
+    const mlsys_coll_xfer *x = &a->x[i];
+    size_t src_cr = (size_t)x->chunk * N + x->src;
+    int o = p->dp_off[i];
+    if (!comb) {
+      if (cnt[i]) p->dp[o] = last_copy[src_cr];
+    } else if (x->op == MLSYS_COLL_XF_REDUCE || x->src == mlsys__coll_owner(a, x->chunk)) {
+      for (k = red_head[src_cr]; k >= 0; k = red_next[k]) p->dp[o++] = k;
+    } else {
+      p->dp[o] = last_copy[src_cr];
+    }
+    if (x->op == MLSYS_COLL_XF_REDUCE) {
+      size_t d = (size_t)x->chunk * N + x->dst;
+      red_next[i] = red_head[d]; red_head[d] = i;
+    } else {
+      last_copy[(size_t)x->chunk * N + x->dst] = i;
+    }
+  }
+  /* port edges: switch send/recv ports per (rank, switch), NIC send/recv ports when serial */
+  {
+    int nsw = t->nswitch, nnic = 0, port[4], np, j;
+    for (i = 0; i < N; i++) if (t->nic[i] + 1 > nnic) nnic = t->nic[i] + 1;
+    nports = 2 * N * (nsw > 0 ? nsw : 1) + 2 * nnic;
+    plast = (int *)mlsys_alloc((size_t)nports, sizeof(int));
+    pnext_diff = (int *)mlsys_alloc((size_t)n * 4 + 1, sizeof(int));
+    p->pe_from = (int *)mlsys_alloc((size_t)n * 4 + 1, sizeof(int));
+    p->pe_to = (int *)mlsys_alloc((size_t)n * 4 + 1, sizeof(int));
+    if (!plast || !pnext_diff || !p->pe_from || !p->pe_to) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); goto done; }
+    /* Build, per port, the chain in array order; the edge of entry e goes to the first later entry on another
+       link. Walking backwards, remember per port the latest entry and the latest entry on a link != that one. */
+    {
+      int *pl1 = plast, *pl2 = (int *)mlsys_alloc((size_t)nports, sizeof(int));
+      if (!pl2) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); goto done; }
+      for (j = 0; j < nports; j++) pl1[j] = pl2[j] = -1;
+      for (i = n - 1; i >= 0; i--) {
+        const mlsys_coll_xfer *x = &a->x[i];
+        size_t l = (size_t)x->src * N + x->dst;
+        np = 0;
+        if (t->sw[l] >= 0) {
+          port[np++] = (x->src * (nsw > 0 ? nsw : 1) + t->sw[l]) * 2;
+          port[np++] = (x->dst * (nsw > 0 ? nsw : 1) + t->sw[l]) * 2 + 1;
+        }
+        if (t->nic_serial && t->kind[l] == MLSYS_COLL_LINK_IB && t->nic[x->src] >= 0 && t->nic[x->dst] >= 0) {
+          port[np++] = 2 * N * (nsw > 0 ? nsw : 1) + 2 * t->nic[x->src];
+          port[np++] = 2 * N * (nsw > 0 ? nsw : 1) + 2 * t->nic[x->dst] + 1;
+        }
+        for (j = 0; j < np; j++) {
+          int q = port[j], nxt = -1;
+          /* first later entry on a different link: pl1 if its link differs, else pl2 */
+          if (pl1[q] >= 0) nxt = p->lnk[pl1[q]] != (int)l ? pl1[q] : pl2[q];
+          if (nxt >= 0) { p->pe_from[p->npe] = i; p->pe_to[p->npe] = nxt; p->npe++; }
+          if (pl1[q] >= 0 && p->lnk[pl1[q]] != (int)l) pl2[q] = pl1[q];
+          pl1[q] = i;
+        }
+      }
+      mlsys_free(pl2);
+    }
+  }
+done:
+  mlsys_free(last_copy); mlsys_free(red_head); mlsys_free(red_next); mlsys_free(cnt); mlsys_free(lastl);
+  mlsys_free(plast); mlsys_free(pnext_diff);
+  if (st) mlsys__coll_prec_free(p);
+  return st;
+}
+
+/* Whether transfers on link l may merge (one α for the group): IB links, and intra-node links on request. */
+static int mlsys__coll_mergeable(const mlsys_coll_topo *t, int l, int merge_intra) {
+  return t->kind[l] == MLSYS_COLL_LINK_IB || merge_intra;
+}
+
+/* Units: merged groups (same group id, consecutive on one mergeable link) or single transfers. unit[i] = the
+   first transfer of i's unit; usize[first] = members. */
+static mlsys_status mlsys__coll_units(const mlsys_coll_topo *t, const mlsys_coll_algo *a, const mlsys__coll_prec *p,
+                                      int merge_intra, int *unit, int *usize) {
+  int i, n = a->nxfer;
+  for (i = 0; i < n; i++) { unit[i] = -1; usize[i] = 0; }
+  for (i = 0; i < n; i++) {
+    int j, k;
+    if (unit[i] >= 0) continue;
+    unit[i] = i; usize[i] = 1;
+    if (a->x[i].group < 0 || !mlsys__coll_mergeable(t, p->lnk[i], merge_intra)) continue;
+    for (j = i, k = p->lnext[i]; k >= 0 && a->x[k].group == a->x[i].group; j = k, k = p->lnext[k]) { unit[k] = i; usize[i]++; }
+    (void)j;
+  }
+  /* a group id reused later on the same link after another group is a schedule error */
+  for (i = 0; i < n; i++) {
+    int k = p->lnext[i];
+    if (a->x[i].group >= 0 && unit[i] == i && mlsys__coll_mergeable(t, p->lnk[i], merge_intra)) {
+      int m;
+      for (m = p->lnext[i]; m >= 0; m = p->lnext[m])
+        if (unit[m] != i && a->x[m].group == a->x[i].group)
+          return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "merge group %d on link %d -> %d is not consecutive in the link's order", a->x[i].group, a->x[i].src, a->x[i].dst);
+    }
+    (void)k;
+  }
+  return MLSYS_OK;
+}
+
+static double mlsys__coll_unit_lat(const mlsys_coll_topo *t, const mlsys_coll_algo *a, int i, int k, double reduce_us_per_mb) {
+  mlsys_coll_cost c = t->cost[(size_t)a->x[i].src * a->nranks + a->x[i].dst];
+  double mb = a->chunk_bytes / MLSYS__COLL_MB;
+  return c.alpha_us + c.beta_us_per_mb * mb * k + (a->x[i].op == MLSYS_COLL_XF_REDUCE ? reduce_us_per_mb * mb * k : 0);
+}
+
+MLSYS_DEF mlsys_status mlsys_coll_simulate(const mlsys_coll_topo *t, mlsys_coll_algo *a, const mlsys_coll_sim_opts *o,
+                                           mlsys_coll_sim_result *r) {
+  mlsys_coll_sim_opts def;
+  mlsys__coll_prec p;
+  int n = a->nxfer, i, e, *unit = NULL, *usize = NULL, *indeg = NULL, *adj_off = NULL, *adj = NULL, *q = NULL, q0, q1, done_n = 0;
+  double *start = NULL, *lat = NULL, mk = 0;
+  mlsys_status st;
+  int ne = 0;
+  memset(r, 0, sizeof *r);
+  if (!o) { memset(&def, 0, sizeof def); o = &def; }
+  if ((st = mlsys__coll_prec_build(t, a, &p))) return st;
+  unit = (int *)mlsys_alloc((size_t)n + 1, sizeof(int));
+  usize = (int *)mlsys_alloc((size_t)n + 1, sizeof(int));
+  indeg = (int *)mlsys_calloc((size_t)n + 1, sizeof(int));
+  adj_off = (int *)mlsys_calloc((size_t)n + 2, sizeof(int));
+  start = (double *)mlsys_calloc((size_t)n + 1, sizeof(double));
+  lat = (double *)mlsys_calloc((size_t)n + 1, sizeof(double));
+  q = (int *)mlsys_alloc((size_t)n + 1, sizeof(int));
+  if (!unit || !usize || !indeg || !adj_off || !start || !lat || !q) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); goto done; }
+  if ((st = mlsys__coll_units(t, a, &p, o->merge_intra, unit, usize))) goto done;
+  for (i = 0; i < n; i++)
+    if (unit[i] == i) lat[i] = mlsys__coll_unit_lat(t, a, i, usize[i], o->reduce_us_per_mb);
+  /* edges between units: count, then fill (CSR by source unit) */
+  for (e = 0; e < 2; e++) {
+    int pass_ne = 0;
+#define MLSYS__COLL_EDGE(u_, v_)                                   \
+  do {                                                             \
+    int uu = unit[u_], vv = unit[v_];                              \
+    if (uu != vv) {                                                \
+      if (e == 0) adj_off[uu + 1]++;                               \
+      else { adj[adj_off[uu] + q[uu]++] = vv; indeg[vv]++; }       \
+      pass_ne++;                                                   \
+    }                                                              \
+  } while (0)
+    if (e == 1) {
+      for (i = 0; i < n; i++) adj_off[i + 1] += adj_off[i];
+      ne = adj_off[n];
+      adj = (int *)mlsys_alloc((size_t)ne + 1, sizeof(int));
+      if (!adj) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); goto done; }
+      for (i = 0; i < n; i++) q[i] = 0;
+    }
+    for (i = 0; i < n; i++) {
+      int k;
+      for (k = p.dp_off[i]; k < p.dp_off[i + 1]; k++) MLSYS__COLL_EDGE(p.dp[k], i);
+      if (p.lnext[i] >= 0) MLSYS__COLL_EDGE(i, p.lnext[i]);
+    }
+    for (i = 0; i < p.npe; i++) MLSYS__COLL_EDGE(p.pe_from[i], p.pe_to[i]);
+#undef MLSYS__COLL_EDGE
+    (void)pass_ne;
+  }
+  /* longest path by Kahn's algorithm over units */
+  q0 = q1 = 0;
+  for (i = 0; i < n; i++)
+    if (unit[i] == i && indeg[i] == 0) q[q1++] = i;
+  while (q0 < q1) {
+    int u = q[q0++], k;
+    double f = start[u] + lat[u];
+    done_n++;
+    if (f > mk) mk = f;
+    for (k = adj_off[u]; k < adj_off[u + 1]; k++) {
+      int v = adj[k];
+      if (f > start[v]) start[v] = f;
+      if (--indeg[v] == 0) q[q1++] = v;
+    }
+  }
+  {
+    int nunits = 0;
+    for (i = 0; i < n; i++) nunits += unit[i] == i;
+    if (done_n < nunits) {
+      r->deadlock = 1;
+      st = mlsys_set_error(MLSYS_ERR_INFEASIBLE, "the schedule's link and port orders are cyclic (deadlock): %d of %d sends can never start", nunits - done_n, nunits);
+      goto done;
+    }
+  }
+  for (i = 0; i < n; i++) {
+    a->x[i].t_send = start[unit[i]];
+    a->x[i].t_arrive = start[unit[i]] + lat[unit[i]];
+  }
+  r->makespan_us = mk;
+  a->time_us = mk;
+  if (mk > 0) {
+    double bytes = (double)a->nranks * a->chunkup * a->chunk_bytes, N = a->nranks;
+    r->algbw_gbps = bytes / mk * 1e-3;
+    r->busbw_gbps = r->algbw_gbps * (a->kind == MLSYS_COLL_ALLREDUCE ? 2.0 * (N - 1) / N : (N - 1) / N);
+  }
+done:
+  mlsys__coll_prec_free(&p);
+  mlsys_free(unit); mlsys_free(usize); mlsys_free(indeg); mlsys_free(adj_off); mlsys_free(adj);
+  mlsys_free(start); mlsys_free(lat); mlsys_free(q);
+  return st;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   Symbolic verifier (spec §3.13)
+   --------------------------------------------------------------------------------------------------------------- */
+MLSYS_DEF mlsys_status mlsys_coll_verify(const mlsys_coll_def *d, const mlsys_coll_topo *t, const mlsys_coll_algo *a,
+                                         char *msg, size_t msglen) {
+  int N = d->nranks, W = (N + 63) / 64, i, c, r, w;
+  size_t ncr = (size_t)d->nchunks * N;
+  uint64_t *st = NULL;        /* [c][r][W] contributions (combining) or origin bit (copy) */
+  int *recv_cnt = NULL;
+  double *arrive = NULL;
+  int have_times = 0;
+  mlsys_status rs = MLSYS_OK;
+  char dummy[8];
+  if (!msg || !msglen) { msg = dummy; msglen = sizeof dummy; }
+  msg[0] = 0;
+#define MLSYS__COLL_VFAIL(...) do { snprintf(msg, msglen, __VA_ARGS__); rs = mlsys_set_error(MLSYS_ERR_INFEASIBLE, "%s", msg); goto done; } while (0)
+  if (a->kind != d->kind || a->nranks != N || a->chunkup != d->chunkup || a->nchunks != d->nchunks)
+    MLSYS__COLL_VFAIL("algorithm (%s, %d ranks, chunkup %d) does not match the collective (%s, %d ranks, chunkup %d)",
+                      mlsys_coll_kind_name(a->kind), a->nranks, a->chunkup, mlsys_coll_kind_name(d->kind), N, d->chunkup);
+  if (t->nranks != N) MLSYS__COLL_VFAIL("topology has %d ranks, algorithm %d", t->nranks, N);
+  st = (uint64_t *)mlsys_calloc(ncr * W, sizeof(uint64_t));
+  recv_cnt = (int *)mlsys_calloc(ncr, sizeof(int));
+  arrive = (double *)mlsys_alloc(ncr, sizeof(double));
+  if (!st || !recv_cnt || !arrive) { rs = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); goto done; }
+  for (i = 0; i < a->nxfer; i++) if (a->x[i].t_arrive > 0) have_times = 1;
+  for (c = 0; c < d->nchunks; c++)
+    for (r = 0; r < N; r++) {
+      size_t k = (size_t)c * N + r;
+      arrive[k] = 0;
+      if (d->pre[k]) {
+        int who = d->combining ? r : d->origin[c];
+        st[k * W + who / 64] |= 1ull << (who % 64);
+      }
+    }
+  for (i = 0; i < a->nxfer; i++) {
+    const mlsys_coll_xfer *x = &a->x[i];
+    size_t ks, kd;
+    int empty = 1, full = 1;
+    if (x->chunk < 0 || x->chunk >= d->nchunks || x->src < 0 || x->src >= N || x->dst < 0 || x->dst >= N || x->src == x->dst)
+      MLSYS__COLL_VFAIL("transfer %d (chunk %d, %d -> %d) is out of range", i, x->chunk, x->src, x->dst);
+    if (!t->kind[(size_t)x->src * N + x->dst])
+      MLSYS__COLL_VFAIL("transfer %d sends chunk %d over %d -> %d, which is not a link of the topology", i, x->chunk, x->src, x->dst);
+    ks = (size_t)x->chunk * N + x->src; kd = (size_t)x->chunk * N + x->dst;
+    for (w = 0; w < W; w++) {
+      if (st[ks * W + w]) empty = 0;
+      if (st[ks * W + w] != (w == W - 1 && N % 64 ? (1ull << (N % 64)) - 1 : ~0ull)) full = 0;
+    }
+    if (empty) MLSYS__COLL_VFAIL("transfer %d sends chunk %d from rank %d, which does not hold it", i, x->chunk, x->src);
+    if (have_times && x->t_send + 1e-6 * (1 + fabs(x->t_send)) < arrive[ks])
+      MLSYS__COLL_VFAIL("transfer %d sends chunk %d from rank %d at %.6g us, before it arrives there (%.6g us)", i, x->chunk, x->src, x->t_send, arrive[ks]);
+    if (have_times && x->t_arrive + 1e-9 < x->t_send)
+      MLSYS__COLL_VFAIL("transfer %d arrives (%.6g us) before it is sent (%.6g us)", i, x->t_arrive, x->t_send);
+    if (x->op == MLSYS_COLL_XF_REDUCE) {
+      if (!d->combining) MLSYS__COLL_VFAIL("transfer %d reduces chunk %d in an %s", i, x->chunk, mlsys_coll_kind_name(d->kind));
+      for (w = 0; w < W; w++)
+        if (st[ks * W + w] & st[kd * W + w]) {
+          int b = 0;
+          while (!((st[ks * W + w] & st[kd * W + w]) >> b & 1)) b++;
+          MLSYS__COLL_VFAIL("transfer %d double counts rank %d's contribution to chunk %d at rank %d", i, w * 64 + b, x->chunk, x->dst);
+        }
+      for (w = 0; w < W; w++) st[kd * W + w] |= st[ks * W + w];
+    } else {
+      if (d->combining && !full)
+        MLSYS__COLL_VFAIL("transfer %d copies chunk %d out of rank %d before it is fully reduced there", i, x->chunk, x->src);
+      if (recv_cnt[kd] || (!d->combining && d->pre[kd]))
+        MLSYS__COLL_VFAIL("transfer %d delivers chunk %d to rank %d a second time", i, x->chunk, x->dst);
+      if (d->combining) {
+        /* the final value replaces the partial sum there */
+        for (w = 0; w < W; w++) st[kd * W + w] = st[ks * W + w];
+      } else {
+        for (w = 0; w < W; w++) st[kd * W + w] = st[ks * W + w];
+      }
+      recv_cnt[kd]++;
+    }
+    if (have_times && x->t_arrive > arrive[kd]) arrive[kd] = x->t_arrive;
+  }
+  for (c = 0; c < d->nchunks; c++)
+    for (r = 0; r < N; r++) {
+      size_t k = (size_t)c * N + r;
+      if (!d->post[k]) continue;
+      if (!d->combining) {
+        int o = d->origin[c];
+        for (w = 0; w < W; w++)
+          if (st[k * W + w] != (w == o / 64 ? 1ull << (o % 64) : 0))
+            MLSYS__COLL_VFAIL("chunk %d never reaches rank %d", c, r);
+      } else {
+        for (w = 0; w < W; w++)
+          if (st[k * W + w] != (w == W - 1 && N % 64 ? (1ull << (N % 64)) - 1 : ~0ull)) {
+            int b;
+            for (b = 0; b < N; b++)
+              if (!(st[k * W + b / 64] >> (b % 64) & 1)) break;
+            MLSYS__COLL_VFAIL("chunk %d at rank %d lacks rank %d's contribution", c, r, b);
+          }
+      }
+    }
+  /* merge groups must be consecutive on one link */
+  {
+    mlsys__coll_prec p;
+    int *unit = NULL, *usize = NULL;
+    if (mlsys__coll_prec_build(t, a, &p) == MLSYS_OK) {
+      unit = (int *)mlsys_alloc((size_t)a->nxfer + 1, sizeof(int));
+      usize = (int *)mlsys_alloc((size_t)a->nxfer + 1, sizeof(int));
+      if (unit && usize && mlsys__coll_units(t, a, &p, 1, unit, usize) != MLSYS_OK) {
+        snprintf(msg, msglen, "%s", mlsys_last_error());
+        rs = MLSYS_ERR_INFEASIBLE;
+      }
+      mlsys_free(unit); mlsys_free(usize);
+      mlsys__coll_prec_free(&p);
+      if (rs) { mlsys_set_error(rs, "%s", msg); goto done; }
+    }
+  }
+#undef MLSYS__COLL_VFAIL
+done:
+  mlsys_free(st); mlsys_free(recv_cnt); mlsys_free(arrive);
+  return rs;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   Baselines (spec §4)
+   --------------------------------------------------------------------------------------------------------------- */
+static double mlsys__coll_chunk_bytes(int kind, int N, int chunkup, double buffer_bytes) {
+  /* AG: per-rank input in C chunks; A2A: per-rank input in N·C chunks; RS/AR: per-rank buffer in N·C chunks */
+  return kind == MLSYS_COLL_ALLGATHER ? buffer_bytes / chunkup : buffer_bytes / ((double)N * chunkup);
+}
+
+/* The ring of one node: NDv2's double-NVLink Hamiltonian cycle, else 0..G-1 (when those links exist). */
+static int mlsys__coll_node_ring(const mlsys_coll_topo *t, int *ring) {
+  int G = t->gpus_per_node, N = t->nranks, i, ok = 1;
+  if (G == 8) {
+    for (i = 0; i < 8 && ok; i++) ok = t->kind[(size_t)mlsys__coll_ndv2_ring[i] * N + mlsys__coll_ndv2_ring[(i + 1) % 8]] != 0;
+    if (ok) { memcpy(ring, mlsys__coll_ndv2_ring, sizeof mlsys__coll_ndv2_ring); return 1; }
+  }
+  for (i = 0; i < G; i++) ring[i] = i;
+  for (i = 0; i < G && G > 1; i++)
+    if (!t->kind[(size_t)i * N + (i + 1) % G]) return 0;
+  return 1;
+}
+
+/* Ring j: the node ring rotated by j (NDv2: odd rings run backwards over the other direction of the links;
+   DGX-2: rotated by two GPUs so that every ring leaves the node through a different NIC), nodes chained. */
+static mlsys_status mlsys__coll_rings(const mlsys_coll_topo *t, int nrings, int *rings) {
+  int G = t->gpus_per_node, N = t->nranks, nr[4096], j, n, k;
+  if (G > 4096 || !mlsys__coll_node_ring(t, nr))
+    return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "topology %s has no ring through the GPUs of a node", t->name);
+  for (j = 0; j < nrings; j++)
+    for (n = 0; n < t->nnodes; n++)
+      for (k = 0; k < G; k++) {
+        int rot = G == 16 ? 2 * j : j, idx = (j % 2 && G == 8) ? (G - k + rot) % G : (k + rot) % G;
+        rings[j * N + n * G + k] = n * G + nr[idx];
+      }
+  for (j = 0; j < nrings; j++)
+    for (k = 0; k < N; k++)
+      if (!t->kind[(size_t)rings[j * N + k] * N + rings[j * N + (k + 1) % N]])
+        return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "ring %d needs link %d -> %d, which %s lacks", j, rings[j * N + k], rings[j * N + (k + 1) % N], t->name);
+  return MLSYS_OK;
+}
+MLSYS_DEF mlsys_status mlsys_coll_default_ring(const mlsys_coll_topo *t, int *ring) { return mlsys__coll_rings(t, 1, ring); }
+
+MLSYS_DEF mlsys_status mlsys_coll_algo_ring(int kind, int N, const int *ring, int R, int C, double buffer_bytes,
+                                            mlsys_coll_algo *out) {
+  int s, k, j, i, CR = C * R, ph;
+  mlsys_status st;
+  unsigned char *seen;
+  if (kind == MLSYS_COLL_ALLTOALL) return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "there is no ring ALLTOALL (use the direct baseline)");
+  if (N < 1 || R < 1 || C < 1 || !ring) return mlsys_set_error(MLSYS_ERR_ARG, "ring baseline: bad arguments");
+  seen = (unsigned char *)mlsys_alloc((size_t)N, 1);
+  if (!seen) return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory");
+  for (j = 0; j < R; j++) {
+    memset(seen, 0, (size_t)N);
+    for (i = 0; i < N; i++) {
+      if (ring[j * N + i] < 0 || ring[j * N + i] >= N || seen[ring[j * N + i]]) { mlsys_free(seen); return mlsys_set_error(MLSYS_ERR_ARG, "ring %d is not a permutation of the %d ranks", j, N); }
+      seen[ring[j * N + i]] = 1;
+    }
+  }
+  mlsys_free(seen);
+  if ((st = mlsys_coll_algo_init(out, kind, N, CR, mlsys__coll_chunk_bytes(kind, N, CR, buffer_bytes)))) return st;
+  /* RS: the partial of the chunk owned by ring[p] starts at ring[p+1] and reaches ring[p] after N-1 steps;
+     AG: the chunk of ring[p] travels ring[p] -> ring[p+1] -> ... ; AR = RS then AG (§4: 2(N-1) steps). */
+  for (ph = 0; ph < 2; ph++) {
+    int red = ph == 0;
+    if (red && kind == MLSYS_COLL_ALLGATHER) continue;
+    if (!red && kind == MLSYS_COLL_REDUCESCATTER) continue;
+    for (s = 0; s < N - 1; s++)
+      for (k = 0; k < C; k++)
+        for (j = 0; j < R; j++)
+          for (i = 0; i < N; i++) {
+            const int *rg = ring + (size_t)j * N;
+            int owner = red ? rg[((i - 1 - s) % N + 2 * N) % N] : rg[((i - s) % N + N) % N];
+            int c = owner * CR + k * R + j;
+            if ((st = mlsys_coll_algo_push(out, c, rg[i], rg[(i + 1) % N], red ? MLSYS_COLL_XF_REDUCE : MLSYS_COLL_XF_COPY, -1))) { mlsys_coll_algo_free(out); return st; }
+          }
+  }
+  return MLSYS_OK;
+}
+
+/* BFS tree (fewest hops, then cheapest per-chunk lat, then lowest rank) from root over t's links. */
+static void mlsys__coll_bfs(const mlsys_coll_topo *t, int root, double bytes, int *parent, int *level, int *q) {
+  int N = t->nranks, q0 = 0, q1 = 0, v, u;
+  double *best = (double *)mlsys_alloc((size_t)N, sizeof(double));
+  for (v = 0; v < N; v++) { parent[v] = -1; level[v] = -1; if (best) best[v] = 1e300; }
+  level[root] = 0; q[q1++] = root;
+  while (q0 < q1) {
+    int lv;
+    u = q[q0++];
+    lv = level[u];
+    for (v = 0; v < N; v++) {
+      size_t l = (size_t)u * N + v;
+      double c;
+      if (!t->kind[l] || v == root) continue;
+      c = (best ? (u == root ? 0 : best[u]) : 0) + mlsys_coll_lat(t->cost[l], bytes);
+      if (level[v] < 0) { level[v] = lv + 1; parent[v] = u; if (best) best[v] = c; q[q1++] = v; }
+      else if (level[v] == lv + 1 && best && c < best[v] - 1e-12) { parent[v] = u; best[v] = c; }
+    }
+  }
+  mlsys_free(best);
+}
+
+typedef struct { int c, a, b, level, key2; } mlsys__coll_edge;
+static int mlsys__coll_edge_cmp(const void *x, const void *y) {
+  const mlsys__coll_edge *p = (const mlsys__coll_edge *)x, *q = (const mlsys__coll_edge *)y;
+  if (p->level != q->level) return p->level - q->level;
+  if (p->key2 != q->key2) return p->key2 - q->key2;
+  if (p->a != q->a) return p->a - q->a;
+  return p->c - q->c;
+}
+
+/* Transfers of every chunk along shortest-path trees (copy) or reversed trees (reduce), level by level, peers
+   staggered by (b - a) mod N so that switch ports do not collide. */
+static mlsys_status mlsys__coll_tree_phase(const mlsys_coll_topo *t, mlsys_coll_algo *out, int reduce, int a2a) {
+  int N = t->nranks, c, v, ne = 0, cap = 0, i;
+  int *parent = (int *)mlsys_alloc((size_t)N, sizeof(int)), *level = (int *)mlsys_alloc((size_t)N, sizeof(int));
+  int *q = (int *)mlsys_alloc((size_t)N, sizeof(int)), *need = (int *)mlsys_alloc((size_t)N, sizeof(int));
+  mlsys__coll_edge *e = NULL;
+  mlsys_status st = MLSYS_OK;
+  if (!parent || !level || !q || !need) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); goto done; }
+  for (c = 0; c < out->nchunks; c++) {
+    int root = mlsys__coll_owner(out, c), dst = a2a ? (c / out->chunkup) % N : -1;
+    mlsys__coll_bfs(t, root, out->chunk_bytes, parent, level, q);
+    for (v = 0; v < N; v++) need[v] = 0;
+    for (v = 0; v < N; v++) {
+      int u;
+      if (v == root || (a2a && v != dst)) continue;
+      if (level[v] < 0) { st = mlsys_set_error(MLSYS_ERR_INFEASIBLE, "rank %d cannot reach rank %d in %s", root, v, t->name); goto done; }
+      for (u = v; u != root; u = parent[u]) need[u] = 1;
+    }
+    for (v = 0; v < N; v++)
+      if (need[v]) {
+        if (ne == cap) {
+          mlsys__coll_edge *ng;
+          cap = cap ? 2 * cap : 256;
+          ng = (mlsys__coll_edge *)mlsys_realloc_array(e, (size_t)cap, sizeof *e);
+          if (!ng) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); goto done; }
+          e = ng;
+        }
+        e[ne].c = c;
+        if (reduce) { e[ne].a = v; e[ne].b = parent[v]; e[ne].level = N - level[v]; }
+        else { e[ne].a = parent[v]; e[ne].b = v; e[ne].level = level[v]; }
+        e[ne].key2 = ((e[ne].b - e[ne].a) % N + N) % N;
+        ne++;
+      }
+  }
+  if (ne) qsort(e, (size_t)ne, sizeof *e, mlsys__coll_edge_cmp);
+  for (i = 0; i < ne; i++)
+    if ((st = mlsys_coll_algo_push(out, e[i].c, e[i].a, e[i].b, reduce ? MLSYS_COLL_XF_REDUCE : MLSYS_COLL_XF_COPY, -1))) goto done;
+done:
+  mlsys_free(parent); mlsys_free(level); mlsys_free(q); mlsys_free(need); mlsys_free(e);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_coll_algo_direct(int kind, const mlsys_coll_topo *t, int C, double buffer_bytes,
+                                              mlsys_coll_algo *out) {
+  mlsys_status st;
+  if ((st = mlsys_coll_algo_init(out, kind, t->nranks, C, mlsys__coll_chunk_bytes(kind, t->nranks, C, buffer_bytes)))) return st;
+  if (kind == MLSYS_COLL_REDUCESCATTER || kind == MLSYS_COLL_ALLREDUCE) st = mlsys__coll_tree_phase(t, out, 1, 0);
+  if (!st && kind != MLSYS_COLL_REDUCESCATTER) st = mlsys__coll_tree_phase(t, out, 0, kind == MLSYS_COLL_ALLTOALL);
+  if (st) mlsys_coll_algo_free(out);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_coll_algo_hierarchical(int kind, const mlsys_coll_topo *t, int C, double buffer_bytes,
+                                                    mlsys_coll_algo *out) {
+  int G = t->gpus_per_node, N = t->nranks, NN = t->nnodes, nr[4096], pos[4096], i, n, m, s, k, li, ph;
+  mlsys_status st;
+  if (kind == MLSYS_COLL_ALLTOALL) return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "hierarchical ALLTOALL is not implemented (use the direct baseline)");
+  if (G > 4096 || !mlsys__coll_node_ring(t, nr)) return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "topology %s has no ring through the GPUs of a node", t->name);
+  for (i = 0; i < G; i++) pos[nr[i]] = i;
+  for (n = 0; n < NN; n++)
+    for (m = 0; m < NN; m++)
+      for (li = 0; li < G && m != n; li++)
+        if (!t->kind[(size_t)(n * G + li) * N + m * G + li]) return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "hierarchical: no link %d -> %d", n * G + li, m * G + li);
+  if ((st = mlsys_coll_algo_init(out, kind, N, C, mlsys__coll_chunk_bytes(kind, N, C, buffer_bytes)))) return st;
+  /* Reduce half (RS, AR): inside every node a ring reduce of each chunk towards the GPU with the owner's local
+     index, then that GPU's node partial goes over IB to the owner. Copy half (AG, AR): the owner's chunk goes
+     over IB to the same-index GPU of every node, then around each node's ring. */
+  for (ph = 0; ph < 2; ph++) {
+    int red = ph == 0;
+    if (red && kind == MLSYS_COLL_ALLGATHER) continue;
+    if (!red && kind == MLSYS_COLL_REDUCESCATTER) continue;
+    if (red) {
+      for (s = 0; s < G - 1; s++)
+        for (n = 0; n < NN; n++)
+          for (i = 0; i < G; i++)          /* sender at ring position i of node n */
+            for (m = 0; m < NN; m++)
+              for (k = 0; k < C; k++) {
+                int p = ((i - 1 - s) % G + 2 * G) % G, owner = m * G + nr[p];
+                if ((st = mlsys_coll_algo_push(out, owner * C + k, n * G + nr[i], n * G + nr[(i + 1) % G], MLSYS_COLL_XF_REDUCE, -1))) goto fail;
+              }
+      for (s = 1; s < NN; s++)
+        for (n = 0; n < NN; n++)
+          for (li = 0; li < G; li++)
+            for (k = 0; k < C; k++) {
+              m = (n + s) % NN;   /* node n's partial of (m, li)'s chunk */
+              if ((st = mlsys_coll_algo_push(out, (m * G + li) * C + k, n * G + li, m * G + li, MLSYS_COLL_XF_REDUCE, -1))) goto fail;
+            }
+    } else {
+      for (s = 1; s < NN; s++)
+        for (n = 0; n < NN; n++)
+          for (li = 0; li < G; li++)
+            for (k = 0; k < C; k++) {
+              m = (n + s) % NN;
+              if ((st = mlsys_coll_algo_push(out, (n * G + li) * C + k, n * G + li, m * G + li, MLSYS_COLL_XF_COPY, -1))) goto fail;
+            }
+      for (s = 0; s < G - 1; s++)
+        for (n = 0; n < NN; n++)
+          for (i = 0; i < G; i++)
+            for (m = 0; m < NN; m++)
+              for (k = 0; k < C; k++) {
+                int p = ((i - s) % G + G) % G, origin = m * G + nr[p];
+                if ((st = mlsys_coll_algo_push(out, origin * C + k, n * G + nr[i], n * G + nr[(i + 1) % G], MLSYS_COLL_XF_COPY, -1))) goto fail;
+              }
+    }
+  }
+  (void)pos;
+  return MLSYS_OK;
+fail:
+  mlsys_coll_algo_free(out);
+  return st;
+}
+
+/* @@SYN@@ */
+
+
+
 
 
 #include "wip/coll_input.inc"
