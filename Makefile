@@ -78,11 +78,17 @@ bench: deps
 
 # Type-checks and compiles every piece of CUDA code with nvcc (no GPU needed to build).
 CUDA_SRC := $(wildcard kernels/*.cu tests/cuda/*.cu)
+# A source that mentions MLSYS_COLLECTIVE_NCCL gets -DMLSYS_HAVE_NCCL -lnccl when NCCL's header and library are
+# installed (next to nvcc or in the system paths); without them it is built without its NCCL parts.
 cuda: | $(BUILD)
 	@test -x "$(NVCC)" || { echo "make cuda: nvcc not found (install the CUDA Toolkit)"; exit 1; }
-	@for f in $(CUDA_SRC); do echo "nvcc $$f"; \
+	@cu=$$(dirname "$(NVCC)")/..; for f in $(CUDA_SRC); do echo "nvcc $$f"; nccl=""; \
+	  if grep -q MLSYS_COLLECTIVE_NCCL $$f; then \
+	    if { test -f $$cu/include/nccl.h || test -f /usr/include/nccl.h; } && \
+	       { test -e $$cu/lib64/libnccl.so || test -e $$cu/lib/libnccl.so || /sbin/ldconfig -p 2>/dev/null | grep -q 'libnccl\.so '; }; \
+	    then nccl="-DMLSYS_HAVE_NCCL -L$$cu/lib64 -L$$cu/lib -lnccl"; else echo "  (NCCL not found: built without it)"; fi; fi; \
 	  $(NVCC) -std=c++17 -O2 -arch=sm_90 -I. -DMLSYS_CUDA $(filter -D%,$(CPPFLAGS)) $(filter -I%,$(CPPFLAGS)) \
-	    $$f -o $(BUILD)/$$(basename $$f .cu) $(LDLIBS) || exit 1; done
+	    $$f -o $(BUILD)/$$(basename $$f .cu) $(LDLIBS) $$nccl || exit 1; done
 
 # Builds (as above) and runs every tests/cuda program; without a CUDA device each says it skipped and exits 0.
 .PHONY: cuda-test

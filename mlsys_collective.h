@@ -94,7 +94,9 @@ MLSYS_DEF mlsys_status mlsys_coll_profile_parse_json(const char *text, size_t le
    3. Communication sketches (§5.4.1, Appendix B.1) in the authors' JSON schema.
    ================================================================================================================ */
 enum { MLSYS_COLL_INTRA_NONE = 0, MLSYS_COLL_INTRA_SWITCH = 1, MLSYS_COLL_INTRA_MINMAX = 2, MLSYS_COLL_INTRA_MAXMIN = 3 };
-enum { MLSYS_COLL_H_THESIS = 0, MLSYS_COLL_H10 = 10, MLSYS_COLL_H12 = 12, MLSYS_COLL_H14 = 14 };
+/* Stage-2 ordering keys (spec §3.6). AUTO (0) runs every key and keeps the order whose schedule simulates fastest. */
+enum { MLSYS_COLL_H_AUTO = 0, MLSYS_COLL_H_THESIS = 1, MLSYS_COLL_H_ASAP = 2, MLSYS_COLL_H10 = 10, MLSYS_COLL_H12 = 12,
+       MLSYS_COLL_H14 = 14 };
 typedef struct { int offset, group, block; } mlsys_coll_sym;  /* block 0 → group (the repo's scope) */
 typedef struct {
   int nnodes;                    /* 0 → 1 */
@@ -220,6 +222,7 @@ typedef struct {
   int route_status, sched_status;             /* mlsys_milp_status */
   int route_vars, route_bins, route_rows, sched_vars, sched_bins, sched_rows;
   int route_bins_unsym;                       /* binaries before symmetry substitution */
+  double route_lb;                            /* combinatorial lower bound (dilation, integer link capacity) */
   int nmerged;                                /* transfers merged into another's send */
 } mlsys_coll_stats;
 /* Stage 1: fills a with the used (chunk, link) transfers, unordered (t_send = routing-model send time). */
@@ -234,11 +237,14 @@ MLSYS_DEF mlsys_status mlsys_coll_schedule(const mlsys_coll_topo *lt, const mlsy
 /* All stages for AG/A2A; RS by inverting the AG (§5.7); AR = RS then AG. buffer_bytes = per-rank input size for
    AG/A2A, per-rank buffer size for RS/AR. */
 MLSYS_DEF mlsys_status mlsys_coll_synthesize(const mlsys_coll_topo *phys, const mlsys_coll_sketch *sk, int kind,
-                                             double buffer_bytes, mlsys_coll_algo *out, mlsys_coll_stats *st);
+                                             double buffer_bytes, mlsys_coll_algo *out, mlsys_coll_topo *logical,
+                                             mlsys_coll_stats *st);   /* logical: the topology the algorithm is on (NULL = not wanted) */
 MLSYS_DEF mlsys_status mlsys_coll_invert(const mlsys_coll_topo *lt, const mlsys_coll_sketch *sk,
                                          const mlsys_coll_algo *ag, mlsys_coll_algo *rs, mlsys_coll_stats *st);
 MLSYS_DEF mlsys_status mlsys_coll_concat_allreduce(const mlsys_coll_algo *rs, const mlsys_coll_algo *ag,
                                                    mlsys_coll_algo *ar);
+/* The reversed topology an inverted (REDUCESCATTER) schedule runs on. */
+MLSYS_DEF mlsys_status mlsys_coll_topo_transpose(const mlsys_coll_topo *t, mlsys_coll_topo *out);
 /* Shortest-path set SP(c) (§3.3): ranks on some hop-shortest path from a pre rank to a post rank; out[nranks]. */
 MLSYS_DEF mlsys_status mlsys_coll_sp_set(const mlsys_coll_topo *t, const mlsys_coll_def *d, int chunk, unsigned char *out);
 
@@ -1334,7 +1340,1185 @@ fail:
   return st;
 }
 
-/* @@SYN@@ */
+/* ---------------------------------------------------------------------------------------------------------------
+   Stage 1 — routing MILP with relaxed bandwidth (§5.5.1, eqs. 5.1–5.15; spec §3.4.1 for the lp_solve form)
+   --------------------------------------------------------------------------------------------------------------- */
+static int mlsys__coll_uf_find(int *uf, int i) {
+  while (uf[i] != i) { uf[i] = uf[uf[i]]; i = uf[i]; }
+  return i;
+}
+static void mlsys__coll_uf_union(int *uf, int i, int j) {
+  i = mlsys__coll_uf_find(uf, i); j = mlsys__coll_uf_find(uf, j);
+  if (i != j) { if (i < j) uf[j] = i; else uf[i] = j; }
+}
+/* [repo] rotational symmetry: ranks rotate by `offset` inside blocks of `group`. */
+static int mlsys__coll_sym_rank(const mlsys_coll_sym *s, int r) { return (r % s->group + s->offset) % s->group + r / s->group * s->group; }
+static int mlsys__coll_sym_chunk(const mlsys_coll_def *d, const mlsys_coll_sym *s, int c) {
+  int N = d->nranks, C = d->chunkup;
+  if (d->kind == MLSYS_COLL_ALLTOALL) {
+    int src = c / C / N, dst = (c / C) % N;
+    return (mlsys__coll_sym_rank(s, src) * N + mlsys__coll_sym_rank(s, dst)) * C + c % C;
+  }
+  return mlsys__coll_sym_rank(s, c / C) * C + c % C;
+}
+
+/* Rows are deduplicated (symmetry substitution makes rows of one orbit identical). */
+typedef struct {
+  mlsys_milp *m;
+  int *col;                 /* proto variable -> column (-1: fixed at 0) */
+  unsigned long long *hash; int hcap, hn;
+  int *tc; double *tv; int tcap;
+} mlsys__coll_rows;
+static int mlsys__coll_pair_cmp(const void *x, const void *y) {
+  const int a = *(const int *)x, b = *(const int *)y;
+  return (a > b) - (a < b);
+}
+static mlsys_status mlsys__coll_row(mlsys__coll_rows *R, int nnz, const int *proto, const double *v, int nraw,
+                                    const int *rawcol, const double *rawv, int sense, double rhs) {
+  int i, j, k = 0, n = nnz + nraw;
+  unsigned long long h = 1469598103934665603ull;
+  if (n > R->tcap) {
+    int nc = n * 2 + 16;
+    int *a = (int *)mlsys_realloc_array(R->tc, (size_t)nc * 2, sizeof(int));
+    double *b;
+    if (!a) return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory");
+    R->tc = a;
+    b = (double *)mlsys_realloc_array(R->tv, (size_t)nc, sizeof(double));
+    if (!b) return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory");
+    R->tv = b; R->tcap = nc;
+  }
+  /* (column, index) pairs sorted by column, values merged */
+  for (i = 0; i < n; i++) {
+    int c = i < nnz ? R->col[proto[i]] : rawcol[i - nnz];
+    if (c < 0) continue;
+    R->tc[2 * k] = c; R->tc[2 * k + 1] = i; k++;
+  }
+  qsort(R->tc, (size_t)k, 2 * sizeof(int), mlsys__coll_pair_cmp);
+  {
+    int m = 0;
+    int *cols = R->tc + 2 * k;  /* scratch after the pairs: reuse R->tc tail is unsafe; build in place */
+    (void)cols;
+    for (i = 0; i < k; i++) {
+      int c = R->tc[2 * i], src = R->tc[2 * i + 1];
+      double val = src < nnz ? v[src] : rawv[src - nnz];
+      if (m > 0 && R->tc[m - 1] == c) R->tv[m - 1] += val;
+      else { R->tc[m] = c; R->tv[m] = val; m++; }
+    }
+    /* compaction wrote columns into R->tc[0..m) (m ≤ k, reading index 2i ≥ m: safe) */
+    j = 0;
+    for (i = 0; i < m; i++)
+      if (R->tv[i] != 0) { R->tc[j] = R->tc[i]; R->tv[j] = R->tv[i]; j++; }
+    k = j;
+  }
+  if (k == 0) {
+    if ((sense == MLSYS_ROW_LE && rhs < -1e-9) || (sense == MLSYS_ROW_GE && rhs > 1e-9) || (sense == MLSYS_ROW_EQ && fabs(rhs) > 1e-9))
+      return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "routing model: a constraint became 0 %s %g after symmetry substitution", sense == MLSYS_ROW_LE ? "<=" : sense == MLSYS_ROW_GE ? ">=" : "=", rhs);
+    return MLSYS_OK;
+  }
+  for (i = 0; i < k; i++) {
+    unsigned long long w;
+    double dv = R->tv[i];
+    memcpy(&w, &dv, sizeof w);
+    h = (h ^ (unsigned long long)R->tc[i]) * 1099511628211ull;
+    h = (h ^ w) * 1099511628211ull;
+  }
+  { double dr = rhs; unsigned long long w; memcpy(&w, &dr, sizeof w); h = (h ^ w ^ (unsigned long long)sense) * 1099511628211ull; }
+  if (!h) h = 1;
+  if (2 * (R->hn + 1) > R->hcap) {
+    int nc = R->hcap ? R->hcap * 2 : 4096;
+    unsigned long long *nh = (unsigned long long *)mlsys_calloc((size_t)nc, sizeof *nh);
+    if (!nh) return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory");
+    for (i = 0; i < R->hcap; i++)
+      if (R->hash[i]) {
+        int p = (int)(R->hash[i] % (unsigned long long)nc);
+        while (nh[p]) p = (p + 1) % nc;
+        nh[p] = R->hash[i];
+      }
+    mlsys_free(R->hash); R->hash = nh; R->hcap = nc;
+  }
+  {
+    int p = (int)(h % (unsigned long long)R->hcap);
+    while (R->hash[p]) {
+      if (R->hash[p] == h) return MLSYS_OK;   /* identical row already present (64-bit hash) */
+      p = (p + 1) % R->hcap;
+    }
+    R->hash[p] = h; R->hn++;
+  }
+  return mlsys_milp_add_row(R->m, k, R->tc, R->tv, (mlsys_row_sense)sense, rhs, NULL);
+}
+
+typedef struct {
+  int N, G, nc;
+  int *xoff;        /* [nc+1] offsets of each chunk's allowed links in xl */
+  int *xl;          /* link index a*N+b */
+  int *xid;         /* [nc*N*N] proto id or -1 */
+  int *tid;         /* [nc*N] proto id of t[c,r] or -1 (r not in SP(c)) */
+  int nx, nt;
+} mlsys__coll_rvars;
+static void mlsys__coll_rvars_free(mlsys__coll_rvars *v) {
+  mlsys_free(v->xoff); mlsys_free(v->xl); mlsys_free(v->xid); mlsys_free(v->tid);
+  memset(v, 0, sizeof *v);
+}
+
+/* Which (chunk, link) pairs may carry the chunk: both ends in SP(c), the receiver not a pre rank, and the relay
+   rules of the sketch (R-d): a chunk leaves its node only from its own node, only towards a node that needs it,
+   and only through the sender GPU the relay map names. */
+static int mlsys__coll_allowed(const mlsys_coll_topo *lt, const mlsys_coll_sketch *sk, const mlsys_coll_def *d,
+                               const unsigned char *sp, const unsigned char *node_needs, int c, int a, int b) {
+  int N = lt->nranks, G = lt->gpus_per_node, o = d->origin[c];
+  if (!lt->kind[(size_t)a * N + b] || !sp[a] || !sp[b] || d->pre[(size_t)c * N + b]) return 0;
+  if (a / G != b / G) {
+    if (a / G != o / G || !node_needs[b / G]) return 0;
+    if (sk && sk->relay_sender && sk->relay_sender[o % G] >= 0 && a % G != sk->relay_sender[o % G]) return 0;
+  } else if (a / G != o / G && !node_needs[a / G]) {
+    return 0;
+  }
+  return 1;
+}
+
+static mlsys_status mlsys__coll_route_vars(const mlsys_coll_topo *lt, const mlsys_coll_sketch *sk, const mlsys_coll_def *d,
+                                           mlsys__coll_rvars *v) {
+  int N = lt->nranks, G = lt->gpus_per_node, nn = lt->nnodes, c, a, b, r, cap = 0;
+  int *dist = NULL, *reach = NULL, *q = NULL;
+  unsigned char *sp = NULL, *needs = NULL;
+  mlsys_status st = MLSYS_OK;
+  memset(v, 0, sizeof *v);
+  v->N = N; v->G = G; v->nc = d->nchunks;
+  dist = (int *)mlsys_alloc((size_t)N * N, sizeof(int));
+  sp = (unsigned char *)mlsys_alloc((size_t)N, 1);
+  needs = (unsigned char *)mlsys_alloc((size_t)nn, 1);
+  reach = (int *)mlsys_alloc((size_t)N, sizeof(int));
+  q = (int *)mlsys_alloc((size_t)N, sizeof(int));
+  v->xoff = (int *)mlsys_calloc((size_t)d->nchunks + 1, sizeof(int));
+  v->xid = (int *)mlsys_alloc((size_t)d->nchunks * N * N, sizeof(int));
+  v->tid = (int *)mlsys_alloc((size_t)d->nchunks * N, sizeof(int));
+  if (!dist || !sp || !needs || !reach || !q || !v->xoff || !v->xid || !v->tid) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); goto done; }
+  if ((st = mlsys__coll_hops(lt, dist))) goto done;
+  for (c = 0; c < d->nchunks; c++) {
+    int q0 = 0, q1 = 0;
+    mlsys__coll_sp_from_dist(lt, d, dist, c, sp);
+    memset(needs, 0, (size_t)nn);
+    for (r = 0; r < N; r++) if (d->post[(size_t)c * N + r] && !d->pre[(size_t)c * N + r]) needs[r / G] = 1;
+    for (r = 0; r < N; r++) {
+      v->tid[(size_t)c * N + r] = sp[r] ? v->nt++ : -1;
+      reach[r] = d->pre[(size_t)c * N + r];
+      if (reach[r]) q[q1++] = r;
+    }
+    for (a = 0; a < N; a++)
+      for (b = 0; b < N; b++) {
+        size_t k = ((size_t)c * N + a) * N + b;
+        v->xid[k] = -1;
+        if (!mlsys__coll_allowed(lt, sk, d, sp, needs, c, a, b)) continue;
+        if (v->nx == cap) {
+          int *nl;
+          cap = cap ? 2 * cap : 1024;
+          nl = (int *)mlsys_realloc_array(v->xl, (size_t)cap, sizeof(int));
+          if (!nl) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); goto done; }
+          v->xl = nl;
+        }
+        v->xl[v->nx] = a * N + b;
+        v->xid[k] = v->nx++;
+      }
+    v->xoff[c + 1] = v->nx;
+    /* every post rank must be reachable over the allowed links; otherwise say which chunk cannot be routed */
+    while (q0 < q1) {
+      int u = q[q0++];
+      for (b = 0; b < N; b++)
+        if (!reach[b] && v->xid[((size_t)c * N + u) * N + b] >= 0) { reach[b] = 1; q[q1++] = b; }
+    }
+    for (r = 0; r < N; r++)
+      if (d->post[(size_t)c * N + r] && !reach[r]) {
+        int o = d->origin[c];
+        if (o / G != r / G)
+          st = mlsys_set_error(MLSYS_ERR_INFEASIBLE,
+                               "chunk %d (from rank %d) cannot be routed to rank %d: the sketch gives node %d no inter-node link to node %d for it%s",
+                               c, o, r, o / G, r / G, sk && sk->relay_sender && sk->relay_sender[o % G] >= 0 ? " through its relay sender" : "");
+        else
+          st = mlsys_set_error(MLSYS_ERR_INFEASIBLE, "chunk %d (from rank %d) cannot be routed to rank %d over the logical topology", c, o, r);
+        goto done;
+      }
+  }
+done:
+  mlsys_free(dist); mlsys_free(sp); mlsys_free(needs); mlsys_free(reach); mlsys_free(q);
+  if (st) mlsys__coll_rvars_free(v);
+  return st;
+}
+
+static double mlsys__coll_link_lat(const mlsys_coll_topo *t, int l, double bytes) { return mlsys_coll_lat(t->cost[l], bytes); }
+
+/* Heuristic routing for the big-M bound and the warm start: per chunk, a BFS tree over its allowed links. */
+static mlsys_status mlsys__coll_route_heuristic(const mlsys_coll_topo *lt, const mlsys_coll_def *d, const mlsys__coll_rvars *v,
+                                                double bytes, unsigned char *xval /* [nx] */, double *tval /* [nt] */, double *relaxed_T) {
+  int N = lt->nranks, c, r, *q = (int *)mlsys_alloc((size_t)N, sizeof(int)), *par = (int *)mlsys_alloc((size_t)N, sizeof(int));
+  double *load = (double *)mlsys_calloc((size_t)N * N, sizeof(double)), T = 0, *tt = (double *)mlsys_alloc((size_t)N, sizeof(double));
+  unsigned char *need = (unsigned char *)mlsys_alloc((size_t)N, 1);
+  int i;
+  if (!q || !par || !load || !tt || !need) { mlsys_free(q); mlsys_free(par); mlsys_free(load); mlsys_free(tt); mlsys_free(need); return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); }
+  memset(xval, 0, (size_t)v->nx);
+  for (i = 0; i < v->nt; i++) tval[i] = 0;
+  for (c = 0; c < d->nchunks; c++) {
+    int q0 = 0, q1 = 0;
+    for (r = 0; r < N; r++) { par[r] = -1; tt[r] = -1; need[r] = 0; }
+    for (r = 0; r < N; r++) if (d->pre[(size_t)c * N + r]) { tt[r] = 0; q[q1++] = r; }
+    while (q0 < q1) {
+      int u = q[q0++], b;
+      /* least-loaded parent among equal hop counts is approximated by BFS order; good enough for a bound */
+      for (b = 0; b < N; b++) {
+        int id = v->xid[((size_t)c * N + u) * N + b];
+        if (id < 0 || tt[b] >= 0) continue;
+        par[b] = u; tt[b] = tt[u] + mlsys__coll_link_lat(lt, u * N + b, bytes); q[q1++] = b;
+      }
+    }
+    for (r = 0; r < N; r++)
+      if (d->post[(size_t)c * N + r]) {
+        int u;
+        for (u = r; par[u] >= 0; u = par[u]) need[u] = 1;
+      }
+    for (r = 0; r < N; r++) {
+      int id;
+      if (!need[r]) continue;
+      id = v->xid[((size_t)c * N + par[r]) * N + r];
+      xval[id] = 1;
+      load[par[r] * N + r] += mlsys__coll_link_lat(lt, par[r] * N + r, bytes);
+      if (tt[r] > T) T = tt[r];
+    }
+    for (r = 0; r < N; r++)
+      if (v->tid[(size_t)c * N + r] >= 0) tval[v->tid[(size_t)c * N + r]] = need[r] || d->pre[(size_t)c * N + r] ? tt[r] : 0;
+  }
+  for (i = 0; i < N * N; i++) if (load[i] > T) T = load[i];
+  /* switch ports (5.7/5.8) and serial NICs */
+  {
+    int s, a;
+    for (s = 0; s < lt->nswitch; s++)
+      for (a = 0; a < N; a++) {
+        double out = 0, in = 0;
+        int b;
+        for (b = 0; b < N; b++) {
+          if (lt->sw[(size_t)a * N + b] == s) out += load[a * N + b];
+          if (lt->sw[(size_t)b * N + a] == s) in += load[b * N + a];
+        }
+        if (out > T) T = out;
+        if (in > T) T = in;
+      }
+  }
+  *relaxed_T = T;
+  mlsys_free(q); mlsys_free(par); mlsys_free(load); mlsys_free(tt); mlsys_free(need);
+  return MLSYS_OK;
+}
+
+/* Smallest T with Σ_l ⌊T / lat_l⌋ ≥ k: k transfers that must each use one of these links (integer capacity;
+   the LP relaxation only sees Σ T/lat_l ≥ k). The k-th smallest of {m·lat_l : m ≥ 1}. */
+static double mlsys__coll_cap_bound(const double *lat, int n, int k) {
+  int *m, i, j;
+  double t = 0;
+  if (k <= 0 || n <= 0) return 0;
+  m = (int *)mlsys_alloc((size_t)n, sizeof(int));
+  if (!m) return 0;
+  for (i = 0; i < n; i++) m[i] = 1;
+  for (j = 0; j < k; j++) {
+    int b = -1;
+    for (i = 0; i < n; i++)
+      if (lat[i] > 0 && (b < 0 || m[i] * lat[i] < m[b] * lat[b])) b = i;
+    if (b < 0) { t = 0; break; }
+    t = m[b] * lat[b]; m[b]++;
+  }
+  mlsys_free(m);
+  return t;
+}
+
+/* A lower bound on the routing optimum, so the solver can stop as soon as it meets it (spec §8.1):
+   dilation (cheapest allowed path to each destination), integer in-capacity of each rank, and the links
+   between each pair of nodes that the chunks needed across them must cross (eq. 5.15). */
+static double mlsys__coll_route_lb(const mlsys_coll_topo *lt, const mlsys_coll_def *d, const mlsys__coll_rvars *v, double bytes) {
+  int N = lt->nranks, G = lt->gpus_per_node, nn = lt->nnodes, c, r, a, b, it;
+  double lb = 0, *dist = (double *)mlsys_alloc((size_t)N, sizeof(double)), *lat = (double *)mlsys_alloc((size_t)N * N + 1, sizeof(double));
+  int *need = (int *)mlsys_calloc((size_t)N + (size_t)nn * nn, sizeof(int));
+  if (!dist || !lat || !need) { mlsys_free(dist); mlsys_free(lat); mlsys_free(need); return 0; }
+  for (c = 0; c < d->nchunks; c++) {
+    /* Bellman–Ford over the chunk's allowed links (N ≤ a few hundred: fine) */
+    for (r = 0; r < N; r++) dist[r] = d->pre[(size_t)c * N + r] ? 0 : 1e300;
+    for (it = 0; it < N; it++) {
+      int changed = 0;
+      for (a = 0; a < N; a++) {
+        if (dist[a] >= 1e300) continue;
+        for (b = 0; b < N; b++)
+          if (v->xid[((size_t)c * N + a) * N + b] >= 0) {
+            double nd = dist[a] + mlsys__coll_link_lat(lt, a * N + b, bytes);
+            if (nd < dist[b] - 1e-12) { dist[b] = nd; changed = 1; }
+          }
+      }
+      if (!changed) break;
+    }
+    for (r = 0; r < N; r++)
+      if (d->post[(size_t)c * N + r] && !d->pre[(size_t)c * N + r]) {
+        if (dist[r] < 1e300 && dist[r] > lb) lb = dist[r];
+        need[r]++;
+      }
+    for (b = 0; b < nn; b++) {
+      int o = d->origin[c] / G, x = 0;
+      for (r = b * G; r < (b + 1) * G && !x; r++) x = d->post[(size_t)c * N + r] && !d->pre[(size_t)c * N + r];
+      if (x && b != o) need[N + o * nn + b]++;
+    }
+  }
+  for (r = 0; r < N; r++) {
+    int k = 0;
+    for (a = 0; a < N; a++) if (lt->kind[(size_t)a * N + r]) lat[k++] = mlsys__coll_link_lat(lt, a * N + r, bytes);
+    { double t = mlsys__coll_cap_bound(lat, k, need[r]); if (t > lb) lb = t; }
+  }
+  for (a = 0; a < nn; a++)
+    for (b = 0; b < nn; b++) {
+      int k = 0, i, j;
+      if (a == b || !need[N + a * nn + b]) continue;
+      for (i = a * G; i < (a + 1) * G; i++)
+        for (j = b * G; j < (b + 1) * G; j++)
+          if (lt->kind[(size_t)i * N + j]) lat[k++] = mlsys__coll_link_lat(lt, i * N + j, bytes);
+      { double t = mlsys__coll_cap_bound(lat, k, need[N + a * nn + b]); if (t > lb) lb = t; }
+    }
+  mlsys_free(dist); mlsys_free(lat); mlsys_free(need);
+  return lb;
+}
+
+MLSYS_DEF mlsys_status mlsys_coll_route(const mlsys_coll_topo *lt, const mlsys_coll_sketch *sk, const mlsys_coll_def *d,
+                                        double chunk_bytes, mlsys_coll_algo *out, mlsys_coll_stats *stats) {
+  int N = lt->nranks, G = lt->gpus_per_node, c, r, i, s, a, b, attempt;
+  mlsys__coll_rvars v;
+  int *uf = NULL, nproto, *zero = NULL, ncol = 0, Tcol, *ucol = NULL;
+  double unit = 0, U, heurT, maxlat = 0, meanlat = 0, gamma_rel, lbT = 0;
+  unsigned char *hx = NULL, *tpre = NULL;
+  double *ht = NULL, *inc = NULL;
+  mlsys_milp *m = NULL;
+  mlsys_milp_result res;
+  mlsys_milp_opts mo;
+  mlsys__coll_rows R;
+  mlsys_status st;
+  mlsys_coll_stats dummy;
+  double t0 = mlsys_now();
+  int nlinks = 0;
+  if (!stats) stats = &dummy;
+  memset(&R, 0, sizeof R);
+  memset(&res, 0, sizeof res);
+  memset(out, 0, sizeof *out);
+  if (d->combining) return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "routing synthesizes ALLGATHER and ALLTOALL; %s is built by inverting an ALLGATHER", mlsys_coll_kind_name(d->kind));
+  if (d->nranks != N) return mlsys_set_error(MLSYS_ERR_ARG, "collective has %d ranks, topology %d", d->nranks, N);
+  if (!(chunk_bytes > 0)) return mlsys_set_error(MLSYS_ERR_ARG, "chunk size must be positive (got %g bytes)", chunk_bytes);
+  if ((st = mlsys__coll_route_vars(lt, sk, d, &v))) return st;
+  nproto = v.nx + v.nt;
+  uf = (int *)mlsys_alloc((size_t)nproto + 1, sizeof(int));
+  zero = (int *)mlsys_calloc((size_t)nproto + 1, sizeof(int));
+  R.col = (int *)mlsys_alloc((size_t)nproto + 1, sizeof(int));
+  hx = (unsigned char *)mlsys_alloc((size_t)v.nx + 1, 1);
+  ht = (double *)mlsys_alloc((size_t)v.nt + 1, sizeof(double));
+  ucol = (int *)mlsys_alloc((size_t)N * N, sizeof(int));
+  if (!uf || !zero || !R.col || !hx || !ht || !ucol) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); goto done; }
+  for (i = 0; i < nproto; i++) uf[i] = i;
+  tpre = (unsigned char *)mlsys_calloc((size_t)v.nt + 1, 1);
+  if (!tpre) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); goto done; }
+  for (c = 0; c < d->nchunks; c++)
+    for (r = 0; r < N; r++)
+      if (v.tid[(size_t)c * N + r] >= 0) tpre[v.tid[(size_t)c * N + r]] = d->pre[(size_t)c * N + r];
+  for (i = 0; i < N * N; i++)
+    if (lt->kind[i]) {
+      double l = mlsys__coll_link_lat(lt, i, chunk_bytes);
+      if (l > maxlat) maxlat = l;
+      meanlat += l; nlinks++;
+    }
+  if (!(maxlat > 0)) { st = mlsys_set_error(MLSYS_ERR_ARG, "every link of the topology costs 0: nothing to optimise"); goto done; }
+  meanlat /= nlinks;
+  unit = maxlat / 1000.0;   /* scaled units: the slowest link costs 1000 (spec §8.2: keep big-M numerics sane) */
+  /* symmetry substitution (eqs. 5.12–5.14) by union-find over the proto variables */
+  stats->route_bins_unsym = v.nx;
+  if (sk && !sk->no_symmetry)
+    for (s = 0; s < sk->nsym; s++) {
+      const mlsys_coll_sym *sy = &sk->sym[s];
+      int blk = sy->block > 0 ? sy->block : sy->group;
+      if (sy->group < 1 || N % sy->group || sy->offset < 0 || sy->offset >= sy->group) { st = mlsys_set_error(MLSYS_ERR_ARG, "symmetry [%d, %d] does not fit %d ranks", sy->offset, sy->group, N); goto done; }
+      for (c = 0; c < d->nchunks; c++) {
+        int c2 = mlsys__coll_sym_chunk(d, sy, c);
+        for (i = v.xoff[c]; i < v.xoff[c + 1]; i++) {
+          int l = v.xl[i], a2, b2, j;
+          a = l / N; b = l % N;
+          if (a / blk != b / blk) continue;   /* sends between blocks are not constrained (thesis Ex. 5.4.3) */
+          a2 = mlsys__coll_sym_rank(sy, a); b2 = mlsys__coll_sym_rank(sy, b);
+          j = v.xid[((size_t)c2 * N + a2) * N + b2];
+          if (j < 0) zero[i] = 1; else mlsys__coll_uf_union(uf, i, j);
+        }
+        for (r = 0; r < N; r++) {
+          int t1 = v.tid[(size_t)c * N + r], t2 = v.tid[(size_t)c2 * N + mlsys__coll_sym_rank(sy, r)];
+          if (t1 >= 0 && t2 >= 0) mlsys__coll_uf_union(uf, v.nx + t1, v.nx + t2);
+        }
+      }
+    }
+  for (i = 0; i < v.nx; i++) if (zero[i]) zero[mlsys__coll_uf_find(uf, i)] = 1;
+  if ((st = mlsys__coll_route_heuristic(lt, d, &v, chunk_bytes, hx, ht, &heurT))) goto done;
+  lbT = mlsys__coll_route_lb(lt, d, &v, chunk_bytes);
+  stats->route_lb = lbT;
+  U = 1.5 * heurT / unit + 1;
+  for (attempt = 0; attempt < 4; attempt++, U *= 3) {
+    double M = U + 1000.0 + 1.0;
+    int row_c[4], nb = 0;
+    double row_v[4];
+    int *tmpc = NULL; double *tmpv = NULL;
+    mlsys_milp_free(m); m = NULL;
+    mlsys_milp_result_free(&res);
+    mlsys_free(R.hash); R.hash = NULL; R.hcap = R.hn = 0;
+    if ((st = mlsys_milp_create(&m))) goto done;
+    R.m = m;
+    ncol = 0;
+    for (i = 0; i < nproto; i++) R.col[i] = -2;
+    for (i = 0; i < nproto; i++) {
+      int root = mlsys__coll_uf_find(uf, i);
+      if (i < v.nx && zero[root]) { R.col[i] = -1; continue; }
+      if (R.col[root] == -2) {
+        if (root < v.nx) { R.col[root] = mlsys_milp_add_var(m, MLSYS_VAR_BINARY, 0, 1, 0, NULL); nb++; }
+        else {
+          /* t of a pre rank is 0 (eq. 5.3) */
+          R.col[root] = mlsys_milp_add_var(m, MLSYS_VAR_CONTINUOUS, 0, tpre[root - v.nx] ? 0 : U, 0, NULL);
+        }
+        if (R.col[root] < 0) { st = mlsys_last_status() ? mlsys_last_status() : MLSYS_ERR_NOMEM; goto done; }
+        ncol++;
+      }
+      R.col[i] = R.col[root];
+    }
+    Tcol = mlsys_milp_add_var(m, MLSYS_VAR_CONTINUOUS, fmin(lbT / unit, U), U, 1.0, "T");
+    /* uc-max / uc-min: is_util per switched link (eqs. 5.9–5.11) */
+    gamma_rel = (sk && sk->gamma > 0 ? sk->gamma : 0.01) * meanlat / unit;
+    for (i = 0; i < N * N; i++) {
+      int sw = lt->sw[i], pol;
+      ucol[i] = -1;
+      if (sw < 0 || !lt->kind[i]) continue;
+      pol = lt->sws[sw].policy;
+      if (pol != MLSYS_COLL_UC_MAX && pol != MLSYS_COLL_UC_MIN) continue;
+      ucol[i] = mlsys_milp_add_var(m, MLSYS_VAR_BINARY, 0, 1, pol == MLSYS_COLL_UC_MAX ? -gamma_rel : gamma_rel, NULL);
+      nb++;
+    }
+    tmpc = (int *)mlsys_alloc((size_t)d->nchunks * N * 2 + 8, sizeof(int));
+    tmpv = (double *)mlsys_alloc((size_t)d->nchunks * N * 2 + 8, sizeof(double));
+    if (!tmpc || !tmpv) { mlsys_free(tmpc); mlsys_free(tmpv); st = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); goto done; }
+    for (c = 0; c < d->nchunks && !st; c++) {
+      size_t cN = (size_t)c * N;
+      for (r = 0; r < N && !st; r++) {
+        int n_in = 0, tr = v.tid[cN + r];
+        if (tr < 0) continue;
+        /* exactly-once receive (R-b) */
+        for (a = 0; a < N; a++) { int id = v.xid[(cN + a) * N + r]; if (id >= 0) { tmpc[n_in] = id; tmpv[n_in] = 1; n_in++; } }
+        if (n_in && !d->pre[cN + r])
+          st = mlsys__coll_row(&R, n_in, tmpc, tmpv, 0, NULL, NULL, d->post[cN + r] ? MLSYS_ROW_EQ : MLSYS_ROW_LE, 1);
+        /* presence (R-c): a chunk leaves r only if r received it */
+        if (!st && !d->pre[cN + r])
+          for (b = 0; b < N && !st; b++) {
+            int id = v.xid[(cN + r) * N + b];
+            if (id < 0) continue;
+            tmpc[n_in] = id; tmpv[n_in] = 1;
+            { int k; for (k = 0; k < n_in; k++) tmpv[k] = -1; }
+            st = mlsys__coll_row(&R, n_in + 1, tmpc, tmpv, 0, NULL, NULL, MLSYS_ROW_LE, 0);
+            { int k; for (k = 0; k < n_in; k++) tmpv[k] = 1; }
+          }
+        /* makespan (5.2) */
+        if (!st && d->post[cN + r]) {
+          int pc[1] = {v.nx + tr};
+          double pv[1] = {-1};
+          row_c[0] = Tcol; row_v[0] = 1;
+          st = mlsys__coll_row(&R, 1, pc, pv, 1, row_c, row_v, MLSYS_ROW_GE, 0);
+        }
+      }
+      /* start times along used links (5.4 + 5.5 as big-M): t_b ≥ t_a + lat − M(1 − x) */
+      for (i = v.xoff[c]; i < v.xoff[c + 1] && !st; i++) {
+        int l = v.xl[i], pc[3];
+        double pv[3], lat = mlsys__coll_link_lat(lt, l, chunk_bytes) / unit;
+        a = l / N; b = l % N;
+        pc[0] = v.nx + v.tid[cN + b]; pv[0] = 1;
+        pc[1] = v.nx + v.tid[cN + a]; pv[1] = -1;
+        pc[2] = i; pv[2] = -M;
+        st = mlsys__coll_row(&R, 3, pc, pv, 0, NULL, NULL, MLSYS_ROW_GE, lat - M);
+      }
+      /* (R-e) fan-out through one switch port is serial: T ≥ t[c,a] + Σ_d lat·x[c,a,d] */
+      for (a = 0; a < N && !st; a++) {
+        int k = 0, tr = v.tid[cN + a];
+        if (tr < 0) continue;
+        for (b = 0; b < N; b++) {
+          int id = v.xid[(cN + a) * N + b];
+          if (id >= 0 && lt->sw[(size_t)a * N + b] >= 0) { tmpc[k] = id; tmpv[k] = -mlsys__coll_link_lat(lt, a * N + b, chunk_bytes) / unit; k++; }
+        }
+        if (k > 1) {
+          tmpc[k] = v.nx + tr; tmpv[k] = -1;
+          row_c[0] = Tcol; row_v[0] = 1;
+          st = mlsys__coll_row(&R, k + 1, tmpc, tmpv, 1, row_c, row_v, MLSYS_ROW_GE, 0);
+        }
+      }
+      /* eq. 5.15: a chunk needed on another node crosses to it at least once (the cut that makes the LP tight) */
+      if (lt->nnodes > 1)
+        for (s = 0; s < lt->nnodes && !st; s++) {
+          int o = d->origin[c], k = 0, needed = 0;
+          if (s == o / G) continue;
+          for (r = s * G; r < (s + 1) * G; r++) needed |= d->post[cN + r] && !d->pre[cN + r];
+          if (!needed) continue;
+          for (i = v.xoff[c]; i < v.xoff[c + 1]; i++)
+            if (v.xl[i] / N / G == o / G && v.xl[i] % N / G == s) { tmpc[k] = i; tmpv[k] = 1; k++; }
+          st = mlsys__coll_row(&R, k, tmpc, tmpv, 0, NULL, NULL, MLSYS_ROW_GE, 1);
+        }
+    }
+    /* congestion (5.6) per link, ports (5.7/5.8) per switch and serial NIC, is_util (5.9/5.10) */
+    if (!st) {
+      int *lc = (int *)mlsys_alloc((size_t)v.nx + 1, sizeof(int));
+      double *lv = (double *)mlsys_alloc((size_t)v.nx + 1, sizeof(double));
+      int p;
+      if (!lc || !lv) st = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory");
+      for (i = 0; i < N * N && !st; i++) {
+        int k = 0;
+        if (!lt->kind[i]) continue;
+        for (c = 0; c < d->nchunks; c++) {
+          int id = v.xid[(size_t)c * N * N + i];
+          if (id >= 0) { lc[k] = id; lv[k] = -mlsys__coll_link_lat(lt, i, chunk_bytes) / unit; k++; }
+        }
+        if (!k) continue;
+        row_c[0] = Tcol; row_v[0] = 1;
+        st = mlsys__coll_row(&R, k, lc, lv, 1, row_c, row_v, MLSYS_ROW_GE, 0);
+        if (!st && ucol[i] >= 0) {
+          int j;
+          for (j = 0; j < k && !st; j++) {   /* u ≥ x */
+            int pc[1] = {lc[j]};
+            double pv[1] = {-1}, one = 1;
+            st = mlsys__coll_row(&R, 1, pc, pv, 1, &ucol[i], &one, MLSYS_ROW_GE, 0);
+          }
+          for (j = 0; j < k; j++) lv[j] = -1;   /* u ≤ Σ x */
+          if (!st) { double one = 1; st = mlsys__coll_row(&R, k, lc, lv, 1, &ucol[i], &one, MLSYS_ROW_LE, 0); }
+        }
+      }
+      /* ports: for every rank and switch, and every serial NIC, out and in */
+      for (p = 0; p < 2 && !st; p++) {
+        int grp, ngrp = p == 0 ? N * (lt->nswitch > 0 ? lt->nswitch : 0) : (lt->nic_serial ? N : 0);
+        for (grp = 0; grp < ngrp && !st; grp++) {
+          int dir;
+          for (dir = 0; dir < 2 && !st; dir++) {
+            int k = 0;
+            for (i = 0; i < N * N; i++) {
+              int src = i / N, dst = i % N, in;
+              if (!lt->kind[i]) continue;
+              if (p == 0) {
+                int rank = grp / lt->nswitch, swi = grp % lt->nswitch;
+                if (lt->sw[i] != swi) continue;
+                in = dir == 0 ? src == rank : dst == rank;
+              } else {
+                if (lt->kind[i] != MLSYS_COLL_LINK_IB) continue;
+                in = dir == 0 ? lt->nic[src] == grp : lt->nic[dst] == grp;
+              }
+              if (!in) continue;
+              for (c = 0; c < d->nchunks; c++) {
+                int id = v.xid[(size_t)c * N * N + i];
+                if (id >= 0) { lc[k] = id; lv[k] = -mlsys__coll_link_lat(lt, i, chunk_bytes) / unit; k++; }
+              }
+            }
+            if (k < 2) continue;
+            row_c[0] = Tcol; row_v[0] = 1;
+            st = mlsys__coll_row(&R, k, lc, lv, 1, row_c, row_v, MLSYS_ROW_GE, 0);
+          }
+        }
+      }
+      mlsys_free(lc); mlsys_free(lv);
+    }
+    mlsys_free(tmpc); mlsys_free(tmpv);
+    if (st) goto done;
+    stats->route_vars = mlsys_milp_num_vars(m); stats->route_bins = nb; stats->route_rows = mlsys_milp_num_rows(m);
+    /* warm start from the heuristic routing when it is consistent with the symmetric model */
+    mlsys_free(inc);
+    inc = (double *)mlsys_calloc((size_t)mlsys_milp_num_vars(m) + 1, sizeof(double));
+    if (inc) {
+      int ok = 1;
+      unsigned char *setc = (unsigned char *)mlsys_calloc((size_t)mlsys_milp_num_vars(m) + 1, 1);
+      for (i = 0; i < nproto && ok && setc; i++) {
+        int col = R.col[i];
+        double val = i < v.nx ? hx[i] : ht[i - v.nx] / unit;
+        if (col < 0) { if (i < v.nx && hx[i]) ok = 0; continue; }
+        if (setc[col] && fabs(inc[col] - val) > 1e-9) ok = 0;
+        inc[col] = val; setc[col] = 1;
+      }
+      if (ok && setc) {
+        double viol;
+        inc[Tcol] = heurT / unit;
+        for (i = 0; i < N * N; i++)
+          if (ucol[i] >= 0)
+            for (c = 0; c < d->nchunks; c++) { int id = v.xid[(size_t)c * N * N + i]; if (id >= 0 && hx[id]) inc[ucol[i]] = 1; }
+        /* T enters every row it is in with coefficient +1 (≥ rows): raising it by the violation repairs them */
+        viol = mlsys_milp_max_violation(m, inc, 1);
+        if (viol > 1e-9) { inc[Tcol] += viol; viol = mlsys_milp_max_violation(m, inc, 1); }
+        if (inc[Tcol] > U || viol > 1e-6) ok = 0;
+      }
+      mlsys_free(setc);
+      if (!ok) { mlsys_free(inc); inc = NULL; }
+    }
+    memset(&mo, 0, sizeof mo);
+    mo.time_limit = sk && sk->route_time_limit > 0 ? sk->route_time_limit : 60;
+    mo.backend = (mlsys_milp_backend)(sk ? sk->backend : 0);
+    if (!sk || !sk->backend) mo.backend = nb > 4000 && mlsys_milp_has_backend(MLSYS_SOLVER_CBC) ? MLSYS_SOLVER_CBC : MLSYS_SOLVER_LPSOLVE;
+    if (!mlsys_milp_has_backend(mo.backend)) mo.backend = MLSYS_SOLVER_DEFAULT;
+    mo.incumbent = inc;
+    mo.mip_gap_abs = 1e-6; mo.mip_gap_rel = 1e-9;
+    mo.verbose = sk ? sk->verbose > 1 : 0;
+    mo.branch_ceiling = 1;   /* [spec §3.4.1] ceiling branching on x finds routings fast */
+    if (getenv("MLSYS_CEIL")) mo.branch_ceiling = atoi(getenv("MLSYS_CEIL"));
+    if (getenv("MLSYS_BACKEND")) mo.backend = (mlsys_milp_backend)atoi(getenv("MLSYS_BACKEND"));
+    if (getenv("MLSYS_NOINC")) mo.incumbent = NULL;
+    st = mlsys_milp_solve(m, &mo, &res);
+    if (st == MLSYS_OK) break;
+    if (st != MLSYS_ERR_INFEASIBLE && st != MLSYS_ERR_TIMEOUT) goto done;
+    if (inc) break;   /* with a feasible warm start the model cannot be infeasible */
+  }
+  if (st) {
+    st = mlsys_set_error(st, "routing MILP (%d binaries, %d rows): %s", stats->route_bins, stats->route_rows,
+                         st == MLSYS_ERR_TIMEOUT ? "no feasible routing found within the time limit" : mlsys_last_error());
+    goto done;
+  }
+  stats->route_status = res.status;
+  stats->route_obj = res.x[Tcol] * unit;
+  stats->route_bound = res.bound * unit;
+  {
+    double obj = res.objective, bnd = res.bound;
+    stats->route_gap = res.status == MLSYS_MILP_OPTIMAL ? 0 : (isfinite(bnd) ? fabs(obj - bnd) / fmax(1e-9, fabs(obj)) : 1);
+  }
+  if ((st = mlsys_coll_algo_init(out, d->kind, N, d->chunkup, chunk_bytes))) goto done;
+  for (c = 0; c < d->nchunks && !st; c++)
+    for (i = v.xoff[c]; i < v.xoff[c + 1] && !st; i++) {
+      int col = R.col[i];
+      if (col < 0 || res.x[col] < 0.5) continue;
+      if ((st = mlsys_coll_algo_push(out, c, v.xl[i] / N, v.xl[i] % N, MLSYS_COLL_XF_COPY, -1))) break;
+      out->x[out->nxfer - 1].t_send = res.x[R.col[v.nx + v.tid[(size_t)c * N + v.xl[i] / N]]] * unit;
+      out->x[out->nxfer - 1].t_arrive = out->x[out->nxfer - 1].t_send + mlsys__coll_link_lat(lt, v.xl[i], chunk_bytes);
+    }
+  if (st) goto done;
+  {
+    /* drop transfers to ranks that neither need the chunk nor forward it (the model allows them when free) */
+    int changed = 1;
+    while (changed) {
+      int w = 0, j;
+      changed = 0;
+      for (i = 0; i < out->nxfer; i++) {
+        mlsys_coll_xfer *x = &out->x[i];
+        int fwd = 0;
+        if (!d->post[(size_t)x->chunk * N + x->dst])
+          for (j = 0; j < out->nxfer && !fwd; j++) fwd = out->x[j].chunk == x->chunk && out->x[j].src == x->dst;
+        if (d->post[(size_t)x->chunk * N + x->dst] || fwd) out->x[w++] = *x;
+        else changed = 1;
+      }
+      out->nxfer = w;
+    }
+  }
+  /* execution order: by routing-model send time, then along each chunk's tree */
+  {
+    int j, k;
+    for (i = 1; i < out->nxfer; i++) {   /* insertion sort keeps it simple and stable */
+      mlsys_coll_xfer x = out->x[i];
+      for (j = i - 1; j >= 0 && out->x[j].t_send > x.t_send + 1e-9; j--) out->x[j + 1] = out->x[j];
+      out->x[j + 1] = x;
+    }
+    /* ties: a transfer must come after the delivery of its chunk to its source */
+    for (i = 0; i < out->nxfer; i++)
+      for (k = i + 1; k < out->nxfer; k++)
+        if (out->x[k].chunk == out->x[i].chunk && out->x[k].dst == out->x[i].src) {
+          mlsys_coll_xfer x = out->x[k];
+          memmove(&out->x[i + 1], &out->x[i], (size_t)(k - i) * sizeof x);
+          out->x[i] = x;
+          i--;
+          break;
+        }
+  }
+  st = MLSYS_OK;
+done:
+  stats->route_s = mlsys_now() - t0;
+  mlsys_milp_result_free(&res);
+  mlsys_milp_free(m);
+  mlsys__coll_rvars_free(&v);
+  mlsys_free(uf); mlsys_free(zero); mlsys_free(R.col); mlsys_free(R.hash); mlsys_free(R.tc); mlsys_free(R.tv);
+  mlsys_free(hx); mlsys_free(ht); mlsys_free(inc); mlsys_free(ucol); mlsys_free(tpre);
+  if (st) mlsys_coll_algo_free(out);
+  return st;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   Stage 2 — greedy ordering (§5.5.2, spec §3.6). Generic over the data dependencies, so the same code orders
+   ALLGATHER/ALLTOALL trees, inverted (reduce) trees and ALLREDUCE concatenations.
+   --------------------------------------------------------------------------------------------------------------- */
+typedef struct { double k[4]; int tb[5]; } mlsys__coll_key;
+static int mlsys__coll_key_less(const mlsys__coll_key *p, const mlsys__coll_key *q) {
+  int i;
+  for (i = 0; i < 4; i++) {
+    double tol = 1e-9 * (1 + fabs(p->k[i]) + fabs(q->k[i]));
+    if (p->k[i] < q->k[i] - tol) return 1;
+    if (p->k[i] > q->k[i] + tol) return 0;
+  }
+  for (i = 0; i < 5; i++)
+    if (p->tb[i] != q->tb[i]) return p->tb[i] < q->tb[i];
+  return 0;
+}
+
+static mlsys_status mlsys__coll_order_one(const mlsys_coll_topo *t, mlsys_coll_algo *a, int heur) {
+  int N = a->nranks, G = t->gpus_per_node, n = a->nxfer, i, k, nsw = t->nswitch > 0 ? t->nswitch : 1, done_n = 0;
+  mlsys__coll_prec p;
+  int *sc_off = NULL, *sc = NULL, *npred = NULL, *pick = NULL, *cand = NULL, ncand = 0, *perm = NULL;
+  double *lat = NULL, *trav = NULL, *hast = NULL, *ready = NULL, *ltime = NULL, *psend = NULL, *precv = NULL, *t0 = NULL;
+  mlsys_coll_xfer *nx = NULL;
+  mlsys_status st;
+  if ((st = mlsys__coll_prec_build(t, a, &p))) return st;
+  sc_off = (int *)mlsys_calloc((size_t)n + 2, sizeof(int));
+  sc = (int *)mlsys_alloc((size_t)p.dp_off[n] + 1, sizeof(int));
+  npred = (int *)mlsys_alloc((size_t)n + 1, sizeof(int));
+  pick = (int *)mlsys_alloc((size_t)n + 1, sizeof(int));
+  cand = (int *)mlsys_alloc((size_t)n + 1, sizeof(int));
+  perm = (int *)mlsys_alloc((size_t)n + 1, sizeof(int));
+  lat = (double *)mlsys_alloc((size_t)n + 1, sizeof(double));
+  trav = (double *)mlsys_calloc((size_t)n + 1, sizeof(double));
+  hast = (double *)mlsys_calloc((size_t)n + 1, sizeof(double));
+  ready = (double *)mlsys_calloc((size_t)n + 1, sizeof(double));
+  t0 = (double *)mlsys_calloc((size_t)n + 1, sizeof(double));
+  ltime = (double *)mlsys_calloc((size_t)N * N, sizeof(double));
+  psend = (double *)mlsys_calloc((size_t)N * nsw + 2 * (size_t)N, sizeof(double));
+  precv = (double *)mlsys_calloc((size_t)N * nsw + 2 * (size_t)N, sizeof(double));
+  nx = (mlsys_coll_xfer *)mlsys_alloc((size_t)n + 1, sizeof *nx);
+  if (!sc_off || !sc || !npred || !pick || !cand || !perm || !lat || !trav || !hast || !ready || !t0 || !ltime || !psend || !precv || !nx) {
+    st = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory");
+    goto done;
+  }
+  for (i = 0; i < n; i++) {
+    lat[i] = mlsys__coll_unit_lat(t, a, i, 1, 0);
+    npred[i] = p.dp_off[i + 1] - p.dp_off[i];
+    for (k = p.dp_off[i]; k < p.dp_off[i + 1]; k++) sc_off[p.dp[k] + 1]++;
+  }
+  for (i = 0; i < n; i++) sc_off[i + 1] += sc_off[i];
+  {
+    int *fill = pick;
+    for (i = 0; i < n; i++) fill[i] = sc_off[i];
+    for (i = 0; i < n; i++)
+      for (k = p.dp_off[i]; k < p.dp_off[i + 1]; k++) sc[fill[p.dp[k]]++] = i;
+  }
+  /* to_travel: longest (h12: summed) remaining path from the transfer on; has_travelled: path so far (§3.5) */
+  for (i = n - 1; i >= 0; i--) {
+    double best = 0, sum = 0;
+    for (k = sc_off[i]; k < sc_off[i + 1]; k++) { if (trav[sc[k]] > best) best = trav[sc[k]]; sum += trav[sc[k]]; }
+    trav[i] = lat[i] + (heur == MLSYS_COLL_H12 ? sum : best);
+  }
+  for (i = 0; i < n; i++)
+    for (k = p.dp_off[i]; k < p.dp_off[i + 1]; k++)
+      if (hast[p.dp[k]] + lat[p.dp[k]] > hast[i]) hast[i] = hast[p.dp[k]] + lat[p.dp[k]];
+  for (i = 0; i < n; i++) if (npred[i] == 0) cand[ncand++] = i;
+  while (ncand > 0) {
+    int bi = -1, bj = -1;
+    mlsys__coll_key best, key;
+    double bct = 0;
+    for (k = 0; k < ncand; k++) {
+      const mlsys_coll_xfer *x = &a->x[cand[k]];
+      size_t l = (size_t)x->src * N + x->dst;
+      double ct = ready[cand[k]];
+      int own = x->src / G == mlsys__coll_owner(a, x->chunk) / G;
+      if (ltime[l] > ct) ct = ltime[l];
+      if (t->sw[l] >= 0) {
+        if (psend[x->src * nsw + t->sw[l]] > ct) ct = psend[x->src * nsw + t->sw[l]];
+        if (precv[x->dst * nsw + t->sw[l]] > ct) ct = precv[x->dst * nsw + t->sw[l]];
+      }
+      if (t->nic_serial && t->kind[l] == MLSYS_COLL_LINK_IB && t->nic[x->src] >= 0 && t->nic[x->dst] >= 0) {
+        size_t o = (size_t)N * nsw;
+        if (psend[o + t->nic[x->src]] > ct) ct = psend[o + t->nic[x->src]];
+        if (precv[o + t->nic[x->dst]] > ct) ct = precv[o + t->nic[x->dst]];
+      }
+      memset(&key, 0, sizeof key);
+      switch (heur) {
+        case MLSYS_COLL_H_ASAP: key.k[0] = ct; key.k[1] = -trav[cand[k]]; key.k[2] = hast[cand[k]]; break;
+        case MLSYS_COLL_H10: case MLSYS_COLL_H12: key.k[0] = -trav[cand[k]]; key.k[1] = ct; break;
+        case MLSYS_COLL_H14: key.k[0] = ct; key.k[1] = !own; key.k[2] = -trav[cand[k]]; break;
+        default: key.k[0] = -trav[cand[k]]; key.k[1] = hast[cand[k]]; key.k[2] = ct; break;   /* thesis rule */
+      }
+      key.tb[0] = ((x->src - x->dst) % N + N) % N; key.tb[1] = x->dst % G; key.tb[2] = x->src % G; key.tb[3] = x->dst / G; key.tb[4] = cand[k];
+      if (bi < 0 || mlsys__coll_key_less(&key, &best)) { best = key; bi = cand[k]; bj = k; bct = ct; }
+    }
+    {
+      const mlsys_coll_xfer *x = &a->x[bi];
+      size_t l = (size_t)x->src * N + x->dst;
+      double t1 = bct + lat[bi];
+      t0[bi] = bct;
+      pick[done_n++] = bi;
+      cand[bj] = cand[--ncand];
+      ltime[l] = t1;
+      if (t->sw[l] >= 0) { psend[x->src * nsw + t->sw[l]] = t1; precv[x->dst * nsw + t->sw[l]] = t1; }
+      if (t->nic_serial && t->kind[l] == MLSYS_COLL_LINK_IB && t->nic[x->src] >= 0 && t->nic[x->dst] >= 0) {
+        size_t o = (size_t)N * nsw;
+        psend[o + t->nic[x->src]] = t1; precv[o + t->nic[x->dst]] = t1;
+      }
+      for (k = sc_off[bi]; k < sc_off[bi + 1]; k++) {
+        int j = sc[k];
+        if (t1 > ready[j]) ready[j] = t1;
+        if (--npred[j] == 0) cand[ncand++] = j;
+      }
+    }
+  }
+  if (done_n != n) { st = mlsys_set_error(MLSYS_ERR_SOLVER, "ordering: %d of %d transfers never became ready", n - done_n, n); goto done; }
+  /* the new array order: greedy start times, ties in pick order (keeps link, port and data order) */
+  for (i = 0; i < n; i++) perm[i] = pick[i];
+  for (i = 1; i < n; i++) {
+    int v = perm[i], j;
+    for (j = i - 1; j >= 0 && t0[perm[j]] > t0[v] + 1e-12 * (1 + fabs(t0[v])); j--) perm[j + 1] = perm[j];
+    perm[j + 1] = v;
+  }
+  for (i = 0; i < n; i++) { nx[i] = a->x[perm[i]]; nx[i].group = -1; nx[i].t_send = t0[perm[i]]; nx[i].t_arrive = t0[perm[i]] + lat[perm[i]]; }
+  memcpy(a->x, nx, (size_t)n * sizeof *nx);
+done:
+  mlsys__coll_prec_free(&p);
+  mlsys_free(sc_off); mlsys_free(sc); mlsys_free(npred); mlsys_free(pick); mlsys_free(cand); mlsys_free(perm);
+  mlsys_free(lat); mlsys_free(trav); mlsys_free(hast); mlsys_free(ready); mlsys_free(t0); mlsys_free(ltime);
+  mlsys_free(psend); mlsys_free(precv); mlsys_free(nx);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_coll_order(const mlsys_coll_topo *lt, const mlsys_coll_sketch *sk, const mlsys_coll_def *d,
+                                        mlsys_coll_algo *a) {
+  static const int keys[5] = {MLSYS_COLL_H_THESIS, MLSYS_COLL_H_ASAP, MLSYS_COLL_H10, MLSYS_COLL_H12, MLSYS_COLL_H14};
+  int h = sk ? sk->heuristic : 0, i;
+  mlsys_coll_algo best, trial;
+  double bt = 0;
+  mlsys_status st;
+  (void)d;
+  if (h != MLSYS_COLL_H_AUTO) return mlsys__coll_order_one(lt, a, h);
+  memset(&best, 0, sizeof best);
+  for (i = 0; i < 5; i++) {
+    mlsys_coll_sim_result r;
+    if ((st = mlsys_coll_algo_copy(a, &trial))) { mlsys_coll_algo_free(&best); return st; }
+    if ((st = mlsys__coll_order_one(lt, &trial, keys[i])) || (st = mlsys_coll_simulate(lt, &trial, NULL, &r))) {
+      mlsys_coll_algo_free(&trial); mlsys_coll_algo_free(&best); return st;
+    }
+    if (!best.x || r.makespan_us < bt - 1e-9 * bt) { mlsys_coll_algo_free(&best); best = trial; bt = r.makespan_us; }
+    else mlsys_coll_algo_free(&trial);
+  }
+  if (best.x) memcpy(a->x, best.x, (size_t)a->nxfer * sizeof *a->x);
+  a->time_us = bt;
+  mlsys_coll_algo_free(&best);
+  return MLSYS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   Stage 3 — contiguity and exact scheduling MILP (§5.5.3, eqs. 5.16–5.21; spec §3.7 lp_solve form)
+   --------------------------------------------------------------------------------------------------------------- */
+static int mlsys__coll_xfer_cmp_time(const void *x, const void *y) {
+  const mlsys_coll_xfer *p = (const mlsys_coll_xfer *)x, *q = (const mlsys_coll_xfer *)y;
+  return (p->t_send > q->t_send) - (p->t_send < q->t_send);
+}
+
+MLSYS_DEF mlsys_status mlsys_coll_schedule(const mlsys_coll_topo *lt, const mlsys_coll_sketch *sk,
+                                           const mlsys_coll_def *d, mlsys_coll_algo *a, mlsys_coll_stats *stats) {
+  int N = a->nranks, n = a->nxfer, W = sk && sk->max_contig > 0 ? sk->max_contig : 6, i, k, npairs = 0, any = 0;
+  mlsys__coll_prec p;
+  mlsys_coll_sim_result sr;
+  mlsys_coll_stats dummy;
+  mlsys_milp *m = NULL;
+  mlsys_milp_result res;
+  mlsys_milp_opts mo;
+  int *scol = NULL, Tcol, *pos = NULL, *seq = NULL, *pair_i = NULL, *pair_j = NULL, *pair_col = NULL, *poff = NULL, *plist = NULL;
+  double *base = NULL, *beta = NULL, *inc = NULL, unit = 0, U, M;
+  mlsys_status st;
+  double t0 = mlsys_now();
+  (void)d;
+  if (!stats) stats = &dummy;
+  memset(&res, 0, sizeof res);
+  for (i = 0; i < n; i++) a->x[i].group = -1;
+  if ((st = mlsys_coll_simulate(lt, a, NULL, &sr))) return st;
+  stats->sched_obj = stats->sched_bound = sr.makespan_us;
+  stats->sched_status = MLSYS_MILP_OPTIMAL; stats->sched_gap = 0; stats->nmerged = 0;
+  stats->sched_vars = stats->sched_bins = stats->sched_rows = 0;
+  if ((st = mlsys__coll_prec_build(lt, a, &p))) return st;
+  for (i = 0; i < n && !any; i++) any = W > 1 && mlsys__coll_mergeable(lt, p.lnk[i], 0) && p.lnext[i] >= 0;
+  if (!any) {   /* no merge decision: the schedule is the longest path, i.e. the simulation (§3.7) */
+    mlsys__coll_prec_free(&p);
+    stats->sched_s = mlsys_now() - t0;
+    return MLSYS_OK;
+  }
+  scol = (int *)mlsys_alloc((size_t)n, sizeof(int));
+  base = (double *)mlsys_alloc((size_t)n, sizeof(double));
+  beta = (double *)mlsys_calloc((size_t)n, sizeof(double));
+  pos = (int *)mlsys_alloc((size_t)n, sizeof(int));
+  seq = (int *)mlsys_alloc((size_t)n, sizeof(int));
+  pair_i = (int *)mlsys_alloc((size_t)n * W, sizeof(int));
+  pair_j = (int *)mlsys_alloc((size_t)n * W, sizeof(int));
+  pair_col = (int *)mlsys_alloc((size_t)n * W, sizeof(int));
+  poff = (int *)mlsys_calloc((size_t)n + 1, sizeof(int));
+  plist = (int *)mlsys_alloc((size_t)n * W * 2 + 1, sizeof(int));
+  if (!scol || !base || !beta || !pos || !seq || !pair_i || !pair_j || !pair_col || !poff || !plist) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); goto done; }
+  for (i = 0; i < n; i++) {
+    double l = mlsys__coll_unit_lat(lt, a, i, 1, 0);
+    if (l > unit) unit = l;
+  }
+  unit /= 1000.0;
+  U = sr.makespan_us / unit * (1 + 1e-9) + 1e-6;
+  M = U + 2000.0 * W;
+  if ((st = mlsys_milp_create(&m))) goto done;
+  for (i = 0; i < n; i++) {
+    scol[i] = mlsys_milp_add_var(m, MLSYS_VAR_CONTINUOUS, 0, U, 0, NULL);
+    base[i] = mlsys__coll_unit_lat(lt, a, i, 1, 0) / unit;
+    if (mlsys__coll_mergeable(lt, p.lnk[i], 0)) beta[i] = (mlsys__coll_unit_lat(lt, a, i, 2, 0) - mlsys__coll_unit_lat(lt, a, i, 1, 0)) / unit;
+  }
+  Tcol = mlsys_milp_add_var(m, MLSYS_VAR_CONTINUOUS, 0, U, 1.0, "T");
+  /* merge pairs within the window on each mergeable link (positions along the link's order) */
+  for (i = 0; i < n; i++) pos[i] = -1;
+  for (i = 0; i < n; i++) {
+    int j, q, len = 0;
+    if (pos[i] >= 0 || !mlsys__coll_mergeable(lt, p.lnk[i], 0)) continue;
+    for (j = i; j >= 0; j = p.lnext[j]) { pos[j] = len; seq[len++] = j; }
+    for (j = 0; j < len; j++)
+      for (q = j + 1; q < len && q - j < W; q++) {
+        pair_i[npairs] = seq[j]; pair_j[npairs] = seq[q];
+        pair_col[npairs] = mlsys_milp_add_var(m, MLSYS_VAR_BINARY, 0, 1, 0, NULL);
+        poff[seq[j] + 1]++; poff[seq[q] + 1]++;
+        npairs++;
+      }
+  }
+  for (i = 0; i < n; i++) poff[i + 1] += poff[i];
+  {
+    int *fill = seq;
+    for (i = 0; i < n; i++) fill[i] = poff[i];
+    for (k = 0; k < npairs; k++) { plist[fill[pair_i[k]]++] = pair_col[k]; plist[fill[pair_j[k]]++] = pair_col[k]; }
+  }
+  {
+    int *rc = (int *)mlsys_alloc((size_t)W * 2 + 8, sizeof(int));
+    double *rv = (double *)mlsys_alloc((size_t)W * 2 + 8, sizeof(double));
+    if (!rc || !rv) { mlsys_free(rc); mlsys_free(rv); st = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); goto done; }
+    /* s_to − s_from − β_from·Σ y_from ≥ base_from: the finish of `from` (its lat, eq. 5.17, grows with merges) */
+#define MLSYS__COLL_AFTER(from, to, extra_col, extra_v)                                                    \
+    do {                                                                                                 \
+      int nn_ = 0, q_;                                                                                   \
+      rc[nn_] = (to) >= 0 ? scol[to] : Tcol; rv[nn_++] = 1;                                              \
+      rc[nn_] = scol[from]; rv[nn_++] = -1;                                                              \
+      for (q_ = poff[from]; q_ < poff[(from) + 1]; q_++) { rc[nn_] = plist[q_]; rv[nn_++] = -beta[from]; } \
+      if ((extra_col) >= 0) { rc[nn_] = (extra_col); rv[nn_++] = (extra_v); }                            \
+      if (!st) st = mlsys_milp_add_row(m, nn_, rc, rv, MLSYS_ROW_GE, base[from], NULL);                  \
+    } while (0)
+    for (i = 0; i < n && !st; i++) {
+      for (k = p.dp_off[i]; k < p.dp_off[i + 1]; k++) MLSYS__COLL_AFTER(p.dp[k], i, -1, 0);   /* data (5.4, 5.18) */
+      MLSYS__COLL_AFTER(i, -1, -1, 0);                                                          /* makespan */
+      if (p.lnext[i] >= 0 && pos[i] < 0) MLSYS__COLL_AFTER(i, p.lnext[i], -1, 0);               /* link order */
+    }
+    for (i = 0; i < p.npe && !st; i++) MLSYS__COLL_AFTER(p.pe_from[i], p.pe_to[i], -1, 0);     /* ports (5.20, 5.21) */
+    for (k = 0; k < npairs && !st; k++) {
+      int pi = pair_i[k], pj = pair_j[k], y = pair_col[k];
+      /* merged ⇒ same send time (5.16): s_j − s_i ≤ M(1 − y) */
+      rc[0] = scol[pj]; rv[0] = 1; rc[1] = scol[pi]; rv[1] = -1; rc[2] = y; rv[2] = M;
+      st = mlsys_milp_add_row(m, 3, rc, rv, MLSYS_ROW_LE, M, NULL);
+      MLSYS__COLL_AFTER(pi, pj, y, M);     /* not merged ⇒ j after i finishes (5.19), every pair in the window */
+      if (p.lnext[pi] == pj) {
+        /* and never before i (with the row above: merged ⇒ equal) */
+        rc[0] = scol[pj]; rv[0] = 1; rc[1] = scol[pi]; rv[1] = -1;
+        if (!st) st = mlsys_milp_add_row(m, 2, rc, rv, MLSYS_ROW_GE, 0, NULL);
+      } else if (!st) {
+        /* contiguity: i merges with j only if it merges with the one before j */
+        int q;
+        for (q = k - 1; q >= 0; q--)
+          if (pair_i[q] == pi && p.lnext[pair_j[q]] == pj) break;
+        if (q >= 0) { rc[0] = y; rv[0] = 1; rc[1] = pair_col[q]; rv[1] = -1; st = mlsys_milp_add_row(m, 2, rc, rv, MLSYS_ROW_LE, 0, NULL); }
+      }
+    }
+    /* beyond the window: hard order, so a group never exceeds W transfers */
+    for (i = 0; i < n && !st; i++)
+      if (pos[i] >= 0) {
+        int j = i, q;
+        for (q = 0; q < W && j >= 0; q++) j = p.lnext[j];
+        if (j >= 0) MLSYS__COLL_AFTER(i, j, -1, 0);
+      }
+#undef MLSYS__COLL_AFTER
+    mlsys_free(rc); mlsys_free(rv);
+  }
+  if (st) goto done;
+  stats->sched_vars = mlsys_milp_num_vars(m); stats->sched_bins = npairs; stats->sched_rows = mlsys_milp_num_rows(m);
+  inc = (double *)mlsys_calloc((size_t)mlsys_milp_num_vars(m), sizeof(double));
+  if (inc) {
+    for (i = 0; i < n; i++) inc[scol[i]] = a->x[i].t_send / unit;
+    inc[Tcol] = sr.makespan_us / unit;
+    if (mlsys_milp_max_violation(m, inc, 1) > 1e-6) { mlsys_free(inc); inc = NULL; }
+  }
+  memset(&mo, 0, sizeof mo);
+  mo.time_limit = sk && sk->sched_time_limit > 0 ? sk->sched_time_limit : 60;
+  mo.backend = (mlsys_milp_backend)(sk ? sk->backend : 0);
+  if (!mlsys_milp_has_backend(mo.backend)) mo.backend = MLSYS_SOLVER_DEFAULT;
+  mo.incumbent = inc;
+  mo.mip_gap_abs = 1e-6; mo.mip_gap_rel = 1e-9;
+  mo.verbose = sk ? sk->verbose > 1 : 0;
+  st = mlsys_milp_solve(m, &mo, &res);
+  if (st) { st = mlsys_set_error(st, "scheduling MILP (%d merge pairs): %s", npairs, mlsys_last_error()); goto done; }
+  stats->sched_status = res.status;
+  stats->sched_obj = res.objective * unit;
+  stats->sched_bound = res.bound * unit;
+  stats->sched_gap = res.status == MLSYS_MILP_OPTIMAL ? 0 : (isfinite(res.bound) ? fabs(res.objective - res.bound) / fmax(1e-9, fabs(res.objective)) : 1);
+  if (getenv("MLSYS_DEBUG")) {
+    for (i = 0; i < n; i++) fprintf(stderr, "x%d c%d %d->%d s=%.3f sim=%.3f L=%.3f\n", i, a->x[i].chunk, a->x[i].src, a->x[i].dst, res.x[scol[i]] * unit, a->x[i].t_send, base[i]*unit);
+    for (k = 0; k < npairs; k++) if (res.x[pair_col[k]] > 0.5) fprintf(stderr, "merge %d %d\n", pair_i[k], pair_j[k]);
+    fprintf(stderr, "T=%.3f\n", res.x[Tcol] * unit);
+  }
+  /* groups: runs of consecutive transfers merged with the run's first one */
+  {
+    int gid = 0;
+    for (k = 0; k < npairs; k++) {
+      if (res.x[pair_col[k]] < 0.5) continue;
+      if (a->x[pair_i[k]].group < 0) a->x[pair_i[k]].group = gid++;
+      if (a->x[pair_j[k]].group < 0) { a->x[pair_j[k]].group = a->x[pair_i[k]].group; stats->nmerged++; }
+    }
+  }
+  if ((st = mlsys_coll_simulate(lt, a, NULL, &sr))) { st = mlsys_set_error(st, "scheduling: the merged schedule does not simulate: %s", mlsys_last_error()); goto done; }
+  /* time order (stable): equal send times only within a merge group, so link/port/data orders are kept */
+  {
+    mlsys_coll_xfer *tmp = a->x;
+    for (i = 1; i < n; i++) {
+      mlsys_coll_xfer x = tmp[i];
+      int j;
+      for (j = i - 1; j >= 0 && mlsys__coll_xfer_cmp_time(&tmp[j], &x) > 0; j--) tmp[j + 1] = tmp[j];
+      tmp[j + 1] = x;
+    }
+  }
+  st = MLSYS_OK;
+done:
+  stats->sched_s = mlsys_now() - t0;
+  mlsys__coll_prec_free(&p);
+  mlsys_milp_result_free(&res);
+  mlsys_milp_free(m);
+  mlsys_free(scol); mlsys_free(base); mlsys_free(beta); mlsys_free(pos); mlsys_free(seq); mlsys_free(pair_i);
+  mlsys_free(pair_j); mlsys_free(pair_col); mlsys_free(poff); mlsys_free(plist); mlsys_free(inc);
+  return st;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   Combining collectives (§5.7): REDUCESCATTER = inverted ALLGATHER, ALLREDUCE = REDUCESCATTER then ALLGATHER
+   --------------------------------------------------------------------------------------------------------------- */
+MLSYS_DEF mlsys_status mlsys_coll_topo_transpose(const mlsys_coll_topo *t, mlsys_coll_topo *out) {
+  int N = t->nranks, a, b;
+  mlsys_status st = mlsys_coll_topo_copy(t, out);
+  if (st) return st;
+  for (a = 0; a < N; a++)
+    for (b = 0; b < N; b++) {
+      out->kind[(size_t)a * N + b] = t->kind[(size_t)b * N + a];
+      out->cost[(size_t)a * N + b] = t->cost[(size_t)b * N + a];
+      out->sw[(size_t)a * N + b] = t->sw[(size_t)b * N + a];
+    }
+  return MLSYS_OK;
+}
+/* Links of t plus the reverse of every link (kept cost where both exist): the ALLREDUCE topology. */
+static mlsys_status mlsys__coll_topo_with_reverse(const mlsys_coll_topo *t, mlsys_coll_topo *out) {
+  int N = t->nranks, a, b;
+  mlsys_status st = mlsys_coll_topo_copy(t, out);
+  if (st) return st;
+  for (a = 0; a < N; a++)
+    for (b = 0; b < N; b++)
+      if (!out->kind[(size_t)a * N + b] && t->kind[(size_t)b * N + a]) {
+        out->kind[(size_t)a * N + b] = t->kind[(size_t)b * N + a];
+        out->cost[(size_t)a * N + b] = t->cost[(size_t)b * N + a];
+        out->sw[(size_t)a * N + b] = t->sw[(size_t)b * N + a];
+      }
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_coll_invert(const mlsys_coll_topo *lt, const mlsys_coll_sketch *sk,
+                                         const mlsys_coll_algo *ag, mlsys_coll_algo *rs, mlsys_coll_stats *stats) {
+  mlsys_coll_topo tt;
+  mlsys_coll_def d;
+  mlsys_status st;
+  int i;
+  memset(rs, 0, sizeof *rs);
+  if (ag->kind != MLSYS_COLL_ALLGATHER) return mlsys_set_error(MLSYS_ERR_ARG, "only an ALLGATHER can be inverted into a REDUCESCATTER (got %s)", mlsys_coll_kind_name(ag->kind));
+  if ((st = mlsys_coll_algo_init(rs, MLSYS_COLL_REDUCESCATTER, ag->nranks, ag->chunkup, ag->chunk_bytes))) return st;
+  /* each AG send c: a→b becomes b→a carrying b's partial sum of c; the reversed array is an execution order
+     (a rank forwards its partial only after every partial from its subtree is in) */
+  for (i = ag->nxfer - 1; i >= 0; i--)
+    if ((st = mlsys_coll_algo_push(rs, ag->x[i].chunk, ag->x[i].dst, ag->x[i].src, MLSYS_COLL_XF_REDUCE, -1))) { mlsys_coll_algo_free(rs); return st; }
+  if ((st = mlsys_coll_topo_transpose(lt, &tt))) { mlsys_coll_algo_free(rs); return st; }
+  if ((st = mlsys_coll_def_make(MLSYS_COLL_REDUCESCATTER, ag->nranks, ag->chunkup, &d))) { mlsys_coll_topo_free(&tt); mlsys_coll_algo_free(rs); return st; }
+  /* re-order with the reverse-mode heuristic and re-run the contiguity encoding on the transposed topology */
+  st = mlsys_coll_order(&tt, sk, &d, rs);
+  if (!st) st = mlsys_coll_schedule(&tt, sk, &d, rs, stats);
+  mlsys_coll_def_free(&d);
+  mlsys_coll_topo_free(&tt);
+  if (st) mlsys_coll_algo_free(rs);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_coll_concat_allreduce(const mlsys_coll_algo *rs, const mlsys_coll_algo *ag, mlsys_coll_algo *ar) {
+  mlsys_status st;
+  int i;
+  memset(ar, 0, sizeof *ar);
+  if (rs->kind != MLSYS_COLL_REDUCESCATTER || ag->kind != MLSYS_COLL_ALLGATHER)
+    return mlsys_set_error(MLSYS_ERR_ARG, "ALLREDUCE = REDUCESCATTER then ALLGATHER (got %s and %s)", mlsys_coll_kind_name(rs->kind), mlsys_coll_kind_name(ag->kind));
+  if (rs->nranks != ag->nranks || rs->chunkup != ag->chunkup || fabs(rs->chunk_bytes - ag->chunk_bytes) > 1e-9 * ag->chunk_bytes)
+    return mlsys_set_error(MLSYS_ERR_ARG, "REDUCESCATTER and ALLGATHER differ in ranks, chunkup or chunk size");
+  if ((st = mlsys_coll_algo_init(ar, MLSYS_COLL_ALLREDUCE, rs->nranks, rs->chunkup, rs->chunk_bytes))) return st;
+  for (i = 0; i < rs->nxfer && !st; i++) st = mlsys_coll_algo_push(ar, rs->x[i].chunk, rs->x[i].src, rs->x[i].dst, MLSYS_COLL_XF_REDUCE, rs->x[i].group >= 0 ? rs->x[i].group : -1);
+  for (i = 0; i < ag->nxfer && !st; i++) st = mlsys_coll_algo_push(ar, ag->x[i].chunk, ag->x[i].src, ag->x[i].dst, MLSYS_COLL_XF_COPY, ag->x[i].group >= 0 ? ag->x[i].group + 1000000 : -1);
+  if (st) mlsys_coll_algo_free(ar);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_coll_synthesize(const mlsys_coll_topo *phys, const mlsys_coll_sketch *sk0, int kind,
+                                             double buffer_bytes, mlsys_coll_algo *out, mlsys_coll_topo *logical,
+                                             mlsys_coll_stats *stats) {
+  mlsys_coll_sketch skd;
+  const mlsys_coll_sketch *sk = sk0;
+  mlsys_coll_topo lt, ft;
+  mlsys_coll_def d, dk;
+  mlsys_coll_algo ag, rs;
+  mlsys_coll_stats dummy, st2;
+  mlsys_status st;
+  int N = phys->nranks, C, base_kind;
+  double chunk, t0 = mlsys_now();
+  char msg[512];
+  memset(out, 0, sizeof *out);
+  memset(&lt, 0, sizeof lt); memset(&ft, 0, sizeof ft); memset(&d, 0, sizeof d); memset(&dk, 0, sizeof dk);
+  memset(&ag, 0, sizeof ag); memset(&rs, 0, sizeof rs);
+  if (logical) memset(logical, 0, sizeof *logical);
+  if (!stats) stats = &dummy;
+  memset(stats, 0, sizeof *stats);
+  if (!sk) { mlsys_coll_sketch_default(&skd); skd.nnodes = phys->nnodes; sk = &skd; }
+  if (kind < 0 || kind > 3) return mlsys_set_error(MLSYS_ERR_ARG, "unknown collective kind %d", kind);
+  if (!(buffer_bytes > 0) || !isfinite(buffer_bytes)) return mlsys_set_error(MLSYS_ERR_ARG, "buffer size must be positive (got %g bytes)", buffer_bytes);
+  C = sk->chunkup > 0 ? sk->chunkup : 1;
+  chunk = mlsys__coll_chunk_bytes(kind, N, C, buffer_bytes);
+  base_kind = kind == MLSYS_COLL_ALLTOALL ? MLSYS_COLL_ALLTOALL : MLSYS_COLL_ALLGATHER;
+  if ((st = mlsys_coll_logical_topo(phys, sk, chunk, &lt))) return st;
+  if ((st = mlsys_coll_def_make(base_kind, N, C, &d))) goto done;
+  if ((st = mlsys_coll_route(&lt, sk, &d, chunk, &ag, stats))) goto done;
+  { double t1 = mlsys_now(); if ((st = mlsys_coll_order(&lt, sk, &d, &ag))) goto done; stats->order_s = mlsys_now() - t1; }
+  if ((st = mlsys_coll_schedule(&lt, sk, &d, &ag, stats))) goto done;
+  if (kind == MLSYS_COLL_ALLGATHER || kind == MLSYS_COLL_ALLTOALL) {
+    *out = ag; memset(&ag, 0, sizeof ag);
+    ft = lt; memset(&lt, 0, sizeof lt);
+  } else {
+    st2 = *stats;
+    if ((st = mlsys_coll_invert(&lt, sk, &ag, &rs, &st2))) goto done;
+    stats->sched_s += st2.sched_s; stats->sched_obj = st2.sched_obj; stats->sched_bound = st2.sched_bound;
+    stats->sched_status = st2.sched_status; stats->sched_gap = st2.sched_gap; stats->nmerged = st2.nmerged;
+    if (kind == MLSYS_COLL_REDUCESCATTER) {
+      *out = rs; memset(&rs, 0, sizeof rs);
+      if ((st = mlsys_coll_topo_transpose(&lt, &ft))) goto done;
+    } else {
+      if ((st = mlsys_coll_concat_allreduce(&rs, &ag, out))) goto done;
+      if ((st = mlsys__coll_topo_with_reverse(&lt, &ft))) goto done;
+      if ((st = mlsys_coll_def_make(MLSYS_COLL_ALLREDUCE, N, C, &dk))) goto done;
+      /* per-chunk join (no global barrier): order the concatenation as one schedule, then merges and times */
+      if ((st = mlsys_coll_order(&ft, sk, &dk, out))) goto done;
+      st2 = *stats;
+      if ((st = mlsys_coll_schedule(&ft, sk, &dk, out, &st2))) goto done;
+      stats->sched_s += st2.sched_s; stats->sched_obj = st2.sched_obj; stats->sched_bound = st2.sched_bound;
+      stats->sched_status = st2.sched_status; stats->sched_gap = st2.sched_gap; stats->nmerged = st2.nmerged;
+      mlsys_coll_def_free(&dk);
+    }
+  }
+  /* every synthesized schedule is checked before it is returned */
+  if ((st = mlsys_coll_def_make(kind, N, C, &dk))) goto done;
+  if (mlsys_coll_verify(&dk, &ft, out, msg, sizeof msg)) { st = mlsys_set_error(MLSYS_ERR_SOLVER, "internal error: the synthesized %s fails verification: %s", mlsys_coll_kind_name(kind), msg); goto done; }
+  {
+    mlsys_coll_sim_result r;
+    if ((st = mlsys_coll_simulate(&ft, out, NULL, &r))) goto done;
+  }
+done:
+  stats->total_s = mlsys_now() - t0;
+  mlsys_coll_def_free(&d); mlsys_coll_def_free(&dk);
+  mlsys_coll_algo_free(&ag); mlsys_coll_algo_free(&rs);
+  mlsys_coll_topo_free(&lt);
+  if (st) { mlsys_coll_algo_free(out); mlsys_coll_topo_free(&ft); }
+  else if (logical) *logical = ft;
+  else mlsys_coll_topo_free(&ft);
+  return st;
+}
+
+
 
 
 
