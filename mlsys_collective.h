@@ -118,6 +118,7 @@ typedef struct {
   double route_time_limit, sched_time_limit;   /* seconds; 0 → 60 and 60 */
   int backend;                   /* mlsys_milp_backend; 0 → lp_solve up to 4000 binaries, CBC above when built */
   int no_symmetry;               /* 1 → ignore symmetry_offsets (for tests: symmetry invariance) */
+  int no_warm_start;             /* 1 → solve the routing MILP without the heuristic routing (tests, benchmarks) */
   int verbose;
 } mlsys_coll_sketch;
 MLSYS_DEF mlsys_status mlsys_coll_sketch_parse_json(const char *text, size_t len, const char *source,
@@ -202,8 +203,11 @@ MLSYS_DEF mlsys_status mlsys_coll_verify(const mlsys_coll_def *d, const mlsys_co
    (the algorithm's chunkup becomes chunkup·nrings). AG, RS, AR (= RS ring then AG ring). A2A is not a ring. */
 MLSYS_DEF mlsys_status mlsys_coll_algo_ring(int kind, int nranks, const int *ring, int nrings, int chunkup,
                                             double buffer_bytes, mlsys_coll_algo *out);
-/* The natural rings of a physical topology (NDv2: 0-1-3-2-6-7-5-4 per node; DGX-2: 0..15; chained across nodes). */
+/* The natural rings of a physical topology (NDv2: 0-1-3-2-6-7-5-4 per node; DGX-2: 0..15; chained across nodes).
+   default_rings: nrings rings in rings[j*nranks + k]; ring j is the node ring rotated by j (NDv2: odd rings run
+   the other way round; DGX-2: rotated by 2j so each ring leaves a node through a different NIC). */
 MLSYS_DEF mlsys_status mlsys_coll_default_ring(const mlsys_coll_topo *t, int *ring);
+MLSYS_DEF mlsys_status mlsys_coll_default_rings(const mlsys_coll_topo *t, int nrings, int *rings);
 /* Direct: every rank sends each chunk straight to each destination over the link between them (A2A: the NCCL p2p
    all-pairs algorithm). Fails with MLSYS_ERR_INFEASIBLE if some pair has no link. */
 MLSYS_DEF mlsys_status mlsys_coll_algo_direct(int kind, const mlsys_coll_topo *t, int chunkup, double buffer_bytes,
@@ -882,24 +886,20 @@ static mlsys_status mlsys__coll_units(const mlsys_coll_topo *t, const mlsys_coll
   int i, n = a->nxfer;
   for (i = 0; i < n; i++) { unit[i] = -1; usize[i] = 0; }
   for (i = 0; i < n; i++) {
-    int j, k;
+    int k;
     if (unit[i] >= 0) continue;
     unit[i] = i; usize[i] = 1;
     if (a->x[i].group < 0 || !mlsys__coll_mergeable(t, p->lnk[i], merge_intra)) continue;
-    for (j = i, k = p->lnext[i]; k >= 0 && a->x[k].group == a->x[i].group; j = k, k = p->lnext[k]) { unit[k] = i; usize[i]++; }
-    (void)j;
+    for (k = p->lnext[i]; k >= 0 && a->x[k].group == a->x[i].group; k = p->lnext[k]) { unit[k] = i; usize[i]++; }
   }
   /* a group id reused later on the same link after another group is a schedule error */
-  for (i = 0; i < n; i++) {
-    int k = p->lnext[i];
+  for (i = 0; i < n; i++)
     if (a->x[i].group >= 0 && unit[i] == i && mlsys__coll_mergeable(t, p->lnk[i], merge_intra)) {
       int m;
       for (m = p->lnext[i]; m >= 0; m = p->lnext[m])
         if (unit[m] != i && a->x[m].group == a->x[i].group)
           return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "merge group %d on link %d -> %d is not consecutive in the link's order", a->x[i].group, a->x[i].src, a->x[i].dst);
     }
-    (void)k;
-  }
   return MLSYS_OK;
 }
 
@@ -1141,7 +1141,7 @@ static int mlsys__coll_node_ring(const mlsys_coll_topo *t, int *ring) {
 
 /* Ring j: the node ring rotated by j (NDv2: odd rings run backwards over the other direction of the links;
    DGX-2: rotated by two GPUs so that every ring leaves the node through a different NIC), nodes chained. */
-static mlsys_status mlsys__coll_rings(const mlsys_coll_topo *t, int nrings, int *rings) {
+MLSYS_DEF mlsys_status mlsys_coll_default_rings(const mlsys_coll_topo *t, int nrings, int *rings) {
   int G = t->gpus_per_node, N = t->nranks, nr[4096], j, n, k;
   if (G > 4096 || !mlsys__coll_node_ring(t, nr))
     return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "topology %s has no ring through the GPUs of a node", t->name);
@@ -1157,7 +1157,7 @@ static mlsys_status mlsys__coll_rings(const mlsys_coll_topo *t, int nrings, int 
         return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "ring %d needs link %d -> %d, which %s lacks", j, rings[j * N + k], rings[j * N + (k + 1) % N], t->name);
   return MLSYS_OK;
 }
-MLSYS_DEF mlsys_status mlsys_coll_default_ring(const mlsys_coll_topo *t, int *ring) { return mlsys__coll_rings(t, 1, ring); }
+MLSYS_DEF mlsys_status mlsys_coll_default_ring(const mlsys_coll_topo *t, int *ring) { return mlsys_coll_default_rings(t, 1, ring); }
 
 MLSYS_DEF mlsys_status mlsys_coll_algo_ring(int kind, int N, const int *ring, int R, int C, double buffer_bytes,
                                             mlsys_coll_algo *out) {
@@ -1546,64 +1546,200 @@ done:
 
 static double mlsys__coll_link_lat(const mlsys_coll_topo *t, int l, double bytes) { return mlsys_coll_lat(t->cost[l], bytes); }
 
-/* Heuristic routing for the big-M bound and the warm start: per chunk, a BFS tree over its allowed links. */
+/* Heuristic routing for the big-M bound and the warm start: per chunk a tree grown Prim-style over its allowed
+   links, each step taking the edge whose link / port load or depth after it is smallest (min-bottleneck growth),
+   then rip-up-and-reroute passes. With symmetry classes (uf), a chunk whose variables share classes with an
+   already routed chunk copies that routing, so the warm start satisfies the substituted model. */
+typedef struct {
+  const mlsys_coll_topo *lt; const mlsys_coll_def *d; const mlsys__coll_rvars *v; double bytes;
+  double *load, *psend, *precv, *depth, target, *hist;
+  int depth_first;
+  mlsys_rng *rng;
+  int *par, nsw;
+  unsigned char *in, *need;
+} mlsys__coll_heur;
+
+static double mlsys__coll_lat_of(const mlsys__coll_heur *h, int l) { return mlsys_coll_lat(h->lt->cost[l], h->bytes); }
+static void mlsys__coll_heur_apply(mlsys__coll_heur *h, int c, const unsigned char *xv, double sign) {
+  int i, N = h->lt->nranks;
+  for (i = h->v->xoff[c]; i < h->v->xoff[c + 1]; i++)
+    if (xv[i]) {
+      int l = h->v->xl[i], a = l / N, b = l % N;
+      double lat = mlsys__coll_lat_of(h, l) * sign;
+      h->load[l] += lat;
+      if (h->lt->sw[l] >= 0) { h->psend[a * h->nsw + h->lt->sw[l]] += lat; h->precv[b * h->nsw + h->lt->sw[l]] += lat; }
+    }
+}
+/* Grow chunk c's tree; writes xv for its variables and tv (start times) for its t variables. */
+static void mlsys__coll_heur_tree(mlsys__coll_heur *h, int c, unsigned char *xv, double *tv) {
+  const mlsys_coll_topo *lt = h->lt;
+  const mlsys__coll_rvars *v = h->v;
+  int N = lt->nranks, r, i, left = 0;
+  size_t cN = (size_t)c * N;
+  for (r = 0; r < N; r++) {
+    h->in[r] = h->d->pre[cN + r]; h->par[r] = -1; h->depth[r] = 0;
+    h->need[r] = h->d->post[cN + r] && !h->d->pre[cN + r];
+    left += h->need[r];
+  }
+  for (i = v->xoff[c]; i < v->xoff[c + 1]; i++) xv[i] = 0;
+  while (left > 0) {
+    int best = -1;
+    double bc = 0, bd = 0, bs = 0;
+    for (i = v->xoff[c]; i < v->xoff[c + 1]; i++) {
+      int l = v->xl[i], a = l / N, b = l % N;
+      double lat, cost, dep, sec;
+      if (!h->in[a] || h->in[b]) continue;
+      lat = mlsys__coll_lat_of(h, l);
+      dep = h->depth[a] + lat;
+      cost = fmax(h->load[l] + lat, dep);
+      if (lt->sw[l] >= 0) {
+        cost = fmax(cost, h->psend[a * h->nsw + lt->sw[l]] + lat);
+        cost = fmax(cost, h->precv[b * h->nsw + lt->sw[l]] + lat);
+      }
+      /* below the lower bound everything is free: compare max(cost, target), then the link's own load, then depth */
+      cost = fmax(cost, h->target) + (h->hist ? h->hist[l] * lat : 0);
+      if (h->depth_first) cost += 4 * fmax(dep, h->target);   /* dilation first, then congestion */
+      /* worst fit: prefer the link that keeps the most whole chunk slots below the target after this one */
+      sec = -floor((h->target - (h->load[l] + lat)) / lat + 1e-9) * h->target + h->load[l] + lat +
+            (lt->sw[l] >= 0 ? h->psend[a * h->nsw + lt->sw[l]] + h->precv[b * h->nsw + lt->sw[l]] : 0);
+      if (h->rng) sec += 1e-6 * h->target * mlsys_rng_uniform(h->rng);
+      if (best < 0 || cost < bc - 1e-12 || (cost < bc + 1e-12 && (sec < bs - 1e-12 || (sec < bs + 1e-12 && dep < bd - 1e-12)))) { best = i; bc = cost; bd = dep; bs = sec; }
+    }
+    if (best < 0) break;   /* unreachable: cannot happen after the routability check */
+    {
+      int l = v->xl[best], a = l / N, b = l % N;
+      double lat = mlsys__coll_lat_of(h, l);
+      h->in[b] = 1; h->par[b] = best; h->depth[b] = h->depth[a] + lat;
+      if (h->need[b]) left--;
+      /* account the load now so the rest of this tree sees it */
+      h->load[l] += lat;
+      if (lt->sw[l] >= 0) { h->psend[a * h->nsw + lt->sw[l]] += lat; h->precv[b * h->nsw + lt->sw[l]] += lat; }
+    }
+  }
+  /* keep only the branches that lead to a rank that needs the chunk; undo the loads of the rest */
+  for (r = 0; r < N; r++) {
+    int u;
+    if (!h->need[r] || !h->in[r]) continue;
+    for (u = r; h->par[u] >= 0 && !xv[h->par[u]]; u = v->xl[h->par[u]] / N) xv[h->par[u]] = 1;
+  }
+  for (r = 0; r < N; r++)
+    if (h->par[r] >= 0 && !xv[h->par[r]]) {
+      int l = v->xl[h->par[r]], a = l / N;
+      double lat = mlsys__coll_lat_of(h, l);
+      h->load[l] -= lat;
+      if (lt->sw[l] >= 0) { h->psend[a * h->nsw + lt->sw[l]] -= lat; h->precv[r * h->nsw + lt->sw[l]] -= lat; }
+    }
+  for (r = 0; r < N; r++)
+    if (v->tid[cN + r] >= 0) tv[v->tid[cN + r]] = (h->par[r] >= 0 && xv[h->par[r]]) ? h->depth[r] : 0;
+}
+/* Relaxed time of a routing: max(dilation, link loads, switch port loads). */
+static double mlsys__coll_heur_T(const mlsys__coll_heur *h, const double *tv) {
+  int i, N = h->lt->nranks;
+  double T = 0;
+  for (i = 0; i < h->v->nt; i++) if (tv[i] > T) T = tv[i];
+  for (i = 0; i < N * N; i++) if (h->load[i] > T) T = h->load[i];
+  for (i = 0; i < N * h->nsw; i++) { if (h->psend[i] > T) T = h->psend[i]; if (h->precv[i] > T) T = h->precv[i]; }
+  return T;
+}
 static mlsys_status mlsys__coll_route_heuristic(const mlsys_coll_topo *lt, const mlsys_coll_def *d, const mlsys__coll_rvars *v,
-                                                double bytes, unsigned char *xval /* [nx] */, double *tval /* [nt] */, double *relaxed_T) {
-  int N = lt->nranks, c, r, *q = (int *)mlsys_alloc((size_t)N, sizeof(int)), *par = (int *)mlsys_alloc((size_t)N, sizeof(int));
-  double *load = (double *)mlsys_calloc((size_t)N * N, sizeof(double)), T = 0, *tt = (double *)mlsys_alloc((size_t)N, sizeof(double));
-  unsigned char *need = (unsigned char *)mlsys_alloc((size_t)N, 1);
-  int i;
-  if (!q || !par || !load || !tt || !need) { mlsys_free(q); mlsys_free(par); mlsys_free(load); mlsys_free(tt); mlsys_free(need); return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); }
+                                                double bytes, int *uf, double target, unsigned char *xval, double *tval, double *relaxed_T) {
+  int N = lt->nranks, c, i, pass, npass = uf ? 1 : 24;
+  mlsys_rng rng;
+  mlsys__coll_heur h;
+  signed char *cls = NULL;
+  unsigned char *bx = NULL;
+  double *bt = NULL, best = 1e300;
+  mlsys_status st = MLSYS_OK;
+  memset(&h, 0, sizeof h);
+  h.lt = lt; h.d = d; h.v = v; h.bytes = bytes; h.nsw = lt->nswitch > 0 ? lt->nswitch : 1; h.target = target;
+  h.hist = (double *)mlsys_calloc((size_t)N * N, sizeof(double));
+  {
+    /* passes: as many as about 2e8 edge scans allow, 2..64 */
+    double work = (double)v->nx * N + 1;
+    npass = uf ? 1 : (int)fmin(64, fmax(2, 2e8 / work));
+  }
+  mlsys_rng_seed(&rng, 12345);
+  h.load = (double *)mlsys_calloc((size_t)N * N, sizeof(double));
+  h.psend = (double *)mlsys_calloc((size_t)N * h.nsw, sizeof(double));
+  h.precv = (double *)mlsys_calloc((size_t)N * h.nsw, sizeof(double));
+  h.depth = (double *)mlsys_alloc((size_t)N, sizeof(double));
+  h.par = (int *)mlsys_alloc((size_t)N, sizeof(int));
+  h.in = (unsigned char *)mlsys_alloc((size_t)N, 1);
+  h.need = (unsigned char *)mlsys_alloc((size_t)N, 1);
+  bx = (unsigned char *)mlsys_alloc((size_t)v->nx + 1, 1);
+  bt = (double *)mlsys_alloc((size_t)v->nt + 1, sizeof(double));
+  if (uf) cls = (signed char *)mlsys_alloc((size_t)v->nx + 1, 1);
+  if (!h.load || !h.psend || !h.precv || !h.depth || !h.par || !h.in || !h.need || !bx || !bt || (uf && !cls)) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); goto done; }
   memset(xval, 0, (size_t)v->nx);
   for (i = 0; i < v->nt; i++) tval[i] = 0;
+  if (cls) memset(cls, -1, (size_t)v->nx + 1);
   for (c = 0; c < d->nchunks; c++) {
-    int q0 = 0, q1 = 0;
-    for (r = 0; r < N; r++) { par[r] = -1; tt[r] = -1; need[r] = 0; }
-    for (r = 0; r < N; r++) if (d->pre[(size_t)c * N + r]) { tt[r] = 0; q[q1++] = r; }
-    while (q0 < q1) {
-      int u = q[q0++], b;
-      /* least-loaded parent among equal hop counts is approximated by BFS order; good enough for a bound */
-      for (b = 0; b < N; b++) {
-        int id = v->xid[((size_t)c * N + u) * N + b];
-        if (id < 0 || tt[b] >= 0) continue;
-        par[b] = u; tt[b] = tt[u] + mlsys__coll_link_lat(lt, u * N + b, bytes); q[q1++] = b;
-      }
-    }
-    for (r = 0; r < N; r++)
-      if (d->post[(size_t)c * N + r]) {
-        int u;
-        for (u = r; par[u] >= 0; u = par[u]) need[u] = 1;
-      }
-    for (r = 0; r < N; r++) {
-      int id;
-      if (!need[r]) continue;
-      id = v->xid[((size_t)c * N + par[r]) * N + r];
-      xval[id] = 1;
-      load[par[r] * N + r] += mlsys__coll_link_lat(lt, par[r] * N + r, bytes);
-      if (tt[r] > T) T = tt[r];
-    }
-    for (r = 0; r < N; r++)
-      if (v->tid[(size_t)c * N + r] >= 0) tval[v->tid[(size_t)c * N + r]] = need[r] || d->pre[(size_t)c * N + r] ? tt[r] : 0;
-  }
-  for (i = 0; i < N * N; i++) if (load[i] > T) T = load[i];
-  /* switch ports (5.7/5.8) and serial NICs */
-  {
-    int s, a;
-    for (s = 0; s < lt->nswitch; s++)
-      for (a = 0; a < N; a++) {
-        double out = 0, in = 0;
-        int b;
-        for (b = 0; b < N; b++) {
-          if (lt->sw[(size_t)a * N + b] == s) out += load[a * N + b];
-          if (lt->sw[(size_t)b * N + a] == s) in += load[b * N + a];
+    int derived = 0;
+    if (cls) {
+      /* copy a symmetric image when this chunk's classes are already decided */
+      for (i = v->xoff[c]; i < v->xoff[c + 1] && !derived; i++) derived = cls[mlsys__coll_uf_find(uf, i)] == 1;
+      if (derived) {
+        int r, ok = 1;
+        size_t cN = (size_t)c * N;
+        for (i = v->xoff[c]; i < v->xoff[c + 1]; i++) xval[i] = cls[mlsys__coll_uf_find(uf, i)] == 1;
+        /* a valid tree: every needed rank reached once, from a rank that has the chunk */
+        for (r = 0; r < N; r++) { h.in[r] = d->pre[cN + r]; h.depth[r] = 0; h.par[r] = -1; }
+        for (;;) {
+          int grew = 0;
+          for (i = v->xoff[c]; i < v->xoff[c + 1]; i++) {
+            int a = v->xl[i] / N, b = v->xl[i] % N;
+            if (!xval[i]) continue;
+            if (h.in[a] && !h.in[b]) { h.in[b] = 1; h.par[b] = i; h.depth[b] = h.depth[a] + mlsys__coll_lat_of(&h, v->xl[i]); grew = 1; }
+            else if (h.in[b] && h.par[b] != i && !d->pre[cN + b] && h.in[a]) ok = ok && h.par[b] == i;
+          }
+          if (!grew) break;
         }
-        if (out > T) T = out;
-        if (in > T) T = in;
+        for (r = 0; r < N && ok; r++) if (d->post[cN + r] && !h.in[r]) ok = 0;
+        for (i = v->xoff[c]; i < v->xoff[c + 1] && ok; i++) if (xval[i] && h.par[v->xl[i] % N] != i) ok = 0;
+        if (ok) {
+          mlsys__coll_heur_apply(&h, c, xval, 1);
+          for (r = 0; r < N; r++) if (v->tid[cN + r] >= 0) tval[v->tid[cN + r]] = h.par[r] >= 0 ? h.depth[r] : 0;
+          continue;
+        }
+      }
+    }
+    mlsys__coll_heur_tree(&h, c, xval, tval);
+    if (cls)
+      for (i = v->xoff[c]; i < v->xoff[c + 1]; i++) {
+        int root = mlsys__coll_uf_find(uf, i);
+        if (cls[root] < 0) cls[root] = (signed char)xval[i];
       }
   }
-  *relaxed_T = T;
-  mlsys_free(q); mlsys_free(par); mlsys_free(load); mlsys_free(tt); mlsys_free(need);
-  return MLSYS_OK;
+  best = mlsys__coll_heur_T(&h, tval);
+  memcpy(bx, xval, (size_t)v->nx); memcpy(bt, tval, (size_t)v->nt * sizeof(double));
+  for (pass = 1; pass < npass && best > target * (1 + 1e-9); pass++) {
+    double T;
+    h.rng = pass % 2 ? &rng : NULL;
+    h.depth_first = pass % 4 >= 2;   /* deterministic passes first, then seeded random tie-breaks */
+    for (c = 0; c < d->nchunks; c++) {
+      mlsys__coll_heur_apply(&h, c, xval, -1);
+      mlsys__coll_heur_tree(&h, c, xval, tval);
+    }
+    T = mlsys__coll_heur_T(&h, tval);
+    if (getenv("MLSYS_DEBUG")) fprintf(stderr, "pass %d T %.4g\n", pass, T);
+    /* negotiated congestion (PathFinder): links loaded beyond the target get dearer in later passes */
+    if (h.hist)
+      for (i = 0; i < N * N; i++)
+        if (h.load[i] > fmax(target, 1e-300) * (1 + 1e-9)) h.hist[i] += getenv("MLSYS_HINC") ? atof(getenv("MLSYS_HINC")) : 0.25;
+    if (T < best - 1e-9) { best = T; memcpy(bx, xval, (size_t)v->nx); memcpy(bt, tval, (size_t)v->nt * sizeof(double)); }
+  }
+  memcpy(xval, bx, (size_t)v->nx); memcpy(tval, bt, (size_t)v->nt * sizeof(double));
+  *relaxed_T = best;
+  if (getenv("MLSYS_DEBUG")) {
+    double mt = 0, ml = 0;
+    for (i = 0; i < v->nt; i++) if (tval[i] > mt) mt = tval[i];
+    for (i = 0; i < N * N; i++) if (h.load[i] > ml) ml = h.load[i];
+    fprintf(stderr, "heuristic routing: T %.4g (target %.4g) dilation %.4g load %.4g\n", best, target, mt, ml);
+  }
+done:
+  mlsys_free(h.load); mlsys_free(h.psend); mlsys_free(h.precv); mlsys_free(h.depth); mlsys_free(h.par);
+  mlsys_free(h.in); mlsys_free(h.need); mlsys_free(bx); mlsys_free(bt); mlsys_free(cls); mlsys_free(h.hist);
+  return st;
 }
 
 /* Smallest T with Σ_l ⌊T / lat_l⌋ ≥ k: k transfers that must each use one of these links (integer capacity;
@@ -1683,7 +1819,7 @@ MLSYS_DEF mlsys_status mlsys_coll_route(const mlsys_coll_topo *lt, const mlsys_c
   int N = lt->nranks, G = lt->gpus_per_node, c, r, i, s, a, b, attempt;
   mlsys__coll_rvars v;
   int *uf = NULL, nproto, *zero = NULL, ncol = 0, Tcol, *ucol = NULL;
-  double unit = 0, U, heurT, maxlat = 0, meanlat = 0, gamma_rel, lbT = 0;
+  double unit = 0, U, heurT = 0, maxlat = 0, meanlat = 0, gamma_rel, lbT = 0;
   unsigned char *hx = NULL, *tpre = NULL;
   double *ht = NULL, *inc = NULL;
   mlsys_milp *m = NULL;
@@ -1749,9 +1885,13 @@ MLSYS_DEF mlsys_status mlsys_coll_route(const mlsys_coll_topo *lt, const mlsys_c
       }
     }
   for (i = 0; i < v.nx; i++) if (zero[i]) zero[mlsys__coll_uf_find(uf, i)] = 1;
-  if ((st = mlsys__coll_route_heuristic(lt, d, &v, chunk_bytes, hx, ht, &heurT))) goto done;
-  lbT = mlsys__coll_route_lb(lt, d, &v, chunk_bytes);
-  stats->route_lb = lbT;
+  {
+    int anysym = 0;
+    for (i = 0; i < nproto && !anysym; i++) anysym = uf[i] != i;
+    lbT = mlsys__coll_route_lb(lt, d, &v, chunk_bytes);
+    stats->route_lb = lbT;
+    if ((st = mlsys__coll_route_heuristic(lt, d, &v, chunk_bytes, anysym ? uf : NULL, lbT, hx, ht, &heurT))) goto done;
+  }
   U = 1.5 * heurT / unit + 1;
   for (attempt = 0; attempt < 4; attempt++, U *= 3) {
     double M = U + 1000.0 + 1.0;
@@ -1947,25 +2087,44 @@ MLSYS_DEF mlsys_status mlsys_coll_route(const mlsys_coll_topo *lt, const mlsys_c
       if (!ok) { mlsys_free(inc); inc = NULL; }
     }
     memset(&mo, 0, sizeof mo);
-    mo.time_limit = sk && sk->route_time_limit > 0 ? sk->route_time_limit : 60;
+    mo.time_limit = (sk && sk->route_time_limit > 0 ? sk->route_time_limit : 60) - (mlsys_now() - t0);
+    if (mo.time_limit < 1) mo.time_limit = 1;   /* retries share the one limit */
     mo.backend = (mlsys_milp_backend)(sk ? sk->backend : 0);
     if (!sk || !sk->backend) mo.backend = nb > 4000 && mlsys_milp_has_backend(MLSYS_SOLVER_CBC) ? MLSYS_SOLVER_CBC : MLSYS_SOLVER_LPSOLVE;
     if (!mlsys_milp_has_backend(mo.backend)) mo.backend = MLSYS_SOLVER_DEFAULT;
-    mo.incumbent = inc;
     mo.mip_gap_abs = 1e-6; mo.mip_gap_rel = 1e-9;
     mo.verbose = sk ? sk->verbose > 1 : 0;
     mo.branch_ceiling = 1;   /* [spec §3.4.1] ceiling branching on x finds routings fast */
     if (getenv("MLSYS_CEIL")) mo.branch_ceiling = atoi(getenv("MLSYS_CEIL"));
     if (getenv("MLSYS_BACKEND")) mo.backend = (mlsys_milp_backend)atoi(getenv("MLSYS_BACKEND"));
     if (getenv("MLSYS_NOINC")) mo.incumbent = NULL;
+    if (getenv("MLSYS_DUMP")) mlsys_milp_write(m, getenv("MLSYS_DUMP"));
+    {
+      int anyu = 0;
+      for (i = 0; i < N * N && !anyu; i++) anyu = ucol[i] >= 0;
+      if (sk && sk->no_warm_start) { mlsys_free(inc); inc = NULL; }
+      if (inc && !anyu && inc[Tcol] <= fmax(lbT / unit, 0) * (1 + 1e-9) + 1e-9) {
+        /* the warm start meets the lower bound: it is optimal, no search needed */
+        memset(&res, 0, sizeof res);
+        res.status = MLSYS_MILP_OPTIMAL;
+        res.objective = res.bound = inc[Tcol];
+        res.nvars = mlsys_milp_num_vars(m);
+        res.x = (double *)mlsys_alloc((size_t)res.nvars, sizeof(double));
+        if (!res.x) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); goto done; }
+        memcpy(res.x, inc, (size_t)res.nvars * sizeof(double));
+        st = MLSYS_OK;
+        break;
+      }
+    }
+    mo.incumbent = inc;
     st = mlsys_milp_solve(m, &mo, &res);
     if (st == MLSYS_OK) break;
     if (st != MLSYS_ERR_INFEASIBLE && st != MLSYS_ERR_TIMEOUT) goto done;
     if (inc) break;   /* with a feasible warm start the model cannot be infeasible */
   }
   if (st) {
-    st = mlsys_set_error(st, "routing MILP (%d binaries, %d rows): %s", stats->route_bins, stats->route_rows,
-                         st == MLSYS_ERR_TIMEOUT ? "no feasible routing found within the time limit" : mlsys_last_error());
+    if (st == MLSYS_ERR_TIMEOUT) st = mlsys_set_error(st, "routing MILP (%d binaries, %d rows): no feasible routing found within the time limit", stats->route_bins, stats->route_rows);
+    else mlsys_prefix_error("routing MILP (%d binaries, %d rows)", stats->route_bins, stats->route_rows);
     goto done;
   }
   stats->route_status = res.status;
@@ -2201,7 +2360,7 @@ static int mlsys__coll_xfer_cmp_time(const void *x, const void *y) {
 
 MLSYS_DEF mlsys_status mlsys_coll_schedule(const mlsys_coll_topo *lt, const mlsys_coll_sketch *sk,
                                            const mlsys_coll_def *d, mlsys_coll_algo *a, mlsys_coll_stats *stats) {
-  int N = a->nranks, n = a->nxfer, W = sk && sk->max_contig > 0 ? sk->max_contig : 6, i, k, npairs = 0, any = 0;
+  int n = a->nxfer, W = sk && sk->max_contig > 0 ? sk->max_contig : 6, i, k, npairs = 0, any = 0;
   mlsys__coll_prec p;
   mlsys_coll_sim_result sr;
   mlsys_coll_stats dummy;
@@ -2336,7 +2495,7 @@ MLSYS_DEF mlsys_status mlsys_coll_schedule(const mlsys_coll_topo *lt, const mlsy
   mo.mip_gap_abs = 1e-6; mo.mip_gap_rel = 1e-9;
   mo.verbose = sk ? sk->verbose > 1 : 0;
   st = mlsys_milp_solve(m, &mo, &res);
-  if (st) { st = mlsys_set_error(st, "scheduling MILP (%d merge pairs): %s", npairs, mlsys_last_error()); goto done; }
+  if (st) { mlsys_prefix_error("scheduling MILP (%d merge pairs)", npairs); goto done; }
   stats->sched_status = res.status;
   stats->sched_obj = res.objective * unit;
   stats->sched_bound = res.bound * unit;
@@ -2355,7 +2514,7 @@ MLSYS_DEF mlsys_status mlsys_coll_schedule(const mlsys_coll_topo *lt, const mlsy
       if (a->x[pair_j[k]].group < 0) { a->x[pair_j[k]].group = a->x[pair_i[k]].group; stats->nmerged++; }
     }
   }
-  if ((st = mlsys_coll_simulate(lt, a, NULL, &sr))) { st = mlsys_set_error(st, "scheduling: the merged schedule does not simulate: %s", mlsys_last_error()); goto done; }
+  if ((st = mlsys_coll_simulate(lt, a, NULL, &sr))) { mlsys_prefix_error("scheduling: the merged schedule does not simulate"); goto done; }
   /* time order (stable): equal send times only within a merge group, so link/port/data orders are kept */
   {
     mlsys_coll_xfer *tmp = a->x;

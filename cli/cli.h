@@ -33,5 +33,6 @@ int cmd_remat(int argc, char **argv);
 int cmd_remat_sweep(int argc, char **argv);       /* cli/remat_sweep.c: sweep, max-batch */
 int cmd_remat_max_batch(int argc, char **argv);   /* cli/remat_sweep.c */
 int cmd_remat_import_dtr(int argc, char **argv);  /* cli/remat_dtr.c */
+int cmd_collective(int argc, char **argv);        /* cli/collective.c: synth, simulate, baselines */
 
 #endif

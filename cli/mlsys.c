@@ -2,6 +2,7 @@
    This file is also the one translation unit that holds the implementations of every mlsys header. */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_remat.h"
+#include "mlsys_collective.h"
 #include "cli/cli.h"
 
 #include <ctype.h>
@@ -14,6 +15,7 @@ static const char *usage =
     "\n"
     "systems:\n"
     "  remat      optimal tensor rematerialization (Checkmate): solve, sweep, max-batch, import-dtr, ...\n"
+    "  collective collective-algorithm synthesis from communication sketches (TACCL): synth, simulate, baselines\n"
     "\n"
     "Run `mlsys <system> --help` for its verbs and options. Exit codes: 0 ok, 1 error, 2 bad usage.\n";
 
@@ -27,6 +29,7 @@ int main(int argc, char **argv) {
     return CLI_OK;
   }
   if (!strcmp(argv[1], "remat")) return cmd_remat(argc, argv);
+  if (!strcmp(argv[1], "collective")) return cmd_collective(argc, argv);
   fprintf(stderr, "mlsys: unknown system '%s'\n\n%s", argv[1], usage);
   return CLI_USAGE;
 }
