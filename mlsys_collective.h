@@ -1,11 +1,72 @@
 /* mlsys_collective.h — collective-algorithm synthesis from communication sketches (TACCL).        MIT licence.
 
-   DOC BLOCK: see the end of this comment; the manual is written last (issue 5 in progress).
+   Given a GPU topology (links with α–β costs, NVSwitch hyperedges, NICs), a communication sketch (which links a
+   schedule may use, switch policy, relay map, symmetry, chunking) and a buffer size, synthesize an ALLGATHER,
+   ALLTOALL, REDUCESCATTER or ALLREDUCE schedule, check it, estimate its time, lower it to per-GPU programs and run
+   them. Implements TACCL (Shah et al., "TACCL: Guiding Collective Algorithm Synthesis using Communication
+   Sketches", NSDI 2023; A. Shah, PhD thesis, ch. 5):
+     - stage 1, the routing MILP with relaxed bandwidth (eqs. 5.1–5.15: congestion, switch ports, is_util for
+       uc-max/uc-min, the inter-node cut 5.15), with symmetry substitution (one column per orbit, eqs. 5.12–5.14),
+       exactly-once receive, presence and relay rules the thesis leaves out, a combinatorial lower bound
+       (dilation, integer link capacity) and a congestion-negotiated heuristic routing as warm start;
+     - stage 2, the greedy ordering of chunks per link and per switch port (thesis rule, h10, h12, h14, ASAP; by
+       default all of them, keeping the one that simulates fastest);
+     - stage 3, the contiguity and exact-scheduling MILP (eqs. 5.16–5.21: merged IB sends pay one α, window 6);
+     - REDUCESCATTER by inverting an ALLGATHER, ALLREDUCE = REDUCESCATTER then ALLGATHER (§5.7);
+     - baselines in the same form: NCCL-style rings, direct (shortest-path trees), hierarchical;
+     - an α–β simulator whose makespan equals the stage-3 objective for the same schedule, and a symbolic verifier
+       (every chunk reaches every destination exactly once; reductions contain every contribution exactly once);
+     - lowering to TACCL-EF / MSCCL XML programs (threadblocks, fused rcs/rrs/rrc/rrcs steps, cross-threadblock
+       dependencies, instances), an XML reader/writer (byte-identical round trip), a program verifier and a CPU
+       executor that interleaves threadblocks at random; kernels/mlsys_collective_kernels.cuh adds the CUDA
+       reduce/copy kernels, an emulated all-ranks-on-one-GPU executor and an NCCL (ncclSend/ncclRecv) executor.
 
    USAGE: in exactly one .c file
        #define MLSYS_COLLECTIVE_IMPLEMENTATION   // and MLSYS_COMMON_IMPLEMENTATION (or MLSYS_IMPLEMENTATION for both)
        #include "mlsys_collective.h"
-   link: -llpsolve55 -lcolamd -ldl -lm -lpthread  (plus CBC/Clp when built with -DMLSYS_MILP_CBC)
+   link: -llpsolve55 -lcolamd -ldl -lm -lpthread  (+ $(pkg-config --libs cbc clp) with -DMLSYS_MILP_CBC)
+
+   EXAMPLE (examples/collective_basics.c has the whole program)
+       mlsys_coll_topo phys, lt;  mlsys_coll_sketch sk;  mlsys_coll_algo ag;  mlsys_coll_stats st;
+       mlsys_coll_topo_ndv2(2, NULL, &phys);                              // 2 x Azure NDv2, Table 5.1 costs
+       mlsys_coll_sketch_parse_json(text, len, "sk1-ndv2-n2.json", 8, &sk); // the authors' sketch schema
+       if (mlsys_coll_synthesize(&phys, &sk, MLSYS_COLL_ALLGATHER, 1 << 20, &ag, &lt, &st))
+         fprintf(stderr, "%s\n", mlsys_last_error());                     // e.g. which chunk cannot be routed
+       mlsys_coll_sim_result r;  mlsys_coll_simulate(&phys, &ag, NULL, &r);    // µs in the α–β model
+       mlsys_coll_def d;  mlsys_coll_def_make(MLSYS_COLL_ALLGATHER, 16, ag.chunkup, &d);
+       mlsys_coll_prog p;  mlsys_coll_lower(&d, &ag, 1, &p);  mlsys_coll_prog_write_xml(&p, stdout);  // MSCCL XML
+       mlsys_coll_prog_free(&p); mlsys_coll_def_free(&d); mlsys_coll_algo_free(&ag);
+       mlsys_coll_topo_free(&lt); mlsys_coll_topo_free(&phys); mlsys_coll_sketch_free(&sk);
+
+   CONTENTS
+     1. Cost model: α–β costs, presets (Table 5.1 and the authors' profiles), α/β fitting (§5.3 profiler)
+     2. Topologies: NDv2 (DGX-1 cube-mesh), DGX-2 (NVSwitch, 8 NICs), rings, fully connected, custom; profiles
+     3. Sketches (authors' JSON schema) and the logical topology they induce
+     4. Collectives: chunks, pre- and post-conditions
+     5. Algorithms: transfer lists (the array order is the schedule's order)
+     6. Simulation and verification
+     7. Baselines
+     8. Synthesis: route, order, schedule, invert, concatenate
+     9. Programs: lowering, MSCCL XML, program verifier, CPU executor
+
+   MODEL. Sending a message of s bytes over link (a,b) costs α + β·s (β in µs per MB, MB = 2^20 bytes). A link
+   carries one message at a time, in the schedule's order; on a switch hyperedge each GPU has one send port and
+   one receive port (a transfer waits for the previous one on its port to another peer: eqs. 5.20/5.21); with
+   more than two nodes (and in physical multi-node topologies) IB transfers through one NIC are serial per
+   direction. Merged transfers (same group id on one IB link) pay α once. Chunk sizes: ALLGATHER buffer/C,
+   ALLTOALL/REDUCESCATTER/ALLREDUCE buffer/(N·C), where buffer is the per-rank input (AG, A2A) or buffer (RS, AR).
+   Physical vs logical: a sketch turns the physical topology into a logical one (a subset of links, IB β scaled
+   for NIC sharing by the authors' rule); synthesis works on the logical topology, and `mlsys collective synth`
+   reports times on the physical one (serial NICs), where the baselines run too.
+
+   SOLVERS. lp_solve (default) for both MILPs; sketch.backend selects CBC. Routing stops as soon as a solution meets
+   the lower bound; time limits return the best incumbent with its gap (stats.route_gap, stats.sched_gap).
+   COMPILE-TIME OPTIONS: those of mlsys_common.h (MLSYS_MILP_CBC adds CBC/Clp). GPU code lives in
+   kernels/mlsys_collective_kernels.cuh (MLSYS_COLLECTIVE_CUDA; MLSYS_COLLECTIVE_NCCL for the NCCL executor).
+   NOT DONE (yet): the enforce_ordering sketch flag is parsed but not modelled; scratch-slot liveness remapping
+   (s_chunks counts every relayed slot); MSCCL's limits of 32 threadblocks per channel and 256 steps per
+   threadblock are not enforced; heuristic 11 (never merge input and scratch chunks) — lowering splits such
+   merged groups instead; the link profiler's PCIe-tree probes (§5.3) — only the α/β probe exists.
 */
 #ifndef MLSYS_COLLECTIVE_H
 #define MLSYS_COLLECTIVE_H
@@ -284,8 +345,10 @@ MLSYS_DEF mlsys_status mlsys_coll_prog_read_xml(const char *text, size_t len, co
 
 enum { MLSYS_COLL_I32 = 0, MLSYS_COLL_I64, MLSYS_COLL_F32, MLSYS_COLL_F64 };
 enum { MLSYS_COLL_SUM = 0, MLSYS_COLL_PROD, MLSYS_COLL_MIN, MLSYS_COLL_MAX };
-/* CPU reference executor: in[r] holds i_chunks·chunk_elems elements, out[r] o_chunks·chunk_elems. Threadblocks
-   are interleaved at random (seed) among the legal orders; the result must not depend on the seed. */
+/* CPU reference executor. chunk_elems = elements per collective chunk; a program slot holds
+   chunk_elems/instances elements, so in[r] holds i_chunks·chunk_elems/instances elements and out[r]
+   o_chunks·chunk_elems/instances (chunk_elems must divide by instances). Threadblocks are interleaved at random
+   (seed) among the legal orders; the result must not depend on the seed. */
 MLSYS_DEF mlsys_status mlsys_coll_exec_cpu(const mlsys_coll_prog *p, int dtype, int redop, void *const *in,
                                            void *const *out, size_t chunk_elems, uint64_t seed);
 /* Reference collective (naive) on the same buffers layout, for checking executors. */
@@ -1556,7 +1619,7 @@ typedef struct {
   int depth_first;
   mlsys_rng *rng;
   int *par, nsw;
-  unsigned char *in, *need;
+  unsigned char *in, *need, *keep;
 } mlsys__coll_heur;
 
 static double mlsys__coll_lat_of(const mlsys__coll_heur *h, int l) { return mlsys_coll_lat(h->lt->cost[l], h->bytes); }
@@ -1570,11 +1633,14 @@ static void mlsys__coll_heur_apply(mlsys__coll_heur *h, int c, const unsigned ch
       if (h->lt->sw[l] >= 0) { h->psend[a * h->nsw + h->lt->sw[l]] += lat; h->precv[b * h->nsw + h->lt->sw[l]] += lat; }
     }
 }
-/* Grow chunk c's tree; writes xv for its variables and tv (start times) for its t variables. */
-static void mlsys__coll_heur_tree(mlsys__coll_heur *h, int c, unsigned char *xv, double *tv) {
+/* Grow chunk c's tree; writes xv for its variables and tv (start times) for its t variables. force (or NULL):
+   per variable -1 free, 0 forbidden, 1 forced (symmetric images of decided variables); forced edges are taken
+   as soon as their sender has the chunk and are never pruned. Returns 0 when the forced edges cannot form a
+   tree (the caller then routes the chunk freely). */
+static int mlsys__coll_heur_tree(mlsys__coll_heur *h, int c, const signed char *force, unsigned char *xv, double *tv) {
   const mlsys_coll_topo *lt = h->lt;
   const mlsys__coll_rvars *v = h->v;
-  int N = lt->nranks, r, i, left = 0;
+  int N = lt->nranks, r, i, left = 0, ok = 1;
   size_t cN = (size_t)c * N;
   for (r = 0; r < N; r++) {
     h->in[r] = h->d->pre[cN + r]; h->par[r] = -1; h->depth[r] = 0;
@@ -1582,13 +1648,30 @@ static void mlsys__coll_heur_tree(mlsys__coll_heur *h, int c, unsigned char *xv,
     left += h->need[r];
   }
   for (i = v->xoff[c]; i < v->xoff[c + 1]; i++) xv[i] = 0;
-  while (left > 0) {
-    int best = -1;
+  for (;;) {
+    int best = -1, grew = 1;
     double bc = 0, bd = 0, bs = 0;
+    /* forced edges first, as far as they reach */
+    while (force && grew) {
+      grew = 0;
+      for (i = v->xoff[c]; i < v->xoff[c + 1]; i++) {
+        int l = v->xl[i], a = l / N, b = l % N;
+        double lat;
+        if (force[i - v->xoff[c]] != 1 || xv[i] || !h->in[a]) continue;
+        if (h->in[b]) { ok = 0; continue; }   /* would receive the chunk twice */
+        lat = mlsys__coll_lat_of(h, l);
+        xv[i] = 1; h->in[b] = 1; h->par[b] = i; h->depth[b] = h->depth[a] + lat;
+        if (h->need[b]) left--;
+        h->load[l] += lat;
+        if (lt->sw[l] >= 0) { h->psend[a * h->nsw + lt->sw[l]] += lat; h->precv[b * h->nsw + lt->sw[l]] += lat; }
+        grew = 1;
+      }
+    }
+    if (left <= 0) break;
     for (i = v->xoff[c]; i < v->xoff[c + 1]; i++) {
       int l = v->xl[i], a = l / N, b = l % N;
       double lat, cost, dep, sec;
-      if (!h->in[a] || h->in[b]) continue;
+      if (!h->in[a] || h->in[b] || (force && force[i - v->xoff[c]] >= 0)) continue;
       lat = mlsys__coll_lat_of(h, l);
       dep = h->depth[a] + lat;
       cost = fmax(h->load[l] + lat, dep);
@@ -1605,32 +1688,37 @@ static void mlsys__coll_heur_tree(mlsys__coll_heur *h, int c, unsigned char *xv,
       if (h->rng) sec += 1e-6 * h->target * mlsys_rng_uniform(h->rng);
       if (best < 0 || cost < bc - 1e-12 || (cost < bc + 1e-12 && (sec < bs - 1e-12 || (sec < bs + 1e-12 && dep < bd - 1e-12)))) { best = i; bc = cost; bd = dep; bs = sec; }
     }
-    if (best < 0) break;   /* unreachable: cannot happen after the routability check */
+    if (best < 0) { ok = 0; break; }   /* the forced part leaves a destination unreachable */
     {
       int l = v->xl[best], a = l / N, b = l % N;
       double lat = mlsys__coll_lat_of(h, l);
       h->in[b] = 1; h->par[b] = best; h->depth[b] = h->depth[a] + lat;
       if (h->need[b]) left--;
-      /* account the load now so the rest of this tree sees it */
-      h->load[l] += lat;
+      h->load[l] += lat;   /* account the load now so the rest of this tree sees it */
       if (lt->sw[l] >= 0) { h->psend[a * h->nsw + lt->sw[l]] += lat; h->precv[b * h->nsw + lt->sw[l]] += lat; }
     }
   }
-  /* keep only the branches that lead to a rank that needs the chunk; undo the loads of the rest */
-  for (r = 0; r < N; r++) {
-    int u;
-    if (!h->need[r] || !h->in[r]) continue;
-    for (u = r; h->par[u] >= 0 && !xv[h->par[u]]; u = v->xl[h->par[u]] / N) xv[h->par[u]] = 1;
+  /* keep the branches that lead to a rank that needs the chunk (and every forced edge); undo the loads of the rest */
+  {
+    unsigned char *keep = h->keep;
+    for (r = 0; r < N; r++) keep[r] = 0;
+    for (r = 0; r < N; r++) {
+      int u;
+      if (!(h->need[r] || (force && h->par[r] >= 0 && force[h->par[r] - v->xoff[c]] == 1)) || !h->in[r]) continue;
+      for (u = r; h->par[u] >= 0 && !keep[u]; u = v->xl[h->par[u]] / N) keep[u] = 1;
+    }
+    for (r = 0; r < N; r++)
+      if (h->par[r] >= 0 && !keep[r]) {
+        int l = v->xl[h->par[r]], a = l / N;
+        double lat = mlsys__coll_lat_of(h, l);
+        xv[h->par[r]] = 0;
+        h->load[l] -= lat;
+        if (lt->sw[l] >= 0) { h->psend[a * h->nsw + lt->sw[l]] -= lat; h->precv[r * h->nsw + lt->sw[l]] -= lat; }
+      } else if (h->par[r] >= 0) xv[h->par[r]] = 1;
   }
   for (r = 0; r < N; r++)
-    if (h->par[r] >= 0 && !xv[h->par[r]]) {
-      int l = v->xl[h->par[r]], a = l / N;
-      double lat = mlsys__coll_lat_of(h, l);
-      h->load[l] -= lat;
-      if (lt->sw[l] >= 0) { h->psend[a * h->nsw + lt->sw[l]] -= lat; h->precv[r * h->nsw + lt->sw[l]] -= lat; }
-    }
-  for (r = 0; r < N; r++)
     if (v->tid[cN + r] >= 0) tv[v->tid[cN + r]] = (h->par[r] >= 0 && xv[h->par[r]]) ? h->depth[r] : 0;
+  return ok;
 }
 /* Relaxed time of a routing: max(dilation, link loads, switch port loads). */
 static double mlsys__coll_heur_T(const mlsys__coll_heur *h, const double *tv) {
@@ -1643,7 +1731,8 @@ static double mlsys__coll_heur_T(const mlsys__coll_heur *h, const double *tv) {
 }
 static mlsys_status mlsys__coll_route_heuristic(const mlsys_coll_topo *lt, const mlsys_coll_def *d, const mlsys__coll_rvars *v,
                                                 double bytes, int *uf, double target, unsigned char *xval, double *tval, double *relaxed_T) {
-  int N = lt->nranks, c, i, pass, npass = uf ? 1 : 24;
+  int N = lt->nranks, c, i, pass, npass = uf ? 1 : 24, asym = 0, maxv = 1;
+  signed char *force = NULL;
   mlsys_rng rng;
   mlsys__coll_heur h;
   signed char *cls = NULL;
@@ -1666,50 +1755,36 @@ static mlsys_status mlsys__coll_route_heuristic(const mlsys_coll_topo *lt, const
   h.par = (int *)mlsys_alloc((size_t)N, sizeof(int));
   h.in = (unsigned char *)mlsys_alloc((size_t)N, 1);
   h.need = (unsigned char *)mlsys_alloc((size_t)N, 1);
+  h.keep = (unsigned char *)mlsys_alloc((size_t)N, 1);
+  for (c = 0; c < d->nchunks; c++) if (v->xoff[c + 1] - v->xoff[c] > maxv) maxv = v->xoff[c + 1] - v->xoff[c];
+  force = (signed char *)mlsys_alloc((size_t)maxv, 1);
   bx = (unsigned char *)mlsys_alloc((size_t)v->nx + 1, 1);
   bt = (double *)mlsys_alloc((size_t)v->nt + 1, sizeof(double));
   if (uf) cls = (signed char *)mlsys_alloc((size_t)v->nx + 1, 1);
-  if (!h.load || !h.psend || !h.precv || !h.depth || !h.par || !h.in || !h.need || !bx || !bt || (uf && !cls)) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); goto done; }
+  if (!h.load || !h.psend || !h.precv || !h.depth || !h.par || !h.in || !h.need || !h.keep || !force || !bx || !bt || (uf && !cls)) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); goto done; }
   memset(xval, 0, (size_t)v->nx);
   for (i = 0; i < v->nt; i++) tval[i] = 0;
   if (cls) memset(cls, -1, (size_t)v->nx + 1);
   for (c = 0; c < d->nchunks; c++) {
-    int derived = 0;
     if (cls) {
-      /* copy a symmetric image when this chunk's classes are already decided */
-      for (i = v->xoff[c]; i < v->xoff[c + 1] && !derived; i++) derived = cls[mlsys__coll_uf_find(uf, i)] == 1;
-      if (derived) {
-        int r, ok = 1;
-        size_t cN = (size_t)c * N;
-        for (i = v->xoff[c]; i < v->xoff[c + 1]; i++) xval[i] = cls[mlsys__coll_uf_find(uf, i)] == 1;
-        /* a valid tree: every needed rank reached once, from a rank that has the chunk */
-        for (r = 0; r < N; r++) { h.in[r] = d->pre[cN + r]; h.depth[r] = 0; h.par[r] = -1; }
-        for (;;) {
-          int grew = 0;
-          for (i = v->xoff[c]; i < v->xoff[c + 1]; i++) {
-            int a = v->xl[i] / N, b = v->xl[i] % N;
-            if (!xval[i]) continue;
-            if (h.in[a] && !h.in[b]) { h.in[b] = 1; h.par[b] = i; h.depth[b] = h.depth[a] + mlsys__coll_lat_of(&h, v->xl[i]); grew = 1; }
-            else if (h.in[b] && h.par[b] != i && !d->pre[cN + b] && h.in[a]) ok = ok && h.par[b] == i;
-          }
-          if (!grew) break;
-        }
-        for (r = 0; r < N && ok; r++) if (d->post[cN + r] && !h.in[r]) ok = 0;
-        for (i = v->xoff[c]; i < v->xoff[c + 1] && ok; i++) if (xval[i] && h.par[v->xl[i] % N] != i) ok = 0;
-        if (ok) {
-          mlsys__coll_heur_apply(&h, c, xval, 1);
-          for (r = 0; r < N; r++) if (v->tid[cN + r] >= 0) tval[v->tid[cN + r]] = h.par[r] >= 0 ? h.depth[r] : 0;
-          continue;
-        }
+      /* variables whose orbit is decided are forced (or forbidden); the rest of the tree is grown freely */
+      int nv = v->xoff[c + 1] - v->xoff[c], ok;
+      for (i = 0; i < nv; i++) force[i] = cls[mlsys__coll_uf_find(uf, v->xoff[c] + i)];
+      ok = mlsys__coll_heur_tree(&h, c, force, xval, tval);
+      if (!ok) {
+        mlsys__coll_heur_apply(&h, c, xval, -1);
+        mlsys__coll_heur_tree(&h, c, NULL, xval, tval);
+        asym = 1;
       }
-    }
-    mlsys__coll_heur_tree(&h, c, xval, tval);
-    if (cls)
       for (i = v->xoff[c]; i < v->xoff[c + 1]; i++) {
         int root = mlsys__coll_uf_find(uf, i);
         if (cls[root] < 0) cls[root] = (signed char)xval[i];
       }
+    } else {
+      mlsys__coll_heur_tree(&h, c, NULL, xval, tval);
+    }
   }
+  if (getenv("MLSYS_DEBUG") && cls) fprintf(stderr, "heuristic routing: %s\n", asym ? "asymmetric" : "symmetric");
   best = mlsys__coll_heur_T(&h, tval);
   memcpy(bx, xval, (size_t)v->nx); memcpy(bt, tval, (size_t)v->nt * sizeof(double));
   for (pass = 1; pass < npass && best > target * (1 + 1e-9); pass++) {
@@ -1718,7 +1793,7 @@ static mlsys_status mlsys__coll_route_heuristic(const mlsys_coll_topo *lt, const
     h.depth_first = pass % 4 >= 2;   /* deterministic passes first, then seeded random tie-breaks */
     for (c = 0; c < d->nchunks; c++) {
       mlsys__coll_heur_apply(&h, c, xval, -1);
-      mlsys__coll_heur_tree(&h, c, xval, tval);
+      mlsys__coll_heur_tree(&h, c, NULL, xval, tval);
     }
     T = mlsys__coll_heur_T(&h, tval);
     if (getenv("MLSYS_DEBUG")) fprintf(stderr, "pass %d T %.4g\n", pass, T);
@@ -1738,7 +1813,7 @@ static mlsys_status mlsys__coll_route_heuristic(const mlsys_coll_topo *lt, const
   }
 done:
   mlsys_free(h.load); mlsys_free(h.psend); mlsys_free(h.precv); mlsys_free(h.depth); mlsys_free(h.par);
-  mlsys_free(h.in); mlsys_free(h.need); mlsys_free(bx); mlsys_free(bt); mlsys_free(cls); mlsys_free(h.hist);
+  mlsys_free(h.in); mlsys_free(h.need); mlsys_free(h.keep); mlsys_free(force); mlsys_free(bx); mlsys_free(bt); mlsys_free(cls); mlsys_free(h.hist);
   return st;
 }
 
@@ -1820,6 +1895,7 @@ MLSYS_DEF mlsys_status mlsys_coll_route(const mlsys_coll_topo *lt, const mlsys_c
   mlsys__coll_rvars v;
   int *uf = NULL, nproto, *zero = NULL, ncol = 0, Tcol, *ucol = NULL;
   double unit = 0, U, heurT = 0, maxlat = 0, meanlat = 0, gamma_rel, lbT = 0;
+  int use_heur = 0;
   unsigned char *hx = NULL, *tpre = NULL;
   double *ht = NULL, *inc = NULL;
   mlsys_milp *m = NULL;
@@ -2057,6 +2133,8 @@ MLSYS_DEF mlsys_status mlsys_coll_route(const mlsys_coll_topo *lt, const mlsys_c
       mlsys_free(lc); mlsys_free(lv);
     }
     mlsys_free(tmpc); mlsys_free(tmpv);
+      if (st == MLSYS_ERR_INFEASIBLE && sk && sk->nsym > 0 && !sk->no_symmetry)
+      mlsys_prefix_error("the sketch's symmetry_offsets do not map its logical topology onto itself");
     if (st) goto done;
     stats->route_vars = mlsys_milp_num_vars(m); stats->route_bins = nb; stats->route_rows = mlsys_milp_num_rows(m);
     /* warm start from the heuristic routing when it is consistent with the symmetric model */
@@ -2084,6 +2162,7 @@ MLSYS_DEF mlsys_status mlsys_coll_route(const mlsys_coll_topo *lt, const mlsys_c
         if (inc[Tcol] > U || viol > 1e-6) ok = 0;
       }
       mlsys_free(setc);
+      if (getenv("MLSYS_DEBUG")) fprintf(stderr, "warm start: %s (T %.4g, U %.4g, violation %.3g)\n", ok ? "accepted" : "rejected", inc[Tcol], U, mlsys_milp_max_violation(m, inc, 1));
       if (!ok) { mlsys_free(inc); inc = NULL; }
     }
     memset(&mo, 0, sizeof mo);
@@ -2119,28 +2198,44 @@ MLSYS_DEF mlsys_status mlsys_coll_route(const mlsys_coll_topo *lt, const mlsys_c
     mo.incumbent = inc;
     st = mlsys_milp_solve(m, &mo, &res);
     if (st == MLSYS_OK) break;
-    if (st != MLSYS_ERR_INFEASIBLE && st != MLSYS_ERR_TIMEOUT) goto done;
+    if (st == MLSYS_ERR_TIMEOUT) break;    /* a larger big-M cannot help; the heuristic routing may */
+    if (st != MLSYS_ERR_INFEASIBLE) goto done;
     if (inc) break;   /* with a feasible warm start the model cannot be infeasible */
+  }
+  if (st == MLSYS_ERR_TIMEOUT && heurT > 0) {
+    /* the solver found nothing (the warm start did not fit the symmetric model): the heuristic routing is a
+       valid routing of the unsubstituted model, so return it, with its gap to the lower bound */
+    use_heur = 1;
+    st = MLSYS_OK;
   }
   if (st) {
     if (st == MLSYS_ERR_TIMEOUT) st = mlsys_set_error(st, "routing MILP (%d binaries, %d rows): no feasible routing found within the time limit", stats->route_bins, stats->route_rows);
     else mlsys_prefix_error("routing MILP (%d binaries, %d rows)", stats->route_bins, stats->route_rows);
     goto done;
   }
+  if (use_heur) {
+    stats->route_status = MLSYS_MILP_FEASIBLE;
+    stats->route_obj = heurT;
+    stats->route_bound = lbT;
+    stats->route_gap = heurT > 0 ? (heurT - lbT) / heurT : 0;
+  } else {
   stats->route_status = res.status;
   stats->route_obj = res.x[Tcol] * unit;
-  stats->route_bound = res.bound * unit;
+  /* the solver's bound is on T + γ·Σu; report it on T (the γ term of the solution is known exactly) */
+  stats->route_bound = (res.bound - (res.objective - res.x[Tcol])) * unit;
+  if (stats->route_bound > stats->route_obj) stats->route_bound = stats->route_obj;
   {
     double obj = res.objective, bnd = res.bound;
     stats->route_gap = res.status == MLSYS_MILP_OPTIMAL ? 0 : (isfinite(bnd) ? fabs(obj - bnd) / fmax(1e-9, fabs(obj)) : 1);
+  }
   }
   if ((st = mlsys_coll_algo_init(out, d->kind, N, d->chunkup, chunk_bytes))) goto done;
   for (c = 0; c < d->nchunks && !st; c++)
     for (i = v.xoff[c]; i < v.xoff[c + 1] && !st; i++) {
       int col = R.col[i];
-      if (col < 0 || res.x[col] < 0.5) continue;
+      if (use_heur ? !hx[i] : (col < 0 || res.x[col] < 0.5)) continue;
       if ((st = mlsys_coll_algo_push(out, c, v.xl[i] / N, v.xl[i] % N, MLSYS_COLL_XF_COPY, -1))) break;
-      out->x[out->nxfer - 1].t_send = res.x[R.col[v.nx + v.tid[(size_t)c * N + v.xl[i] / N]]] * unit;
+      out->x[out->nxfer - 1].t_send = use_heur ? ht[v.tid[(size_t)c * N + v.xl[i] / N]] : res.x[R.col[v.nx + v.tid[(size_t)c * N + v.xl[i] / N]]] * unit;
       out->x[out->nxfer - 1].t_arrive = out->x[out->nxfer - 1].t_send + mlsys__coll_link_lat(lt, v.xl[i], chunk_bytes);
     }
   if (st) goto done;
@@ -2647,15 +2742,30 @@ MLSYS_DEF mlsys_status mlsys_coll_synthesize(const mlsys_coll_topo *phys, const 
       *out = rs; memset(&rs, 0, sizeof rs);
       if ((st = mlsys_coll_topo_transpose(&lt, &ft))) goto done;
     } else {
+      mlsys_coll_algo cat;
+      mlsys_coll_sim_result rc;
       if ((st = mlsys_coll_concat_allreduce(&rs, &ag, out))) goto done;
       if ((st = mlsys__coll_topo_with_reverse(&lt, &ft))) goto done;
       if ((st = mlsys_coll_def_make(MLSYS_COLL_ALLREDUCE, N, C, &dk))) goto done;
-      /* per-chunk join (no global barrier): order the concatenation as one schedule, then merges and times */
-      if ((st = mlsys_coll_order(&ft, sk, &dk, out))) goto done;
+      /* Two candidates: the plain concatenation with the RS and AG merges kept, and the concatenation ordered
+         as one schedule (per-chunk join, no global barrier) then merged and timed again; the faster wins. */
+      if ((st = mlsys_coll_algo_copy(out, &cat))) goto done;
+      if ((st = mlsys_coll_simulate(&ft, &cat, NULL, &rc))) { mlsys_coll_algo_free(&cat); goto done; }
       st2 = *stats;
-      if ((st = mlsys_coll_schedule(&ft, sk, &dk, out, &st2))) goto done;
-      stats->sched_s += st2.sched_s; stats->sched_obj = st2.sched_obj; stats->sched_bound = st2.sched_bound;
-      stats->sched_status = st2.sched_status; stats->sched_gap = st2.sched_gap; stats->nmerged = st2.nmerged;
+      if ((st = mlsys_coll_order(&ft, sk, &dk, out)) || (st = mlsys_coll_schedule(&ft, sk, &dk, out, &st2))) { mlsys_coll_algo_free(&cat); goto done; }
+      stats->sched_s += st2.sched_s;
+      if (rc.makespan_us < out->time_us) {
+        mlsys_coll_algo_free(out);
+        *out = cat;
+        stats->sched_obj = stats->sched_bound = rc.makespan_us;   /* the concatenation is timed, not re-solved */
+        stats->sched_gap = 0; stats->sched_status = MLSYS_MILP_FEASIBLE;
+        stats->nmerged = 0;
+        { int i; for (i = 1; i < out->nxfer; i++) stats->nmerged += out->x[i].group >= 0 && out->x[i].group == out->x[i - 1].group; }
+      } else {
+        mlsys_coll_algo_free(&cat);
+        stats->sched_obj = st2.sched_obj; stats->sched_bound = st2.sched_bound;
+        stats->sched_status = st2.sched_status; stats->sched_gap = st2.sched_gap; stats->nmerged = st2.nmerged;
+      }
       mlsys_coll_def_free(&dk);
     }
   }
@@ -2683,8 +2793,2769 @@ done:
 
 
 
-#include "wip/coll_input.inc"
-#include "wip/coll_prog.inc"
+/* ---------------------------------------------------------------------------------------------------------------
+   Inputs: link-profile presets, the α/β fit of the profiler, the authors' topology-profile JSON and the
+   communication-sketch JSON (spec §2.2–2.3; thesis §5.3, §5.4.1, Appendix B.1)
+   --------------------------------------------------------------------------------------------------------------- */
+
+/* Table 5.1 of the thesis (measured) and the authors' taccl/examples/topo/topo-*-1MB.json (different calibration;
+   spec §3.14 keeps both). nvlink = ONE NVLink (NDv2; a double link has β/2) or one NVSwitch port (DGX-2). */
+typedef struct { const char *name; double nv_a, nv_b, ib_a, ib_b; } mlsys__coll_preset;
+static const mlsys__coll_preset mlsys__coll_presets[4] = {
+  {"ndv2-thesis", 0.7, 46.0, 1.7, 106.0},
+  {"dgx2-thesis", 0.7, 8.0, 1.7, 106.0},
+  {"ndv2-repo", 0.3, 46.0, 2.6, 105.0},
+  {"dgx2-repo", 0.3, 8.0, 2.6, 105.0},
+};
+
+MLSYS_DEF mlsys_status mlsys_coll_profile_preset(const char *name, mlsys_coll_profile *out) {
+  int i;
+  if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "profile preset: out is NULL");
+  memset(out, 0, sizeof *out);
+  if (!name) return mlsys_set_error(MLSYS_ERR_ARG, "profile preset: name is NULL (known: ndv2-thesis, dgx2-thesis, ndv2-repo, dgx2-repo)");
+  for (i = 0; i < 4; i++)
+    if (!strcmp(name, mlsys__coll_presets[i].name)) {
+      out->name = mlsys__coll_presets[i].name;
+      out->nvlink.alpha_us = mlsys__coll_presets[i].nv_a;
+      out->nvlink.beta_us_per_mb = mlsys__coll_presets[i].nv_b;
+      out->ib.alpha_us = mlsys__coll_presets[i].ib_a;
+      out->ib.beta_us_per_mb = mlsys__coll_presets[i].ib_b;
+      return MLSYS_OK;
+    }
+  return mlsys_set_error(MLSYS_ERR_ARG, "unknown profile preset '%.100s' (known: ndv2-thesis, dgx2-thesis, ndv2-repo, dgx2-repo)", name);
+}
+
+/* §5.3 profiler: n chunks of s MB sent one after the other take T_seq = n(α + βs); sent as one message
+   T_bat = α + nβs. Both families go into one least-squares problem in (α, β). Timing noise is multiplicative
+   (a fixed fraction of the time), so every equation is divided by its measured time: otherwise the 64 MB
+   measurements (thousands of µs) would drown α (about 2 µs) in their noise. With exact data the weights do not
+   matter and the fit is exact; for one pair it is the closed form α = (T_seq − T_bat)/(n−1), β = (T_bat − α)/(ns). */
+MLSYS_DEF mlsys_status mlsys_coll_fit_alpha_beta(const double *size_mb, const int *n, const double *t_seq,
+                                                 const double *t_bat, int m, double *alpha_us,
+                                                 double *beta_us_per_mb) {
+  double a11 = 0, a12 = 0, a22 = 0, b1 = 0, b2 = 0, det, smin = 0, smax = 0;
+  int i, nmax = 0;
+  if (alpha_us) *alpha_us = 0;
+  if (beta_us_per_mb) *beta_us_per_mb = 0;
+  if (!size_mb || !n || !t_seq || !t_bat || !alpha_us || !beta_us_per_mb)
+    return mlsys_set_error(MLSYS_ERR_ARG, "alpha/beta fit: NULL argument");
+  if (m < 1) return mlsys_set_error(MLSYS_ERR_ARG, "alpha/beta fit needs at least one measurement (m = %d)", m);
+  for (i = 0; i < m; i++) {
+    double s = size_mb[i], k = (double)n[i], w;
+    if (!isfinite(s) || s < 0)
+      return mlsys_set_error(MLSYS_ERR_ARG, "alpha/beta fit: measurement %d has size %g MB (must be finite and >= 0)", i, s);
+    if (n[i] < 1) return mlsys_set_error(MLSYS_ERR_ARG, "alpha/beta fit: measurement %d has n = %d chunks (must be >= 1)", i, n[i]);
+    if (!isfinite(t_seq[i]) || !(t_seq[i] > 0) || !isfinite(t_bat[i]) || !(t_bat[i] > 0))
+      return mlsys_set_error(MLSYS_ERR_ARG, "alpha/beta fit: measurement %d has times T_seq = %g, T_bat = %g us (must be finite and > 0)",
+                             i, t_seq[i], t_bat[i]);
+    if (i == 0 || s < smin) smin = s;
+    if (i == 0 || s > smax) smax = s;
+    if (n[i] > nmax) nmax = n[i];
+    /* row (n, n·s) = T_seq and row (1, n·s) = T_bat, each scaled by 1/T */
+    w = 1.0 / t_seq[i];
+    a11 += w * w * k * k; a12 += w * w * k * k * s; a22 += w * w * k * k * s * s; b1 += w * k; b2 += w * k * s;
+    w = 1.0 / t_bat[i];
+    a11 += w * w; a12 += w * w * k * s; a22 += w * w * k * k * s * s; b1 += w; b2 += w * k * s;
+  }
+  if (smax == 0) return mlsys_set_error(MLSYS_ERR_ARG, "alpha/beta fit: every measurement has size 0 MB, so beta cannot be determined");
+  if (nmax == 1 && smin == smax)
+    return mlsys_set_error(MLSYS_ERR_ARG, "alpha/beta fit: cannot separate alpha and beta: every measurement has n = 1 and the same "
+                           "size (%g MB); vary n or the size", smin);
+  det = a11 * a22 - a12 * a12;
+  if (!(det > 1e-12 * a11 * a22) || !isfinite(det))
+    return mlsys_set_error(MLSYS_ERR_ARG, "alpha/beta fit: cannot separate alpha and beta: the measurements are (nearly) degenerate");
+  *alpha_us = (a22 * b1 - a12 * b2) / det;
+  *beta_us_per_mb = (a11 * b2 - a12 * b1) / det;
+  return MLSYS_OK;
+}
+
+/* ---- small JSON helpers for the two readers ---- */
+
+static const char *mlsys__coll_numtxt(const mlsys_json *v, char *buf, size_t cap) {
+  if (v->type != MLSYS_JSON_NUMBER) snprintf(buf, cap, "%s", mlsys_json_type_name(v->type));
+  else if (v->is_int) snprintf(buf, cap, "%lld", (long long)v->i64);
+  else snprintf(buf, cap, "%.10g", v->num);
+  return buf;
+}
+/* An object key for a message: at most 40 bytes, non-printable bytes as '?'. */
+static const char *mlsys__coll_keytxt(const char *s, char *buf, size_t cap) {
+  size_t i;
+  for (i = 0; s[i] && i + 1 < cap && i < 40; i++) buf[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+  buf[i] = 0;
+  return buf;
+}
+static mlsys_status mlsys__coll_json_int(const mlsys_json *v, const char *what, int lo, int hi, int *out) {
+  char b[48];
+  if (v->type != MLSYS_JSON_NUMBER || v->num != floor(v->num))
+    return mlsys_json_error_at(v, "%s must be an integer, got %s", what, mlsys__coll_numtxt(v, b, sizeof b));
+  if (v->num < lo || v->num > hi)
+    return mlsys_json_error_at(v, "%s must be an integer in [%d, %d], got %s", what, lo, hi, mlsys__coll_numtxt(v, b, sizeof b));
+  *out = (int)v->num;
+  return MLSYS_OK;
+}
+/* A local GPU id (array element) in [0, G). */
+static mlsys_status mlsys__coll_gpu_id(const mlsys_json *v, int G, const char *where, int *out) {
+  char b[48];
+  if (v->type != MLSYS_JSON_NUMBER || v->num != floor(v->num))
+    return mlsys_json_error_at(v, "expected a GPU id (an integer) in %s, got %s", where, mlsys__coll_numtxt(v, b, sizeof b));
+  if (v->num < 0 || v->num >= G)
+    return mlsys_json_error_at(v, "unknown GPU id %s in %s (GPUs per node: %d)", mlsys__coll_numtxt(v, b, sizeof b), where, G);
+  *out = (int)v->num;
+  return MLSYS_OK;
+}
+/* A local GPU id written as an object key ("3"); the error points at the member's value. */
+static mlsys_status mlsys__coll_key_id(const mlsys_json *obj, int k, int G, const char *where, int *out) {
+  const char *s = obj->keys[k];
+  char b[48];
+  size_t i = 0, n = strlen(s);
+  long v = 0;
+  int neg = 0;
+  if (n > 0 && s[0] == '-') { neg = 1; i = 1; }
+  if (n == i || n - i > 9) goto bad;
+  for (; i < n; i++) {
+    if (s[i] < '0' || s[i] > '9') goto bad;
+    v = v * 10 + (s[i] - '0');
+  }
+  if (neg || v >= G)
+    return mlsys_json_error_at(&obj->items[k], "unknown GPU id %s%ld in %s (GPUs per node: %d)", neg ? "-" : "", v, where, G);
+  *out = (int)v;
+  return MLSYS_OK;
+bad:
+  return mlsys_json_error_at(&obj->items[k], "key '%s' of %s is not a GPU id", mlsys__coll_keytxt(s, b, sizeof b), where);
+}
+
+/* ---- topology profile (taccl/examples/topo/topo-*.json, INPUT_GUIDE.md) ---- */
+
+/* A non-negative, finite cost. */
+static mlsys_status mlsys__coll_cost_num(const mlsys_json *v, const char *what, double *out) {
+  char b[48];
+  if (v->type != MLSYS_JSON_NUMBER) return mlsys_json_error_at(v, "%s must be a number, got %s", what, mlsys_json_type_name(v->type));
+  if (!isfinite(v->num) || v->num < 0)
+    return mlsys_json_error_at(v, "%s must be a finite cost >= 0, got %s", what, mlsys__coll_numtxt(v, b, sizeof b));
+  *out = v->num;
+  return MLSYS_OK;
+}
+static mlsys_status mlsys__coll_cost_member(const mlsys_json *root, const char *key, int required, double *out) {
+  const mlsys_json *v = mlsys_json_get(root, key);
+  char what[64];
+  *out = 0;
+  if (!v || v->type == MLSYS_JSON_NULL) return required ? mlsys_json_error_at(root, "missing required member '%s'", key) : MLSYS_OK;
+  snprintf(what, sizeof what, "'%s'", key);
+  return mlsys__coll_cost_num(v, what, out);
+}
+/* The chunk size and time unit implied by a profile name's suffix: _1KB → 1024 B in 0.01 µs, _32KB → 32768 B in
+   0.1 µs, _1MB → 2^20 B in 1 µs (the repo scales each profile so that costs have a large integral part, INPUT_GUIDE).
+   Other sizes give the chunk only (unit 0 = unknown). */
+static void mlsys__coll_name_chunk(const char *name, double *chunk, double *unit) {
+  const char *p = strrchr(name, '_'), *q;
+  double v = 0, mult;
+  *chunk = 0; *unit = 0;
+  if (!p) return;
+  for (q = p + 1; *q >= '0' && *q <= '9' && v < 1e9; q++) v = v * 10 + (*q - '0');
+  if (q == p + 1 || v == 0) return;
+  if ((q[0] == 'K' || q[0] == 'k') && (q[1] == 'B' || q[1] == 'b') && !q[2]) mult = 1024.0;
+  else if ((q[0] == 'M' || q[0] == 'm') && (q[1] == 'B' || q[1] == 'b') && !q[2]) mult = 1048576.0;
+  else if ((q[0] == 'G' || q[0] == 'g') && (q[1] == 'B' || q[1] == 'b') && !q[2]) mult = 1073741824.0;
+  else if ((q[0] == 'B' || q[0] == 'b') && !q[1]) mult = 1.0;
+  else return;
+  *chunk = v * mult;
+  if (*chunk == 1024.0) *unit = 0.01;
+  else if (*chunk == 32768.0) *unit = 0.1;
+  else if (*chunk == 1048576.0) *unit = 1.0;
+}
+static int mlsys__coll_prefix_ci(const char *s, const char *pre) {
+  for (; *pre; s++, pre++)
+    if (tolower((unsigned char)*s) != *pre) return 0;
+  return 1;
+}
+
+MLSYS_DEF mlsys_status mlsys_coll_profile_parse_json(const char *text, size_t len, const char *source,
+                                                     mlsys_coll_profile *out, int *gpus_per_node, int *nics_per_node,
+                                                     char *kind_name, size_t kind_len) {
+  const char *src = source ? source : "<profile>", *name, *kind;
+  mlsys_json_doc doc;
+  const mlsys_json *root, *betas, *invbws, *v;
+  mlsys_status st;
+  int64_t G, nics;
+  double chunk, unit, cmb, x, beta, invbw, ra, rb;
+  int i;
+  if (gpus_per_node) *gpus_per_node = 0;
+  if (nics_per_node) *nics_per_node = 0;
+  if (kind_name && kind_len) kind_name[0] = 0;
+  if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "%s: profile output is NULL", src);
+  memset(out, 0, sizeof *out);
+  if (!text && len) return mlsys_set_error(MLSYS_ERR_ARG, "%s: profile text is NULL", src);
+  memset(&doc, 0, sizeof doc);
+  if ((st = mlsys_json_parse(text ? text : "", len, src, &doc))) return st;
+  root = doc.root;
+  if (root->type != MLSYS_JSON_OBJECT) {
+    st = mlsys_json_error_at(root, "a topology profile must be a JSON object, got %s", mlsys_json_type_name(root->type));
+    goto done;
+  }
+  if ((st = mlsys_json_get_str(root, "name", 1, NULL, &name))) goto done;
+  /* The name prefix selects the repo's link matrix (KnownTopologies in taccl/cli/known_topologies.py). */
+  kind = mlsys__coll_prefix_ci(name, "ndv2") ? "ndv2" : mlsys__coll_prefix_ci(name, "dgx2") ? "dgx2" : "custom";
+  if (!mlsys_json_get(root, "node_betas_list") &&
+      (mlsys_json_get(root, "links") || mlsys_json_get(root, "betas") || mlsys_json_get(root, "invbws"))) {
+    st = mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "%s: the \"custom\" profile schema (links/betas/invbws matrices) is not supported; "
+                         "give node_betas_list and node_invbws_list under an NDv2 or DGX2 name", src);
+    goto done;
+  }
+  if ((st = mlsys_json_get_i64(root, "gpus_per_node", 1, 0, 1, 64, &G))) goto done;
+  if ((st = mlsys_json_get_i64(root, "nics_per_node", 1, 0, 1, G, &nics))) goto done;
+  mlsys__coll_name_chunk(name, &chunk, &unit);
+  if ((v = mlsys_json_get(root, "chunk_bytes")) && v->type != MLSYS_JSON_NULL) {
+    if ((st = mlsys__coll_cost_num(v, "'chunk_bytes'", &chunk))) goto done;
+    if (!(chunk > 0)) { st = mlsys_json_error_at(v, "'chunk_bytes' must be positive, got 0"); goto done; }
+  }
+  if ((v = mlsys_json_get(root, "time_unit_us")) && v->type != MLSYS_JSON_NULL) {
+    if ((st = mlsys__coll_cost_num(v, "'time_unit_us'", &unit))) goto done;
+    if (!(unit > 0)) { st = mlsys_json_error_at(v, "'time_unit_us' must be positive, got 0"); goto done; }
+  }
+  if (!(chunk > 0) || !(unit > 0)) {
+    st = mlsys_set_error(MLSYS_ERR_PARSE, "%s: cannot tell the %s of profile '%.100s' from its name (known suffixes: _1KB, _32KB, "
+                         "_1MB); add \"chunk_bytes\" and \"time_unit_us\"", src, chunk > 0 ? "time unit" : "chunk size", name);
+    goto done;
+  }
+  if ((st = mlsys_json_get_typed(root, "node_betas_list", MLSYS_JSON_ARRAY, 1, &betas))) goto done;
+  if ((st = mlsys_json_get_typed(root, "node_invbws_list", MLSYS_JSON_ARRAY, 1, &invbws))) goto done;
+  if (betas->count < 1) { st = mlsys_json_error_at(betas, "'node_betas_list' is empty"); goto done; }
+  if (invbws->count != betas->count) {
+    st = mlsys_json_error_at(invbws, "'node_invbws_list' has %d entries but 'node_betas_list' has %d", invbws->count, betas->count);
+    goto done;
+  }
+  beta = invbw = 0;
+  for (i = 0; i < betas->count; i++) {
+    char what[64];
+    snprintf(what, sizeof what, "node_betas_list[%d]", i);
+    if ((st = mlsys__coll_cost_num(&betas->items[i], what, &beta))) goto done;
+    snprintf(what, sizeof what, "node_invbws_list[%d]", i);
+    if ((st = mlsys__coll_cost_num(&invbws->items[i], what, &invbw))) goto done;
+  }
+  if ((st = mlsys__coll_cost_member(root, "remote_alpha", 1, &ra))) goto done;
+  if ((st = mlsys__coll_cost_member(root, "remote_beta", 1, &rb))) goto done;
+  if ((st = mlsys__coll_cost_member(root, "alpha", 0, &x))) goto done;          /* validated; folded into invbw */
+  if ((st = mlsys__coll_cost_member(root, "remote_invbw", 0, &x))) goto done;   /* validated; = α + β */
+  /* The lists are ordered fastest first (NDv2: [double NVLink, single NVLink]); our nvlink is one single link,
+     so the last entry. The repo's intra-node lat is invbw with α folded in: α = invbw − β keeps lat(chunk) = invbw. */
+  cmb = chunk / MLSYS__COLL_MB;
+  out->nvlink.beta_us_per_mb = beta * unit / cmb;
+  out->nvlink.alpha_us = (invbw > beta ? invbw - beta : 0) * unit;
+  out->ib.alpha_us = ra * unit;
+  out->ib.beta_us_per_mb = rb * unit / cmb;
+  if (!isfinite(out->nvlink.beta_us_per_mb) || !isfinite(out->ib.beta_us_per_mb) || !isfinite(out->nvlink.alpha_us) ||
+      !isfinite(out->ib.alpha_us)) {
+    memset(out, 0, sizeof *out);
+    st = mlsys_set_error(MLSYS_ERR_PARSE, "%s: costs overflow after conversion to us (chunk %g bytes, unit %g us)", src, chunk, unit);
+    goto done;
+  }
+  out->name = !strcmp(kind, "ndv2") ? "ndv2-json" : !strcmp(kind, "dgx2") ? "dgx2-json" : "custom-json";
+  if (gpus_per_node) *gpus_per_node = (int)G;
+  if (nics_per_node) *nics_per_node = (int)nics;
+  if (kind_name && kind_len) snprintf(kind_name, kind_len, "%s", kind);
+done:
+  if (st) memset(out, 0, sizeof *out);
+  mlsys_json_doc_free(&doc);
+  return st;
+}
+
+/* ---- communication sketch (§5.4.1, Appendix B.1; the repo's taccl/cli/common.py parse_and_get_topo) ---- */
+
+MLSYS_DEF void mlsys_coll_sketch_default(mlsys_coll_sketch *s) {
+  if (!s) return;
+  memset(s, 0, sizeof *s);
+  s->nnodes = 1;
+  s->intranode = MLSYS_COLL_INTRA_NONE;
+  s->chunkup = 1;
+}
+
+MLSYS_DEF void mlsys_coll_sketch_free(mlsys_coll_sketch *s) {
+  int i;
+  if (!s) return;
+  if (s->switch_ranks)
+    for (i = 0; i < s->nswitch; i++) mlsys_free(s->switch_ranks[i]);
+  mlsys_free(s->switch_ranks); mlsys_free(s->switch_n); mlsys_free(s->switch_policy);
+  mlsys_free(s->internode_conn); mlsys_free(s->beta_split); mlsys_free(s->relay_sender); mlsys_free(s->sym);
+  memset(s, 0, sizeof *s);
+}
+
+/* "1M", "32K", "1KB", "2MB", "1G", "512" (bytes; K = 1024). */
+static int mlsys__coll_parse_size(const char *s, double *out) {
+  double v = 0, f = 0.1, mult = 1;
+  int digits = 0;
+  while (*s >= '0' && *s <= '9' && v < 1e18) { v = v * 10 + (*s++ - '0'); digits++; }
+  if (*s == '.') {
+    s++;
+    while (*s >= '0' && *s <= '9') { v += f * (*s++ - '0'); f *= 0.1; digits++; }
+  }
+  if (!digits) return 0;
+  switch (*s) {
+    case 'k': case 'K': mult = 1024.0; s++; break;
+    case 'm': case 'M': mult = 1048576.0; s++; break;
+    case 'g': case 'G': mult = 1073741824.0; s++; break;
+    case 't': case 'T': mult = 1099511627776.0; s++; break;
+    default: break;
+  }
+  if (*s == 'b' || *s == 'B') s++;
+  if (*s) return 0;
+  *out = v * mult;
+  return *out > 0 && *out <= 1125899906842624.0; /* up to 1 PiB */
+}
+
+static mlsys_status mlsys__coll_parse_switches(const mlsys_json *intra, int G, mlsys_coll_sketch *out) {
+  const mlsys_json *sws, *pol;
+  uint64_t *mask;
+  mlsys_status st;
+  int k, l, i, nsw;
+  char where[64];
+  if ((st = mlsys_json_get_typed(intra, "switches", MLSYS_JSON_ARRAY, 1, &sws))) return st;
+  nsw = sws->count;
+  if (nsw < 1) return mlsys_json_error_at(sws, "intranode_sketch strategy 'switch' needs at least one switch in 'switches'");
+  out->switch_n = (int *)mlsys_calloc((size_t)nsw, sizeof(int));
+  out->switch_policy = (int *)mlsys_calloc((size_t)nsw, sizeof(int));
+  out->switch_ranks = (int **)mlsys_calloc((size_t)nsw, sizeof(int *));
+  mask = (uint64_t *)mlsys_calloc((size_t)nsw, sizeof(uint64_t));
+  if (!out->switch_n || !out->switch_policy || !out->switch_ranks || !mask) { mlsys_free(mask); return MLSYS_ERR_NOMEM; }
+  out->nswitch = nsw;
+  for (k = 0; k < nsw; k++) {
+    const mlsys_json *e = &sws->items[k];
+    if (e->type != MLSYS_JSON_ARRAY) {
+      st = mlsys_json_error_at(e, "switch %d must be a list of GPU ids, got %s", k, mlsys_json_type_name(e->type));
+      goto fail;
+    }
+    if (e->count < 2) { st = mlsys_json_error_at(e, "switch %d has %d GPU(s); a switch needs at least 2", k, e->count); goto fail; }
+    out->switch_ranks[k] = (int *)mlsys_alloc((size_t)e->count, sizeof(int));
+    if (!out->switch_ranks[k]) { st = MLSYS_ERR_NOMEM; goto fail; }
+    out->switch_n[k] = e->count;
+    out->switch_policy[k] = MLSYS_COLL_UC_AUTO;
+    snprintf(where, sizeof where, "intranode_sketch.switches[%d]", k);
+    for (i = 0; i < e->count; i++) {
+      int g;
+      if ((st = mlsys__coll_gpu_id(&e->items[i], G, where, &g))) goto fail;
+      if (mask[k] >> g & 1) { st = mlsys_json_error_at(&e->items[i], "switch %d lists GPU %d twice", k, g); goto fail; }
+      mask[k] |= (uint64_t)1 << g;
+      out->switch_ranks[k][i] = g;
+    }
+    /* The repo requires switches to be disjoint or identical (identical ones split the bandwidth). */
+    for (l = 0; l < k; l++)
+      if ((mask[l] & mask[k]) && mask[l] != mask[k]) {
+        st = mlsys_json_error_at(e, "switches %d and %d overlap partially (switches must be disjoint or identical)", l, k);
+        goto fail;
+      }
+  }
+  mlsys_free(mask);
+  mask = NULL;
+  if ((st = mlsys_json_get_typed(intra, "switch_hyperedge_strategy", MLSYS_JSON_ARRAY, 0, &pol))) return st;
+  if (pol) {
+    if (pol->count != nsw)
+      return mlsys_json_error_at(pol, "switch_hyperedge_strategy has %d entries for %d switch(es)", pol->count, nsw);
+    for (k = 0; k < nsw; k++) {
+      const mlsys_json *p = &pol->items[k];
+      if (p->type != MLSYS_JSON_STRING)
+        return mlsys_json_error_at(p, "switch_hyperedge_strategy[%d] must be a string, got %s", k, mlsys_json_type_name(p->type));
+      if (!strcmp(p->str, "uc-max")) out->switch_policy[k] = MLSYS_COLL_UC_MAX;
+      else if (!strcmp(p->str, "uc-min")) out->switch_policy[k] = MLSYS_COLL_UC_MIN;
+      else if (!strcmp(p->str, "auto")) out->switch_policy[k] = MLSYS_COLL_UC_AUTO;
+      else if (!strcmp(p->str, "ignore") || !strcmp(p->str, "free")) out->switch_policy[k] = MLSYS_COLL_UC_FREE;
+      else {
+        char b[48];
+        return mlsys_json_error_at(p, "unknown switch_hyperedge_strategy '%s' (known: uc-max, uc-min, auto, ignore)",
+                                   mlsys__coll_keytxt(p->str, b, sizeof b));
+      }
+    }
+  }
+  return MLSYS_OK;
+fail:
+  mlsys_free(mask);
+  return st;
+}
+
+static mlsys_status mlsys__coll_parse_internode(const mlsys_json *inter, int G, mlsys_coll_sketch *out) {
+  const mlsys_json *v, *m;
+  const char *s;
+  mlsys_status st;
+  int i, j, k, from_chunk_map = 0;
+  char b[48];
+  out->has_internode = 1;
+  if ((st = mlsys_json_get_str(inter, "strategy", 1, NULL, &s))) return st;
+  if (strcmp(s, "relay"))
+    return mlsys_json_error_at(mlsys_json_get(inter, "strategy"), "unsupported internode_sketch strategy '%s' (only 'relay')",
+                               mlsys__coll_keytxt(s, b, sizeof b));
+  out->internode_conn = (unsigned char *)mlsys_calloc((size_t)G * G, 1);
+  if (!out->internode_conn) return MLSYS_ERR_NOMEM;
+  v = mlsys_json_get(inter, "internode_conn");
+  if (!v || v->type == MLSYS_JSON_NULL) return mlsys_json_error_at(inter, "missing required member 'internode_conn' of internode_sketch");
+  if (v->type == MLSYS_JSON_STRING) {
+    if (!strcmp(v->str, "direct-map"))
+      for (i = 0; i < G; i++) out->internode_conn[i * G + i] = 1;
+    else if (!strcmp(v->str, "fully-connected"))
+      memset(out->internode_conn, 1, (size_t)G * G);
+    else
+      return mlsys_json_error_at(v, "unknown internode_conn '%s' (known: \"direct-map\", \"fully-connected\", or an object "
+                                 "{\"i\": [j, ...]})", mlsys__coll_keytxt(v->str, b, sizeof b));
+  } else if (v->type == MLSYS_JSON_OBJECT) {
+    for (k = 0; k < v->count; k++) {
+      const mlsys_json *d = &v->items[k];
+      if ((st = mlsys__coll_key_id(v, k, G, "internode_conn", &i))) return st;
+      if (d->type != MLSYS_JSON_ARRAY)
+        return mlsys_json_error_at(d, "internode_conn of GPU %d must be a list of GPU ids, got %s", i, mlsys_json_type_name(d->type));
+      for (j = 0; j < d->count; j++) {
+        int t;
+        if ((st = mlsys__coll_gpu_id(&d->items[j], G, "internode_conn", &t))) return st;
+        if (out->internode_conn[i * G + t])
+          return mlsys_json_error_at(&d->items[j], "internode_conn of GPU %d lists GPU %d twice", i, t);
+        out->internode_conn[i * G + t] = 1;
+      }
+    }
+  } else {
+    return mlsys_json_error_at(v, "'internode_conn' must be an object {\"i\": [j, ...]}, \"direct-map\" or \"fully-connected\", got %s",
+                               mlsys_json_type_name(v->type));
+  }
+  /* beta_split {"i": n}: sends from GPU i use 1/n of the NIC (β·n); absent → the repo's rule later. */
+  if ((st = mlsys_json_get_typed(inter, "beta_split", MLSYS_JSON_OBJECT, 0, &m))) return st;
+  if (m) {
+    out->beta_split = (double *)mlsys_calloc((size_t)G, sizeof(double));
+    if (!out->beta_split) return MLSYS_ERR_NOMEM;
+    for (k = 0; k < m->count; k++) {
+      const mlsys_json *e = &m->items[k];
+      if ((st = mlsys__coll_key_id(m, k, G, "beta_split", &i))) return st;
+      if (e->type != MLSYS_JSON_NUMBER || !(e->num > 0) || !isfinite(e->num) || e->num > 1e6)
+        return mlsys_json_error_at(e, "beta_split of GPU %d must be a number in (0, 1e6], got %s", i, mlsys__coll_numtxt(e, b, sizeof b));
+      out->beta_split[i] = e->num;
+    }
+  }
+  /* chunk_to_relay_map [r1, r2]: chunks of GPU i leave the node through GPU (i / r1)·r1 + r2 (Listing B.1). */
+  if ((st = mlsys_json_get_typed(inter, "chunk_to_relay_map", MLSYS_JSON_ARRAY, 0, &m))) return st;
+  if (m) {
+    int r1, r2;
+    if (m->count != 2) return mlsys_json_error_at(m, "chunk_to_relay_map must be a pair [r1, r2], got %d entries", m->count);
+    if ((st = mlsys__coll_json_int(&m->items[0], "chunk_to_relay_map r1", 1, G, &r1))) return st;
+    if ((st = mlsys__coll_json_int(&m->items[1], "chunk_to_relay_map r2", 0, r1 - 1, &r2))) return st;
+    out->relay_sender = (int *)mlsys_alloc((size_t)G, sizeof(int));
+    if (!out->relay_sender) return MLSYS_ERR_NOMEM;
+    for (i = 0; i < G; i++) {
+      int snd = (i / r1) * r1 + r2;
+      if (snd >= G)
+        return mlsys_json_error_at(m, "chunk_to_relay_map [%d, %d] sends GPU %d's chunks via GPU %d, beyond the %d GPUs per node",
+                                   r1, r2, i, snd, G);
+      out->relay_sender[i] = snd;
+    }
+    from_chunk_map = 1;
+  }
+  /* gpus_to_sender_rev_map {"sender": [gpus]} [repo]: the explicit form; must agree with chunk_to_relay_map. */
+  if ((st = mlsys_json_get_typed(inter, "gpus_to_sender_rev_map", MLSYS_JSON_OBJECT, 0, &m))) return st;
+  if (m) {
+    uint64_t listed = 0;
+    if (!out->relay_sender) {
+      out->relay_sender = (int *)mlsys_alloc((size_t)G, sizeof(int));
+      if (!out->relay_sender) return MLSYS_ERR_NOMEM;
+      for (i = 0; i < G; i++) out->relay_sender[i] = -1;
+    }
+    for (k = 0; k < m->count; k++) {
+      const mlsys_json *e = &m->items[k];
+      int snd;
+      if ((st = mlsys__coll_key_id(m, k, G, "gpus_to_sender_rev_map", &snd))) return st;
+      if (e->type != MLSYS_JSON_ARRAY)
+        return mlsys_json_error_at(e, "gpus_to_sender_rev_map of sender %d must be a list of GPU ids, got %s", snd,
+                                   mlsys_json_type_name(e->type));
+      for (j = 0; j < e->count; j++) {
+        int g;
+        if ((st = mlsys__coll_gpu_id(&e->items[j], G, "gpus_to_sender_rev_map", &g))) return st;
+        if (listed >> g & 1) return mlsys_json_error_at(&e->items[j], "GPU %d is listed twice in gpus_to_sender_rev_map", g);
+        listed |= (uint64_t)1 << g;
+        if (from_chunk_map && out->relay_sender[g] != snd)
+          return mlsys_json_error_at(&e->items[j], "gpus_to_sender_rev_map sends GPU %d via GPU %d but chunk_to_relay_map via GPU %d",
+                                     g, snd, out->relay_sender[g]);
+        out->relay_sender[g] = snd;
+      }
+    }
+  }
+  return mlsys_json_get_bool(inter, "enforce_ordering", 0, 0, &out->enforce_ordering);
+}
+
+MLSYS_DEF mlsys_status mlsys_coll_sketch_parse_json(const char *text, size_t len, const char *source,
+                                                    int gpus_per_node, mlsys_coll_sketch *out) {
+  const char *src = source ? source : "<sketch>";
+  const int G = gpus_per_node;
+  mlsys_json_doc doc;
+  const mlsys_json *root, *intra, *inter, *v, *hp;
+  mlsys_status st;
+  int64_t x;
+  int i, j, N;
+  char b1[48], b2[48];
+  /* On every failure *out is left zeroed (safe to free, nothing to free). */
+  if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "%s: sketch output is NULL", src);
+  memset(out, 0, sizeof *out);
+  if (!text && len) return mlsys_set_error(MLSYS_ERR_ARG, "%s: sketch text is NULL", src);
+  if (G < 1 || G > 64) return mlsys_set_error(MLSYS_ERR_ARG, "%s: gpus_per_node %d out of range [1, 64]", src, G);
+  memset(&doc, 0, sizeof doc);
+  if ((st = mlsys_json_parse(text ? text : "", len, src, &doc))) return st;
+  mlsys_coll_sketch_default(out);
+  root = doc.root;
+  if (root->type != MLSYS_JSON_OBJECT) {
+    st = mlsys_json_error_at(root, "a communication sketch must be a JSON object, got %s", mlsys_json_type_name(root->type));
+    goto fail;
+  }
+  if ((st = mlsys_json_get_i64(root, "nnodes", 0, 1, 1, 64, &x))) goto fail;
+  out->nnodes = (int)x;
+  N = out->nnodes * G;
+
+  if ((st = mlsys_json_get_typed(root, "intranode_sketch", MLSYS_JSON_OBJECT, 0, &intra))) goto fail;
+  if (intra) {
+    const char *s;
+    if ((st = mlsys_json_get_str(intra, "strategy", 1, NULL, &s))) goto fail;
+    if (!strcmp(s, "none")) out->intranode = MLSYS_COLL_INTRA_NONE;
+    else if (!strcmp(s, "switch")) out->intranode = MLSYS_COLL_INTRA_SWITCH;
+    else if (!strcmp(s, "minmax")) out->intranode = MLSYS_COLL_INTRA_MINMAX;
+    else if (!strcmp(s, "maxmin")) out->intranode = MLSYS_COLL_INTRA_MAXMIN;
+    else {
+      st = mlsys_json_error_at(mlsys_json_get(intra, "strategy"), "unknown intranode_sketch strategy '%s' (known: none, switch, "
+                               "minmax, maxmin)", mlsys__coll_keytxt(s, b1, sizeof b1));
+      goto fail;
+    }
+    /* As in the repo, switches only matter for the "switch" strategy. */
+    if (out->intranode == MLSYS_COLL_INTRA_SWITCH && (st = mlsys__coll_parse_switches(intra, G, out))) goto fail;
+  }
+
+  if ((st = mlsys_json_get_typed(root, "internode_sketch", MLSYS_JSON_OBJECT, 0, &inter))) goto fail;
+  if (inter && (st = mlsys__coll_parse_internode(inter, G, out))) goto fail;
+
+  if ((st = mlsys_json_get_typed(root, "symmetry_offsets", MLSYS_JSON_ARRAY, 0, &v))) goto fail;
+  if (v && v->count) {
+    out->sym = (mlsys_coll_sym *)mlsys_calloc((size_t)v->count, sizeof(mlsys_coll_sym));
+    if (!out->sym) { st = MLSYS_ERR_NOMEM; goto fail; }
+    for (i = 0; i < v->count; i++) {
+      const mlsys_json *e = &v->items[i];
+      const mlsys_json *eo, *eg;
+      if (e->type != MLSYS_JSON_ARRAY || e->count != 2) {
+        st = mlsys_json_error_at(e, "symmetry_offsets[%d] must be a pair [offset, group], got %s", i,
+                                 e->type == MLSYS_JSON_ARRAY ? "a list of another length" : mlsys_json_type_name(e->type));
+        goto fail;
+      }
+      eo = &e->items[0]; eg = &e->items[1];
+      mlsys__coll_numtxt(eo, b1, sizeof b1); mlsys__coll_numtxt(eg, b2, sizeof b2);
+      if (eo->type != MLSYS_JSON_NUMBER || eg->type != MLSYS_JSON_NUMBER || eo->num != floor(eo->num) || eg->num != floor(eg->num)) {
+        st = mlsys_json_error_at(e, "symmetry_offsets[%d] = [%s, %s]: offset and group must be integers", i, b1, b2);
+        goto fail;
+      }
+      if (!(eg->num >= 1) || !(eo->num >= 0) || !(eo->num < eg->num)) {
+        st = mlsys_json_error_at(e, "symmetry_offsets[%d] = [%s, %s]: need group >= 1 and 0 <= offset < group", i, b1, b2);
+        goto fail;
+      }
+      if (eg->num > N || N % (int)eg->num) {
+        st = mlsys_json_error_at(e, "symmetry_offsets[%d] = [%s, %s]: group %s does not divide the %d ranks (%d nodes x %d GPUs)",
+                                 i, b1, b2, b2, N, out->nnodes, G);
+        goto fail;
+      }
+      out->sym[i].offset = (int)eo->num;
+      out->sym[i].group = (int)eg->num;
+      out->sym[i].block = 0;
+      out->nsym = i + 1;
+    }
+  }
+
+  if ((st = mlsys_json_get_typed(root, "hyperparameters", MLSYS_JSON_OBJECT, 0, &hp))) goto fail;
+  if (hp) {
+    if ((st = mlsys_json_get_i64(hp, "input_chunkup", 0, 1, 1, 64, &x))) goto fail;
+    out->chunkup = (int)x;
+    v = mlsys_json_get(hp, "input_size");
+    if (v && v->type == MLSYS_JSON_STRING) {
+      if (!mlsys__coll_parse_size(v->str, &out->input_bytes)) {
+        st = mlsys_json_error_at(v, "'input_size' must be a size like \"1M\", \"32K\" or \"1G\" (K = 1024), got \"%s\"",
+                                 mlsys__coll_keytxt(v->str, b1, sizeof b1));
+        goto fail;
+      }
+    } else if (v && v->type == MLSYS_JSON_NUMBER) {
+      if (!(v->num > 0) || v->num > 1125899906842624.0) {
+        st = mlsys_json_error_at(v, "'input_size' must be a positive number of bytes up to 2^50, got %s", mlsys__coll_numtxt(v, b1, sizeof b1));
+        goto fail;
+      }
+      out->input_bytes = v->num;
+    } else if (v && v->type != MLSYS_JSON_NULL) {
+      st = mlsys_json_error_at(v, "'input_size' must be a string like \"1M\" or a number of bytes, got %s", mlsys_json_type_name(v->type));
+      goto fail;
+    }
+  }
+
+  /* Whole-sketch checks: with several nodes, some GPU must be allowed to send to another node, and every relay
+     sender must have an inter-node link (otherwise the chunks it relays cannot leave). */
+  if (out->has_internode && out->nnodes > 1) {
+    int any = 0;
+    for (i = 0; i < G * G && !any; i++) any = out->internode_conn[i];
+    if (!any) {
+      st = mlsys_set_error(MLSYS_ERR_ARG, "%s: sketch disconnects node 0 from the other %d node(s): internode_conn gives no GPU a "
+                           "link to another node", src, out->nnodes - 1);
+      goto fail;
+    }
+    if (out->relay_sender)
+      for (i = 0; i < G; i++) {
+        int snd = out->relay_sender[i], has = 0;
+        if (snd < 0) continue;
+        for (j = 0; j < G; j++) has |= out->internode_conn[snd * G + j];
+        if (!has) {
+          st = mlsys_set_error(MLSYS_ERR_ARG, "%s: sketch disconnects GPU %d of every node: its relay sender GPU %d has no link in "
+                               "internode_conn", src, i, snd);
+          goto fail;
+        }
+      }
+  }
+  mlsys_json_doc_free(&doc);
+  return MLSYS_OK;
+fail:
+  mlsys_coll_sketch_free(out);  /* the allocators already set the NOMEM message */
+  mlsys_json_doc_free(&doc);
+  return st;
+}
+/* ---------------------------------------------------------------------------------------------------------------
+   Programs (§5.6; spec §3.10–3.13): lowering an algorithm to per-GPU threadblocks of MSCCL steps, the MSCCL XML
+   writer and reader, the program verifier (abstract interpretation), the CPU executor and the naive reference
+   collective.
+
+   Step semantics are those of the MSCCL interpreter (msccl-executor-nccl): s send src; r recv into dst; rcs recv
+   into dst and forward it; rrs send (recv ⊕ src) without storing it; rrc dst = recv ⊕ src; rrcs dst = recv ⊕ src
+   and forward it; cpy dst = src; re dst = dst ⊕ src; nop only waits for its dependency. A step may wait for ONE
+   step of another threadblock of its GPU (depid, deps); more dependencies become nop steps in front of it (as
+   msccl-tools' ncclize does). Sends and receives match in FIFO order per (sender, receiver, channel).
+
+   Instances (§3.10, msccl-tools ncclize): every chunk slot becomes n sub-slots (slot k → k·n … k·n+n−1); a step
+   on chunk slots [off, off+cnt) becomes n steps on channels 0..n−1, instance i on sub-slots
+   [off·n + i·cnt, off·n + (i+1)·cnt). All instances together move the same bytes as the original step, element
+   by element, so merged (cnt > 1) steps stay contiguous.
+   --------------------------------------------------------------------------------------------------------------- */
+
+/* Limits of the reader (and of programs in general): far above what the MSCCL runtime accepts (≤ 256 steps per
+   threadblock, ≤ 216 threadblocks) so that every program the lowering writes can be read back. */
+#define MLSYS__COLL_MAX_GPUS 4096
+#define MLSYS__COLL_MAX_TBS 65536
+#define MLSYS__COLL_MAX_STEPS (1 << 20)
+#define MLSYS__COLL_MAX_TOTAL_STEPS (1 << 24)
+#define MLSYS__COLL_MAX_CHUNKS (1 << 24)
+#define MLSYS__COLL_MAX_CHANNELS 65536
+#define MLSYS__COLL_MAX_INSTANCES 1024
+
+static const char *const mlsys__coll_op_names[9] = {"s", "r", "rcs", "rrs", "rrc", "rrcs", "cpy", "re", "nop"};
+static const char mlsys__coll_buf_chars[3] = {'i', 'o', 's'};
+
+static int mlsys__coll_op_sends(int op) {
+  return op == MLSYS_COLL_OP_SEND || op == MLSYS_COLL_OP_RCS || op == MLSYS_COLL_OP_RRS || op == MLSYS_COLL_OP_RRCS;
+}
+static int mlsys__coll_op_recvs(int op) {
+  return op == MLSYS_COLL_OP_RECV || op == MLSYS_COLL_OP_RCS || op == MLSYS_COLL_OP_RRS || op == MLSYS_COLL_OP_RRC ||
+         op == MLSYS_COLL_OP_RRCS;
+}
+static int mlsys__coll_op_reads_src(int op) {
+  return op == MLSYS_COLL_OP_SEND || op == MLSYS_COLL_OP_RRS || op == MLSYS_COLL_OP_RRC || op == MLSYS_COLL_OP_RRCS ||
+         op == MLSYS_COLL_OP_COPY || op == MLSYS_COLL_OP_REDUCE;
+}
+static int mlsys__coll_op_writes_dst(int op) {
+  return op == MLSYS_COLL_OP_RECV || op == MLSYS_COLL_OP_RCS || op == MLSYS_COLL_OP_RRC || op == MLSYS_COLL_OP_RRCS ||
+         op == MLSYS_COLL_OP_COPY || op == MLSYS_COLL_OP_REDUCE;
+}
+static int mlsys__coll_buf_chunks(const mlsys_coll_gpu *g, int buf) {
+  return buf == MLSYS_COLL_BUF_IN ? g->i_chunks : buf == MLSYS_COLL_BUF_OUT ? g->o_chunks : g->s_chunks;
+}
+
+/* Formats a message into msg (if given) and the thread's error detail; returns st. */
+static mlsys_status mlsys__coll_fail(mlsys_status st, char *msg, size_t msglen, const char *fmt, ...) MLSYS__PRINTF(4, 5);
+static mlsys_status mlsys__coll_fail(mlsys_status st, char *msg, size_t msglen, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (msg && msglen) snprintf(msg, msglen, "%s", buf);
+  return mlsys_set_error(st, "%s", buf);
+}
+
+MLSYS_DEF void mlsys_coll_prog_free(mlsys_coll_prog *p) {
+  int g, t;
+  if (!p) return;
+  if (p->gpus) {
+    for (g = 0; g < p->ngpus; g++) {
+      mlsys_coll_gpu *gp = &p->gpus[g];
+      if (gp->tbs)
+        for (t = 0; t < gp->ntbs; t++) mlsys_free(gp->tbs[t].steps);
+      mlsys_free(gp->tbs);
+    }
+  }
+  mlsys_free(p->gpus);
+  memset(p, 0, sizeof *p);
+}
+
+typedef struct { int a, b, i; } mlsys__coll_key3;
+static int mlsys__coll_key3_cmp(const void *p, const void *q) {
+  const mlsys__coll_key3 *x = (const mlsys__coll_key3 *)p, *y = (const mlsys__coll_key3 *)q;
+  if (x->a != y->a) return x->a < y->a ? -1 : 1;
+  if (x->b != y->b) return x->b < y->b ? -1 : 1;
+  return x->i < y->i ? -1 : x->i > y->i;
+}
+/* Two threadblocks of a GPU on one connection (same peer and channel, same direction)? 1 and the pair in
+   (*t1, *t2), *dir (0 send, 1 recv); 0 if none; −1 out of memory. */
+static int mlsys__coll_dup_conn(const mlsys_coll_gpu *gp, int *t1, int *t2, int *dir) {
+  mlsys__coll_key3 *kk = (mlsys__coll_key3 *)mlsys_alloc((size_t)gp->ntbs + 1, sizeof *kk);
+  int d, t, nk;
+  if (!kk) return -1;
+  for (d = 0; d < 2; d++) {
+    nk = 0;
+    for (t = 0; t < gp->ntbs; t++) {
+      int peer = d ? gp->tbs[t].recv : gp->tbs[t].send;
+      if (peer >= 0) { kk[nk].a = gp->tbs[t].chan; kk[nk].b = peer; kk[nk].i = t; nk++; }
+    }
+    qsort(kk, (size_t)nk, sizeof *kk, mlsys__coll_key3_cmp);
+    for (t = 1; t < nk; t++)
+      if (kk[t].a == kk[t - 1].a && kk[t].b == kk[t - 1].b) {
+        *t1 = kk[t - 1].i; *t2 = kk[t].i; *dir = d;
+        mlsys_free(kk);
+        return 1;
+      }
+  }
+  mlsys_free(kk);
+  return 0;
+}
+
+/* Structural validity of a program (what every consumer relies on before touching buffers): ids, peers, channels,
+   step types, buffer ranges of the operands each step type uses, dependencies that exist, and no two
+   threadblocks of a GPU on the same connection (the FIFO order of a connection must be one threadblock's order).
+   Returns MLSYS_ERR_ARG naming the first problem. */
+static mlsys_status mlsys__coll_prog_check(const mlsys_coll_prog *p, char *msg, size_t msglen) {
+  int g, t, s, total = 0, dup, dir;
+  if (!p || !p->gpus || p->ngpus < 1 || p->ngpus > MLSYS__COLL_MAX_GPUS)
+    return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "program has no GPUs (ngpus %d)", p ? p->ngpus : 0);
+  if (p->kind < 0 || p->kind > 3) return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "program collective kind %d unknown", p->kind);
+  if (p->nchannels < 1 || p->nchannels > MLSYS__COLL_MAX_CHANNELS)
+    return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "nchannels %d out of range [1, %d]", p->nchannels, MLSYS__COLL_MAX_CHANNELS);
+  if (p->instances < 1 || p->instances > MLSYS__COLL_MAX_INSTANCES)
+    return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "instances %d out of range [1, %d]", p->instances, MLSYS__COLL_MAX_INSTANCES);
+  for (g = 0; g < p->ngpus; g++) {
+    const mlsys_coll_gpu *gp = &p->gpus[g];
+    if (gp->id != g) return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "gpus[%d] has id %d", g, gp->id);
+    if (gp->i_chunks < 0 || gp->o_chunks < 0 || gp->s_chunks < 0 || gp->i_chunks > MLSYS__COLL_MAX_CHUNKS ||
+        gp->o_chunks > MLSYS__COLL_MAX_CHUNKS || gp->s_chunks > MLSYS__COLL_MAX_CHUNKS)
+      return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "gpu %d: chunk counts (%d, %d, %d) out of range", g, gp->i_chunks,
+                              gp->o_chunks, gp->s_chunks);
+    if (gp->ntbs < 0 || gp->ntbs > MLSYS__COLL_MAX_TBS || (gp->ntbs > 0 && !gp->tbs))
+      return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "gpu %d: bad threadblock count %d", g, gp->ntbs);
+    for (t = 0; t < gp->ntbs; t++) {
+      const mlsys_coll_tb *tb = &gp->tbs[t];
+      if (tb->id != t) return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "gpu %d: tbs[%d] has id %d", g, t, tb->id);
+      if (tb->send < -1 || tb->send >= p->ngpus || tb->send == g || tb->recv < -1 || tb->recv >= p->ngpus || tb->recv == g)
+        return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "gpu %d tb %d: peers send=%d recv=%d out of range", g, t, tb->send, tb->recv);
+      if (tb->chan < 0 || tb->chan >= p->nchannels)
+        return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "gpu %d tb %d: channel %d not in [0, %d)", g, t, tb->chan, p->nchannels);
+      if (tb->nsteps < 0 || tb->nsteps > MLSYS__COLL_MAX_STEPS || (tb->nsteps > 0 && !tb->steps))
+        return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "gpu %d tb %d: bad step count %d", g, t, tb->nsteps);
+      total += tb->nsteps;
+      if (total > MLSYS__COLL_MAX_TOTAL_STEPS) return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "program has more than %d steps", MLSYS__COLL_MAX_TOTAL_STEPS);
+      for (s = 0; s < tb->nsteps; s++) {
+        const mlsys_coll_step *st = &tb->steps[s];
+        int op = st->op;
+        if (op > MLSYS_COLL_OP_NOP) return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "gpu %d tb %d step %d: unknown step type %d", g, t, s, op);
+        if (st->srcbuf > 2 || st->dstbuf > 2) return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "gpu %d tb %d step %d: unknown buffer", g, t, s);
+        if (st->hasdep > 1) return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "gpu %d tb %d step %d: hasdep must be 0 or 1", g, t, s);
+        if (st->depid < -1 || st->depid >= gp->ntbs || st->depid == t)
+          return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "gpu %d tb %d step %d: depends on threadblock %d, which is not another threadblock of the gpu", g, t, s, st->depid);
+        if (st->depid >= 0 && (st->deps < 0 || st->deps >= gp->tbs[st->depid].nsteps))
+          return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "gpu %d tb %d step %d: depends on step %d of threadblock %d, which has %d steps", g, t, s, st->deps, st->depid, gp->tbs[st->depid].nsteps);
+        if (op == MLSYS_COLL_OP_NOP) continue;
+        if (st->cnt < 1 || st->cnt > MLSYS__COLL_MAX_CHUNKS)
+          return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "gpu %d tb %d step %d: count %d must be positive", g, t, s, st->cnt);
+        if (mlsys__coll_op_sends(op) && tb->send < 0)
+          return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "gpu %d tb %d step %d: %s step in a threadblock without a send peer", g, t, s, mlsys__coll_op_names[op]);
+        if (mlsys__coll_op_recvs(op) && tb->recv < 0)
+          return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "gpu %d tb %d step %d: %s step in a threadblock without a recv peer", g, t, s, mlsys__coll_op_names[op]);
+        if (mlsys__coll_op_reads_src(op) &&
+            (st->srcoff < 0 || (long long)st->srcoff + st->cnt > mlsys__coll_buf_chunks(gp, st->srcbuf)))
+          return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "gpu %d tb %d step %d: source %c[%d..%d) outside the buffer's %d chunks", g, t, s,
+                                  mlsys__coll_buf_chars[st->srcbuf], st->srcoff, st->srcoff + st->cnt, mlsys__coll_buf_chunks(gp, st->srcbuf));
+        if (mlsys__coll_op_writes_dst(op) &&
+            (st->dstoff < 0 || (long long)st->dstoff + st->cnt > mlsys__coll_buf_chunks(gp, st->dstbuf)))
+          return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "gpu %d tb %d step %d: destination %c[%d..%d) outside the buffer's %d chunks", g, t, s,
+                                  mlsys__coll_buf_chars[st->dstbuf], st->dstoff, st->dstoff + st->cnt, mlsys__coll_buf_chunks(gp, st->dstbuf));
+      }
+    }
+    if ((dup = mlsys__coll_dup_conn(gp, &t, &s, &dir)) != 0) {
+      if (dup < 0) return mlsys__coll_fail(MLSYS_ERR_NOMEM, msg, msglen, "out of memory");
+      return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "gpu %d: threadblocks %d and %d both %s gpu %d on channel %d", g, t, s,
+                              dir ? "receive from" : "send to", dir ? gp->tbs[s].recv : gp->tbs[s].send, gp->tbs[s].chan);
+    }
+  }
+  return MLSYS_OK;
+}
+
+/* ---- element kernels (the CPU reference of the reduce kernels) ---- */
+static size_t mlsys__coll_dtype_size(int dtype) {
+  switch (dtype) {
+    case MLSYS_COLL_I32: return 4;
+    case MLSYS_COLL_I64: return 8;
+    case MLSYS_COLL_F32: return 4;
+    case MLSYS_COLL_F64: return 8;
+    default: return 0;
+  }
+}
+
+/* dst[i] = a[i] ⊕ b[i] (dst may alias a or b). Integer sums and products wrap (two's complement, computed
+   unsigned) so that any input is defined behaviour and every order of reduction gives the same bits. */
+#define MLSYS__COLL_RED_LOOP(T, EXPR)                                     \
+  do {                                                                    \
+    T *d_ = (T *)dst;                                                     \
+    const T *a_ = (const T *)a, *b_ = (const T *)b;                       \
+    for (i = 0; i < n; i++) {                                             \
+      T x = a_[i], y = b_[i];                                             \
+      d_[i] = (EXPR);                                                     \
+    }                                                                     \
+  } while (0)
+static void mlsys__coll_reduce_elems(void *dst, const void *a, const void *b, size_t n, int dtype, int redop) {
+  size_t i;
+  switch (dtype) {
+    case MLSYS_COLL_I32:
+      switch (redop) {
+        case MLSYS_COLL_SUM: MLSYS__COLL_RED_LOOP(int32_t, (int32_t)((uint32_t)x + (uint32_t)y)); break;
+        case MLSYS_COLL_PROD: MLSYS__COLL_RED_LOOP(int32_t, (int32_t)((uint32_t)x * (uint32_t)y)); break;
+        case MLSYS_COLL_MIN: MLSYS__COLL_RED_LOOP(int32_t, x < y ? x : y); break;
+        default: MLSYS__COLL_RED_LOOP(int32_t, x > y ? x : y); break;
+      }
+      break;
+    case MLSYS_COLL_I64:
+      switch (redop) {
+        case MLSYS_COLL_SUM: MLSYS__COLL_RED_LOOP(int64_t, (int64_t)((uint64_t)x + (uint64_t)y)); break;
+        case MLSYS_COLL_PROD: MLSYS__COLL_RED_LOOP(int64_t, (int64_t)((uint64_t)x * (uint64_t)y)); break;
+        case MLSYS_COLL_MIN: MLSYS__COLL_RED_LOOP(int64_t, x < y ? x : y); break;
+        default: MLSYS__COLL_RED_LOOP(int64_t, x > y ? x : y); break;
+      }
+      break;
+    case MLSYS_COLL_F32:
+      switch (redop) {
+        case MLSYS_COLL_SUM: MLSYS__COLL_RED_LOOP(float, x + y); break;
+        case MLSYS_COLL_PROD: MLSYS__COLL_RED_LOOP(float, x * y); break;
+        case MLSYS_COLL_MIN: MLSYS__COLL_RED_LOOP(float, x < y ? x : y); break;
+        default: MLSYS__COLL_RED_LOOP(float, x > y ? x : y); break;
+      }
+      break;
+    default:
+      switch (redop) {
+        case MLSYS_COLL_SUM: MLSYS__COLL_RED_LOOP(double, x + y); break;
+        case MLSYS_COLL_PROD: MLSYS__COLL_RED_LOOP(double, x * y); break;
+        case MLSYS_COLL_MIN: MLSYS__COLL_RED_LOOP(double, x < y ? x : y); break;
+        default: MLSYS__COLL_RED_LOOP(double, x > y ? x : y); break;
+      }
+      break;
+  }
+}
+#undef MLSYS__COLL_RED_LOOP
+
+/* Naive collective on NCCL's out-of-place layouts (AG: in C slots, out N·C; A2A: in/out N·C with chunk
+   (s·N+d)·C+k at in[s] slot d·C+k and out[d] slot s·C+k; RS: in N·C, out C; AR: in/out N·C). Reductions fold
+   ranks 0..N−1 in order. */
+MLSYS_DEF mlsys_status mlsys_coll_reference(int kind, int nranks, int chunkup, int dtype, int redop, void *const *in,
+                                            void *const *out, size_t chunk_elems) {
+  int N = nranks, C = chunkup, r, c, q;
+  size_t es = mlsys__coll_dtype_size(dtype), E = chunk_elems, bytes;
+  if (kind < 0 || kind > 3) return mlsys_set_error(MLSYS_ERR_ARG, "reference: unknown collective kind %d", kind);
+  if (N < 1 || N > MLSYS__COLL_MAX_GPUS || C < 1) return mlsys_set_error(MLSYS_ERR_ARG, "reference: nranks %d / chunkup %d out of range", N, C);
+  if (!es) return mlsys_set_error(MLSYS_ERR_ARG, "reference: unknown dtype %d", dtype);
+  if (redop < 0 || redop > 3) return mlsys_set_error(MLSYS_ERR_ARG, "reference: unknown reduction %d", redop);
+  if (!in || !out) return mlsys_set_error(MLSYS_ERR_ARG, "reference: NULL buffer array");
+  for (r = 0; r < N; r++)
+    if (!in[r] || !out[r]) return mlsys_set_error(MLSYS_ERR_ARG, "reference: NULL buffer for rank %d", r);
+  if (E == 0 || E > ((size_t)1 << 40) / es) return mlsys_set_error(MLSYS_ERR_ARG, "reference: chunk_elems %zu out of range", E);
+  bytes = E * es;
+#define MLSYS__COLL_AT(p, slot) ((char *)(p) + (size_t)(slot) * bytes)
+  switch (kind) {
+    case MLSYS_COLL_ALLGATHER:
+      for (r = 0; r < N; r++)
+        for (c = 0; c < N * C; c++) memcpy(MLSYS__COLL_AT(out[r], c), MLSYS__COLL_AT(in[c / C], c % C), bytes);
+      break;
+    case MLSYS_COLL_ALLTOALL:
+      for (r = 0; r < N; r++)          /* r = destination d */
+        for (q = 0; q < N; q++)        /* q = source s */
+          for (c = 0; c < C; c++) memcpy(MLSYS__COLL_AT(out[r], q * C + c), MLSYS__COLL_AT(in[q], r * C + c), bytes);
+      break;
+    case MLSYS_COLL_REDUCESCATTER:
+      for (r = 0; r < N; r++)
+        for (c = 0; c < C; c++) {
+          void *d = MLSYS__COLL_AT(out[r], c);
+          memcpy(d, MLSYS__COLL_AT(in[0], r * C + c), bytes);
+          for (q = 1; q < N; q++) mlsys__coll_reduce_elems(d, d, MLSYS__COLL_AT(in[q], r * C + c), E, dtype, redop);
+        }
+      break;
+    default:
+      for (r = 0; r < N; r++)
+        for (c = 0; c < N * C; c++) {
+          void *d = MLSYS__COLL_AT(out[r], c);
+          memcpy(d, MLSYS__COLL_AT(in[0], c), bytes);
+          for (q = 1; q < N; q++) mlsys__coll_reduce_elems(d, d, MLSYS__COLL_AT(in[q], c), E, dtype, redop);
+        }
+      break;
+  }
+#undef MLSYS__COLL_AT
+  return MLSYS_OK;
+}
+
+/* ---- lowering (§3.10) ---- */
+
+/* Chunk-level slot of chunk c in rank r's input / output buffer (NCCL out-of-place layouts), -1 if none. */
+static int mlsys__coll_in_slot(const mlsys_coll_def *d, int r, int c) {
+  int N = d->nranks, C = d->chunkup;
+  switch (d->kind) {
+    case MLSYS_COLL_ALLGATHER: return c / C == r ? c % C : -1;
+    case MLSYS_COLL_ALLTOALL: return c / C / N == r ? ((c / C) % N) * C + c % C : -1;
+    default: return c;
+  }
+}
+static int mlsys__coll_out_slot(const mlsys_coll_def *d, int r, int c) {
+  int N = d->nranks, C = d->chunkup;
+  switch (d->kind) {
+    case MLSYS_COLL_ALLGATHER: return c;
+    case MLSYS_COLL_ALLTOALL: return (c / C) % N == r ? (c / C / N) * C + c % C : -1;
+    case MLSYS_COLL_REDUCESCATTER: return c / C == r ? c % C : -1;
+    default: return c;
+  }
+}
+/* Chunk-level input and output slots per rank. */
+static void mlsys__coll_buf_sizes(int kind, int N, int C, int *ni, int *no) {
+  switch (kind) {
+    case MLSYS_COLL_ALLGATHER: *ni = C; *no = N * C; break;
+    case MLSYS_COLL_REDUCESCATTER: *ni = N * C; *no = C; break;
+    default: *ni = N * C; *no = N * C; break;
+  }
+}
+
+typedef struct { int buf, off; } mlsys__coll_loc;   /* buf -1: the rank does not hold the data */
+
+/* A rank-level operation before threadblocks exist (chunk-level slots). */
+typedef struct {
+  unsigned char type, srcbuf, dstbuf, dead, rrs_ok;
+  int srcoff, dstoff, cnt, send_peer, recv_peer;
+  int fuse_with;   /* recv: index of the send that forwards exactly what it wrote, next to touch it; else -1 */
+  int pat;         /* threadblock pattern */
+} mlsys__coll_rop;
+typedef struct { mlsys__coll_rop *v; int n, cap; } mlsys__coll_rops;
+typedef struct { int *v; int n, cap; } mlsys__coll_ivec;
+
+static int mlsys__coll_rops_push(mlsys__coll_rops *L, const mlsys__coll_rop *o) {
+  if (L->n == L->cap) {
+    int nc = L->cap ? 2 * L->cap : 16;
+    mlsys__coll_rop *nv = (mlsys__coll_rop *)mlsys_realloc_array(L->v, (size_t)nc, sizeof *nv);
+    if (!nv) return -1;
+    L->v = nv; L->cap = nc;
+  }
+  L->v[L->n++] = *o;
+  return 0;
+}
+static int mlsys__coll_ivec_push(mlsys__coll_ivec *L, int x) {
+  if (L->n == L->cap) {
+    int nc = L->cap ? 2 * L->cap : 64;
+    int *nv = (int *)mlsys_realloc_array(L->v, (size_t)nc, sizeof *nv);
+    if (!nv) return -1;
+    L->v = nv; L->cap = nc;
+  }
+  L->v[L->n++] = x;
+  return 0;
+}
+
+/* Units: consecutive transfers in link order with the same merge group id ≥ 0 (and op) are one send (§3.7). The
+   units are put in an execution order: a topological order of (data dependencies ∪ link order), earliest first
+   transfer first. Data dependency of transfer x (chunk c from rank a): every earlier transfer that delivered c
+   to a (for combining collectives: every earlier reduce into a, so a forwards its complete partial). Output:
+   members (transfer ids, unit by unit in execution order, link order inside a unit) and ustart[nunits+1].
+   *cyclic = 1 when some merged group cannot run as one send (a later member depends on an earlier one through
+   another rank); the caller then lowers without merging. */
+static mlsys_status mlsys__coll_lower_units(const mlsys_coll_algo *a, int merge, int *members, int *ustart, int *nunits,
+                                            int *cyclic) {
+  int nx = a->nxfer, i, j, nu = 0, ne = 0, nh = 0, nout = 0;
+  mlsys_status st = MLSYS_OK;
+  mlsys__coll_key3 *lk = (mlsys__coll_key3 *)mlsys_alloc((size_t)nx + 1, sizeof *lk);
+  mlsys__coll_key3 *dl = (mlsys__coll_key3 *)mlsys_alloc((size_t)nx + 1, sizeof *dl);
+  int *lunit = (int *)mlsys_alloc((size_t)nx + 1, sizeof(int));     /* link-sorted unit id of lk[j] */
+  int *ls = (int *)mlsys_alloc((size_t)nx + 2, sizeof(int));        /* link-sorted unit → start in lk */
+  int *perm = (int *)mlsys_alloc((size_t)nx + 1, sizeof(int));      /* new id → link-sorted id */
+  int *newid = (int *)mlsys_alloc((size_t)nx + 1, sizeof(int));
+  int *unit_of = (int *)mlsys_alloc((size_t)nx + 1, sizeof(int));   /* transfer → new unit id */
+  int *eoff = (int *)mlsys_calloc((size_t)nx + 2, sizeof(int));
+  int *indeg = (int *)mlsys_calloc((size_t)nx + 1, sizeof(int));
+  int *heap = (int *)mlsys_alloc((size_t)nx + 1, sizeof(int));
+  int *adj = NULL, *fill = NULL;
+  *cyclic = 0;
+  if (!lk || !dl || !lunit || !ls || !perm || !newid || !unit_of || !eoff || !indeg || !heap) { st = MLSYS_ERR_NOMEM; goto done; }
+  for (i = 0; i < nx; i++) {
+    lk[i].a = a->x[i].src; lk[i].b = a->x[i].dst; lk[i].i = i;
+    dl[i].a = a->x[i].dst; dl[i].b = a->x[i].chunk; dl[i].i = i;
+  }
+  qsort(lk, (size_t)nx, sizeof *lk, mlsys__coll_key3_cmp);
+  qsort(dl, (size_t)nx, sizeof *dl, mlsys__coll_key3_cmp);
+  for (j = 0; j < nx; j++) {
+    const mlsys_coll_xfer *x = &a->x[lk[j].i], *p = j ? &a->x[lk[j - 1].i] : NULL;
+    int same = p && lk[j - 1].a == lk[j].a && lk[j - 1].b == lk[j].b && merge && x->group >= 0 && x->group == p->group &&
+               x->op == p->op;
+    if (!same) ls[nu++] = j;
+    lunit[j] = nu - 1;
+  }
+  ls[nu] = nx;
+  /* number the units by their first transfer (the first member in link order is the earliest in the array) */
+  {
+    mlsys__coll_key3 *k = (mlsys__coll_key3 *)mlsys_alloc((size_t)nu + 1, sizeof *k);
+    if (!k) { st = MLSYS_ERR_NOMEM; goto done; }
+    for (i = 0; i < nu; i++) { k[i].a = lk[ls[i]].i; k[i].b = 0; k[i].i = i; }
+    qsort(k, (size_t)nu, sizeof *k, mlsys__coll_key3_cmp);
+    for (i = 0; i < nu; i++) { perm[i] = k[i].i; newid[k[i].i] = i; }
+    mlsys_free(k);
+  }
+  for (j = 0; j < nx; j++) unit_of[lk[j].i] = newid[lunit[j]];
+  /* edges unit(y) → unit(x): two passes (count, fill) */
+  for (int pass = 0; pass < 2; pass++) {
+    for (j = 0; j < nx; j++) {
+      int xi = lk[j].i, ux = unit_of[xi], lo = 0, hi = nx;
+      const mlsys_coll_xfer *x = &a->x[xi];
+      if (j > 0 && lk[j - 1].a == lk[j].a && lk[j - 1].b == lk[j].b && unit_of[lk[j - 1].i] != ux) {
+        int uy = unit_of[lk[j - 1].i];
+        if (pass == 0) eoff[uy + 1]++; else { adj[fill[uy]++] = ux; indeg[ux]++; }
+      }
+      while (lo < hi) {   /* first delivery of (x->src, x->chunk) */
+        int mid = (lo + hi) / 2;
+        if (dl[mid].a < x->src || (dl[mid].a == x->src && dl[mid].b < x->chunk)) lo = mid + 1; else hi = mid;
+      }
+      for (; lo < nx && dl[lo].a == x->src && dl[lo].b == x->chunk && dl[lo].i < xi; lo++) {
+        int uy = unit_of[dl[lo].i];
+        if (uy == ux) continue;
+        if (pass == 0) eoff[uy + 1]++; else { adj[fill[uy]++] = ux; indeg[ux]++; }
+      }
+    }
+    if (pass == 0) {
+      for (i = 0; i < nu; i++) eoff[i + 1] += eoff[i];
+      ne = eoff[nu];
+      adj = (int *)mlsys_alloc((size_t)ne + 1, sizeof(int));
+      fill = (int *)mlsys_alloc((size_t)nu + 1, sizeof(int));
+      if (!adj || !fill) { st = MLSYS_ERR_NOMEM; goto done; }
+      for (i = 0; i < nu; i++) fill[i] = eoff[i];
+    }
+  }
+  /* Kahn's algorithm with a min-heap on unit ids (= order of first transfers) */
+  for (i = 0; i < nu; i++)
+    if (!indeg[i]) {
+      int c = nh++;
+      heap[c] = i;
+      while (c > 0 && heap[(c - 1) / 2] > heap[c]) { int t = heap[c]; heap[c] = heap[(c - 1) / 2]; heap[(c - 1) / 2] = t; c = (c - 1) / 2; }
+    }
+  ustart[0] = 0;
+  while (nh > 0) {
+    int u = heap[0], c = 0, e, m;
+    heap[0] = heap[--nh];
+    for (;;) {
+      int l = 2 * c + 1, r = l + 1, s = c;
+      if (l < nh && heap[l] < heap[s]) s = l;
+      if (r < nh && heap[r] < heap[s]) s = r;
+      if (s == c) break;
+      { int t = heap[c]; heap[c] = heap[s]; heap[s] = t; }
+      c = s;
+    }
+    for (m = ls[perm[u]]; m < ls[perm[u] + 1]; m++) members[ustart[nout] + (m - ls[perm[u]])] = lk[m].i;
+    ustart[nout + 1] = ustart[nout] + (ls[perm[u] + 1] - ls[perm[u]]);
+    nout++;
+    for (e = eoff[u]; e < eoff[u + 1]; e++)
+      if (--indeg[adj[e]] == 0) {
+        int v = adj[e];
+        c = nh++;
+        heap[c] = v;
+        while (c > 0 && heap[(c - 1) / 2] > heap[c]) { int t = heap[c]; heap[c] = heap[(c - 1) / 2]; heap[(c - 1) / 2] = t; c = (c - 1) / 2; }
+      }
+  }
+  if (nout < nu) *cyclic = 1;
+  *nunits = nout;
+done:
+  mlsys_free(lk); mlsys_free(dl); mlsys_free(lunit); mlsys_free(ls); mlsys_free(perm); mlsys_free(newid);
+  mlsys_free(unit_of); mlsys_free(eoff); mlsys_free(indeg); mlsys_free(heap); mlsys_free(adj); mlsys_free(fill);
+  if (st) return mlsys_set_error(st, "lower: out of memory");
+  return MLSYS_OK;
+}
+
+typedef struct {
+  const mlsys_coll_def *d;
+  int N, C, nch, n, ni, no;
+  mlsys__coll_loc *cur;     /* [r*nch + c] where rank r holds (its current value of) chunk c */
+  int *scr;                 /* [r*nch + c] scratch slot of (r, c) or -1 */
+  int *nscr;                /* [r] scratch slots used */
+  mlsys__coll_rops *ops;    /* [r] rank operations in execution order */
+} mlsys__coll_lw;
+
+/* Where rank r keeps chunk c when it receives it (or accumulates partial sums of it): its output slot if c is in
+   r's output, else a scratch slot. */
+static mlsys__coll_loc mlsys__coll_dest(mlsys__coll_lw *w, int r, int c) {
+  mlsys__coll_loc L;
+  int o = mlsys__coll_out_slot(w->d, r, c);
+  size_t k = (size_t)r * w->nch + c;
+  if (o >= 0) { L.buf = MLSYS_COLL_BUF_OUT; L.off = o; return L; }
+  if (w->scr[k] < 0) w->scr[k] = w->nscr[r]++;
+  L.buf = MLSYS_COLL_BUF_SCRATCH; L.off = w->scr[k];
+  return L;
+}
+
+/* Rank r's operations → threadblocks, steps and dependencies of gpu gp (instances n). */
+static mlsys_status mlsys__coll_lower_rank(mlsys__coll_lw *w, int r, mlsys_coll_gpu *gp) {
+  mlsys__coll_rops *L = &w->ops[r];
+  int m = L->n, n = w->n, N = w->N, j, i, k, t, p;
+  int nb[3], sub[3];
+  mlsys_status st = MLSYS_ERR_NOMEM;
+  int *nxt[3] = {NULL, NULL, NULL}, *after = NULL, *pairs = NULL, *recv_pair = NULL, *send_pair = NULL;
+  int *recv_pat = NULL, *send_pat = NULL, *ord = NULL, *where = NULL;
+  int npairs = 0, npat = 0, has_local = 0, ntbs, nrec = 0;
+  mlsys__coll_key3 *pats = NULL;
+  /* step records */
+  typedef struct { int tb, dep0, ndep, pos; unsigned char type, srcbuf, dstbuf, hasdep; int srcoff, dstoff, cnt; } rec_t;
+  rec_t *rec = NULL;
+  int nrec_cap = 0;
+  mlsys__coll_ivec deps = {NULL, 0, 0};     /* (tb, real index) pairs */
+  mlsys__coll_ivec pool = {NULL, 0, 0};     /* readers: (tb, idx, next) triples */
+  int *lw[3] = {NULL, NULL, NULL}, *rh[3] = {NULL, NULL, NULL};   /* last writer (tb<<?): two ints per sub-slot; reader head */
+  int *tcount = NULL, *tstart = NULL, *trec = NULL, *tfill = NULL;
+
+  nb[0] = w->ni; nb[1] = w->no; nb[2] = w->nscr[r];
+  for (k = 0; k < 3; k++) {
+    nxt[k] = (int *)mlsys_alloc((size_t)nb[k] + 1, sizeof(int));
+    if (!nxt[k]) goto done;
+    for (j = 0; j < nb[k]; j++) nxt[k][j] = m;
+  }
+  after = (int *)mlsys_alloc((size_t)m + 1, sizeof(int));
+  pairs = (int *)mlsys_alloc(2 * (size_t)m + 2, sizeof(int));
+  recv_pair = (int *)mlsys_alloc((size_t)N, sizeof(int));
+  send_pair = (int *)mlsys_alloc((size_t)N, sizeof(int));
+  recv_pat = (int *)mlsys_alloc((size_t)N, sizeof(int));
+  send_pat = (int *)mlsys_alloc((size_t)N, sizeof(int));
+  if (!after || !pairs || !recv_pair || !send_pair || !recv_pat || !send_pat) goto done;
+  for (p = 0; p < N; p++) recv_pair[p] = send_pair[p] = recv_pat[p] = send_pat[p] = -1;
+
+  /* 1. next access of every slot (backward pass): a recv may fuse with the send that next touches its data,
+        if that send forwards exactly what it wrote (rcs / rrs / rrcs, §3.10 instruction generation) */
+  for (j = m - 1; j >= 0; j--) {
+    mlsys__coll_rop *o = &L->v[j];
+    int rd = o->type == MLSYS_COLL_OP_SEND || o->type == MLSYS_COLL_OP_RRC || o->type == MLSYS_COLL_OP_COPY;
+    int wr = o->type != MLSYS_COLL_OP_SEND;
+    o->fuse_with = -1; o->rrs_ok = 0;
+    /* after[j] = 1: what send j reads is dead afterwards (never accessed again and only scratch, or next
+       overwritten by an operation that does not read it), so a fused reduce need not store it (rrs) */
+    after[j] = 0;
+    if (o->type == MLSYS_COLL_OP_SEND) {
+      after[j] = 1;
+      for (k = 0; k < o->cnt; k++) {
+        int sl = o->srcoff + k, x2 = nxt[o->srcbuf][sl];
+        const mlsys__coll_rop *X = x2 < m ? &L->v[x2] : NULL;
+        int xr = X && X->type != MLSYS_COLL_OP_RECV && X->srcbuf == o->srcbuf && sl >= X->srcoff && sl < X->srcoff + X->cnt;
+        int xw = X && X->type != MLSYS_COLL_OP_SEND && X->dstbuf == o->srcbuf && sl >= X->dstoff && sl < X->dstoff + X->cnt;
+        if (X ? (xr || !xw) : o->srcbuf != MLSYS_COLL_BUF_SCRATCH) after[j] = 0;
+      }
+    }
+    if (o->type == MLSYS_COLL_OP_RECV || o->type == MLSYS_COLL_OP_RRC) {
+      int s = m;
+      for (k = 0; k < o->cnt; k++) if (nxt[o->dstbuf][o->dstoff + k] < s) s = nxt[o->dstbuf][o->dstoff + k];
+      if (s < m && L->v[s].type == MLSYS_COLL_OP_SEND && L->v[s].srcbuf == o->dstbuf && L->v[s].srcoff == o->dstoff &&
+          L->v[s].cnt == o->cnt) {
+        o->fuse_with = s;
+        /* rrs (no local copy of the partial) only when nothing reads it afterwards and it is not output */
+        o->rrs_ok = (unsigned char)after[s];
+        pairs[2 * npairs] = o->recv_peer; pairs[2 * npairs + 1] = L->v[s].send_peer; npairs++;
+      }
+    }
+    if (rd) for (k = 0; k < o->cnt; k++) nxt[o->srcbuf][o->srcoff + k] = j;
+    if (wr) for (k = 0; k < o->cnt; k++) nxt[o->dstbuf][o->dstoff + k] = j;
+  }
+  /* 2. pair a recv connection with a send connection into one threadblock where recv→send forwarding is most
+        frequent (greedy matching on the counts) */
+  if (npairs) {
+    mlsys__coll_key3 *pc = (mlsys__coll_key3 *)mlsys_alloc((size_t)npairs, sizeof *pc);
+    int nd = 0;
+    if (!pc) goto done;
+    for (i = 0; i < npairs; i++) { pc[i].a = pairs[2 * i]; pc[i].b = pairs[2 * i + 1]; pc[i].i = 0; }
+    qsort(pc, (size_t)npairs, sizeof *pc, mlsys__coll_key3_cmp);
+    for (i = 0; i < npairs; i++) {
+      if (nd && pc[nd - 1].a == pc[i].a && pc[nd - 1].b == pc[i].b) pc[nd - 1].i--;
+      else { pc[nd] = pc[i]; pc[nd].i = -1; nd++; }
+    }
+    for (i = 0; i < nd; i++) { int t2 = pc[i].i; pc[i].i = pc[i].a; pc[i].a = t2; }   /* key (−count, p, q) */
+    qsort(pc, (size_t)nd, sizeof *pc, mlsys__coll_key3_cmp);
+    for (i = 0; i < nd; i++) {
+      int rp = pc[i].i, sq = pc[i].b;
+      if (recv_pair[rp] < 0 && send_pair[sq] < 0) { recv_pair[rp] = sq; send_pair[sq] = rp; }
+    }
+    mlsys_free(pc);
+  }
+  /* 3. threadblock patterns (send peer, recv peer), sorted like ncclize (send, recv); the local-copy block last */
+  pats = (mlsys__coll_key3 *)mlsys_alloc(2 * (size_t)N + 1, sizeof *pats);
+  if (!pats) goto done;
+  for (j = 0; j < m; j++) {
+    mlsys__coll_rop *o = &L->v[j];
+    if (o->type == MLSYS_COLL_OP_COPY) has_local = 1;
+    else if (o->type == MLSYS_COLL_OP_SEND) { if (send_pat[o->send_peer] == -1) send_pat[o->send_peer] = -2; }
+    else if (recv_pat[o->recv_peer] == -1) recv_pat[o->recv_peer] = -2;
+  }
+  /* the remaining connections share threadblocks too, as ncclize does (MSCCL allows ≤ 32 threadblocks per
+     channel): first a send and a recv with the same peer, then any. A block runs its steps in the rank's
+     execution order, which stays deadlock-free (every recv follows its matching send in that order). */
+  for (p = 0; p < N; p++)
+    if (recv_pat[p] == -2 && recv_pair[p] < 0 && send_pat[p] == -2 && send_pair[p] < 0) { recv_pair[p] = p; send_pair[p] = p; }
+  for (p = 0, k = 0; p < N; p++) {
+    if (recv_pat[p] != -2 || recv_pair[p] >= 0) continue;
+    while (k < N && (send_pat[k] != -2 || send_pair[k] >= 0)) k++;
+    if (k == N) break;
+    recv_pair[p] = k; send_pair[k] = p;
+  }
+  for (p = 0; p < N; p++)
+    if (recv_pat[p] == -2) { pats[npat].a = recv_pair[p]; pats[npat].b = p; pats[npat].i = 0; npat++; }
+  for (p = 0; p < N; p++)
+    if (send_pat[p] == -2 && send_pair[p] < 0) { pats[npat].a = p; pats[npat].b = -1; pats[npat].i = 0; npat++; }
+  qsort(pats, (size_t)npat, sizeof *pats, mlsys__coll_key3_cmp);
+  for (i = 0; i < npat; i++) {
+    if (pats[i].b >= 0) recv_pat[pats[i].b] = i;
+    if (pats[i].a >= 0) send_pat[pats[i].a] = i;
+  }
+  for (j = 0; j < m; j++) {
+    mlsys__coll_rop *o = &L->v[j];
+    o->dead = 0;
+    o->pat = o->type == MLSYS_COLL_OP_COPY ? npat : o->type == MLSYS_COLL_OP_SEND ? send_pat[o->send_peer] : recv_pat[o->recv_peer];
+  }
+  /* 4. fusion (§3.10 "fuse recv-then-send of the same data into rcs / rrs, rrcs"). A recv R whose data is next
+        touched by a send S of the same threadblock is fused with it once they are adjacent in the block. To get
+        them adjacent, R sinks later and S rises earlier in the rank's order. Neither passes an operation that
+        touches R's slots (S is the first access after R), R never passes a recv of its connection and S never a
+        send of its connection, so no data dependency or connection order changes, sends only move earlier and
+        recvs only later (a recv still follows its matching send: the order stays deadlock-free). */
+  ord = (int *)mlsys_alloc((size_t)m + 1, sizeof(int));
+  where = (int *)mlsys_alloc((size_t)m + 1, sizeof(int));
+  if (!ord || !where) goto done;
+  for (j = 0; j < m; j++) { ord[j] = j; where[j] = j; }
+#define MLSYS__COLL_MOVE(FROM_, TO_)                                                             \
+  do {                                                                                           \
+    int f_ = (FROM_), t_ = (TO_), x_ = ord[f_], q_;                                              \
+    if (f_ < t_) for (q_ = f_; q_ < t_; q_++) { ord[q_] = ord[q_ + 1]; where[ord[q_]] = q_; }    \
+    else for (q_ = f_; q_ > t_; q_--) { ord[q_] = ord[q_ - 1]; where[ord[q_]] = q_; }            \
+    ord[t_] = x_; where[x_] = t_;                                                                \
+  } while (0)
+  for (j = m - 1; j >= 0; j--) {   /* sink */
+    mlsys__coll_rop *R = &L->v[j];
+    int pos, stop;
+    if (R->fuse_with < 0 || L->v[R->fuse_with].pat != R->pat) continue;
+    pos = where[j];
+    for (stop = pos + 1; stop < m; stop++) {
+      const mlsys__coll_rop *o = &L->v[ord[stop]];
+      if (ord[stop] == R->fuse_with || (o->pat == R->pat && o->type != MLSYS_COLL_OP_SEND)) break;
+    }
+    if (stop - 1 > pos) MLSYS__COLL_MOVE(pos, stop - 1);
+  }
+  for (j = 0; j < m; j++) {        /* raise and fuse */
+    mlsys__coll_rop *R = &L->v[j], *S;
+    int pos, spos, k2, ok = 1;
+    if (R->fuse_with < 0 || L->v[R->fuse_with].pat != R->pat || R->dead) continue;
+    if (R->type != MLSYS_COLL_OP_RECV && R->type != MLSYS_COLL_OP_RRC) continue;
+    S = &L->v[R->fuse_with];
+    pos = where[j]; spos = where[R->fuse_with];
+    if (spos < pos || S->dead) continue;
+    for (k2 = pos + 1; k2 < spos && ok; k2++) {
+      const mlsys__coll_rop *o = &L->v[ord[k2]];
+      if (o->pat == R->pat && o->type != MLSYS_COLL_OP_RECV && o->type != MLSYS_COLL_OP_RRC) ok = 0;
+    }
+    if (!ok) continue;
+    if (spos > pos + 1) MLSYS__COLL_MOVE(spos, pos + 1);
+    if (R->type == MLSYS_COLL_OP_RECV) { R->type = MLSYS_COLL_OP_RCS; R->srcbuf = R->dstbuf; R->srcoff = R->dstoff; }
+    else R->type = R->rrs_ok ? MLSYS_COLL_OP_RRS : MLSYS_COLL_OP_RRCS;
+    R->send_peer = S->send_peer;
+    S->dead = 1;
+  }
+#undef MLSYS__COLL_MOVE
+  /* 5. instances: tb id of (pattern pi, instance i) = pi·n + i on channel i; the copy block last */
+  ntbs = npat * n + has_local;
+  gp->id = r;
+  gp->i_chunks = w->ni * n; gp->o_chunks = w->no * n; gp->s_chunks = w->nscr[r] * n;
+  gp->ntbs = 0;
+  gp->tbs = (mlsys_coll_tb *)mlsys_calloc((size_t)ntbs + 1, sizeof *gp->tbs);
+  if (!gp->tbs) goto done;
+  gp->ntbs = ntbs;
+  for (i = 0; i < npat; i++)
+    for (k = 0; k < n; k++) {
+      mlsys_coll_tb *tb = &gp->tbs[i * n + k];
+      tb->id = i * n + k; tb->send = pats[i].a; tb->recv = pats[i].b; tb->chan = k;
+    }
+  if (has_local) { mlsys_coll_tb *tb = &gp->tbs[npat * n]; tb->id = npat * n; tb->send = tb->recv = -1; tb->chan = 0; }
+  /* 6. steps and dependencies, tracked per sub-slot: RAW on the last writer, WAW on it, WAR on the readers since
+        (§3.10 dependency insertion); dependencies on steps of the same threadblock are implicit */
+  for (k = 0; k < 3; k++) {
+    size_t ns = (size_t)nb[k] * n + 1;
+    sub[k] = nb[k] * n;
+    lw[k] = (int *)mlsys_alloc(2 * ns, sizeof(int));
+    rh[k] = (int *)mlsys_alloc(ns, sizeof(int));
+    if (!lw[k] || !rh[k]) goto done;
+    for (j = 0; j < sub[k]; j++) { lw[k][2 * j] = -1; rh[k][j] = -1; }
+  }
+  tcount = (int *)mlsys_calloc((size_t)ntbs + 1, sizeof(int));
+  if (!tcount) goto done;
+  for (j = 0; j < m; j++) {
+    mlsys__coll_rop *o = &L->v[ord[j]];
+    int loc = o->type == MLSYS_COLL_OP_COPY, ninst = loc ? 1 : n;
+    if (o->dead) continue;
+    for (i = 0; i < ninst; i++) {
+      int tbid = loc ? npat * n : o->pat * n + i;
+      int so = loc ? o->srcoff * n : o->srcoff * n + i * o->cnt, dof = loc ? o->dstoff * n : o->dstoff * n + i * o->cnt;
+      int cnt = loc ? o->cnt * n : o->cnt;
+      int reads = mlsys__coll_op_reads_src(o->type), writes = mlsys__coll_op_writes_dst(o->type);
+      int myidx = tcount[tbid], d0 = deps.n / 2, nd;
+      rec_t *R;
+      /* collect (tb, idx) dependencies into deps */
+#define MLSYS__COLL_ADDDEP(T_, I_)                                                      \
+      do {                                                                            \
+        int t_ = (T_), i_ = (I_), q_;                                                 \
+        if (t_ != tbid) {                                                             \
+          for (q_ = d0; q_ < deps.n / 2; q_++)                                        \
+            if (deps.v[2 * q_] == t_) { if (deps.v[2 * q_ + 1] < i_) deps.v[2 * q_ + 1] = i_; break; } \
+          if (q_ == deps.n / 2 && (mlsys__coll_ivec_push(&deps, t_) || mlsys__coll_ivec_push(&deps, i_))) goto done; \
+        }                                                                             \
+      } while (0)
+      if (reads)
+        for (k = 0; k < cnt; k++) {
+          int *W = &lw[o->srcbuf][2 * (so + k)];
+          if (W[0] >= 0) MLSYS__COLL_ADDDEP(W[0], W[1]);
+        }
+      if (writes)
+        for (k = 0; k < cnt; k++) {
+          int *W = &lw[o->dstbuf][2 * (dof + k)], h;
+          if (W[0] >= 0) MLSYS__COLL_ADDDEP(W[0], W[1]);
+          for (h = rh[o->dstbuf][dof + k]; h >= 0; h = pool.v[3 * h + 2]) MLSYS__COLL_ADDDEP(pool.v[3 * h], pool.v[3 * h + 1]);
+        }
+#undef MLSYS__COLL_ADDDEP
+      if (reads)
+        for (k = 0; k < cnt; k++) {
+          int *h = &rh[o->srcbuf][so + k], id = pool.n / 3;
+          if (mlsys__coll_ivec_push(&pool, tbid) || mlsys__coll_ivec_push(&pool, myidx) || mlsys__coll_ivec_push(&pool, *h)) goto done;
+          *h = id;
+        }
+      if (writes)
+        for (k = 0; k < cnt; k++) {
+          lw[o->dstbuf][2 * (dof + k)] = tbid; lw[o->dstbuf][2 * (dof + k) + 1] = myidx;
+          rh[o->dstbuf][dof + k] = -1;
+        }
+      nd = deps.n / 2 - d0;
+      if (nrec == nrec_cap) {
+        int nc = nrec_cap ? 2 * nrec_cap : 64;
+        rec_t *nr = (rec_t *)mlsys_realloc_array(rec, (size_t)nc, sizeof *nr);
+        if (!nr) goto done;
+        rec = nr; nrec_cap = nc;
+      }
+      R = &rec[nrec++];
+      R->tb = tbid; R->dep0 = d0; R->ndep = nd; R->pos = 0; R->hasdep = 0;
+      R->type = o->type; R->srcbuf = o->srcbuf; R->dstbuf = o->dstbuf; R->srcoff = so; R->dstoff = dof; R->cnt = cnt;
+      tcount[tbid]++;
+    }
+  }
+  /* 7. assemble: records per threadblock in order; k dependencies → k−1 nop steps in front (ncclize) */
+  tstart = (int *)mlsys_calloc((size_t)ntbs + 2, sizeof(int));
+  tfill = (int *)mlsys_alloc((size_t)ntbs + 1, sizeof(int));
+  trec = (int *)mlsys_alloc((size_t)nrec + 1, sizeof(int));
+  if (!tstart || !tfill || !trec) goto done;
+  for (t = 0; t < ntbs; t++) tstart[t + 1] = tstart[t] + tcount[t];
+  for (t = 0; t < ntbs; t++) tfill[t] = tstart[t];
+  for (j = 0; j < nrec; j++) trec[tfill[rec[j].tb]++] = j;
+  for (t = 0; t < ntbs; t++) {
+    int pos = 0;
+    for (j = tstart[t]; j < tstart[t + 1]; j++) {
+      rec_t *R = &rec[trec[j]];
+      pos += R->ndep > 1 ? R->ndep - 1 : 0;
+      R->pos = pos++;
+    }
+    gp->tbs[t].nsteps = pos;
+  }
+  for (j = 0; j < nrec; j++)
+    for (k = 0; k < rec[j].ndep; k++) {
+      int dt = deps.v[2 * (rec[j].dep0 + k)], di = deps.v[2 * (rec[j].dep0 + k) + 1];
+      rec[trec[tstart[dt] + di]].hasdep = 1;
+    }
+  for (t = 0; t < ntbs; t++) {
+    mlsys_coll_tb *tb = &gp->tbs[t];
+    int pos = 0;
+    tb->steps = (mlsys_coll_step *)mlsys_calloc((size_t)tb->nsteps + 1, sizeof *tb->steps);
+    if (!tb->steps) { tb->nsteps = 0; goto done; }
+    for (j = tstart[t]; j < tstart[t + 1]; j++) {
+      rec_t *R = &rec[trec[j]];
+      mlsys_coll_step *s;
+      for (k = 0; k < R->ndep; k++) {
+        int dt = deps.v[2 * (R->dep0 + k)], di = deps.v[2 * (R->dep0 + k) + 1];
+        s = &tb->steps[pos];
+        if (k < R->ndep - 1) {   /* a nop carrying an extra dependency (offsets −1, cnt 0 as in the authors' files) */
+          s->op = MLSYS_COLL_OP_NOP; s->srcbuf = MLSYS_COLL_BUF_IN; s->dstbuf = MLSYS_COLL_BUF_OUT;
+          s->srcoff = -1; s->dstoff = -1; s->cnt = 0; s->hasdep = 0;
+          pos++;
+        }
+        s->depid = dt; s->deps = rec[trec[tstart[dt] + di]].pos;   /* the last one lands on the step itself */
+      }
+      s = &tb->steps[pos++];
+      s->op = R->type; s->srcbuf = R->srcbuf; s->dstbuf = R->dstbuf; s->srcoff = R->srcoff; s->dstoff = R->dstoff;
+      s->cnt = R->cnt; s->hasdep = R->hasdep;
+      if (R->ndep == 0) { s->depid = -1; s->deps = -1; }
+    }
+  }
+  st = MLSYS_OK;
+done:
+  for (k = 0; k < 3; k++) { mlsys_free(nxt[k]); mlsys_free(lw[k]); mlsys_free(rh[k]); }
+  mlsys_free(after); mlsys_free(pairs); mlsys_free(recv_pair); mlsys_free(send_pair); mlsys_free(recv_pat);
+  mlsys_free(send_pat); mlsys_free(ord); mlsys_free(where); mlsys_free(pats); mlsys_free(rec); mlsys_free(deps.v); mlsys_free(pool.v);
+  mlsys_free(tcount); mlsys_free(tstart); mlsys_free(trec); mlsys_free(tfill);
+  if (st) return mlsys_set_error(st, "lower: out of memory");
+  return MLSYS_OK;
+}
+
+typedef struct { int srcbuf, srcoff, dstoff; } mlsys__coll_cpy;
+static int mlsys__coll_cpy_cmp(const void *p, const void *q) {
+  const mlsys__coll_cpy *x = (const mlsys__coll_cpy *)p, *y = (const mlsys__coll_cpy *)q;
+  if (x->srcbuf != y->srcbuf) return x->srcbuf < y->srcbuf ? -1 : 1;
+  if (x->srcoff != y->srcoff) return x->srcoff < y->srcoff ? -1 : 1;
+  return x->dstoff < y->dstoff ? -1 : x->dstoff > y->dstoff;
+}
+
+MLSYS_DEF mlsys_status mlsys_coll_lower(const mlsys_coll_def *d, const mlsys_coll_algo *a, int instances,
+                                        mlsys_coll_prog *out) {
+  mlsys__coll_lw w;
+  int N, nch, nx, i, j, r, c, merge, nunits = 0, cyclic = 0, maxu = 1;
+  int *members = NULL, *ustart = NULL;
+  unsigned char *recvd = NULL;
+  mlsys__coll_loc *S = NULL, *D = NULL, *Rr = NULL;
+  mlsys__coll_cpy *cp = NULL;
+  mlsys_status st = MLSYS_OK;
+  if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "lower: NULL output");
+  memset(out, 0, sizeof *out);
+  memset(&w, 0, sizeof w);
+  if (!d || !a) return mlsys_set_error(MLSYS_ERR_ARG, "lower: NULL collective or algorithm");
+  if (d->kind != a->kind || d->nranks != a->nranks || d->chunkup != a->chunkup || d->nchunks != a->nchunks)
+    return mlsys_set_error(MLSYS_ERR_ARG, "lower: algorithm (%s, %d ranks, chunkup %d) does not match the collective (%s, %d ranks, chunkup %d)",
+                           mlsys_coll_kind_name(a->kind), a->nranks, a->chunkup, mlsys_coll_kind_name(d->kind), d->nranks, d->chunkup);
+  if (d->kind < 0 || d->kind > 3 || d->nranks < 1 || d->nranks > MLSYS__COLL_MAX_GPUS || d->chunkup < 1)
+    return mlsys_set_error(MLSYS_ERR_ARG, "lower: bad collective definition");
+  if (instances < 1 || instances > MLSYS__COLL_MAX_INSTANCES)
+    return mlsys_set_error(MLSYS_ERR_ARG, "lower: instances %d out of range [1, %d]", instances, MLSYS__COLL_MAX_INSTANCES);
+  N = d->nranks; nch = d->nchunks; nx = a->nxfer;
+  if ((long long)N * nch > (1LL << 26) || (long long)nch * instances > MLSYS__COLL_MAX_CHUNKS)
+    return mlsys_set_error(MLSYS_ERR_TOO_BIG, "lower: %d ranks × %d chunks × %d instances is too large", N, nch, instances);
+  if (nx < 0 || (nx > 0 && !a->x)) return mlsys_set_error(MLSYS_ERR_ARG, "lower: algorithm has no transfer array");
+  for (i = 0; i < nx; i++) {
+    const mlsys_coll_xfer *x = &a->x[i];
+    if (x->chunk < 0 || x->chunk >= nch || x->src < 0 || x->src >= N || x->dst < 0 || x->dst >= N || x->src == x->dst)
+      return mlsys_set_error(MLSYS_ERR_ARG, "lower: transfer %d (chunk %d, %d → %d) out of range", i, x->chunk, x->src, x->dst);
+    if (x->op != MLSYS_COLL_XF_COPY && x->op != MLSYS_COLL_XF_REDUCE)
+      return mlsys_set_error(MLSYS_ERR_ARG, "lower: transfer %d has unknown op %d", i, x->op);
+    if (x->op == MLSYS_COLL_XF_REDUCE && !d->combining)
+      return mlsys_set_error(MLSYS_ERR_ARG, "lower: transfer %d reduces in a non-combining collective (%s)", i, mlsys_coll_kind_name(d->kind));
+  }
+  members = (int *)mlsys_alloc((size_t)nx + 1, sizeof(int));
+  ustart = (int *)mlsys_alloc((size_t)nx + 2, sizeof(int));
+  if (!members || !ustart) { st = MLSYS_ERR_NOMEM; goto fail; }
+  for (merge = 1; merge >= 0; merge--) {
+    if ((st = mlsys__coll_lower_units(a, merge, members, ustart, &nunits, &cyclic))) goto fail;
+    if (!cyclic) break;
+  }
+  if (cyclic) { st = mlsys_set_error(MLSYS_ERR_INFEASIBLE, "lower: transfers have cyclic dependencies"); goto fail; }
+  for (i = 0; i < nunits; i++) if (ustart[i + 1] - ustart[i] > maxu) maxu = ustart[i + 1] - ustart[i];
+
+  w.d = d; w.N = N; w.C = d->chunkup; w.nch = nch; w.n = instances;
+  mlsys__coll_buf_sizes(d->kind, N, d->chunkup, &w.ni, &w.no);
+  w.cur = (mlsys__coll_loc *)mlsys_alloc((size_t)N * nch, sizeof *w.cur);
+  w.scr = (int *)mlsys_alloc((size_t)N * nch, sizeof(int));
+  w.nscr = (int *)mlsys_calloc((size_t)N, sizeof(int));
+  w.ops = (mlsys__coll_rops *)mlsys_calloc((size_t)N, sizeof *w.ops);
+  recvd = (unsigned char *)mlsys_calloc((size_t)N * nch, 1);
+  S = (mlsys__coll_loc *)mlsys_alloc((size_t)maxu, sizeof *S);
+  D = (mlsys__coll_loc *)mlsys_alloc((size_t)maxu, sizeof *D);
+  Rr = (mlsys__coll_loc *)mlsys_alloc((size_t)maxu, sizeof *Rr);
+  if (!w.cur || !w.scr || !w.nscr || !w.ops || !recvd || !S || !D || !Rr) { st = MLSYS_ERR_NOMEM; goto fail; }
+  for (r = 0; r < N; r++)
+    for (c = 0; c < nch; c++) {
+      size_t k = (size_t)r * nch + c;
+      int s = mlsys__coll_in_slot(d, r, c);
+      w.cur[k].buf = s >= 0 ? MLSYS_COLL_BUF_IN : -1; w.cur[k].off = s;
+      w.scr[k] = -1;
+    }
+  for (i = 0; i < nx; i++) recvd[(size_t)a->x[i].dst * nch + a->x[i].chunk] = 1;
+
+  /* scratch for merged groups first, consecutively on both sides, so that merged sends are contiguous
+     ([repo] aid_IB_contig); largest groups first */
+  {
+    mlsys__coll_key3 *ord = (mlsys__coll_key3 *)mlsys_alloc((size_t)nunits + 1, sizeof *ord);
+    int no = 0;
+    if (!ord) { st = MLSYS_ERR_NOMEM; goto fail; }
+    for (i = 0; i < nunits; i++)
+      if (ustart[i + 1] - ustart[i] > 1) { ord[no].a = -(ustart[i + 1] - ustart[i]); ord[no].b = members[ustart[i]]; ord[no].i = i; no++; }
+    qsort(ord, (size_t)no, sizeof *ord, mlsys__coll_key3_cmp);
+    for (j = 0; j < no; j++) {
+      int u = ord[j].i, side;
+      for (side = 0; side < 2; side++)
+        for (i = ustart[u]; i < ustart[u + 1]; i++) {
+          const mlsys_coll_xfer *x = &a->x[members[i]];
+          int rk = side ? x->dst : x->src;
+          size_t k = (size_t)rk * nch + x->chunk;
+          if (mlsys__coll_out_slot(d, rk, x->chunk) >= 0 || w.scr[k] >= 0) continue;
+          if (!side && (!recvd[k] || (!d->combining && mlsys__coll_in_slot(d, rk, x->chunk) >= 0))) continue;
+          w.scr[k] = w.nscr[rk]++;
+        }
+    }
+    mlsys_free(ord);
+  }
+
+  /* instruction generation in execution order: one send op and one recv (r / rrc) op per contiguous run */
+  for (i = 0; i < nunits; i++) {
+    int k = ustart[i + 1] - ustart[i], *mm = members + ustart[i], j0;
+    const mlsys_coll_xfer *x0 = &a->x[mm[0]];
+    int src = x0->src, dst = x0->dst, red = x0->op == MLSYS_COLL_XF_REDUCE;
+    for (j = 0; j < k; j++) {
+      int ch = a->x[mm[j]].chunk;
+      S[j] = w.cur[(size_t)src * nch + ch];
+      if (S[j].buf < 0) {
+        st = mlsys_set_error(MLSYS_ERR_INFEASIBLE, "lower: transfer %d sends chunk %d from rank %d, which does not hold it (no earlier transfer delivers it)", mm[j], ch, src);
+        goto fail;
+      }
+      Rr[j] = w.cur[(size_t)dst * nch + ch];
+      if (red && Rr[j].buf < 0) {
+        st = mlsys_set_error(MLSYS_ERR_INFEASIBLE, "lower: transfer %d reduces chunk %d into rank %d, which holds no partial of it", mm[j], ch, dst);
+        goto fail;
+      }
+      D[j] = mlsys__coll_dest(&w, dst, ch);
+    }
+    for (j0 = 0; j0 < k;) {
+      int j1 = j0 + 1;
+      mlsys__coll_rop o;
+      while (j1 < k && S[j1].buf == S[j1 - 1].buf && S[j1].off == S[j1 - 1].off + 1 && D[j1].buf == D[j1 - 1].buf &&
+             D[j1].off == D[j1 - 1].off + 1 && (!red || (Rr[j1].buf == Rr[j1 - 1].buf && Rr[j1].off == Rr[j1 - 1].off + 1)))
+        j1++;
+      memset(&o, 0, sizeof o);
+      o.type = MLSYS_COLL_OP_SEND; o.srcbuf = (unsigned char)S[j0].buf; o.srcoff = S[j0].off;
+      o.dstbuf = (unsigned char)D[j0].buf; o.dstoff = D[j0].off; o.cnt = j1 - j0; o.send_peer = dst; o.recv_peer = -1;
+      if (mlsys__coll_rops_push(&w.ops[src], &o)) { st = MLSYS_ERR_NOMEM; goto fail; }
+      o.type = red ? MLSYS_COLL_OP_RRC : MLSYS_COLL_OP_RECV;
+      if (red) { o.srcbuf = (unsigned char)Rr[j0].buf; o.srcoff = Rr[j0].off; }
+      o.send_peer = -1; o.recv_peer = src;
+      if (mlsys__coll_rops_push(&w.ops[dst], &o)) { st = MLSYS_ERR_NOMEM; goto fail; }
+      j0 = j1;
+    }
+    for (j = 0; j < k; j++) w.cur[(size_t)dst * nch + a->x[mm[j]].chunk] = D[j];
+  }
+
+  /* local copies into the output for data that ends elsewhere (own input chunks: "a local copy from input to
+     output", §3.10), merged where contiguous on both sides */
+  cp = (mlsys__coll_cpy *)mlsys_alloc((size_t)(w.no > 0 ? w.no : 1), sizeof *cp);
+  if (!cp) { st = MLSYS_ERR_NOMEM; goto fail; }
+  for (r = 0; r < N; r++) {
+    int ncp = 0;
+    for (c = 0; c < nch; c++) {
+      int o = mlsys__coll_out_slot(d, r, c);
+      mlsys__coll_loc L0 = w.cur[(size_t)r * nch + c];
+      if (o < 0) continue;
+      if (L0.buf < 0) {
+        st = mlsys_set_error(MLSYS_ERR_INFEASIBLE, "lower: chunk %d never reaches rank %d, whose output needs it", c, r);
+        goto fail;
+      }
+      if (L0.buf == MLSYS_COLL_BUF_OUT && L0.off == o) continue;
+      cp[ncp].srcbuf = L0.buf; cp[ncp].srcoff = L0.off; cp[ncp].dstoff = o; ncp++;
+    }
+    qsort(cp, (size_t)ncp, sizeof *cp, mlsys__coll_cpy_cmp);
+    for (j = 0; j < ncp;) {
+      int j1 = j + 1;
+      mlsys__coll_rop o;
+      while (j1 < ncp && cp[j1].srcbuf == cp[j1 - 1].srcbuf && cp[j1].srcoff == cp[j1 - 1].srcoff + 1 && cp[j1].dstoff == cp[j1 - 1].dstoff + 1) j1++;
+      memset(&o, 0, sizeof o);
+      o.type = MLSYS_COLL_OP_COPY; o.srcbuf = (unsigned char)cp[j].srcbuf; o.srcoff = cp[j].srcoff;
+      o.dstbuf = MLSYS_COLL_BUF_OUT; o.dstoff = cp[j].dstoff; o.cnt = j1 - j; o.send_peer = o.recv_peer = -1;
+      if (mlsys__coll_rops_push(&w.ops[r], &o)) { st = MLSYS_ERR_NOMEM; goto fail; }
+      j = j1;
+    }
+  }
+
+  snprintf(out->name, sizeof out->name, "taccl_%s_%d", mlsys_coll_kind_name(d->kind), N);
+  snprintf(out->proto, sizeof out->proto, "Simple");
+  out->kind = d->kind; out->ngpus = N; out->nchannels = instances; out->inplace = 0; out->outofplace = 1;
+  out->instances = instances; out->min_bytes = 0; out->max_bytes = 0;
+  out->gpus = (mlsys_coll_gpu *)mlsys_calloc((size_t)N, sizeof *out->gpus);
+  if (!out->gpus) { st = MLSYS_ERR_NOMEM; goto fail; }
+  for (r = 0; r < N; r++) {
+    if ((st = mlsys__coll_lower_rank(&w, r, &out->gpus[r]))) goto fail;
+    if (out->gpus[r].i_chunks > out->nchunksperloop) out->nchunksperloop = out->gpus[r].i_chunks;
+    if (out->gpus[r].o_chunks > out->nchunksperloop) out->nchunksperloop = out->gpus[r].o_chunks;
+  }
+  goto done;
+fail:
+  if (st == MLSYS_ERR_NOMEM) mlsys_set_error(st, "lower: out of memory");
+  mlsys_coll_prog_free(out);
+done:
+  if (w.ops) for (r = 0; r < N; r++) mlsys_free(w.ops[r].v);
+  mlsys_free(w.ops); mlsys_free(w.cur); mlsys_free(w.scr); mlsys_free(w.nscr);
+  mlsys_free(members); mlsys_free(ustart); mlsys_free(recvd); mlsys_free(S); mlsys_free(D); mlsys_free(Rr); mlsys_free(cp);
+  return st;
+}
+/* ---- MSCCL XML (TACCL-EF, spec §2.4 item 3) ----
+   Writer: the attributes the MSCCL runtime parser requires (msccl-executor-nccl msccl_parser.cc: algo nchannels,
+   nchunksperloop, ngpus, proto, coll, minBytes, maxBytes, inplace, outofplace; gpu id, i_chunks, o_chunks,
+   s_chunks; tb id, send, recv, chan; step s, type, srcbuf, srcoff, dstbuf, dstoff, cnt, depid, deps, hasdep), plus
+   name (as ncclize writes it) and instances (ours; the runtime ignores attributes it does not know). No <?xml?>
+   header: the runtime reads the first node of the file as the <algo> element. One element per line, 2-space
+   indentation, fixed attribute order, so write → read → write is byte-identical. */
+
+static const char *mlsys__coll_proto_ok(const char *s) {
+  if (!s[0] || !strcmp(s, "Simple")) return "Simple";
+  if (!strcmp(s, "LL")) return "LL";
+  if (!strcmp(s, "LL128")) return "LL128";
+  return NULL;
+}
+static void mlsys__coll_xml_escape(FILE *f, const char *s, size_t n) {
+  size_t i;
+  for (i = 0; i < n && s[i]; i++) {
+    switch (s[i]) {
+      case '&': fputs("&amp;", f); break;
+      case '<': fputs("&lt;", f); break;
+      case '>': fputs("&gt;", f); break;
+      case '"': fputs("&quot;", f); break;
+      case '\'': fputs("&apos;", f); break;
+      default:
+        if ((unsigned char)s[i] < 0x20) fprintf(f, "&#%d;", (unsigned char)s[i]);
+        else fputc(s[i], f);
+    }
+  }
+}
+
+MLSYS_DEF mlsys_status mlsys_coll_prog_write_xml(const mlsys_coll_prog *p, FILE *f) {
+  int g, t, s;
+  const char *proto;
+  if (!p || !f) return mlsys_set_error(MLSYS_ERR_ARG, "write_xml: NULL program or file");
+  if (!p->gpus || p->ngpus < 1) return mlsys_set_error(MLSYS_ERR_ARG, "write_xml: program has no GPUs");
+  if (p->kind < 0 || p->kind > 3) return mlsys_set_error(MLSYS_ERR_ARG, "write_xml: unknown collective kind %d", p->kind);
+  proto = mlsys__coll_proto_ok(p->proto);
+  if (!proto) return mlsys_set_error(MLSYS_ERR_ARG, "write_xml: unknown protocol \"%.16s\" (Simple, LL or LL128)", p->proto);
+  for (g = 0; g < p->ngpus; g++)
+    for (t = 0; t < p->gpus[g].ntbs; t++)
+      for (s = 0; s < p->gpus[g].tbs[t].nsteps; s++) {
+        const mlsys_coll_step *st = &p->gpus[g].tbs[t].steps[s];
+        if (st->op > MLSYS_COLL_OP_NOP || st->srcbuf > 2 || st->dstbuf > 2)
+          return mlsys_set_error(MLSYS_ERR_ARG, "write_xml: gpu %d tb %d step %d has an unknown type or buffer", g, t, s);
+      }
+  fputs("<algo name=\"", f);
+  mlsys__coll_xml_escape(f, p->name, sizeof p->name);
+  fprintf(f, "\" proto=\"%s\" nchannels=\"%d\" nchunksperloop=\"%d\" ngpus=\"%d\" coll=\"%s\" inplace=\"%d\" outofplace=\"%d\" minBytes=\"%llu\" maxBytes=\"%llu\" instances=\"%d\">\n",
+          proto, p->nchannels, p->nchunksperloop, p->ngpus, mlsys_coll_kind_name(p->kind), p->inplace, p->outofplace,
+          p->min_bytes, p->max_bytes, p->instances);
+  for (g = 0; g < p->ngpus; g++) {
+    const mlsys_coll_gpu *gp = &p->gpus[g];
+    fprintf(f, "  <gpu id=\"%d\" i_chunks=\"%d\" o_chunks=\"%d\" s_chunks=\"%d\">\n", gp->id, gp->i_chunks, gp->o_chunks, gp->s_chunks);
+    for (t = 0; t < gp->ntbs; t++) {
+      const mlsys_coll_tb *tb = &gp->tbs[t];
+      fprintf(f, "    <tb id=\"%d\" send=\"%d\" recv=\"%d\" chan=\"%d\">\n", tb->id, tb->send, tb->recv, tb->chan);
+      for (s = 0; s < tb->nsteps; s++) {
+        const mlsys_coll_step *st = &tb->steps[s];
+        fprintf(f, "      <step s=\"%d\" type=\"%s\" srcbuf=\"%c\" srcoff=\"%d\" dstbuf=\"%c\" dstoff=\"%d\" cnt=\"%d\" depid=\"%d\" deps=\"%d\" hasdep=\"%d\"/>\n",
+                s, mlsys__coll_op_names[st->op], mlsys__coll_buf_chars[st->srcbuf], st->srcoff,
+                mlsys__coll_buf_chars[st->dstbuf], st->dstoff, st->cnt, st->depid, st->deps, st->hasdep);
+      }
+      fputs("    </tb>\n", f);
+    }
+    fputs("  </gpu>\n", f);
+  }
+  fputs("</algo>\n", f);
+  if (ferror(f)) return mlsys_set_error(MLSYS_ERR_IO, "write_xml: write error");
+  return MLSYS_OK;
+}
+
+/* Reader: a small tokenizer for exactly this dialect (elements, attributes in any order with single or double
+   quotes and the five named entities, comments, <?...?> before the root, whitespace). Unknown attributes are
+   ignored (the authors' files carry e.g. redop), unknown elements are errors. Every problem is MLSYS_ERR_PARSE
+   "source:line: message". */
+#define MLSYS__COLL_XML_MAXATTR 64
+typedef struct {
+  const char *s, *src;
+  size_t n, pos;
+  int line;
+} mlsys__coll_xr;
+typedef struct {
+  const char *name; int nlen;           /* element name (points into the text) */
+  int close, self_close, line, nattr;
+  const char *an[MLSYS__COLL_XML_MAXATTR]; int alen[MLSYS__COLL_XML_MAXATTR], aval[MLSYS__COLL_XML_MAXATTR], aline[MLSYS__COLL_XML_MAXATTR];
+  char *buf; size_t blen, bcap;         /* decoded values, each NUL-terminated */
+} mlsys__coll_xel;
+
+static mlsys_status mlsys__coll_xerr(const mlsys__coll_xr *x, int line, const char *fmt, ...) MLSYS__PRINTF(3, 4);
+static mlsys_status mlsys__coll_xerr(const mlsys__coll_xr *x, int line, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: %s", x->src, line, buf);
+}
+static int mlsys__coll_xname_start(int c) { return isalpha(c) || c == '_' || c == ':'; }
+static int mlsys__coll_xname_char(int c) { return isalnum(c) || c == '_' || c == ':' || c == '-' || c == '.'; }
+static int mlsys__coll_xskip_ws(mlsys__coll_xr *x) {
+  int any = 0;
+  while (x->pos < x->n) {
+    char c = x->s[x->pos];
+    if (c == '\n') x->line++;
+    else if (c != ' ' && c != '\t' && c != '\r') break;
+    x->pos++; any = 1;
+  }
+  return any;
+}
+/* Advance to just past the terminator `end`, counting lines; 0 if it is not found. */
+static int mlsys__coll_xskip_to(mlsys__coll_xr *x, const char *end) {
+  size_t m = strlen(end);
+  while (x->pos + m <= x->n) {
+    if (!memcmp(x->s + x->pos, end, m)) { x->pos += m; return 1; }
+    if (x->s[x->pos] == '\n') x->line++;
+    x->pos++;
+  }
+  return 0;
+}
+static int mlsys__coll_xbuf_put(mlsys__coll_xel *e, char c) {
+  if (e->blen == e->bcap) {
+    size_t nc = e->bcap ? 2 * e->bcap : 256;
+    char *nb = (char *)mlsys_realloc_array(e->buf, nc, 1);
+    if (!nb) return -1;
+    e->buf = nb; e->bcap = nc;
+  }
+  e->buf[e->blen++] = c;
+  return 0;
+}
+static const char *mlsys__coll_xshow(char *tmp, size_t tn, const char *s, size_t n) {   /* printable excerpt */
+  size_t i, j = 0;
+  for (i = 0; i < n && j + 5 < tn; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c >= 0x20 && c < 0x7f) tmp[j++] = (char)c;
+    else j += (size_t)snprintf(tmp + j, tn - j, "\\x%02x", c);
+  }
+  if (i < n && j + 4 < tn) { tmp[j++] = '.'; tmp[j++] = '.'; tmp[j++] = '.'; }
+  tmp[j] = 0;
+  return tmp;
+}
+
+/* Next element tag; *eof = 1 at the end of the text. */
+static mlsys_status mlsys__coll_xnext(mlsys__coll_xr *x, mlsys__coll_xel *e, int root_seen, int *eof) {
+  char tmp[64];
+  *eof = 0;
+  for (;;) {
+    mlsys__coll_xskip_ws(x);
+    if (x->pos >= x->n) { *eof = 1; return MLSYS_OK; }
+    if (x->s[x->pos] != '<') {
+      size_t k = x->pos;
+      while (k < x->n && k - x->pos < 16 && x->s[k] != '<' && x->s[k] != '\n') k++;
+      return mlsys__coll_xerr(x, x->line, "unexpected text \"%s\" (expected an element)", mlsys__coll_xshow(tmp, sizeof tmp, x->s + x->pos, k - x->pos));
+    }
+    if (x->pos + 4 <= x->n && !memcmp(x->s + x->pos, "<!--", 4)) {
+      int l0 = x->line;
+      x->pos += 4;
+      if (!mlsys__coll_xskip_to(x, "-->")) return mlsys__coll_xerr(x, l0, "unterminated comment");
+      continue;
+    }
+    if (x->pos + 2 <= x->n && !memcmp(x->s + x->pos, "<?", 2)) {
+      int l0 = x->line;
+      if (root_seen) return mlsys__coll_xerr(x, l0, "<?...?> after the root element");
+      x->pos += 2;
+      if (!mlsys__coll_xskip_to(x, "?>")) return mlsys__coll_xerr(x, l0, "unterminated <?...?>");
+      continue;
+    }
+    if (x->pos + 2 <= x->n && x->s[x->pos + 1] == '!') return mlsys__coll_xerr(x, x->line, "unsupported markup <!... (only comments are allowed)");
+    break;
+  }
+  e->line = x->line; e->nattr = 0; e->blen = 0; e->self_close = 0; e->close = 0;
+  x->pos++;
+  if (x->pos < x->n && x->s[x->pos] == '/') { e->close = 1; x->pos++; }
+  if (x->pos >= x->n || !mlsys__coll_xname_start((unsigned char)x->s[x->pos]))
+    return mlsys__coll_xerr(x, x->line, "expected an element name after '<'");
+  e->name = x->s + x->pos;
+  while (x->pos < x->n && mlsys__coll_xname_char((unsigned char)x->s[x->pos])) x->pos++;
+  e->nlen = (int)(x->s + x->pos - e->name);
+  if (e->nlen > 64) return mlsys__coll_xerr(x, e->line, "element name too long");
+  for (;;) {
+    int ws = mlsys__coll_xskip_ws(x), q, a;
+    const char *an;
+    if (x->pos >= x->n) return mlsys__coll_xerr(x, e->line, "unterminated <%.*s> tag (end of input)", e->nlen, e->name);
+    if (x->s[x->pos] == '>') { x->pos++; return MLSYS_OK; }
+    if (x->s[x->pos] == '/' && !e->close) {
+      if (x->pos + 1 >= x->n || x->s[x->pos + 1] != '>') return mlsys__coll_xerr(x, x->line, "expected '>' after '/' in <%.*s>", e->nlen, e->name);
+      x->pos += 2; e->self_close = 1;
+      return MLSYS_OK;
+    }
+    if (e->close) return mlsys__coll_xerr(x, x->line, "unexpected text in closing tag </%.*s>", e->nlen, e->name);
+    if (!ws || !mlsys__coll_xname_start((unsigned char)x->s[x->pos]))
+      return mlsys__coll_xerr(x, x->line, "malformed attribute in <%.*s> (near \"%s\")", e->nlen, e->name, mlsys__coll_xshow(tmp, sizeof tmp, x->s + x->pos, x->n - x->pos < 12 ? x->n - x->pos : 12));
+    if (e->nattr == MLSYS__COLL_XML_MAXATTR) return mlsys__coll_xerr(x, x->line, "<%.*s> has more than %d attributes", e->nlen, e->name, MLSYS__COLL_XML_MAXATTR);
+    an = x->s + x->pos;
+    while (x->pos < x->n && mlsys__coll_xname_char((unsigned char)x->s[x->pos])) x->pos++;
+    a = e->nattr;
+    e->an[a] = an; e->alen[a] = (int)(x->s + x->pos - an); e->aline[a] = x->line;
+    if (e->alen[a] > 64) return mlsys__coll_xerr(x, x->line, "attribute name too long in <%.*s>", e->nlen, e->name);
+    for (q = 0; q < a; q++)
+      if (e->alen[q] == e->alen[a] && !memcmp(e->an[q], an, (size_t)e->alen[a]))
+        return mlsys__coll_xerr(x, x->line, "duplicate attribute %.*s in <%.*s>", e->alen[a], an, e->nlen, e->name);
+    mlsys__coll_xskip_ws(x);
+    if (x->pos >= x->n || x->s[x->pos] != '=') return mlsys__coll_xerr(x, x->line, "attribute %.*s of <%.*s> has no '=' value", e->alen[a], an, e->nlen, e->name);
+    x->pos++;
+    mlsys__coll_xskip_ws(x);
+    if (x->pos >= x->n || (x->s[x->pos] != '"' && x->s[x->pos] != '\''))
+      return mlsys__coll_xerr(x, x->line, "value of attribute %.*s of <%.*s> must be quoted", e->alen[a], an, e->nlen, e->name);
+    q = x->s[x->pos++];
+    e->aval[a] = (int)e->blen;
+    for (;;) {
+      char c;
+      if (x->pos >= x->n) return mlsys__coll_xerr(x, e->aline[a], "unterminated value of attribute %.*s", e->alen[a], an);
+      c = x->s[x->pos];
+      if (c == q) { x->pos++; break; }
+      if (c == '<') return mlsys__coll_xerr(x, x->line, "'<' inside the value of attribute %.*s", e->alen[a], an);
+      if (c == '\n') x->line++;
+      if (c == '&') {
+        static const char *const ent[5] = {"&amp;", "&lt;", "&gt;", "&quot;", "&apos;"};
+        static const char entc[5] = {'&', '<', '>', '"', '\''};
+        int k2, found = 0;
+        for (k2 = 0; k2 < 5; k2++) {
+          size_t m = strlen(ent[k2]);
+          if (x->pos + m <= x->n && !memcmp(x->s + x->pos, ent[k2], m)) { c = entc[k2]; x->pos += m; found = 1; break; }
+        }
+        if (!found && x->pos + 2 < x->n && x->s[x->pos + 1] == '#') {   /* &#N; or &#xH; (ASCII only) */
+          size_t k = x->pos + 2;
+          int hex = 0, v = 0, nd = 0;
+          if (x->s[k] == 'x') { hex = 1; k++; }
+          while (k < x->n && nd < 4 && (hex ? isxdigit((unsigned char)x->s[k]) : isdigit((unsigned char)x->s[k]))) {
+            int dch = (unsigned char)x->s[k];
+            v = v * (hex ? 16 : 10) + (isdigit(dch) ? dch - '0' : (tolower(dch) - 'a' + 10));
+            k++; nd++;
+          }
+          if (nd > 0 && k < x->n && x->s[k] == ';' && v > 0 && v < 128) { c = (char)v; x->pos = k + 1; found = 1; }
+        }
+        if (!found) return mlsys__coll_xerr(x, x->line, "unsupported entity in the value of attribute %.*s", e->alen[a], an);
+      } else x->pos++;
+      if (mlsys__coll_xbuf_put(e, c)) return mlsys_set_error(MLSYS_ERR_NOMEM, "read_xml: out of memory");
+    }
+    if (mlsys__coll_xbuf_put(e, 0)) return mlsys_set_error(MLSYS_ERR_NOMEM, "read_xml: out of memory");
+    e->nattr++;
+  }
+}
+
+static int mlsys__coll_xis(const mlsys__coll_xel *e, const char *name) {
+  return (size_t)e->nlen == strlen(name) && !memcmp(e->name, name, (size_t)e->nlen);
+}
+static int mlsys__coll_xfind(const mlsys__coll_xel *e, const char *name) {
+  int a;
+  size_t m = strlen(name);
+  for (a = 0; a < e->nattr; a++)
+    if ((size_t)e->alen[a] == m && !memcmp(e->an[a], name, m)) return a;
+  return -1;
+}
+/* Required attribute as a string. */
+static mlsys_status mlsys__coll_xstr(const mlsys__coll_xr *x, const mlsys__coll_xel *e, const char *name, const char **out) {
+  int a = mlsys__coll_xfind(e, name);
+  if (a < 0) return mlsys__coll_xerr(x, e->line, "<%.*s> lacks required attribute \"%s\"", e->nlen, e->name, name);
+  *out = e->buf + e->aval[a];
+  return MLSYS_OK;
+}
+/* Integer attribute in [lo, hi] (required unless dflt_ok, then *out keeps its value when absent). */
+static mlsys_status mlsys__coll_xint(const mlsys__coll_xr *x, const mlsys__coll_xel *e, const char *name, long long lo,
+                                     long long hi, int required, long long *out) {
+  int a = mlsys__coll_xfind(e, name), neg = 0, nd = 0, big = 0;
+  const char *v, *p;
+  unsigned long long u = 0;
+  long long val;
+  char tmp[48];
+  if (a < 0) {
+    if (!required) return MLSYS_OK;
+    return mlsys__coll_xerr(x, e->line, "<%.*s> lacks required attribute \"%s\"", e->nlen, e->name, name);
+  }
+  p = v = e->buf + e->aval[a];
+  while (*p == ' ' || *p == '\t') p++;
+  if (*p == '-') { neg = 1; p++; }
+  for (; isdigit((unsigned char)*p); p++, nd++) {
+    if (u > 100000000000000000ULL) big = 1;
+    else u = u * 10 + (unsigned)(*p - '0');
+  }
+  while (*p == ' ' || *p == '\t') p++;
+  if (nd == 0 || *p)
+    return mlsys__coll_xerr(x, e->aline[a], "attribute %s=\"%s\" of <%.*s> is not an integer", name, mlsys__coll_xshow(tmp, sizeof tmp, v, strlen(v)), e->nlen, e->name);
+  val = neg ? -(long long)u : (long long)u;
+  if (big || val < lo || val > hi)
+    return mlsys__coll_xerr(x, e->aline[a], "attribute %s=\"%s\" of <%.*s> out of range [%lld, %lld]", name, mlsys__coll_xshow(tmp, sizeof tmp, v, strlen(v)), e->nlen, e->name, lo, hi);
+  *out = val;
+  return MLSYS_OK;
+}
+static mlsys_status mlsys__coll_xbuf(const mlsys__coll_xr *x, const mlsys__coll_xel *e, const char *name, unsigned char *out) {
+  const char *v = "";
+  mlsys_status st = mlsys__coll_xstr(x, e, name, &v);
+  char tmp[48];
+  if (st) return st;
+  if (!strcmp(v, "i")) *out = MLSYS_COLL_BUF_IN;
+  else if (!strcmp(v, "o")) *out = MLSYS_COLL_BUF_OUT;
+  else if (!strcmp(v, "s")) *out = MLSYS_COLL_BUF_SCRATCH;
+  else return mlsys__coll_xerr(x, e->aline[mlsys__coll_xfind(e, name)], "%s=\"%s\" is not a buffer (i, o or s)", name, mlsys__coll_xshow(tmp, sizeof tmp, v, strlen(v)));
+  return MLSYS_OK;
+}
+
+typedef struct { int line, lbase, cap; } mlsys__coll_xtbm;   /* per threadblock: its line, first step line, step capacity */
+
+MLSYS_DEF mlsys_status mlsys_coll_prog_read_xml(const char *text, size_t len, const char *source, mlsys_coll_prog *out) {
+  mlsys__coll_xr x;
+  mlsys__coll_xel e;
+  mlsys_status st = MLSYS_OK;
+  int depth = 0, seen_algo = 0, ng_alloc = 0, algo_line = 1, cur_gpu = -1, ngpus_seen = 0, total_steps = 0, g, t, s;
+  unsigned char *gseen = NULL;
+  mlsys__coll_xtbm **tbm = NULL;    /* [gpu][tb in file order] */
+  int *tbcap = NULL;
+  mlsys__coll_ivec lines = {NULL, 0, 0};
+  long long v;
+  char tmp[48];
+  if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "read_xml: NULL output");
+  memset(out, 0, sizeof *out);
+  memset(&e, 0, sizeof e);
+  x.s = text ? text : ""; x.n = text ? len : 0; x.pos = 0; x.line = 1; x.src = source ? source : "xml";
+  for (;;) {
+    int eof;
+    if ((st = mlsys__coll_xnext(&x, &e, seen_algo, &eof))) goto fail;
+    if (eof) break;
+    if (e.close) {
+      static const char *const names[5] = {"", "algo", "gpu", "tb", "step"};
+      if (depth == 0) { st = mlsys__coll_xerr(&x, e.line, "closing tag </%.*s> without an open element", e.nlen, e.name); goto fail; }
+      if (!mlsys__coll_xis(&e, names[depth])) {
+        st = mlsys__coll_xerr(&x, e.line, "mismatched closing tag </%.*s> (expected </%s>)", e.nlen, e.name, names[depth]);
+        goto fail;
+      }
+      depth--;
+      continue;
+    }
+    if (mlsys__coll_xis(&e, "algo")) {
+      const char *sv = "", *proto;
+      int k;
+      if (depth != 0 || seen_algo) { st = mlsys__coll_xerr(&x, e.line, seen_algo ? "a second <algo> element" : "<algo> must be the root element"); goto fail; }
+      seen_algo = 1; algo_line = e.line;
+      if (mlsys__coll_xfind(&e, "name") >= 0) {
+        sv = e.buf + e.aval[mlsys__coll_xfind(&e, "name")];
+        if (strlen(sv) >= sizeof out->name) { st = mlsys__coll_xerr(&x, e.line, "algo name longer than %d characters", (int)sizeof out->name - 1); goto fail; }
+        snprintf(out->name, sizeof out->name, "%s", sv);
+      }
+      if ((st = mlsys__coll_xstr(&x, &e, "proto", &sv))) goto fail;
+      proto = sv[0] ? mlsys__coll_proto_ok(sv) : NULL;
+      if (!proto) { st = mlsys__coll_xerr(&x, e.line, "unknown proto \"%s\" (Simple, LL or LL128)", mlsys__coll_xshow(tmp, sizeof tmp, sv, strlen(sv))); goto fail; }
+      snprintf(out->proto, sizeof out->proto, "%s", proto);
+      if ((st = mlsys__coll_xstr(&x, &e, "coll", &sv))) goto fail;
+      k = !strcmp(sv, "reduce_scatter") ? MLSYS_COLL_REDUCESCATTER : mlsys_coll_kind_parse(sv);
+      if (k < 0 || !strcmp(sv, "ag") || !strcmp(sv, "a2a") || !strcmp(sv, "rs") || !strcmp(sv, "ar")) {
+        st = mlsys__coll_xerr(&x, e.line, "unsupported collective coll=\"%s\" (allgather, alltoall, reducescatter or allreduce)", mlsys__coll_xshow(tmp, sizeof tmp, sv, strlen(sv)));
+        goto fail;
+      }
+      out->kind = k;
+      if ((st = mlsys__coll_xint(&x, &e, "ngpus", 1, MLSYS__COLL_MAX_GPUS, 1, &v))) goto fail;
+      out->ngpus = (int)v;
+      if ((st = mlsys__coll_xint(&x, &e, "nchannels", 1, MLSYS__COLL_MAX_CHANNELS, 1, &v))) goto fail;
+      out->nchannels = (int)v;
+      if ((st = mlsys__coll_xint(&x, &e, "nchunksperloop", 0, MLSYS__COLL_MAX_CHUNKS, 1, &v))) goto fail;
+      out->nchunksperloop = (int)v;
+      if ((st = mlsys__coll_xint(&x, &e, "inplace", 0, 1, 1, &v))) goto fail;
+      out->inplace = (int)v;
+      if ((st = mlsys__coll_xint(&x, &e, "outofplace", 0, 1, 1, &v))) goto fail;
+      out->outofplace = (int)v;
+      if ((st = mlsys__coll_xint(&x, &e, "minBytes", 0, LLONG_MAX, 1, &v))) goto fail;
+      out->min_bytes = (unsigned long long)v;
+      if ((st = mlsys__coll_xint(&x, &e, "maxBytes", 0, LLONG_MAX, 1, &v))) goto fail;
+      out->max_bytes = (unsigned long long)v;
+      v = 1;
+      if ((st = mlsys__coll_xint(&x, &e, "instances", 1, MLSYS__COLL_MAX_INSTANCES, 0, &v))) goto fail;
+      out->instances = (int)v;
+      out->gpus = (mlsys_coll_gpu *)mlsys_calloc((size_t)out->ngpus, sizeof *out->gpus);
+      gseen = (unsigned char *)mlsys_calloc((size_t)out->ngpus, 1);
+      tbm = (mlsys__coll_xtbm **)mlsys_calloc((size_t)out->ngpus, sizeof *tbm);
+      tbcap = (int *)mlsys_calloc((size_t)out->ngpus, sizeof(int));
+      if (!out->gpus || !gseen || !tbm || !tbcap) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "read_xml: out of memory"); goto fail; }
+      ng_alloc = out->ngpus;
+      if (!e.self_close) depth = 1;
+    } else if (mlsys__coll_xis(&e, "gpu")) {
+      mlsys_coll_gpu *gp;
+      if (depth != 1) { st = mlsys__coll_xerr(&x, e.line, "<gpu> must be inside <algo>"); goto fail; }
+      if ((st = mlsys__coll_xint(&x, &e, "id", 0, out->ngpus - 1, 1, &v))) goto fail;
+      if (gseen[v]) { st = mlsys__coll_xerr(&x, e.line, "gpu id %lld appears twice", v); goto fail; }
+      gseen[v] = 1; ngpus_seen++; cur_gpu = (int)v;
+      gp = &out->gpus[cur_gpu];
+      gp->id = cur_gpu;
+      if ((st = mlsys__coll_xint(&x, &e, "i_chunks", 0, MLSYS__COLL_MAX_CHUNKS, 1, &v))) goto fail;
+      gp->i_chunks = (int)v;
+      if ((st = mlsys__coll_xint(&x, &e, "o_chunks", 0, MLSYS__COLL_MAX_CHUNKS, 1, &v))) goto fail;
+      gp->o_chunks = (int)v;
+      if ((st = mlsys__coll_xint(&x, &e, "s_chunks", 0, MLSYS__COLL_MAX_CHUNKS, 1, &v))) goto fail;
+      gp->s_chunks = (int)v;
+      if (!e.self_close) depth = 2;
+    } else if (mlsys__coll_xis(&e, "tb")) {
+      mlsys_coll_gpu *gp;
+      mlsys_coll_tb *tb;
+      if (depth != 2) { st = mlsys__coll_xerr(&x, e.line, "<tb> must be inside <gpu>"); goto fail; }
+      gp = &out->gpus[cur_gpu];
+      if (gp->ntbs == MLSYS__COLL_MAX_TBS) { st = mlsys__coll_xerr(&x, e.line, "gpu %d has more than %d threadblocks", cur_gpu, MLSYS__COLL_MAX_TBS); goto fail; }
+      if (gp->ntbs == tbcap[cur_gpu]) {
+        int nc = tbcap[cur_gpu] ? 2 * tbcap[cur_gpu] : 8;
+        mlsys_coll_tb *nt = (mlsys_coll_tb *)mlsys_realloc_array(gp->tbs, (size_t)nc, sizeof *nt);
+        mlsys__coll_xtbm *nm;
+        if (!nt) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "read_xml: out of memory"); goto fail; }
+        gp->tbs = nt;
+        nm = (mlsys__coll_xtbm *)mlsys_realloc_array(tbm[cur_gpu], (size_t)nc, sizeof *nm);
+        if (!nm) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "read_xml: out of memory"); goto fail; }
+        tbm[cur_gpu] = nm; tbcap[cur_gpu] = nc;
+      }
+      tb = &gp->tbs[gp->ntbs];
+      memset(tb, 0, sizeof *tb);
+      tbm[cur_gpu][gp->ntbs].line = e.line; tbm[cur_gpu][gp->ntbs].lbase = lines.n; tbm[cur_gpu][gp->ntbs].cap = 0;
+      gp->ntbs++;
+      if ((st = mlsys__coll_xint(&x, &e, "id", 0, MLSYS__COLL_MAX_TBS - 1, 1, &v))) goto fail;
+      tb->id = (int)v;
+      if ((st = mlsys__coll_xint(&x, &e, "send", -1, out->ngpus - 1, 1, &v))) goto fail;
+      tb->send = (int)v;
+      if ((st = mlsys__coll_xint(&x, &e, "recv", -1, out->ngpus - 1, 1, &v))) goto fail;
+      tb->recv = (int)v;
+      if (tb->send == cur_gpu || tb->recv == cur_gpu) { st = mlsys__coll_xerr(&x, e.line, "threadblock %d of gpu %d has itself as a peer", tb->id, cur_gpu); goto fail; }
+      if ((st = mlsys__coll_xint(&x, &e, "chan", 0, out->nchannels - 1, 1, &v))) goto fail;
+      tb->chan = (int)v;
+      if (!e.self_close) depth = 3;
+    } else if (mlsys__coll_xis(&e, "step")) {
+      mlsys_coll_gpu *gp;
+      mlsys_coll_tb *tb;
+      mlsys__coll_xtbm *m;
+      mlsys_coll_step *sp;
+      const char *ty = "";
+      int op;
+      if (depth != 3) { st = mlsys__coll_xerr(&x, e.line, "<step> must be inside <tb>"); goto fail; }
+      gp = &out->gpus[cur_gpu];
+      tb = &gp->tbs[gp->ntbs - 1];
+      m = &tbm[cur_gpu][gp->ntbs - 1];
+      if (tb->nsteps == MLSYS__COLL_MAX_STEPS || total_steps == MLSYS__COLL_MAX_TOTAL_STEPS) {
+        st = mlsys__coll_xerr(&x, e.line, "too many steps (at most %d per threadblock, %d in all)", MLSYS__COLL_MAX_STEPS, MLSYS__COLL_MAX_TOTAL_STEPS);
+        goto fail;
+      }
+      if (tb->nsteps == m->cap) {
+        int nc = m->cap ? 2 * m->cap : 8;
+        mlsys_coll_step *ns = (mlsys_coll_step *)mlsys_realloc_array(tb->steps, (size_t)nc, sizeof *ns);
+        if (!ns) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "read_xml: out of memory"); goto fail; }
+        tb->steps = ns; m->cap = nc;
+      }
+      if (lines.n != m->lbase + tb->nsteps) { st = mlsys__coll_xerr(&x, e.line, "internal: step lines out of order"); goto fail; }
+      if (mlsys__coll_ivec_push(&lines, e.line)) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "read_xml: out of memory"); goto fail; }
+      sp = &tb->steps[tb->nsteps];
+      memset(sp, 0, sizeof *sp);
+      tb->nsteps++; total_steps++;
+      if ((st = mlsys__coll_xint(&x, &e, "s", 0, MLSYS__COLL_MAX_STEPS, 1, &v))) goto fail;
+      if (v != tb->nsteps - 1) { st = mlsys__coll_xerr(&x, e.line, "step s=%lld out of order (expected s=%d)", v, tb->nsteps - 1); goto fail; }
+      if ((st = mlsys__coll_xstr(&x, &e, "type", &ty))) goto fail;
+      for (op = 0; op <= MLSYS_COLL_OP_NOP; op++)
+        if (!strcmp(ty, mlsys__coll_op_names[op])) break;
+      if (op > MLSYS_COLL_OP_NOP) { st = mlsys__coll_xerr(&x, e.line, "unknown step type \"%s\"", mlsys__coll_xshow(tmp, sizeof tmp, ty, strlen(ty))); goto fail; }
+      sp->op = (unsigned char)op;
+      if ((st = mlsys__coll_xbuf(&x, &e, "srcbuf", &sp->srcbuf))) goto fail;
+      if ((st = mlsys__coll_xbuf(&x, &e, "dstbuf", &sp->dstbuf))) goto fail;
+      if ((st = mlsys__coll_xint(&x, &e, "srcoff", -1, MLSYS__COLL_MAX_CHUNKS, 1, &v))) goto fail;
+      sp->srcoff = (int)v;
+      if ((st = mlsys__coll_xint(&x, &e, "dstoff", -1, MLSYS__COLL_MAX_CHUNKS, 1, &v))) goto fail;
+      sp->dstoff = (int)v;
+      if ((st = mlsys__coll_xint(&x, &e, "cnt", op == MLSYS_COLL_OP_NOP ? 0 : 1, MLSYS__COLL_MAX_CHUNKS, 1, &v))) goto fail;
+      sp->cnt = (int)v;
+      if ((st = mlsys__coll_xint(&x, &e, "depid", -1, MLSYS__COLL_MAX_TBS - 1, 1, &v))) goto fail;
+      sp->depid = (int)v;
+      if ((st = mlsys__coll_xint(&x, &e, "deps", -1, MLSYS__COLL_MAX_STEPS, 1, &v))) goto fail;
+      sp->deps = (int)v;
+      if (sp->depid < 0) sp->deps = -1;
+      if ((st = mlsys__coll_xint(&x, &e, "hasdep", 0, 1, 1, &v))) goto fail;
+      sp->hasdep = (unsigned char)v;
+      if (op != MLSYS_COLL_OP_NOP) {
+        if (mlsys__coll_op_sends(op) && tb->send < 0) { st = mlsys__coll_xerr(&x, e.line, "%s step in threadblock %d, which has no send peer", ty, tb->id); goto fail; }
+        if (mlsys__coll_op_recvs(op) && tb->recv < 0) { st = mlsys__coll_xerr(&x, e.line, "%s step in threadblock %d, which has no recv peer", ty, tb->id); goto fail; }
+        if (mlsys__coll_op_reads_src(op) && (sp->srcoff < 0 || (long long)sp->srcoff + sp->cnt > mlsys__coll_buf_chunks(gp, sp->srcbuf))) {
+          st = mlsys__coll_xerr(&x, e.line, "source %c[%d..%d) beyond the %d chunks gpu %d declares", mlsys__coll_buf_chars[sp->srcbuf], sp->srcoff, sp->srcoff + sp->cnt, mlsys__coll_buf_chunks(gp, sp->srcbuf), cur_gpu);
+          goto fail;
+        }
+        if (mlsys__coll_op_writes_dst(op) && (sp->dstoff < 0 || (long long)sp->dstoff + sp->cnt > mlsys__coll_buf_chunks(gp, sp->dstbuf))) {
+          st = mlsys__coll_xerr(&x, e.line, "destination %c[%d..%d) beyond the %d chunks gpu %d declares", mlsys__coll_buf_chars[sp->dstbuf], sp->dstoff, sp->dstoff + sp->cnt, mlsys__coll_buf_chunks(gp, sp->dstbuf), cur_gpu);
+          goto fail;
+        }
+      }
+      if (!e.self_close) depth = 4;
+    } else {
+      st = mlsys__coll_xerr(&x, e.line, "unknown element <%.*s>", e.nlen, e.name);
+      goto fail;
+    }
+  }
+  if (depth > 0) { static const char *const names[5] = {"", "algo", "gpu", "tb", "step"}; st = mlsys__coll_xerr(&x, x.line, "unexpected end of input inside <%s>", names[depth]); goto fail; }
+  if (!seen_algo) { st = mlsys__coll_xerr(&x, x.line, "no <algo> element"); goto fail; }
+  if (ngpus_seen != out->ngpus) {
+    for (g = 0; g < out->ngpus && gseen[g]; g++) {}
+    st = mlsys__coll_xerr(&x, algo_line, "ngpus=%d but there is no <gpu id=\"%d\"> (%d gpu elements)", out->ngpus, g, ngpus_seen);
+    goto fail;
+  }
+  /* threadblock ids: 0..ntbs−1, each once (the runtime rejects gaps); put them in id order */
+  for (g = 0; g < out->ngpus; g++) {
+    mlsys_coll_gpu *gp = &out->gpus[g];
+    int *where = (int *)mlsys_alloc((size_t)gp->ntbs + 1, sizeof(int));
+    mlsys_coll_tb *sorted = (mlsys_coll_tb *)mlsys_alloc((size_t)gp->ntbs + 1, sizeof *sorted);
+    mlsys__coll_xtbm *msorted = (mlsys__coll_xtbm *)mlsys_alloc((size_t)gp->ntbs + 1, sizeof *msorted);
+    if (!where || !sorted || !msorted) {
+      mlsys_free(where); mlsys_free(sorted); mlsys_free(msorted);
+      st = mlsys_set_error(MLSYS_ERR_NOMEM, "read_xml: out of memory");
+      goto fail;
+    }
+    for (t = 0; t < gp->ntbs; t++) where[t] = -1;
+    for (t = 0; t < gp->ntbs; t++) {
+      int id = gp->tbs[t].id;
+      if (id >= gp->ntbs || where[id] >= 0) {
+        int line = tbm[g][t].line;
+        mlsys_free(where); mlsys_free(sorted); mlsys_free(msorted);
+        st = id >= gp->ntbs ? mlsys__coll_xerr(&x, line, "threadblock id %d on gpu %d leaves a gap (ids must be 0..%d)", id, g, gp->ntbs - 1)
+                            : mlsys__coll_xerr(&x, line, "threadblock id %d appears twice on gpu %d", id, g);
+        goto fail;
+      }
+      where[id] = t;
+    }
+    for (t = 0; t < gp->ntbs; t++) { sorted[t] = gp->tbs[where[t]]; msorted[t] = tbm[g][where[t]]; }
+    for (t = 0; t < gp->ntbs; t++) { gp->tbs[t] = sorted[t]; tbm[g][t] = msorted[t]; }
+    mlsys_free(where); mlsys_free(sorted); mlsys_free(msorted);
+  }
+  /* dependencies and connections (need every threadblock) */
+  for (g = 0; g < out->ngpus; g++) {
+    mlsys_coll_gpu *gp = &out->gpus[g];
+    for (t = 0; t < gp->ntbs; t++)
+      for (s = 0; s < gp->tbs[t].nsteps; s++) {
+        mlsys_coll_step *sp = &gp->tbs[t].steps[s];
+        int line = lines.v[tbm[g][t].lbase + s];
+        if (sp->depid < 0) continue;
+        if (sp->depid >= gp->ntbs || sp->depid == t) {
+          st = mlsys__coll_xerr(&x, line, sp->depid == t ? "step depends on its own threadblock %d" : "step depends on threadblock %d, which gpu %d does not have", sp->depid, g);
+          goto fail;
+        }
+        if (sp->deps < 0 || sp->deps >= gp->tbs[sp->depid].nsteps) {
+          st = mlsys__coll_xerr(&x, line, "step depends on step %d of threadblock %d, which has %d steps", sp->deps, sp->depid, gp->tbs[sp->depid].nsteps);
+          goto fail;
+        }
+      }
+    {
+      int t1, t2, dir, dup = mlsys__coll_dup_conn(gp, &t1, &t2, &dir);
+      if (dup < 0) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "read_xml: out of memory"); goto fail; }
+      if (dup) {
+        st = mlsys__coll_xerr(&x, tbm[g][t2].line, "threadblocks %d and %d of gpu %d both %s gpu %d on channel %d", t1, t2, g,
+                              dir ? "receive from" : "send to", dir ? gp->tbs[t2].recv : gp->tbs[t2].send, gp->tbs[t2].chan);
+        goto fail;
+      }
+    }
+  }
+  {
+    char m2[256];
+    if (mlsys__coll_prog_check(out, m2, sizeof m2)) { st = mlsys__coll_xerr(&x, algo_line, "%s", m2); goto fail; }
+  }
+  goto done;
+fail:
+  mlsys_coll_prog_free(out);
+done:
+  if (tbm) for (g = 0; g < ng_alloc; g++) mlsys_free(tbm[g]);
+  mlsys_free(tbm); mlsys_free(tbcap); mlsys_free(gseen); mlsys_free(lines.v); mlsys_free(e.buf);
+  return st;
+}
+/* ---- connections shared by the verifier and the executor: FIFO per (sender gpu, receiver gpu, channel) ---- */
+typedef struct {
+  int T, nq;
+  int *tbase;               /* [ngpus+1] first global threadblock of each gpu */
+  int *sq, *rq;             /* [T] queue a threadblock sends into / receives from, -1 none */
+  mlsys__coll_key3 *keys;   /* [nq] (sender, receiver, channel) */
+  int **qv, *qhead, *qn, *qcap;   /* queues of message ids */
+} mlsys__coll_conn;
+
+static void mlsys__coll_conn_free(mlsys__coll_conn *c) {
+  int q;
+  if (c->qv) for (q = 0; q < c->nq; q++) mlsys_free(c->qv[q]);
+  mlsys_free(c->qv); mlsys_free(c->qhead); mlsys_free(c->qn); mlsys_free(c->qcap);
+  mlsys_free(c->tbase); mlsys_free(c->sq); mlsys_free(c->rq); mlsys_free(c->keys);
+  memset(c, 0, sizeof *c);
+}
+static int mlsys__coll_conn_find(const mlsys__coll_conn *c, int a, int b, int ch) {
+  int lo = 0, hi = c->nq;
+  mlsys__coll_key3 k;
+  k.a = a; k.b = b; k.i = ch;
+  while (lo < hi) {
+    int mid = (lo + hi) / 2, r = mlsys__coll_key3_cmp(&c->keys[mid], &k);
+    if (!r) return mid;
+    if (r < 0) lo = mid + 1; else hi = mid;
+  }
+  return -1;
+}
+static mlsys_status mlsys__coll_conn_build(const mlsys_coll_prog *p, mlsys__coll_conn *c) {
+  int g, t, k = 0, j;
+  memset(c, 0, sizeof *c);
+  c->tbase = (int *)mlsys_alloc((size_t)p->ngpus + 1, sizeof(int));
+  if (!c->tbase) goto nomem;
+  c->tbase[0] = 0;
+  for (g = 0; g < p->ngpus; g++) c->tbase[g + 1] = c->tbase[g] + p->gpus[g].ntbs;
+  c->T = c->tbase[p->ngpus];
+  c->sq = (int *)mlsys_alloc((size_t)c->T + 1, sizeof(int));
+  c->rq = (int *)mlsys_alloc((size_t)c->T + 1, sizeof(int));
+  c->keys = (mlsys__coll_key3 *)mlsys_alloc(2 * (size_t)c->T + 1, sizeof *c->keys);
+  if (!c->sq || !c->rq || !c->keys) goto nomem;
+  for (g = 0; g < p->ngpus; g++)
+    for (t = 0; t < p->gpus[g].ntbs; t++) {
+      const mlsys_coll_tb *tb = &p->gpus[g].tbs[t];
+      if (tb->send >= 0) { c->keys[k].a = g; c->keys[k].b = tb->send; c->keys[k].i = tb->chan; k++; }
+      if (tb->recv >= 0) { c->keys[k].a = tb->recv; c->keys[k].b = g; c->keys[k].i = tb->chan; k++; }
+    }
+  qsort(c->keys, (size_t)k, sizeof *c->keys, mlsys__coll_key3_cmp);
+  for (j = 0; j < k; j++)
+    if (!c->nq || mlsys__coll_key3_cmp(&c->keys[c->nq - 1], &c->keys[j])) c->keys[c->nq++] = c->keys[j];
+  for (g = 0; g < p->ngpus; g++)
+    for (t = 0; t < p->gpus[g].ntbs; t++) {
+      const mlsys_coll_tb *tb = &p->gpus[g].tbs[t];
+      int gt = c->tbase[g] + t;
+      c->sq[gt] = tb->send >= 0 ? mlsys__coll_conn_find(c, g, tb->send, tb->chan) : -1;
+      c->rq[gt] = tb->recv >= 0 ? mlsys__coll_conn_find(c, tb->recv, g, tb->chan) : -1;
+    }
+  c->qv = (int **)mlsys_calloc((size_t)c->nq + 1, sizeof(int *));
+  c->qhead = (int *)mlsys_calloc((size_t)c->nq + 1, sizeof(int));
+  c->qn = (int *)mlsys_calloc((size_t)c->nq + 1, sizeof(int));
+  c->qcap = (int *)mlsys_calloc((size_t)c->nq + 1, sizeof(int));
+  if (!c->qv || !c->qhead || !c->qn || !c->qcap) goto nomem;
+  return MLSYS_OK;
+nomem:
+  mlsys__coll_conn_free(c);
+  return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory");
+}
+static int mlsys__coll_conn_push(mlsys__coll_conn *c, int q, int id) {
+  if (c->qn[q] == c->qcap[q]) {
+    int nc = c->qcap[q] ? 2 * c->qcap[q] : 8;
+    int *nv = (int *)mlsys_realloc_array(c->qv[q], (size_t)nc, sizeof(int));
+    if (!nv) return -1;
+    c->qv[q] = nv; c->qcap[q] = nc;
+  }
+  c->qv[q][c->qn[q]++] = id;
+  return 0;
+}
+static int mlsys__coll_conn_pending(const mlsys__coll_conn *c, int q) { return c->qn[q] - c->qhead[q]; }
+static int mlsys__coll_conn_pop(mlsys__coll_conn *c, int q) { return c->qv[q][c->qhead[q]++]; }
+
+/* One line on every stuck threadblock (at most 4) of a deadlocked program. */
+static void mlsys__coll_deadlock_msg(const mlsys_coll_prog *p, const mlsys__coll_conn *c, const int *done, char *buf, size_t n) {
+  int g, t, listed = 0, stuck = 0;
+  size_t len;
+  snprintf(buf, n, "deadlock:");
+  for (g = 0; g < p->ngpus; g++)
+    for (t = 0; t < p->gpus[g].ntbs; t++) {
+      const mlsys_coll_tb *tb = &p->gpus[g].tbs[t];
+      int s = done[c->tbase[g] + t];
+      const mlsys_coll_step *sp;
+      if (s >= tb->nsteps) continue;
+      stuck++;
+      if (listed == 4) continue;
+      listed++;
+      sp = &tb->steps[s];
+      len = strlen(buf);
+      if (len + 1 >= n) continue;
+      if (sp->depid >= 0 && done[c->tbase[g] + sp->depid] <= sp->deps)
+        snprintf(buf + len, n - len, " gpu %d tb %d step %d (%s) waits for tb %d step %d;", g, t, s, mlsys__coll_op_names[sp->op], sp->depid, sp->deps);
+      else
+        snprintf(buf + len, n - len, " gpu %d tb %d step %d (%s) waits for a message from gpu %d on channel %d;", g, t, s,
+                 mlsys__coll_op_names[sp->op], tb->recv, tb->chan);
+    }
+  len = strlen(buf);
+  if (len + 1 < n) snprintf(buf + len, n - len, " %d threadblock(s) cannot progress", stuck);
+}
+
+/* ---- program verifier (spec §3.13, last paragraph) ----
+   Symbolic execution of the threadblocks: AG/A2A slots hold the id of the sub-chunk they contain, RS/AR slots
+   hold a sub-chunk id plus the set of ranks whose contributions they sum. Every conflicting pair of accesses to a
+   slot (write after write, read after write, write after read) must be ordered by happens-before (threadblock
+   order, dependencies, send → matching receive), so the result cannot depend on the interleaving; a read that is
+   not ordered after the write it needs is reported as possibly reading an empty or stale slot. */
+typedef struct { int n; int *val, *wr, *rh; uint64_t *bits; } mlsys__coll_vbuf;
+typedef struct { int cnt, node; int *val; uint64_t *bits; } mlsys__coll_vmsg;
+
+typedef struct {
+  const mlsys_coll_prog *p;
+  const mlsys_coll_def *d;
+  mlsys__coll_conn c;
+  int n, nw, comb, nnodes;
+  int *nbase;                /* [T+1] first node of each global threadblock */
+  int *node_tb;              /* [nodes] */
+  int *matched;              /* [nodes] send matched by a receive, -1 */
+  int *stamp, stampv, *stack;
+  int *done;                 /* [T] executed steps */
+  int **known;               /* [gpu] ntbs×ntbs direct-dependency knowledge, NULL = none (BFS only) */
+  mlsys__coll_vbuf *vb;      /* [gpu*3 + buf] */
+  mlsys__coll_ivec pool;     /* readers (node, next) */
+  mlsys__coll_vmsg *msgs; int nmsgs, capmsgs;
+  int *tv[3]; uint64_t *tbits[3];   /* temporaries: src, msg/dst, result */
+  char *msg; size_t msglen;
+} mlsys__coll_vs;
+
+static const char *mlsys__coll_vchunk(const mlsys__coll_vs *v, int val, char *buf, size_t n) {
+  if (val < 0) snprintf(buf, n, "nothing");
+  else if (v->n > 1) snprintf(buf, n, "chunk %d (part %d of %d)", val / v->n, val % v->n, v->n);
+  else snprintf(buf, n, "chunk %d", val);
+  return buf;
+}
+/* Does node w happen before node r (both executed)? */
+static int mlsys__coll_vordered(mlsys__coll_vs *v, int w, int r) {
+  int tw, tr, sp = 0, g;
+  if (w < 0 || w == r) return 1;
+  tw = v->node_tb[w]; tr = v->node_tb[r];
+  if (tw == tr) return w < r;
+  for (g = 0; v->c.tbase[g + 1] <= tr; g++) {}
+  if (tw >= v->c.tbase[g] && tw < v->c.tbase[g + 1] && v->known[g]) {
+    int nt = v->p->gpus[g].ntbs;
+    if (v->known[g][(size_t)(tr - v->c.tbase[g]) * nt + (tw - v->c.tbase[g])] > w - v->nbase[tw]) return 1;
+  }
+  /* backward search over threadblock order, dependencies and matched sends */
+  if (++v->stampv == INT_MAX) { memset(v->stamp, 0, (size_t)v->nnodes * sizeof(int)); v->stampv = 1; }
+  v->stack[sp++] = r;
+  v->stamp[r] = v->stampv;
+  while (sp > 0) {
+    int x = v->stack[--sp], tx = v->node_tb[x], preds[3], k, gx;
+    const mlsys_coll_step *st;
+    for (gx = 0; v->c.tbase[gx + 1] <= tx; gx++) {}
+    st = &v->p->gpus[gx].tbs[tx - v->c.tbase[gx]].steps[x - v->nbase[tx]];
+    preds[0] = x > v->nbase[tx] ? x - 1 : -1;
+    preds[1] = st->depid >= 0 ? v->nbase[v->c.tbase[gx] + st->depid] + st->deps : -1;
+    preds[2] = v->matched[x];
+    for (k = 0; k < 3; k++) {
+      int y = preds[k];
+      if (y < 0 || v->stamp[y] == v->stampv) continue;
+      if (y == w) return 1;
+      if (v->node_tb[y] == tw && y > w) return 1;   /* a later step of w's threadblock */
+      v->stamp[y] = v->stampv;
+      v->stack[sp++] = y;
+    }
+  }
+  return 0;
+}
+
+static mlsys_status mlsys__coll_vfail(mlsys__coll_vs *v, const char *fmt, ...) MLSYS__PRINTF(2, 3);
+static mlsys_status mlsys__coll_vfail(mlsys__coll_vs *v, const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return mlsys__coll_fail(MLSYS_ERR_INFEASIBLE, v->msg, v->msglen, "%s", buf);
+}
+
+/* Reduce b into a (a ⊕= b) symbolically; k = element index for messages. */
+static mlsys_status mlsys__coll_vreduce(mlsys__coll_vs *v, int *aval, uint64_t *abits, int bval, const uint64_t *bbits, int g,
+                                        int t, int s, const char *what) {
+  int w;
+  char c1[64], c2[64];
+  if (!v->comb) return mlsys__coll_vfail(v, "gpu %d tb %d step %d (%s): reduction in a non-combining collective (%s)", g, t, s, what, mlsys_coll_kind_name(v->p->kind));
+  if (*aval < 0 || bval < 0) return mlsys__coll_vfail(v, "gpu %d tb %d step %d (%s) reduces an empty slot", g, t, s, what);
+  if (*aval != bval)
+    return mlsys__coll_vfail(v, "gpu %d tb %d step %d (%s) reduces %s into %s", g, t, s, what, mlsys__coll_vchunk(v, bval, c1, sizeof c1), mlsys__coll_vchunk(v, *aval, c2, sizeof c2));
+  for (w = 0; w < v->nw; w++)
+    if (abits[w] & bbits[w]) {
+      int r = w * 64;
+      uint64_t x = abits[w] & bbits[w];
+      while (!(x & 1)) { x >>= 1; r++; }
+      return mlsys__coll_vfail(v, "gpu %d tb %d step %d (%s): double-counted contribution of rank %d to %s", g, t, s, what, r, mlsys__coll_vchunk(v, *aval, c1, sizeof c1));
+    }
+  for (w = 0; w < v->nw; w++) abits[w] |= bbits[w];
+  return MLSYS_OK;
+}
+
+static mlsys_status mlsys__coll_vstep(mlsys__coll_vs *v, int g, int t) {
+  const mlsys_coll_gpu *gp = &v->p->gpus[g];
+  const mlsys_coll_tb *tb = &gp->tbs[t];
+  int gt = v->c.tbase[g] + t, s = v->done[gt], node = v->nbase[gt] + s, k, nw = v->nw;
+  const mlsys_coll_step *sp = &tb->steps[s];
+  const char *tn = mlsys__coll_op_names[sp->op];
+  int op = sp->op, cnt = sp->cnt;
+  mlsys__coll_vmsg *m = NULL;
+  int *res = NULL; uint64_t *resb = NULL;
+  if (sp->depid >= 0 && v->known[g]) {
+    int *kn = &v->known[g][(size_t)t * gp->ntbs + sp->depid];
+    if (*kn < sp->deps + 1) *kn = sp->deps + 1;
+  }
+  if (op == MLSYS_COLL_OP_NOP) return MLSYS_OK;
+  if (mlsys__coll_op_recvs(op)) {
+    int id = mlsys__coll_conn_pop(&v->c, v->c.rq[gt]);
+    int sn = v->msgs[id].node, stb = v->node_tb[sn], sg;
+    m = &v->msgs[id];
+    v->matched[node] = sn;
+    for (sg = 0; v->c.tbase[sg + 1] <= stb; sg++) {}
+    if (m->cnt != cnt)
+      return mlsys__coll_vfail(v, "count mismatch: gpu %d tb %d step %d sends %d chunk(s) but gpu %d tb %d step %d (%s) receives %d", sg,
+                               stb - v->c.tbase[sg], sn - v->nbase[stb], m->cnt, g, t, s, tn, cnt);
+  }
+  /* reads (source, and the destination for re), checked against the last writer */
+  if (mlsys__coll_op_reads_src(op) || op == MLSYS_COLL_OP_REDUCE) {
+    int pass;
+    for (pass = 0; pass < 2; pass++) {
+      int buf = pass ? sp->dstbuf : sp->srcbuf, off = pass ? sp->dstoff : sp->srcoff;
+      mlsys__coll_vbuf *b = &v->vb[g * 3 + buf];
+      if (pass == 0 && !mlsys__coll_op_reads_src(op)) continue;
+      if (pass == 1 && op != MLSYS_COLL_OP_REDUCE) continue;
+      for (k = 0; k < cnt; k++) {
+        int slot = off + k, id;
+        if (!mlsys__coll_vordered(v, b->wr[slot], node)) {
+          int wn = b->wr[slot], wt = v->node_tb[wn];
+          return mlsys__coll_vfail(v, "gpu %d tb %d step %d (%s) may read an empty or stale slot %c[%d]: it is written by tb %d step %d, which it does not depend on",
+                                   g, t, s, tn, mlsys__coll_buf_chars[buf], slot, wt - v->c.tbase[g], wn - v->nbase[wt]);
+        }
+        if (b->val[slot] < 0)
+          return mlsys__coll_vfail(v, "gpu %d tb %d step %d (%s) %s the empty slot %c[%d]", g, t, s, tn,
+                                   mlsys__coll_op_sends(op) && op != MLSYS_COLL_OP_RRS ? "sends" : "reads", mlsys__coll_buf_chars[buf], slot);
+        v->tv[pass][k] = b->val[slot];
+        if (v->comb) memcpy(v->tbits[pass] + (size_t)k * nw, b->bits + (size_t)slot * nw, (size_t)nw * sizeof(uint64_t));
+        id = v->pool.n / 2;
+        if (mlsys__coll_ivec_push(&v->pool, node) || mlsys__coll_ivec_push(&v->pool, b->rh[slot])) return mlsys_set_error(MLSYS_ERR_NOMEM, "verify: out of memory");
+        b->rh[slot] = id;
+      }
+    }
+  }
+  /* the value produced */
+  res = v->tv[2]; resb = v->tbits[2];
+  for (k = 0; k < cnt; k++) {
+    mlsys_status st;
+    switch (op) {
+      case MLSYS_COLL_OP_SEND: case MLSYS_COLL_OP_COPY:
+        res[k] = v->tv[0][k];
+        if (v->comb) memcpy(resb + (size_t)k * nw, v->tbits[0] + (size_t)k * nw, (size_t)nw * sizeof(uint64_t));
+        break;
+      case MLSYS_COLL_OP_RECV: case MLSYS_COLL_OP_RCS:
+        res[k] = m->val[k];
+        if (v->comb) memcpy(resb + (size_t)k * nw, m->bits + (size_t)k * nw, (size_t)nw * sizeof(uint64_t));
+        break;
+      case MLSYS_COLL_OP_REDUCE:
+        res[k] = v->tv[1][k];
+        if (v->comb) memcpy(resb + (size_t)k * nw, v->tbits[1] + (size_t)k * nw, (size_t)nw * sizeof(uint64_t));
+        if ((st = mlsys__coll_vreduce(v, &res[k], resb + (size_t)k * nw, v->tv[0][k], v->tbits[0] + (size_t)k * nw, g, t, s, tn))) return st;
+        break;
+      default:   /* rrs, rrc, rrcs: received ⊕ source */
+        res[k] = m->val[k];
+        if (v->comb) memcpy(resb + (size_t)k * nw, m->bits + (size_t)k * nw, (size_t)nw * sizeof(uint64_t));
+        if ((st = mlsys__coll_vreduce(v, &res[k], resb + (size_t)k * nw, v->tv[0][k], v->comb ? v->tbits[0] + (size_t)k * nw : NULL, g, t, s, tn))) return st;
+        break;
+    }
+  }
+  if (m) { mlsys_free(m->val); mlsys_free(m->bits); m->val = NULL; m->bits = NULL; }
+  /* writes, checked against the last writer and the readers since */
+  if (mlsys__coll_op_writes_dst(op)) {
+    mlsys__coll_vbuf *b = &v->vb[g * 3 + sp->dstbuf];
+    if (sp->dstbuf == MLSYS_COLL_BUF_IN) return mlsys__coll_vfail(v, "gpu %d tb %d step %d (%s) writes the input buffer (inputs must not change)", g, t, s, tn);
+    for (k = 0; k < cnt; k++) {
+      int slot = sp->dstoff + k, h;
+      if (!mlsys__coll_vordered(v, b->wr[slot], node)) {
+        int wn = b->wr[slot], wt = v->node_tb[wn];
+        return mlsys__coll_vfail(v, "gpu %d tb %d step %d (%s) writes %c[%d] concurrently with tb %d step %d (no dependency orders the two writes)",
+                                 g, t, s, tn, mlsys__coll_buf_chars[sp->dstbuf], slot, wt - v->c.tbase[g], wn - v->nbase[wt]);
+      }
+      for (h = b->rh[slot]; h >= 0; h = v->pool.v[2 * h + 1]) {
+        int rn = v->pool.v[2 * h];
+        if (!mlsys__coll_vordered(v, rn, node)) {
+          int rt = v->node_tb[rn];
+          return mlsys__coll_vfail(v, "gpu %d tb %d step %d (%s) overwrites %c[%d], which tb %d step %d may still be reading (no dependency)",
+                                   g, t, s, tn, mlsys__coll_buf_chars[sp->dstbuf], slot, rt - v->c.tbase[g], rn - v->nbase[rt]);
+        }
+      }
+      b->val[slot] = res[k];
+      if (v->comb) memcpy(b->bits + (size_t)slot * nw, resb + (size_t)k * nw, (size_t)nw * sizeof(uint64_t));
+      b->wr[slot] = node; b->rh[slot] = -1;
+    }
+  }
+  if (mlsys__coll_op_sends(op)) {
+    mlsys__coll_vmsg *nm;
+    if (v->nmsgs == v->capmsgs) {
+      int nc = v->capmsgs ? 2 * v->capmsgs : 64;
+      mlsys__coll_vmsg *nv = (mlsys__coll_vmsg *)mlsys_realloc_array(v->msgs, (size_t)nc, sizeof *nv);
+      if (!nv) return mlsys_set_error(MLSYS_ERR_NOMEM, "verify: out of memory");
+      v->msgs = nv; v->capmsgs = nc;
+    }
+    nm = &v->msgs[v->nmsgs];
+    nm->cnt = cnt; nm->node = node;
+    nm->val = (int *)mlsys_alloc((size_t)cnt, sizeof(int));
+    nm->bits = v->comb ? (uint64_t *)mlsys_alloc((size_t)cnt * nw, sizeof(uint64_t)) : NULL;
+    if (!nm->val || (v->comb && !nm->bits)) { mlsys_free(nm->val); mlsys_free(nm->bits); return mlsys_set_error(MLSYS_ERR_NOMEM, "verify: out of memory"); }
+    memcpy(nm->val, res, (size_t)cnt * sizeof(int));
+    if (v->comb) memcpy(nm->bits, resb, (size_t)cnt * nw * sizeof(uint64_t));
+    v->nmsgs++;
+    if (mlsys__coll_conn_push(&v->c, v->c.sq[gt], v->nmsgs - 1)) return mlsys_set_error(MLSYS_ERR_NOMEM, "verify: out of memory");
+  }
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_coll_prog_verify(const mlsys_coll_def *d, const mlsys_coll_prog *p, char *msg, size_t msglen) {
+  mlsys__coll_vs v;
+  mlsys_status st;
+  int N, C, n, ni, no, g, t, s, b, k, maxcnt = 1, progress;
+  char c1[64], c2[64];
+  if (msg && msglen) msg[0] = 0;
+  if (!d || !p) return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "verify: NULL collective or program");
+  if ((st = mlsys__coll_prog_check(p, msg, msglen))) return st;
+  N = d->nranks; C = d->chunkup; n = p->instances;
+  if (p->kind != d->kind || p->ngpus != N)
+    return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "verify: program (%s on %d gpus) does not match the collective (%s on %d ranks)",
+                            mlsys_coll_kind_name(p->kind), p->ngpus, mlsys_coll_kind_name(d->kind), N);
+  mlsys__coll_buf_sizes(d->kind, N, C, &ni, &no);
+  for (g = 0; g < N; g++) {
+    const mlsys_coll_gpu *gp = &p->gpus[g];
+    if (gp->i_chunks != ni * n || gp->o_chunks != no * n)
+      return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "verify: gpu %d has %d input and %d output chunks; %s with %d ranks, chunkup %d and %d instance(s) needs %d and %d",
+                              g, gp->i_chunks, gp->o_chunks, mlsys_coll_kind_name(d->kind), N, C, n, ni * n, no * n);
+    for (t = 0; t < gp->ntbs; t++)
+      for (s = 0; s < gp->tbs[t].nsteps; s++) {
+        const mlsys_coll_step *sp = &gp->tbs[t].steps[s];
+        if (sp->cnt > maxcnt) maxcnt = sp->cnt;
+        if (sp->depid >= 0 && !gp->tbs[sp->depid].steps[sp->deps].hasdep)
+          return mlsys__coll_fail(MLSYS_ERR_INFEASIBLE, msg, msglen, "gpu %d tb %d step %d depends on tb %d step %d, which does not set hasdep=1 (the runtime never signals it)",
+                                  g, t, s, sp->depid, sp->deps);
+      }
+  }
+  memset(&v, 0, sizeof v);
+  v.p = p; v.d = d; v.n = n; v.nw = (N + 63) / 64; v.comb = d->combining; v.msg = msg; v.msglen = msglen;
+  if ((st = mlsys__coll_conn_build(p, &v.c))) return st;
+  st = MLSYS_ERR_NOMEM;
+  v.nbase = (int *)mlsys_alloc((size_t)v.c.T + 1, sizeof(int));
+  v.done = (int *)mlsys_calloc((size_t)v.c.T + 1, sizeof(int));
+  v.known = (int **)mlsys_calloc((size_t)N, sizeof(int *));
+  v.vb = (mlsys__coll_vbuf *)mlsys_calloc((size_t)N * 3, sizeof *v.vb);
+  if (!v.nbase || !v.done || !v.known || !v.vb) goto out;
+  v.nbase[0] = 0;
+  for (g = 0; g < N; g++)
+    for (t = 0; t < p->gpus[g].ntbs; t++) v.nbase[v.c.tbase[g] + t + 1] = v.nbase[v.c.tbase[g] + t] + p->gpus[g].tbs[t].nsteps;
+  v.nnodes = v.nbase[v.c.T];
+  v.node_tb = (int *)mlsys_alloc((size_t)v.nnodes + 1, sizeof(int));
+  v.matched = (int *)mlsys_alloc((size_t)v.nnodes + 1, sizeof(int));
+  v.stamp = (int *)mlsys_calloc((size_t)v.nnodes + 1, sizeof(int));
+  v.stack = (int *)mlsys_alloc(3 * (size_t)v.nnodes + 1, sizeof(int));
+  if (!v.node_tb || !v.matched || !v.stamp || !v.stack) goto out;
+  for (t = 0; t < v.c.T; t++)
+    for (k = v.nbase[t]; k < v.nbase[t + 1]; k++) { v.node_tb[k] = t; v.matched[k] = -1; }
+  for (g = 0; g < N; g++) {
+    int nt = p->gpus[g].ntbs;
+    if (nt > 0 && nt <= 512) {
+      v.known[g] = (int *)mlsys_calloc((size_t)nt * nt, sizeof(int));
+      if (!v.known[g]) goto out;
+    }
+  }
+  for (k = 0; k < 3; k++) {
+    v.tv[k] = (int *)mlsys_alloc((size_t)maxcnt, sizeof(int));
+    v.tbits[k] = (uint64_t *)mlsys_calloc((size_t)maxcnt * v.nw, sizeof(uint64_t));
+    if (!v.tv[k] || !v.tbits[k]) goto out;
+  }
+  /* initial contents: inputs hold the rank's chunks (AG/A2A) or its own contribution of every chunk (RS/AR) */
+  for (g = 0; g < N; g++)
+    for (b = 0; b < 3; b++) {
+      mlsys__coll_vbuf *vb = &v.vb[g * 3 + b];
+      int u;
+      vb->n = mlsys__coll_buf_chunks(&p->gpus[g], b);
+      vb->val = (int *)mlsys_alloc((size_t)vb->n + 1, sizeof(int));
+      vb->wr = (int *)mlsys_alloc((size_t)vb->n + 1, sizeof(int));
+      vb->rh = (int *)mlsys_alloc((size_t)vb->n + 1, sizeof(int));
+      vb->bits = v.comb ? (uint64_t *)mlsys_calloc((size_t)vb->n * v.nw + 1, sizeof(uint64_t)) : NULL;
+      if (!vb->val || !vb->wr || !vb->rh || (v.comb && !vb->bits)) goto out;
+      for (u = 0; u < vb->n; u++) {
+        vb->wr[u] = -1; vb->rh[u] = -1; vb->val[u] = -1;
+        if (b != MLSYS_COLL_BUF_IN) continue;
+        switch (d->kind) {
+          case MLSYS_COLL_ALLGATHER: vb->val[u] = g * C * n + u; break;
+          case MLSYS_COLL_ALLTOALL: vb->val[u] = g * N * C * n + u; break;
+          default: vb->val[u] = u; vb->bits[(size_t)u * v.nw + g / 64] |= (uint64_t)1 << (g % 64); break;
+        }
+      }
+    }
+  /* run: every threadblock as far as it can go, until nothing moves */
+  do {
+    progress = 0;
+    for (g = 0; g < N; g++)
+      for (t = 0; t < p->gpus[g].ntbs; t++) {
+        const mlsys_coll_tb *tb = &p->gpus[g].tbs[t];
+        int gt = v.c.tbase[g] + t;
+        while (v.done[gt] < tb->nsteps) {
+          const mlsys_coll_step *sp = &tb->steps[v.done[gt]];
+          if (sp->depid >= 0 && v.done[v.c.tbase[g] + sp->depid] <= sp->deps) break;
+          if (mlsys__coll_op_recvs(sp->op) && !mlsys__coll_conn_pending(&v.c, v.c.rq[gt])) break;
+          if ((st = mlsys__coll_vstep(&v, g, t))) goto out;
+          v.done[gt]++;
+          progress = 1;
+        }
+      }
+  } while (progress);
+  for (t = 0; t < v.c.T; t++)
+    if (v.done[t] < v.nbase[t + 1] - v.nbase[t]) {
+      char buf[1024];
+      mlsys__coll_deadlock_msg(p, &v.c, v.done, buf, sizeof buf);
+      st = mlsys__coll_fail(MLSYS_ERR_INFEASIBLE, msg, msglen, "%s", buf);
+      goto out;
+    }
+  for (k = 0; k < v.c.nq; k++)
+    if (mlsys__coll_conn_pending(&v.c, k)) {
+      int id = v.c.qv[k][v.c.qhead[k]], sn = v.msgs[id].node, stb = v.node_tb[sn];
+      st = mlsys__coll_fail(MLSYS_ERR_INFEASIBLE, msg, msglen, "unmatched send: gpu %d → gpu %d channel %d has %d message(s) nobody receives (first from tb %d step %d)",
+                            v.c.keys[k].a, v.c.keys[k].b, v.c.keys[k].i, mlsys__coll_conn_pending(&v.c, k), stb - v.c.tbase[v.c.keys[k].a], sn - v.nbase[stb]);
+      goto out;
+    }
+  /* post-conditions (§3.13): outputs hold the right sub-chunks, with all N contributions for RS/AR */
+  for (g = 0; g < N; g++) {
+    mlsys__coll_vbuf *vb = &v.vb[g * 3 + MLSYS_COLL_BUF_OUT];
+    int u;
+    for (u = 0; u < vb->n; u++) {
+      int j = u / n, want;
+      switch (d->kind) {
+        case MLSYS_COLL_ALLGATHER: want = u; break;
+        case MLSYS_COLL_ALLTOALL: want = (((j / C) * N + g) * C + j % C) * n + u % n; break;
+        case MLSYS_COLL_REDUCESCATTER: want = g * C * n + u; break;
+        default: want = u; break;
+      }
+      if (vb->val[u] != want) {
+        st = mlsys__coll_fail(MLSYS_ERR_INFEASIBLE, msg, msglen, "post-condition: gpu %d o[%d] holds %s but should hold %s", g, u,
+                              mlsys__coll_vchunk(&v, vb->val[u], c1, sizeof c1), mlsys__coll_vchunk(&v, want, c2, sizeof c2));
+        goto out;
+      }
+      if (v.comb) {
+        int r, have = 0, miss = -1;
+        for (r = 0; r < N; r++) {
+          if (vb->bits[(size_t)u * v.nw + r / 64] >> (r % 64) & 1) have++;
+          else if (miss < 0) miss = r;
+        }
+        if (have != N) {
+          st = mlsys__coll_fail(MLSYS_ERR_INFEASIBLE, msg, msglen, "post-condition: gpu %d o[%d] holds %d of the %d contributions to %s (rank %d's is missing)",
+                                g, u, have, N, mlsys__coll_vchunk(&v, want, c1, sizeof c1), miss);
+          goto out;
+        }
+      }
+    }
+  }
+  st = MLSYS_OK;
+out:
+  if (st == MLSYS_ERR_NOMEM) mlsys__coll_fail(st, msg, msglen, "verify: out of memory");
+  mlsys__coll_conn_free(&v.c);
+  if (v.known) for (g = 0; g < N; g++) mlsys_free(v.known[g]);
+  if (v.vb)
+    for (k = 0; k < N * 3; k++) { mlsys_free(v.vb[k].val); mlsys_free(v.vb[k].wr); mlsys_free(v.vb[k].rh); mlsys_free(v.vb[k].bits); }
+  for (k = 0; k < v.nmsgs; k++) { mlsys_free(v.msgs[k].val); mlsys_free(v.msgs[k].bits); }
+  for (k = 0; k < 3; k++) { mlsys_free(v.tv[k]); mlsys_free(v.tbits[k]); }
+  mlsys_free(v.msgs); mlsys_free(v.known); mlsys_free(v.vb); mlsys_free(v.nbase); mlsys_free(v.done); mlsys_free(v.node_tb);
+  mlsys_free(v.matched); mlsys_free(v.stamp); mlsys_free(v.stack); mlsys_free(v.pool.v);
+  return st;
+}
+/* ---- CPU executor (spec §3.11 exec_cpu): each threadblock is a coroutine; at every step one threadblock that
+   can progress (its dependency is done and, for a receive, its message has arrived) is picked at random (seeded),
+   so repeated runs cover different legal interleavings. Sends copy into the connection's FIFO and never block. */
+typedef struct { int cnt; void *data; } mlsys__coll_xmsg;
+
+MLSYS_DEF mlsys_status mlsys_coll_exec_cpu(const mlsys_coll_prog *p, int dtype, int redop, void *const *in,
+                                           void *const *out, size_t chunk_elems, uint64_t seed) {
+  mlsys__coll_conn c;
+  mlsys_status st;
+  size_t es = mlsys__coll_dtype_size(dtype), E, sb;
+  int g, t, k, nlive = 0;
+  int *done = NULL, *live = NULL, *ready = NULL, *tgpu = NULL;
+  void **scr = NULL;
+  mlsys__coll_xmsg *msgs = NULL;
+  int nmsgs = 0, capmsgs = 0;
+  mlsys_rng rng;
+  char buf[1024];
+  if ((st = mlsys__coll_prog_check(p, buf, sizeof buf))) return st;
+  if (!es) return mlsys_set_error(MLSYS_ERR_ARG, "exec_cpu: unknown dtype %d", dtype);
+  if (redop < 0 || redop > 3) return mlsys_set_error(MLSYS_ERR_ARG, "exec_cpu: unknown reduction %d", redop);
+  if (!in || !out) return mlsys_set_error(MLSYS_ERR_ARG, "exec_cpu: NULL buffer array");
+  if (chunk_elems == 0 || chunk_elems % (size_t)p->instances)
+    return mlsys_set_error(MLSYS_ERR_ARG, "exec_cpu: chunk_elems %zu is not a positive multiple of the %d instances", chunk_elems, p->instances);
+  E = chunk_elems / (size_t)p->instances;   /* elements per program slot (sub-chunk) */
+  if (E > ((size_t)1 << 40) / es) return mlsys_set_error(MLSYS_ERR_ARG, "exec_cpu: chunk_elems %zu too large", chunk_elems);
+  sb = E * es;
+  for (g = 0; g < p->ngpus; g++)
+    if ((p->gpus[g].i_chunks && !in[g]) || (p->gpus[g].o_chunks && !out[g]))
+      return mlsys_set_error(MLSYS_ERR_ARG, "exec_cpu: NULL buffer for gpu %d", g);
+  if ((st = mlsys__coll_conn_build(p, &c))) return st;
+  st = MLSYS_ERR_NOMEM;
+  done = (int *)mlsys_calloc((size_t)c.T + 1, sizeof(int));
+  live = (int *)mlsys_alloc((size_t)c.T + 1, sizeof(int));
+  ready = (int *)mlsys_alloc((size_t)c.T + 1, sizeof(int));
+  tgpu = (int *)mlsys_alloc((size_t)c.T + 1, sizeof(int));
+  scr = (void **)mlsys_calloc((size_t)p->ngpus, sizeof(void *));
+  if (!done || !live || !ready || !tgpu || !scr) goto out;
+  for (g = 0; g < p->ngpus; g++) {
+    if (p->gpus[g].s_chunks) {
+      scr[g] = mlsys_calloc((size_t)p->gpus[g].s_chunks, sb);
+      if (!scr[g]) goto out;
+    }
+    for (t = 0; t < p->gpus[g].ntbs; t++) {
+      tgpu[c.tbase[g] + t] = g;
+      if (p->gpus[g].tbs[t].nsteps) live[nlive++] = c.tbase[g] + t;
+    }
+  }
+  mlsys_rng_seed(&rng, seed);
+  while (nlive > 0) {
+    int nready = 0, pick, gt, tl, op, cnt;
+    const mlsys_coll_gpu *gp;
+    const mlsys_coll_tb *tb;
+    const mlsys_coll_step *sp;
+    char *bases[3], *src, *dst;
+    mlsys__coll_xmsg m;
+    m.cnt = 0; m.data = NULL;
+    for (k = 0; k < nlive; k++) {
+      int x = live[k], gx = tgpu[x];
+      const mlsys_coll_tb *tx = &p->gpus[gx].tbs[x - c.tbase[gx]];
+      const mlsys_coll_step *sx = &tx->steps[done[x]];
+      if (sx->depid >= 0 && done[c.tbase[gx] + sx->depid] <= sx->deps) continue;
+      if (mlsys__coll_op_recvs(sx->op) && !mlsys__coll_conn_pending(&c, c.rq[x])) continue;
+      ready[nready++] = k;
+    }
+    if (!nready) {
+      mlsys__coll_deadlock_msg(p, &c, done, buf, sizeof buf);
+      st = mlsys_set_error(MLSYS_ERR_INFEASIBLE, "exec_cpu: %s", buf);
+      goto out;
+    }
+    pick = ready[mlsys_rng_below(&rng, (uint64_t)nready)];
+    gt = live[pick]; g = tgpu[gt]; tl = gt - c.tbase[g];
+    gp = &p->gpus[g]; tb = &gp->tbs[tl]; sp = &tb->steps[done[gt]];
+    op = sp->op; cnt = sp->cnt;
+    bases[0] = (char *)in[g]; bases[1] = (char *)out[g]; bases[2] = (char *)scr[g];
+    src = bases[sp->srcbuf] + (size_t)(sp->srcoff > 0 ? sp->srcoff : 0) * sb;
+    dst = bases[sp->dstbuf] + (size_t)(sp->dstoff > 0 ? sp->dstoff : 0) * sb;
+    if (mlsys__coll_op_recvs(op)) {
+      int id = mlsys__coll_conn_pop(&c, c.rq[gt]);
+      m = msgs[id];
+      msgs[id].data = NULL;   /* the step owns the payload now */
+      if (m.cnt != cnt) {
+        mlsys_free(m.data);
+        st = mlsys_set_error(MLSYS_ERR_INFEASIBLE, "exec_cpu: count mismatch: gpu %d tb %d step %d (%s) receives %d chunk(s), the matching send sent %d",
+                             g, tl, done[gt], mlsys__coll_op_names[op], cnt, m.cnt);
+        goto out;
+      }
+    }
+    switch (op) {
+      case MLSYS_COLL_OP_SEND:
+        m.cnt = cnt; m.data = mlsys_alloc((size_t)cnt, sb);
+        if (!m.data) goto out;
+        memcpy(m.data, src, (size_t)cnt * sb);
+        break;
+      case MLSYS_COLL_OP_RECV: memcpy(dst, m.data, (size_t)cnt * sb); break;
+      case MLSYS_COLL_OP_RCS: memcpy(dst, m.data, (size_t)cnt * sb); break;
+      case MLSYS_COLL_OP_RRS: mlsys__coll_reduce_elems(m.data, m.data, src, (size_t)cnt * E, dtype, redop); break;
+      case MLSYS_COLL_OP_RRC: mlsys__coll_reduce_elems(dst, m.data, src, (size_t)cnt * E, dtype, redop); break;
+      case MLSYS_COLL_OP_RRCS:
+        mlsys__coll_reduce_elems(m.data, m.data, src, (size_t)cnt * E, dtype, redop);
+        memcpy(dst, m.data, (size_t)cnt * sb);
+        break;
+      case MLSYS_COLL_OP_COPY: memmove(dst, src, (size_t)cnt * sb); break;
+      case MLSYS_COLL_OP_REDUCE: mlsys__coll_reduce_elems(dst, dst, src, (size_t)cnt * E, dtype, redop); break;
+      default: break;
+    }
+    if (mlsys__coll_op_sends(op)) {
+      if (nmsgs == capmsgs) {
+        int nc = capmsgs ? 2 * capmsgs : 64;
+        mlsys__coll_xmsg *nv = (mlsys__coll_xmsg *)mlsys_realloc_array(msgs, (size_t)nc, sizeof *nv);
+        if (!nv) { mlsys_free(m.data); goto out; }
+        msgs = nv; capmsgs = nc;
+      }
+      msgs[nmsgs++] = m;
+      if (mlsys__coll_conn_push(&c, c.sq[gt], nmsgs - 1)) goto out;
+    } else if (m.data) {
+      mlsys_free(m.data);
+    }
+    if (++done[gt] == tb->nsteps) live[pick] = live[--nlive];
+  }
+  for (k = 0; k < c.nq; k++)
+    if (mlsys__coll_conn_pending(&c, k)) {
+      st = mlsys_set_error(MLSYS_ERR_INFEASIBLE, "exec_cpu: unmatched send: gpu %d → gpu %d channel %d has %d message(s) nobody receives",
+                           c.keys[k].a, c.keys[k].b, c.keys[k].i, mlsys__coll_conn_pending(&c, k));
+      goto out;
+    }
+  st = MLSYS_OK;
+out:
+  if (st == MLSYS_ERR_NOMEM) mlsys_set_error(st, "exec_cpu: out of memory");
+  for (k = 0; k < nmsgs; k++) mlsys_free(msgs[k].data);
+  mlsys_free(msgs);
+  if (scr) for (g = 0; g < p->ngpus; g++) mlsys_free(scr[g]);
+  mlsys_free(scr); mlsys_free(done); mlsys_free(live); mlsys_free(ready); mlsys_free(tgpu);
+  mlsys__coll_conn_free(&c);
+  return st;
+}
 
 
 #ifdef __cplusplus

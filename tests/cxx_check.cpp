@@ -1,6 +1,7 @@
 // The headers must compile and link as C++ (frameworks vendor them into C++ code bases). Built by `make test`.
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_remat.h"
+#include "mlsys_collective.h"
 
 int main() {
   mlsys_remat_graph g;
@@ -11,5 +12,15 @@ int main() {
   int ok = st == MLSYS_OK && s.cost == 10;
   mlsys_remat_schedule_free(&s);
   mlsys_remat_graph_free(&g);
+  // TACCL T1: ALLGATHER on a 4-rank unidirectional ring with lat 10 takes 30
+  mlsys_coll_topo t;
+  mlsys_coll_cost c = {10, 0};
+  if (mlsys_coll_topo_ring(4, 0, c, &t) != MLSYS_OK) return 1;
+  mlsys_coll_algo a;
+  mlsys_coll_stats cs;
+  if (mlsys_coll_synthesize(&t, NULL, MLSYS_COLL_ALLGATHER, 1 << 20, &a, NULL, &cs) != MLSYS_OK) ok = 0;
+  else ok = ok && a.time_us > 30 - 1e-9 && a.time_us < 30 + 1e-9;
+  mlsys_coll_algo_free(&a);
+  mlsys_coll_topo_free(&t);
   return ok ? 0 : 1;
 }
