@@ -1459,8 +1459,7 @@ static mlsys_status mlsys__coll_row(mlsys__coll_rows *R, int nnz, const int *pro
   qsort(R->tc, (size_t)k, 2 * sizeof(int), mlsys__coll_pair_cmp);
   {
     int m = 0;
-    int *cols = R->tc + 2 * k;  /* scratch after the pairs: reuse R->tc tail is unsafe; build in place */
-    (void)cols;
+    /* merge in place: the write index m never passes the read index 2i */
     for (i = 0; i < k; i++) {
       int c = R->tc[2 * i], src = R->tc[2 * i + 1];
       double val = src < nnz ? v[src] : rawv[src - nnz];
