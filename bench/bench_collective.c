@@ -14,6 +14,9 @@
      no arguments = `all --quick` (what `make bench` runs: a few minutes).
      --quick  short MILP limits, fewer cases and sizes; without it: the full run (see bench/RESULTS.md §4).
      --ar     bw part: ALLREDUCE too (fewer sizes; the AG sketches' schedules inverted and concatenated, §5.7).
+     --plots DIR  where the SVGs go (default bench/plots; in quick mode build/, so `make bench` keeps the full plots).
+   The full run of bench/RESULTS.md §4: `bench_collective time` and `bench_collective bw --ar` (two processes, one
+   per core, about 16 minutes each).
 
    Synthesis per (sketch, size): each sketch is synthesized at every size of the sweep under a per-size limit.
    A sketch whose routing finds no feasible solution within that short limit is synthesized ONCE at its native
@@ -35,7 +38,7 @@
 #define MiB (1024.0 * 1024.0)
 
 static const char *sketch_dir = "tests/data/taccl/sketch";
-static const char *plot_dir = "bench/plots";
+static const char *plot_dir = NULL;   /* default: bench/plots (full run), build (quick run: keeps the full plots) */
 static int quick = 0;
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -221,6 +224,7 @@ typedef struct {
 
 static const time_case time_cases[] = {
   {"1xNDv2", "sk1-ndv2-n1", 0, MLSYS_COLL_ALLGATHER, MiB, 60, 60, -1, 1},
+  {"1xNDv2 C=6", "sk-ndv2-n1-cUp6", 0, MLSYS_COLL_ALLGATHER, MiB / 6, 60, 60, -1, 1},
   {"ndv2-sk-1", "sk1-ndv2-n2", 0, MLSYS_COLL_ALLGATHER, MiB, 60, 60, 2.6, 1},
   {"ndv2-sk-2", "sk2-ndv2-n2", 0, MLSYS_COLL_ALLGATHER, KiB, 60, 60, -1, 1},
   {"1xDGX-2", "sk1-dgx2-n1", 1, MLSYS_COLL_ALLGATHER, MiB, 60, 60, -1, 1},
@@ -268,7 +272,7 @@ static int part_time(void) {
   char b1[32];
   printf("\n== Part 1: synthesis wall time (lp_solve), thesis Table 5.3 (Gurobi) beside it\n");
   printf("   costs: thesis Table 5.1 (mlsys_coll_topo_*(n, NULL)); buffer = chunk x C (AG), chunk x N x C (A2A, AR)\n");
-  printf("%-10s %-4s %-12s %-5s %7s %7s %7s %7s %7s %9s %11s %-10s %6s %9s %9s %9s %8s %6s %10s %10s %10s %8s\n", "sketch",
+  printf("%-10s %-4s %-15s %-5s %7s %7s %7s %7s %7s %9s %11s %-10s %6s %9s %9s %9s %8s %6s %10s %10s %10s %8s\n", "sketch",
          "coll", "file", "buf", "limits", "total_s", "route_s", "order_s", "sched_s", "thesis_s", "bins(unsym)", "route_st",
          "gap", "route_us", "bound_us", "lb_us", "sch_gap", "merged", "phys_us", "ring_us", "best_base", "vs_ring");
   for (i = 0; i < NTIME; i++) {
@@ -284,7 +288,7 @@ static int part_time(void) {
     snprintf(lim, sizeof lim, "%g/%g", rtl, stl);
     /* AR on dgx2-sk-1 routes the same MILP as its AG (same chunk size): skip it when the AG found no routing */
     if (c->kind == MLSYS_COLL_ALLREDUCE && !strcmp(c->file, "sk1-dgx2-n2") && dgx2_ag_feasible[0] == 0) {
-      printf("%-10s %-4s %-12s %-5s %7s  skipped: its routing MILP is the ALLGATHER's above (same chunk size), which "
+      printf("%-10s %-4s %-15s %-5s %7s  skipped: its routing MILP is the ALLGATHER's above (same chunk size), which "
              "found no feasible routing\n", c->label, "AR", c->file, fmt_size(buf, b1, sizeof b1), lim);
       continue;
     }
@@ -294,7 +298,7 @@ static int part_time(void) {
     run_baselines(&phys, c->kind, buf, &b);
     best = fmin_nan(fmin_nan(b.ring, b.direct), b.hier);
     if (e->ok) us = sim_us(&phys, &e->algo, NULL);
-    printf("%-10s %-4s %-12s %-5s %7s %7.2f", c->label,
+    printf("%-10s %-4s %-15s %-5s %7s %7.2f", c->label,
            c->kind == MLSYS_COLL_ALLGATHER ? "AG" : c->kind == MLSYS_COLL_ALLTOALL ? "A2A" : "AR", c->file,
            fmt_size(buf, b1, sizeof b1), lim, e->stats.total_s);
     if (e->ok) {
@@ -604,6 +608,7 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
+  if (!plot_dir) plot_dir = quick ? "build" : "bench/plots";
   t0 = mlsys_now();
   print_machine();
   if (do_time) rc |= part_time();
