@@ -244,11 +244,18 @@ typedef struct {
   double algbw_gbps;         /* output bytes per rank (AG/AR: N·C chunks; A2A/RS: input) / makespan, GB = 1e9 */
   double busbw_gbps;         /* nccl-tests convention: AR 2(n−1)/n, others (n−1)/n of algbw */
   int deadlock;              /* 1 → the orders are cyclic (no valid execution) */
+  int nic_reordered;         /* 1 → the array order deadlocks on the serial NICs, so the NICs served their sends in
+                                the order they become ready without NIC contention (see below) */
 } mlsys_coll_sim_result;
 /* Event semantics equal to the stage-3 MILP: a transfer starts when its chunk is at the sender (for a reduce: all
    partials scheduled into the sender before it have arrived), the previous transfer on its link has finished, and
    the previous transfer with a different peer on the same switch port / serial NIC has finished. Writes t_send and
-   t_arrive into a (so the caller sees the trace). */
+   t_arrive into a (so the caller sees the trace).
+   A schedule made on a logical topology without serial NICs (the sketch's model for 2 nodes) can order its IB
+   sends, and its merged IB groups, so that one physical NIC's array order is cyclic with the data and link orders.
+   A real NIC has no such order: it serves what is posted. Then the simulator orders each serial NIC's sends by
+   their start times in the schedule simulated without NIC contention (ties by link, then array position), which
+   is always acyclic, and sets r->nic_reordered. */
 MLSYS_DEF mlsys_status mlsys_coll_simulate(const mlsys_coll_topo *t, mlsys_coll_algo *a, const mlsys_coll_sim_opts *o,
                                            mlsys_coll_sim_result *r);
 /* Symbolic check (§3.13): every transfer uses an existing link and sends data the sender holds; every (chunk, rank)
@@ -807,7 +814,15 @@ static int mlsys__coll_owner(const mlsys_coll_algo *a, int c) {
 
 /* Builds the structure; with strict = 1 a transfer whose data is not available earlier in the array is an error
    naming it (the array order must be an execution order). */
+/* nic_mode: 0 = serial-NIC ports chained in array order (the schedule's order), 1 = no serial-NIC port edges,
+   2 = serial-NIC ports chained in the order nic_ord (a permutation of the transfers; see mlsys_coll_simulate). */
+static mlsys_status mlsys__coll_prec_build_ex(const mlsys_coll_topo *t, const mlsys_coll_algo *a, mlsys__coll_prec *p,
+                                              int nic_mode, const int *nic_ord);
 static mlsys_status mlsys__coll_prec_build(const mlsys_coll_topo *t, const mlsys_coll_algo *a, mlsys__coll_prec *p) {
+  return mlsys__coll_prec_build_ex(t, a, p, 0, NULL);
+}
+static mlsys_status mlsys__coll_prec_build_ex(const mlsys_coll_topo *t, const mlsys_coll_algo *a, mlsys__coll_prec *p,
+                                              int nic_mode, const int *nic_ord) {
   int N = a->nranks, n = a->nxfer, i, k;
   size_t ncr = (size_t)a->nchunks * N;
   int *last_copy = NULL, *red_head = NULL, *red_next = NULL, *cnt = NULL, *lastl = NULL;
@@ -905,16 +920,24 @@ static mlsys_status mlsys__coll_prec_build(const mlsys_coll_topo *t, const mlsys
     {
       int *pl1 = plast, *pl2 = (int *)mlsys_alloc((size_t)nports, sizeof(int));
       if (!pl2) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); goto done; }
+      int pass;
       for (j = 0; j < nports; j++) pl1[j] = pl2[j] = -1;
-      for (i = n - 1; i >= 0; i--) {
-        const mlsys_coll_xfer *x = &a->x[i];
-        size_t l = (size_t)x->src * N + x->dst;
+      /* pass 0: switch ports (and serial NICs in array order, nic_mode 0); pass 1: serial NICs in nic_ord */
+      for (pass = 0; pass < (nic_mode == 2 ? 2 : 1); pass++)
+      for (k = n - 1; k >= 0; k--) {
+        const mlsys_coll_xfer *x;
+        size_t l;
+        int nic = 0;
+        i = pass == 0 ? k : nic_ord[k];
+        x = &a->x[i];
+        l = (size_t)x->src * N + x->dst;
         np = 0;
-        if (t->sw[l] >= 0) {
+        nic = t->nic_serial && t->kind[l] == MLSYS_COLL_LINK_IB && t->nic[x->src] >= 0 && t->nic[x->dst] >= 0;
+        if (pass == 0 && t->sw[l] >= 0) {
           port[np++] = (x->src * (nsw > 0 ? nsw : 1) + t->sw[l]) * 2;
           port[np++] = (x->dst * (nsw > 0 ? nsw : 1) + t->sw[l]) * 2 + 1;
         }
-        if (t->nic_serial && t->kind[l] == MLSYS_COLL_LINK_IB && t->nic[x->src] >= 0 && t->nic[x->dst] >= 0) {
+        if (nic && (nic_mode == 0 || pass == 1)) {
           port[np++] = 2 * N * (nsw > 0 ? nsw : 1) + 2 * t->nic[x->src];
           port[np++] = 2 * N * (nsw > 0 ? nsw : 1) + 2 * t->nic[x->dst] + 1;
         }
@@ -972,8 +995,44 @@ static double mlsys__coll_unit_lat(const mlsys_coll_topo *t, const mlsys_coll_al
   return c.alpha_us + c.beta_us_per_mb * mb * k + (a->x[i].op == MLSYS_COLL_XF_REDUCE ? reduce_us_per_mb * mb * k : 0);
 }
 
+static mlsys_status mlsys__coll_sim_core(const mlsys_coll_topo *t, mlsys_coll_algo *a, const mlsys_coll_sim_opts *o,
+                                         mlsys_coll_sim_result *r, int nic_mode, const int *nic_ord);
+typedef struct { double t; int l, i; } mlsys__coll_nickey;
+static int mlsys__coll_nic_cmp(const void *pa, const void *pb) {
+  const mlsys__coll_nickey *x = (const mlsys__coll_nickey *)pa, *y = (const mlsys__coll_nickey *)pb;
+  if (x->t != y->t) return x->t < y->t ? -1 : 1;
+  if (x->l != y->l) return x->l < y->l ? -1 : 1;
+  return x->i < y->i ? -1 : x->i > y->i;
+}
 MLSYS_DEF mlsys_status mlsys_coll_simulate(const mlsys_coll_topo *t, mlsys_coll_algo *a, const mlsys_coll_sim_opts *o,
                                            mlsys_coll_sim_result *r) {
+  mlsys_status st = mlsys__coll_sim_core(t, a, o, r, 0, NULL), st2;
+  mlsys__coll_prec p;
+  mlsys__coll_nickey *key;
+  int *ord, i;
+  char msg[1024];
+  if (st != MLSYS_ERR_INFEASIBLE || !r->deadlock || !t->nic_serial) return st;
+  snprintf(msg, sizeof msg, "%s", mlsys_last_error());
+  /* start times without NIC contention; the data, link and switch orders alone must be acyclic */
+  if (mlsys__coll_sim_core(t, a, o, r, 1, NULL) != MLSYS_OK) { memset(r, 0, sizeof *r); r->deadlock = 1; return mlsys_set_error(st, "%s", msg); }
+  if ((st2 = mlsys__coll_prec_build_ex(t, a, &p, 1, NULL))) return st2;
+  ord = (int *)mlsys_alloc((size_t)a->nxfer + 1, sizeof(int));
+  key = (mlsys__coll_nickey *)mlsys_alloc((size_t)a->nxfer + 1, sizeof *key);
+  if (!ord || !key) { mlsys_free(ord); mlsys_free(key); mlsys__coll_prec_free(&p); return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); }
+  /* members of a merged group share a start and a link, so they stay adjacent; every other edge raises the start */
+  for (i = 0; i < a->nxfer; i++) { key[i].t = a->x[i].t_send; key[i].l = p.lnk[i]; key[i].i = i; }
+  qsort(key, (size_t)a->nxfer, sizeof *key, mlsys__coll_nic_cmp);
+  for (i = 0; i < a->nxfer; i++) ord[i] = key[i].i;
+  mlsys_free(key);
+  mlsys__coll_prec_free(&p);
+  st2 = mlsys__coll_sim_core(t, a, o, r, 2, ord);
+  mlsys_free(ord);
+  if (st2 == MLSYS_OK) r->nic_reordered = 1;
+  return st2;
+}
+
+static mlsys_status mlsys__coll_sim_core(const mlsys_coll_topo *t, mlsys_coll_algo *a, const mlsys_coll_sim_opts *o,
+                                         mlsys_coll_sim_result *r, int nic_mode, const int *nic_ord) {
   mlsys_coll_sim_opts def;
   mlsys__coll_prec p;
   int n = a->nxfer, i, e, *unit = NULL, *usize = NULL, *indeg = NULL, *adj_off = NULL, *adj = NULL, *q = NULL, q0, q1, done_n = 0;
@@ -982,7 +1041,7 @@ MLSYS_DEF mlsys_status mlsys_coll_simulate(const mlsys_coll_topo *t, mlsys_coll_
   int ne = 0;
   memset(r, 0, sizeof *r);
   if (!o) { memset(&def, 0, sizeof def); o = &def; }
-  if ((st = mlsys__coll_prec_build(t, a, &p))) return st;
+  if ((st = mlsys__coll_prec_build_ex(t, a, &p, nic_mode, nic_ord))) return st;
   unit = (int *)mlsys_alloc((size_t)n + 1, sizeof(int));
   usize = (int *)mlsys_alloc((size_t)n + 1, sizeof(int));
   indeg = (int *)mlsys_calloc((size_t)n + 1, sizeof(int));
@@ -1783,7 +1842,7 @@ static mlsys_status mlsys__coll_route_heuristic(const mlsys_coll_topo *lt, const
       mlsys__coll_heur_tree(&h, c, NULL, xval, tval);
     }
   }
-  if (getenv("MLSYS_DEBUG") && cls) fprintf(stderr, "heuristic routing: %s\n", asym ? "asymmetric" : "symmetric");
+  if (cls) mlsys_log(MLSYS_LOG_DEBUG, "heuristic routing: %s", asym ? "asymmetric" : "symmetric");
   best = mlsys__coll_heur_T(&h, tval);
   memcpy(bx, xval, (size_t)v->nx); memcpy(bt, tval, (size_t)v->nt * sizeof(double));
   for (pass = 1; pass < npass && best > target * (1 + 1e-9); pass++) {
@@ -1795,20 +1854,20 @@ static mlsys_status mlsys__coll_route_heuristic(const mlsys_coll_topo *lt, const
       mlsys__coll_heur_tree(&h, c, NULL, xval, tval);
     }
     T = mlsys__coll_heur_T(&h, tval);
-    if (getenv("MLSYS_DEBUG")) fprintf(stderr, "pass %d T %.4g\n", pass, T);
+    mlsys_log(MLSYS_LOG_DEBUG, "heuristic routing pass %d: T %.4g", pass, T);
     /* negotiated congestion (PathFinder): links loaded beyond the target get dearer in later passes */
     if (h.hist)
       for (i = 0; i < N * N; i++)
-        if (h.load[i] > fmax(target, 1e-300) * (1 + 1e-9)) h.hist[i] += getenv("MLSYS_HINC") ? atof(getenv("MLSYS_HINC")) : 0.25;
+        if (h.load[i] > fmax(target, 1e-300) * (1 + 1e-9)) h.hist[i] += 0.25;
     if (T < best - 1e-9) { best = T; memcpy(bx, xval, (size_t)v->nx); memcpy(bt, tval, (size_t)v->nt * sizeof(double)); }
   }
   memcpy(xval, bx, (size_t)v->nx); memcpy(tval, bt, (size_t)v->nt * sizeof(double));
   *relaxed_T = best;
-  if (getenv("MLSYS_DEBUG")) {
+  {
     double mt = 0, ml = 0;
     for (i = 0; i < v->nt; i++) if (tval[i] > mt) mt = tval[i];
     for (i = 0; i < N * N; i++) if (h.load[i] > ml) ml = h.load[i];
-    fprintf(stderr, "heuristic routing: T %.4g (target %.4g) dilation %.4g load %.4g\n", best, target, mt, ml);
+    mlsys_log(MLSYS_LOG_DEBUG, "heuristic routing: T %.4g (target %.4g) dilation %.4g load %.4g", best, target, mt, ml);
   }
 done:
   mlsys_free(h.load); mlsys_free(h.psend); mlsys_free(h.precv); mlsys_free(h.depth); mlsys_free(h.par);
@@ -2161,7 +2220,7 @@ MLSYS_DEF mlsys_status mlsys_coll_route(const mlsys_coll_topo *lt, const mlsys_c
         if (inc[Tcol] > U || viol > 1e-6) ok = 0;
       }
       mlsys_free(setc);
-      if (getenv("MLSYS_DEBUG")) fprintf(stderr, "warm start: %s (T %.4g, U %.4g, violation %.3g)\n", ok ? "accepted" : "rejected", inc[Tcol], U, mlsys_milp_max_violation(m, inc, 1));
+      mlsys_log(MLSYS_LOG_DEBUG, "routing warm start: %s (T %.4g, U %.4g, violation %.3g)", ok ? "accepted" : "rejected", inc[Tcol], U, mlsys_milp_max_violation(m, inc, 1));
       if (!ok) { mlsys_free(inc); inc = NULL; }
     }
     memset(&mo, 0, sizeof mo);
@@ -2173,10 +2232,6 @@ MLSYS_DEF mlsys_status mlsys_coll_route(const mlsys_coll_topo *lt, const mlsys_c
     mo.mip_gap_abs = 1e-6; mo.mip_gap_rel = 1e-9;
     mo.verbose = sk ? sk->verbose > 1 : 0;
     mo.branch_ceiling = 1;   /* [spec §3.4.1] ceiling branching on x finds routings fast */
-    if (getenv("MLSYS_CEIL")) mo.branch_ceiling = atoi(getenv("MLSYS_CEIL"));
-    if (getenv("MLSYS_BACKEND")) mo.backend = (mlsys_milp_backend)atoi(getenv("MLSYS_BACKEND"));
-    if (getenv("MLSYS_NOINC")) mo.incumbent = NULL;
-    if (getenv("MLSYS_DUMP")) mlsys_milp_write(m, getenv("MLSYS_DUMP"));
     {
       int anyu = 0;
       for (i = 0; i < N * N && !anyu; i++) anyu = ucol[i] >= 0;
@@ -2594,11 +2649,7 @@ MLSYS_DEF mlsys_status mlsys_coll_schedule(const mlsys_coll_topo *lt, const mlsy
   stats->sched_obj = res.objective * unit;
   stats->sched_bound = res.bound * unit;
   stats->sched_gap = res.status == MLSYS_MILP_OPTIMAL ? 0 : (isfinite(res.bound) ? fabs(res.objective - res.bound) / fmax(1e-9, fabs(res.objective)) : 1);
-  if (getenv("MLSYS_DEBUG")) {
-    for (i = 0; i < n; i++) fprintf(stderr, "x%d c%d %d->%d s=%.3f sim=%.3f L=%.3f\n", i, a->x[i].chunk, a->x[i].src, a->x[i].dst, res.x[scol[i]] * unit, a->x[i].t_send, base[i]*unit);
-    for (k = 0; k < npairs; k++) if (res.x[pair_col[k]] > 0.5) fprintf(stderr, "merge %d %d\n", pair_i[k], pair_j[k]);
-    fprintf(stderr, "T=%.3f\n", res.x[Tcol] * unit);
-  }
+  mlsys_log(MLSYS_LOG_DEBUG, "scheduling MILP: T %.4g (status %d, gap %.3g)", res.x[Tcol] * unit, res.status, stats->sched_gap);
   /* groups: runs of consecutive transfers merged with the run's first one */
   {
     int gid = 0;

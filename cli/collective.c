@@ -42,7 +42,8 @@ static const char *coll_help =
     "reductions are free; among the steps ready to go, the one that can start first runs first.\n"
     "\n"
     "synth --json keys: status (\"ok\"), coll, topology, nranks, nnodes, buffer_bytes, chunkup, chunk_bytes, time_us,\n"
-    "sched_time_us, ring_time_us, ring_nrings, direct_time_us, hier_time_us (null when the baseline does not\n"
+    "sched_time_us, nic_reordered (true: the schedule's IB order was cyclic on the physical serial NICs, which\n"
+    "then serve their sends in ready order), ring_time_us, ring_nrings, direct_time_us, hier_time_us (null when the baseline does not\n"
     "exist), speedup_vs_ring (ring_time_us / time_us), algbw_gbps (output bytes per rank / time_us, GB = 1e9),\n"
     "synth_seconds, route_seconds, order_seconds, sched_seconds, route_time_us (relaxed routing objective),\n"
     "route_bound_us, route_gap, route_status, sched_gap, transfers, merged, route_binaries, route_binaries_unsym,\n"
@@ -118,9 +119,12 @@ static int coll_build_topo(const char *cmd, const coll_machine *m, int nnodes, m
 
 static int coll_rings(const mlsys_coll_topo *t, int R, int *rings) { return mlsys_coll_default_rings(t, R, rings) ? -1 : 0; }
 
+static int coll_last_nic_reordered;   /* the last coll_sim_time needed the ready-order NICs (see the header) */
 static double coll_sim_time(const mlsys_coll_topo *t, mlsys_coll_algo *a, double *algbw) {
   mlsys_coll_sim_result r;
+  coll_last_nic_reordered = 0;
   if (mlsys_coll_simulate(t, a, NULL, &r)) return NAN;
+  coll_last_nic_reordered = r.nic_reordered;
   if (algbw) *algbw = r.algbw_gbps;
   return r.makespan_us;
 }
@@ -192,6 +196,7 @@ static int coll_synth(const coll_args *a) {
   uint64_t size = 0;
   int kind, nodes = 0, chunkup = 0, instances = 1, rc, verified = 0, nmerged, N;
   double tl = 0, time_us, sched_us, algbw = 0;
+  int nic_reordered = 0;
   char vmsg[512] = "", b1[32];
   const char *xml_written = NULL;
   if (!a->coll) return cli_usage_error(cmd, "--coll allgather|alltoall|reducescatter|allreduce is required");
@@ -247,7 +252,11 @@ static int coll_synth(const coll_args *a) {
   verified = mlsys_coll_verify(&def, &logical, &algo, vmsg, sizeof vmsg) == MLSYS_OK &&
              mlsys_coll_verify(&def, &phys, &algo, vmsg, sizeof vmsg) == MLSYS_OK;
   time_us = sched_us = NAN;
-  if (mlsys_coll_algo_copy(&algo, &cp) == MLSYS_OK) { time_us = coll_sim_time(&phys, &cp, &algbw); mlsys_coll_algo_free(&cp); }
+  if (mlsys_coll_algo_copy(&algo, &cp) == MLSYS_OK) {
+    time_us = coll_sim_time(&phys, &cp, &algbw);
+    nic_reordered = coll_last_nic_reordered;
+    mlsys_coll_algo_free(&cp);
+  }
   if (mlsys_coll_algo_copy(&algo, &cp) == MLSYS_OK) { sched_us = coll_sim_time(&logical, &cp, NULL); mlsys_coll_algo_free(&cp); }
   if (isnan(time_us)) { rc = cli_fail(cmd, "simulating the algorithm on %s: %s", phys.name, mlsys_last_error()); goto done; }
   coll_baselines(&phys, kind, (double)size, &base);
@@ -287,6 +296,7 @@ static int coll_synth(const coll_args *a) {
     coll_jnum(&w, "chunk_bytes", algo.chunk_bytes);
     coll_jnum(&w, "time_us", time_us);
     coll_jnum(&w, "sched_time_us", sched_us);
+    mlsys_jw_key(&w, "nic_reordered"); mlsys_jw_bool(&w, nic_reordered);
     coll_jnum(&w, "ring_time_us", base.ring);
     coll_jint(&w, "ring_nrings", base.ring_nrings);
     coll_jnum(&w, "direct_time_us", base.direct);

@@ -768,6 +768,113 @@ TEST(synth_beats_baselines) {
 }
 
 /* ---------------- bad inputs ---------------- */
+/* ---------------- serial NICs: a logical-topology schedule whose array order is cyclic on the NICs ----------------
+   Merged group {8->0 c8, 8->0 c9} on node 1's send NIC with 9->1 c9 between them in the array: the NIC chain puts
+   the group before 9->1, while c9 reaches rank 8 only through 9->1 and 1->8. The simulator must fall back to the
+   ready-time NIC order, and the trace must still keep every NIC port serial. */
+static int nic_serial_ok(const mlsys_coll_topo *t, const mlsys_coll_algo *a, const char *what) {
+  int i, j, N = a->nranks, bad = 0;
+  for (i = 0; i < a->nxfer && !bad; i++)
+    for (j = 0; j < a->nxfer && !bad; j++) {
+      const mlsys_coll_xfer *x = &a->x[i], *y = &a->x[j];
+      size_t lx = (size_t)x->src * N + x->dst, ly = (size_t)y->src * N + y->dst;
+      int same_port;
+      if (i == j || lx == ly || t->kind[lx] != MLSYS_COLL_LINK_IB || t->kind[ly] != MLSYS_COLL_LINK_IB) continue;
+      same_port = t->nic[x->src] == t->nic[y->src] || t->nic[x->dst] == t->nic[y->dst];
+      if (same_port && x->t_send < y->t_arrive - 1e-9 && y->t_send < x->t_arrive - 1e-9) {
+        CHECK_MSG(0, "%s: IB sends %d and %d overlap on one NIC ([%g,%g) and [%g,%g))", what, i, j, x->t_send,
+                  x->t_arrive, y->t_send, y->t_arrive);
+        bad = 1;
+      }
+    }
+  return !bad;
+}
+
+TEST(sim_serial_nic_reorder) {
+  mlsys_coll_topo phys;
+  mlsys_coll_algo a;
+  mlsys_coll_sim_result r;
+  mlsys_coll_topo nonic;
+  double t_free;
+  REQUIRE_OK(mlsys_coll_topo_ndv2(2, NULL, &phys));
+  REQUIRE_OK(mlsys_coll_algo_init(&a, AG, 16, 1, MB));
+  REQUIRE_OK(mlsys_coll_algo_push(&a, 8, 8, 0, MLSYS_COLL_XF_COPY, 7));
+  REQUIRE_OK(mlsys_coll_algo_push(&a, 9, 9, 1, MLSYS_COLL_XF_COPY, -1));
+  REQUIRE_OK(mlsys_coll_algo_push(&a, 9, 1, 8, MLSYS_COLL_XF_COPY, -1));
+  REQUIRE_OK(mlsys_coll_algo_push(&a, 9, 8, 0, MLSYS_COLL_XF_COPY, 7));
+  /* without serial NICs the order is fine: 9->1, 1->8, then the merged pair (one α, two β) */
+  REQUIRE_OK(mlsys_coll_topo_copy(&phys, &nonic));
+  nonic.nic_serial = 0;
+  REQUIRE_OK(mlsys_coll_simulate(&nonic, &a, NULL, &r));
+  t_free = r.makespan_us;
+  CHECK(r.nic_reordered == 0);
+  CHECK(near_rel(t_free, 3 * phys.cost[9 * 16 + 1].alpha_us + 4 * phys.cost[9 * 16 + 1].beta_us_per_mb, 1e-9));
+  /* with them the array order is cyclic; the simulator serves the NICs in ready order instead */
+  REQUIRE_OK(mlsys_coll_simulate(&phys, &a, NULL, &r));
+  CHECK(r.nic_reordered == 1);
+  CHECK(r.deadlock == 0);
+  CHECK(r.makespan_us >= t_free - 1e-9);
+  CHECK(near_rel(r.makespan_us, t_free, 1e-9));  /* here the ready order needs no waiting */
+  nic_serial_ok(&phys, &a, "hand case");
+  mlsys_coll_algo_free(&a);
+  mlsys_coll_topo_free(&nonic);
+  mlsys_coll_topo_free(&phys);
+}
+
+/* Property over random 2-node schedules with random merge groups: the simulation on serial NICs either succeeds
+   in array order, or (if that order is cyclic) with the ready order; never a deadlock when the same schedule runs
+   without NIC contention; the trace keeps each NIC port serial and is never faster than without contention. */
+TEST(sim_serial_nic_random) {
+  mlsys_coll_topo phys, nonic;
+  mlsys_rng rng;
+  int trial, reordered = 0, nvalid = 0;
+  REQUIRE_OK(mlsys_coll_topo_ndv2(2, NULL, &phys));
+  REQUIRE_OK(mlsys_coll_topo_copy(&phys, &nonic));
+  nonic.nic_serial = 0;
+  mlsys_rng_seed(&rng, 20261125);
+  for (trial = 0; trial < 2000; trial++) {
+    mlsys_coll_algo a;
+    mlsys_coll_sim_result r0, r1;
+    int have[16][16], k, c, steps = 10 + (int)mlsys_rng_below(&rng, 60);
+    char what[64];
+    memset(have, 0, sizeof have);
+    for (c = 0; c < 16; c++) have[c][c] = 1;
+    REQUIRE_OK(mlsys_coll_algo_init(&a, AG, 16, 1, 65536));
+    for (k = 0; k < steps; k++) {
+      /* a random legal copy over an IB link (mostly) or an NVLink, group ids from a small pool */
+      int s = (int)mlsys_rng_below(&rng, 16), d, tries, nh = 0, pick;
+      for (c = 0; c < 16; c++) nh += have[c][s];
+      pick = (int)mlsys_rng_below(&rng, (uint64_t)nh);
+      for (c = 0; c < 16; c++) if (have[c][s] && pick-- == 0) break;
+      for (tries = 0; tries < 20; tries++) {
+        /* IB mostly: the cycles live on the NICs */
+        d = mlsys_rng_below(&rng, 4) ? (s / 8 ^ 1) * 8 + (int)mlsys_rng_below(&rng, 8) : (int)mlsys_rng_below(&rng, 16);
+        if (d != s && !have[c][d] && phys.kind[s * 16 + d] != MLSYS_COLL_LINK_NONE) break;
+      }
+      if (tries == 20) continue;
+      REQUIRE_OK(mlsys_coll_algo_push(&a, c, s, d, MLSYS_COLL_XF_COPY, mlsys_rng_below(&rng, 3) ? (int)mlsys_rng_below(&rng, 2) : -1));
+      have[c][d] = 1;
+    }
+    snprintf(what, sizeof what, "trial %d", trial);
+    if (mlsys_coll_simulate(&nonic, &a, NULL, &r0) != MLSYS_OK) {  /* a group reused non-consecutively: skip */
+      mlsys_coll_algo_free(&a);
+      continue;
+    }
+    if (mlsys_coll_simulate(&phys, &a, NULL, &r1) != MLSYS_OK) {
+      CHECK_MSG(0, "%s: %s", what, mlsys_last_error());
+    } else {
+      reordered += r1.nic_reordered;
+      nvalid++;
+      CHECK_MSG(r1.makespan_us >= r0.makespan_us - 1e-9, "%s: %g < %g", what, r1.makespan_us, r0.makespan_us);
+      nic_serial_ok(&phys, &a, what);
+    }
+    mlsys_coll_algo_free(&a);
+  }
+  CHECK_MSG(reordered >= 20 && nvalid >= 500, "only %d of %d valid random cases needed the ready order", reordered, nvalid);
+  mlsys_coll_topo_free(&nonic);
+  mlsys_coll_topo_free(&phys);
+}
+
 TEST(bad_inputs) {
   mlsys_coll_topo phys, t;
   mlsys_coll_profile p = prof_t7();
