@@ -2620,7 +2620,7 @@ static const char *mlsys__milp_rn(const mlsys_milp *m, int i, char *buf) {
   return buf;
 }
 static void mlsys__milp_num(FILE *f, double v) {
-  if (v >= MLSYS_INF) fputs("inf", f);
+  if (v >= MLSYS_INF) fputs("+inf", f);
   else if (v <= -MLSYS_INF) fputs("-inf", f);
   else fprintf(f, "%.17g", v);
 }

@@ -13,7 +13,7 @@ static const char *coll_help =
     "\n"
     "verbs:\n"
     "  synth      --topo ndv2|dgx2|FILE --sketch FILE --coll K --size BYTES [--nodes N] [--profile P]\n"
-    "             [--chunkup C] [--time-limit S] [--instances n] [--xml OUT] [--json]\n"
+    "             [--chunkup C] [--time-limit S] [--solver lpsolve|cbc] [--instances n] [--xml OUT] [--json]\n"
     "             Synthesize a K algorithm (TACCL: routing MILP, ordering heuristic, scheduling MILP), verify it,\n"
     "             simulate it and compare it with the ring, direct and hierarchical baselines.\n"
     "  simulate   --xml FILE [--topo ndv2|dgx2|FILE] [--nodes N] [--size BYTES] [--profile P] [--json]\n"
@@ -29,7 +29,8 @@ static const char *coll_help =
     "K: allgather, alltoall, reducescatter, allreduce (or ag, a2a, rs, ar). BYTES (1048576, 1MB, 64KiB) is the\n"
     "per-rank input for allgather and alltoall and the per-rank buffer for reducescatter and allreduce\n"
     "(simulate: default 1MB). --chunkup overrides the sketch's input_chunkup; --time-limit bounds each MILP\n"
-    "(default 60 s); --xml OUT lowers the algorithm to an MSCCL program with --instances n (default 1), checks it\n"
+    "(default 60 s); --solver picks the MILP backend (default: lp_solve up to 4000 routing binaries, CBC above);\n"
+    "--xml OUT lowers the algorithm to an MSCCL program with --instances n (default 1), checks it\n"
     "by abstract interpretation and writes it to OUT (minBytes = maxBytes = 0, as ncclize writes them).\n"
     "\n"
     "Times are microseconds in the alpha-beta model: a send of s bytes over a link costs alpha + beta*s; a link\n"
@@ -57,7 +58,7 @@ static const char *coll_help =
     "sketch, a program that fails verification), 2 bad usage (unknown verb, option or collective, bad number).\n";
 
 typedef struct {
-  const char *topo, *profile, *nodes, *sketch, *coll, *size, *chunkup, *time_limit, *instances, *xml, *json, *help;
+  const char *topo, *profile, *nodes, *sketch, *coll, *size, *chunkup, *time_limit, *instances, *xml, *json, *help, *solver;
 } coll_args;
 
 /* The machine behind --topo: builder kind, link costs and GPUs per node. */
@@ -236,6 +237,15 @@ static int coll_synth(const coll_args *a) {
   nodes = sk.nnodes > 0 ? sk.nnodes : 1;
   if (chunkup) sk.chunkup = chunkup;
   if (tl > 0) sk.route_time_limit = sk.sched_time_limit = tl;
+  if (a->solver) {
+    if (!strcmp(a->solver, "lpsolve") || !strcmp(a->solver, "lp_solve")) sk.backend = MLSYS_SOLVER_LPSOLVE;
+    else if (!strcmp(a->solver, "cbc")) sk.backend = MLSYS_SOLVER_CBC;
+    else { mlsys_coll_sketch_free(&sk); return cli_usage_error(cmd, "unknown solver '%s' (lpsolve or cbc)", a->solver); }
+    if (!mlsys_milp_has_backend((mlsys_milp_backend)sk.backend)) {
+      mlsys_coll_sketch_free(&sk);
+      return cli_fail(cmd, "this build has no %s backend", a->solver);
+    }
+  }
   if (coll_build_topo(cmd, &m, nodes, &phys) != CLI_OK) { mlsys_coll_sketch_free(&sk); return CLI_ERR; }
   N = phys.nranks;
   if (mlsys_coll_synthesize(&phys, &sk, kind, (double)size, &algo, &logical, &stats)) {
@@ -664,6 +674,7 @@ int cmd_collective(int argc, char **argv) {
       {"--sketch", 1, &a.sketch},     {"--coll", 1, &a.coll},             {"--size", 1, &a.size},
       {"--chunkup", 1, &a.chunkup},   {"--time-limit", 1, &a.time_limit}, {"--instances", 1, &a.instances},
       {"--xml", 1, &a.xml},           {"--json", 0, &a.json},             {"--help", 0, &a.help},
+      {"--solver", 1, &a.solver},
   };
   memset(&a, 0, sizeof a);
   if (argc < 3 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h") || !strcmp(argv[2], "help")) {
