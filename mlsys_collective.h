@@ -177,7 +177,7 @@ typedef struct {
   double gamma;                  /* |γ| of eq. 5.11 relative to the typical lat; 0 → 0.01 */
   int max_contig;                /* merge window; 0 → 6 */
   double route_time_limit, sched_time_limit;   /* seconds; 0 → 60 and 60 */
-  int backend;                   /* mlsys_milp_backend; 0 → lp_solve up to 4000 binaries, CBC above when built */
+  int backend;                   /* mlsys_milp_backend; 0 → lp_solve up to 2000 routing binaries (after symmetry), CBC above when built */
   int no_symmetry;               /* 1 → ignore symmetry_offsets (for tests: symmetry invariance) */
   int no_warm_start;             /* 1 → solve the routing MILP without the heuristic routing (tests, benchmarks) */
   int verbose;
@@ -2227,7 +2227,7 @@ MLSYS_DEF mlsys_status mlsys_coll_route(const mlsys_coll_topo *lt, const mlsys_c
     mo.time_limit = (sk && sk->route_time_limit > 0 ? sk->route_time_limit : 60) - (mlsys_now() - t0);
     if (mo.time_limit < 1) mo.time_limit = 1;   /* retries share the one limit */
     mo.backend = (mlsys_milp_backend)(sk ? sk->backend : 0);
-    if (!sk || !sk->backend) mo.backend = nb > 4000 && mlsys_milp_has_backend(MLSYS_SOLVER_CBC) ? MLSYS_SOLVER_CBC : MLSYS_SOLVER_LPSOLVE;
+    if (!sk || !sk->backend) mo.backend = nb > 2000 && mlsys_milp_has_backend(MLSYS_SOLVER_CBC) ? MLSYS_SOLVER_CBC : MLSYS_SOLVER_LPSOLVE;
     if (!mlsys_milp_has_backend(mo.backend)) mo.backend = MLSYS_SOLVER_DEFAULT;
     mo.mip_gap_abs = 1e-6; mo.mip_gap_rel = 1e-9;
     mo.verbose = sk ? sk->verbose > 1 : 0;

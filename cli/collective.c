@@ -29,7 +29,7 @@ static const char *coll_help =
     "K: allgather, alltoall, reducescatter, allreduce (or ag, a2a, rs, ar). BYTES (1048576, 1MB, 64KiB) is the\n"
     "per-rank input for allgather and alltoall and the per-rank buffer for reducescatter and allreduce\n"
     "(simulate: default 1MB). --chunkup overrides the sketch's input_chunkup; --time-limit bounds each MILP\n"
-    "(default 60 s); --solver picks the MILP backend (default: lp_solve up to 4000 routing binaries, CBC above);\n"
+    "(default 60 s); --solver picks the MILP backend (default: lp_solve up to 2000 routing binaries, CBC above);\n"
     "--xml OUT lowers the algorithm to an MSCCL program with --instances n (default 1), checks it\n"
     "by abstract interpretation and writes it to OUT (minBytes = maxBytes = 0, as ncclize writes them).\n"
     "\n"
