@@ -12,7 +12,30 @@ set -eu
 #   libstb-dev                    stb_image for the image headers (later issues)
 #   clang, libclang-rt-14-dev     libFuzzer targets (`make fuzz`) and sanitizer runtimes
 #   unzip                         tests/test_remat_dtr.c unpacks the DTR traces (../shared/data/dtr/logs.zip)
-PKGS="build-essential pkg-config lp-solve liblpsolve55-dev coinor-libcbc-dev coinor-libclp-dev coinor-cbc glpk-utils libstb-dev clang libclang-rt-14-dev unzip"
+#   libcurl4-openssl-dev          S3 and Azure object stores of mlsys_transfer.h (HTTP, SigV4 signing)
+#   libssl-dev                    libcrypto: HMAC-SHA256 for Azure SharedKey, SHA-256 payload hashes for S3
+PKGS="build-essential pkg-config lp-solve liblpsolve55-dev coinor-libcbc-dev coinor-libclp-dev coinor-cbc glpk-utils libstb-dev clang libclang-rt-14-dev unzip libcurl4-openssl-dev libssl-dev"
+
+# The object-store emulators the transfer tests run against (tests/test_xfer_store.c, scripts/xfer-services.sh),
+# from npm into the git-ignored .deps/npm: s3rver (fake S3) and azurite (Azure Storage emulator). Only when npm
+# exists and they are missing; without them those tests report "skipped". azurite is pinned to the version
+# tested here (a newer one may ask for a newer node than Debian's).
+npm_emulators() {
+  local root prefix
+  root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  prefix=${MLSYS_NPM_PREFIX:-$root/.deps/npm}
+  if [ -f "$prefix/node_modules/s3rver/package.json" ] && [ -f "$prefix/node_modules/azurite/package.json" ]; then
+    return 0
+  fi
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "install-deps: npm not found: the S3/Azure emulator tests will be skipped (Debian: npm)" >&2
+    return 0
+  fi
+  echo "install-deps: installing s3rver and azurite into $prefix" >&2
+  mkdir -p "$prefix"
+  npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error s3rver@3.7.1 azurite@3.35.0 >/dev/null ||
+    echo "install-deps: npm install failed: the S3/Azure emulator tests will be skipped" >&2
+}
 
 missing=""
 for p in $PKGS; do
@@ -20,7 +43,7 @@ for p in $PKGS; do
     missing="$missing $p"
   fi
 done
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then npm_emulators; exit 0; fi
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then
@@ -32,3 +55,4 @@ echo "install-deps: installing$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+npm_emulators

@@ -2,6 +2,7 @@
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_remat.h"
 #include "mlsys_collective.h"
+#include "mlsys_transfer.h"
 
 int main() {
   mlsys_remat_graph g;
