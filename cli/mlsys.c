@@ -3,6 +3,7 @@
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_remat.h"
 #include "mlsys_collective.h"
+#include "mlsys_transfer.h"
 #include "cli/cli.h"
 
 #include <ctype.h>
@@ -16,6 +17,7 @@ static const char *usage =
     "systems:\n"
     "  remat      optimal tensor rematerialization (Checkmate): solve, sweep, max-batch, import-dtr, ...\n"
     "  collective collective-algorithm synthesis from communication sketches (TACCL): synth, simulate, baselines\n"
+    "  transfer   cloud bulk transfer over overlay relays (Skyplane): plan, pareto, cp, gateway\n"
     "\n"
     "Run `mlsys <system> --help` for its verbs and options. Exit codes: 0 ok, 1 error, 2 bad usage.\n";
 
@@ -30,6 +32,7 @@ int main(int argc, char **argv) {
   }
   if (!strcmp(argv[1], "remat")) return cmd_remat(argc, argv);
   if (!strcmp(argv[1], "collective")) return cmd_collective(argc, argv);
+  if (!strcmp(argv[1], "transfer")) return cmd_transfer(argc, argv);
   fprintf(stderr, "mlsys: unknown system '%s'\n\n%s", argv[1], usage);
   return CLI_USAGE;
 }
