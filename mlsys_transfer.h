@@ -207,6 +207,9 @@ typedef struct {
    with the 2022 defaults of mlsys_xfer_price_aws_default. GCP and Azure prices follow the 2022 rules (spec §2.4). */
 MLSYS_DEF mlsys_status mlsys_xfer_grid_load(const char *throughput_csv, const char *aws_prices_csv,
                                             const mlsys_xfer_grid_opts *o, mlsys_xfer_grid *g);
+/* The same from text in memory (source_name names it in errors); a NUL byte ends the text. */
+MLSYS_DEF mlsys_status mlsys_xfer_grid_parse(const char *text, size_t len, const char *source_name,
+                                             const mlsys_xfer_grid_opts *o, mlsys_xfer_grid *g);
 /* An empty grid of named regions (for hand-made grids and tests): tput 0, prices from the rules. */
 MLSYS_DEF mlsys_status mlsys_xfer_grid_make(int n, const char *const *keys, const mlsys_xfer_grid_opts *o,
                                             mlsys_xfer_grid *g);
@@ -221,6 +224,7 @@ MLSYS_DEF double mlsys_xfer_price_azure(const char *src_key, const char *dst_key
 /* Reads aws_transfer_costs.csv into the grid's AWS rows (missing AWS→AWS pair: the largest of that source's
    AWS→AWS prices, as the authors' code; AWS→other cloud: the source's "internet" row). */
 MLSYS_DEF mlsys_status mlsys_xfer_grid_load_aws_prices(mlsys_xfer_grid *g, const char *csv_path);
+MLSYS_DEF mlsys_status mlsys_xfer_grid_parse_aws_prices(mlsys_xfer_grid *g, const char *text, size_t len, const char *source_name);
 
 /* ================================================================================================================
    The planner (thesis §4.5, eq. 4.4; spec §3.2–3.7)
@@ -567,8 +571,20 @@ static int mlsys__xfer_key_cmp(const void *a, const void *b) {
 
 MLSYS_DEF mlsys_status mlsys_xfer_grid_load(const char *throughput_csv, const char *aws_prices_csv,
                                             const mlsys_xfer_grid_opts *o, mlsys_xfer_grid *g) {
-  char *text = NULL, *pos, *line, *f[32];
+  char *text = NULL;
   size_t len;
+  mlsys_status st;
+  memset(g, 0, sizeof *g);
+  if ((st = mlsys_read_file(throughput_csv, &text, &len))) return st;
+  st = mlsys_xfer_grid_parse(text, len, throughput_csv, o, g);
+  mlsys_free(text);
+  if (!st && aws_prices_csv && (st = mlsys_xfer_grid_load_aws_prices(g, aws_prices_csv))) mlsys_xfer_grid_free(g);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_xfer_grid_parse(const char *text, size_t len, const char *throughput_csv,
+                                             const mlsys_xfer_grid_opts *o, mlsys_xfer_grid *g) {
+  char *pos, *line, *f[32];
   int lineno = 0, nf, c_src = -1, c_dst = -1, c_st = -1, c_dt = -1, c_tp = -1, c_ok = -1, i, nk = 0, capk = 0;
   mlsys__xfer_key *keys = NULL;
   double *sum = NULL;
@@ -578,7 +594,7 @@ MLSYS_DEF mlsys_status mlsys_xfer_grid_load(const char *throughput_csv, const ch
   mlsys_status st = MLSYS_OK;
   int pass;
   memset(g, 0, sizeof *g);
-  if ((st = mlsys_read_file(throughput_csv, &text, &len))) return st;
+  if (!throughput_csv) throughput_csv = "grid";
   /* two passes over the rows: the region keys, then the sums */
   for (pass = 0; pass < 2; pass++) {
     char *copy = (char *)mlsys_alloc(len + 1, 1);
@@ -597,8 +613,8 @@ MLSYS_DEF mlsys_status mlsys_xfer_grid_load(const char *throughput_csv, const ch
       else if (!strcmp(f[i], "success")) c_ok = i;
     }
     if (c_src < 0 || c_dst < 0 || c_tp < 0) {
+      st = mlsys_set_error(MLSYS_ERR_PARSE, "%s:1: header lacks %s", throughput_csv, c_src < 0 ? "src_region" : c_dst < 0 ? "dst_region" : "throughput_sent");   /* before freeing: the message quotes the line */
       mlsys_free(copy);
-      st = mlsys_set_error(MLSYS_ERR_PARSE, "%s:1: header lacks %s", throughput_csv, c_src < 0 ? "src_region" : c_dst < 0 ? "dst_region" : "throughput_sent");
       goto done;
     }
     while ((line = mlsys__xfer_next_line(&pos, &lineno))) {
@@ -616,8 +632,8 @@ MLSYS_DEF mlsys_status mlsys_xfer_grid_load(const char *throughput_csv, const ch
       if (c_st >= 0 && strcmp(f[c_st], stier)) continue;
       if (c_dt >= 0 && strcmp(f[c_dt], dtier)) continue;
       if (!strchr(f[c_src], ':') || !strchr(f[c_dst], ':') || strlen(f[c_src]) >= 64 || strlen(f[c_dst]) >= 64) {
+        st = mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: region keys '%s', '%s' are not provider:region", throughput_csv, lineno, f[c_src], f[c_dst]);   /* before freeing: the message quotes the line */
         mlsys_free(copy);
-        st = mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: region keys '%s', '%s' are not provider:region", throughput_csv, lineno, f[c_src], f[c_dst]);
         goto done;
       }
       if (pass == 0) {
@@ -640,8 +656,8 @@ MLSYS_DEF mlsys_status mlsys_xfer_grid_load(const char *throughput_csv, const ch
       }
       v = strtod(f[c_tp], &end);
       if (end == f[c_tp] || *end || !(v >= 0) || !isfinite(v)) {
+        st = mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: throughput_sent '%s' is not a non-negative number", throughput_csv, lineno, f[c_tp]);   /* before freeing: the message quotes the line */
         mlsys_free(copy);
-        st = mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: throughput_sent '%s' is not a non-negative number", throughput_csv, lineno, f[c_tp]);
         goto done;
       }
       a = mlsys_xfer_grid_find(g, f[c_src]); b = mlsys_xfer_grid_find(g, f[c_dst]);
@@ -665,20 +681,31 @@ MLSYS_DEF mlsys_status mlsys_xfer_grid_load(const char *throughput_csv, const ch
     }
   }
   for (i = 0; i < g->n * g->n; i++) g->tput[i] = cnt[i] ? sum[i] / cnt[i] / div : 0;
-  if (aws_prices_csv) st = mlsys_xfer_grid_load_aws_prices(g, aws_prices_csv);
 done:
-  mlsys_free(text); mlsys_free(keys); mlsys_free(sum); mlsys_free(cnt);
+  mlsys_free(keys); mlsys_free(sum); mlsys_free(cnt);
   if (st) mlsys_xfer_grid_free(g);
   return st;
 }
 
 MLSYS_DEF mlsys_status mlsys_xfer_grid_load_aws_prices(mlsys_xfer_grid *g, const char *csv_path) {
-  char *text = NULL, *pos, *line, *f[8];
+  char *text = NULL;
   size_t len;
-  int lineno = 0, i, j, n = g->n;
-  double *to_aws = NULL, *inet = NULL, *maxaws = NULL;
   mlsys_status st;
   if ((st = mlsys_read_file(csv_path, &text, &len))) return st;
+  st = mlsys_xfer_grid_parse_aws_prices(g, text, len, csv_path);
+  mlsys_free(text);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_xfer_grid_parse_aws_prices(mlsys_xfer_grid *g, const char *text_in, size_t len, const char *csv_path) {
+  char *text = NULL, *pos, *line, *f[8];
+  int lineno = 0, i, j, n = g->n;
+  double *to_aws = NULL, *inet = NULL, *maxaws = NULL;
+  mlsys_status st = MLSYS_OK;
+  if (!csv_path) csv_path = "prices";
+  text = (char *)mlsys_alloc(len + 1, 1);
+  if (!text) return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory");
+  memcpy(text, text_in, len); text[len] = 0;
   to_aws = (double *)mlsys_alloc((size_t)n * n, sizeof(double));
   inet = (double *)mlsys_alloc((size_t)n, sizeof(double));
   maxaws = (double *)mlsys_alloc((size_t)n, sizeof(double));
