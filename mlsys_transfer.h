@@ -314,7 +314,9 @@ MLSYS_DEF mlsys_status mlsys_xfer_plan_instances(const mlsys_xfer_grid *g, const
                                                  mlsys_xfer_inst_edge **edges, int *nedges);
 /* The overlay the data plane runs: one gateway per region of the plan (a region's VMs act as one gateway: its
    connections and rate are the region's sums), edge connections ∝ M with at most max_conns (0 → 64) leaving or
-   entering a gateway, edge rate = F · rate_scale Gbps (rate_scale 0 → no emulated rate). Host 127.0.0.1, port 0. */
+   entering a gateway, edge rate = F · rate_scale Gbps (rate_scale 0 → no emulated rate). Host 127.0.0.1, port 0.
+   Paths carrying under 5 % of the throughput are dropped and their flow spread over the others (a chunk handed to
+   such a path would arrive long after the rest: dynamic assignment moves whole chunks). */
 MLSYS_DEF mlsys_status mlsys_xfer_plan_compile(const mlsys_xfer_grid *g, const mlsys_xfer_plan *pl, double rate_scale,
                                                int max_conns, mlsys_xfer_overlay *ov);
 MLSYS_DEF void mlsys_xfer_overlay_free(mlsys_xfer_overlay *ov);
@@ -1506,8 +1508,45 @@ MLSYS_DEF void mlsys_xfer_overlay_free(mlsys_xfer_overlay *ov) {
   memset(ov, 0, sizeof *ov);
 }
 
+static mlsys_status mlsys__xfer_compile_raw(const mlsys_xfer_grid *g, const mlsys_xfer_plan *pl, double rate_scale,
+                                            int max_conns, mlsys_xfer_overlay *ov);
+/* Paths with less than this share of the plan's throughput are left out of the overlay, their flow spread over
+   the rest: with dynamic assignment such a path still takes whole chunks, and the transfer then waits for the
+   last chunk sent down a path that carries a few percent of the rate. */
+#define MLSYS__XFER_MIN_PATH_SHARE 0.05
+
 MLSYS_DEF mlsys_status mlsys_xfer_plan_compile(const mlsys_xfer_grid *g, const mlsys_xfer_plan *pl, double rate_scale,
                                                int max_conns, mlsys_xfer_overlay *ov) {
+  mlsys_xfer_path *ps = NULL;
+  mlsys_xfer_plan q;
+  int np = 0, i, k, n = g->n;
+  double kept = 0;
+  mlsys_status st;
+  memset(ov, 0, sizeof *ov);
+  if (!(pl->tput_gbps > 0)) return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "plan carries no flow");
+  if ((st = mlsys_xfer_plan_paths(pl, &ps, &np))) return st;
+  for (i = 0; i < np; i++) if (ps[i].gbps >= MLSYS__XFER_MIN_PATH_SHARE * pl->tput_gbps) kept += ps[i].gbps;
+  if (!(kept > 0) || kept >= pl->tput_gbps * (1 - 1e-9)) {
+    mlsys_xfer_paths_free(ps, np);
+    return mlsys__xfer_compile_raw(g, pl, rate_scale, max_conns, ov);
+  }
+  q = *pl;
+  q.flow = (double *)mlsys_calloc((size_t)n * n, sizeof(double));
+  q.conns = (double *)mlsys_calloc((size_t)n * n, sizeof(double));
+  if (!q.flow || !q.conns) { mlsys_free(q.flow); mlsys_free(q.conns); mlsys_xfer_paths_free(ps, np); return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); }
+  for (i = 0; i < np; i++) {
+    if (ps[i].gbps < MLSYS__XFER_MIN_PATH_SHARE * pl->tput_gbps) continue;
+    for (k = 0; k + 1 < ps[i].len; k++) q.flow[(size_t)ps[i].r[k] * n + ps[i].r[k + 1]] += ps[i].gbps * pl->tput_gbps / kept;
+  }
+  for (i = 0; i < n * n; i++) q.conns[i] = q.flow[i] > 0 && g->tput[i] > 0 ? g->conn_per_vm * q.flow[i] / g->tput[i] : 0;
+  st = mlsys__xfer_compile_raw(g, &q, rate_scale, max_conns, ov);
+  mlsys_free(q.flow); mlsys_free(q.conns);
+  mlsys_xfer_paths_free(ps, np);
+  return st;
+}
+
+static mlsys_status mlsys__xfer_compile_raw(const mlsys_xfer_grid *g, const mlsys_xfer_plan *pl, double rate_scale,
+                                            int max_conns, mlsys_xfer_overlay *ov) {
   int n = g->n, u, v, *id = NULL, k, e;
   double *load = NULL, eps = 1e-9 * fmax(1.0, pl->tput_gbps);
   memset(ov, 0, sizeof *ov);
