@@ -351,20 +351,42 @@ static int cbc_obj(const char *path, double *obj) {
   return ok;
 }
 
+/* A sub-grid of the real grid: k regions (src and dst first), their measured links and real prices. */
+static int real_subgrid(const mlsys_xfer_grid *G, mlsys_rng *rng, int k, mlsys_xfer_grid *g) {
+  const char *keys[16];
+  int idxs[16], i, j, n = 0;
+  while (n < k) {
+    int c = (int)mlsys_rng_below(rng, (uint64_t)G->n), dup = 0;
+    for (i = 0; i < n; i++) dup |= idxs[i] == c;
+    if (!dup) { idxs[n] = c; keys[n] = G->r[c].key; n++; }
+  }
+  if (mlsys_xfer_grid_make(k, keys, NULL, g)) return 0;
+  for (i = 0; i < k; i++)
+    for (j = 0; j < k; j++) {
+      g->tput[i * k + j] = G->tput[idxs[i] * G->n + idxs[j]];
+      g->price[i * k + j] = G->price[idxs[i] * G->n + idxs[j]];
+    }
+  return 1;
+}
+
 TEST(independent_solvers) {
   mlsys_rng rng;
   int trial, glp = have_tool("glpsol"), cbc = have_tool("cbc"), checked = 0;
   char path[256];
   if (!glp && !cbc) SKIP("neither glpsol nor cbc is installed (scripts/install-deps.sh installs both)");
   snprintf(path, sizeof path, "/tmp/mlsys_xfer_plan_%d.lp", (int)getpid());
+  mlsys_xfer_grid G;
+  if (!load_real(&G, 0)) return;
   mlsys_rng_seed(&rng, 99);
-  for (trial = 0; trial < 16; trial++) {
+  for (trial = 0; trial < 24; trial++) {
     mlsys_xfer_grid g;
     mlsys_xfer_problem p;
     mlsys_xfer_plan pl;
     double hi, o1 = NAN, o2 = NAN;
     int n = 4 + (int)mlsys_rng_below(&rng, 7);
-    rand_grid(&g, &rng, n, 4);
+    /* odd trials: random sub-grids of the real grid (measured links, real prices); even: synthetic grids */
+    if (trial % 2) { if (!real_subgrid(&G, &rng, n, &g)) continue; }
+    else rand_grid(&g, &rng, n, 4);
     mlsys_xfer_problem_default(&p, 0, n - 1);
     if (mlsys_xfer_max_flow(&g, &p, NULL, &hi) || hi <= 0) { mlsys_xfer_grid_free(&g); continue; }
     p.goal_gbps = hi * (0.3 + 0.6 * mlsys_rng_uniform(&rng));
@@ -378,7 +400,8 @@ TEST(independent_solvers) {
     mlsys_xfer_grid_free(&g);
   }
   remove(path);
-  CHECK(checked >= 12);
+  mlsys_xfer_grid_free(&G);
+  CHECK(checked >= 18);
 }
 
 /* ---------------- invariants ---------------- */
