@@ -1548,7 +1548,8 @@ MLSYS_DEF mlsys_status mlsys_xfer_plan_compile(const mlsys_xfer_grid *g, const m
 static mlsys_status mlsys__xfer_compile_raw(const mlsys_xfer_grid *g, const mlsys_xfer_plan *pl, double rate_scale,
                                             int max_conns, mlsys_xfer_overlay *ov) {
   int n = g->n, u, v, *id = NULL, k, e;
-  double *load = NULL, eps = 1e-9 * fmax(1.0, pl->tput_gbps);
+  /* solver residue (a 1e-6 Gbps edge) must not become an edge: one TCP connection would fill its emulated link */
+  double *load = NULL, eps = 1e-4 * pl->tput_gbps;
   memset(ov, 0, sizeof *ov);
   if (max_conns <= 0) max_conns = 64;
   if (!(pl->tput_gbps > 0)) return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "plan carries no flow");
@@ -1791,13 +1792,13 @@ done:
      file   parts are pwrite()n into a hidden temporary file (".mlsys-tmp-*", never listed) in the object's
             directory; commit fsyncs it and renames it over the key, so a failed or aborted write never leaves a
             partial object and never touches an existing one; abort unlinks it. Parent directories are created.
-     s3     objects of ≤ 16 MiB sent as ONE group are buffered and PUT once at commit. Otherwise multipart upload:
+     s3     objects of ≤ 16 MiB are buffered and PUT once at commit. Otherwise multipart upload:
             S3 needs every part but the last to be ≥ 5 MiB, so when part_bytes < 5 MiB consecutive parts are
             grouped into S3 parts of ⌈5 MiB / part_bytes⌉ parts each (and, beyond 10,000 S3 parts, larger groups);
             a group is buffered until all its parts are in, then uploaded. With part_bytes ≥ 5 MiB each part is
             uploaded straight from the caller's buffer. Abort sends AbortMultipartUpload (best effort: s3rver does
             not implement it; its leftover parts are invisible).
-     azure  the same with Put Blob (one group ≤ 16 MiB) or Put Block per group + Put Block List at commit (no
+     azure  the same with Put Blob (≤ 16 MiB) or Put Block per group + Put Block List at commit (no
             minimum block size; grouping only beyond 50,000 blocks). Uncommitted blocks of an abort are never
             visible; Azure drops them after a week.
 
@@ -1842,7 +1843,7 @@ MLSYS_DEF void mlsys_xfer_synth_fill(uint64_t seed, const char *key, uint64_t of
 MLSYS_DEF mlsys_status mlsys_xfer_key_check(const char *key);
 
 #define MLSYS_XFER_S3_MIN_PART (5ull << 20)      /* S3's smallest part except the last */
-#define MLSYS_XFER_SINGLE_PUT_MAX (16ull << 20)  /* one-group objects up to this size are buffered and PUT once */
+#define MLSYS_XFER_SINGLE_PUT_MAX (16ull << 20)  /* objects up to this size are buffered and PUT once */
 
 #ifdef __cplusplus
 }
@@ -3400,9 +3401,10 @@ static mlsys_status mlsys__xfer_http_put_begin(mlsys_xfer_store *st, const char 
   u->m = pb >= minpart || size == 0 ? 1 : (int)((minpart + pb - 1) / pb);
   if ((nparts + u->m - 1) / u->m > maxg) u->m = (nparts + maxg - 1) / maxg;
   u->ngroups = (nparts + u->m - 1) / u->m;
-  if (u->ngroups == 1 && size <= MLSYS_XFER_SINGLE_PUT_MAX) {
+  if (size <= MLSYS_XFER_SINGLE_PUT_MAX) {   /* one request instead of create + parts + complete */
     u->single = 1;
-    u->m = nparts;
+    u->m = nparts > 0 ? nparts : 1;
+    u->ngroups = 1;
   }
   u->gfill = (uint64_t *)mlsys_calloc((size_t)u->ngroups, sizeof *u->gfill);
   u->gbuf = (char **)mlsys_calloc((size_t)u->ngroups, sizeof *u->gbuf);

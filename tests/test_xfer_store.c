@@ -250,8 +250,8 @@ static void conformance(const char *url, const mlsys_xfer_store_opts *o, int big
       {"z~tilde%41.bin", 10, 3, 8},
   };
   static const objspec bigs[] = {
-      {"big/multipart.bin", (12u << 20) + 12345, 5u << 20, 9},   /* 3 real S3 parts of 5 MiB, 5 MiB, 2 MiB */
-      {"big/grouped.bin", (11u << 20) + 7, 256u << 10, 10},     /* 45 small parts, grouped into 5 MiB S3 parts */
+      {"big/multipart.bin", (22u << 20) + 12345, 5u << 20, 9},   /* 5 real S3 parts: 4 of 5 MiB and 2 MiB */
+      {"big/grouped.bin", (21u << 20) + 7, 256u << 10, 10},     /* 85 small parts, grouped into 5 MiB S3 parts */
   };
   int ns = (int)(sizeof specs / sizeof specs[0]), nb = big ? (int)(sizeof bigs / sizeof bigs[0]) : 0;
   mlsys_xfer_store *s = NULL, *sp = NULL;
@@ -295,16 +295,16 @@ static void conformance(const char *url, const mlsys_xfer_store_opts *o, int big
   CHECK(find_obj(objs, n, "aborted.bin") < 0);
   mlsys_xfer_objs_free(objs, n);
   mlsys_set_log(NULL, NULL, 0);
-  /* how the HTTP stores wrote: S3 needs parts of >= 5 MiB, so 12 MiB in 5 MiB parts is 3 real parts and 11 MiB in
-     256 KiB parts is 3 groups of 20; small objects go in one PUT; Azure takes every part as a block */
+  /* how the HTTP stores wrote: objects up to 16 MiB go in one PUT; S3 needs parts of >= 5 MiB, so 22 MiB in 5 MiB
+     parts is 5 real parts and 21 MiB in 256 KiB parts is 5 groups of up to 20; Azure takes every part as a block */
   if (!strncmp(url, "s3://", 5)) {
-    CHECK_EQ_INT(log_count("UploadPart", "'big/multipart.bin'"), 3);
-    CHECK_EQ_INT(log_count("UploadPart", "'big/grouped.bin'"), 3);
+    CHECK_EQ_INT(log_count("UploadPart", "'big/multipart.bin'"), 5);
+    CHECK_EQ_INT(log_count("UploadPart", "'big/grouped.bin'"), 5);
     CHECK_EQ_INT(log_count("CompleteMultipartUpload", "'big/grouped.bin'"), 1);
     CHECK_EQ_INT(log_count("one PUT", "'dir/sub/c.bin'"), 1);
     CHECK_EQ_INT(log_count("UploadPart", "'dir/sub/c.bin'"), 0);
   } else if (!strncmp(url, "azure://", 8)) {
-    CHECK_EQ_INT(log_count(": Put Block ", "'big/grouped.bin'"), 45);
+    CHECK_EQ_INT(log_count(": Put Block ", "'big/grouped.bin'"), 85);
     CHECK_EQ_INT(log_count("Put Block List", "'big/grouped.bin'"), 1);
     CHECK_EQ_INT(log_count("Put Blob", "'a.bin'"), 1);
   }
@@ -628,8 +628,8 @@ TEST(s3_conformance_s3rver) {
         {"with space/and more.txt", 777, 5},
         {"unicod\xc3\xa9/\xd0\xba\xd0\xbb\xd1\x8e\xd1\x87.bin", 5000, 6},
         {"plus+sign&amp;<x>.bin", 2049, 7},
-        {"big/multipart.bin", (12u << 20) + 12345, 9},
-        {"big/grouped.bin", (11u << 20) + 7, 10},
+        {"big/multipart.bin", (22u << 20) + 12345, 9},
+        {"big/grouped.bin", (21u << 20) + 7, 10},
         {"empty.bin", 0, 4},
     };
     size_t i;
@@ -879,8 +879,8 @@ TEST(s3_sigv4_signatures_verified) {
     CHECK_OK(s->put_commit(s, up));                                                        /* PUT with a body */
     CHECK_OK(s->list(s, &objs, &n));                                                       /* GET with a query */
     mlsys_xfer_objs_free(objs, n);
-    REQUIRE_OK(s->put_begin(s, "m", (5u << 20) + 10, 5u << 20, &up));                      /* POST ?uploads= */
-    CHECK_OK(s->put_part(s, up, 1, "0123456789", 10));                                     /* UploadPart 2 */
+    REQUIRE_OK(s->put_begin(s, "m", (20u << 20) + 10, 5u << 20, &up));                     /* POST ?uploads= */
+    CHECK_OK(s->put_part(s, up, 4, "0123456789", 10));                                     /* UploadPart 5 */
     s->put_abort(s, up);                                                                   /* DELETE ?uploadId= */
     mlsys_xfer_store_close(s);
     shutdown(c.fd, SHUT_RDWR);
@@ -893,7 +893,7 @@ TEST(s3_sigv4_signatures_verified) {
       CHECK_MSG(STARTS(c.req[1], "PUT /sig-bucket/some%20prefix/k%C3%A9y%20with%2Bplus%26amp%3D.bin HTTP"), "%.200s", c.req[1]);
       CHECK_MSG(STARTS(c.req[2], "GET /sig-bucket?list-type=2&max-keys=1000&prefix=some%20prefix%2F HTTP"), "%.200s", c.req[2]);
       CHECK_MSG(STARTS(c.req[3], "POST /sig-bucket/some%20prefix/m?uploads= HTTP"), "%.200s", c.req[3]);
-      CHECK_MSG(STARTS(c.req[4], "PUT /sig-bucket/some%20prefix/m?partNumber=2&uploadId=up%2Fid%2B1 HTTP"), "%.200s", c.req[4]);
+      CHECK_MSG(STARTS(c.req[4], "PUT /sig-bucket/some%20prefix/m?partNumber=5&uploadId=up%2Fid%2B1 HTTP"), "%.200s", c.req[4]);
       CHECK_MSG(STARTS(c.req[5], "DELETE /sig-bucket/some%20prefix/m?uploadId=up%2Fid%2B1 HTTP"), "%.200s", c.req[5]);
     }
   }
@@ -1023,8 +1023,8 @@ TEST(azure_conformance_azurite) {
         {"dir/sub/c.bin", 1 << 20, 3},
         {"unicod\xc3\xa9/\xd0\xba\xd0\xbb\xd1\x8e\xd1\x87.bin", 5000, 6},
         {"plus+sign&amp;<x>.bin", 2049, 7},
-        {"big/multipart.bin", (12u << 20) + 12345, 9},
-        {"big/grouped.bin", (11u << 20) + 7, 10},
+        {"big/multipart.bin", (22u << 20) + 12345, 9},
+        {"big/grouped.bin", (21u << 20) + 7, 10},
     };
     size_t i;
     for (i = 0; i < sizeof chk / sizeof chk[0]; i++) {
