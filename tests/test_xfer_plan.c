@@ -127,6 +127,29 @@ TEST(grid_real_load) {
   mlsys_xfer_grid_free(&g);
 }
 
+/* The committed grid is the shared original reduced to its PREMIUM rows: loading the original (all tiers in one
+   file) with the default tier filter must give the same regions, throughputs and prices. */
+TEST(grid_committed_equals_original) {
+  mlsys_xfer_grid a, b;
+  int i;
+  if (access("../shared/data/skyplane/throughput.csv", R_OK) != 0) SKIP("../shared/data/skyplane/throughput.csv is absent (a clone outside the workspace)");
+  if (!load_real(&a, 0)) return;
+  if (mlsys_xfer_grid_load("../shared/data/skyplane/throughput.csv", "../shared/data/skyplane/aws_transfer_costs.csv", NULL, &b)) {
+    CHECK_MSG(0, "%s", mlsys_last_error());
+    mlsys_xfer_grid_free(&a);
+    return;
+  }
+  CHECK_EQ_INT(a.n, b.n);
+  for (i = 0; i < a.n && i < b.n; i++) CHECK_STR(a.r[i].key, b.r[i].key);
+  if (a.n == b.n)
+    for (i = 0; i < a.n * a.n; i++) {
+      CHECK_MSG(a.tput[i] == b.tput[i], "pair %d: %.17g vs %.17g", i, a.tput[i], b.tput[i]);
+      CHECK(a.price[i] == b.price[i]);
+    }
+  mlsys_xfer_grid_free(&a);
+  mlsys_xfer_grid_free(&b);
+}
+
 /* Fig 4.1 on the real grid with one VM per region: direct 6.2 Gbps at $0.0875/GB; the planner reaches ≥ 12.4 Gbps
    (2x) through Azure relays at a ceiling of 1.2x the direct price; the exact LP agrees with the sweep. */
 TEST(fig41_real_route) {
