@@ -45,7 +45,7 @@ deps:
 $(BUILD)/mlsys: $(CLI_SRC) cli/cli.h $(HEADERS) | $(BUILD)
 	$(CC) $(CSTD) $(WARN) $(CFLAGS) $(CPPFLAGS) -I. $(CLI_SRC) -o $@ $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/test_%: tests/test_%.c tests/test.h $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
+$(BUILD)/test_%: tests/test_%.c tests/test.h tests/cli_run.h $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
 	$(CC) $(CSTD) $(WARN) $(CFLAGS) $(CPPFLAGS) -I. $< -o $@ $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/bench_%: bench/bench_%.c $(HEADERS) | $(BUILD)

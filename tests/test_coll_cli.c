@@ -11,29 +11,7 @@
 
 #define SK1 "tests/data/taccl/sketch/sk1-ndv2-n2.json"
 
-typedef struct { int code; char *out, *err; } run_result;
-
-static const char *bin(void) {
-  const char *b = getenv("MLSYS_BIN");
-  return b && *b ? b : "build/mlsys";
-}
-
-static run_result run(const char *args) {
-  run_result r;
-  char cmd[4096], outp[] = "/tmp/mlsys_ccli_outXXXXXX", errp[] = "/tmp/mlsys_ccli_errXXXXXX";
-  int fo = mkstemp(outp), fe = mkstemp(errp), status;
-  size_t len;
-  memset(&r, 0, sizeof r);
-  close(fo); close(fe);
-  snprintf(cmd, sizeof cmd, "%s %s </dev/null >%s 2>%s", bin(), args, outp, errp);
-  status = system(cmd);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (mlsys_read_file(outp, &r.out, &len) != MLSYS_OK) r.out = NULL;
-  if (mlsys_read_file(errp, &r.err, &len) != MLSYS_OK) r.err = NULL;
-  unlink(outp); unlink(errp);
-  return r;
-}
-static void run_free(run_result *r) { mlsys_free(r->out); mlsys_free(r->err); }
+#include "tests/cli_run.h"
 
 /* A temporary file holding text; path must be a char[32]. */
 static void temp_file(char *path, const char *text) {

@@ -348,31 +348,7 @@ TEST(max_batch_rejects_bad_input) {
 }
 
 /* ---- the commands ---- */
-typedef struct { int code; char *out, *err; } run_result;
-
-static const char *bin(void) {
-  const char *b = getenv("MLSYS_BIN");
-  return b && *b ? b : "build/mlsys";
-}
-
-static run_result run(const char *args) {
-  run_result r;
-  char cmd[4096], outp[] = "/tmp/mlsys_sweep_outXXXXXX", errp[] = "/tmp/mlsys_sweep_errXXXXXX";
-  int fo = mkstemp(outp), fe = mkstemp(errp), status;
-  size_t len;
-  memset(&r, 0, sizeof r);
-  close(fo);
-  close(fe);
-  snprintf(cmd, sizeof cmd, "%s %s </dev/null >%s 2>%s", bin(), args, outp, errp);
-  status = system(cmd);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (mlsys_read_file(outp, &r.out, &len) != MLSYS_OK) r.out = NULL;
-  if (mlsys_read_file(errp, &r.err, &len) != MLSYS_OK) r.err = NULL;
-  unlink(outp);
-  unlink(errp);
-  return r;
-}
-static void run_free(run_result *r) { mlsys_free(r->out); mlsys_free(r->err); }
+#include "tests/cli_run.h"
 
 static int count_substr(const char *hay, const char *needle) {
   int c = 0;
