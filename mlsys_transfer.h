@@ -4209,9 +4209,13 @@ static void *mlsys__xfer_serve_conn(void *arg) {
       mlsys__xfer_put64(reply + 16, measured);
       mlsys__xfer_put64(reply + 24, (uint64_t)mstart);
       mlsys__xfer_put64(reply + 32, (uint64_t)last);
-      if (mlsys__xfer_write_full(c->fd, reply, sizeof reply) == 0) {
+      /* counted before the write: a client that has read its reply must already see it counted */
+      pthread_mutex_lock(&s->mu);
+      s->completed++;
+      pthread_mutex_unlock(&s->mu);
+      if (mlsys__xfer_write_full(c->fd, reply, sizeof reply) != 0) {
         pthread_mutex_lock(&s->mu);
-        s->completed++;
+        s->completed--;
         pthread_mutex_unlock(&s->mu);
       }
     }
