@@ -3,6 +3,7 @@
 #include "mlsys_remat.h"
 #include "mlsys_collective.h"
 #include "mlsys_transfer.h"
+#include "mlsys_pipeline.h"
 
 int main() {
   mlsys_remat_graph g;

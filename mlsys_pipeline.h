@@ -1,0 +1,486 @@
+/* mlsys_pipeline.h — input-pipeline analysis and tuning (Plumber).                                  MIT licence.
+
+   Implements the resource accounting and tuning rules of Plumber (Kuchnik et al., "Plumber: Diagnosing and
+   Removing Performance Bottlenecks in Machine Learning Data Pipelines", MLSys 2022; M. Kuchnik, PhD thesis, ch. 5
+   and Appendix 1; spec ../shared/specs/plumber.md §2.4–3.8):
+     - from a snapshot of per-operator counters (elements produced and consumed, own CPU time, bytes, disk bytes,
+       RNG use) over a window: visit ratios, minibatch-equivalents, service demands, per-core rates, cores used,
+       the bottleneck, disk bytes per minibatch, materialised sizes and the random closure (§2.5);
+     - the CPU LP (max X s.t. X ≤ R_i θ_i, Σθ ≤ cores, θ ≤ 1 for sequential operators) in closed form and through
+       lp_solve (§3.2), the disk bound X = W/β (§3.3), the cache placement rule (§3.4), prefetch sizing by the
+       operational-analysis knee (§3.5), the piecewise-linear fit of a source-parallelism sweep (§3.3), the
+       size estimator of Appendix 2, and tf.data AUTOTUNE's buffer wait-time model (§3.8).
+
+   STATUS (issue 7, in progress): this first part is the pure analysis layer — functions of snapshots. The
+   pipeline runtime that produces snapshots (operators, thread pool, tracing), the tuning loop, the JPEG pipeline
+   and selective augmentation are not written yet; build a snapshot by hand or from your own counters.
+
+   USAGE: in exactly one .c file
+       #define MLSYS_PIPELINE_IMPLEMENTATION   // and MLSYS_COMMON_IMPLEMENTATION (or MLSYS_IMPLEMENTATION for both)
+       #include "mlsys_pipeline.h"
+   link: -llpsolve55 -lcolamd -ldl -lm -lpthread
+
+   EXAMPLE
+       mlsys_pipe_op ops[3] = {0};                       // root first is not required; parents link the tree
+       ops[0].kind = MLSYS_PIPE_OP_BATCH; ops[0].parent = -1; ops[0].produced = 500; ops[0].consumed = 4000; ...
+       mlsys_pipe_snapshot s = {3, ops, 10.0};           // 10 s window
+       mlsys_pipe_machine m = {0};  m.cores = 2;
+       mlsys_pipe_analysis a;  mlsys_pipe_plan p;
+       mlsys_pipe_analyze(&s, &m, &a);  mlsys_pipe_plan_cpu(&s, &a, &m, MLSYS_PIPE_LP_CLOSED_FORM, &p);
+       printf("bottleneck %d, X* = %.2f minibatches/s\n", a.bottleneck, p.x_cpu);
+*/
+#ifndef MLSYS_PIPELINE_H
+#define MLSYS_PIPELINE_H
+#ifdef MLSYS_IMPLEMENTATION
+#ifndef MLSYS_PIPELINE_IMPLEMENTATION
+#define MLSYS_PIPELINE_IMPLEMENTATION
+#endif
+#endif
+#include "mlsys_common.h"
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Operator kinds (tf.data semantics, spec §2.1). Disk operators read bytes from storage; sources start a chain. */
+typedef enum {
+  MLSYS_PIPE_OP_RANGE = 0, MLSYS_PIPE_OP_FROM_MEMORY, MLSYS_PIPE_OP_FILES, MLSYS_PIPE_OP_RECORDS, MLSYS_PIPE_OP_INTERLEAVE,
+  MLSYS_PIPE_OP_MAP, MLSYS_PIPE_OP_FILTER, MLSYS_PIPE_OP_SHUFFLE, MLSYS_PIPE_OP_BATCH, MLSYS_PIPE_OP_PREFETCH,
+  MLSYS_PIPE_OP_CACHE, MLSYS_PIPE_OP_REPEAT, MLSYS_PIPE_OP_TAKE
+} mlsys_pipe_op_kind;
+
+/* One operator's counters over a window (spec §2.4) and its place in the tree. */
+typedef struct {
+  int kind;                 /* mlsys_pipe_op_kind */
+  int parent;               /* the operator consuming this one's output; -1 for the root */
+  char name[32];
+  int parallel;             /* 1: its work can run on several cores (parallel map, interleave) */
+  int parallelism;          /* current p (≥ 1) */
+  int64_t produced;         /* C_i: elements emitted */
+  int64_t consumed;         /* E_i: elements pulled from its input */
+  double cpu_s;             /* τ_i: own CPU time, children excluded */
+  double bytes_produced;    /* Σ output element sizes */
+  double disk_bytes;        /* bytes read from storage by this operator (disk operators) */
+  int64_t rng_draws;        /* > 0: its function drew random numbers: the operator is random */
+  int declares_random;      /* random by declaration */
+  int64_t count;            /* batch: b; take: k; repeat: c (−1 = forever); unused otherwise */
+  /* sources (files, records, range): how much data there is, for materialised sizes (Appendix 2) */
+  int64_t files_total;      /* N_files (0: unknown → size unknown) */
+  int64_t files_observed;   /* files read to the end in the window */
+  double observed_bytes;    /* their total size */
+  double records_per_file;  /* 0 → produced / files_observed */
+} mlsys_pipe_op;
+
+typedef struct {
+  int nops;
+  mlsys_pipe_op *op;
+  double seconds;           /* window wall time T */
+  double process_cpu_s;     /* the process's CPU time in the window (0: unknown) */
+} mlsys_pipe_snapshot;
+
+typedef struct {
+  double cores;             /* n_c, the LP's CPU budget (0 → 1) */
+  double mem_free_bytes;    /* for the cache rule */
+  double fraction_cacheable;/* 0 → 0.9 */
+  double disk_bytes_per_s;  /* W (0: no disk bound) */
+  double consumer_rate;     /* the model's minibatches/s (0: unbounded) */
+} mlsys_pipe_machine;
+
+#define MLSYS_PIPE_INF 1e300  /* infinite size or rate */
+
+typedef struct {
+  double V, M, D, R, Rp, u, p_busy, x_obs, bytes_per_elem, size_bytes, n_elems;
+  int stale;                /* below a cache: no steady-state cost */
+  int random;               /* draws randomness itself (or is a shuffle) */
+  int uncacheable;          /* random or above a random operator (the random closure, thesis L899) */
+  int in_lp;                /* part of the CPU LP: not stale, τ > 0 */
+} mlsys_pipe_op_report;
+
+typedef struct {
+  int nops;
+  mlsys_pipe_op_report *op;
+  int root, bottleneck;     /* argmin R·p over LP operators (−1: none) */
+  double x_obs;             /* observed minibatches/s at the root */
+  double sumD;              /* Σ D over LP operators: CPU-seconds per minibatch */
+  double N;                 /* Σ τ / T: busy "customers" */
+  double Nstar;             /* ΣD / D_max: the knee (§3.5) */
+  double beta;              /* disk bytes per minibatch (max over disk operators) */
+  double x_disk;            /* W / β (INF without a disk bound) */
+  double unattributed_cores;/* process CPU / T − Σ u (0 when process CPU is unknown) */
+} mlsys_pipe_analysis;
+
+/* Derived quantities of §2.5. Errors: a cycle or two roots in the parent links, negative counters, T ≤ 0. */
+MLSYS_DEF mlsys_status mlsys_pipe_analyze(const mlsys_pipe_snapshot *s, const mlsys_pipe_machine *m, mlsys_pipe_analysis *out);
+MLSYS_DEF void mlsys_pipe_analysis_free(mlsys_pipe_analysis *a);
+
+enum { MLSYS_PIPE_LP_CLOSED_FORM = 1, MLSYS_PIPE_LP_LPSOLVE = 2 };
+enum { MLSYS_PIPE_BIND_CPU = 1, MLSYS_PIPE_BIND_SEQ = 2, MLSYS_PIPE_BIND_DISK = 3, MLSYS_PIPE_BIND_CONSUMER = 4 };
+
+typedef struct {
+  int nops;
+  double x_cpu;             /* the LP optimum (minibatches/s) */
+  double x_pred;            /* min(x_cpu, x_disk, consumer) */
+  double slack_cores;       /* n_c − Σθ */
+  int binding_kind;         /* MLSYS_PIPE_BIND_* */
+  int binding_op;           /* the sequential operator for BIND_SEQ, else −1 */
+  double *theta;            /* [nops] cores per operator (0 for operators outside the LP) */
+  int *parallelism;         /* [nops] max(1, ⌈θ⌉) for parallel operators, 1 otherwise */
+  int cache_after;          /* operator after which to insert cache() (−1: none) */
+  int64_t prefetch;         /* prefetch buffer at the root (elements); 0: none */
+  int prefetch_set;         /* 1: the root is a prefetch whose buffer is set to `prefetch` */
+} mlsys_pipe_plan;
+
+/* The CPU LP of §3.2 (θ_min = 0): closed form X* = min(min_seq R_i, n_c / ΣD) with θ = X*·D, or lp_solve. */
+MLSYS_DEF mlsys_status mlsys_pipe_plan_cpu(const mlsys_pipe_snapshot *s, const mlsys_pipe_analysis *a, const mlsys_pipe_machine *m,
+                                           int method, mlsys_pipe_plan *out);
+/* The cache rule of §3.4: the operator closest to the root, below every random operator, whose materialised size
+   fits fraction_cacheable × free memory. Sets io->cache_after. */
+MLSYS_DEF mlsys_status mlsys_pipe_plan_cache(const mlsys_pipe_snapshot *s, const mlsys_pipe_analysis *a, const mlsys_pipe_machine *m,
+                                             mlsys_pipe_plan *io);
+/* Prefetch of §3.5: ⌈max(N* − N, 0)⌉ at the root. */
+MLSYS_DEF mlsys_status mlsys_pipe_plan_prefetch(const mlsys_pipe_snapshot *s, const mlsys_pipe_analysis *a, mlsys_pipe_plan *io);
+MLSYS_DEF void mlsys_pipe_plan_free(mlsys_pipe_plan *p);
+
+/* Two-piece linear fit of a source-parallelism sweep (§3.3, the authors' one-sided weighted error):
+   out = {m1, b1, m2, b2, x_thresh}; *split = the number of points in the first piece. n ≥ 3. */
+MLSYS_DEF mlsys_status mlsys_pipe_fit_piecewise(const double *x, const double *y, int n, double out[5], int *split);
+/* Materialised size from a sample (Appendix 2): (total / observed) · Σ observed sizes. */
+MLSYS_DEF double mlsys_pipe_estimate_size(double observed_bytes, int64_t files_observed, int64_t files_total);
+/* tf.data AUTOTUNE's buffer wait time (model.cc ComputeWaitTime): producer time y, consumer time x, buffer n. */
+MLSYS_DEF double mlsys_pipe_autotune_wait_time(double producer_time, double consumer_time, double buffer);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MLSYS_PIPELINE_H */
+
+/* ================================================================================================================
+   Implementation
+   ================================================================================================================ */
+#ifdef MLSYS_PIPELINE_IMPLEMENTATION
+#ifndef MLSYS_PIPELINE_IMPLEMENTATION_DONE
+#define MLSYS_PIPELINE_IMPLEMENTATION_DONE
+#include <math.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+static int mlsys__pipe_is_disk(int kind) { return kind == MLSYS_PIPE_OP_RECORDS || kind == MLSYS_PIPE_OP_FILES; }
+static int mlsys__pipe_is_source(int kind) {
+  return kind == MLSYS_PIPE_OP_RANGE || kind == MLSYS_PIPE_OP_FROM_MEMORY || kind == MLSYS_PIPE_OP_FILES;
+}
+
+MLSYS_DEF void mlsys_pipe_analysis_free(mlsys_pipe_analysis *a) {
+  if (!a) return;
+  mlsys_free(a->op);
+  memset(a, 0, sizeof *a);
+}
+
+/* Order operators root first (parents before children); fails on cycles, dangling parents or several roots. */
+static mlsys_status mlsys__pipe_order(const mlsys_pipe_snapshot *s, int *order, int *root) {
+  int n = s->nops, i, k = 0, r = -1;
+  int *done = (int *)mlsys_calloc((size_t)n + 1, sizeof(int));
+  if (!done) return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory");
+  for (i = 0; i < n; i++) {
+    int p = s->op[i].parent;
+    if (p == -1) {
+      if (r >= 0) { mlsys_free(done); return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: operators %d and %d are both roots (parent -1)", r, i); }
+      r = i;
+    } else if (p < 0 || p >= n || p == i) {
+      mlsys_free(done);
+      return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: operator %d (%s) has parent %d, not an operator of this snapshot", i, s->op[i].name, p);
+    }
+  }
+  if (r < 0) { mlsys_free(done); return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: no root (every operator has a parent: a cycle)"); }
+  order[k++] = r; done[r] = 1;
+  /* breadth first over the parent links */
+  for (i = 0; i < k; i++) {
+    int j;
+    for (j = 0; j < n; j++)
+      if (!done[j] && s->op[j].parent == order[i]) { order[k++] = j; done[j] = 1; }
+  }
+  mlsys_free(done);
+  if (k < n) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: %d operators are not connected to the root (a cycle in the parent links)", n - k);
+  *root = r;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF double mlsys_pipe_estimate_size(double observed_bytes, int64_t files_observed, int64_t files_total) {
+  if (files_observed <= 0 || files_total <= 0) return -1;
+  return observed_bytes * (double)files_total / (double)files_observed;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_analyze(const mlsys_pipe_snapshot *s, const mlsys_pipe_machine *m, mlsys_pipe_analysis *a) {
+  int n, i, k, *order = NULL, root = -1;
+  double T, best = INFINITY, Dmax = 0;
+  mlsys_status st;
+  memset(a, 0, sizeof *a);
+  if (!s || s->nops <= 0 || !s->op) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline analysis: empty snapshot");
+  n = s->nops;
+  T = s->seconds;
+  if (!(T > 0) || !isfinite(T)) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline analysis: window of %g s", T);
+  for (i = 0; i < n; i++) {
+    const mlsys_pipe_op *o = &s->op[i];
+    if (o->produced < 0 || o->consumed < 0 || !(o->cpu_s >= 0) || !(o->bytes_produced >= 0) || !(o->disk_bytes >= 0))
+      return mlsys_set_error(MLSYS_ERR_ARG, "pipeline analysis: operator %d (%s) has a negative or NaN counter", i, o->name);
+  }
+  order = (int *)mlsys_alloc((size_t)n, sizeof(int));
+  a->op = (mlsys_pipe_op_report *)mlsys_calloc((size_t)n, sizeof *a->op);
+  if (!order || !a->op) { mlsys_free(order); mlsys_pipe_analysis_free(a); return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); }
+  a->nops = n;
+  if ((st = mlsys__pipe_order(s, order, &root))) { mlsys_free(order); mlsys_pipe_analysis_free(a); return st; }
+  a->root = root;
+  /* visit ratios top-down: V_root = 1, V_i = V_parent · ρ_parent with ρ = E / C (cache with ρ = 0 → 1) */
+  for (k = 0; k < n; k++) {
+    int i2 = order[k], p = s->op[i2].parent;
+    mlsys_pipe_op_report *r = &a->op[i2];
+    if (p < 0) r->V = 1;
+    else {
+      const mlsys_pipe_op *po = &s->op[p];
+      double rho = po->produced > 0 ? (double)po->consumed / (double)po->produced : 0;
+      if (!(rho > 0)) rho = po->kind == MLSYS_PIPE_OP_BATCH && po->count > 0 ? (double)po->count : 1;
+      r->V = a->op[p].V * rho;
+      /* below a cache (or already stale): no steady-state cost */
+      r->stale = a->op[p].stale || po->kind == MLSYS_PIPE_OP_CACHE;
+    }
+  }
+  /* per-operator rates (§2.5); τ = 0 operators are pass-through: rate ∞, outside the LP */
+  for (i = 0; i < n; i++) {
+    const mlsys_pipe_op *o = &s->op[i];
+    mlsys_pipe_op_report *r = &a->op[i];
+    int p = o->parallel ? (o->parallelism > 0 ? o->parallelism : 1) : 1;
+    r->M = r->V > 0 ? (double)o->produced / r->V : 0;
+    r->x_obs = r->M / T;
+    r->u = o->cpu_s / T;
+    r->p_busy = o->cpu_s / (p * T);
+    r->bytes_per_elem = o->produced > 0 ? o->bytes_produced / (double)o->produced : 0;
+    r->random = o->rng_draws > 0 || o->declares_random || o->kind == MLSYS_PIPE_OP_SHUFFLE;
+    if (o->cpu_s > 0 && r->M > 0) {
+      r->D = o->cpu_s / r->M;
+      r->R = r->M / o->cpu_s;
+      r->Rp = r->R * p;
+      r->in_lp = !r->stale;
+    } else {
+      r->D = 0; r->R = r->Rp = MLSYS_PIPE_INF;
+    }
+    a->N += r->u;
+    if (r->in_lp) {
+      a->sumD += r->D;
+      if (r->Rp < best) { best = r->Rp; a->bottleneck = i; }
+    }
+  }
+  if (!isfinite(best)) a->bottleneck = -1;
+  else Dmax = 1.0 / best;
+  a->Nstar = Dmax > 0 ? a->sumD / Dmax : 0;
+  a->x_obs = a->op[root].x_obs;
+  if (s->process_cpu_s > 0) a->unattributed_cores = s->process_cpu_s / T - a->N;
+  /* disk bytes per minibatch and the disk bound */
+  for (i = 0; i < n; i++)
+    if (mlsys__pipe_is_disk(s->op[i].kind) && s->op[i].produced > 0) {
+      double b = s->op[i].disk_bytes / (double)s->op[i].produced * a->op[i].V;
+      if (b > a->beta) a->beta = b;
+    }
+  a->x_disk = m && m->disk_bytes_per_s > 0 && a->beta > 0 ? m->disk_bytes_per_s / a->beta : MLSYS_PIPE_INF;
+  /* random closure: a random operator and everything above it (thesis L899) */
+  for (i = 0; i < n; i++)
+    if (a->op[i].random)
+      for (k = i; k >= 0; k = s->op[k].parent) a->op[k].uncacheable = 1;
+  /* materialised sizes bottom-up (Appendix 2): sources from the file sample, then n_j = n_child / ρ_j */
+  for (k = n - 1; k >= 0; k--) {
+    int i2 = order[k], j, child = -1, nchild = 0;
+    const mlsys_pipe_op *o = &s->op[i2];
+    mlsys_pipe_op_report *r = &a->op[i2];
+    for (j = 0; j < n; j++) if (s->op[j].parent == i2) { child = j; nchild++; }
+    if (nchild == 0) {
+      if (o->files_total > 0 && o->files_observed > 0) {
+        double rpf = o->records_per_file > 0 ? o->records_per_file : (double)o->produced / (double)o->files_observed;
+        double est = mlsys_pipe_estimate_size(o->observed_bytes, o->files_observed, o->files_total);
+        r->n_elems = rpf * (double)o->files_total;
+        /* a file source's elements are the files' bytes; other sources scale bytes per element */
+        r->size_bytes = o->kind == MLSYS_PIPE_OP_FILES || o->kind == MLSYS_PIPE_OP_RECORDS ? est : r->n_elems * r->bytes_per_elem;
+      } else if (o->kind == MLSYS_PIPE_OP_RANGE && o->count > 0) {
+        r->n_elems = (double)o->count;
+        r->size_bytes = r->n_elems * r->bytes_per_elem;
+      } else {
+        r->n_elems = r->size_bytes = -1;   /* unknown */
+      }
+    } else if (nchild > 1 || a->op[child].n_elems < 0) {
+      r->n_elems = r->size_bytes = -1;
+    } else {
+      double nc = a->op[child].n_elems, rho = o->produced > 0 ? (double)o->consumed / (double)o->produced : 1;
+      if (o->kind == MLSYS_PIPE_OP_TAKE && o->count >= 0) r->n_elems = fmin((double)o->count, nc);
+      else if (o->kind == MLSYS_PIPE_OP_REPEAT) r->n_elems = o->count < 0 ? MLSYS_PIPE_INF : nc * (double)o->count;
+      else if (o->kind == MLSYS_PIPE_OP_BATCH && o->count > 0) r->n_elems = ceil(nc / (double)o->count);
+      else r->n_elems = rho > 0 ? nc / rho : nc;
+      r->size_bytes = r->n_elems >= MLSYS_PIPE_INF ? MLSYS_PIPE_INF : r->n_elems * r->bytes_per_elem;
+    }
+    /* randomised outputs differ every epoch: infinitely many distinct elements (thesis L897) */
+    if (r->uncacheable && r->size_bytes >= 0) r->size_bytes = r->n_elems = MLSYS_PIPE_INF;
+    (void)mlsys__pipe_is_source;
+  }
+  mlsys_free(order);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF void mlsys_pipe_plan_free(mlsys_pipe_plan *p) {
+  if (!p) return;
+  mlsys_free(p->theta); mlsys_free(p->parallelism);
+  memset(p, 0, sizeof *p);
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_plan_cpu(const mlsys_pipe_snapshot *s, const mlsys_pipe_analysis *a, const mlsys_pipe_machine *m,
+                                           int method, mlsys_pipe_plan *out) {
+  int n = a->nops, i;
+  double nc = m && m->cores > 0 ? m->cores : 1, xseq = INFINITY, sumth = 0;
+  memset(out, 0, sizeof *out);
+  if (n != s->nops) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline plan: analysis of %d operators, snapshot of %d", n, s->nops);
+  out->nops = n;
+  out->cache_after = -1;
+  out->binding_op = -1;
+  out->theta = (double *)mlsys_calloc((size_t)n, sizeof(double));
+  out->parallelism = (int *)mlsys_alloc((size_t)n, sizeof(int));
+  if (!out->theta || !out->parallelism) { mlsys_pipe_plan_free(out); return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); }
+  for (i = 0; i < n; i++) {
+    out->parallelism[i] = 1;
+    if (a->op[i].in_lp && !s->op[i].parallel && a->op[i].R < xseq) { xseq = a->op[i].R; out->binding_op = i; }
+  }
+  if (!(a->sumD > 0)) { mlsys_pipe_plan_free(out); return mlsys_set_error(MLSYS_ERR_ARG, "pipeline plan: no operator uses CPU in the window"); }
+  if (method == MLSYS_PIPE_LP_LPSOLVE) {
+    /* max X  s.t. X − R_i θ_i ≤ 0, Σθ ≤ n_c, 0 ≤ θ ≤ (sequential ? 1 : n_c) */
+    mlsys_milp *lp;
+    mlsys_milp_opts mo;
+    mlsys_milp_result res;
+    mlsys_status st;
+    int *col = (int *)mlsys_alloc((size_t)n, sizeof(int)), *cols = (int *)mlsys_alloc((size_t)n + 1, sizeof(int)), xc, k = 0;
+    double *vals = (double *)mlsys_alloc((size_t)n + 1, sizeof(double));
+    if (!col || !cols || !vals || (st = mlsys_milp_create(&lp))) {
+      mlsys_free(col); mlsys_free(cols); mlsys_free(vals); mlsys_pipe_plan_free(out);
+      return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory");
+    }
+    mlsys_milp_set_maximize(lp, 1);
+    xc = mlsys_milp_add_var(lp, MLSYS_VAR_CONTINUOUS, 0, MLSYS_INF, 1.0, "X");
+    for (i = 0; i < n; i++) {
+      col[i] = -1;
+      if (!a->op[i].in_lp) continue;
+      col[i] = mlsys_milp_add_var(lp, MLSYS_VAR_CONTINUOUS, 0, s->op[i].parallel ? nc : 1, 0, NULL);
+      cols[0] = xc; vals[0] = 1; cols[1] = col[i]; vals[1] = -a->op[i].R;
+      mlsys_milp_add_row(lp, 2, cols, vals, MLSYS_ROW_LE, 0, NULL);
+    }
+    for (i = 0; i < n; i++) if (col[i] >= 0) { cols[k] = col[i]; vals[k++] = 1; }
+    mlsys_milp_add_row(lp, k, cols, vals, MLSYS_ROW_LE, nc, "cores");
+    memset(&mo, 0, sizeof mo);
+    mo.relax = 1;
+    st = mlsys_milp_solve(lp, &mo, &res);
+    if (!st) {
+      /* lp_solve may park slack cores anywhere; report the minimum-core allocation θ = X·D as the closed form does */
+      out->x_cpu = res.x[xc];
+      for (i = 0; i < n; i++) if (col[i] >= 0) out->theta[i] = out->x_cpu * a->op[i].D;
+    }
+    mlsys_milp_result_free(&res);
+    mlsys_milp_free(lp);
+    mlsys_free(col); mlsys_free(cols); mlsys_free(vals);
+    if (st) { mlsys_pipe_plan_free(out); return st; }
+  } else {
+    out->x_cpu = fmin(xseq, nc / a->sumD);
+    for (i = 0; i < n; i++) if (a->op[i].in_lp) out->theta[i] = out->x_cpu * a->op[i].D;
+  }
+  for (i = 0; i < n; i++) {
+    sumth += out->theta[i];
+    if (s->op[i].parallel) out->parallelism[i] = out->theta[i] > 1 ? (int)ceil(out->theta[i] - 1e-9) : 1;
+  }
+  out->slack_cores = nc - sumth;
+  out->binding_kind = xseq <= nc / a->sumD * (1 + 1e-12) ? MLSYS_PIPE_BIND_SEQ : MLSYS_PIPE_BIND_CPU;
+  if (out->binding_kind != MLSYS_PIPE_BIND_SEQ) out->binding_op = -1;
+  out->x_pred = out->x_cpu;
+  if (a->x_disk < out->x_pred) { out->x_pred = a->x_disk; out->binding_kind = MLSYS_PIPE_BIND_DISK; out->binding_op = -1; }
+  if (m && m->consumer_rate > 0 && m->consumer_rate < out->x_pred) { out->x_pred = m->consumer_rate; out->binding_kind = MLSYS_PIPE_BIND_CONSUMER; out->binding_op = -1; }
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_plan_cache(const mlsys_pipe_snapshot *s, const mlsys_pipe_analysis *a, const mlsys_pipe_machine *m,
+                                             mlsys_pipe_plan *io) {
+  double budget = (m && m->fraction_cacheable > 0 ? m->fraction_cacheable : 0.9) * (m ? m->mem_free_bytes : 0);
+  int i, best = -1;
+  double best_v = -1;
+  (void)s;
+  /* among operators below every random one (not the root, not bookkeeping): the one closest to the root that fits;
+     "closest to the root" = the smallest visit-ratio depth, i.e. the highest in the tree along the chain */
+  for (i = 0; i < a->nops; i++) {
+    const mlsys_pipe_op_report *r = &a->op[i];
+    int kind = s->op[i].kind, depth = 0, k;
+    if (i == a->root || r->uncacheable || r->stale) continue;
+    if (kind == MLSYS_PIPE_OP_PREFETCH || kind == MLSYS_PIPE_OP_REPEAT || kind == MLSYS_PIPE_OP_TAKE || kind == MLSYS_PIPE_OP_CACHE) continue;
+    if (!(r->size_bytes > 0) || r->size_bytes >= MLSYS_PIPE_INF || r->size_bytes >= budget) continue;
+    for (k = i; s->op[k].parent >= 0; k = s->op[k].parent) depth++;
+    if (best < 0 || -depth > best_v) { best = i; best_v = -depth; }
+  }
+  io->cache_after = best;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_plan_prefetch(const mlsys_pipe_snapshot *s, const mlsys_pipe_analysis *a, mlsys_pipe_plan *io) {
+  double need = a->Nstar - a->N;
+  io->prefetch = need > 0 ? (int64_t)ceil(need - 1e-12) : 0;
+  io->prefetch_set = s->op[a->root].kind == MLSYS_PIPE_OP_PREFETCH;
+  return MLSYS_OK;
+}
+
+/* least squares line through points [lo, hi) (one point: flat through it) */
+static void mlsys__pipe_lsq(const double *x, const double *y, int lo, int hi, double *m, double *b) {
+  double sx = 0, sy = 0, sxx = 0, sxy = 0, k = hi - lo, den;
+  int i;
+  for (i = lo; i < hi; i++) { sx += x[i]; sy += y[i]; sxx += x[i] * x[i]; sxy += x[i] * y[i]; }
+  den = k * sxx - sx * sx;
+  if (k < 2 || fabs(den) < 1e-300) { *m = 0; *b = k > 0 ? sy / k : 0; return; }
+  *m = (k * sxy - sx * sy) / den;
+  *b = (sy - *m * sx) / k;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_fit_piecewise(const double *x, const double *y, int n, double out[5], int *split) {
+  int s, i, best = -1;
+  double best_err = INFINITY, ymax = -INFINITY;
+  if (n < 3) return mlsys_set_error(MLSYS_ERR_ARG, "piecewise fit: %d points (need 3)", n);
+  for (i = 0; i < n; i++) {
+    if (!isfinite(x[i]) || !isfinite(y[i])) return mlsys_set_error(MLSYS_ERR_ARG, "piecewise fit: point %d is not finite", i);
+    if (i && !(x[i] > x[i - 1])) return mlsys_set_error(MLSYS_ERR_ARG, "piecewise fit: x must increase (point %d)", i);
+    if (y[i] > ymax) ymax = y[i];
+  }
+  for (s = 2; s <= n - 1; s++) {
+    double m1, b1, m2, b2, th = x[s - 1], err = 0;
+    mlsys__pipe_lsq(x, y, 0, s, &m1, &b1);
+    mlsys__pipe_lsq(x, y, s, n, &m2, &b2);
+    for (i = 0; i < n; i++) {
+      double yh = x[i] <= th ? m1 * x[i] + b1 : m2 * x[i] + b2, d = y[i] - yh;
+      /* one-sided and weighted towards the plateau (the authors' rule) */
+      if (d > 0) err += d * d / (fabs(y[i] - ymax) + 1);
+    }
+    err /= n;
+    if (err < best_err - 1e-15) {
+      best_err = err; best = s;
+      out[0] = m1; out[1] = b1; out[2] = m2; out[3] = b2; out[4] = th;
+    }
+  }
+  if (split) *split = best;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF double mlsys_pipe_autotune_wait_time(double y, double x, double n) {
+  double p;
+  if (y <= 0) return 0;
+  if (x <= 0) return y;
+  if (fabs(x - y) <= 1e-12 * fmax(x, y)) p = 1.0 / (n + 1);
+  else {
+    double r = x / y;
+    p = (1 - r) / (1 - pow(r, n + 1));
+  }
+  return p * y;
+}
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* MLSYS_PIPELINE_IMPLEMENTATION_DONE */
+#endif /* MLSYS_PIPELINE_IMPLEMENTATION */
