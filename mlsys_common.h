@@ -160,6 +160,9 @@ MLSYS_DEF double mlsys_rng_uniform(mlsys_rng *r);                   /* [0, 1), 5
 MLSYS_DEF double mlsys_rng_normal(mlsys_rng *r);                    /* N(0,1), Box-Muller */
 
 MLSYS_DEF double mlsys_now(void);     /* monotonic seconds since an arbitrary origin */
+/* CRC-32C (Castagnoli; iSCSI, TFRecord, PCR): crc of the bytes so far (0 to start); mlsys_crc32c(0, "123456789", 9)
+   == 0xE3069283. The SSE4.2 instruction when the CPU has it, else slicing-by-8. */
+MLSYS_DEF uint32_t mlsys_crc32c(uint32_t crc, const void *buf, size_t n);
 
 /* A one-line progress display on stderr, only when stderr is a terminal (and enabled): "label: text  12.3 s". */
 typedef struct { const char *label; double start, last; int enabled, shown; } mlsys_progress;
@@ -638,6 +641,69 @@ MLSYS_DEF double mlsys_rng_uniform(mlsys_rng *r) { return (double)(mlsys_rng_u64
 MLSYS_DEF double mlsys_rng_normal(mlsys_rng *r) {
   double u1 = 1.0 - mlsys_rng_uniform(r), u2 = mlsys_rng_uniform(r);
   return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* ---- CRC-32C ---- */
+static uint32_t mlsys__crc_tab[8][256];
+static int mlsys__crc_hw_ok;
+static pthread_once_t mlsys__crc_once = PTHREAD_ONCE_INIT;
+
+static void mlsys__crc_init(void) {
+  uint32_t i, j, c;
+  for (i = 0; i < 256; i++) {
+    c = i;
+    for (j = 0; j < 8; j++) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
+    mlsys__crc_tab[0][i] = c;
+  }
+  for (i = 0; i < 256; i++)
+    for (j = 1; j < 8; j++)
+      mlsys__crc_tab[j][i] = (mlsys__crc_tab[j - 1][i] >> 8) ^ mlsys__crc_tab[0][mlsys__crc_tab[j - 1][i] & 0xff];
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  mlsys__crc_hw_ok = __builtin_cpu_supports("sse4.2") ? 1 : 0;
+#endif
+}
+
+/* c is the working register (already inverted) */
+static uint32_t mlsys__crc_sw(uint32_t c, const uint8_t *p, size_t n) {
+  const uint32_t(*t)[256] = mlsys__crc_tab;
+  while (n && ((uintptr_t)p & 7)) { c = (c >> 8) ^ t[0][(c ^ *p++) & 0xff]; n--; }
+  while (n >= 8) {
+    uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+    uint32_t hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
+    c = t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^ t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24] ^
+        t[3][hi & 0xff] ^ t[2][(hi >> 8) & 0xff] ^ t[1][(hi >> 16) & 0xff] ^ t[0][hi >> 24];
+    p += 8; n -= 8;
+  }
+  while (n--) c = (c >> 8) ^ t[0][(c ^ *p++) & 0xff];
+  return c;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define MLSYS__CRC_HW 1
+__attribute__((target("sse4.2"))) static uint32_t mlsys__crc_hw(uint32_t c, const uint8_t *p, size_t n) {
+  uint64_t c64;
+  while (n && ((uintptr_t)p & 7)) { c = __builtin_ia32_crc32qi(c, *p++); n--; }
+  c64 = c;
+  while (n >= 8) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    c64 = __builtin_ia32_crc32di(c64, v);
+    p += 8; n -= 8;
+  }
+  c = (uint32_t)c64;
+  while (n--) c = __builtin_ia32_crc32qi(c, *p++);
+  return c;
+}
+#endif
+
+MLSYS_DEF uint32_t mlsys_crc32c(uint32_t crc, const void *buf, size_t n) {
+  uint32_t c = ~crc;
+  pthread_once(&mlsys__crc_once, mlsys__crc_init);
+  if (!n) return crc;
+#ifdef MLSYS__CRC_HW
+  if (mlsys__crc_hw_ok) return ~mlsys__crc_hw(c, (const uint8_t *)buf, n);
+#endif
+  return ~mlsys__crc_sw(c, (const uint8_t *)buf, n);
 }
 
 MLSYS_DEF double mlsys_now(void) {

@@ -9,7 +9,8 @@
      - the CPU LP (max X s.t. X ≤ R_i θ_i, Σθ ≤ cores, θ ≤ 1 for sequential operators) in closed form and through
        lp_solve (§3.2), the disk bound X = W/β (§3.3), the cache placement rule (§3.4), prefetch sizing by the
        operational-analysis knee (§3.5), the piecewise-linear fit of a source-parallelism sweep (§3.3), the
-       size estimator of Appendix 2, and tf.data AUTOTUNE's buffer wait-time model (§3.8).
+       size estimator of Appendix 2, tf.data AUTOTUNE's buffer wait-time model (§3.8), and TFRecord framing
+       (write, and a reader that names every kind of damage).
 
    STATUS (issue 7, in progress): this first part is the pure analysis layer — functions of snapshots. The
    pipeline runtime that produces snapshots (operators, thread pool, tracing), the tuning loop, the JPEG pipeline
@@ -38,6 +39,7 @@
 #endif
 #include "mlsys_common.h"
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -149,6 +151,17 @@ MLSYS_DEF mlsys_status mlsys_pipe_fit_piecewise(const double *x, const double *y
 MLSYS_DEF double mlsys_pipe_estimate_size(double observed_bytes, int64_t files_observed, int64_t files_total);
 /* tf.data AUTOTUNE's buffer wait time (model.cc ComputeWaitTime): producer time y, consumer time x, buffer n. */
 MLSYS_DEF double mlsys_pipe_autotune_wait_time(double producer_time, double consumer_time, double buffer);
+
+/* TFRecord framing (spec §2.1): u64 length, u32 masked CRC-32C of the length, data, u32 masked CRC-32C of the
+   data, little-endian; mask(c) = ((c >> 15) | (c << 17)) + 0xa282ead8. */
+MLSYS_DEF uint32_t mlsys_pipe_tfrecord_mask(uint32_t crc32c);
+/* Appends one record to f. */
+MLSYS_DEF mlsys_status mlsys_pipe_tfrecord_write(FILE *f, const void *data, uint64_t len);
+/* Reads the record at *off of buf[0, len): MLSYS_OK with *data (pointing into buf), *dlen and *off advanced, or
+   MLSYS_OK with *end = 1 when no bytes are left. Errors are MLSYS_ERR_PARSE naming the offset and the problem
+   (truncated header, length CRC, truncated data, data CRC). skip_crc = 1 checks the framing only. */
+MLSYS_DEF mlsys_status mlsys_pipe_tfrecord_next(const uint8_t *buf, size_t len, size_t *off, const uint8_t **data,
+                                                uint64_t *dlen, int skip_crc, int *end);
 
 #ifdef __cplusplus
 }
@@ -464,6 +477,53 @@ MLSYS_DEF mlsys_status mlsys_pipe_fit_piecewise(const double *x, const double *y
     }
   }
   if (split) *split = best;
+  return MLSYS_OK;
+}
+
+
+/* ---- TFRecord ---- */
+MLSYS_DEF uint32_t mlsys_pipe_tfrecord_mask(uint32_t c) { return ((c >> 15) | (c << 17)) + 0xa282ead8u; }
+
+static void mlsys__pipe_put_le(uint8_t *p, uint64_t v, int n) {
+  int i;
+  for (i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+static uint64_t mlsys__pipe_get_le(const uint8_t *p, int n) {
+  uint64_t v = 0;
+  int i;
+  for (i = n - 1; i >= 0; i--) v = v << 8 | p[i];
+  return v;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_tfrecord_write(FILE *f, const void *data, uint64_t len) {
+  uint8_t h[12], t[4];
+  mlsys__pipe_put_le(h, len, 8);
+  mlsys__pipe_put_le(h + 8, mlsys_pipe_tfrecord_mask(mlsys_crc32c(0, h, 8)), 4);
+  mlsys__pipe_put_le(t, mlsys_pipe_tfrecord_mask(mlsys_crc32c(0, data, (size_t)len)), 4);
+  if (fwrite(h, 1, 12, f) != 12 || (len && fwrite(data, 1, (size_t)len, f) != (size_t)len) || fwrite(t, 1, 4, f) != 4)
+    return mlsys_set_error(MLSYS_ERR_IO, "TFRecord: write of a %llu-byte record failed", (unsigned long long)len);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_tfrecord_next(const uint8_t *buf, size_t len, size_t *off, const uint8_t **data,
+                                                uint64_t *dlen, int skip_crc, int *end) {
+  size_t o = *off;
+  uint64_t n;
+  *end = 0;
+  *data = NULL; *dlen = 0;
+  if (o >= len) { *end = 1; return MLSYS_OK; }
+  if (len - o < 12) return mlsys_set_error(MLSYS_ERR_PARSE, "TFRecord at byte %zu: truncated header (%zu of 12 bytes)", o, len - o);
+  n = mlsys__pipe_get_le(buf + o, 8);
+  if (!skip_crc && mlsys__pipe_get_le(buf + o + 8, 4) != mlsys_pipe_tfrecord_mask(mlsys_crc32c(0, buf + o, 8)))
+    return mlsys_set_error(MLSYS_ERR_PARSE, "TFRecord at byte %zu: length CRC mismatch (corrupt length field)", o);
+  if (n > (uint64_t)(len - o - 12) || len - o - 12 - n < 4)
+    return mlsys_set_error(MLSYS_ERR_PARSE, "TFRecord at byte %zu: truncated record (%llu data bytes + 4 CRC bytes declared, %zu left)", o,
+                           (unsigned long long)n, len - o - 12);
+  if (!skip_crc && mlsys__pipe_get_le(buf + o + 12 + n, 4) != mlsys_pipe_tfrecord_mask(mlsys_crc32c(0, buf + o + 12, (size_t)n)))
+    return mlsys_set_error(MLSYS_ERR_PARSE, "TFRecord at byte %zu: data CRC mismatch (%llu-byte record corrupt)", o, (unsigned long long)n);
+  *data = buf + o + 12;
+  *dlen = n;
+  *off = o + 12 + (size_t)n + 4;
   return MLSYS_OK;
 }
 

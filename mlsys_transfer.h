@@ -4911,67 +4911,7 @@ extern "C" {
 /* ---------------------------------------------------------------------------------------------------------------
    1. CRC-32C
    --------------------------------------------------------------------------------------------------------------- */
-static uint32_t mlsys__xfer_dp_crc_tab[8][256];
-static int mlsys__xfer_dp_crc_hw_ok;
-static pthread_once_t mlsys__xfer_dp_crc_once = PTHREAD_ONCE_INIT;
-
-static void mlsys__xfer_dp_crc_init(void) {
-  uint32_t i, j, c;
-  for (i = 0; i < 256; i++) {
-    c = i;
-    for (j = 0; j < 8; j++) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1u)));
-    mlsys__xfer_dp_crc_tab[0][i] = c;
-  }
-  for (i = 0; i < 256; i++)
-    for (j = 1; j < 8; j++)
-      mlsys__xfer_dp_crc_tab[j][i] = (mlsys__xfer_dp_crc_tab[j - 1][i] >> 8) ^ mlsys__xfer_dp_crc_tab[0][mlsys__xfer_dp_crc_tab[j - 1][i] & 0xff];
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  mlsys__xfer_dp_crc_hw_ok = __builtin_cpu_supports("sse4.2") ? 1 : 0;
-#endif
-}
-
-/* c is the working register (already inverted) */
-static uint32_t mlsys__xfer_dp_crc_sw(uint32_t c, const uint8_t *p, size_t n) {
-  const uint32_t(*t)[256] = mlsys__xfer_dp_crc_tab;
-  while (n && ((uintptr_t)p & 7)) { c = (c >> 8) ^ t[0][(c ^ *p++) & 0xff]; n--; }
-  while (n >= 8) {
-    uint32_t lo = c ^ ((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
-    uint32_t hi = (uint32_t)p[4] | (uint32_t)p[5] << 8 | (uint32_t)p[6] << 16 | (uint32_t)p[7] << 24;
-    c = t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^ t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24] ^
-        t[3][hi & 0xff] ^ t[2][(hi >> 8) & 0xff] ^ t[1][(hi >> 16) & 0xff] ^ t[0][hi >> 24];
-    p += 8; n -= 8;
-  }
-  while (n--) c = (c >> 8) ^ t[0][(c ^ *p++) & 0xff];
-  return c;
-}
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define MLSYS__XFER_DP_CRC_HW 1
-__attribute__((target("sse4.2"))) static uint32_t mlsys__xfer_dp_crc_hw(uint32_t c, const uint8_t *p, size_t n) {
-  uint64_t c64;
-  while (n && ((uintptr_t)p & 7)) { c = __builtin_ia32_crc32qi(c, *p++); n--; }
-  c64 = c;
-  while (n >= 8) {
-    uint64_t v;
-    memcpy(&v, p, 8);
-    c64 = __builtin_ia32_crc32di(c64, v);
-    p += 8; n -= 8;
-  }
-  c = (uint32_t)c64;
-  while (n--) c = __builtin_ia32_crc32qi(c, *p++);
-  return c;
-}
-#endif
-
-MLSYS_DEF uint32_t mlsys_xfer_crc32c(uint32_t crc, const void *buf, size_t n) {
-  uint32_t c = ~crc;
-  pthread_once(&mlsys__xfer_dp_crc_once, mlsys__xfer_dp_crc_init);
-  if (!n) return crc;
-#ifdef MLSYS__XFER_DP_CRC_HW
-  if (mlsys__xfer_dp_crc_hw_ok) return ~mlsys__xfer_dp_crc_hw(c, (const uint8_t *)buf, n);
-#endif
-  return ~mlsys__xfer_dp_crc_sw(c, (const uint8_t *)buf, n);
-}
+MLSYS_DEF uint32_t mlsys_xfer_crc32c(uint32_t crc, const void *buf, size_t n) { return mlsys_crc32c(crc, buf, n); }
 
 /* ---------------------------------------------------------------------------------------------------------------
    2. Wire format
