@@ -12,9 +12,13 @@
        size estimator of Appendix 2, tf.data AUTOTUNE's buffer wait-time model (§3.8), and TFRecord framing
        (write, and a reader that names every kind of damage).
 
-   STATUS (issue 7, in progress): this first part is the pure analysis layer — functions of snapshots. The
-   pipeline runtime that produces snapshots (operators, thread pool, tracing), the tuning loop, the JPEG pipeline
-   and selective augmentation are not written yet; build a snapshot by hand or from your own counters.
+   Selective augmentation (thesis ch. 3, spec §3.9): logistic regression (Newton, Cholesky), loss and influence
+   scores (Koh & Liang's leave-one-out approximation), the selection policies and the reweighting.
+
+   STATUS (issue 7, in progress): the pure layers above are done — functions of snapshots and of feature
+   matrices. The pipeline runtime that produces snapshots (operators, thread pool, tracing), the tuning loop, the
+   JPEG pipeline, select_map and the `mlsys pipeline` command are not written yet; build a snapshot by hand or from
+   your own counters.
 
    USAGE: in exactly one .c file
        #define MLSYS_PIPELINE_IMPLEMENTATION   // and MLSYS_COMMON_IMPLEMENTATION (or MLSYS_IMPLEMENTATION for both)
@@ -163,6 +167,35 @@ MLSYS_DEF mlsys_status mlsys_pipe_tfrecord_write(FILE *f, const void *data, uint
 MLSYS_DEF mlsys_status mlsys_pipe_tfrecord_next(const uint8_t *buf, size_t len, size_t *off, const uint8_t **data,
                                                 uint64_t *dlen, int skip_crc, int *end);
 
+/* ---- selective augmentation (thesis ch. 3, spec §3.9) ---- */
+/* Binary logistic regression on features X [n×d] (row-major floats) with labels y ∈ {0,1}: minimises
+   Σ w_i ℓ_i + α‖θ_{1..d}‖² with α = 1/C (bias unpenalised), by Newton's method with a Cholesky solve.
+   theta has d+1 entries (the last is the bias; with no_bias it stays 0). */
+typedef struct {
+  double C;                 /* 0 → 10 (the authors' value) */
+  double tol;               /* Newton step norm to stop at (0 → 1e-10) */
+  int max_iter;             /* 0 → 100 */
+  int no_bias;
+  const double *weights;    /* per-row weights (NULL = 1) */
+} mlsys_pipe_logreg_desc;
+MLSYS_DEF mlsys_status mlsys_pipe_logreg_fit(const float *X, const uint8_t *y, int64_t n, int d, const mlsys_pipe_logreg_desc *o,
+                                             double *theta);
+enum { MLSYS_PIPE_SCORE_LOSS = 1, MLSYS_PIPE_SCORE_INFLUENCE = 2 };
+/* Scores per training point: LOSS = ℓ(z_i; θ); INFLUENCE = |g_iᵀ H⁻¹ g_i| with g_i = (p_i − y_i) x̃_i and
+   H = Σ p(1−p) x̃ x̃ᵀ + 2α diag(1,…,1,0) (Koh & Liang's leave-one-out approximation, eq. 3.1). */
+MLSYS_DEF mlsys_status mlsys_pipe_aug_scores(const float *X, const uint8_t *y, int64_t n, int d, const double *theta, int kind,
+                                             double alpha, int no_bias, double *scores);
+enum { MLSYS_PIPE_POL_UNIFORM = 1, MLSYS_PIPE_POL_RANDOM_PROP, MLSYS_PIPE_POL_DETERMINISTIC, MLSYS_PIPE_POL_RANDOM_INV,
+       MLSYS_PIPE_POL_DETERMINISTIC_INV, MLSYS_PIPE_POL_SOFTMAX };
+/* The order in which points are augmented (the first k form S for a budget k; nested subsets): uniform, random
+   proportional to the score (successive draws without replacement), deterministic (descending, ties by index),
+   their inverses, softmax. Zero scores become min(smallest positive score, 1e-20). */
+MLSYS_DEF mlsys_status mlsys_pipe_aug_order(const double *scores, int64_t n, int policy, uint64_t seed, int64_t *perm);
+/* Weights: for the first k points of perm, the original and each of its n_aug copies get 1/(n_aug + 1); everyone
+   else 1 (Σ = n). w_aug[i] is the weight of each copy of point i (0 when not augmented). */
+MLSYS_DEF mlsys_status mlsys_pipe_aug_weights(const int64_t *perm, int64_t k, const int *n_aug_per_point, int64_t n,
+                                              double *w_orig, double *w_aug);
+
 #ifdef __cplusplus
 }
 #endif
@@ -175,6 +208,7 @@ MLSYS_DEF mlsys_status mlsys_pipe_tfrecord_next(const uint8_t *buf, size_t len, 
 #ifndef MLSYS_PIPELINE_IMPLEMENTATION_DONE
 #define MLSYS_PIPELINE_IMPLEMENTATION_DONE
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifdef __cplusplus
@@ -524,6 +558,206 @@ MLSYS_DEF mlsys_status mlsys_pipe_tfrecord_next(const uint8_t *buf, size_t len, 
   *data = buf + o + 12;
   *dlen = n;
   *off = o + 12 + (size_t)n + 4;
+  return MLSYS_OK;
+}
+
+/* ---- selective augmentation ---- */
+/* In-place Cholesky of the k×k SPD matrix A (lower triangle); 0 on success. */
+static int mlsys__pipe_chol(double *A, int k) {
+  int i, j, l;
+  for (j = 0; j < k; j++) {
+    double s = A[j * k + j];
+    for (l = 0; l < j; l++) s -= A[j * k + l] * A[j * k + l];
+    if (!(s > 0)) return -1;
+    A[j * k + j] = sqrt(s);
+    for (i = j + 1; i < k; i++) {
+      double t = A[i * k + j];
+      for (l = 0; l < j; l++) t -= A[i * k + l] * A[j * k + l];
+      A[i * k + j] = t / A[j * k + j];
+    }
+  }
+  return 0;
+}
+/* Solves L Lᵀ x = b in place (b → x). */
+static void mlsys__pipe_chol_solve(const double *L, int k, double *b) {
+  int i, l;
+  for (i = 0; i < k; i++) {
+    double t = b[i];
+    for (l = 0; l < i; l++) t -= L[i * k + l] * b[l];
+    b[i] = t / L[i * k + i];
+  }
+  for (i = k - 1; i >= 0; i--) {
+    double t = b[i];
+    for (l = i + 1; l < k; l++) t -= L[l * k + i] * b[l];
+    b[i] = t / L[i * k + i];
+  }
+}
+static double mlsys__pipe_sigmoid(double z) { return z >= 0 ? 1 / (1 + exp(-z)) : exp(z) / (1 + exp(z)); }
+/* ℓ = −y log p − (1−y) log(1−p) computed from the margin z without overflow */
+static double mlsys__pipe_logloss(double z, int y) { return (z > 0 ? z + log1p(exp(-z)) : log1p(exp(z))) - (y ? z : 0); }
+
+static double mlsys__pipe_margin(const float *x, int d, const double *theta, int no_bias) {
+  double z = no_bias ? 0 : theta[d];
+  int j;
+  for (j = 0; j < d; j++) z += theta[j] * x[j];
+  return z;
+}
+
+/* H = Σ w p(1−p) x̃x̃ᵀ + 2α diag(1..1,0) (k = d+1 with the bias row; the bias row/col is the identity with no_bias) */
+static void mlsys__pipe_hessian(const float *X, int64_t n, int d, const double *theta, const double *w, double alpha, int no_bias, double *H) {
+  int k = d + 1, a, b;
+  int64_t i;
+  memset(H, 0, sizeof(double) * (size_t)k * k);
+  for (i = 0; i < n; i++) {
+    const float *x = X + i * d;
+    double p = mlsys__pipe_sigmoid(mlsys__pipe_margin(x, d, theta, no_bias)), c = (w ? w[i] : 1) * p * (1 - p);
+    for (a = 0; a < k; a++) {
+      double xa = a < d ? x[a] : 1;
+      for (b = 0; b <= a; b++) H[a * k + b] += c * xa * (b < d ? x[b] : 1);
+    }
+  }
+  for (a = 0; a < d; a++) H[a * k + a] += 2 * alpha;
+  if (no_bias) { for (a = 0; a < d; a++) H[d * k + a] = 0; H[d * k + d] = 1; }
+  for (a = 0; a < k; a++) for (b = a + 1; b < k; b++) H[a * k + b] = H[b * k + a];
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_logreg_fit(const float *X, const uint8_t *y, int64_t n, int d, const mlsys_pipe_logreg_desc *o,
+                                             double *theta) {
+  int k = d + 1, it, j, maxit = o && o->max_iter > 0 ? o->max_iter : 100, nb = o ? o->no_bias : 0;
+  double alpha = 1.0 / (o && o->C > 0 ? o->C : 10), tol = o && o->tol > 0 ? o->tol : 1e-10;
+  const double *w = o ? o->weights : NULL;
+  double *H, *g;
+  int64_t i;
+  if (n <= 0 || d <= 0 || !X || !y || !theta) return mlsys_set_error(MLSYS_ERR_ARG, "logistic regression: %lld rows, %d features", (long long)n, d);
+  H = (double *)mlsys_alloc((size_t)k * k, sizeof(double));
+  g = (double *)mlsys_alloc((size_t)k, sizeof(double));
+  if (!H || !g) { mlsys_free(H); mlsys_free(g); return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); }
+  for (j = 0; j < k; j++) theta[j] = 0;
+  for (it = 0; it < maxit; it++) {
+    double step = 0;
+    memset(g, 0, sizeof(double) * (size_t)k);
+    for (i = 0; i < n; i++) {
+      const float *x = X + i * d;
+      double r = (w ? w[i] : 1) * (mlsys__pipe_sigmoid(mlsys__pipe_margin(x, d, theta, nb)) - (y[i] ? 1 : 0));
+      for (j = 0; j < d; j++) g[j] += r * x[j];
+      if (!nb) g[d] += r;
+    }
+    for (j = 0; j < d; j++) g[j] += 2 * alpha * theta[j];
+    mlsys__pipe_hessian(X, n, d, theta, w, alpha, nb, H);
+    if (mlsys__pipe_chol(H, k)) { mlsys_free(H); mlsys_free(g); return mlsys_set_error(MLSYS_ERR_SOLVER, "logistic regression: the Hessian is singular (separable data needs C < inf)"); }
+    mlsys__pipe_chol_solve(H, k, g);
+    for (j = 0; j < k; j++) { theta[j] -= g[j]; step += g[j] * g[j]; }
+    if (nb) theta[d] = 0;
+    if (sqrt(step) < tol) break;
+  }
+  mlsys_free(H); mlsys_free(g);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_aug_scores(const float *X, const uint8_t *y, int64_t n, int d, const double *theta, int kind,
+                                             double alpha, int no_bias, double *scores) {
+  int64_t i;
+  int k = d + 1, j;
+  if (n <= 0 || d <= 0) return mlsys_set_error(MLSYS_ERR_ARG, "augmentation scores: %lld rows, %d features", (long long)n, d);
+  if (kind == MLSYS_PIPE_SCORE_LOSS) {
+    for (i = 0; i < n; i++) scores[i] = mlsys__pipe_logloss(mlsys__pipe_margin(X + i * d, d, theta, no_bias), y[i] != 0);
+    return MLSYS_OK;
+  }
+  if (kind != MLSYS_PIPE_SCORE_INFLUENCE) return mlsys_set_error(MLSYS_ERR_ARG, "augmentation scores: unknown kind %d", kind);
+  {
+    double *H = (double *)mlsys_alloc((size_t)k * k, sizeof(double)), *g = (double *)mlsys_alloc((size_t)k, sizeof(double)),
+           *h = (double *)mlsys_alloc((size_t)k, sizeof(double));
+    if (!H || !g || !h) { mlsys_free(H); mlsys_free(g); mlsys_free(h); return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); }
+    mlsys__pipe_hessian(X, n, d, theta, NULL, alpha, no_bias, H);
+    if (mlsys__pipe_chol(H, k)) {
+      mlsys_free(H); mlsys_free(g); mlsys_free(h);
+      return mlsys_set_error(MLSYS_ERR_SOLVER, "influence scores: the Hessian is singular (use alpha > 0)");
+    }
+    for (i = 0; i < n; i++) {
+      const float *x = X + i * d;
+      double r = mlsys__pipe_sigmoid(mlsys__pipe_margin(x, d, theta, no_bias)) - (y[i] ? 1 : 0), q = 0;
+      for (j = 0; j < d; j++) g[j] = h[j] = r * x[j];
+      g[d] = h[d] = no_bias ? 0 : r;
+      mlsys__pipe_chol_solve(H, k, h);
+      for (j = 0; j < k; j++) q += g[j] * h[j];
+      scores[i] = fabs(q);   /* I_LOO = −gᵀH⁻¹g; the sign is dropped (thesis L498) */
+    }
+    mlsys_free(H); mlsys_free(g); mlsys_free(h);
+  }
+  return MLSYS_OK;
+}
+
+typedef struct { double s; int64_t i; } mlsys__pipe_si;
+static int mlsys__pipe_si_desc(const void *a, const void *b) {
+  const mlsys__pipe_si *x = (const mlsys__pipe_si *)a, *y = (const mlsys__pipe_si *)b;
+  if (x->s != y->s) return x->s > y->s ? -1 : 1;
+  return x->i < y->i ? -1 : x->i > y->i;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_aug_order(const double *scores, int64_t n, int policy, uint64_t seed, int64_t *perm) {
+  int64_t i, j;
+  double minpos = INFINITY, *w;
+  mlsys_rng rng;
+  if (n <= 0) return mlsys_set_error(MLSYS_ERR_ARG, "augmentation order: %lld points", (long long)n);
+  if (policy < MLSYS_PIPE_POL_UNIFORM || policy > MLSYS_PIPE_POL_SOFTMAX) return mlsys_set_error(MLSYS_ERR_ARG, "augmentation order: unknown policy %d", policy);
+  for (i = 0; i < n; i++) {
+    if (!(scores[i] >= 0) || !isfinite(scores[i])) return mlsys_set_error(MLSYS_ERR_ARG, "augmentation order: score %lld is %g (need finite, >= 0)", (long long)i, scores[i]);
+    if (scores[i] > 0 && scores[i] < minpos) minpos = scores[i];
+  }
+  if (!isfinite(minpos)) minpos = 1e-20;
+  minpos = fmin(minpos, 1e-20);
+  w = (double *)mlsys_alloc((size_t)n, sizeof(double));
+  if (!w) return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory");
+  for (i = 0; i < n; i++) {
+    double s = scores[i] > 0 ? scores[i] : minpos;
+    switch (policy) {
+      case MLSYS_PIPE_POL_UNIFORM: w[i] = 1; break;
+      case MLSYS_PIPE_POL_RANDOM_PROP: case MLSYS_PIPE_POL_DETERMINISTIC: w[i] = s; break;
+      case MLSYS_PIPE_POL_RANDOM_INV: case MLSYS_PIPE_POL_DETERMINISTIC_INV: w[i] = 1 / s; break;
+      default: w[i] = s; break;
+    }
+  }
+  if (policy == MLSYS_PIPE_POL_SOFTMAX) {
+    double mx = -INFINITY;
+    for (i = 0; i < n; i++) if (w[i] > mx) mx = w[i];
+    for (i = 0; i < n; i++) w[i] = exp(w[i] - mx);
+  }
+  if (policy == MLSYS_PIPE_POL_DETERMINISTIC || policy == MLSYS_PIPE_POL_DETERMINISTIC_INV) {
+    mlsys__pipe_si *si = (mlsys__pipe_si *)mlsys_alloc((size_t)n, sizeof *si);
+    if (!si) { mlsys_free(w); return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory"); }
+    for (i = 0; i < n; i++) { si[i].s = w[i]; si[i].i = i; }
+    qsort(si, (size_t)n, sizeof *si, mlsys__pipe_si_desc);
+    for (i = 0; i < n; i++) perm[i] = si[i].i;
+    mlsys_free(si);
+    mlsys_free(w);
+    return MLSYS_OK;
+  }
+  /* successive weighted draws without replacement (numpy's choice(n, n, replace=False, p)) */
+  mlsys_rng_seed(&rng, seed);
+  for (i = 0; i < n; i++) perm[i] = i;
+  for (i = 0; i < n; i++) {
+    double tot = 0, r, acc = 0;
+    int64_t pick = n - 1;
+    for (j = i; j < n; j++) tot += w[perm[j]];
+    r = mlsys_rng_uniform(&rng) * tot;
+    for (j = i; j < n; j++) { acc += w[perm[j]]; if (r < acc) { pick = j; break; } }
+    { int64_t t = perm[i]; perm[i] = perm[pick]; perm[pick] = t; }
+  }
+  mlsys_free(w);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_aug_weights(const int64_t *perm, int64_t k, const int *n_aug, int64_t n, double *w_orig, double *w_aug) {
+  int64_t i;
+  if (k < 0 || k > n) return mlsys_set_error(MLSYS_ERR_ARG, "augmentation weights: %lld selected of %lld", (long long)k, (long long)n);
+  for (i = 0; i < n; i++) { w_orig[i] = 1; w_aug[i] = 0; }
+  for (i = 0; i < k; i++) {
+    int64_t p = perm[i];
+    if (p < 0 || p >= n) return mlsys_set_error(MLSYS_ERR_ARG, "augmentation weights: perm[%lld] = %lld out of range", (long long)i, (long long)p);
+    if (n_aug[p] < 0) return mlsys_set_error(MLSYS_ERR_ARG, "augmentation weights: point %lld has %d augmentations", (long long)p, n_aug[p]);
+    /* the +1 of the authors' code: a point keeps its total weight, the label ratio is conserved */
+    w_orig[p] = w_aug[p] = 1.0 / (n_aug[p] + 1);
+  }
   return MLSYS_OK;
 }
 

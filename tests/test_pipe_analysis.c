@@ -411,4 +411,115 @@ TEST(tfrecord_matches_independent_writer) {
   mlsys_free(theirs);
 }
 
+/* ---------------- selective augmentation (spec §7.6 cases 12 and 13) ---------------- */
+TEST(aug_formulas) {
+  float X[3] = {1, 2, 3};
+  uint8_t y[3] = {0, 1, 1};
+  double th[2] = {0, 0}, sc[3];
+  static const double infl[3] = {0.0714286, 0.285714, 0.642857};
+  int i;
+  REQUIRE_OK(mlsys_pipe_aug_scores(X, y, 3, 1, th, MLSYS_PIPE_SCORE_INFLUENCE, 0, 1, sc));
+  for (i = 0; i < 3; i++) CHECK_MSG(fabs(sc[i] - infl[i]) < 5e-7, "influence %d: %.7f", i, sc[i]);
+  REQUIRE_OK(mlsys_pipe_aug_scores(X, y, 3, 1, th, MLSYS_PIPE_SCORE_LOSS, 0, 1, sc));
+  for (i = 0; i < 3; i++) CHECK_NEAR(sc[i], log(2.0), 1e-12);
+  /* weights: |f_T| = 4, k = 2 of n = 3 */
+  {
+    int64_t perm[3] = {2, 0, 1};
+    int naug[3] = {4, 4, 4};
+    double wo[3], wa[3], sum = 0;
+    REQUIRE_OK(mlsys_pipe_aug_weights(perm, 2, naug, 3, wo, wa));
+    CHECK_NEAR(wo[2], 0.2, 1e-15); CHECK_NEAR(wo[0], 0.2, 1e-15); CHECK_NEAR(wo[1], 1, 0);
+    for (i = 0; i < 3; i++) sum += wo[i] + naug[i] * wa[i];
+    CHECK_NEAR(sum, 3, 1e-12);
+    CHECK(mlsys_pipe_aug_weights(perm, 4, naug, 3, wo, wa) == MLSYS_ERR_ARG);
+  }
+  /* deterministic: stable descending, ties by index */
+  {
+    double s2[5] = {1, 3, 3, 0, 2};
+    int64_t perm[5];
+    static const int64_t want[5] = {1, 2, 4, 0, 3};
+    REQUIRE_OK(mlsys_pipe_aug_order(s2, 5, MLSYS_PIPE_POL_DETERMINISTIC, 0, perm));
+    for (i = 0; i < 5; i++) CHECK_EQ_INT((int)perm[i], (int)want[i]);
+    s2[0] = -1;
+    CHECK(mlsys_pipe_aug_order(s2, 5, MLSYS_PIPE_POL_DETERMINISTIC, 0, perm) == MLSYS_ERR_ARG);
+  }
+  /* random proportional with scores (1, 2, 7): first draws (0.1, 0.2, 0.7); second given the third (1/3, 2/3) */
+  {
+    double s3[3] = {1, 2, 7};
+    int64_t perm[3];
+    long first[3] = {0, 0, 0}, second[3] = {0, 0, 0}, given = 0;
+    uint64_t seed;
+    for (seed = 1; seed <= 100000; seed++) {
+      REQUIRE_OK(mlsys_pipe_aug_order(s3, 3, MLSYS_PIPE_POL_RANDOM_PROP, seed, perm));
+      first[perm[0]]++;
+      if (perm[0] == 2) { second[perm[1]]++; given++; }
+    }
+    CHECK(fabs(first[0] / 1e5 - 0.1) <= 0.005 && fabs(first[1] / 1e5 - 0.2) <= 0.005 && fabs(first[2] / 1e5 - 0.7) <= 0.005);
+    CHECK(fabs((double)second[0] / given - 1.0 / 3) <= 0.005 && fabs((double)second[1] / given - 2.0 / 3) <= 0.005);
+  }
+}
+
+/* Koh & Liang's approximation against exact leave-one-out refits: 60 seeded points, d = 2, α = 0.5 (C = 2). The
+   exact value is ℓ(z_i; θ̂_{−i}) − ℓ(z_i; θ̂); the approximation gᵀH⁻¹g. */
+static double spearman(const double *a, const double *b, int n) {
+  double ra[64], rb[64], d2 = 0;
+  int i, j;
+  for (i = 0; i < n; i++) {
+    double ca = 0, cb = 0;
+    for (j = 0; j < n; j++) { ca += (a[j] < a[i]) + 0.5 * (a[j] == a[i] && j != i); cb += (b[j] < b[i]) + 0.5 * (b[j] == b[i] && j != i); }
+    ra[i] = ca; rb[i] = cb;
+  }
+  for (i = 0; i < n; i++) d2 += (ra[i] - rb[i]) * (ra[i] - rb[i]);
+  return 1 - 6 * d2 / ((double)n * (n * (double)n - 1));
+}
+static int cmpd(const void *x, const void *y) { double a = *(const double *)x, b = *(const double *)y; return a < b ? -1 : a > b; }
+
+TEST(aug_influence_vs_exact_loo) {
+  float X[120], Xm[118];
+  uint8_t y[60], ym[59];
+  double th[3], thm[3], approx[60], exact[60], relerr[60];
+  mlsys_pipe_logreg_desc o;
+  mlsys_rng rng;
+  int i, j, k;
+  mlsys_rng_seed(&rng, 13);
+  for (i = 0; i < 60; i++) {
+    double a = mlsys_rng_normal(&rng), b = mlsys_rng_normal(&rng);
+    X[2 * i] = (float)a; X[2 * i + 1] = (float)b;
+    y[i] = mlsys_rng_uniform(&rng) < 1 / (1 + exp(-(1.5 * a - b + 0.3)));
+  }
+  memset(&o, 0, sizeof o);
+  o.C = 2;   /* α = 0.5 */
+  REQUIRE_OK(mlsys_pipe_logreg_fit(X, y, 60, 2, &o, th));
+  /* at the optimum the regularised gradient vanishes */
+  {
+    double g[3] = {0, 0, 0};
+    for (i = 0; i < 60; i++) {
+      double z = th[0] * X[2 * i] + th[1] * X[2 * i + 1] + th[2], r = 1 / (1 + exp(-z)) - y[i];
+      g[0] += r * X[2 * i]; g[1] += r * X[2 * i + 1]; g[2] += r;
+    }
+    g[0] += 2 * 0.5 * th[0]; g[1] += 2 * 0.5 * th[1];
+    CHECK_MSG(fabs(g[0]) + fabs(g[1]) + fabs(g[2]) < 1e-8, "gradient %.3g %.3g %.3g", g[0], g[1], g[2]);
+  }
+  REQUIRE_OK(mlsys_pipe_aug_scores(X, y, 60, 2, th, MLSYS_PIPE_SCORE_INFLUENCE, 0.5, 0, approx));
+  for (i = 0; i < 60; i++) {
+    double z0, z1, l0, l1;
+    for (j = 0, k = 0; j < 60; j++) if (j != i) { Xm[2 * k] = X[2 * j]; Xm[2 * k + 1] = X[2 * j + 1]; ym[k] = y[j]; k++; }
+    REQUIRE_OK(mlsys_pipe_logreg_fit(Xm, ym, 59, 2, &o, thm));
+    z0 = th[0] * X[2 * i] + th[1] * X[2 * i + 1] + th[2];
+    z1 = thm[0] * X[2 * i] + thm[1] * X[2 * i + 1] + thm[2];
+    l0 = y[i] ? log1p(exp(-z0)) : log1p(exp(z0));
+    l1 = y[i] ? log1p(exp(-z1)) : log1p(exp(z1));
+    exact[i] = l1 - l0;
+    relerr[i] = fabs(approx[i] - exact[i]) / fabs(exact[i]);
+  }
+  {
+    double rho = spearman(approx, exact, 60), med;
+    qsort(relerr, 60, sizeof(double), cmpd);
+    med = 0.5 * (relerr[29] + relerr[30]);
+    printf("    influence vs exact leave-one-out: Spearman %.4f, median relative error %.3f\n", rho, med);
+    CHECK(rho >= 0.99);
+    CHECK(med <= 0.10);
+  }
+}
+
 TEST_MAIN()
