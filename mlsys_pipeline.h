@@ -16,9 +16,11 @@
    scores (Koh & Liang's leave-one-out approximation), the selection policies and the reweighting.
 
    STATUS (issue 7, in progress): the pure layers above are done — functions of snapshots and of feature
-   matrices. The pipeline runtime that produces snapshots (operators, thread pool, tracing), the tuning loop, the
-   JPEG pipeline, select_map and the `mlsys pipeline` command are not written yet; build a snapshot by hand or from
-   your own counters.
+   matrices. The runtime (spec §2.1–2.4) is in: range, from_memory, map (sequential or parallel on a worker pool,
+   ordered or not, fail/skip on UDF errors), filter, shuffle, batch, prefetch, repeat, take, sequential interleave;
+   deterministic per-element RNG streams with draw counting; tracing into mlsys_pipe_snapshot (snapshot_take/diff).
+   Not yet: files/records/cache operators, parallel interleave, knobs changed while running, AUTO parallelism,
+   snapshot write/read, the tuning loop, the JPEG pipeline, select_map and the `mlsys pipeline` command.
 
    USAGE: in exactly one .c file
        #define MLSYS_PIPELINE_IMPLEMENTATION   // and MLSYS_COMMON_IMPLEMENTATION (or MLSYS_IMPLEMENTATION for both)
@@ -195,6 +197,95 @@ MLSYS_DEF mlsys_status mlsys_pipe_aug_order(const double *scores, int64_t n, int
    else 1 (Σ = n). w_aug[i] is the weight of each copy of point i (0 when not augmented). */
 MLSYS_DEF mlsys_status mlsys_pipe_aug_weights(const int64_t *perm, int64_t k, const int *n_aug_per_point, int64_t n,
                                               double *w_orig, double *w_aug);
+
+/* ---- the pipeline runtime (spec §2.1–2.4, §7.2–7.3) ----
+   Build a chain of operators on an mlsys_pipe (each builder returns the new node's id), open it at a root, pull
+   elements with mlsys_pipe_next, read the per-operator counters with mlsys_pipe_snapshot_take (an
+   mlsys_pipe_snapshot that mlsys_pipe_analyze accepts), close. Synchronous operators run in the caller's thread;
+   a parallel map runs its UDF on the iterator's worker pool (up to `parallelism` calls in flight, output in
+   sequential order unless nondeterministic); prefetch owns a producer thread with a bounded buffer. Interleave is
+   sequential (its sub-pipelines run inline). Each UDF call gets an RNG seeded from (seed, node, element seq, epoch),
+   so outputs do not depend on workers or parallelism; the runtime counts the draws it made (the operator is then
+   random). All element data is owned: allocate it with mlsys_pipe_tensor_alloc, release with mlsys_pipe_elem_release.
+   One thread drives an iterator; different iterators are independent. */
+enum { MLSYS_PIPE_U8 = 0, MLSYS_PIPE_I32, MLSYS_PIPE_I64, MLSYS_PIPE_F32, MLSYS_PIPE_F64 };
+typedef struct {
+  void *data;               /* owned: mlsys_alloc'ed (mlsys_pipe_tensor_alloc) */
+  size_t nbytes;
+  int32_t dtype, ndim;      /* ndim ≤ 4 */
+  int64_t shape[4];
+} mlsys_pipe_tensor;
+typedef struct {
+  int32_t ncomp;            /* ≤ 4 components (e.g. image, label) */
+  mlsys_pipe_tensor comp[4];
+  uint64_t seq;             /* position in the sequential semantics (per epoch) */
+} mlsys_pipe_elem;
+/* Allocates component `comp` of e (nbytes, dtype, 1-D shape {nbytes / dtype size}; ncomp grows to comp + 1). */
+MLSYS_DEF void *mlsys_pipe_tensor_alloc(mlsys_pipe_elem *e, int comp, size_t nbytes, int dtype);
+MLSYS_DEF void mlsys_pipe_elem_release(mlsys_pipe_elem *e);   /* frees every component; e becomes empty */
+MLSYS_DEF mlsys_status mlsys_pipe_elem_copy(const mlsys_pipe_elem *src, mlsys_pipe_elem *dst);
+
+/* The RNG a UDF gets: draw from &rng->r with mlsys_rng_*; `draws` is filled in by the runtime after the call. */
+typedef struct { mlsys_rng r; uint64_t draws; } mlsys_pipe_rng;
+/* map: fill *out (zeroed on entry; its seq is set for you) from *in; return 0, or nonzero for an error. */
+typedef int (*mlsys_pipe_map_fn)(void *user, const mlsys_pipe_elem *in, mlsys_pipe_elem *out, mlsys_pipe_rng *rng);
+/* filter: 1 keep, 0 drop, negative error. */
+typedef int (*mlsys_pipe_pred_fn)(void *user, const mlsys_pipe_elem *in, mlsys_pipe_rng *rng);
+typedef struct mlsys_pipe mlsys_pipe;
+typedef struct mlsys_pipe_iter mlsys_pipe_iter;
+/* interleave: build a sub-pipeline for one input element on `sub` (a fresh pipe) and return its root; 0 or nonzero. */
+typedef int (*mlsys_pipe_open_fn)(void *user, const mlsys_pipe_elem *in, mlsys_pipe *sub, int *sub_root);
+
+typedef struct {
+  int workers;              /* worker pool size (0 → online CPUs) */
+  uint64_t seed;            /* global seed of every UDF and shuffle stream */
+} mlsys_pipe_desc;
+enum { MLSYS_PIPE_ON_ERROR_FAIL = 0, MLSYS_PIPE_ON_ERROR_SKIP = 1 };
+typedef struct {
+  mlsys_pipe_map_fn fn;
+  void *user;
+  int parallelism;          /* in-flight calls (0 → 1; 1 runs inline in the caller's thread) */
+  int nondeterministic;     /* 1: emit in completion order */
+  int declares_random;
+  int on_error;             /* MLSYS_PIPE_ON_ERROR_* */
+  const char *name;         /* for snapshots and errors (NULL → "map") */
+} mlsys_pipe_map_desc;
+
+MLSYS_DEF mlsys_status mlsys_pipe_create(const mlsys_pipe_desc *d /* NULL: defaults */, mlsys_pipe **out);
+MLSYS_DEF void mlsys_pipe_destroy(mlsys_pipe *p);   /* close its iterators first */
+MLSYS_DEF mlsys_status mlsys_pipe_range(mlsys_pipe *p, int64_t n, int *out);   /* elements 0..n−1, one int64 each */
+MLSYS_DEF mlsys_status mlsys_pipe_from_memory(mlsys_pipe *p, const mlsys_pipe_elem *elems, int64_t n, int *out); /* copied */
+MLSYS_DEF mlsys_status mlsys_pipe_map(mlsys_pipe *p, int in, const mlsys_pipe_map_desc *d, int *out);
+MLSYS_DEF mlsys_status mlsys_pipe_filter(mlsys_pipe *p, int in, mlsys_pipe_pred_fn fn, void *user, int *out);
+/* shuffle: a buffer of `buffer` elements, uniform slot per output; stream (seed, node, epoch or 0). */
+MLSYS_DEF mlsys_status mlsys_pipe_shuffle(mlsys_pipe *p, int in, int64_t buffer, int reshuffle_each_epoch, int *out);
+/* batch: stacks b elements of equal component sizes into one (leading dimension b; the last may be shorter). */
+MLSYS_DEF mlsys_status mlsys_pipe_batch(mlsys_pipe *p, int in, int64_t b, int drop_remainder, int *out);
+MLSYS_DEF mlsys_status mlsys_pipe_prefetch(mlsys_pipe *p, int in, int64_t k, int *out);
+MLSYS_DEF mlsys_status mlsys_pipe_repeat(mlsys_pipe *p, int in, int64_t count /* −1: forever */, int *out);
+MLSYS_DEF mlsys_status mlsys_pipe_take(mlsys_pipe *p, int in, int64_t k, int *out);
+/* interleave (sequential): `block` elements round-robin from `cycle` open sub-pipelines (tf.data order). */
+MLSYS_DEF mlsys_status mlsys_pipe_interleave(mlsys_pipe *p, int in, mlsys_pipe_open_fn fn, void *user, int cycle, int block,
+                                             int *out);
+MLSYS_DEF mlsys_status mlsys_pipe_set_name(mlsys_pipe *p, int node, const char *name);
+
+/* Starts the chain below `root` (threads start here; the pipe must outlive the iterator). */
+MLSYS_DEF mlsys_status mlsys_pipe_open(mlsys_pipe *p, int root, mlsys_pipe_iter **out);
+/* MLSYS_OK with *out filled (release it), or MLSYS_OK with *end = 1, or an error whose detail names the operator
+   and the element's seq. After an error or the end, next keeps returning the same. */
+MLSYS_DEF mlsys_status mlsys_pipe_next(mlsys_pipe_iter *it, mlsys_pipe_elem *out, int *end);
+/* Stops and joins every thread (in-flight UDF calls finish first), frees buffered elements. NULL is fine. */
+MLSYS_DEF void mlsys_pipe_close(mlsys_pipe_iter *it);
+/* Elements skipped by on_error = SKIP at a node (0 when it is not in the iterator). */
+MLSYS_DEF int64_t mlsys_pipe_skipped(mlsys_pipe_iter *it, int node);
+
+/* Counters since open (§2.4), root first: op[0] is the root, op[i].parent = i − 1 (the chain); names are the nodes'
+   names. seconds = wall time since open, process_cpu_s = the process's CPU time since open. Thread-safe against the
+   running pipeline. Free with mlsys_pipe_snapshot_free. */
+MLSYS_DEF mlsys_status mlsys_pipe_snapshot_take(mlsys_pipe_iter *it, mlsys_pipe_snapshot *out);
+/* The window b − a (same iterator, a taken first): counters, seconds and process CPU subtracted. */
+MLSYS_DEF mlsys_status mlsys_pipe_snapshot_diff(const mlsys_pipe_snapshot *a, const mlsys_pipe_snapshot *b, mlsys_pipe_snapshot *win);
+MLSYS_DEF void mlsys_pipe_snapshot_free(mlsys_pipe_snapshot *s);
 
 #ifdef __cplusplus
 }
@@ -771,6 +862,934 @@ MLSYS_DEF double mlsys_pipe_autotune_wait_time(double y, double x, double n) {
     p = (1 - r) / (1 - pow(r, n + 1));
   }
   return p * y;
+}
+
+/* ================================================================================================================
+   The runtime (operators, worker pool, prefetch threads, tracing)
+   ================================================================================================================ */
+#include <pthread.h>
+#include <time.h>
+
+static double mlsys__pipe_clock(clockid_t c) {
+  struct timespec ts;
+  clock_gettime(c, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+static double mlsys__pipe_tcpu(void) { return mlsys__pipe_clock(CLOCK_THREAD_CPUTIME_ID); }
+
+static size_t mlsys__pipe_dtype_size(int dt) {
+  switch (dt) { case MLSYS_PIPE_I32: case MLSYS_PIPE_F32: return 4; case MLSYS_PIPE_I64: case MLSYS_PIPE_F64: return 8; default: return 1; }
+}
+
+MLSYS_DEF void *mlsys_pipe_tensor_alloc(mlsys_pipe_elem *e, int comp, size_t nbytes, int dtype) {
+  mlsys_pipe_tensor *t;
+  if (!e || comp < 0 || comp >= 4) { mlsys_set_error(MLSYS_ERR_ARG, "pipeline: component %d (elements have 4)", comp); return NULL; }
+  t = &e->comp[comp];
+  mlsys_free(t->data);
+  memset(t, 0, sizeof *t);
+  t->data = mlsys_alloc(nbytes ? nbytes : 1, 1);
+  if (!t->data) return NULL;
+  t->nbytes = nbytes; t->dtype = dtype; t->ndim = 1;
+  t->shape[0] = (int64_t)(nbytes / mlsys__pipe_dtype_size(dtype));
+  if (e->ncomp < comp + 1) e->ncomp = comp + 1;
+  return t->data;
+}
+
+MLSYS_DEF void mlsys_pipe_elem_release(mlsys_pipe_elem *e) {
+  int i;
+  if (!e) return;
+  for (i = 0; i < 4; i++) mlsys_free(e->comp[i].data);
+  memset(e, 0, sizeof *e);
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_elem_copy(const mlsys_pipe_elem *src, mlsys_pipe_elem *dst) {
+  int i;
+  memset(dst, 0, sizeof *dst);
+  if (src->ncomp < 0 || src->ncomp > 4) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: element with %d components (at most 4)", src->ncomp);
+  *dst = *src;
+  for (i = 0; i < 4; i++) dst->comp[i].data = NULL;
+  for (i = 0; i < src->ncomp; i++) {
+    dst->comp[i].data = mlsys_alloc(src->comp[i].nbytes ? src->comp[i].nbytes : 1, 1);
+    if (!dst->comp[i].data) { mlsys_pipe_elem_release(dst); return MLSYS_ERR_NOMEM; }
+    if (src->comp[i].nbytes) memcpy(dst->comp[i].data, src->comp[i].data, src->comp[i].nbytes);
+  }
+  return MLSYS_OK;
+}
+
+static double mlsys__pipe_elem_bytes(const mlsys_pipe_elem *e) {
+  double b = 0;
+  int i;
+  for (i = 0; i < e->ncomp && i < 4; i++) b += (double)e->comp[i].nbytes;
+  return b;
+}
+
+typedef struct {
+  int kind, in;
+  char name[32];
+  int64_t n;                /* range/from_memory: n; batch: b; prefetch: k; repeat: c; take: k; shuffle: B */
+  int flag;                 /* batch: drop_remainder; shuffle: reshuffle_each_epoch */
+  mlsys_pipe_elem *elems;   /* from_memory (owned copies) */
+  mlsys_pipe_map_desc map;  /* map (name not kept) */
+  mlsys_pipe_pred_fn pred;
+  mlsys_pipe_open_fn ofn;
+  void *user;
+  int cycle, block;
+} mlsys__pipe_node;
+
+struct mlsys_pipe {
+  mlsys_pipe_desc d;
+  int n, cap;
+  mlsys__pipe_node *node;
+};
+
+MLSYS_DEF mlsys_status mlsys_pipe_create(const mlsys_pipe_desc *d, mlsys_pipe **out) {
+  mlsys_pipe *p = (mlsys_pipe *)mlsys_calloc(1, sizeof *p);
+  *out = NULL;
+  if (!p) return MLSYS_ERR_NOMEM;
+  if (d) p->d = *d;
+  if (p->d.workers < 0) { mlsys_free(p); return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: %d workers", d->workers); }
+  *out = p;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF void mlsys_pipe_destroy(mlsys_pipe *p) {
+  int i;
+  int64_t j;
+  if (!p) return;
+  for (i = 0; i < p->n; i++)
+    if (p->node[i].elems) {
+      for (j = 0; j < p->node[i].n; j++) mlsys_pipe_elem_release(&p->node[i].elems[j]);
+      mlsys_free(p->node[i].elems);
+    }
+  mlsys_free(p->node);
+  mlsys_free(p);
+}
+
+static const char *mlsys__pipe_kind_name(int k) {
+  static const char *nm[] = {"range", "from_memory", "files", "records", "interleave", "map", "filter", "shuffle", "batch",
+                             "prefetch", "cache", "repeat", "take"};
+  return k >= 0 && k <= MLSYS_PIPE_OP_TAKE ? nm[k] : "op";
+}
+
+static mlsys_status mlsys__pipe_add(mlsys_pipe *p, int kind, int in, mlsys__pipe_node **nd, int *out) {
+  if (!p || !out) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: NULL pipe or output");
+  *out = -1;
+  if (in != -2 && (in < 0 || in >= p->n))
+    return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: %s's input %d is not a node of this pipe", mlsys__pipe_kind_name(kind), in);
+  if (p->n == p->cap) {
+    int nc = p->cap ? 2 * p->cap : 8;
+    mlsys__pipe_node *q = (mlsys__pipe_node *)mlsys_realloc_array(p->node, (size_t)nc, sizeof *q);
+    if (!q) return MLSYS_ERR_NOMEM;
+    p->node = q; p->cap = nc;
+  }
+  *nd = &p->node[p->n];
+  memset(*nd, 0, sizeof **nd);
+  (*nd)->kind = kind; (*nd)->in = in == -2 ? -1 : in;
+  snprintf((*nd)->name, sizeof (*nd)->name, "%s", mlsys__pipe_kind_name(kind));
+  *out = p->n++;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_set_name(mlsys_pipe *p, int node, const char *name) {
+  if (!p || node < 0 || node >= p->n || !name) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: no node %d", node);
+  snprintf(p->node[node].name, sizeof p->node[node].name, "%s", name);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_range(mlsys_pipe *p, int64_t n, int *out) {
+  mlsys__pipe_node *nd;
+  mlsys_status st;
+  if (n < 0) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: range(%lld)", (long long)n);
+  if ((st = mlsys__pipe_add(p, MLSYS_PIPE_OP_RANGE, -2, &nd, out))) return st;
+  nd->n = n;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_from_memory(mlsys_pipe *p, const mlsys_pipe_elem *elems, int64_t n, int *out) {
+  mlsys__pipe_node *nd;
+  mlsys_status st;
+  mlsys_pipe_elem *cp;
+  int64_t i;
+  if (n < 0 || (n > 0 && !elems)) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: from_memory of %lld elements", (long long)n);
+  cp = (mlsys_pipe_elem *)mlsys_calloc((size_t)n + 1, sizeof *cp);
+  if (!cp) return MLSYS_ERR_NOMEM;
+  for (i = 0; i < n; i++)
+    if ((st = mlsys_pipe_elem_copy(&elems[i], &cp[i]))) {
+      while (i-- > 0) mlsys_pipe_elem_release(&cp[i]);
+      mlsys_free(cp);
+      return st;
+    }
+  if ((st = mlsys__pipe_add(p, MLSYS_PIPE_OP_FROM_MEMORY, -2, &nd, out))) {
+    for (i = 0; i < n; i++) mlsys_pipe_elem_release(&cp[i]);
+    mlsys_free(cp);
+    return st;
+  }
+  nd->n = n; nd->elems = cp;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_map(mlsys_pipe *p, int in, const mlsys_pipe_map_desc *d, int *out) {
+  mlsys__pipe_node *nd;
+  mlsys_status st;
+  if (!d || !d->fn || d->parallelism < 0) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: map needs a function and parallelism >= 0");
+  if ((st = mlsys__pipe_add(p, MLSYS_PIPE_OP_MAP, in, &nd, out))) return st;
+  nd->map = *d;
+  nd->map.name = NULL;
+  if (nd->map.parallelism < 1) nd->map.parallelism = 1;
+  if (d->name) snprintf(nd->name, sizeof nd->name, "%s", d->name);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_filter(mlsys_pipe *p, int in, mlsys_pipe_pred_fn fn, void *user, int *out) {
+  mlsys__pipe_node *nd;
+  mlsys_status st;
+  if (!fn) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: filter needs a predicate");
+  if ((st = mlsys__pipe_add(p, MLSYS_PIPE_OP_FILTER, in, &nd, out))) return st;
+  nd->pred = fn; nd->user = user;
+  return MLSYS_OK;
+}
+
+static mlsys_status mlsys__pipe_add_n(mlsys_pipe *p, int kind, int in, int64_t n, int64_t min, int flag, int *out) {
+  mlsys__pipe_node *nd;
+  mlsys_status st;
+  if (n < min) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: %s(%lld) (need >= %lld)", mlsys__pipe_kind_name(kind), (long long)n, (long long)min);
+  if ((st = mlsys__pipe_add(p, kind, in, &nd, out))) return st;
+  nd->n = n; nd->flag = flag;
+  return MLSYS_OK;
+}
+MLSYS_DEF mlsys_status mlsys_pipe_shuffle(mlsys_pipe *p, int in, int64_t buffer, int reshuffle, int *out) {
+  return mlsys__pipe_add_n(p, MLSYS_PIPE_OP_SHUFFLE, in, buffer, 1, reshuffle, out);
+}
+MLSYS_DEF mlsys_status mlsys_pipe_batch(mlsys_pipe *p, int in, int64_t b, int drop_remainder, int *out) {
+  return mlsys__pipe_add_n(p, MLSYS_PIPE_OP_BATCH, in, b, 1, drop_remainder, out);
+}
+MLSYS_DEF mlsys_status mlsys_pipe_prefetch(mlsys_pipe *p, int in, int64_t k, int *out) {
+  return mlsys__pipe_add_n(p, MLSYS_PIPE_OP_PREFETCH, in, k, 1, 0, out);
+}
+MLSYS_DEF mlsys_status mlsys_pipe_repeat(mlsys_pipe *p, int in, int64_t count, int *out) {
+  return mlsys__pipe_add_n(p, MLSYS_PIPE_OP_REPEAT, in, count, -1, 0, out);
+}
+MLSYS_DEF mlsys_status mlsys_pipe_take(mlsys_pipe *p, int in, int64_t k, int *out) {
+  return mlsys__pipe_add_n(p, MLSYS_PIPE_OP_TAKE, in, k, 0, 0, out);
+}
+MLSYS_DEF mlsys_status mlsys_pipe_interleave(mlsys_pipe *p, int in, mlsys_pipe_open_fn fn, void *user, int cycle, int block, int *out) {
+  mlsys__pipe_node *nd;
+  mlsys_status st;
+  if (!fn || cycle < 1 || block < 1) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: interleave needs a function, cycle >= 1, block >= 1");
+  if ((st = mlsys__pipe_add(p, MLSYS_PIPE_OP_INTERLEAVE, in, &nd, out))) return st;
+  nd->ofn = fn; nd->user = user; nd->cycle = cycle; nd->block = block;
+  return MLSYS_OK;
+}
+
+/* ---- iterator state ---- */
+typedef struct mlsys__pipe_st mlsys__pipe_st;
+typedef struct mlsys__pipe_task {
+  mlsys__pipe_st *s;
+  mlsys_pipe_elem in, out;
+  int rc, done;
+  uint64_t draws;
+  double cpu;
+  struct mlsys__pipe_task *next;    /* the map's issue-order list */
+  struct mlsys__pipe_task *qnext;   /* the pool's queue */
+} mlsys__pipe_task;
+
+typedef struct { mlsys_pipe *sub; mlsys_pipe_iter *it; } mlsys__pipe_slot;
+
+struct mlsys__pipe_st {
+  const mlsys__pipe_node *nd;
+  int id;
+  mlsys_pipe_iter *it;
+  mlsys__pipe_st *child;
+  uint64_t epoch;
+  /* counters, under it->mu */
+  int64_t produced, consumed, skipped, rng_draws;
+  double cpu_s, bytes;
+  /* per-kind state (driving thread only unless noted) */
+  int64_t pos, pass, in_pass;
+  int in_end;
+  mlsys_status in_err;      /* parallel map: an input error that comes after the in-flight elements */
+  char *in_msg;
+  mlsys_pipe_elem *buf;     /* shuffle buffer, batch collection, prefetch ring */
+  int64_t nbuf, head;
+  mlsys_rng rng;
+  /* parallel map (under it->mu) */
+  mlsys__pipe_task *th, *tt;
+  int inflight;
+  pthread_cond_t cv_done;
+  /* prefetch (under it->mu) */
+  pthread_t thr;
+  int thr_on, stop, pf_done;
+  mlsys_status pf_st;
+  char *pf_msg;
+  pthread_cond_t cv_put, cv_get;
+  /* interleave */
+  mlsys__pipe_slot *slot;
+  int cur, nblk;
+};
+
+struct mlsys_pipe_iter {
+  mlsys_pipe *p;
+  int n;
+  mlsys__pipe_st *st;       /* root first */
+  pthread_mutex_t mu;
+  pthread_cond_t cv_work;
+  pthread_t *workers;
+  int nworkers, pool_stop;
+  mlsys__pipe_task *qh, *qt;
+  double t0, pcpu0;
+  int fin, fin_end;
+  mlsys_status fin_st;
+  char *fin_msg;
+};
+
+static uint64_t mlsys__pipe_mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+static void mlsys__pipe_seed(mlsys__pipe_st *s, uint64_t seq, uint64_t epoch, mlsys_rng *r) {
+  uint64_t h = mlsys__pipe_mix(s->it->p->d.seed);
+  h = mlsys__pipe_mix(h ^ (uint64_t)s->id);
+  h = mlsys__pipe_mix(h ^ seq);
+  h = mlsys__pipe_mix(h ^ epoch);
+  mlsys_rng_seed(r, h);
+}
+/* xoshiro steps from a to b (the draws a UDF made; capped at 2^20) */
+static uint64_t mlsys__pipe_draws(const mlsys_rng *a, const mlsys_rng *b) {
+  mlsys_rng r = *a;
+  uint64_t n = 0;
+  while (memcmp(&r, b, sizeof r) && n < ((uint64_t)1 << 20)) { mlsys_rng_u64(&r); n++; }
+  return n;
+}
+
+static char *mlsys__pipe_dup_err(void) { return mlsys_strdup(mlsys_last_error()); }
+
+static mlsys_status mlsys__pipe_next_st(mlsys__pipe_st *s, mlsys_pipe_elem *out, int *end);
+
+/* pull from the child, timing it (the caller's own CPU excludes it) */
+static mlsys_status mlsys__pipe_pull(mlsys__pipe_st *s, mlsys_pipe_elem *e, int *end, double *child_cpu) {
+  double t0 = mlsys__pipe_tcpu();
+  mlsys_status st = mlsys__pipe_next_st(s->child, e, end);
+  *child_cpu += mlsys__pipe_tcpu() - t0;
+  if (!st && !*end) {
+    pthread_mutex_lock(&s->it->mu);
+    s->consumed++;
+    pthread_mutex_unlock(&s->it->mu);
+  }
+  return st;
+}
+
+static mlsys_status mlsys__pipe_udf_error(mlsys__pipe_st *s, uint64_t seq, int rc) {
+  return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: %s '%s' (node %d) failed on element seq %llu (returned %d)",
+                         mlsys__pipe_kind_name(s->nd->kind), s->nd->name, s->id, (unsigned long long)seq, rc);
+}
+
+/* ---- worker pool ---- */
+static void *mlsys__pipe_worker(void *arg) {
+  mlsys_pipe_iter *it = (mlsys_pipe_iter *)arg;
+  for (;;) {
+    mlsys__pipe_task *t;
+    mlsys__pipe_st *s;
+    mlsys_pipe_rng rng;
+    mlsys_rng r0;
+    double c0;
+    pthread_mutex_lock(&it->mu);
+    while (!it->pool_stop && !it->qh) pthread_cond_wait(&it->cv_work, &it->mu);
+    if (!it->qh) { pthread_mutex_unlock(&it->mu); return NULL; }
+    t = it->qh;
+    it->qh = t->qnext;
+    if (!it->qh) it->qt = NULL;
+    pthread_mutex_unlock(&it->mu);
+    s = t->s;
+    mlsys__pipe_seed(s, t->in.seq, s->epoch, &rng.r);
+    rng.draws = 0;
+    r0 = rng.r;
+    t->out.seq = t->in.seq;
+    c0 = mlsys__pipe_tcpu();
+    t->rc = s->nd->map.fn(s->nd->map.user, &t->in, &t->out, &rng);
+    t->cpu = mlsys__pipe_tcpu() - c0;
+    t->draws = mlsys__pipe_draws(&r0, &rng.r);
+    t->out.seq = t->in.seq;
+    mlsys_pipe_elem_release(&t->in);
+    t->in.seq = t->out.seq;
+    pthread_mutex_lock(&it->mu);
+    t->done = 1;
+    pthread_cond_broadcast(&s->cv_done);
+    pthread_mutex_unlock(&it->mu);
+  }
+}
+
+/* waits for every task of a parallel map and frees them */
+static void mlsys__pipe_pmap_drain(mlsys__pipe_st *s) {
+  mlsys_pipe_iter *it = s->it;
+  pthread_mutex_lock(&it->mu);
+  for (;;) {
+    mlsys__pipe_task *t = s->th;
+    while (t && t->done) t = t->next;
+    if (!t) break;
+    pthread_cond_wait(&s->cv_done, &it->mu);
+  }
+  while (s->th) {
+    mlsys__pipe_task *t = s->th;
+    s->th = t->next;
+    mlsys_pipe_elem_release(&t->in); mlsys_pipe_elem_release(&t->out);
+    mlsys_free(t);
+  }
+  s->tt = NULL; s->inflight = 0;
+  pthread_mutex_unlock(&it->mu);
+}
+
+static mlsys_status mlsys__pipe_pmap_next(mlsys__pipe_st *s, mlsys_pipe_elem *out, int *end, double *ccpu) {
+  mlsys_pipe_iter *it = s->it;
+  int p = s->nd->map.parallelism;
+  for (;;) {
+    mlsys__pipe_task *t, *prev = NULL;
+    /* launch up to p calls */
+    while (!s->in_end && s->inflight < p) {
+      mlsys_pipe_elem e;
+      int e_end = 0;
+      mlsys_status st;
+      memset(&e, 0, sizeof e);
+      st = mlsys__pipe_pull(s, &e, &e_end, ccpu);
+      if (st) { s->in_end = 1; s->in_err = st; s->in_msg = mlsys__pipe_dup_err(); break; }
+      if (e_end) { s->in_end = 1; break; }
+      t = (mlsys__pipe_task *)mlsys_calloc(1, sizeof *t);
+      if (!t) { mlsys_pipe_elem_release(&e); s->in_end = 1; s->in_err = MLSYS_ERR_NOMEM; s->in_msg = mlsys__pipe_dup_err(); break; }
+      t->s = s; t->in = e;
+      pthread_mutex_lock(&it->mu);
+      if (s->tt) s->tt->next = t; else s->th = t;
+      s->tt = t;
+      if (it->qt) it->qt->qnext = t; else it->qh = t;
+      it->qt = t;
+      s->inflight++;
+      pthread_cond_signal(&it->cv_work);
+      pthread_mutex_unlock(&it->mu);
+    }
+    pthread_mutex_lock(&it->mu);
+    if (!s->th) {
+      pthread_mutex_unlock(&it->mu);
+      *end = 1;
+      if (s->in_err) return mlsys_set_error(s->in_err, "%s", s->in_msg ? s->in_msg : "pipeline: input failed");
+      return MLSYS_OK;
+    }
+    for (;;) {
+      prev = NULL;
+      if (s->nd->map.nondeterministic) {
+        for (t = s->th; t && !t->done; t = t->next) prev = t;
+      } else t = s->th->done ? s->th : NULL;
+      if (t) break;
+      pthread_cond_wait(&s->cv_done, &it->mu);
+    }
+    if (prev) prev->next = t->next; else s->th = t->next;
+    if (s->tt == t) s->tt = prev;
+    s->inflight--;
+    s->cpu_s += t->cpu;
+    s->rng_draws += (int64_t)t->draws;
+    if (t->rc && s->nd->map.on_error == MLSYS_PIPE_ON_ERROR_SKIP) s->skipped++;
+    pthread_mutex_unlock(&it->mu);
+    if (t->rc) {
+      int rc = t->rc;
+      uint64_t seq = t->in.seq;
+      mlsys_pipe_elem_release(&t->out);
+      mlsys_free(t);
+      if (s->nd->map.on_error == MLSYS_PIPE_ON_ERROR_SKIP) continue;
+      return mlsys__pipe_udf_error(s, seq, rc);
+    }
+    *out = t->out;
+    mlsys_free(t);
+    return MLSYS_OK;
+  }
+}
+
+/* ---- prefetch ---- */
+static void *mlsys__pipe_prefetch_thread(void *arg) {
+  mlsys__pipe_st *s = (mlsys__pipe_st *)arg;
+  mlsys_pipe_iter *it = s->it;
+  for (;;) {
+    mlsys_pipe_elem e;
+    int end = 0;
+    double t0 = mlsys__pipe_tcpu(), cc = 0;
+    mlsys_status st;
+    memset(&e, 0, sizeof e);
+    pthread_mutex_lock(&it->mu);
+    if (s->stop) { pthread_mutex_unlock(&it->mu); break; }
+    pthread_mutex_unlock(&it->mu);
+    st = mlsys__pipe_pull(s, &e, &end, &cc);
+    pthread_mutex_lock(&it->mu);
+    if (st || end) {
+      s->pf_done = 1;
+      if (st) { s->pf_st = st; s->pf_msg = mlsys__pipe_dup_err(); }
+      pthread_cond_broadcast(&s->cv_get);
+      pthread_mutex_unlock(&it->mu);
+      break;
+    }
+    while (s->nbuf == s->nd->n && !s->stop) pthread_cond_wait(&s->cv_put, &it->mu);
+    if (s->stop) { pthread_mutex_unlock(&it->mu); mlsys_pipe_elem_release(&e); break; }
+    s->buf[(s->head + s->nbuf) % s->nd->n] = e;
+    s->nbuf++;
+    s->cpu_s += fmax(0, mlsys__pipe_tcpu() - t0 - cc);
+    pthread_cond_broadcast(&s->cv_get);
+    pthread_mutex_unlock(&it->mu);
+  }
+  return NULL;
+}
+
+static mlsys_status mlsys__pipe_prefetch_start(mlsys__pipe_st *s) {
+  s->stop = 0; s->pf_done = 0; s->pf_st = MLSYS_OK; s->nbuf = 0; s->head = 0;
+  if (pthread_create(&s->thr, NULL, mlsys__pipe_prefetch_thread, s))
+    return mlsys_set_error(MLSYS_ERR_NOMEM, "pipeline: prefetch (node %d) could not start its thread", s->id);
+  s->thr_on = 1;
+  return MLSYS_OK;
+}
+static void mlsys__pipe_prefetch_stop(mlsys__pipe_st *s) {
+  int64_t i;
+  if (s->thr_on) {
+    pthread_mutex_lock(&s->it->mu);
+    s->stop = 1;
+    pthread_cond_broadcast(&s->cv_put);
+    pthread_mutex_unlock(&s->it->mu);
+    pthread_join(s->thr, NULL);
+    s->thr_on = 0;
+  }
+  for (i = 0; i < s->nbuf; i++) mlsys_pipe_elem_release(&s->buf[(s->head + i) % s->nd->n]);
+  s->nbuf = 0; s->head = 0;
+  mlsys_free(s->pf_msg); s->pf_msg = NULL;
+}
+
+/* ---- interleave ---- */
+static void mlsys__pipe_slot_close(mlsys__pipe_slot *sl) {
+  mlsys_pipe_close(sl->it);
+  mlsys_pipe_destroy(sl->sub);
+  sl->it = NULL; sl->sub = NULL;
+}
+
+static mlsys_status mlsys__pipe_interleave_next(mlsys__pipe_st *s, mlsys_pipe_elem *out, int *end, double *ccpu) {
+  const mlsys__pipe_node *nd = s->nd;
+  for (;;) {
+    mlsys__pipe_slot *sl = &s->slot[s->cur];
+    mlsys_status st;
+    int e_end = 0, i, any = 0;
+    for (i = 0; i < nd->cycle; i++) any |= s->slot[i].it != NULL;
+    if (!any && s->in_end) { *end = 1; return MLSYS_OK; }
+    if (!sl->it) {
+      mlsys_pipe_elem e;
+      int root = -1, rc;
+      if (s->in_end) { s->cur = (s->cur + 1) % nd->cycle; s->nblk = 0; continue; }
+      memset(&e, 0, sizeof e);
+      if ((st = mlsys__pipe_pull(s, &e, &e_end, ccpu))) return st;
+      if (e_end) { s->in_end = 1; continue; }
+      if ((st = mlsys_pipe_create(&s->it->p->d, &sl->sub))) { mlsys_pipe_elem_release(&e); return st; }
+      rc = nd->ofn(nd->user, &e, sl->sub, &root);
+      if (rc) {
+        mlsys__pipe_slot_close(sl);
+        st = mlsys__pipe_udf_error(s, e.seq, rc);
+        mlsys_pipe_elem_release(&e);
+        return st;
+      }
+      if ((st = mlsys_pipe_open(sl->sub, root, &sl->it))) {
+        mlsys__pipe_slot_close(sl);
+        st = mlsys_prefix_error("pipeline: interleave '%s' (node %d), element seq %llu: ", nd->name, s->id, (unsigned long long)e.seq);
+        mlsys_pipe_elem_release(&e);
+        return st;
+      }
+      mlsys_pipe_elem_release(&e);
+    }
+    if ((st = mlsys_pipe_next(sl->it, out, &e_end)))
+      return mlsys_prefix_error("pipeline: interleave '%s' (node %d), sub-pipeline: ", nd->name, s->id);
+    if (e_end) { mlsys__pipe_slot_close(sl); s->cur = (s->cur + 1) % nd->cycle; s->nblk = 0; continue; }
+    if (++s->nblk == nd->block) { s->cur = (s->cur + 1) % nd->cycle; s->nblk = 0; }
+    out->seq = (uint64_t)s->pos++;
+    return MLSYS_OK;
+  }
+}
+
+/* ---- batch ---- */
+static mlsys_status mlsys__pipe_batch_next(mlsys__pipe_st *s, mlsys_pipe_elem *out, int *end, double *ccpu) {
+  int64_t b = s->nd->n, k = 0, i;
+  mlsys_status st = MLSYS_OK;
+  int e_end = 0, c;
+  while (k < b) {
+    memset(&s->buf[k], 0, sizeof s->buf[k]);
+    if ((st = mlsys__pipe_pull(s, &s->buf[k], &e_end, ccpu)) || e_end) break;
+    if (k > 0) {
+      const mlsys_pipe_elem *f = &s->buf[0], *e = &s->buf[k];
+      int bad = e->ncomp != f->ncomp;
+      for (c = 0; !bad && c < f->ncomp; c++) bad = e->comp[c].nbytes != f->comp[c].nbytes;
+      if (bad) {
+        st = mlsys_set_error(MLSYS_ERR_ARG, "pipeline: batch '%s' (node %d): element seq %llu differs in size or components from seq %llu",
+                             s->nd->name, s->id, (unsigned long long)e->seq, (unsigned long long)f->seq);
+        k++;
+        break;
+      }
+    }
+    k++;
+  }
+  if (!st && (k == 0 || (k < b && s->nd->flag))) { for (i = 0; i < k; i++) mlsys_pipe_elem_release(&s->buf[i]); *end = 1; return MLSYS_OK; }
+  if (!st && s->buf[0].ncomp > 0) {
+    for (c = 0; c < s->buf[0].ncomp; c++) if (s->buf[0].comp[c].ndim >= 4) {
+      st = mlsys_set_error(MLSYS_ERR_ARG, "pipeline: batch '%s' (node %d): component %d already has 4 dimensions", s->nd->name, s->id, c);
+      break;
+    }
+  }
+  if (!st) {
+    memset(out, 0, sizeof *out);
+    out->ncomp = s->buf[0].ncomp;
+    for (c = 0; c < out->ncomp && !st; c++) {
+      const mlsys_pipe_tensor *f = &s->buf[0].comp[c];
+      mlsys_pipe_tensor *t = &out->comp[c];
+      size_t nb = f->nbytes;
+      t->data = mlsys_alloc((size_t)k * nb + 1, 1);
+      if (!t->data) { st = MLSYS_ERR_NOMEM; break; }
+      for (i = 0; i < k; i++) if (nb) memcpy((char *)t->data + i * nb, s->buf[i].comp[c].data, nb);
+      t->nbytes = (size_t)k * nb; t->dtype = f->dtype; t->ndim = f->ndim + 1;
+      t->shape[0] = k;
+      for (i = 0; i < f->ndim; i++) t->shape[i + 1] = f->shape[i];
+    }
+    if (st) mlsys_pipe_elem_release(out);
+    else out->seq = (uint64_t)s->pos++;
+  }
+  for (i = 0; i < k; i++) mlsys_pipe_elem_release(&s->buf[i]);
+  return st;
+}
+
+static void mlsys__pipe_quiesce(mlsys__pipe_st *s);
+static mlsys_status mlsys__pipe_start(mlsys__pipe_st *s, uint64_t epoch);
+
+/* the per-kind step; own CPU is measured by the caller */
+static mlsys_status mlsys__pipe_step(mlsys__pipe_st *s, mlsys_pipe_elem *out, int *end, double *ccpu) {
+  const mlsys__pipe_node *nd = s->nd;
+  mlsys_status st;
+  switch (nd->kind) {
+    case MLSYS_PIPE_OP_RANGE:
+      if (s->pos >= nd->n) { *end = 1; return MLSYS_OK; }
+      if (!mlsys_pipe_tensor_alloc(out, 0, 8, MLSYS_PIPE_I64)) return MLSYS_ERR_NOMEM;
+      *(int64_t *)out->comp[0].data = s->pos;
+      out->comp[0].ndim = 0; out->comp[0].shape[0] = 0;
+      out->seq = (uint64_t)s->pos++;
+      return MLSYS_OK;
+    case MLSYS_PIPE_OP_FROM_MEMORY:
+      if (s->pos >= nd->n) { *end = 1; return MLSYS_OK; }
+      if ((st = mlsys_pipe_elem_copy(&nd->elems[s->pos], out))) return st;
+      out->seq = (uint64_t)s->pos++;
+      return MLSYS_OK;
+    case MLSYS_PIPE_OP_MAP:
+      if (nd->map.parallelism > 1) return mlsys__pipe_pmap_next(s, out, end, ccpu);
+      for (;;) {
+        mlsys_pipe_elem e;
+        mlsys_pipe_rng rng;
+        mlsys_rng r0;
+        int rc;
+        memset(&e, 0, sizeof e);
+        if ((st = mlsys__pipe_pull(s, &e, end, ccpu)) || *end) return st;
+        mlsys__pipe_seed(s, e.seq, s->epoch, &rng.r);
+        rng.draws = 0; r0 = rng.r;
+        memset(out, 0, sizeof *out);
+        out->seq = e.seq;
+        rc = nd->map.fn(nd->map.user, &e, out, &rng);
+        out->seq = e.seq;
+        pthread_mutex_lock(&s->it->mu);
+        s->rng_draws += (int64_t)mlsys__pipe_draws(&r0, &rng.r);
+        if (rc && nd->map.on_error == MLSYS_PIPE_ON_ERROR_SKIP) s->skipped++;
+        pthread_mutex_unlock(&s->it->mu);
+        {
+          uint64_t seq = e.seq;
+          mlsys_pipe_elem_release(&e);
+          if (!rc) return MLSYS_OK;
+          mlsys_pipe_elem_release(out);
+          if (nd->map.on_error != MLSYS_PIPE_ON_ERROR_SKIP) return mlsys__pipe_udf_error(s, seq, rc);
+        }
+      }
+    case MLSYS_PIPE_OP_FILTER:
+      for (;;) {
+        mlsys_pipe_rng rng;
+        mlsys_rng r0;
+        int rc;
+        if ((st = mlsys__pipe_pull(s, out, end, ccpu)) || *end) return st;
+        mlsys__pipe_seed(s, out->seq, s->epoch, &rng.r);
+        rng.draws = 0; r0 = rng.r;
+        rc = nd->pred(nd->user, out, &rng);
+        pthread_mutex_lock(&s->it->mu);
+        s->rng_draws += (int64_t)mlsys__pipe_draws(&r0, &rng.r);
+        pthread_mutex_unlock(&s->it->mu);
+        if (rc == 1) return MLSYS_OK;
+        {
+          uint64_t seq = out->seq;
+          mlsys_pipe_elem_release(out);
+          if (rc != 0) return mlsys__pipe_udf_error(s, seq, rc);
+        }
+      }
+    case MLSYS_PIPE_OP_SHUFFLE: {
+      int64_t i;
+      while (!s->in_end && s->nbuf < nd->n) {
+        memset(&s->buf[s->nbuf], 0, sizeof s->buf[0]);
+        if ((st = mlsys__pipe_pull(s, &s->buf[s->nbuf], &s->in_end, ccpu))) return st;
+        if (!s->in_end) s->nbuf++;
+      }
+      if (s->nbuf == 0) { *end = 1; return MLSYS_OK; }
+      i = (int64_t)mlsys_rng_below(&s->rng, (uint64_t)s->nbuf);
+      pthread_mutex_lock(&s->it->mu);
+      s->rng_draws++;
+      pthread_mutex_unlock(&s->it->mu);
+      *out = s->buf[i];
+      s->buf[i] = s->buf[--s->nbuf];
+      return MLSYS_OK;
+    }
+    case MLSYS_PIPE_OP_BATCH: return mlsys__pipe_batch_next(s, out, end, ccpu);
+    case MLSYS_PIPE_OP_PREFETCH: {
+      mlsys_pipe_iter *it = s->it;
+      pthread_mutex_lock(&it->mu);
+      while (s->nbuf == 0 && !s->pf_done) pthread_cond_wait(&s->cv_get, &it->mu);
+      if (s->nbuf > 0) {
+        *out = s->buf[s->head];
+        s->head = (s->head + 1) % nd->n;
+        s->nbuf--;
+        pthread_cond_broadcast(&s->cv_put);
+        pthread_mutex_unlock(&it->mu);
+        return MLSYS_OK;
+      }
+      st = s->pf_st;
+      pthread_mutex_unlock(&it->mu);
+      *end = 1;
+      if (st) return mlsys_set_error(st, "%s", s->pf_msg ? s->pf_msg : "pipeline: prefetch input failed");
+      return MLSYS_OK;
+    }
+    case MLSYS_PIPE_OP_TAKE:
+      if (s->pos >= nd->n) { *end = 1; return MLSYS_OK; }
+      if ((st = mlsys__pipe_pull(s, out, end, ccpu)) || *end) return st;
+      s->pos++;
+      return MLSYS_OK;
+    case MLSYS_PIPE_OP_REPEAT:
+      for (;;) {
+        if (nd->n >= 0 && s->pass >= nd->n) { *end = 1; return MLSYS_OK; }
+        if ((st = mlsys__pipe_pull(s, out, end, ccpu))) return st;
+        if (!*end) { s->in_pass++; return MLSYS_OK; }
+        *end = 0;
+        s->pass++;
+        if (s->in_pass == 0 || (nd->n >= 0 && s->pass >= nd->n)) { s->pass = nd->n >= 0 ? nd->n : s->pass; *end = 1; return MLSYS_OK; }
+        s->in_pass = 0;
+        /* the next pass: restart the input with its own epoch (RNG streams and reshuffles differ per pass) */
+        mlsys__pipe_quiesce(s->child);
+        if ((st = mlsys__pipe_start(s->child, s->epoch * 1000003u + (uint64_t)s->pass))) return st;
+      }
+    case MLSYS_PIPE_OP_INTERLEAVE: return mlsys__pipe_interleave_next(s, out, end, ccpu);
+    default: return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "pipeline: operator kind %d has no runtime", nd->kind);
+  }
+}
+
+static mlsys_status mlsys__pipe_next_st(mlsys__pipe_st *s, mlsys_pipe_elem *out, int *end) {
+  double t0 = mlsys__pipe_tcpu(), cc = 0, own;
+  mlsys_status st;
+  *end = 0;
+  memset(out, 0, sizeof *out);
+  st = mlsys__pipe_step(s, out, end, &cc);
+  own = mlsys__pipe_tcpu() - t0 - cc;
+  pthread_mutex_lock(&s->it->mu);
+  s->cpu_s += own > 0 ? own : 0;
+  if (!st && !*end) { s->produced++; s->bytes += mlsys__pipe_elem_bytes(out); }
+  pthread_mutex_unlock(&s->it->mu);
+  return st;
+}
+
+/* stops s and everything below it (threads joined, in-flight calls finished, buffers freed); counters stay */
+static void mlsys__pipe_quiesce(mlsys__pipe_st *s) {
+  int64_t i;
+  for (; s; s = s->child) {
+    const mlsys__pipe_node *nd = s->nd;
+    if (nd->kind == MLSYS_PIPE_OP_PREFETCH) mlsys__pipe_prefetch_stop(s);
+    else if (nd->kind == MLSYS_PIPE_OP_MAP && nd->map.parallelism > 1) mlsys__pipe_pmap_drain(s);
+    else if (nd->kind == MLSYS_PIPE_OP_SHUFFLE) { for (i = 0; i < s->nbuf; i++) mlsys_pipe_elem_release(&s->buf[i]); s->nbuf = 0; }
+    else if (nd->kind == MLSYS_PIPE_OP_INTERLEAVE && s->slot) { for (i = 0; i < nd->cycle; i++) mlsys__pipe_slot_close(&s->slot[i]); }
+    mlsys_free(s->in_msg); s->in_msg = NULL;
+  }
+}
+
+/* (re)starts s and everything below it for an epoch, bottom-up so prefetch threads see a ready input */
+static mlsys_status mlsys__pipe_start(mlsys__pipe_st *s, uint64_t epoch) {
+  mlsys_status st;
+  const mlsys__pipe_node *nd = s->nd;
+  s->epoch = epoch;
+  s->pos = s->pass = s->in_pass = 0;
+  s->in_end = 0; s->in_err = MLSYS_OK;
+  s->cur = s->nblk = 0;
+  if (s->child && (st = mlsys__pipe_start(s->child, nd->kind == MLSYS_PIPE_OP_REPEAT ? epoch * 1000003u : epoch))) return st;
+  if (nd->kind == MLSYS_PIPE_OP_SHUFFLE) {
+    mlsys__pipe_seed(s, 0x5348554646ull, nd->flag ? epoch : 0, &s->rng);
+    s->nbuf = 0;
+  }
+  if (nd->kind == MLSYS_PIPE_OP_PREFETCH) return mlsys__pipe_prefetch_start(s);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF void mlsys_pipe_close(mlsys_pipe_iter *it) {
+  int i;
+  if (!it) return;
+  if (it->n > 0) mlsys__pipe_quiesce(&it->st[0]);
+  if (it->workers) {
+    pthread_mutex_lock(&it->mu);
+    it->pool_stop = 1;
+    pthread_cond_broadcast(&it->cv_work);
+    pthread_mutex_unlock(&it->mu);
+    for (i = 0; i < it->nworkers; i++) pthread_join(it->workers[i], NULL);
+    mlsys_free(it->workers);
+  }
+  for (i = 0; i < it->n; i++) {
+    mlsys__pipe_st *s = &it->st[i];
+    pthread_cond_destroy(&s->cv_done); pthread_cond_destroy(&s->cv_put); pthread_cond_destroy(&s->cv_get);
+    mlsys_free(s->buf);
+    mlsys_free(s->slot);
+  }
+  pthread_cond_destroy(&it->cv_work);
+  pthread_mutex_destroy(&it->mu);
+  mlsys_free(it->st);
+  mlsys_free(it->fin_msg);
+  mlsys_free(it);
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_open(mlsys_pipe *p, int root, mlsys_pipe_iter **out) {
+  mlsys_pipe_iter *it;
+  int n = 0, v, i, need_pool = 0;
+  mlsys_status st;
+  *out = NULL;
+  if (!p || root < 0 || root >= p->n) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: open at node %d (the pipe has %d)", root, p ? p->n : 0);
+  for (v = root; v >= 0; v = p->node[v].in) {
+    if (++n > p->n) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: the chain below node %d has a cycle", root);
+    if (p->node[v].kind == MLSYS_PIPE_OP_MAP && p->node[v].map.parallelism > 1) need_pool = 1;
+  }
+  it = (mlsys_pipe_iter *)mlsys_calloc(1, sizeof *it);
+  if (!it) return MLSYS_ERR_NOMEM;
+  it->st = (mlsys__pipe_st *)mlsys_calloc((size_t)n, sizeof *it->st);
+  if (!it->st) { mlsys_free(it); return MLSYS_ERR_NOMEM; }
+  it->p = p;
+  pthread_mutex_init(&it->mu, NULL);
+  pthread_cond_init(&it->cv_work, NULL);
+  for (v = root, i = 0; v >= 0; v = p->node[v].in, i++) {
+    mlsys__pipe_st *s = &it->st[i];
+    const mlsys__pipe_node *nd = &p->node[v];
+    s->nd = nd; s->id = v; s->it = it;
+    s->child = nd->in >= 0 ? &it->st[i + 1] : NULL;
+    pthread_cond_init(&s->cv_done, NULL); pthread_cond_init(&s->cv_put, NULL); pthread_cond_init(&s->cv_get, NULL);
+    it->n = i + 1;
+    if (nd->kind == MLSYS_PIPE_OP_SHUFFLE || nd->kind == MLSYS_PIPE_OP_BATCH || nd->kind == MLSYS_PIPE_OP_PREFETCH) {
+      s->buf = (mlsys_pipe_elem *)mlsys_calloc((size_t)nd->n, sizeof *s->buf);
+      if (!s->buf) { mlsys_pipe_close(it); return MLSYS_ERR_NOMEM; }
+    }
+    if (nd->kind == MLSYS_PIPE_OP_INTERLEAVE) {
+      s->slot = (mlsys__pipe_slot *)mlsys_calloc((size_t)nd->cycle, sizeof *s->slot);
+      if (!s->slot) { mlsys_pipe_close(it); return MLSYS_ERR_NOMEM; }
+    }
+  }
+  if (need_pool) {
+    int w = p->d.workers > 0 ? p->d.workers : mlsys_ncpus();
+    if (w < 1) w = 1;
+    it->workers = (pthread_t *)mlsys_calloc((size_t)w, sizeof(pthread_t));
+    if (!it->workers) { mlsys_pipe_close(it); return MLSYS_ERR_NOMEM; }
+    for (i = 0; i < w; i++) {
+      if (pthread_create(&it->workers[i], NULL, mlsys__pipe_worker, it)) {
+        mlsys_pipe_close(it);
+        return mlsys_set_error(MLSYS_ERR_NOMEM, "pipeline: could not start worker thread %d", i);
+      }
+      it->nworkers = i + 1;
+    }
+  }
+  it->t0 = mlsys_now();
+  it->pcpu0 = mlsys__pipe_clock(CLOCK_PROCESS_CPUTIME_ID);
+  if ((st = mlsys__pipe_start(&it->st[0], 0))) { mlsys_pipe_close(it); return st; }
+  *out = it;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_next(mlsys_pipe_iter *it, mlsys_pipe_elem *out, int *end) {
+  mlsys_status st;
+  int e = 0;
+  if (!it || !out || !end) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: next with a NULL argument");
+  memset(out, 0, sizeof *out);
+  *end = 0;
+  if (it->fin) {
+    *end = it->fin_end;
+    return it->fin_st ? mlsys_set_error(it->fin_st, "%s", it->fin_msg ? it->fin_msg : "pipeline failed") : MLSYS_OK;
+  }
+  st = mlsys__pipe_next_st(&it->st[0], out, &e);
+  if (st) {
+    mlsys_pipe_elem_release(out);
+    it->fin = 1; it->fin_end = 1; it->fin_st = st; it->fin_msg = mlsys__pipe_dup_err();
+    *end = 1;
+    return st;
+  }
+  if (e) { it->fin = 1; it->fin_end = 1; *end = 1; }
+  return MLSYS_OK;
+}
+
+MLSYS_DEF int64_t mlsys_pipe_skipped(mlsys_pipe_iter *it, int node) {
+  int i;
+  int64_t k = 0;
+  if (!it) return 0;
+  pthread_mutex_lock(&it->mu);
+  for (i = 0; i < it->n; i++) if (it->st[i].id == node) k = it->st[i].skipped;
+  pthread_mutex_unlock(&it->mu);
+  return k;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_snapshot_take(mlsys_pipe_iter *it, mlsys_pipe_snapshot *out) {
+  int i;
+  memset(out, 0, sizeof *out);
+  if (!it) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: snapshot of a NULL iterator");
+  out->op = (mlsys_pipe_op *)mlsys_calloc((size_t)it->n, sizeof *out->op);
+  if (!out->op) return MLSYS_ERR_NOMEM;
+  out->nops = it->n;
+  pthread_mutex_lock(&it->mu);
+  for (i = 0; i < it->n; i++) {
+    const mlsys__pipe_st *s = &it->st[i];
+    const mlsys__pipe_node *nd = s->nd;
+    mlsys_pipe_op *o = &out->op[i];
+    o->kind = nd->kind;
+    o->parent = i - 1;
+    snprintf(o->name, sizeof o->name, "%s", nd->name);
+    o->parallel = nd->kind == MLSYS_PIPE_OP_MAP && nd->map.parallelism > 1;
+    o->parallelism = nd->kind == MLSYS_PIPE_OP_MAP ? nd->map.parallelism : 1;
+    o->produced = s->produced; o->consumed = s->consumed;
+    o->cpu_s = s->cpu_s; o->bytes_produced = s->bytes;
+    o->rng_draws = s->rng_draws;
+    o->declares_random = nd->kind == MLSYS_PIPE_OP_MAP && nd->map.declares_random;
+    if (nd->kind == MLSYS_PIPE_OP_BATCH || nd->kind == MLSYS_PIPE_OP_TAKE || nd->kind == MLSYS_PIPE_OP_REPEAT ||
+        nd->kind == MLSYS_PIPE_OP_RANGE)
+      o->count = nd->n;
+  }
+  out->seconds = mlsys_now() - it->t0;
+  out->process_cpu_s = mlsys__pipe_clock(CLOCK_PROCESS_CPUTIME_ID) - it->pcpu0;
+  pthread_mutex_unlock(&it->mu);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_snapshot_diff(const mlsys_pipe_snapshot *a, const mlsys_pipe_snapshot *b, mlsys_pipe_snapshot *w) {
+  int i;
+  memset(w, 0, sizeof *w);
+  if (!a || !b || a->nops != b->nops || a->nops <= 0)
+    return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: snapshot diff of %d and %d operators", a ? a->nops : 0, b ? b->nops : 0);
+  for (i = 0; i < a->nops; i++)
+    if (a->op[i].kind != b->op[i].kind || a->op[i].parent != b->op[i].parent)
+      return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: snapshot diff: operator %d differs between the snapshots", i);
+  w->op = (mlsys_pipe_op *)mlsys_alloc((size_t)b->nops, sizeof *w->op);
+  if (!w->op) return MLSYS_ERR_NOMEM;
+  w->nops = b->nops;
+  memcpy(w->op, b->op, sizeof *w->op * (size_t)b->nops);
+  for (i = 0; i < b->nops; i++) {
+    mlsys_pipe_op *o = &w->op[i];
+    const mlsys_pipe_op *x = &a->op[i];
+    o->produced -= x->produced; o->consumed -= x->consumed; o->cpu_s -= x->cpu_s;
+    o->bytes_produced -= x->bytes_produced; o->disk_bytes -= x->disk_bytes; o->rng_draws -= x->rng_draws;
+    o->files_observed -= x->files_observed; o->observed_bytes -= x->observed_bytes;
+    if (o->cpu_s < 0) o->cpu_s = 0;
+  }
+  w->seconds = b->seconds - a->seconds;
+  w->process_cpu_s = b->process_cpu_s > 0 && a->process_cpu_s >= 0 ? b->process_cpu_s - a->process_cpu_s : 0;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF void mlsys_pipe_snapshot_free(mlsys_pipe_snapshot *s) {
+  if (!s) return;
+  mlsys_free(s->op);
+  memset(s, 0, sizeof *s);
 }
 
 #ifdef __cplusplus
