@@ -287,7 +287,11 @@ TEST(ring_allgather_4_8) {
     }
 }
 TEST(direct_allgather) {
-  check_algo(AG, 4, 1, 1, build_direct_ag, NULL);
+  mlsys_coll_prog p;
+  check_algo(AG, 4, 1, 1, build_direct_ag, &p);
+  /* every chunk goes straight from its owner: nothing is relayed, so no recv-copy-send step exists */
+  CHECK_EQ_INT(count_steps(&p, MLSYS_COLL_OP_RCS, 1), 0);
+  mlsys_coll_prog_free(&p);
   check_algo(AG, 5, 2, 2, build_direct_ag, NULL);
   check_algo(AG, 3, 3, 4, build_direct_ag, NULL);
   check_algo(AG, 1, 2, 1, build_direct_ag, NULL);   /* one rank: only the local copy */
