@@ -594,19 +594,25 @@ static int read_whole(const char *path, unsigned char **data, size_t *len) {
   return 1;
 }
 
+/* svc_start for a test body: skips when the emulator cannot run here, fails (after cleaning up) when it would not
+   start. SKIP and REQUIRE leave the test from inside this helper. */
+static void svc_up(svc *v, const char *kind, const char *what) {
+  int rc = svc_start(v, kind);
+  if (rc == 0) {
+    rm_rf(v->dir);
+    SKIP("%s unavailable: %.200s", what, v->why);
+  }
+  if (rc < 0) {
+    svc_stop(v);
+    rm_rf(v->dir);
+    REQUIRE_OK(mlsys_set_error(MLSYS_ERR_IO, "%s did not start: %s", what, v->why));
+  }
+}
+
 TEST(s3_conformance_s3rver) {
   svc v;
   mlsys_xfer_store_opts o;
-  int rc = svc_start(&v, "s3");
-  if (rc == 0) {
-    rm_rf(v.dir);
-    SKIP("s3rver unavailable: %.200s", v.why);
-  }
-  if (rc < 0) {
-    svc_stop(&v);
-    rm_rf(v.dir);
-    REQUIRE_OK(mlsys_set_error(MLSYS_ERR_IO, "s3rver did not start: %s", v.why));
-  }
+  svc_up(&v, "s3", "s3rver");
   memset(&o, 0, sizeof o);
   o.endpoint = v.endpoint;
   o.create_bucket = 1;
@@ -657,13 +663,9 @@ TEST(s3_list_pages_s3rver) {
   mlsys_xfer_store_opts o;
   mlsys_xfer_store *s;
   mlsys_xfer_obj *objs;
-  int rc = svc_start(&v, "s3"), n, i;
+  int n, i;
   char key[64];
-  if (rc == 0) {
-    rm_rf(v.dir);
-    SKIP("s3rver unavailable: %.200s", v.why);
-  }
-  REQUIRE(rc > 0);
+  svc_up(&v, "s3", "s3rver");
   memset(&o, 0, sizeof o);
   o.endpoint = v.endpoint;
   o.create_bucket = 1;
@@ -989,16 +991,7 @@ done:
 TEST(azure_conformance_azurite) {
   svc v;
   mlsys_xfer_store_opts o;
-  int rc = svc_start(&v, "azure");
-  if (rc == 0) {
-    rm_rf(v.dir);
-    SKIP("azurite unavailable: %.200s", v.why);
-  }
-  if (rc < 0) {
-    svc_stop(&v);
-    rm_rf(v.dir);
-    REQUIRE_OK(mlsys_set_error(MLSYS_ERR_IO, "azurite did not start: %s", v.why));
-  }
+  svc_up(&v, "azure", "azurite");
   memset(&o, 0, sizeof o);
   o.endpoint = v.endpoint;
   o.create_bucket = 1;
