@@ -10,7 +10,9 @@ static int rel(double a, double b, double tol) { return fabs(a - b) <= tol * fma
 
 /* §3.1: range → map_A(p=2) → map_B(p=1) → batch(8) → prefetch(2), T = 10 s. Indices: 0 prefetch (root), 1 batch,
    2 map_B, 3 map_A, 4 range. extra_C: add a sequential map_C (index 5) with τ = 12 s between map_B and batch. */
-static void p1(mlsys_pipe_op *op, int *nops, int extra_c) {
+static void p1(mlsys_pipe_op *op, mlsys_pipe_snapshot *s, int extra_c) {
+  int *nops = &s->nops;
+  s->op = op; s->seconds = 10; s->process_cpu_s = 0;
   memset(op, 0, sizeof(mlsys_pipe_op) * 6);
   op[0].kind = MLSYS_PIPE_OP_PREFETCH; op[0].parent = -1; op[0].produced = 500; op[0].consumed = 500; strcpy(op[0].name, "prefetch");
   op[1].kind = MLSYS_PIPE_OP_BATCH; op[1].parent = 0; op[1].produced = 500; op[1].consumed = 4000; op[1].cpu_s = 0.05; op[1].count = 8;
@@ -37,8 +39,7 @@ TEST(rates_worked_example) {
                       U[5] = {0, 0.005, 0.2, 0.8, 0.004};
   int i;
   memset(&m, 0, sizeof m);
-  p1(op, &s.nops, 0);
-  s.op = op; s.seconds = 10; s.process_cpu_s = 0;
+  p1(op, &s, 0);
   REQUIRE_OK(mlsys_pipe_analyze(&s, &m, &a));
   for (i = 0; i < 5; i++) {
     CHECK_MSG(rel(a.op[i].V, V[i], 1e-12), "V[%d] %.17g", i, a.op[i].V);
@@ -67,8 +68,7 @@ TEST(lp_p1_closed_form_and_lpsolve) {
   int i;
   memset(&m, 0, sizeof m);
   m.cores = 2;
-  p1(op, &s.nops, 0);
-  s.op = op; s.seconds = 10; s.process_cpu_s = 0;
+  p1(op, &s, 0);
   REQUIRE_OK(mlsys_pipe_analyze(&s, &m, &a));
   REQUIRE_OK(mlsys_pipe_plan_cpu(&s, &a, &m, MLSYS_PIPE_LP_CLOSED_FORM, &cf));
   REQUIRE_OK(mlsys_pipe_plan_cpu(&s, &a, &m, MLSYS_PIPE_LP_LPSOLVE, &lp));
@@ -95,8 +95,7 @@ TEST(lp_p2_sequential_cap) {
   int i;
   memset(&m, 0, sizeof m);
   m.cores = 2;
-  p1(op, &s.nops, 1);
-  s.op = op; s.seconds = 10; s.process_cpu_s = 0;
+  p1(op, &s, 1);
   REQUIRE_OK(mlsys_pipe_analyze(&s, &m, &a));
   CHECK(rel(a.op[5].D, 0.024, 1e-12));
   CHECK(rel(2 / a.sumD, 45.2694, 1e-5));
@@ -161,10 +160,9 @@ TEST(disk_bound) {
   mlsys_pipe_plan p;
   memset(&m, 0, sizeof m);
   m.cores = 2; m.disk_bytes_per_s = 4e6;
-  p1(op, &s.nops, 0);
+  p1(op, &s, 0);
   op[4].kind = MLSYS_PIPE_OP_RECORDS;          /* fixed 65 536-byte records */
   op[4].disk_bytes = 4000.0 * 65536;
-  s.op = op; s.seconds = 10; s.process_cpu_s = 0;
   REQUIRE_OK(mlsys_pipe_analyze(&s, &m, &a));
   CHECK(rel(a.beta, 524288, 1e-12));
   CHECK(rel(a.x_disk, 7.62939453125, 1e-12));
@@ -263,8 +261,7 @@ TEST(prefetch_rule) {
   mlsys_pipe_plan p;
   memset(&m, 0, sizeof m);
   memset(&p, 0, sizeof p);
-  p1(op, &s.nops, 0);
-  s.op = op; s.seconds = 10; s.process_cpu_s = 0;
+  p1(op, &s, 0);
   REQUIRE_OK(mlsys_pipe_analyze(&s, &m, &a));
   CHECK(rel(a.Nstar, 2.5225, 1e-12));
   REQUIRE_OK(mlsys_pipe_plan_prefetch(&s, &a, &p));
@@ -313,28 +310,27 @@ TEST(bad_snapshots) {
   mlsys_pipe_op op[6];
   mlsys_pipe_snapshot s;
   mlsys_pipe_analysis a;
-  p1(op, &s.nops, 0);
-  s.op = op; s.seconds = 10; s.process_cpu_s = 0;
+  p1(op, &s, 0);
   op[1].parent = -1;
   CHECK(mlsys_pipe_analyze(&s, NULL, &a) == MLSYS_ERR_ARG);
   CHECK_CONTAINS(mlsys_last_error(), "both roots");
-  p1(op, &s.nops, 0);
+  p1(op, &s, 0);
   op[0].parent = 4;
   CHECK(mlsys_pipe_analyze(&s, NULL, &a) == MLSYS_ERR_ARG);
   CHECK_CONTAINS(mlsys_last_error(), "no root");
-  p1(op, &s.nops, 0);
+  p1(op, &s, 0);
   op[2].parent = 9;
   CHECK(mlsys_pipe_analyze(&s, NULL, &a) == MLSYS_ERR_ARG);
   CHECK_CONTAINS(mlsys_last_error(), "parent 9");
-  p1(op, &s.nops, 0);
+  p1(op, &s, 0);
   op[3].cpu_s = -1;
   CHECK(mlsys_pipe_analyze(&s, NULL, &a) == MLSYS_ERR_ARG);
   CHECK_CONTAINS(mlsys_last_error(), "map_A");
-  p1(op, &s.nops, 0);
+  p1(op, &s, 0);
   s.seconds = 0;
   CHECK(mlsys_pipe_analyze(&s, NULL, &a) == MLSYS_ERR_ARG);
   /* a cycle below the root: 3 → 2 → 3 */
-  p1(op, &s.nops, 0);
+  p1(op, &s, 0);
   s.seconds = 10;
   op[2].parent = 3;
   CHECK(mlsys_pipe_analyze(&s, NULL, &a) == MLSYS_ERR_ARG);
