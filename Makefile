@@ -11,7 +11,7 @@ OPT     ?= -O2
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
 WARN    := -Wall -Wextra -Wno-unused-function -Wstrict-prototypes -Wshadow
 CFLAGS  ?= $(OPT) -g
-LDLIBS  := -llpsolve55 -lcolamd -ldl -lm -lpthread -lcurl -lcrypto
+LDLIBS  := -llpsolve55 -lcolamd -ldl -lm -lpthread -lcurl -lcrypto -ljpeg
 
 # CBC/Clp: compiled in when pkg-config finds them (install-deps.sh installs them); CBC=0 leaves them out.
 CBC ?= $(shell pkg-config --exists cbc clp 2>/dev/null && echo 1 || echo 0)

@@ -78,6 +78,7 @@ typedef struct {
   int64_t files_observed;   /* files read to the end in the window */
   double observed_bytes;    /* their total size */
   double records_per_file;  /* 0 → produced / files_observed */
+  int node;                 /* the runtime's node id (snapshots of a running pipeline); 0 otherwise */
 } mlsys_pipe_op;
 
 typedef struct {
@@ -224,6 +225,9 @@ typedef struct {
 MLSYS_DEF void *mlsys_pipe_tensor_alloc(mlsys_pipe_elem *e, int comp, size_t nbytes, int dtype);
 MLSYS_DEF void mlsys_pipe_elem_release(mlsys_pipe_elem *e);   /* frees every component; e becomes empty */
 MLSYS_DEF mlsys_status mlsys_pipe_elem_copy(const mlsys_pipe_elem *src, mlsys_pipe_elem *dst);
+/* The element encoding of file caches (components with dtype, shape and bytes, and seq); decode checks every size. */
+MLSYS_DEF mlsys_status mlsys_pipe_elem_encode(const mlsys_pipe_elem *e, uint8_t **buf, size_t *len);
+MLSYS_DEF mlsys_status mlsys_pipe_elem_decode(const uint8_t *buf, size_t len, mlsys_pipe_elem *e);
 
 /* The RNG a UDF gets: draw from &rng->r with mlsys_rng_*; `draws` is filled in by the runtime after the call. */
 typedef struct { mlsys_rng r; uint64_t draws; } mlsys_pipe_rng;
@@ -249,6 +253,8 @@ typedef struct {
   int declares_random;
   int on_error;             /* MLSYS_PIPE_ON_ERROR_* */
   const char *name;         /* for snapshots and errors (NULL → "map") */
+  int sequential;           /* 1: the function keeps state across calls; never run in parallel (outside the LP's
+                               parallel set, like tf.data's sequential ops) */
 } mlsys_pipe_map_desc;
 
 MLSYS_DEF mlsys_status mlsys_pipe_create(const mlsys_pipe_desc *d /* NULL: defaults */, mlsys_pipe **out);
@@ -261,6 +267,7 @@ MLSYS_DEF mlsys_status mlsys_pipe_filter(mlsys_pipe *p, int in, mlsys_pipe_pred_
 MLSYS_DEF mlsys_status mlsys_pipe_shuffle(mlsys_pipe *p, int in, int64_t buffer, int reshuffle_each_epoch, int *out);
 /* batch: stacks b elements of equal component sizes into one (leading dimension b; the last may be shorter). */
 MLSYS_DEF mlsys_status mlsys_pipe_batch(mlsys_pipe *p, int in, int64_t b, int drop_remainder, int *out);
+/* prefetch: a producer thread filling a buffer of k elements; k = 0 is a pass-through (no thread: NAIVE). */
 MLSYS_DEF mlsys_status mlsys_pipe_prefetch(mlsys_pipe *p, int in, int64_t k, int *out);
 MLSYS_DEF mlsys_status mlsys_pipe_repeat(mlsys_pipe *p, int in, int64_t count /* −1: forever */, int *out);
 MLSYS_DEF mlsys_status mlsys_pipe_take(mlsys_pipe *p, int in, int64_t k, int *out);
@@ -268,6 +275,46 @@ MLSYS_DEF mlsys_status mlsys_pipe_take(mlsys_pipe *p, int in, int64_t k, int *ou
 MLSYS_DEF mlsys_status mlsys_pipe_interleave(mlsys_pipe *p, int in, mlsys_pipe_open_fn fn, void *user, int cycle, int block,
                                              int *out);
 MLSYS_DEF mlsys_status mlsys_pipe_set_name(mlsys_pipe *p, int node, const char *name);
+
+/* ---- storage: throttles, files, TFRecord files, caches (spec §2.1, §7.2) ---- */
+typedef struct mlsys_pipe_throttle mlsys_pipe_throttle;
+/* A token bucket shared by every reader it is given (the spec's slow-storage hooks, §7.6 #16): a read of k bytes takes
+   k tokens, refilled at bytes_per_s (0: no rate limit) up to bucket_bytes (0 → 64 KiB), and completes no earlier than
+   latency_s after it was issued (the latency overlaps the transfer). Thread-safe; destroy after the iterators. */
+MLSYS_DEF mlsys_status mlsys_pipe_throttle_create(double bytes_per_s, double bucket_bytes, double latency_s, mlsys_pipe_throttle **out);
+MLSYS_DEF void mlsys_pipe_throttle_destroy(mlsys_pipe_throttle *t);
+typedef struct {
+  mlsys_pipe_throttle *throttle;  /* NULL: full speed */
+  int parallelism;          /* files: reads in flight on the worker pool (0 → 1), ordered */
+  int on_error;             /* files: an unreadable file; records: a damaged file (the rest of it is skipped) */
+  int skip_crc;             /* records: check the framing only */
+  const char *name;
+} mlsys_pipe_source_desc;
+/* files: one element per file, component 0 = its bytes (U8), component 1 = its index in paths (I64 scalar). A disk
+   operator: counts bytes read and files seen, for the disk bound (§3.3) and the size estimate (Appendix 2). */
+MLSYS_DEF mlsys_status mlsys_pipe_files(mlsys_pipe *p, const char *const *paths, int64_t n, const mlsys_pipe_source_desc *d, int *out);
+/* records: the TFRecord files in order, one element per record (component 0, U8); framing and CRCs checked, damage
+   named with the file, record and byte offset. A disk operator. */
+MLSYS_DEF mlsys_status mlsys_pipe_records(mlsys_pipe *p, const char *const *paths, int64_t n, const mlsys_pipe_source_desc *d, int *out);
+/* cache: the first complete pass goes through and is kept; later passes (repeat) replay it and the input does no work
+   (its operators are then "stale", §2.5). path NULL: in memory. Otherwise elements go to a file (TFRecord framing of a
+   small element encoding), renamed to `path` when the pass completes; a complete file found at open is replayed
+   without running the input (tf.data's file cache). An incomplete pass is discarded. */
+MLSYS_DEF mlsys_status mlsys_pipe_cache(mlsys_pipe *p, int in, const char *path, int *out);
+/* select_map (thesis ch. 3, spec §7.2): map whose function runs only on elements with selected[seq % n] != 0; the
+   others pass through unchanged (copied). selected is copied. */
+MLSYS_DEF mlsys_status mlsys_pipe_select_map(mlsys_pipe *p, int in, const uint8_t *selected, int64_t n, const mlsys_pipe_map_desc *d,
+                                             int *out);
+/* Knobs, read at the next open: PARALLELISM of a map or files node (≥ 1), BUFFER of a prefetch (≥ 0; 0 = pass-through,
+   no thread) or shuffle (≥ 1). */
+enum { MLSYS_PIPE_KNOB_PARALLELISM = 1, MLSYS_PIPE_KNOB_BUFFER = 2 };
+MLSYS_DEF mlsys_status mlsys_pipe_set_knob(mlsys_pipe *p, int node, int knob, int64_t value);
+MLSYS_DEF mlsys_status mlsys_pipe_get_knob(const mlsys_pipe *p, int node, int knob, int64_t *value);
+/* Inserts a cache right above node `after`: every node that read from `after` now reads from the cache. */
+MLSYS_DEF mlsys_status mlsys_pipe_insert_cache(mlsys_pipe *p, int after, const char *path, int *out);
+/* The number of nodes, and a node's kind and input (−1 for sources). */
+MLSYS_DEF int mlsys_pipe_nodes(const mlsys_pipe *p);
+MLSYS_DEF mlsys_status mlsys_pipe_node_info(const mlsys_pipe *p, int node, int *kind, int *in, const char **name);
 
 /* Starts the chain below `root` (threads start here; the pipe must outlive the iterator). */
 MLSYS_DEF mlsys_status mlsys_pipe_open(mlsys_pipe *p, int root, mlsys_pipe_iter **out);
@@ -869,6 +916,8 @@ MLSYS_DEF double mlsys_pipe_autotune_wait_time(double y, double x, double n) {
    ================================================================================================================ */
 #include <pthread.h>
 #include <time.h>
+#include <errno.h>
+#include <unistd.h>
 
 static double mlsys__pipe_clock(clockid_t c) {
   struct timespec ts;
@@ -934,6 +983,12 @@ typedef struct {
   mlsys_pipe_open_fn ofn;
   void *user;
   int cycle, block;
+  char **paths;             /* files, records (owned copies) */
+  int64_t npaths;
+  mlsys_pipe_source_desc src;  /* files, records (name not kept) */
+  char *cache_path;         /* cache: NULL = memory */
+  uint8_t *sel;             /* select_map: owned copy of the selection */
+  int64_t nsel;
 } mlsys__pipe_node;
 
 struct mlsys_pipe {
@@ -956,11 +1011,15 @@ MLSYS_DEF void mlsys_pipe_destroy(mlsys_pipe *p) {
   int i;
   int64_t j;
   if (!p) return;
-  for (i = 0; i < p->n; i++)
-    if (p->node[i].elems) {
-      for (j = 0; j < p->node[i].n; j++) mlsys_pipe_elem_release(&p->node[i].elems[j]);
-      mlsys_free(p->node[i].elems);
+  for (i = 0; i < p->n; i++) {
+    mlsys__pipe_node *nd = &p->node[i];
+    if (nd->elems) {
+      for (j = 0; j < nd->n; j++) mlsys_pipe_elem_release(&nd->elems[j]);
+      mlsys_free(nd->elems);
     }
+    for (j = 0; j < nd->npaths; j++) mlsys_free(nd->paths[j]);
+    mlsys_free(nd->paths); mlsys_free(nd->cache_path); mlsys_free(nd->sel);
+  }
   mlsys_free(p->node);
   mlsys_free(p);
 }
@@ -1032,6 +1091,7 @@ MLSYS_DEF mlsys_status mlsys_pipe_map(mlsys_pipe *p, int in, const mlsys_pipe_ma
   mlsys__pipe_node *nd;
   mlsys_status st;
   if (!d || !d->fn || d->parallelism < 0) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: map needs a function and parallelism >= 0");
+  if (d->sequential && d->parallelism > 1) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: map '%s' is sequential but asks for parallelism %d", d->name ? d->name : "map", d->parallelism);
   if ((st = mlsys__pipe_add(p, MLSYS_PIPE_OP_MAP, in, &nd, out))) return st;
   nd->map = *d;
   nd->map.name = NULL;
@@ -1064,7 +1124,7 @@ MLSYS_DEF mlsys_status mlsys_pipe_batch(mlsys_pipe *p, int in, int64_t b, int dr
   return mlsys__pipe_add_n(p, MLSYS_PIPE_OP_BATCH, in, b, 1, drop_remainder, out);
 }
 MLSYS_DEF mlsys_status mlsys_pipe_prefetch(mlsys_pipe *p, int in, int64_t k, int *out) {
-  return mlsys__pipe_add_n(p, MLSYS_PIPE_OP_PREFETCH, in, k, 1, 0, out);
+  return mlsys__pipe_add_n(p, MLSYS_PIPE_OP_PREFETCH, in, k, 0, 0, out);
 }
 MLSYS_DEF mlsys_status mlsys_pipe_repeat(mlsys_pipe *p, int in, int64_t count, int *out) {
   return mlsys__pipe_add_n(p, MLSYS_PIPE_OP_REPEAT, in, count, -1, 0, out);
@@ -1081,6 +1141,292 @@ MLSYS_DEF mlsys_status mlsys_pipe_interleave(mlsys_pipe *p, int in, mlsys_pipe_o
   return MLSYS_OK;
 }
 
+static mlsys_status mlsys__pipe_add_source(mlsys_pipe *p, int kind, const char *const *paths, int64_t n, const mlsys_pipe_source_desc *d,
+                                           int *out) {
+  mlsys__pipe_node *nd;
+  mlsys_status st;
+  char **cp;
+  int64_t i;
+  if (n < 0 || (n > 0 && !paths)) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: %s of %lld paths", mlsys__pipe_kind_name(kind), (long long)n);
+  if (d && d->parallelism < 0) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: %s parallelism %d", mlsys__pipe_kind_name(kind), d->parallelism);
+  cp = (char **)mlsys_calloc((size_t)n + 1, sizeof *cp);
+  if (!cp) return MLSYS_ERR_NOMEM;
+  for (i = 0; i < n; i++)
+    if (!paths[i] || !(cp[i] = mlsys_strdup(paths[i]))) {
+      while (i-- > 0) mlsys_free(cp[i]);
+      mlsys_free(cp);
+      return paths[i] ? MLSYS_ERR_NOMEM : mlsys_set_error(MLSYS_ERR_ARG, "pipeline: %s: path %lld is NULL", mlsys__pipe_kind_name(kind), (long long)i);
+    }
+  if ((st = mlsys__pipe_add(p, kind, -2, &nd, out))) {
+    for (i = 0; i < n; i++) mlsys_free(cp[i]);
+    mlsys_free(cp);
+    return st;
+  }
+  nd->paths = cp; nd->npaths = n;
+  if (d) nd->src = *d;
+  nd->src.name = NULL;
+  nd->map.parallelism = nd->src.parallelism > 1 && kind == MLSYS_PIPE_OP_FILES ? nd->src.parallelism : 1;
+  nd->map.on_error = nd->src.on_error;
+  if (d && d->name) snprintf(nd->name, sizeof nd->name, "%s", d->name);
+  return MLSYS_OK;
+}
+MLSYS_DEF mlsys_status mlsys_pipe_files(mlsys_pipe *p, const char *const *paths, int64_t n, const mlsys_pipe_source_desc *d, int *out) {
+  return mlsys__pipe_add_source(p, MLSYS_PIPE_OP_FILES, paths, n, d, out);
+}
+MLSYS_DEF mlsys_status mlsys_pipe_records(mlsys_pipe *p, const char *const *paths, int64_t n, const mlsys_pipe_source_desc *d, int *out) {
+  return mlsys__pipe_add_source(p, MLSYS_PIPE_OP_RECORDS, paths, n, d, out);
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_cache(mlsys_pipe *p, int in, const char *path, int *out) {
+  mlsys__pipe_node *nd;
+  mlsys_status st;
+  char *cp = NULL;
+  if (path && !(cp = mlsys_strdup(path))) return MLSYS_ERR_NOMEM;
+  if ((st = mlsys__pipe_add(p, MLSYS_PIPE_OP_CACHE, in, &nd, out))) { mlsys_free(cp); return st; }
+  nd->cache_path = cp;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_select_map(mlsys_pipe *p, int in, const uint8_t *selected, int64_t n, const mlsys_pipe_map_desc *d,
+                                             int *out) {
+  uint8_t *cp;
+  mlsys_status st;
+  if (!selected || n < 1) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: select_map needs a selection of n >= 1 flags");
+  if (!(cp = (uint8_t *)mlsys_alloc((size_t)n, 1))) return MLSYS_ERR_NOMEM;
+  memcpy(cp, selected, (size_t)n);
+  if ((st = mlsys_pipe_map(p, in, d, out))) { mlsys_free(cp); return st; }
+  p->node[*out].sel = cp; p->node[*out].nsel = n;
+  if (!d->name) snprintf(p->node[*out].name, sizeof p->node[*out].name, "select_map");
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_set_knob(mlsys_pipe *p, int node, int knob, int64_t v) {
+  mlsys__pipe_node *nd;
+  if (!p || node < 0 || node >= p->n) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: set_knob: no node %d", node);
+  nd = &p->node[node];
+  if (knob == MLSYS_PIPE_KNOB_PARALLELISM && (nd->kind == MLSYS_PIPE_OP_MAP || nd->kind == MLSYS_PIPE_OP_FILES)) {
+    if (v < 1 || v > 4096) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: '%s' (node %d): parallelism %lld (1..4096)", nd->name, node, (long long)v);
+    if (v > 1 && nd->map.sequential) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: '%s' (node %d) is sequential", nd->name, node);
+    nd->map.parallelism = (int)v;
+    return MLSYS_OK;
+  }
+  if (knob == MLSYS_PIPE_KNOB_BUFFER && (nd->kind == MLSYS_PIPE_OP_PREFETCH || nd->kind == MLSYS_PIPE_OP_SHUFFLE)) {
+    int64_t lo = nd->kind == MLSYS_PIPE_OP_PREFETCH ? 0 : 1;
+    if (v < lo || v > ((int64_t)1 << 30)) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: '%s' (node %d): buffer %lld", nd->name, node, (long long)v);
+    nd->n = v;
+    return MLSYS_OK;
+  }
+  return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: %s '%s' (node %d) has no knob %d", mlsys__pipe_kind_name(nd->kind), nd->name, node, knob);
+}
+MLSYS_DEF mlsys_status mlsys_pipe_get_knob(const mlsys_pipe *p, int node, int knob, int64_t *v) {
+  const mlsys__pipe_node *nd;
+  if (!p || node < 0 || node >= p->n || !v) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: get_knob: no node %d", node);
+  nd = &p->node[node];
+  if (knob == MLSYS_PIPE_KNOB_PARALLELISM && (nd->kind == MLSYS_PIPE_OP_MAP || nd->kind == MLSYS_PIPE_OP_FILES)) { *v = nd->map.parallelism; return MLSYS_OK; }
+  if (knob == MLSYS_PIPE_KNOB_BUFFER && (nd->kind == MLSYS_PIPE_OP_PREFETCH || nd->kind == MLSYS_PIPE_OP_SHUFFLE)) { *v = nd->n; return MLSYS_OK; }
+  return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: %s '%s' (node %d) has no knob %d", mlsys__pipe_kind_name(nd->kind), nd->name, node, knob);
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_insert_cache(mlsys_pipe *p, int after, const char *path, int *out) {
+  mlsys_status st;
+  int j;
+  if ((st = mlsys_pipe_cache(p, after, path, out))) return st;
+  for (j = 0; j < p->n; j++)
+    if (j != *out && p->node[j].in == after) p->node[j].in = *out;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF int mlsys_pipe_nodes(const mlsys_pipe *p) { return p ? p->n : 0; }
+MLSYS_DEF mlsys_status mlsys_pipe_node_info(const mlsys_pipe *p, int node, int *kind, int *in, const char **name) {
+  if (!p || node < 0 || node >= p->n) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: no node %d", node);
+  if (kind) *kind = p->node[node].kind;
+  if (in) *in = p->node[node].in;
+  if (name) *name = p->node[node].name;
+  return MLSYS_OK;
+}
+
+/* ---- the token bucket ---- */
+struct mlsys_pipe_throttle {
+  pthread_mutex_t mu;
+  double rate, bucket, latency, level, last;
+};
+MLSYS_DEF mlsys_status mlsys_pipe_throttle_create(double bytes_per_s, double bucket_bytes, double latency_s, mlsys_pipe_throttle **out) {
+  mlsys_pipe_throttle *t;
+  *out = NULL;
+  if (!(bytes_per_s >= 0) || !(bucket_bytes >= 0) || !(latency_s >= 0) || latency_s > 3600)
+    return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: throttle %g B/s, bucket %g B, latency %g s", bytes_per_s, bucket_bytes, latency_s);
+  if (!(t = (mlsys_pipe_throttle *)mlsys_calloc(1, sizeof *t))) return MLSYS_ERR_NOMEM;
+  pthread_mutex_init(&t->mu, NULL);
+  t->rate = bytes_per_s; t->bucket = bucket_bytes > 0 ? bucket_bytes : 65536; t->latency = latency_s;
+  t->level = t->bucket; t->last = mlsys_now();
+  *out = t;
+  return MLSYS_OK;
+}
+MLSYS_DEF void mlsys_pipe_throttle_destroy(mlsys_pipe_throttle *t) {
+  if (!t) return;
+  pthread_mutex_destroy(&t->mu);
+  mlsys_free(t);
+}
+static void mlsys__pipe_sleep_until(double when) {
+  struct timespec ts;
+  double d = when - mlsys_now();
+  if (d <= 0) return;
+  ts.tv_sec = (time_t)d; ts.tv_nsec = (long)((d - (double)ts.tv_sec) * 1e9);
+  while (nanosleep(&ts, &ts) && errno == EINTR) {}
+}
+/* takes k tokens; returns when they are available (the level may go negative: later readers wait for the debt) */
+static void mlsys__pipe_throttle_take(mlsys_pipe_throttle *t, double k) {
+  double now, wait;
+  if (!t || t->rate <= 0) return;
+  pthread_mutex_lock(&t->mu);
+  now = mlsys_now();
+  t->level = fmin(t->bucket, t->level + t->rate * (now - t->last));
+  t->last = now;
+  t->level -= k;
+  wait = t->level < 0 ? -t->level / t->rate : 0;
+  pthread_mutex_unlock(&t->mu);
+  if (wait > 0) mlsys__pipe_sleep_until(now + wait);
+}
+/* fread through the throttle in bucket-sized pieces; returns the bytes read */
+static size_t mlsys__pipe_tread(mlsys_pipe_throttle *t, void *buf, size_t n, FILE *f) {
+  size_t got = 0, chunk = t && t->rate > 0 ? (size_t)t->bucket : n;
+  if (chunk == 0) chunk = n;
+  while (got < n) {
+    size_t want = n - got < chunk ? n - got : chunk, r;
+    mlsys__pipe_throttle_take(t, (double)want);
+    r = fread((char *)buf + got, 1, want, f);
+    got += r;
+    if (r < want) break;
+  }
+  return got;
+}
+
+/* files: reads paths[index] (component 0) and passes the index on (component 1) */
+static int mlsys__pipe_files_read(const mlsys__pipe_node *nd, int64_t idx, mlsys_pipe_elem *out) {
+  const char *path = nd->paths[idx];
+  double issued = mlsys_now();
+  FILE *f = fopen(path, "rb");
+  long sz;
+  uint8_t *b;
+  if (!f) { mlsys_set_error(MLSYS_ERR_IO, "cannot open '%s': %s", path, strerror(errno)); return -1; }
+  if (fseek(f, 0, SEEK_END) || (sz = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
+    mlsys_set_error(MLSYS_ERR_IO, "cannot size '%s' (not a regular file?)", path);
+    fclose(f);
+    return -1;
+  }
+  if (!(b = (uint8_t *)mlsys_pipe_tensor_alloc(out, 0, (size_t)sz, MLSYS_PIPE_U8))) { fclose(f); return -1; }
+  if (mlsys__pipe_tread(nd->src.throttle, b, (size_t)sz, f) != (size_t)sz) {
+    mlsys_set_error(MLSYS_ERR_IO, "short read of '%s' (%ld bytes expected)", path, sz);
+    fclose(f);
+    return -1;
+  }
+  fclose(f);
+  if (!mlsys_pipe_tensor_alloc(out, 1, 8, MLSYS_PIPE_I64)) return -1;
+  *(int64_t *)out->comp[1].data = idx;
+  out->comp[1].ndim = 0; out->comp[1].shape[0] = 0;
+  if (nd->src.throttle) mlsys__pipe_sleep_until(issued + nd->src.throttle->latency);
+  return 0;
+}
+
+/* One TFRecord from a stream at *off (records and file caches). MLSYS_OK with *eof = 1 at a clean end. */
+static mlsys_status mlsys__pipe_rec_read(FILE *f, const char *path, mlsys_pipe_throttle *t, uint64_t *off, int skip_crc,
+                                         uint8_t **data, uint64_t *len, int *eof) {
+  uint8_t h[12], tail[4];
+  uint64_t L = 0;
+  uint32_t c;
+  size_t r;
+  int i;
+  double issued = mlsys_now();
+  *data = NULL; *len = 0; *eof = 0;
+  r = mlsys__pipe_tread(t, h, 12, f);
+  if (r == 0) { *eof = 1; return MLSYS_OK; }
+  if (r < 12) return mlsys_set_error(MLSYS_ERR_PARSE, "'%s': truncated record header at byte %llu", path, (unsigned long long)*off);
+  for (i = 7; i >= 0; i--) L = (L << 8) | h[i];
+  c = (uint32_t)h[8] | (uint32_t)h[9] << 8 | (uint32_t)h[10] << 16 | (uint32_t)h[11] << 24;
+  if (!skip_crc && c != mlsys_pipe_tfrecord_mask(mlsys_crc32c(0, h, 8)))
+    return mlsys_set_error(MLSYS_ERR_PARSE, "'%s': length CRC mismatch in the record at byte %llu", path, (unsigned long long)*off);
+  if (L > ((uint64_t)1 << 31))
+    return mlsys_set_error(MLSYS_ERR_PARSE, "'%s': record at byte %llu claims %llu bytes (limit 2 GiB)", path, (unsigned long long)*off, (unsigned long long)L);
+  if (!(*data = (uint8_t *)mlsys_alloc((size_t)L + 1, 1))) return MLSYS_ERR_NOMEM;
+  if (mlsys__pipe_tread(t, *data, (size_t)L, f) != (size_t)L || mlsys__pipe_tread(t, tail, 4, f) != 4) {
+    mlsys_free(*data); *data = NULL;
+    return mlsys_set_error(MLSYS_ERR_PARSE, "'%s': record at byte %llu is truncated (%llu data bytes declared)", path,
+                           (unsigned long long)*off, (unsigned long long)L);
+  }
+  c = (uint32_t)tail[0] | (uint32_t)tail[1] << 8 | (uint32_t)tail[2] << 16 | (uint32_t)tail[3] << 24;
+  if (!skip_crc && c != mlsys_pipe_tfrecord_mask(mlsys_crc32c(0, *data, (size_t)L))) {
+    mlsys_free(*data); *data = NULL;
+    return mlsys_set_error(MLSYS_ERR_PARSE, "'%s': data CRC mismatch in the record at byte %llu", path, (unsigned long long)*off);
+  }
+  *off += 16 + L; *len = L;
+  if (t) mlsys__pipe_sleep_until(issued + t->latency);
+  return MLSYS_OK;
+}
+
+/* The file cache's element encoding (inside one TFRecord): "MPCE", u32 ncomp, per component i32 dtype, i32 ndim,
+   i64 shape[4], u64 nbytes, then the components' bytes; u64 seq. Little-endian. */
+static void mlsys__pipe_put64(uint8_t *b, uint64_t v) { int i; for (i = 0; i < 8; i++) b[i] = (uint8_t)(v >> (8 * i)); }
+static uint64_t mlsys__pipe_get64(const uint8_t *b) { uint64_t v = 0; int i; for (i = 7; i >= 0; i--) v = (v << 8) | b[i]; return v; }
+MLSYS_DEF mlsys_status mlsys_pipe_elem_encode(const mlsys_pipe_elem *e, uint8_t **buf, size_t *len) {
+  size_t n = 16, o;
+  int c;
+  uint8_t *b;
+  if (e->ncomp < 0 || e->ncomp > 4) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: element with %d components", e->ncomp);
+  for (c = 0; c < e->ncomp; c++) n += 48 + e->comp[c].nbytes;
+  if (!(b = (uint8_t *)mlsys_alloc(n, 1))) return MLSYS_ERR_NOMEM;
+  memcpy(b, "MPCE", 4);
+  mlsys__pipe_put64(b + 4, (uint64_t)e->ncomp);   /* u32 + 4 zero bytes of the u64 write are overwritten below */
+  o = 8;
+  for (c = 0; c < e->ncomp; c++) {
+    const mlsys_pipe_tensor *t = &e->comp[c];
+    int k;
+    mlsys__pipe_put64(b + o, (uint64_t)(uint32_t)t->dtype | (uint64_t)(uint32_t)t->ndim << 32); o += 8;
+    for (k = 0; k < 4; k++) { mlsys__pipe_put64(b + o, (uint64_t)t->shape[k]); o += 8; }
+    mlsys__pipe_put64(b + o, (uint64_t)t->nbytes); o += 8;
+  }
+  for (c = 0; c < e->ncomp; c++) { if (e->comp[c].nbytes) memcpy(b + o, e->comp[c].data, e->comp[c].nbytes); o += e->comp[c].nbytes; }
+  mlsys__pipe_put64(b + o, e->seq); o += 8;
+  *buf = b; *len = o;
+  return MLSYS_OK;
+}
+MLSYS_DEF mlsys_status mlsys_pipe_elem_decode(const uint8_t *b, size_t len, mlsys_pipe_elem *e) {
+  size_t o = 8, need;
+  uint64_t nc;
+  int c;
+  memset(e, 0, sizeof *e);
+  if (len < 16 || memcmp(b, "MPCE", 4)) return mlsys_set_error(MLSYS_ERR_PARSE, "pipeline: cached element: bad magic or %zu bytes", len);
+  nc = (uint64_t)b[4] | (uint64_t)b[5] << 8 | (uint64_t)b[6] << 16 | (uint64_t)b[7] << 24;
+  if (nc > 4) return mlsys_set_error(MLSYS_ERR_PARSE, "pipeline: cached element with %llu components", (unsigned long long)nc);
+  need = 16 + 48 * (size_t)nc;
+  if (len < need) return mlsys_set_error(MLSYS_ERR_PARSE, "pipeline: cached element header truncated (%zu of %zu bytes)", len, need);
+  for (c = 0; c < (int)nc; c++) {
+    mlsys_pipe_tensor *t = &e->comp[c];
+    uint64_t dn = mlsys__pipe_get64(b + o), nb;
+    int k;
+    t->dtype = (int32_t)(uint32_t)dn; t->ndim = (int32_t)(uint32_t)(dn >> 32); o += 8;
+    for (k = 0; k < 4; k++) { t->shape[k] = (int64_t)mlsys__pipe_get64(b + o); o += 8; }
+    nb = mlsys__pipe_get64(b + o); o += 8;
+    if (t->dtype < MLSYS_PIPE_U8 || t->dtype > MLSYS_PIPE_F64 || t->ndim < 0 || t->ndim > 4 || nb > len - need) {
+      memset(e, 0, sizeof *e);
+      return mlsys_set_error(MLSYS_ERR_PARSE, "pipeline: cached element: component %d has dtype %d, %d dims, %llu bytes", c, t->dtype,
+                             t->ndim, (unsigned long long)nb);
+    }
+    t->nbytes = (size_t)nb;
+    need += (size_t)nb;
+    t->data = NULL;
+  }
+  if (len != need) { memset(e, 0, sizeof *e); return mlsys_set_error(MLSYS_ERR_PARSE, "pipeline: cached element is %zu bytes, its header says %zu", len, need); }
+  e->ncomp = (int32_t)nc;
+  for (c = 0; c < e->ncomp; c++) {
+    mlsys_pipe_tensor *t = &e->comp[c];
+    if (!(t->data = mlsys_alloc(t->nbytes ? t->nbytes : 1, 1))) { mlsys_pipe_elem_release(e); return MLSYS_ERR_NOMEM; }
+    if (t->nbytes) memcpy(t->data, b + o, t->nbytes);
+    o += t->nbytes;
+  }
+  e->seq = mlsys__pipe_get64(b + o);
+  return MLSYS_OK;
+}
+
 /* ---- iterator state ---- */
 typedef struct mlsys__pipe_st mlsys__pipe_st;
 typedef struct mlsys__pipe_task {
@@ -1089,6 +1435,7 @@ typedef struct mlsys__pipe_task {
   int rc, done;
   uint64_t draws;
   double cpu;
+  char *msg;                        /* the UDF's error detail (set in the worker's thread) */
   struct mlsys__pipe_task *next;    /* the map's issue-order list */
   struct mlsys__pipe_task *qnext;   /* the pool's queue */
 } mlsys__pipe_task;
@@ -1125,6 +1472,17 @@ struct mlsys__pipe_st {
   /* interleave */
   mlsys__pipe_slot *slot;
   int cur, nblk;
+  /* disk operators (counters under it->mu) */
+  double disk_bytes, obs_bytes;
+  int64_t files_obs;
+  FILE *rf;                 /* records: the open file; cache: the file being written or replayed */
+  int64_t fidx;
+  uint64_t foff;
+  /* cache: kept across passes (start does not reset them) */
+  mlsys_pipe_elem *cache;
+  int64_t ncache, capcache;
+  int cache_done, cache_file_mode;  /* file mode: 1 writing, 2 replaying */
+  char *cache_tmp;
 };
 
 struct mlsys_pipe_iter {
@@ -1132,10 +1490,11 @@ struct mlsys_pipe_iter {
   int n;
   mlsys__pipe_st *st;       /* root first */
   pthread_mutex_t mu;
-  pthread_cond_t cv_work;
+  pthread_cond_t cv_work[2];
   pthread_t *workers;
-  int nworkers, pool_stop;
-  mlsys__pipe_task *qh, *qt;
+  int nworkers, nio, pool_stop;
+  void *wargs;              /* mlsys__pipe_warg[nworkers] */
+  mlsys__pipe_task *qh[2], *qt[2];  /* [0] CPU tasks (map calls), [1] reads of files sources */
   double t0, pcpu0;
   int fin, fin_end;
   mlsys_status fin_st;
@@ -1180,14 +1539,31 @@ static mlsys_status mlsys__pipe_pull(mlsys__pipe_st *s, mlsys_pipe_elem *e, int 
   return st;
 }
 
-static mlsys_status mlsys__pipe_udf_error(mlsys__pipe_st *s, uint64_t seq, int rc) {
-  return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: %s '%s' (node %d) failed on element seq %llu (returned %d)",
-                         mlsys__pipe_kind_name(s->nd->kind), s->nd->name, s->id, (unsigned long long)seq, rc);
+static mlsys_status mlsys__pipe_udf_error(mlsys__pipe_st *s, uint64_t seq, int rc, const char *msg) {
+  int io = s->nd->kind == MLSYS_PIPE_OP_FILES;
+  return mlsys_set_error(io ? MLSYS_ERR_IO : MLSYS_ERR_ARG, "pipeline: %s '%s' (node %d) failed on element seq %llu (returned %d)%s%s",
+                         mlsys__pipe_kind_name(s->nd->kind), s->nd->name, s->id, (unsigned long long)seq, rc, msg && *msg ? ": " : "",
+                         msg ? msg : "");
+}
+
+static int mlsys__pipe_files_read(const mlsys__pipe_node *nd, int64_t idx, mlsys_pipe_elem *out);
+/* One call of a map's function (or a files read, or a select_map pass-through); the error detail is cleared first so
+   that what the function leaves in this thread's detail is its own. */
+static int mlsys__pipe_call(const mlsys__pipe_st *s, const mlsys_pipe_elem *in, mlsys_pipe_elem *out, mlsys_pipe_rng *rng) {
+  const mlsys__pipe_node *nd = s->nd;
+  mlsys_clear_error();
+  if (nd->kind == MLSYS_PIPE_OP_FILES) return mlsys__pipe_files_read(nd, *(const int64_t *)in->comp[0].data, out);
+  if (nd->sel && !nd->sel[in->seq % (uint64_t)nd->nsel]) return mlsys_pipe_elem_copy(in, out) ? -1 : 0;
+  return nd->map.fn(nd->map.user, in, out, rng);
 }
 
 /* ---- worker pool ---- */
+/* Workers 0..nworkers−nio−1 run map calls; the last nio threads only run file reads, which mostly wait (on storage or
+   the throttle) and must not hold the CPU workers: tf.data gives I/O its own interleave threads too. */
+typedef struct { mlsys_pipe_iter *it; int io; } mlsys__pipe_warg;
 static void *mlsys__pipe_worker(void *arg) {
-  mlsys_pipe_iter *it = (mlsys_pipe_iter *)arg;
+  mlsys_pipe_iter *it = ((mlsys__pipe_warg *)arg)->it;
+  int q = ((mlsys__pipe_warg *)arg)->io;
   for (;;) {
     mlsys__pipe_task *t;
     mlsys__pipe_st *s;
@@ -1195,11 +1571,11 @@ static void *mlsys__pipe_worker(void *arg) {
     mlsys_rng r0;
     double c0;
     pthread_mutex_lock(&it->mu);
-    while (!it->pool_stop && !it->qh) pthread_cond_wait(&it->cv_work, &it->mu);
-    if (!it->qh) { pthread_mutex_unlock(&it->mu); return NULL; }
-    t = it->qh;
-    it->qh = t->qnext;
-    if (!it->qh) it->qt = NULL;
+    while (!it->pool_stop && !it->qh[q]) pthread_cond_wait(&it->cv_work[q], &it->mu);
+    if (!it->qh[q]) { pthread_mutex_unlock(&it->mu); return NULL; }
+    t = it->qh[q];
+    it->qh[q] = t->qnext;
+    if (!it->qh[q]) it->qt[q] = NULL;
     pthread_mutex_unlock(&it->mu);
     s = t->s;
     mlsys__pipe_seed(s, t->in.seq, s->epoch, &rng.r);
@@ -1207,8 +1583,9 @@ static void *mlsys__pipe_worker(void *arg) {
     r0 = rng.r;
     t->out.seq = t->in.seq;
     c0 = mlsys__pipe_tcpu();
-    t->rc = s->nd->map.fn(s->nd->map.user, &t->in, &t->out, &rng);
+    t->rc = mlsys__pipe_call(s, &t->in, &t->out, &rng);
     t->cpu = mlsys__pipe_tcpu() - c0;
+    if (t->rc) t->msg = mlsys_strdup(mlsys_last_error());
     t->draws = mlsys__pipe_draws(&r0, &rng.r);
     t->out.seq = t->in.seq;
     mlsys_pipe_elem_release(&t->in);
@@ -1234,10 +1611,20 @@ static void mlsys__pipe_pmap_drain(mlsys__pipe_st *s) {
     mlsys__pipe_task *t = s->th;
     s->th = t->next;
     mlsys_pipe_elem_release(&t->in); mlsys_pipe_elem_release(&t->out);
+    mlsys_free(t->msg);
     mlsys_free(t);
   }
   s->tt = NULL; s->inflight = 0;
   pthread_mutex_unlock(&it->mu);
+}
+
+/* files: the element handed to a read is its index (the source has no input) */
+static mlsys_status mlsys__pipe_gen_index(mlsys__pipe_st *s, mlsys_pipe_elem *e, int *end) {
+  if (s->pos >= s->nd->npaths) { *end = 1; return MLSYS_OK; }
+  if (!mlsys_pipe_tensor_alloc(e, 0, 8, MLSYS_PIPE_I64)) return MLSYS_ERR_NOMEM;
+  *(int64_t *)e->comp[0].data = s->pos;
+  e->seq = (uint64_t)s->pos++;
+  return MLSYS_OK;
 }
 
 static mlsys_status mlsys__pipe_pmap_next(mlsys__pipe_st *s, mlsys_pipe_elem *out, int *end, double *ccpu) {
@@ -1251,7 +1638,7 @@ static mlsys_status mlsys__pipe_pmap_next(mlsys__pipe_st *s, mlsys_pipe_elem *ou
       int e_end = 0;
       mlsys_status st;
       memset(&e, 0, sizeof e);
-      st = mlsys__pipe_pull(s, &e, &e_end, ccpu);
+      st = s->child ? mlsys__pipe_pull(s, &e, &e_end, ccpu) : mlsys__pipe_gen_index(s, &e, &e_end);
       if (st) { s->in_end = 1; s->in_err = st; s->in_msg = mlsys__pipe_dup_err(); break; }
       if (e_end) { s->in_end = 1; break; }
       t = (mlsys__pipe_task *)mlsys_calloc(1, sizeof *t);
@@ -1260,10 +1647,13 @@ static mlsys_status mlsys__pipe_pmap_next(mlsys__pipe_st *s, mlsys_pipe_elem *ou
       pthread_mutex_lock(&it->mu);
       if (s->tt) s->tt->next = t; else s->th = t;
       s->tt = t;
-      if (it->qt) it->qt->qnext = t; else it->qh = t;
-      it->qt = t;
+      {
+        int q = s->nd->kind == MLSYS_PIPE_OP_FILES;
+        if (it->qt[q]) it->qt[q]->qnext = t; else it->qh[q] = t;
+        it->qt[q] = t;
+        pthread_cond_signal(&it->cv_work[q]);
+      }
       s->inflight++;
-      pthread_cond_signal(&it->cv_work);
       pthread_mutex_unlock(&it->mu);
     }
     pthread_mutex_lock(&it->mu);
@@ -1291,10 +1681,13 @@ static mlsys_status mlsys__pipe_pmap_next(mlsys__pipe_st *s, mlsys_pipe_elem *ou
     if (t->rc) {
       int rc = t->rc;
       uint64_t seq = t->in.seq;
+      mlsys_status est;
       mlsys_pipe_elem_release(&t->out);
+      est = s->nd->map.on_error == MLSYS_PIPE_ON_ERROR_SKIP ? MLSYS_OK : mlsys__pipe_udf_error(s, seq, rc, t->msg);
+      mlsys_free(t->msg);
       mlsys_free(t);
-      if (s->nd->map.on_error == MLSYS_PIPE_ON_ERROR_SKIP) continue;
-      return mlsys__pipe_udf_error(s, seq, rc);
+      if (!est) continue;
+      return est;
     }
     *out = t->out;
     mlsys_free(t);
@@ -1383,7 +1776,7 @@ static mlsys_status mlsys__pipe_interleave_next(mlsys__pipe_st *s, mlsys_pipe_el
       rc = nd->ofn(nd->user, &e, sl->sub, &root);
       if (rc) {
         mlsys__pipe_slot_close(sl);
-        st = mlsys__pipe_udf_error(s, e.seq, rc);
+        st = mlsys__pipe_udf_error(s, e.seq, rc, NULL);
         mlsys_pipe_elem_release(&e);
         return st;
       }
@@ -1456,6 +1849,139 @@ static mlsys_status mlsys__pipe_batch_next(mlsys__pipe_st *s, mlsys_pipe_elem *o
 static void mlsys__pipe_quiesce(mlsys__pipe_st *s);
 static mlsys_status mlsys__pipe_start(mlsys__pipe_st *s, uint64_t epoch);
 
+static void mlsys__pipe_count_disk(mlsys__pipe_st *s, double bytes, int file_done, double file_bytes) {
+  pthread_mutex_lock(&s->it->mu);
+  s->disk_bytes += bytes;
+  if (file_done) { s->files_obs++; s->obs_bytes += file_bytes; }
+  pthread_mutex_unlock(&s->it->mu);
+}
+
+/* ---- records ---- */
+static mlsys_status mlsys__pipe_records_next(mlsys__pipe_st *s, mlsys_pipe_elem *out, int *end) {
+  const mlsys__pipe_node *nd = s->nd;
+  for (;;) {
+    uint8_t *data;
+    uint64_t len, off0;
+    int eof;
+    mlsys_status st;
+    if (!s->rf) {
+      if (s->fidx >= nd->npaths) { *end = 1; return MLSYS_OK; }
+      if (!(s->rf = fopen(nd->paths[s->fidx], "rb"))) {
+        st = mlsys_set_error(MLSYS_ERR_IO, "pipeline: records '%s' (node %d): cannot open '%s': %s", nd->name, s->id, nd->paths[s->fidx],
+                             strerror(errno));
+        s->fidx++;
+        if (nd->map.on_error != MLSYS_PIPE_ON_ERROR_SKIP) return st;
+        pthread_mutex_lock(&s->it->mu); s->skipped++; pthread_mutex_unlock(&s->it->mu);
+        continue;
+      }
+      s->foff = 0;
+    }
+    off0 = s->foff;
+    st = mlsys__pipe_rec_read(s->rf, nd->paths[s->fidx], nd->src.throttle, &s->foff, nd->src.skip_crc, &data, &len, &eof);
+    if (st || eof) {
+      mlsys__pipe_count_disk(s, 0, !st, (double)s->foff);
+      fclose(s->rf); s->rf = NULL;
+      s->fidx++;
+      if (!st) continue;
+      if (nd->map.on_error == MLSYS_PIPE_ON_ERROR_SKIP) { pthread_mutex_lock(&s->it->mu); s->skipped++; pthread_mutex_unlock(&s->it->mu); continue; }
+      return mlsys_prefix_error("pipeline: records '%s' (node %d), file %lld: ", nd->name, s->id, (long long)(s->fidx - 1));
+    }
+    mlsys__pipe_count_disk(s, (double)(s->foff - off0), 0, 0);
+    memset(out, 0, sizeof *out);
+    out->ncomp = 1;
+    out->comp[0].data = data; out->comp[0].nbytes = (size_t)len; out->comp[0].dtype = MLSYS_PIPE_U8;
+    out->comp[0].ndim = 1; out->comp[0].shape[0] = (int64_t)len;
+    out->seq = (uint64_t)s->pos++;
+    return MLSYS_OK;
+  }
+}
+
+/* ---- cache ---- */
+static void mlsys__pipe_cache_drop(mlsys__pipe_st *s) {
+  int64_t i;
+  for (i = 0; i < s->ncache; i++) mlsys_pipe_elem_release(&s->cache[i]);
+  s->ncache = 0;
+}
+static mlsys_status mlsys__pipe_cache_next(mlsys__pipe_st *s, mlsys_pipe_elem *out, int *end, double *ccpu) {
+  const mlsys__pipe_node *nd = s->nd;
+  const char *path = nd->cache_path;
+  mlsys_status st;
+  if (s->cache_done && !path) {
+    if (s->pos >= s->ncache) { *end = 1; return MLSYS_OK; }
+    if ((st = mlsys_pipe_elem_copy(&s->cache[s->pos], out))) return st;
+    s->pos++;
+    return MLSYS_OK;
+  }
+  if (s->cache_file_mode == 2) {   /* replaying the file */
+    uint8_t *data;
+    uint64_t len;
+    int eof;
+    if ((st = mlsys__pipe_rec_read(s->rf, path, NULL, &s->foff, 0, &data, &len, &eof)))
+      return mlsys_prefix_error("pipeline: cache '%s' (node %d): ", nd->name, s->id);
+    if (eof) { *end = 1; return MLSYS_OK; }
+    st = mlsys_pipe_elem_decode(data, (size_t)len, out);
+    mlsys_free(data);
+    if (st) return mlsys_prefix_error("pipeline: cache '%s' (node %d), file '%s' at byte %llu: ", nd->name, s->id, path, (unsigned long long)s->foff);
+    s->pos++;
+    return MLSYS_OK;
+  }
+  if ((st = mlsys__pipe_pull(s, out, end, ccpu))) return st;
+  if (*end) {
+    if (path) {
+      int bad = fflush(s->rf) != 0 || ferror(s->rf);
+      bad |= fclose(s->rf) != 0;
+      s->rf = NULL;
+      if (bad || rename(s->cache_tmp, path)) {
+        st = mlsys_set_error(MLSYS_ERR_IO, "pipeline: cache '%s' (node %d): cannot write '%s': %s", nd->name, s->id, path, strerror(errno));
+        remove(s->cache_tmp);
+        s->cache_file_mode = 0;
+        return st;
+      }
+      s->cache_file_mode = 0;
+    }
+    s->cache_done = 1;
+    return MLSYS_OK;
+  }
+  if (path) {
+    uint8_t *b;
+    size_t n;
+    if ((st = mlsys_pipe_elem_encode(out, &b, &n))) return st;
+    st = mlsys_pipe_tfrecord_write(s->rf, b, n);
+    mlsys_free(b);
+    if (st) return mlsys_prefix_error("pipeline: cache '%s' (node %d), writing '%s': ", nd->name, s->id, s->cache_tmp);
+    return MLSYS_OK;
+  }
+  if (s->ncache == s->capcache) {
+    int64_t nc = s->capcache ? 2 * s->capcache : 64;
+    mlsys_pipe_elem *q = (mlsys_pipe_elem *)mlsys_realloc_array(s->cache, (size_t)nc, sizeof *q);
+    if (!q) return MLSYS_ERR_NOMEM;
+    s->cache = q; s->capcache = nc;
+  }
+  return mlsys_pipe_elem_copy(out, &s->cache[s->ncache++]);
+}
+/* at (re)start: replay a complete cache, or begin filling (an incomplete earlier pass is discarded, as tf.data does) */
+static mlsys_status mlsys__pipe_cache_start(mlsys__pipe_st *s) {
+  const char *path = s->nd->cache_path;
+  if (s->rf) { fclose(s->rf); s->rf = NULL; }
+  if (!path) { if (!s->cache_done) mlsys__pipe_cache_drop(s); return MLSYS_OK; }
+  if (s->cache_file_mode == 1) remove(s->cache_tmp);
+  s->cache_file_mode = 0;
+  s->foff = 0;
+  if (s->cache_done || access(path, F_OK) == 0) {
+    if (!(s->rf = fopen(path, "rb"))) return mlsys_set_error(MLSYS_ERR_IO, "pipeline: cache: cannot open '%s': %s", path, strerror(errno));
+    s->cache_done = 1; s->cache_file_mode = 2;
+    return MLSYS_OK;
+  }
+  if (!s->cache_tmp) {
+    size_t n = strlen(path) + 32;
+    if (!(s->cache_tmp = (char *)mlsys_alloc(n, 1))) return MLSYS_ERR_NOMEM;
+    snprintf(s->cache_tmp, n, "%s.tmp.%ld", path, (long)getpid());
+  }
+  if (!(s->rf = fopen(s->cache_tmp, "wb"))) return mlsys_set_error(MLSYS_ERR_IO, "pipeline: cache: cannot create '%s': %s", s->cache_tmp, strerror(errno));
+  s->cache_file_mode = 1;
+  return MLSYS_OK;
+}
+
 /* the per-kind step; own CPU is measured by the caller */
 static mlsys_status mlsys__pipe_step(mlsys__pipe_st *s, mlsys_pipe_elem *out, int *end, double *ccpu) {
   const mlsys__pipe_node *nd = s->nd;
@@ -1486,7 +2012,7 @@ static mlsys_status mlsys__pipe_step(mlsys__pipe_st *s, mlsys_pipe_elem *out, in
         rng.draws = 0; r0 = rng.r;
         memset(out, 0, sizeof *out);
         out->seq = e.seq;
-        rc = nd->map.fn(nd->map.user, &e, out, &rng);
+        rc = mlsys__pipe_call(s, &e, out, &rng);
         out->seq = e.seq;
         pthread_mutex_lock(&s->it->mu);
         s->rng_draws += (int64_t)mlsys__pipe_draws(&r0, &rng.r);
@@ -1497,9 +2023,39 @@ static mlsys_status mlsys__pipe_step(mlsys__pipe_st *s, mlsys_pipe_elem *out, in
           mlsys_pipe_elem_release(&e);
           if (!rc) return MLSYS_OK;
           mlsys_pipe_elem_release(out);
-          if (nd->map.on_error != MLSYS_PIPE_ON_ERROR_SKIP) return mlsys__pipe_udf_error(s, seq, rc);
+          if (nd->map.on_error != MLSYS_PIPE_ON_ERROR_SKIP) {
+            char *msg = mlsys__pipe_dup_err();
+            st = mlsys__pipe_udf_error(s, seq, rc, msg);
+            mlsys_free(msg);
+            return st;
+          }
         }
       }
+    case MLSYS_PIPE_OP_FILES:
+      if (nd->map.parallelism > 1 || s->th) return mlsys__pipe_pmap_next(s, out, end, ccpu);
+      for (;;) {
+        int64_t idx = s->pos;
+        int rc;
+        if (idx >= nd->npaths) { *end = 1; return MLSYS_OK; }
+        s->pos++;
+        mlsys_clear_error();
+        if (!(rc = mlsys__pipe_files_read(nd, idx, out))) { out->seq = (uint64_t)idx; return MLSYS_OK; }
+        mlsys_pipe_elem_release(out);
+        if (nd->map.on_error == MLSYS_PIPE_ON_ERROR_SKIP) {
+          pthread_mutex_lock(&s->it->mu);
+          s->skipped++;
+          pthread_mutex_unlock(&s->it->mu);
+          continue;
+        }
+        {
+          char *msg = mlsys__pipe_dup_err();
+          st = mlsys__pipe_udf_error(s, (uint64_t)idx, rc, msg);
+          mlsys_free(msg);
+          return st;
+        }
+      }
+    case MLSYS_PIPE_OP_RECORDS: return mlsys__pipe_records_next(s, out, end);
+    case MLSYS_PIPE_OP_CACHE: return mlsys__pipe_cache_next(s, out, end, ccpu);
     case MLSYS_PIPE_OP_FILTER:
       for (;;) {
         mlsys_pipe_rng rng;
@@ -1516,7 +2072,7 @@ static mlsys_status mlsys__pipe_step(mlsys__pipe_st *s, mlsys_pipe_elem *out, in
         {
           uint64_t seq = out->seq;
           mlsys_pipe_elem_release(out);
-          if (rc != 0) return mlsys__pipe_udf_error(s, seq, rc);
+          if (rc != 0) return mlsys__pipe_udf_error(s, seq, rc, NULL);
         }
       }
     case MLSYS_PIPE_OP_SHUFFLE: {
@@ -1538,6 +2094,7 @@ static mlsys_status mlsys__pipe_step(mlsys__pipe_st *s, mlsys_pipe_elem *out, in
     case MLSYS_PIPE_OP_BATCH: return mlsys__pipe_batch_next(s, out, end, ccpu);
     case MLSYS_PIPE_OP_PREFETCH: {
       mlsys_pipe_iter *it = s->it;
+      if (nd->n == 0) return mlsys__pipe_pull(s, out, end, ccpu);   /* buffer 0: a pass-through (NAIVE) */
       pthread_mutex_lock(&it->mu);
       while (s->nbuf == 0 && !s->pf_done) pthread_cond_wait(&s->cv_get, &it->mu);
       if (s->nbuf > 0) {
@@ -1586,7 +2143,10 @@ static mlsys_status mlsys__pipe_next_st(mlsys__pipe_st *s, mlsys_pipe_elem *out,
   own = mlsys__pipe_tcpu() - t0 - cc;
   pthread_mutex_lock(&s->it->mu);
   s->cpu_s += own > 0 ? own : 0;
-  if (!st && !*end) { s->produced++; s->bytes += mlsys__pipe_elem_bytes(out); }
+  if (!st && !*end) {
+    s->produced++; s->bytes += mlsys__pipe_elem_bytes(out);
+    if (s->nd->kind == MLSYS_PIPE_OP_FILES) { s->disk_bytes += (double)out->comp[0].nbytes; s->files_obs++; s->obs_bytes += (double)out->comp[0].nbytes; }
+  }
   pthread_mutex_unlock(&s->it->mu);
   return st;
 }
@@ -1597,7 +2157,8 @@ static void mlsys__pipe_quiesce(mlsys__pipe_st *s) {
   for (; s; s = s->child) {
     const mlsys__pipe_node *nd = s->nd;
     if (nd->kind == MLSYS_PIPE_OP_PREFETCH) mlsys__pipe_prefetch_stop(s);
-    else if (nd->kind == MLSYS_PIPE_OP_MAP && nd->map.parallelism > 1) mlsys__pipe_pmap_drain(s);
+    else if (nd->kind == MLSYS_PIPE_OP_MAP || nd->kind == MLSYS_PIPE_OP_FILES) mlsys__pipe_pmap_drain(s);
+    else if (nd->kind == MLSYS_PIPE_OP_RECORDS && s->rf) { fclose(s->rf); s->rf = NULL; }
     else if (nd->kind == MLSYS_PIPE_OP_SHUFFLE) { for (i = 0; i < s->nbuf; i++) mlsys_pipe_elem_release(&s->buf[i]); s->nbuf = 0; }
     else if (nd->kind == MLSYS_PIPE_OP_INTERLEAVE && s->slot) { for (i = 0; i < nd->cycle; i++) mlsys__pipe_slot_close(&s->slot[i]); }
     mlsys_free(s->in_msg); s->in_msg = NULL;
@@ -1612,12 +2173,17 @@ static mlsys_status mlsys__pipe_start(mlsys__pipe_st *s, uint64_t epoch) {
   s->pos = s->pass = s->in_pass = 0;
   s->in_end = 0; s->in_err = MLSYS_OK;
   s->cur = s->nblk = 0;
+  s->fidx = 0; s->foff = 0;
+  if (nd->kind == MLSYS_PIPE_OP_CACHE) {
+    if ((st = mlsys__pipe_cache_start(s))) return st;
+    if (s->cache_done) return MLSYS_OK;   /* replay: the input stays idle */
+  }
   if (s->child && (st = mlsys__pipe_start(s->child, nd->kind == MLSYS_PIPE_OP_REPEAT ? epoch * 1000003u : epoch))) return st;
   if (nd->kind == MLSYS_PIPE_OP_SHUFFLE) {
     mlsys__pipe_seed(s, 0x5348554646ull, nd->flag ? epoch : 0, &s->rng);
     s->nbuf = 0;
   }
-  if (nd->kind == MLSYS_PIPE_OP_PREFETCH) return mlsys__pipe_prefetch_start(s);
+  if (nd->kind == MLSYS_PIPE_OP_PREFETCH && nd->n > 0) return mlsys__pipe_prefetch_start(s);
   return MLSYS_OK;
 }
 
@@ -1628,7 +2194,8 @@ MLSYS_DEF void mlsys_pipe_close(mlsys_pipe_iter *it) {
   if (it->workers) {
     pthread_mutex_lock(&it->mu);
     it->pool_stop = 1;
-    pthread_cond_broadcast(&it->cv_work);
+    pthread_cond_broadcast(&it->cv_work[0]);
+    pthread_cond_broadcast(&it->cv_work[1]);
     pthread_mutex_unlock(&it->mu);
     for (i = 0; i < it->nworkers; i++) pthread_join(it->workers[i], NULL);
     mlsys_free(it->workers);
@@ -1638,8 +2205,15 @@ MLSYS_DEF void mlsys_pipe_close(mlsys_pipe_iter *it) {
     pthread_cond_destroy(&s->cv_done); pthread_cond_destroy(&s->cv_put); pthread_cond_destroy(&s->cv_get);
     mlsys_free(s->buf);
     mlsys_free(s->slot);
+    if (s->rf) fclose(s->rf);
+    if (s->cache_file_mode == 1 && s->cache_tmp) remove(s->cache_tmp);   /* an unfinished file cache never lands */
+    mlsys_free(s->cache_tmp);
+    mlsys__pipe_cache_drop(s);
+    mlsys_free(s->cache);
   }
-  pthread_cond_destroy(&it->cv_work);
+  pthread_cond_destroy(&it->cv_work[0]);
+  pthread_cond_destroy(&it->cv_work[1]);
+  mlsys_free(it->wargs);
   pthread_mutex_destroy(&it->mu);
   mlsys_free(it->st);
   mlsys_free(it->fin_msg);
@@ -1648,13 +2222,14 @@ MLSYS_DEF void mlsys_pipe_close(mlsys_pipe_iter *it) {
 
 MLSYS_DEF mlsys_status mlsys_pipe_open(mlsys_pipe *p, int root, mlsys_pipe_iter **out) {
   mlsys_pipe_iter *it;
-  int n = 0, v, i, need_pool = 0;
+  int n = 0, v, i, need_pool = 0, nio = 0;
   mlsys_status st;
   *out = NULL;
   if (!p || root < 0 || root >= p->n) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: open at node %d (the pipe has %d)", root, p ? p->n : 0);
   for (v = root; v >= 0; v = p->node[v].in) {
     if (++n > p->n) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: the chain below node %d has a cycle", root);
     if (p->node[v].kind == MLSYS_PIPE_OP_MAP && p->node[v].map.parallelism > 1) need_pool = 1;
+    if (p->node[v].kind == MLSYS_PIPE_OP_FILES && p->node[v].map.parallelism > 1) nio += p->node[v].map.parallelism;
   }
   it = (mlsys_pipe_iter *)mlsys_calloc(1, sizeof *it);
   if (!it) return MLSYS_ERR_NOMEM;
@@ -1662,7 +2237,8 @@ MLSYS_DEF mlsys_status mlsys_pipe_open(mlsys_pipe *p, int root, mlsys_pipe_iter 
   if (!it->st) { mlsys_free(it); return MLSYS_ERR_NOMEM; }
   it->p = p;
   pthread_mutex_init(&it->mu, NULL);
-  pthread_cond_init(&it->cv_work, NULL);
+  pthread_cond_init(&it->cv_work[0], NULL);
+  pthread_cond_init(&it->cv_work[1], NULL);
   for (v = root, i = 0; v >= 0; v = p->node[v].in, i++) {
     mlsys__pipe_st *s = &it->st[i];
     const mlsys__pipe_node *nd = &p->node[v];
@@ -1670,7 +2246,7 @@ MLSYS_DEF mlsys_status mlsys_pipe_open(mlsys_pipe *p, int root, mlsys_pipe_iter 
     s->child = nd->in >= 0 ? &it->st[i + 1] : NULL;
     pthread_cond_init(&s->cv_done, NULL); pthread_cond_init(&s->cv_put, NULL); pthread_cond_init(&s->cv_get, NULL);
     it->n = i + 1;
-    if (nd->kind == MLSYS_PIPE_OP_SHUFFLE || nd->kind == MLSYS_PIPE_OP_BATCH || nd->kind == MLSYS_PIPE_OP_PREFETCH) {
+    if ((nd->kind == MLSYS_PIPE_OP_SHUFFLE || nd->kind == MLSYS_PIPE_OP_BATCH || nd->kind == MLSYS_PIPE_OP_PREFETCH) && nd->n > 0) {
       s->buf = (mlsys_pipe_elem *)mlsys_calloc((size_t)nd->n, sizeof *s->buf);
       if (!s->buf) { mlsys_pipe_close(it); return MLSYS_ERR_NOMEM; }
     }
@@ -1679,13 +2255,18 @@ MLSYS_DEF mlsys_status mlsys_pipe_open(mlsys_pipe *p, int root, mlsys_pipe_iter 
       if (!s->slot) { mlsys_pipe_close(it); return MLSYS_ERR_NOMEM; }
     }
   }
-  if (need_pool) {
-    int w = p->d.workers > 0 ? p->d.workers : mlsys_ncpus();
-    if (w < 1) w = 1;
+  if (need_pool || nio) {
+    int w = need_pool ? (p->d.workers > 0 ? p->d.workers : mlsys_ncpus()) : 0;
+    mlsys__pipe_warg *wa;
+    if (need_pool && w < 1) w = 1;
+    w += nio;
+    it->nio = nio;
     it->workers = (pthread_t *)mlsys_calloc((size_t)w, sizeof(pthread_t));
-    if (!it->workers) { mlsys_pipe_close(it); return MLSYS_ERR_NOMEM; }
+    it->wargs = wa = (mlsys__pipe_warg *)mlsys_calloc((size_t)w, sizeof *wa);
+    if (!it->workers || !wa) { mlsys_pipe_close(it); return MLSYS_ERR_NOMEM; }
     for (i = 0; i < w; i++) {
-      if (pthread_create(&it->workers[i], NULL, mlsys__pipe_worker, it)) {
+      wa[i].it = it; wa[i].io = i >= w - nio;
+      if (pthread_create(&it->workers[i], NULL, mlsys__pipe_worker, &wa[i])) {
         mlsys_pipe_close(it);
         return mlsys_set_error(MLSYS_ERR_NOMEM, "pipeline: could not start worker thread %d", i);
       }
@@ -1745,8 +2326,14 @@ MLSYS_DEF mlsys_status mlsys_pipe_snapshot_take(mlsys_pipe_iter *it, mlsys_pipe_
     o->kind = nd->kind;
     o->parent = i - 1;
     snprintf(o->name, sizeof o->name, "%s", nd->name);
-    o->parallel = nd->kind == MLSYS_PIPE_OP_MAP && nd->map.parallelism > 1;
-    o->parallelism = nd->kind == MLSYS_PIPE_OP_MAP ? nd->map.parallelism : 1;
+    /* a map is parallelizable whatever its current p (tf.data's MapDataset "switches to parallel"); files reads too */
+    o->parallel = (nd->kind == MLSYS_PIPE_OP_MAP && !nd->map.sequential) || nd->kind == MLSYS_PIPE_OP_FILES;
+    o->parallelism = nd->kind == MLSYS_PIPE_OP_MAP || nd->kind == MLSYS_PIPE_OP_FILES ? nd->map.parallelism : 1;
+    o->node = s->id;
+    o->disk_bytes = s->disk_bytes;
+    o->files_observed = s->files_obs;
+    o->observed_bytes = s->obs_bytes;
+    if (nd->kind == MLSYS_PIPE_OP_FILES || nd->kind == MLSYS_PIPE_OP_RECORDS) o->files_total = nd->npaths;
     o->produced = s->produced; o->consumed = s->consumed;
     o->cpu_s = s->cpu_s; o->bytes_produced = s->bytes;
     o->rng_draws = s->rng_draws;
