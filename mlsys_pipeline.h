@@ -255,6 +255,8 @@ typedef struct {
   const char *name;         /* for snapshots and errors (NULL → "map") */
   int sequential;           /* 1: the function keeps state across calls; never run in parallel (outside the LP's
                                parallel set, like tf.data's sequential ops) */
+  int async;                /* 1: run on the worker pool even at parallelism 1 (tf.data's ParallelMapDataset with one
+                               call in flight: the consumer's thread does not run the function). Tuners set it. */
 } mlsys_pipe_map_desc;
 
 MLSYS_DEF mlsys_status mlsys_pipe_create(const mlsys_pipe_desc *d /* NULL: defaults */, mlsys_pipe **out);
@@ -307,7 +309,7 @@ MLSYS_DEF mlsys_status mlsys_pipe_select_map(mlsys_pipe *p, int in, const uint8_
                                              int *out);
 /* Knobs, read at the next open: PARALLELISM of a map or files node (≥ 1), BUFFER of a prefetch (≥ 0; 0 = pass-through,
    no thread) or shuffle (≥ 1). */
-enum { MLSYS_PIPE_KNOB_PARALLELISM = 1, MLSYS_PIPE_KNOB_BUFFER = 2 };
+enum { MLSYS_PIPE_KNOB_PARALLELISM = 1, MLSYS_PIPE_KNOB_BUFFER = 2, MLSYS_PIPE_KNOB_ASYNC = 3 /* map/files: 0 or 1 */ };
 MLSYS_DEF mlsys_status mlsys_pipe_set_knob(mlsys_pipe *p, int node, int knob, int64_t value);
 MLSYS_DEF mlsys_status mlsys_pipe_get_knob(const mlsys_pipe *p, int node, int knob, int64_t *value);
 /* Inserts a cache right above node `after`: every node that read from `after` now reads from the cache. */
@@ -333,6 +335,54 @@ MLSYS_DEF mlsys_status mlsys_pipe_snapshot_take(mlsys_pipe_iter *it, mlsys_pipe_
 /* The window b − a (same iterator, a taken first): counters, seconds and process CPU subtracted. */
 MLSYS_DEF mlsys_status mlsys_pipe_snapshot_diff(const mlsys_pipe_snapshot *a, const mlsys_pipe_snapshot *b, mlsys_pipe_snapshot *win);
 MLSYS_DEF void mlsys_pipe_snapshot_free(mlsys_pipe_snapshot *s);
+
+/* ---- tracing windows and tuning (spec §3.6, §3.8, §4) ---- */
+/* Opens the pipe at root, pulls for warmup_s (and until every cache in the chain is complete, at most 120 s) without
+   counting, then for `seconds`, and returns that window (a finite pipeline that ends earlier gives a shorter window;
+   one that ends during the warm-up is measured from the open). *elems = root elements in the window. */
+MLSYS_DEF mlsys_status mlsys_pipe_trace(mlsys_pipe *p, int root, double seconds, double warmup_s, mlsys_pipe_snapshot *win, int64_t *elems);
+/* The machine this process sees: online CPUs and MemAvailable (for the cache rule). */
+MLSYS_DEF void mlsys_pipe_machine_detect(mlsys_pipe_machine *m);
+
+enum { MLSYS_PIPE_TUNE_PLUMBER = 0, MLSYS_PIPE_TUNE_NAIVE, MLSYS_PIPE_TUNE_HEURISTIC, MLSYS_PIPE_TUNE_AUTOTUNE, MLSYS_PIPE_TUNE_LOCAL,
+       MLSYS_PIPE_TUNE_RANDOM_WALK };
+typedef struct {
+  int method;               /* MLSYS_PIPE_TUNE_* */
+  double trace_seconds;     /* per tracing window (0 → 3) */
+  double warmup_seconds;    /* (0 → 0.5) */
+  int passes;               /* Plumber LP passes (0 → 2); AUTOTUNE rounds (0 → 2); LOCAL / RANDOM_WALK steps (0 → 4) */
+  int no_cache, no_prefetch;/* Plumber: skip the cache rule (PLUMBER-NOCACHE) / the prefetch pass */
+  const char *cache_path;   /* Plumber's inserted cache: NULL = memory */
+  int no_measure;           /* 1: skip the final measurement window */
+  uint64_t seed;            /* RANDOM_WALK */
+  mlsys_pipe_machine machine; /* cores 0 → online CPUs; mem_free_bytes 0 → MemAvailable */
+} mlsys_pipe_tune_desc;
+typedef struct {
+  int root;                 /* the root to open now: a prefetch may have been added on top of the old one */
+  int cache_node;           /* the cache Plumber inserted (−1: none) */
+  int cache_after;          /* the node it sits above (−1) */
+  double x_measured;        /* minibatches/s of the final configuration (final window) */
+  double x_pred;            /* Plumber's bound for it: min(LP at machine cores, disk, consumer) */
+  double x_hat;             /* the same LP with the cores the process actually got (c = process CPU / wall) */
+  double cores_used;        /* c */
+  int bottleneck_node;      /* node id of argmin R·p in the final window (−1) */
+  char bottleneck[32];
+  mlsys_pipe_snapshot last; /* the final window */
+} mlsys_pipe_tune_result;
+/* Configures the pipe (knobs, an inserted cache, a prefetch on top) by one of the methods of §4, then measures it.
+   PLUMBER: trace → analyse → CPU LP → parallelism p_i = max(1, ⌈θ_i⌉), cache rule, re-trace, LP, prefetch at the root
+   (§3.6). NAIVE: every p = 1, prefetch buffers 0. HEURISTIC: every p and prefetch buffer = cores. AUTOTUNE: tf.data's
+   output-time model from traced per-element times and its hill climb (§3.8). LOCAL: each step gives the remaining
+   cores to the bottleneck. RANDOM_WALK: each step +1 on a random parallel operator. Every decision is explained on
+   `log` (NULL: quiet). Free the result with mlsys_pipe_tune_result_free. */
+MLSYS_DEF mlsys_status mlsys_pipe_tune(mlsys_pipe *p, int root, const mlsys_pipe_tune_desc *d, mlsys_pipe_tune_result *out, FILE *log);
+MLSYS_DEF void mlsys_pipe_tune_result_free(mlsys_pipe_tune_result *r);
+MLSYS_DEF const char *mlsys_pipe_tune_name(int method);
+/* The AUTOTUNE model alone (§3.8): from a window's per-element times, hill-climb the parallelism of parallel operators
+   (1..cpu_budget) and prefetch buffers (1..64) of the chain; par[i] / buf[i] indexed like the snapshot's ops.
+   *out_time = the model's output time per root element (s) at the result. */
+MLSYS_DEF mlsys_status mlsys_pipe_autotune_climb(const mlsys_pipe_snapshot *w, double cpu_budget, double ram_budget, int *par, int *buf,
+                                                 double *out_time);
 
 #ifdef __cplusplus
 }
@@ -1210,6 +1260,11 @@ MLSYS_DEF mlsys_status mlsys_pipe_set_knob(mlsys_pipe *p, int node, int knob, in
     nd->map.parallelism = (int)v;
     return MLSYS_OK;
   }
+  if (knob == MLSYS_PIPE_KNOB_ASYNC && (nd->kind == MLSYS_PIPE_OP_MAP || nd->kind == MLSYS_PIPE_OP_FILES)) {
+    if (v != 0 && v != 1) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: '%s' (node %d): async %lld (0 or 1)", nd->name, node, (long long)v);
+    nd->map.async = (int)v;
+    return MLSYS_OK;
+  }
   if (knob == MLSYS_PIPE_KNOB_BUFFER && (nd->kind == MLSYS_PIPE_OP_PREFETCH || nd->kind == MLSYS_PIPE_OP_SHUFFLE)) {
     int64_t lo = nd->kind == MLSYS_PIPE_OP_PREFETCH ? 0 : 1;
     if (v < lo || v > ((int64_t)1 << 30)) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: '%s' (node %d): buffer %lld", nd->name, node, (long long)v);
@@ -1223,6 +1278,7 @@ MLSYS_DEF mlsys_status mlsys_pipe_get_knob(const mlsys_pipe *p, int node, int kn
   if (!p || node < 0 || node >= p->n || !v) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: get_knob: no node %d", node);
   nd = &p->node[node];
   if (knob == MLSYS_PIPE_KNOB_PARALLELISM && (nd->kind == MLSYS_PIPE_OP_MAP || nd->kind == MLSYS_PIPE_OP_FILES)) { *v = nd->map.parallelism; return MLSYS_OK; }
+  if (knob == MLSYS_PIPE_KNOB_ASYNC && (nd->kind == MLSYS_PIPE_OP_MAP || nd->kind == MLSYS_PIPE_OP_FILES)) { *v = nd->map.async; return MLSYS_OK; }
   if (knob == MLSYS_PIPE_KNOB_BUFFER && (nd->kind == MLSYS_PIPE_OP_PREFETCH || nd->kind == MLSYS_PIPE_OP_SHUFFLE)) { *v = nd->n; return MLSYS_OK; }
   return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: %s '%s' (node %d) has no knob %d", mlsys__pipe_kind_name(nd->kind), nd->name, node, knob);
 }
@@ -1618,6 +1674,15 @@ static void mlsys__pipe_pmap_drain(mlsys__pipe_st *s) {
   pthread_mutex_unlock(&it->mu);
 }
 
+static int mlsys__pipe_running(mlsys__pipe_st *s) {
+  int k = 0;
+  mlsys__pipe_task *t;
+  pthread_mutex_lock(&s->it->mu);
+  for (t = s->th; t; t = t->next) k += !t->done;
+  pthread_mutex_unlock(&s->it->mu);
+  return k;
+}
+
 /* files: the element handed to a read is its index (the source has no input) */
 static mlsys_status mlsys__pipe_gen_index(mlsys__pipe_st *s, mlsys_pipe_elem *e, int *end) {
   if (s->pos >= s->nd->npaths) { *end = 1; return MLSYS_OK; }
@@ -1632,8 +1697,9 @@ static mlsys_status mlsys__pipe_pmap_next(mlsys__pipe_st *s, mlsys_pipe_elem *ou
   int p = s->nd->map.parallelism;
   for (;;) {
     mlsys__pipe_task *t, *prev = NULL;
-    /* launch up to p calls */
-    while (!s->in_end && s->inflight < p) {
+    /* launch until p calls are running, with at most p finished results waiting besides (tf.data's parallel map keeps
+       a buffer of p results): counting finished results against p would idle a worker whenever the consumer is busy */
+    while (!s->in_end && s->inflight < 2 * p && mlsys__pipe_running(s) < p) {
       mlsys_pipe_elem e;
       int e_end = 0;
       mlsys_status st;
@@ -2000,7 +2066,7 @@ static mlsys_status mlsys__pipe_step(mlsys__pipe_st *s, mlsys_pipe_elem *out, in
       out->seq = (uint64_t)s->pos++;
       return MLSYS_OK;
     case MLSYS_PIPE_OP_MAP:
-      if (nd->map.parallelism > 1) return mlsys__pipe_pmap_next(s, out, end, ccpu);
+      if (nd->map.parallelism > 1 || nd->map.async || s->th) return mlsys__pipe_pmap_next(s, out, end, ccpu);
       for (;;) {
         mlsys_pipe_elem e;
         mlsys_pipe_rng rng;
@@ -2032,7 +2098,7 @@ static mlsys_status mlsys__pipe_step(mlsys__pipe_st *s, mlsys_pipe_elem *out, in
         }
       }
     case MLSYS_PIPE_OP_FILES:
-      if (nd->map.parallelism > 1 || s->th) return mlsys__pipe_pmap_next(s, out, end, ccpu);
+      if (nd->map.parallelism > 1 || nd->map.async || s->th) return mlsys__pipe_pmap_next(s, out, end, ccpu);
       for (;;) {
         int64_t idx = s->pos;
         int rc;
@@ -2228,8 +2294,8 @@ MLSYS_DEF mlsys_status mlsys_pipe_open(mlsys_pipe *p, int root, mlsys_pipe_iter 
   if (!p || root < 0 || root >= p->n) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: open at node %d (the pipe has %d)", root, p ? p->n : 0);
   for (v = root; v >= 0; v = p->node[v].in) {
     if (++n > p->n) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: the chain below node %d has a cycle", root);
-    if (p->node[v].kind == MLSYS_PIPE_OP_MAP && p->node[v].map.parallelism > 1) need_pool = 1;
-    if (p->node[v].kind == MLSYS_PIPE_OP_FILES && p->node[v].map.parallelism > 1) nio += p->node[v].map.parallelism;
+    if (p->node[v].kind == MLSYS_PIPE_OP_MAP && (p->node[v].map.parallelism > 1 || p->node[v].map.async)) need_pool = 1;
+    if (p->node[v].kind == MLSYS_PIPE_OP_FILES && (p->node[v].map.parallelism > 1 || p->node[v].map.async)) nio += p->node[v].map.parallelism;
   }
   it = (mlsys_pipe_iter *)mlsys_calloc(1, sizeof *it);
   if (!it) return MLSYS_ERR_NOMEM;
@@ -2377,6 +2443,354 @@ MLSYS_DEF void mlsys_pipe_snapshot_free(mlsys_pipe_snapshot *s) {
   if (!s) return;
   mlsys_free(s->op);
   memset(s, 0, sizeof *s);
+}
+
+
+/* ================================================================================================================
+   Tracing windows and tuning (spec §3.6, §3.8, §4)
+   ================================================================================================================ */
+static int mlsys__pipe_caches_done(mlsys_pipe_iter *it) {
+  int i, done = 1;
+  pthread_mutex_lock(&it->mu);
+  for (i = 0; i < it->n; i++) if (it->st[i].nd->kind == MLSYS_PIPE_OP_CACHE && !it->st[i].cache_done) done = 0;
+  pthread_mutex_unlock(&it->mu);
+  return done;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_trace(mlsys_pipe *p, int root, double seconds, double warmup_s, mlsys_pipe_snapshot *win, int64_t *elems) {
+  mlsys_pipe_iter *it;
+  mlsys_pipe_snapshot s0, s1;
+  mlsys_pipe_elem e;
+  mlsys_status st;
+  int end = 0, have0 = 0;
+  double t0;
+  memset(win, 0, sizeof *win);
+  memset(&s0, 0, sizeof s0);
+  if (elems) *elems = 0;
+  if (!(seconds > 0) || warmup_s < 0) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: trace window %g s, warm-up %g s", seconds, warmup_s);
+  if ((st = mlsys_pipe_open(p, root, &it))) return st;
+  t0 = mlsys_now();
+  /* warm-up: buffers fill, shuffle buffers load, caches complete their first pass (risk 4 of the spec) */
+  while (!end && (mlsys_now() - t0 < warmup_s || (!mlsys__pipe_caches_done(it) && mlsys_now() - t0 < 120))) {
+    if ((st = mlsys_pipe_next(it, &e, &end))) goto fail;
+    mlsys_pipe_elem_release(&e);
+  }
+  if (!end) {
+    if ((st = mlsys_pipe_snapshot_take(it, &s0))) goto fail;
+    have0 = 1;
+    t0 = mlsys_now();
+    while (!end && mlsys_now() - t0 < seconds) {
+      if ((st = mlsys_pipe_next(it, &e, &end))) goto fail;
+      mlsys_pipe_elem_release(&e);
+    }
+  }
+  if ((st = mlsys_pipe_snapshot_take(it, &s1))) goto fail;
+  if (have0) {
+    st = mlsys_pipe_snapshot_diff(&s0, &s1, win);
+    mlsys_pipe_snapshot_free(&s1);
+  } else *win = s1;
+  mlsys_pipe_snapshot_free(&s0);
+  mlsys_pipe_close(it);
+  if (!st && elems) *elems = win->op[0].produced;
+  return st;
+fail:
+  mlsys_pipe_snapshot_free(&s0);
+  mlsys_pipe_close(it);
+  return st;
+}
+
+MLSYS_DEF void mlsys_pipe_machine_detect(mlsys_pipe_machine *m) {
+  FILE *f;
+  char line[256];
+  if (m->cores <= 0) m->cores = mlsys_ncpus();
+  if (m->mem_free_bytes <= 0 && (f = fopen("/proc/meminfo", "r"))) {
+    while (fgets(line, sizeof line, f)) {
+      long long kb;
+      if (sscanf(line, "MemAvailable: %lld kB", &kb) == 1) { m->mem_free_bytes = (double)kb * 1024; break; }
+    }
+    fclose(f);
+  }
+}
+
+MLSYS_DEF const char *mlsys_pipe_tune_name(int m) {
+  static const char *nm[] = {"plumber", "naive", "heuristic", "autotune", "local", "random_walk"};
+  return m >= 0 && m <= MLSYS_PIPE_TUNE_RANDOM_WALK ? nm[m] : "?";
+}
+
+MLSYS_DEF void mlsys_pipe_tune_result_free(mlsys_pipe_tune_result *r) {
+  if (!r) return;
+  mlsys_pipe_snapshot_free(&r->last);
+}
+
+/* ---- the AUTOTUNE model (tf.data model.cc, spec §3.8) over a chain window (op[i].parent = i − 1) ---- */
+static int mlsys__pipe_is_async(const mlsys_pipe_op *o) {
+  return (o->parallel && (o->kind == MLSYS_PIPE_OP_MAP || o->kind == MLSYS_PIPE_OP_FILES)) || o->kind == MLSYS_PIPE_OP_PREFETCH;
+}
+/* output time per element of op i given its consumer's time between requests x (seconds) */
+static double mlsys__pipe_at_out(const mlsys_pipe_snapshot *w, int i, double x, const int *par, const int *buf) {
+  const mlsys_pipe_op *o = &w->op[i];
+  double self = o->produced > 0 ? o->cpu_s / (double)o->produced : 0;
+  double ratio = o->produced > 0 ? (double)o->consumed / (double)o->produced : 1;
+  int has_child = i + 1 < w->nops;
+  if (!has_child) ratio = 0;
+  if (mlsys__pipe_is_async(o)) {
+    int pp = o->kind == MLSYS_PIPE_OP_PREFETCH ? 1 : (par[i] > 0 ? par[i] : 1);
+    double n = o->kind == MLSYS_PIPE_OP_PREFETCH ? (buf[i] > 0 ? buf[i] : 0) : pp;
+    double y = has_child && ratio > 0 ? ratio * mlsys__pipe_at_out(w, i + 1, x / ratio, par, buf) : 0;
+    if (o->kind == MLSYS_PIPE_OP_PREFETCH && n == 0) return self + y;   /* buffer 0: synchronous */
+    return self / pp + mlsys_pipe_autotune_wait_time(y, x * (ratio > 0 ? ratio : 1), n);
+  }
+  if (!has_child || ratio <= 0) return self;
+  return self + ratio * mlsys__pipe_at_out(w, i + 1, (x + self) / ratio, par, buf);
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_autotune_climb(const mlsys_pipe_snapshot *w, double cpu_budget, double ram_budget, int *par, int *buf,
+                                                 double *out_time) {
+  int n = w ? w->nops : 0, i, maxp, iter;
+  double total = 0, V = 1, out;
+  if (n <= 0 || !par || !buf) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: autotune needs a window and parameter arrays");
+  if (n > 64) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: autotune model of %d operators (at most 64: the model recurses down the chain)", n);
+  for (i = 0; i < n; i++)
+    if (w->op[i].parent != i - 1) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: autotune needs a chain window (op %d's parent is %d)", i, w->op[i].parent);
+  maxp = cpu_budget >= 1 ? (int)cpu_budget : 1;
+  /* all parameters at their minimum (OptimizeHillClimb) */
+  for (i = 0; i < n; i++) {
+    const mlsys_pipe_op *o = &w->op[i];
+    par[i] = 1;
+    buf[i] = o->kind == MLSYS_PIPE_OP_PREFETCH ? 1 : 0;
+    total += V * (o->produced > 0 ? o->cpu_s / (double)o->produced : 0);
+    V *= o->produced > 0 ? (double)o->consumed / (double)o->produced : 1;
+  }
+  out = mlsys__pipe_at_out(w, 0, 0, par, buf);
+  for (iter = 0; iter < 100000; iter++) {
+    int best = -1, best_is_buf = 0, all_max = 1;
+    double best_out = out, bytes = 0;
+    for (i = 0; i < n; i++) {
+      const mlsys_pipe_op *o = &w->op[i];
+      double be = o->produced > 0 ? o->bytes_produced / (double)o->produced : 0;
+      if (o->kind == MLSYS_PIPE_OP_PREFETCH) { bytes += buf[i] * be; if (buf[i] < 64) all_max = 0; }
+      else if (mlsys__pipe_is_async(o)) { bytes += par[i] * be; if (par[i] < maxp) all_max = 0; }
+    }
+    /* stop rules of OptimizeHillClimbHelper */
+    if (all_max || out < total / (cpu_budget > 0 ? cpu_budget : 1) || (ram_budget > 0 && bytes > ram_budget)) break;
+    for (i = 0; i < n; i++) {
+      const mlsys_pipe_op *o = &w->op[i];
+      double t;
+      if (o->kind == MLSYS_PIPE_OP_PREFETCH && buf[i] < 64) {
+        buf[i]++;
+        t = mlsys__pipe_at_out(w, 0, 0, par, buf);
+        buf[i]--;
+        if (out - t > 1e-9 && t < best_out) { best_out = t; best = i; best_is_buf = 1; }   /* kBufferSizeMinDelta = 1 ns */
+      } else if (o->kind != MLSYS_PIPE_OP_PREFETCH && mlsys__pipe_is_async(o) && par[i] < maxp) {
+        par[i]++;
+        t = mlsys__pipe_at_out(w, 0, 0, par, buf);
+        par[i]--;
+        if (t < best_out) { best_out = t; best = i; best_is_buf = 0; }
+      }
+    }
+    if (best < 0) break;
+    if (best_is_buf) buf[best]++; else par[best]++;
+    out = best_out;
+  }
+  if (out_time) *out_time = out;
+  return MLSYS_OK;
+}
+
+/* the chain below root, root first */
+static int mlsys__pipe_chain(const mlsys_pipe *p, int root, int *ids, int cap) {
+  int n = 0, v;
+  for (v = root; v >= 0 && n < cap; v = p->node[v].in) ids[n++] = v;
+  return n;
+}
+
+static void mlsys__pipe_log_window(FILE *log, const mlsys_pipe_snapshot *w, const mlsys_pipe_analysis *a) {
+  int i;
+  if (!log) return;
+  fprintf(log, "    %-16s %-10s %3s %10s %12s %10s %8s %6s\n", "operator", "kind", "p", "elements", "R (mb/s/core)", "R*p", "cores", "flags");
+  for (i = 0; i < w->nops; i++) {
+    const mlsys_pipe_op *o = &w->op[i];
+    const mlsys_pipe_op_report *r = &a->op[i];
+    fprintf(log, "    %-16s %-10s %3d %10lld %12.2f %10.2f %8.3f %s%s%s\n", o->name, mlsys__pipe_kind_name(o->kind), o->parallelism,
+            (long long)o->produced, r->in_lp ? r->R : 0, r->in_lp ? r->Rp : 0, r->u, i == a->bottleneck ? "BOTTLENECK " : "",
+            r->random ? "random " : "", r->stale ? "stale" : "");
+  }
+  fprintf(log, "    window %.2f s: X_obs %.2f minibatches/s, process CPU %.2f cores\n", w->seconds, a->x_obs,
+          w->seconds > 0 ? w->process_cpu_s / w->seconds : 0);
+}
+
+static mlsys_status mlsys__pipe_measure(mlsys_pipe *p, int root, const mlsys_pipe_tune_desc *d, const mlsys_pipe_machine *m,
+                                        mlsys_pipe_tune_result *r, FILE *log) {
+  mlsys_pipe_analysis a;
+  mlsys_pipe_plan pl;
+  mlsys_pipe_machine mc = *m;
+  mlsys_status st;
+  double T = d->trace_seconds > 0 ? d->trace_seconds : 3, W = d->warmup_seconds > 0 ? d->warmup_seconds : 0.5;
+  mlsys_pipe_snapshot_free(&r->last);
+  if ((st = mlsys_pipe_trace(p, root, T, W, &r->last, NULL))) return st;
+  if ((st = mlsys_pipe_analyze(&r->last, m, &a))) return st;
+  r->x_measured = a.x_obs;
+  r->bottleneck_node = a.bottleneck >= 0 ? r->last.op[a.bottleneck].node : -1;
+  snprintf(r->bottleneck, sizeof r->bottleneck, "%s", a.bottleneck >= 0 ? r->last.op[a.bottleneck].name : "-");
+  r->cores_used = r->last.seconds > 0 ? r->last.process_cpu_s / r->last.seconds : 0;
+  if ((st = mlsys_pipe_plan_cpu(&r->last, &a, m, MLSYS_PIPE_LP_CLOSED_FORM, &pl))) { mlsys_pipe_analysis_free(&a); return st; }
+  r->x_pred = pl.x_pred;
+  mlsys_pipe_plan_free(&pl);
+  /* model accuracy (spec §7.6 #15): the LP with the cores the process actually obtained */
+  mc.cores = r->cores_used > 0 ? r->cores_used : m->cores;
+  if ((st = mlsys_pipe_plan_cpu(&r->last, &a, &mc, MLSYS_PIPE_LP_CLOSED_FORM, &pl))) { mlsys_pipe_analysis_free(&a); return st; }
+  r->x_hat = pl.x_pred;
+  mlsys_pipe_plan_free(&pl);
+  if (log) {
+    fprintf(log, "  measured (%s):\n", mlsys_pipe_tune_name(d->method));
+    mlsys__pipe_log_window(log, &r->last, &a);
+    fprintf(log, "    X = %.2f minibatches/s; predicted %.2f at %.0f cores, %.2f at the %.2f cores obtained (error %+.1f %%); bottleneck %s\n",
+            r->x_measured, r->x_pred, m->cores, r->x_hat, r->cores_used, r->x_hat > 0 ? 100 * (r->x_measured / r->x_hat - 1) : 0,
+            r->bottleneck);
+  }
+  mlsys_pipe_analysis_free(&a);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_tune(mlsys_pipe *p, int root, const mlsys_pipe_tune_desc *dd, mlsys_pipe_tune_result *out, FILE *log) {
+  mlsys_pipe_tune_desc d;
+  mlsys_pipe_machine m;
+  mlsys_status st = MLSYS_OK;
+  int ids[256], n, i, pass, has_cache = 0, ncores;
+  double T, W;
+  mlsys_rng rng;
+  memset(out, 0, sizeof *out);
+  out->root = root; out->cache_node = out->cache_after = -1; out->bottleneck_node = -1;
+  if (!p || root < 0 || root >= p->n) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: tune at node %d", root);
+  memset(&d, 0, sizeof d);
+  if (dd) d = *dd;
+  if (d.method < 0 || d.method > MLSYS_PIPE_TUNE_RANDOM_WALK) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: tuning method %d", d.method);
+  m = d.machine;
+  mlsys_pipe_machine_detect(&m);
+  ncores = m.cores >= 1 ? (int)ceil(m.cores - 1e-9) : 1;
+  T = d.trace_seconds > 0 ? d.trace_seconds : 3;
+  W = d.warmup_seconds > 0 ? d.warmup_seconds : 0.5;
+  mlsys_rng_seed(&rng, d.seed ? d.seed : 1);
+  n = mlsys__pipe_chain(p, root, ids, 256);
+  for (i = 0; i < n; i++) has_cache |= p->node[ids[i]].kind == MLSYS_PIPE_OP_CACHE;
+  if (log) fprintf(log, "tune (%s): %d operators, %.2f cores, %.0f MiB free\n", mlsys_pipe_tune_name(d.method), n, m.cores, m.mem_free_bytes / 1048576);
+
+  if (d.method == MLSYS_PIPE_TUNE_NAIVE || d.method == MLSYS_PIPE_TUNE_HEURISTIC) {
+    int v = d.method == MLSYS_PIPE_TUNE_NAIVE ? 1 : ncores;
+    for (i = 0; i < n; i++) {
+      mlsys__pipe_node *nd = &p->node[ids[i]];
+      if ((nd->kind == MLSYS_PIPE_OP_MAP && !nd->map.sequential) || nd->kind == MLSYS_PIPE_OP_FILES) {
+        nd->map.parallelism = v;
+        nd->map.async = d.method != MLSYS_PIPE_TUNE_NAIVE;   /* NAIVE: everything inline in the consumer's thread */
+      }
+      if (nd->kind == MLSYS_PIPE_OP_PREFETCH) nd->n = d.method == MLSYS_PIPE_TUNE_NAIVE ? 0 : ncores;
+    }
+    if (log) fprintf(log, "  %s: every parallelism %d, prefetch buffers %d\n", mlsys_pipe_tune_name(d.method), v,
+                     d.method == MLSYS_PIPE_TUNE_NAIVE ? 0 : ncores);
+  } else if (d.method == MLSYS_PIPE_TUNE_AUTOTUNE) {
+    int rounds = d.passes > 0 ? d.passes : 2, par[256], buf[256];
+    for (pass = 0; pass < rounds; pass++) {
+      mlsys_pipe_snapshot w;
+      double ot;
+      if ((st = mlsys_pipe_trace(p, root, T, W, &w, NULL))) return st;
+      st = mlsys_pipe_autotune_climb(&w, m.cores, 0.5 * m.mem_free_bytes, par, buf, &ot);
+      if (!st) {
+        if (log) fprintf(log, "  autotune round %d: X_obs %.2f; hill climb to model output time %.3g ms per minibatch:", pass + 1,
+                         w.seconds > 0 ? (double)w.op[0].produced / w.seconds : 0, 1e3 * ot);
+        for (i = 0; i < w.nops; i++) {
+          mlsys__pipe_node *nd = &p->node[w.op[i].node];
+          if (w.op[i].kind == MLSYS_PIPE_OP_PREFETCH) { nd->n = buf[i]; if (log) fprintf(log, " %s buffer %d", nd->name, buf[i]); }
+          else if (mlsys__pipe_is_async(&w.op[i])) { nd->map.parallelism = par[i]; nd->map.async = 1; if (log) fprintf(log, " %s p %d", nd->name, par[i]); }
+        }
+        if (log) fprintf(log, "\n");
+      }
+      mlsys_pipe_snapshot_free(&w);
+      if (st) return st;
+    }
+  } else {
+    int steps = d.passes > 0 ? d.passes : (d.method == MLSYS_PIPE_TUNE_PLUMBER ? 2 : 4);
+    mlsys_pipe_analysis a;
+    mlsys_pipe_plan pl;
+    mlsys_pipe_snapshot w;
+    int have = 0;
+    memset(&a, 0, sizeof a); memset(&pl, 0, sizeof pl); memset(&w, 0, sizeof w);
+    for (pass = 0; pass < steps; pass++) {
+      if (have) { mlsys_pipe_analysis_free(&a); mlsys_pipe_plan_free(&pl); mlsys_pipe_snapshot_free(&w); have = 0; }
+      if ((st = mlsys_pipe_trace(p, out->root, T, W, &w, NULL))) return st;
+      if ((st = mlsys_pipe_analyze(&w, &m, &a))) { mlsys_pipe_snapshot_free(&w); return st; }
+      if ((st = mlsys_pipe_plan_cpu(&w, &a, &m, MLSYS_PIPE_LP_CLOSED_FORM, &pl))) { mlsys_pipe_analysis_free(&a); mlsys_pipe_snapshot_free(&w); return st; }
+      have = 1;
+      if (log) {
+        fprintf(log, "  step %d:\n", pass + 1);
+        mlsys__pipe_log_window(log, &w, &a);
+        fprintf(log, "    bottleneck %s; LP bound X* = %.2f minibatches/s (%s)\n", a.bottleneck >= 0 ? w.op[a.bottleneck].name : "-", pl.x_pred,
+                pl.binding_kind == MLSYS_PIPE_BIND_SEQ ? "a sequential operator binds" : pl.binding_kind == MLSYS_PIPE_BIND_DISK ? "the disk binds" :
+                pl.binding_kind == MLSYS_PIPE_BIND_CONSUMER ? "the consumer binds" : "the cores bind");
+      }
+      if (d.method == MLSYS_PIPE_TUNE_PLUMBER) {
+        for (i = 0; i < w.nops; i++)
+          if (w.op[i].parallel && !a.op[i].stale) {
+            mlsys__pipe_node *nd = &p->node[w.op[i].node];
+            if (log && nd->map.parallelism != pl.parallelism[i])
+              fprintf(log, "    %s: parallelism %d -> %d (theta %.2f cores)\n", nd->name, nd->map.parallelism, pl.parallelism[i], pl.theta[i]);
+            nd->map.parallelism = pl.parallelism[i];
+            nd->map.async = 1;   /* tf.data's parallel map: even at p = 1 the consumer's thread does not run it */
+          }
+        if (pass == 0 && !d.no_cache && !has_cache) {
+          if ((st = mlsys_pipe_plan_cache(&w, &a, &m, &pl))) break;
+          /* a cache pays off only when a repeat above it re-reads the data: without one there is nothing to replay */
+          for (i = pl.cache_after - 1; i >= 0 && w.op[i].kind != MLSYS_PIPE_OP_REPEAT; i--) {}
+          if (pl.cache_after >= 0 && i < 0) {
+            if (log) fprintf(log, "    no cache: %s would fit, but no repeat above it re-reads the data\n", w.op[pl.cache_after].name);
+          } else if (pl.cache_after >= 0) {
+            int after = w.op[pl.cache_after].node, cn;
+            if ((st = mlsys_pipe_insert_cache(p, after, d.cache_path, &cn))) break;
+            out->cache_node = cn; out->cache_after = after; has_cache = 1;
+            if (log) fprintf(log, "    cache inserted after %s: its materialised size %.1f MB fits %.0f %% of %.0f MiB free; "
+                                  "nothing below a random operator is cached\n", w.op[pl.cache_after].name, a.op[pl.cache_after].size_bytes / 1e6,
+                             100 * (m.fraction_cacheable > 0 ? m.fraction_cacheable : 0.9), m.mem_free_bytes / 1048576);
+          } else if (log) fprintf(log, "    no cache: nothing below the random operators fits %.0f MiB free\n", m.mem_free_bytes / 1048576);
+        }
+      } else {
+        int b = a.bottleneck, pick = -1, np = 0, k;
+        if (d.method == MLSYS_PIPE_TUNE_LOCAL) {
+          if (b < 0 || !w.op[b].parallel) { if (log) fprintf(log, "    local: the bottleneck cannot be parallelised; stop\n"); break; }
+          pick = b;
+          {
+            int others = 0, want;
+            for (i = 0; i < w.nops; i++) if (i != b && w.op[i].parallel && !a.op[i].stale) others += w.op[i].parallelism;
+            want = ncores - others > w.op[b].parallelism + 1 ? ncores - others : w.op[b].parallelism + 1;
+            p->node[w.op[b].node].map.parallelism = want;
+            p->node[w.op[b].node].map.async = 1;
+            if (log) fprintf(log, "    local: %s parallelism -> %d\n", w.op[b].name, want);
+          }
+        } else {
+          for (i = 0; i < w.nops; i++) if (w.op[i].parallel && !a.op[i].stale) np++;
+          if (np == 0) break;
+          k = (int)mlsys_rng_below(&rng, (uint64_t)np);
+          for (i = 0; i < w.nops; i++) if (w.op[i].parallel && !a.op[i].stale && k-- == 0) pick = i;
+          p->node[w.op[pick].node].map.parallelism++;
+          p->node[w.op[pick].node].map.async = 1;
+          if (log) fprintf(log, "    random walk: %s parallelism -> %d\n", w.op[pick].name, p->node[w.op[pick].node].map.parallelism);
+        }
+      }
+    }
+    if (!st && d.method == MLSYS_PIPE_TUNE_PLUMBER && !d.no_prefetch && have) {
+      if (!(st = mlsys_pipe_plan_prefetch(&w, &a, &pl)) && pl.prefetch > 0) {
+        mlsys__pipe_node *top = &p->node[out->root];
+        if (top->kind == MLSYS_PIPE_OP_PREFETCH) top->n = pl.prefetch;
+        else {
+          int np2;
+          if (!(st = mlsys_pipe_prefetch(p, out->root, pl.prefetch, &np2))) out->root = np2;
+        }
+        if (log && !st) fprintf(log, "  prefetch %lld at the root: N* = %.2f busy operators at the knee, N = %.2f now (§3.5)\n",
+                                (long long)pl.prefetch, a.Nstar, a.N);
+      }
+    }
+    if (have) { mlsys_pipe_analysis_free(&a); mlsys_pipe_plan_free(&pl); mlsys_pipe_snapshot_free(&w); }
+    if (st) return st;
+  }
+  if (d.no_measure) return MLSYS_OK;
+  return mlsys__pipe_measure(p, out->root, &d, &m, out, log);
 }
 
 #ifdef __cplusplus

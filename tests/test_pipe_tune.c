@@ -1,0 +1,188 @@
+/* tests/test_pipe_tune.c — tracing windows and tuning of mlsys_pipeline.h (spec §3.6, §3.8, §4, §7.6 cases 9 and 15)
+   on the spin-UDF pipeline P1 (synthetic: range → src 10 µs → map_A 2 ms → map_B 0.5 ms → batch 8 → 100 µs per
+   batch, all sequential except the two maps): the AUTOTUNE hill climb terminates with the bottleneck getting the most
+   parallelism; Plumber's plan runs at the rate its LP predicts for the cores the process obtained (±10 %); NAIVE and
+   HEURISTIC set the knobs they promise; LOCAL and RANDOM_WALK move the knobs they promise. */
+#define MLSYS_IMPLEMENTATION
+#include "mlsys_pipeline.h"
+#include "tests/test.h"
+#include <time.h>
+
+static double tcpu(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+static void burn(double s) {
+  double t0 = tcpu();
+  while (tcpu() - t0 < s) {}
+}
+static int spin_udf(void *user, const mlsys_pipe_elem *in, mlsys_pipe_elem *out, mlsys_pipe_rng *rng) {
+  (void)rng;
+  burn(*(const double *)user);
+  return mlsys_pipe_elem_copy(in, out) ? -1 : 0;
+}
+
+static double c_src = 10e-6, c_a = 2e-3, c_b = 0.5e-3, c_batch = 100e-6;
+typedef struct { int range, src, a, b, batch, cost, root; } p1_nodes;
+
+/* P1 with map_A and map_B at parallelism pa, pb; root = a prefetch(0) on top */
+static mlsys_pipe *build_p1(int pa, int pb, p1_nodes *n) {
+  mlsys_pipe *p;
+  mlsys_pipe_desc d;
+  mlsys_pipe_map_desc md;
+  memset(&d, 0, sizeof d); memset(&md, 0, sizeof md);
+  d.workers = 2;
+  if (mlsys_pipe_create(&d, &p)) return NULL;
+  mlsys_pipe_range(p, 100000000, &n->range);
+  md.fn = spin_udf; md.sequential = 1;
+  md.user = &c_src; md.name = "src";
+  mlsys_pipe_map(p, n->range, &md, &n->src);
+  md.sequential = 0;
+  md.user = &c_a; md.name = "map_A"; md.parallelism = pa;
+  mlsys_pipe_map(p, n->src, &md, &n->a);
+  md.user = &c_b; md.name = "map_B"; md.parallelism = pb;
+  mlsys_pipe_map(p, n->a, &md, &n->b);
+  mlsys_pipe_batch(p, n->b, 8, 0, &n->batch);
+  md.user = &c_batch; md.name = "batch_cost"; md.parallelism = 1; md.sequential = 1;
+  mlsys_pipe_map(p, n->batch, &md, &n->cost);
+  mlsys_pipe_prefetch(p, n->cost, 0, &n->root);
+  return p;
+}
+
+/* the §3.1 snapshot (no pipeline run): range, map_A, map_B, batch, prefetch at the root */
+TEST(autotune_climb_terminates_on_the_p1_model) {
+  mlsys_pipe_op op[5];
+  mlsys_pipe_snapshot w;
+  int par[5], buf[5], i;
+  double ot;
+  memset(op, 0, sizeof op);
+  /* root first: prefetch, batch, map_B, map_A, range; 10 s window, 500 minibatches */
+  op[0].kind = MLSYS_PIPE_OP_PREFETCH; op[0].produced = 500; op[0].consumed = 500; op[0].cpu_s = 0.01;
+  op[1].kind = MLSYS_PIPE_OP_BATCH; op[1].produced = 500; op[1].consumed = 4000; op[1].cpu_s = 0.05; op[1].bytes_produced = 500 * 64.0;
+  op[2].kind = MLSYS_PIPE_OP_MAP; op[2].parallel = 1; op[2].parallelism = 1; op[2].produced = 4000; op[2].consumed = 4000; op[2].cpu_s = 2.0;
+  op[3].kind = MLSYS_PIPE_OP_MAP; op[3].parallel = 1; op[3].parallelism = 1; op[3].produced = 4000; op[3].consumed = 4000; op[3].cpu_s = 8.0;
+  op[4].kind = MLSYS_PIPE_OP_RANGE; op[4].produced = 4000; op[4].cpu_s = 0.04;
+  for (i = 0; i < 5; i++) { op[i].parent = i - 1; op[i].bytes_produced += op[i].produced * 8.0; }
+  w.nops = 5; w.op = op; w.seconds = 10; w.process_cpu_s = 0;
+  REQUIRE_OK(mlsys_pipe_autotune_climb(&w, 2, 1e9, par, buf, &ot));
+  printf("  budget 2: map_B p %d, map_A p %d, prefetch %d, output time %.3f ms\n", par[2], par[3], buf[0], 1e3 * ot);
+  CHECK(par[3] >= 1 && par[3] <= 2 && par[2] >= 1 && par[2] <= 2);
+  CHECK(par[3] >= par[2]);             /* map_A (2 ms) before map_B (0.5 ms) */
+  CHECK(par[3] == 2);
+  CHECK(ot > 0 && ot < 1);
+  REQUIRE_OK(mlsys_pipe_autotune_climb(&w, 16, 1e9, par, buf, &ot));
+  printf("  budget 16: map_B p %d, map_A p %d, prefetch %d, output time %.3f ms\n", par[2], par[3], buf[0], 1e3 * ot);
+  CHECK(par[3] >= par[2] && par[3] <= 16);   /* AUTOTUNE over-allocates: its stop rule is Σ self / budget (Obs. 10) */
+  /* a RAM budget below one buffered minibatch stops the climb at the minimum */
+  REQUIRE_OK(mlsys_pipe_autotune_climb(&w, 16, 1, par, buf, &ot));
+  CHECK(par[2] == 1 && par[3] == 1 && buf[0] == 1);
+  op[2].parent = 3;   /* not a chain */
+  CHECK_EQ_INT(mlsys_pipe_autotune_climb(&w, 2, 1e9, par, buf, &ot), MLSYS_ERR_ARG);
+}
+
+TEST(plumber_plan_measured_matches_prediction) {
+  /* §7.6 #15: tune P1 (no cache: nothing is re-read) and measure: |X − X̂| ≤ 10 % with X̂ from the LP at the cores
+     this process obtained in the window */
+  p1_nodes n;
+  mlsys_pipe *p = build_p1(1, 1, &n);
+  mlsys_pipe_tune_desc d;
+  mlsys_pipe_tune_result r;
+  int64_t pa, pb;
+  REQUIRE(p);
+  memset(&d, 0, sizeof d);
+  d.method = MLSYS_PIPE_TUNE_PLUMBER; d.trace_seconds = 1.5; d.warmup_seconds = 0.3; d.machine.cores = 2;
+  REQUIRE_OK(mlsys_pipe_tune(p, n.root, &d, &r, stdout));
+  REQUIRE_OK(mlsys_pipe_get_knob(p, n.a, MLSYS_PIPE_KNOB_PARALLELISM, &pa));
+  REQUIRE_OK(mlsys_pipe_get_knob(p, n.b, MLSYS_PIPE_KNOB_PARALLELISM, &pb));
+  printf("  plan: map_A p %lld, map_B p %lld; X %.2f, X^ %.2f at %.2f cores, X* %.2f at 2 cores\n", (long long)pa, (long long)pb,
+         r.x_measured, r.x_hat, r.cores_used, r.x_pred);
+  CHECK_EQ_INT(pa, 2);                       /* θ_A = 1.586 (§7.6 #2) */
+  CHECK_EQ_INT(pb, 1);                       /* θ_B = 0.396 */
+  CHECK_EQ_INT(r.cache_node, -1);
+  CHECK_MSG(fabs(r.x_measured / r.x_hat - 1) <= 0.10, "X = %.2f vs X^ = %.2f", r.x_measured, r.x_hat);
+  CHECK_MSG(r.x_pred > 95 && r.x_pred < 103, "X* at 2 cores %.2f (the LP of §7.6 #2 gives 99.1)", r.x_pred);
+  CHECK_STR(r.bottleneck, "map_A");
+  mlsys_pipe_tune_result_free(&r);
+  mlsys_pipe_destroy(p);
+}
+
+TEST(naive_heuristic_set_their_knobs) {
+  p1_nodes n;
+  mlsys_pipe *p = build_p1(3, 3, &n);
+  mlsys_pipe_tune_desc d;
+  mlsys_pipe_tune_result r;
+  int64_t v;
+  REQUIRE(p);
+  memset(&d, 0, sizeof d);
+  d.method = MLSYS_PIPE_TUNE_NAIVE; d.no_measure = 1; d.machine.cores = 2;
+  REQUIRE_OK(mlsys_pipe_tune(p, n.root, &d, &r, NULL));
+  REQUIRE_OK(mlsys_pipe_get_knob(p, n.a, MLSYS_PIPE_KNOB_PARALLELISM, &v)); CHECK_EQ_INT(v, 1);
+  REQUIRE_OK(mlsys_pipe_get_knob(p, n.b, MLSYS_PIPE_KNOB_PARALLELISM, &v)); CHECK_EQ_INT(v, 1);
+  REQUIRE_OK(mlsys_pipe_get_knob(p, n.root, MLSYS_PIPE_KNOB_BUFFER, &v)); CHECK_EQ_INT(v, 0);
+  d.method = MLSYS_PIPE_TUNE_HEURISTIC; d.machine.cores = 6;
+  REQUIRE_OK(mlsys_pipe_tune(p, n.root, &d, &r, NULL));
+  REQUIRE_OK(mlsys_pipe_get_knob(p, n.a, MLSYS_PIPE_KNOB_PARALLELISM, &v)); CHECK_EQ_INT(v, 6);
+  REQUIRE_OK(mlsys_pipe_get_knob(p, n.b, MLSYS_PIPE_KNOB_PARALLELISM, &v)); CHECK_EQ_INT(v, 6);
+  REQUIRE_OK(mlsys_pipe_get_knob(p, n.src, MLSYS_PIPE_KNOB_PARALLELISM, &v)); CHECK_EQ_INT(v, 1);   /* sequential */
+  REQUIRE_OK(mlsys_pipe_get_knob(p, n.root, MLSYS_PIPE_KNOB_BUFFER, &v)); CHECK_EQ_INT(v, 6);
+  d.method = 17;
+  CHECK_EQ_INT(mlsys_pipe_tune(p, n.root, &d, &r, NULL), MLSYS_ERR_ARG);
+  mlsys_pipe_destroy(p);
+}
+
+TEST(local_gives_cores_to_the_bottleneck_and_walk_adds_one) {
+  p1_nodes n;
+  mlsys_pipe *p = build_p1(1, 1, &n);
+  mlsys_pipe_tune_desc d;
+  mlsys_pipe_tune_result r;
+  int64_t a, b;
+  REQUIRE(p);
+  memset(&d, 0, sizeof d);
+  d.method = MLSYS_PIPE_TUNE_LOCAL; d.passes = 1; d.no_measure = 1; d.machine.cores = 4;
+  d.trace_seconds = 0.6; d.warmup_seconds = 0.2;
+  REQUIRE_OK(mlsys_pipe_tune(p, n.root, &d, &r, NULL));
+  REQUIRE_OK(mlsys_pipe_get_knob(p, n.a, MLSYS_PIPE_KNOB_PARALLELISM, &a));
+  REQUIRE_OK(mlsys_pipe_get_knob(p, n.b, MLSYS_PIPE_KNOB_PARALLELISM, &b));
+  CHECK_EQ_INT(a, 3);   /* map_A is the bottleneck: 4 cores minus map_B's 1 */
+  CHECK_EQ_INT(b, 1);
+  d.method = MLSYS_PIPE_TUNE_RANDOM_WALK; d.passes = 3; d.seed = 5;
+  REQUIRE_OK(mlsys_pipe_tune(p, n.root, &d, &r, NULL));
+  {
+    int64_t a2, b2;
+    REQUIRE_OK(mlsys_pipe_get_knob(p, n.a, MLSYS_PIPE_KNOB_PARALLELISM, &a2));
+    REQUIRE_OK(mlsys_pipe_get_knob(p, n.b, MLSYS_PIPE_KNOB_PARALLELISM, &b2));
+    CHECK_EQ_INT((a2 - a) + (b2 - b), 3);
+    CHECK(a2 >= a && b2 >= b);
+  }
+  mlsys_pipe_destroy(p);
+}
+
+TEST(autotune_end_to_end_runs) {
+  p1_nodes n;
+  mlsys_pipe *p = build_p1(1, 1, &n);
+  mlsys_pipe_tune_desc d;
+  mlsys_pipe_tune_result r;
+  int64_t a;
+  REQUIRE(p);
+  memset(&d, 0, sizeof d);
+  d.method = MLSYS_PIPE_TUNE_AUTOTUNE; d.passes = 1; d.machine.cores = 2; d.trace_seconds = 1.0; d.warmup_seconds = 0.2;
+  REQUIRE_OK(mlsys_pipe_tune(p, n.root, &d, &r, stdout));
+  REQUIRE_OK(mlsys_pipe_get_knob(p, n.a, MLSYS_PIPE_KNOB_PARALLELISM, &a));
+  CHECK_EQ_INT(a, 2);
+  CHECK(r.x_measured > 0);
+  mlsys_pipe_tune_result_free(&r);
+  mlsys_pipe_destroy(p);
+}
+
+TEST(trace_rejects_bad_windows) {
+  p1_nodes n;
+  mlsys_pipe *p = build_p1(1, 1, &n);
+  mlsys_pipe_snapshot w;
+  REQUIRE(p);
+  CHECK_EQ_INT(mlsys_pipe_trace(p, n.root, 0, 0, &w, NULL), MLSYS_ERR_ARG);
+  CHECK_EQ_INT(mlsys_pipe_trace(p, n.root, 1, -1, &w, NULL), MLSYS_ERR_ARG);
+  mlsys_pipe_destroy(p);
+}
+
+TEST_MAIN()
