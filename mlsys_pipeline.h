@@ -25,7 +25,7 @@
    USAGE: in exactly one .c file
        #define MLSYS_PIPELINE_IMPLEMENTATION   // and MLSYS_COMMON_IMPLEMENTATION (or MLSYS_IMPLEMENTATION for both)
        #include "mlsys_pipeline.h"
-   link: -llpsolve55 -lcolamd -ldl -lm -lpthread
+   link: -llpsolve55 -lcolamd -ljpeg -ldl -lm -lpthread   (-ljpeg: libjpeg-turbo; MLSYS_PIPE_NO_LIBJPEG leaves it out)
 
    EXAMPLE
        mlsys_pipe_op ops[3] = {0};                       // root first is not required; parents link the tree
@@ -243,6 +243,7 @@ typedef int (*mlsys_pipe_open_fn)(void *user, const mlsys_pipe_elem *in, mlsys_p
 typedef struct {
   int workers;              /* worker pool size (0 → online CPUs) */
   uint64_t seed;            /* global seed of every UDF and shuffle stream */
+  int no_trace;             /* 1: no CPU clocks read (element counts only): to measure what tracing costs */
 } mlsys_pipe_desc;
 enum { MLSYS_PIPE_ON_ERROR_FAIL = 0, MLSYS_PIPE_ON_ERROR_SKIP = 1 };
 typedef struct {
@@ -317,6 +318,8 @@ MLSYS_DEF mlsys_status mlsys_pipe_insert_cache(mlsys_pipe *p, int after, const c
 /* The number of nodes, and a node's kind and input (−1 for sources). */
 MLSYS_DEF int mlsys_pipe_nodes(const mlsys_pipe *p);
 MLSYS_DEF mlsys_status mlsys_pipe_node_info(const mlsys_pipe *p, int node, int *kind, int *in, const char **name);
+/* "range", "files", "map", ... for an mlsys_pipe_op_kind. */
+MLSYS_DEF const char *mlsys_pipe_kind_name(int kind);
 
 /* Starts the chain below `root` (threads start here; the pipe must outlive the iterator). */
 MLSYS_DEF mlsys_status mlsys_pipe_open(mlsys_pipe *p, int root, mlsys_pipe_iter **out);
@@ -343,6 +346,9 @@ MLSYS_DEF void mlsys_pipe_snapshot_free(mlsys_pipe_snapshot *s);
 MLSYS_DEF mlsys_status mlsys_pipe_trace(mlsys_pipe *p, int root, double seconds, double warmup_s, mlsys_pipe_snapshot *win, int64_t *elems);
 /* The machine this process sees: online CPUs and MemAvailable (for the cache rule). */
 MLSYS_DEF void mlsys_pipe_machine_detect(mlsys_pipe_machine *m);
+/* The per-operator rate table of a window (operator, kind, p, elements, R, R·p, cores, bottleneck/random/stale) and
+   the window's X_obs and process CPU. */
+MLSYS_DEF void mlsys_pipe_print_rates(FILE *f, const mlsys_pipe_snapshot *w, const mlsys_pipe_analysis *a);
 
 enum { MLSYS_PIPE_TUNE_PLUMBER = 0, MLSYS_PIPE_TUNE_NAIVE, MLSYS_PIPE_TUNE_HEURISTIC, MLSYS_PIPE_TUNE_AUTOTUNE, MLSYS_PIPE_TUNE_LOCAL,
        MLSYS_PIPE_TUNE_RANDOM_WALK };
@@ -383,6 +389,147 @@ MLSYS_DEF const char *mlsys_pipe_tune_name(int method);
    *out_time = the model's output time per root element (s) at the result. */
 MLSYS_DEF mlsys_status mlsys_pipe_autotune_climb(const mlsys_pipe_snapshot *w, double cpu_budget, double ram_budget, int *par, int *buf,
                                                  double *out_time);
+
+/* ---- images: sniffing, JPEG checking and decoding, augmentation, file listing (spec §7.4–7.6) ----
+   The real-data workload of the pipeline (spec §7.5: the JPEG photos Debian ships): list the files, read their bytes,
+   decode them to interleaved RGB8 (height × width × 3, rows top to bottom) with stb_image or libjpeg-turbo, then the
+   ImageNet training augmentation (torchvision RandomResizedCrop, horizontal flip, normalisation). Each step is also a
+   map UDF (mlsys_pipe_udf_*) so the runtime traces it as an operator. Link -ljpeg (or build with
+   MLSYS_PIPE_NO_LIBJPEG, which makes the libjpeg decoder MLSYS_ERR_UNSUPPORTED). stb_image is compiled into the
+   implementation as static functions (JPEG and PNG only); a translation unit that includes stb_image.h itself must not
+   also hold this implementation. */
+
+/* Container formats told apart by their magic bytes (file names lie: opencv-doc ships PNGs named .jpg, §7.5). */
+enum { MLSYS_PIPE_IMG_UNKNOWN = 0, MLSYS_PIPE_IMG_JPEG, MLSYS_PIPE_IMG_PNG, MLSYS_PIPE_IMG_GIF, MLSYS_PIPE_IMG_BMP,
+       MLSYS_PIPE_IMG_WEBP };
+/* The format of buf[0, n) from its first bytes; MLSYS_PIPE_IMG_UNKNOWN when none matches. */
+MLSYS_DEF int mlsys_pipe_image_sniff(const uint8_t *buf, size_t n);
+/* "JPEG", "PNG", "GIF", "BMP", "WebP" or "unknown". */
+MLSYS_DEF const char *mlsys_pipe_image_format_name(int fmt);
+
+/* What the strict structure check learns about a JPEG. */
+typedef struct {
+  int width, height;        /* from the frame header (SOF), both > 0 */
+  int components;           /* 1 gray, 3 YCbCr/RGB, 4 CMYK/YCCK */
+  int precision;            /* bits per sample (8; 12 and 16 exist and are refused by the decoders) */
+  int sof;                  /* the SOF marker's code: 0xC0 baseline, 0xC1 extended, 0xC2 progressive, ... */
+  int nscans;               /* SOS segments before EOI (> 1: progressive or non-interleaved) */
+  int adobe_transform;      /* the APP14 "Adobe" segment's transform flag (2: YCCK), −1 without one */
+  size_t eoi;               /* byte offset of the EOI marker; bytes after EOI + 2 are ignored */
+} mlsys_pipe_jpeg_info;
+/* Walks the marker segments of buf[0, n): SOI; segments whose lengths stay inside the buffer; Huffman tables (DHT) of
+   at most 256 codes each (stb_image 2.27, as Debian 12 ships it, overflows on more); one frame header (SOF) with
+   non-zero sizes before the first scan (SOS); the entropy-coded data of every scan; then EOI. Decoders pad a
+   truncated scan with zeros and return a grey-bottomed image, so this is what makes truncation an error (spec §7.6
+   test 18). info may be NULL. Errors: MLSYS_ERR_PARSE naming the problem and the byte offset, e.g. "not a JPEG: PNG
+   data", "truncated: no EOI marker after the scan data (file ends at byte 400)", "truncated: segment APP1 at byte 2
+   (length 5000) runs past the end of the data (byte 400)", "expected a marker at byte 84 after the DQT at byte 20, found
+   0x3A". */
+MLSYS_DEF mlsys_status mlsys_pipe_jpeg_check(const uint8_t *buf, size_t n, mlsys_pipe_jpeg_info *info);
+
+enum { MLSYS_PIPE_DEC_STB = 1, MLSYS_PIPE_DEC_LIBJPEG = 2 };
+typedef struct {
+  int decoder;              /* MLSYS_PIPE_DEC_* (0 → stb_image) */
+  int scale_denom;          /* 1, 2, 4 or 8 (0 → 1): output ⌈w/d⌉ × ⌈h/d⌉. libjpeg-turbo scales in the DCT domain
+                               (the "fused decode + resize" of §7.4, cheaper than decoding at full size); stb_image has
+                               no such mode and averages d × d boxes of the full-size image instead */
+  int accept_png;           /* 1: stb_image also decodes PNG data (the .jpg files that are PNGs; chunks checked, so a
+                               truncated PNG fails too); libjpeg never does */
+  int64_t max_pixels;       /* larger frames are refused before decoding (0 → 2^26 = 64 Mpixel) */
+} mlsys_pipe_decode_desc;
+/* Decodes buf[0, n) to RGB8 (gray is replicated; *rgb is ⌈h/d⌉ × ⌈w/d⌉ × 3 bytes from mlsys_alloc, free it with
+   mlsys_free). JPEG data passes mlsys_pipe_jpeg_check first, so both decoders reject the same damaged files. d may be
+   NULL (defaults). Errors: MLSYS_ERR_PARSE (the check's message, or the decoder's: "libjpeg: Corrupt JPEG data: ...",
+   "stb_image: ..."; libjpeg warnings count as errors), MLSYS_ERR_UNSUPPORTED (CMYK/YCCK JPEGs; a decoder that
+   refuses the coding, e.g. stb_image and arithmetic coding; the libjpeg decoder in an MLSYS_PIPE_NO_LIBJPEG build),
+   MLSYS_ERR_TOO_BIG (over max_pixels), MLSYS_ERR_ARG (bad options), MLSYS_ERR_NOMEM. */
+MLSYS_DEF mlsys_status mlsys_pipe_jpeg_decode(const uint8_t *buf, size_t n, const mlsys_pipe_decode_desc *d, uint8_t **rgb,
+                                              int *w, int *h);
+
+/* torchvision's RandomResizedCrop parameters (zero fields → defaults). */
+typedef struct {
+  int size;                 /* output side (0 → 224) */
+  double scale_lo, scale_hi;/* crop area / image area (both 0 → 0.08, 1) */
+  double ratio_lo, ratio_hi;/* crop width / height (both 0 → 3/4, 4/3) */
+} mlsys_pipe_crop_desc;
+/* RandomResizedCrop.get_params exactly (torchvision transforms.py): up to 10 tries of area = w·h·U(scale),
+   ratio = exp(U(ln ratio_lo, ln ratio_hi)), cw = round(√(area·ratio)), ch = round(√(area/ratio)) (round half to even,
+   as Python), accepted when 0 < cw ≤ w and 0 < ch ≤ h, then y = randint(0, h − ch) and x = randint(0, w − cw) in that
+   order; otherwise the centre crop of the whole image clamped to the ratio range. box = {x, y, cw, ch}; *fallback
+   (may be NULL) = 1 when the centre crop was taken. d may be NULL. Errors: MLSYS_ERR_ARG (w, h ≤ 0; scale_lo < 0,
+   scale_hi ≤ 0 or lo > hi; ratio_lo ≤ 0 or lo > hi; size outside 1..32768). */
+MLSYS_DEF mlsys_status mlsys_pipe_rrc_box(int w, int h, const mlsys_pipe_crop_desc *d, mlsys_rng *r, int box[4], int *fallback);
+/* Resizes the box (x, y, cw, ch) of the RGB8 image src (sw × sh) to dst (dw × dh × 3): bilinear with half-pixel
+   centres (align_corners = False, as torchvision/PyTorch and OpenCV), source coordinates clamped to the box, rounded
+   to nearest. Errors: MLSYS_ERR_ARG (a size ≤ 0, the box not inside the image), MLSYS_ERR_NOMEM. */
+MLSYS_DEF mlsys_status mlsys_pipe_resize_bilinear(const uint8_t *src, int sw, int sh, int x, int y, int cw, int ch, uint8_t *dst,
+                                                  int dw, int dh);
+/* Mirrors the RGB8 image left–right in place. */
+MLSYS_DEF void mlsys_pipe_hflip(uint8_t *img, int w, int h);
+
+typedef struct {
+  double mean[3], std[3];   /* per channel on the [0, 1] scale (all std 0 → ImageNet: .485 .456 .406 / .229 .224 .225) */
+} mlsys_pipe_norm_desc;
+/* dst[i] = (src[i] / 255 − mean[c]) / std[c] for npixels RGB8 pixels (float32, same layout; exact to float
+   rounding of the double expression). d may be NULL. Errors: MLSYS_ERR_ARG (npixels < 0, a std ≤ 0). */
+MLSYS_DEF mlsys_status mlsys_pipe_normalize(const uint8_t *src, int64_t npixels, const mlsys_pipe_norm_desc *d, float *dst);
+
+/* Map UDFs (mlsys_pipe_map_fn; thread-safe). Component 0 is the image, every further component (a label, ...) is
+   copied through unchanged. Images are U8 tensors of shape {h, w, 3}. On failure they set the error detail (naming the
+   UDF and the problem) and return its mlsys_status.
+   decode: user = const mlsys_pipe_decode_desc * (NULL: defaults); component 0 = the file's bytes (U8). */
+MLSYS_DEF int mlsys_pipe_udf_decode(void *user, const mlsys_pipe_elem *in, mlsys_pipe_elem *out, mlsys_pipe_rng *rng);
+/* random_resized_crop: user = const mlsys_pipe_crop_desc * (NULL: defaults); the box is drawn from rng->r; the output
+   is {size, size, 3}. */
+MLSYS_DEF int mlsys_pipe_udf_random_resized_crop(void *user, const mlsys_pipe_elem *in, mlsys_pipe_elem *out, mlsys_pipe_rng *rng);
+/* flip: user unused; draws one uniform from rng->r on every call (so the operator is always seen as random) and
+   mirrors when it is < 0.5. */
+MLSYS_DEF int mlsys_pipe_udf_flip(void *user, const mlsys_pipe_elem *in, mlsys_pipe_elem *out, mlsys_pipe_rng *rng);
+/* normalize: user = const mlsys_pipe_norm_desc * (NULL: ImageNet); output F32 {h, w, 3}. */
+MLSYS_DEF int mlsys_pipe_udf_normalize(void *user, const mlsys_pipe_elem *in, mlsys_pipe_elem *out, mlsys_pipe_rng *rng);
+
+/* The fused variant (one operator instead of three, for Plumber's comparisons): decode, random-resized-crop, flip,
+   with the same draws in the same order as the crop UDF followed by the flip UDF on one RNG. */
+typedef struct {
+  mlsys_pipe_decode_desc decode;
+  mlsys_pipe_crop_desc crop;
+  int auto_scale;           /* 1 (libjpeg decoder, JPEG input): draw the box on the full-size frame, then decode at the
+                               largest DCT scale 1/d (d ≤ 8) that leaves the box at least crop.size on both sides, and
+                               crop the scaled box (decode.scale_denom is then ignored) */
+} mlsys_pipe_decode_crop_flip_desc;
+/* user = const mlsys_pipe_decode_crop_flip_desc * (NULL: defaults); component 0 = the file's bytes. */
+MLSYS_DEF int mlsys_pipe_udf_decode_crop_flip(void *user, const mlsys_pipe_elem *in, mlsys_pipe_elem *out, mlsys_pipe_rng *rng);
+
+/* Every regular file below dir (recursively) whose name ends in .jpg or .jpeg (any case), sorted by strcmp of the
+   path "dir/sub/name". Symbolic links to files are followed (dangling ones skipped); symbolic links to directories are
+   not entered (no cycles; wallpaper packages link one image under many names, §7.5); a file reached by several paths
+   (symbolic or hard links: the same device and inode) is listed once, under its first path in that order. Free with
+   mlsys_pipe_paths_free. No match is not an error (*n = 0). Errors: MLSYS_ERR_IO naming the directory that cannot be
+   opened or read or the entry that cannot be stat'ed (dir itself missing included), MLSYS_ERR_NOMEM. Read a file's
+   bytes with mlsys_read_file. */
+MLSYS_DEF mlsys_status mlsys_pipe_list_images(const char *dir, char ***paths, int64_t *n);
+MLSYS_DEF void mlsys_pipe_paths_free(char **paths, int64_t n);
+
+/* ---- the JPEG training pipeline (spec §7.5, §7.6 #17–20) ----
+   files → decode → repeat → random-resized-crop → flip → normalize → batch → prefetch (the ImageNet training input
+   pipeline of tf.data / torchvision, Fig. 2.1), or with decode, crop and flip fused into one operator. Decoded images
+   sit below the repeat, so Plumber's cache rule can keep them (or the raw files) across epochs; everything above the
+   crop is random and never cached. Knobs start NAIVE: every parallelism 1, prefetch 0. */
+typedef struct {
+  int batch;                /* 0 → 32 */
+  int size;                 /* crop side (0 → 224) */
+  int decoder;              /* MLSYS_PIPE_DEC_* (0 → libjpeg-turbo, the faster one) */
+  int64_t epochs;           /* passes over the files (0 → forever) */
+  int fused;                /* 1: one decode_crop_flip operator (with DCT-domain downscaling) instead of three */
+  int no_normalize;         /* 1: batches of U8 crops instead of F32 normalised ones */
+  int fail_on_error;        /* 1: an unreadable or undecodable file fails the pipeline (default: skipped, counted) */
+  int drop_remainder;
+  mlsys_pipe_throttle *throttle;  /* slow-storage emulation for the file reads (NULL: none) */
+} mlsys_pipe_jpeg_desc;
+typedef struct { int files, decode, repeat, crop, flip, normalize, batch, root; } mlsys_pipe_jpeg_nodes;   /* −1: absent */
+/* Builds the pipeline on p over paths (copied); the descs the UDFs use live in p (until mlsys_pipe_destroy). */
+MLSYS_DEF mlsys_status mlsys_pipe_jpeg_pipeline(mlsys_pipe *p, const char *const *paths, int64_t n, const mlsys_pipe_jpeg_desc *d,
+                                                mlsys_pipe_jpeg_nodes *out);
 
 #ifdef __cplusplus
 }
@@ -975,6 +1122,8 @@ static double mlsys__pipe_clock(clockid_t c) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 static double mlsys__pipe_tcpu(void) { return mlsys__pipe_clock(CLOCK_THREAD_CPUTIME_ID); }
+/* the thread-CPU clock, or 0 when the pipe is not traced (two reads per element per operator are the tracing cost) */
+#define MLSYS__PIPE_TCPU(s) ((s)->it->p->d.no_trace ? 0.0 : mlsys__pipe_tcpu())
 
 static size_t mlsys__pipe_dtype_size(int dt) {
   switch (dt) { case MLSYS_PIPE_I32: case MLSYS_PIPE_F32: return 4; case MLSYS_PIPE_I64: case MLSYS_PIPE_F64: return 8; default: return 1; }
@@ -1045,7 +1194,16 @@ struct mlsys_pipe {
   mlsys_pipe_desc d;
   int n, cap;
   mlsys__pipe_node *node;
+  void **owned;             /* allocations freed with the pipe (descs that built-in pipelines hand to their UDFs) */
+  int nowned;
 };
+static int mlsys__pipe_own(mlsys_pipe *p, void *ptr) {
+  void **q = (void **)mlsys_realloc_array(p->owned, (size_t)p->nowned + 1, sizeof *q);
+  if (!q) return -1;
+  p->owned = q;
+  p->owned[p->nowned++] = ptr;
+  return 0;
+}
 
 MLSYS_DEF mlsys_status mlsys_pipe_create(const mlsys_pipe_desc *d, mlsys_pipe **out) {
   mlsys_pipe *p = (mlsys_pipe *)mlsys_calloc(1, sizeof *p);
@@ -1071,6 +1229,8 @@ MLSYS_DEF void mlsys_pipe_destroy(mlsys_pipe *p) {
     mlsys_free(nd->paths); mlsys_free(nd->cache_path); mlsys_free(nd->sel);
   }
   mlsys_free(p->node);
+  for (i = 0; i < p->nowned; i++) mlsys_free(p->owned[i]);
+  mlsys_free(p->owned);
   mlsys_free(p);
 }
 
@@ -1079,6 +1239,8 @@ static const char *mlsys__pipe_kind_name(int k) {
                              "prefetch", "cache", "repeat", "take"};
   return k >= 0 && k <= MLSYS_PIPE_OP_TAKE ? nm[k] : "op";
 }
+
+MLSYS_DEF const char *mlsys_pipe_kind_name(int kind) { return mlsys__pipe_kind_name(kind); }
 
 static mlsys_status mlsys__pipe_add(mlsys_pipe *p, int kind, int in, mlsys__pipe_node **nd, int *out) {
   if (!p || !out) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: NULL pipe or output");
@@ -1510,8 +1672,6 @@ struct mlsys__pipe_st {
   /* per-kind state (driving thread only unless noted) */
   int64_t pos, pass, in_pass;
   int in_end;
-  mlsys_status in_err;      /* parallel map: an input error that comes after the in-flight elements */
-  char *in_msg;
   mlsys_pipe_elem *buf;     /* shuffle buffer, batch collection, prefetch ring */
   int64_t nbuf, head;
   mlsys_rng rng;
@@ -1584,9 +1744,9 @@ static mlsys_status mlsys__pipe_next_st(mlsys__pipe_st *s, mlsys_pipe_elem *out,
 
 /* pull from the child, timing it (the caller's own CPU excludes it) */
 static mlsys_status mlsys__pipe_pull(mlsys__pipe_st *s, mlsys_pipe_elem *e, int *end, double *child_cpu) {
-  double t0 = mlsys__pipe_tcpu();
+  double t0 = MLSYS__PIPE_TCPU(s);
   mlsys_status st = mlsys__pipe_next_st(s->child, e, end);
-  *child_cpu += mlsys__pipe_tcpu() - t0;
+  *child_cpu += MLSYS__PIPE_TCPU(s) - t0;
   if (!st && !*end) {
     pthread_mutex_lock(&s->it->mu);
     s->consumed++;
@@ -1596,8 +1756,9 @@ static mlsys_status mlsys__pipe_pull(mlsys__pipe_st *s, mlsys_pipe_elem *e, int 
 }
 
 static mlsys_status mlsys__pipe_udf_error(mlsys__pipe_st *s, uint64_t seq, int rc, const char *msg) {
-  int io = s->nd->kind == MLSYS_PIPE_OP_FILES;
-  return mlsys_set_error(io ? MLSYS_ERR_IO : MLSYS_ERR_ARG, "pipeline: %s '%s' (node %d) failed on element seq %llu (returned %d)%s%s",
+  /* a function that returns an mlsys_status (the built-in UDFs do) keeps it; any other nonzero is MLSYS_ERR_ARG */
+  mlsys_status code = s->nd->kind == MLSYS_PIPE_OP_FILES ? MLSYS_ERR_IO : rc > 0 && rc <= MLSYS_ERR_CUDA ? (mlsys_status)rc : MLSYS_ERR_ARG;
+  return mlsys_set_error(code, "pipeline: %s '%s' (node %d) failed on element seq %llu (returned %d)%s%s",
                          mlsys__pipe_kind_name(s->nd->kind), s->nd->name, s->id, (unsigned long long)seq, rc, msg && *msg ? ": " : "",
                          msg ? msg : "");
 }
@@ -1638,17 +1799,18 @@ static void *mlsys__pipe_worker(void *arg) {
     rng.draws = 0;
     r0 = rng.r;
     t->out.seq = t->in.seq;
-    c0 = mlsys__pipe_tcpu();
+    c0 = MLSYS__PIPE_TCPU(s);
     t->rc = mlsys__pipe_call(s, &t->in, &t->out, &rng);
-    t->cpu = mlsys__pipe_tcpu() - c0;
     if (t->rc) t->msg = mlsys_strdup(mlsys_last_error());
-    t->draws = mlsys__pipe_draws(&r0, &rng.r);
     t->out.seq = t->in.seq;
-    mlsys_pipe_elem_release(&t->in);
+    mlsys_pipe_elem_release(&t->in);   /* freeing the input is the operator's cost too (large buffers are munmap'ed) */
     t->in.seq = t->out.seq;
+    t->cpu = MLSYS__PIPE_TCPU(s) - c0;
+    t->draws = mlsys__pipe_draws(&r0, &rng.r);
     pthread_mutex_lock(&it->mu);
     t->done = 1;
     pthread_cond_broadcast(&s->cv_done);
+    pthread_cond_broadcast(&s->cv_put);   /* one fewer running: the runner may launch */
     pthread_mutex_unlock(&it->mu);
   }
 }
@@ -1674,12 +1836,11 @@ static void mlsys__pipe_pmap_drain(mlsys__pipe_st *s) {
   pthread_mutex_unlock(&it->mu);
 }
 
-static int mlsys__pipe_running(mlsys__pipe_st *s) {
+/* tasks of s still running (it->mu held) */
+static int mlsys__pipe_running_locked(const mlsys__pipe_st *s) {
   int k = 0;
-  mlsys__pipe_task *t;
-  pthread_mutex_lock(&s->it->mu);
+  const mlsys__pipe_task *t;
   for (t = s->th; t; t = t->next) k += !t->done;
-  pthread_mutex_unlock(&s->it->mu);
   return k;
 }
 
@@ -1692,49 +1853,96 @@ static mlsys_status mlsys__pipe_gen_index(mlsys__pipe_st *s, mlsys_pipe_elem *e,
   return MLSYS_OK;
 }
 
-static mlsys_status mlsys__pipe_pmap_next(mlsys__pipe_st *s, mlsys_pipe_elem *out, int *end, double *ccpu) {
+/* An asynchronous map (or files source) has its own runner thread, as tf.data's ParallelMapDataset does: it pulls
+   input elements and hands them to the worker pool while p calls are running and at most p finished results wait
+   (tf.data buffers p results), so the operators of a chain work concurrently instead of only when their consumer
+   asks. The runner drives the input chain; the consumer only takes finished results. */
+static void *mlsys__pipe_pmap_runner(void *arg) {
+  mlsys__pipe_st *s = (mlsys__pipe_st *)arg;
   mlsys_pipe_iter *it = s->it;
   int p = s->nd->map.parallelism;
   for (;;) {
-    mlsys__pipe_task *t, *prev = NULL;
-    /* launch until p calls are running, with at most p finished results waiting besides (tf.data's parallel map keeps
-       a buffer of p results): counting finished results against p would idle a worker whenever the consumer is busy */
-    while (!s->in_end && s->inflight < 2 * p && mlsys__pipe_running(s) < p) {
-      mlsys_pipe_elem e;
-      int e_end = 0;
-      mlsys_status st;
-      memset(&e, 0, sizeof e);
-      st = s->child ? mlsys__pipe_pull(s, &e, &e_end, ccpu) : mlsys__pipe_gen_index(s, &e, &e_end);
-      if (st) { s->in_end = 1; s->in_err = st; s->in_msg = mlsys__pipe_dup_err(); break; }
-      if (e_end) { s->in_end = 1; break; }
-      t = (mlsys__pipe_task *)mlsys_calloc(1, sizeof *t);
-      if (!t) { mlsys_pipe_elem_release(&e); s->in_end = 1; s->in_err = MLSYS_ERR_NOMEM; s->in_msg = mlsys__pipe_dup_err(); break; }
-      t->s = s; t->in = e;
-      pthread_mutex_lock(&it->mu);
-      if (s->tt) s->tt->next = t; else s->th = t;
-      s->tt = t;
-      {
-        int q = s->nd->kind == MLSYS_PIPE_OP_FILES;
-        if (it->qt[q]) it->qt[q]->qnext = t; else it->qh[q] = t;
-        it->qt[q] = t;
-        pthread_cond_signal(&it->cv_work[q]);
-      }
-      s->inflight++;
-      pthread_mutex_unlock(&it->mu);
-    }
+    mlsys_pipe_elem e;
+    mlsys__pipe_task *t;
+    int e_end = 0, q;
+    double t0, cc = 0;
+    mlsys_status st;
     pthread_mutex_lock(&it->mu);
-    if (!s->th) {
+    while (!s->stop && (s->inflight >= 2 * p || mlsys__pipe_running_locked(s) >= p)) pthread_cond_wait(&s->cv_put, &it->mu);
+    if (s->stop) { pthread_mutex_unlock(&it->mu); break; }
+    pthread_mutex_unlock(&it->mu);
+    memset(&e, 0, sizeof e);
+    t0 = MLSYS__PIPE_TCPU(s);
+    st = s->child ? mlsys__pipe_pull(s, &e, &e_end, &cc) : mlsys__pipe_gen_index(s, &e, &e_end);
+    t = !st && !e_end ? (mlsys__pipe_task *)mlsys_calloc(1, sizeof *t) : NULL;
+    if (!st && !e_end && !t) { mlsys_pipe_elem_release(&e); st = MLSYS_ERR_NOMEM; }
+    pthread_mutex_lock(&it->mu);
+    s->cpu_s += fmax(0, MLSYS__PIPE_TCPU(s) - t0 - cc);
+    if (st || e_end) {
+      /* the end or an input error comes after the elements already handed out */
+      s->pf_done = 1;
+      if (st) { s->pf_st = st; s->pf_msg = mlsys__pipe_dup_err(); }
+      pthread_cond_broadcast(&s->cv_done);
       pthread_mutex_unlock(&it->mu);
-      *end = 1;
-      if (s->in_err) return mlsys_set_error(s->in_err, "%s", s->in_msg ? s->in_msg : "pipeline: input failed");
-      return MLSYS_OK;
+      break;
     }
+    t->s = s; t->in = e;
+    if (s->tt) s->tt->next = t; else s->th = t;
+    s->tt = t;
+    q = s->nd->kind == MLSYS_PIPE_OP_FILES;
+    if (it->qt[q]) it->qt[q]->qnext = t; else it->qh[q] = t;
+    it->qt[q] = t;
+    s->inflight++;
+    pthread_cond_signal(&it->cv_work[q]);
+    pthread_mutex_unlock(&it->mu);
+  }
+  return NULL;
+}
+
+static mlsys_status mlsys__pipe_pmap_start(mlsys__pipe_st *s) {
+  s->stop = 0; s->pf_done = 0; s->pf_st = MLSYS_OK;
+  if (pthread_create(&s->thr, NULL, mlsys__pipe_pmap_runner, s))
+    return mlsys_set_error(MLSYS_ERR_NOMEM, "pipeline: map '%s' (node %d) could not start its thread", s->nd->name, s->id);
+  s->thr_on = 1;
+  return MLSYS_OK;
+}
+
+/* stops the runner, then waits for every task and frees them */
+static void mlsys__pipe_pmap_stop(mlsys__pipe_st *s) {
+  mlsys_pipe_iter *it = s->it;
+  if (s->thr_on) {
+    pthread_mutex_lock(&it->mu);
+    s->stop = 1;
+    pthread_cond_broadcast(&s->cv_put);
+    pthread_mutex_unlock(&it->mu);
+    pthread_join(s->thr, NULL);
+    s->thr_on = 0;
+  }
+  mlsys__pipe_pmap_drain(s);
+  mlsys_free(s->pf_msg); s->pf_msg = NULL;
+}
+
+static mlsys_status mlsys__pipe_pmap_next(mlsys__pipe_st *s, mlsys_pipe_elem *out, int *end) {
+  mlsys_pipe_iter *it = s->it;
+  for (;;) {
+    mlsys__pipe_task *t, *prev = NULL;
+    pthread_mutex_lock(&it->mu);
     for (;;) {
       prev = NULL;
-      if (s->nd->map.nondeterministic) {
-        for (t = s->th; t && !t->done; t = t->next) prev = t;
-      } else t = s->th->done ? s->th : NULL;
+      t = NULL;
+      if (s->th) {
+        if (s->nd->map.nondeterministic) {
+          for (t = s->th; t && !t->done; t = t->next) prev = t;
+        } else t = s->th->done ? s->th : NULL;
+      }
       if (t) break;
+      if (!s->th && s->pf_done) {
+        mlsys_status st = s->pf_st;
+        pthread_mutex_unlock(&it->mu);
+        *end = 1;
+        if (st) return mlsys_set_error(st, "%s", s->pf_msg ? s->pf_msg : "pipeline: input failed");
+        return MLSYS_OK;
+      }
       pthread_cond_wait(&s->cv_done, &it->mu);
     }
     if (prev) prev->next = t->next; else s->th = t->next;
@@ -1743,6 +1951,7 @@ static mlsys_status mlsys__pipe_pmap_next(mlsys__pipe_st *s, mlsys_pipe_elem *ou
     s->cpu_s += t->cpu;
     s->rng_draws += (int64_t)t->draws;
     if (t->rc && s->nd->map.on_error == MLSYS_PIPE_ON_ERROR_SKIP) s->skipped++;
+    pthread_cond_broadcast(&s->cv_put);
     pthread_mutex_unlock(&it->mu);
     if (t->rc) {
       int rc = t->rc;
@@ -1768,7 +1977,7 @@ static void *mlsys__pipe_prefetch_thread(void *arg) {
   for (;;) {
     mlsys_pipe_elem e;
     int end = 0;
-    double t0 = mlsys__pipe_tcpu(), cc = 0;
+    double t0 = MLSYS__PIPE_TCPU(s), cc = 0;
     mlsys_status st;
     memset(&e, 0, sizeof e);
     pthread_mutex_lock(&it->mu);
@@ -1787,7 +1996,7 @@ static void *mlsys__pipe_prefetch_thread(void *arg) {
     if (s->stop) { pthread_mutex_unlock(&it->mu); mlsys_pipe_elem_release(&e); break; }
     s->buf[(s->head + s->nbuf) % s->nd->n] = e;
     s->nbuf++;
-    s->cpu_s += fmax(0, mlsys__pipe_tcpu() - t0 - cc);
+    s->cpu_s += fmax(0, MLSYS__PIPE_TCPU(s) - t0 - cc);
     pthread_cond_broadcast(&s->cv_get);
     pthread_mutex_unlock(&it->mu);
   }
@@ -2066,7 +2275,7 @@ static mlsys_status mlsys__pipe_step(mlsys__pipe_st *s, mlsys_pipe_elem *out, in
       out->seq = (uint64_t)s->pos++;
       return MLSYS_OK;
     case MLSYS_PIPE_OP_MAP:
-      if (nd->map.parallelism > 1 || nd->map.async || s->th) return mlsys__pipe_pmap_next(s, out, end, ccpu);
+      if (s->thr_on || s->th) return mlsys__pipe_pmap_next(s, out, end);
       for (;;) {
         mlsys_pipe_elem e;
         mlsys_pipe_rng rng;
@@ -2098,7 +2307,7 @@ static mlsys_status mlsys__pipe_step(mlsys__pipe_st *s, mlsys_pipe_elem *out, in
         }
       }
     case MLSYS_PIPE_OP_FILES:
-      if (nd->map.parallelism > 1 || nd->map.async || s->th) return mlsys__pipe_pmap_next(s, out, end, ccpu);
+      if (s->thr_on || s->th) return mlsys__pipe_pmap_next(s, out, end);
       for (;;) {
         int64_t idx = s->pos;
         int rc;
@@ -2201,12 +2410,12 @@ static mlsys_status mlsys__pipe_step(mlsys__pipe_st *s, mlsys_pipe_elem *out, in
 }
 
 static mlsys_status mlsys__pipe_next_st(mlsys__pipe_st *s, mlsys_pipe_elem *out, int *end) {
-  double t0 = mlsys__pipe_tcpu(), cc = 0, own;
+  double t0 = MLSYS__PIPE_TCPU(s), cc = 0, own;
   mlsys_status st;
   *end = 0;
   memset(out, 0, sizeof *out);
   st = mlsys__pipe_step(s, out, end, &cc);
-  own = mlsys__pipe_tcpu() - t0 - cc;
+  own = MLSYS__PIPE_TCPU(s) - t0 - cc;
   pthread_mutex_lock(&s->it->mu);
   s->cpu_s += own > 0 ? own : 0;
   if (!st && !*end) {
@@ -2223,11 +2432,10 @@ static void mlsys__pipe_quiesce(mlsys__pipe_st *s) {
   for (; s; s = s->child) {
     const mlsys__pipe_node *nd = s->nd;
     if (nd->kind == MLSYS_PIPE_OP_PREFETCH) mlsys__pipe_prefetch_stop(s);
-    else if (nd->kind == MLSYS_PIPE_OP_MAP || nd->kind == MLSYS_PIPE_OP_FILES) mlsys__pipe_pmap_drain(s);
+    else if (nd->kind == MLSYS_PIPE_OP_MAP || nd->kind == MLSYS_PIPE_OP_FILES) mlsys__pipe_pmap_stop(s);
     else if (nd->kind == MLSYS_PIPE_OP_RECORDS && s->rf) { fclose(s->rf); s->rf = NULL; }
     else if (nd->kind == MLSYS_PIPE_OP_SHUFFLE) { for (i = 0; i < s->nbuf; i++) mlsys_pipe_elem_release(&s->buf[i]); s->nbuf = 0; }
     else if (nd->kind == MLSYS_PIPE_OP_INTERLEAVE && s->slot) { for (i = 0; i < nd->cycle; i++) mlsys__pipe_slot_close(&s->slot[i]); }
-    mlsys_free(s->in_msg); s->in_msg = NULL;
   }
 }
 
@@ -2237,7 +2445,7 @@ static mlsys_status mlsys__pipe_start(mlsys__pipe_st *s, uint64_t epoch) {
   const mlsys__pipe_node *nd = s->nd;
   s->epoch = epoch;
   s->pos = s->pass = s->in_pass = 0;
-  s->in_end = 0; s->in_err = MLSYS_OK;
+  s->in_end = 0;
   s->cur = s->nblk = 0;
   s->fidx = 0; s->foff = 0;
   if (nd->kind == MLSYS_PIPE_OP_CACHE) {
@@ -2250,6 +2458,8 @@ static mlsys_status mlsys__pipe_start(mlsys__pipe_st *s, uint64_t epoch) {
     s->nbuf = 0;
   }
   if (nd->kind == MLSYS_PIPE_OP_PREFETCH && nd->n > 0) return mlsys__pipe_prefetch_start(s);
+  if ((nd->kind == MLSYS_PIPE_OP_MAP || nd->kind == MLSYS_PIPE_OP_FILES) && (nd->map.parallelism > 1 || nd->map.async))
+    return mlsys__pipe_pmap_start(s);
   return MLSYS_OK;
 }
 
@@ -2447,6 +2657,907 @@ MLSYS_DEF void mlsys_pipe_snapshot_free(mlsys_pipe_snapshot *s) {
 
 
 /* ================================================================================================================
+   Images: sniffing, the JPEG structure check, decoding (stb_image, libjpeg-turbo), augmentation, file listing
+   (spec §7.4–7.6)
+   ================================================================================================================ */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <sys/stat.h>
+
+/* stb_image: JPEG and PNG only, static to this translation unit, allocating through the mlsys hooks (so its pixel
+   buffer is ours to hand out and mlsys_free), asserting through MLSYS_ASSERT. */
+#ifdef STBI_INCLUDE_STB_IMAGE_H
+#error "mlsys_pipeline.h: stb_image.h was included before the implementation; include it after, or in another file"
+#endif
+#define STBI_ONLY_JPEG
+#define STBI_ONLY_PNG
+#define STBI_NO_STDIO
+#define STBI_NO_LINEAR
+#define STBI_NO_HDR
+#define STB_IMAGE_STATIC
+#define STB_IMAGE_IMPLEMENTATION
+#define STBI_MALLOC(n) MLSYS_MALLOC(n)
+#define STBI_REALLOC(p, n) MLSYS_REALLOC(p, n)
+#define STBI_FREE(p) MLSYS_FREE(p)
+#define STBI_ASSERT(x) MLSYS_ASSERT(x)
+#include <stb/stb_image.h>
+#undef STB_IMAGE_IMPLEMENTATION
+
+#ifndef MLSYS_PIPE_NO_LIBJPEG
+#include <setjmp.h>
+#include <jpeglib.h>
+#endif
+
+MLSYS_DEF int mlsys_pipe_image_sniff(const uint8_t *b, size_t n) {
+  if (!b) return MLSYS_PIPE_IMG_UNKNOWN;
+  if (n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) return MLSYS_PIPE_IMG_JPEG;
+  if (n >= 8 && !memcmp(b, "\x89PNG\r\n\x1a\n", 8)) return MLSYS_PIPE_IMG_PNG;
+  if (n >= 6 && (!memcmp(b, "GIF87a", 6) || !memcmp(b, "GIF89a", 6))) return MLSYS_PIPE_IMG_GIF;
+  if (n >= 12 && !memcmp(b, "RIFF", 4) && !memcmp(b + 8, "WEBP", 4)) return MLSYS_PIPE_IMG_WEBP;
+  if (n >= 18 && b[0] == 'B' && b[1] == 'M') {
+    /* "BM" alone is common in text; require a known DIB header size after the 14-byte file header */
+    uint32_t dib = (uint32_t)b[14] | (uint32_t)b[15] << 8 | (uint32_t)b[16] << 16 | (uint32_t)b[17] << 24;
+    if (dib == 12 || dib == 16 || dib == 40 || dib == 52 || dib == 56 || dib == 64 || dib == 108 || dib == 124)
+      return MLSYS_PIPE_IMG_BMP;
+  }
+  return MLSYS_PIPE_IMG_UNKNOWN;
+}
+
+MLSYS_DEF const char *mlsys_pipe_image_format_name(int fmt) {
+  switch (fmt) {
+    case MLSYS_PIPE_IMG_JPEG: return "JPEG";
+    case MLSYS_PIPE_IMG_PNG: return "PNG";
+    case MLSYS_PIPE_IMG_GIF: return "GIF";
+    case MLSYS_PIPE_IMG_BMP: return "BMP";
+    case MLSYS_PIPE_IMG_WEBP: return "WebP";
+    default: return "unknown";
+  }
+}
+
+/* ---- the JPEG structure check (ITU T.81 Annex B) ---- */
+static const char *mlsys__pipe_img_marker(int m, char buf[16]) {
+  static const char *const c0[16] = {"SOF0", "SOF1", "SOF2", "SOF3", "DHT", "SOF5", "SOF6", "SOF7",
+                                     "JPG", "SOF9", "SOF10", "SOF11", "DAC", "SOF13", "SOF14", "SOF15"};
+  static const char *const d8[8] = {"SOI", "EOI", "SOS", "DQT", "DNL", "DRI", "DHP", "EXP"};
+  if (m >= 0xC0 && m <= 0xCF) return c0[m - 0xC0];
+  if (m >= 0xD8 && m <= 0xDF) return d8[m - 0xD8];
+  if (m == 0xFE) return "COM";
+  if (m >= 0xD0 && m <= 0xD7) snprintf(buf, 16, "RST%d", m - 0xD0);
+  else if (m >= 0xE0 && m <= 0xEF) snprintf(buf, 16, "APP%d", m - 0xE0);
+  else snprintf(buf, 16, "0xFF%02X", m);
+  return buf;
+}
+static int mlsys__pipe_img_is_sof(int m) { return m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC; }
+
+static mlsys_status mlsys__pipe_img_no_eoi(size_t n, int nscans) {
+  if (!nscans) return mlsys_set_error(MLSYS_ERR_PARSE, "truncated: the file ends at byte %zu before any scan (SOS)", n);
+  return mlsys_set_error(MLSYS_ERR_PARSE, "truncated: no EOI marker after the scan data (file ends at byte %zu)", n);
+}
+
+/* What the walk has seen. The decoders trust table references: stb_image 2.27 (as Debian 12 ships it) decodes with
+   whatever an undefined Huffman table's memory holds and writes past its tables on a DHT of more than 256 codes, so
+   the check enforces what T.81 requires before a scan instead. */
+typedef struct {
+  mlsys_pipe_jpeg_info in;
+  unsigned huff;            /* bit 4·class + id: Huffman tables defined so far */
+  unsigned quant;           /* bit id: quantisation tables defined so far */
+  int tq[256];              /* frame component id → its quantisation table; −1: not in the frame */
+} mlsys__pipe_img_jwalk;
+
+/* SOFn (B.2.2): sizes, components and their quantisation table ids */
+static mlsys_status mlsys__pipe_img_sof(mlsys__pipe_img_jwalk *s, int m, const uint8_t *seg, unsigned len, size_t at) {
+  char nm[16];
+  int i;
+  if (s->in.sof) return mlsys_set_error(MLSYS_ERR_PARSE, "second frame header (%s) at byte %zu", mlsys__pipe_img_marker(m, nm), at);
+  if (len < 6 || len != 6 + 3u * seg[5])
+    return mlsys_set_error(MLSYS_ERR_PARSE, "%s segment at byte %zu: %u bytes for %d components", mlsys__pipe_img_marker(m, nm), at, len, len ? seg[5] : 0);
+  s->in.sof = m;
+  s->in.precision = seg[0];
+  s->in.height = seg[1] << 8 | seg[2];
+  s->in.width = seg[3] << 8 | seg[4];
+  s->in.components = seg[5];
+  if (!s->in.width || !s->in.height || !s->in.components)
+    return mlsys_set_error(MLSYS_ERR_PARSE, "%s at byte %zu: image %d x %d with %d components (zero)", mlsys__pipe_img_marker(m, nm), at,
+                           s->in.width, s->in.height, s->in.components);
+  for (i = 0; i < seg[5]; i++) {
+    const uint8_t *c = seg + 6 + 3 * i;
+    if (s->tq[c[0]] >= 0) return mlsys_set_error(MLSYS_ERR_PARSE, "%s at byte %zu: component id %d twice", mlsys__pipe_img_marker(m, nm), at, c[0]);
+    if (c[2] > 3) return mlsys_set_error(MLSYS_ERR_PARSE, "%s at byte %zu: component %d uses quantisation table %d (at most 3)",
+                                         mlsys__pipe_img_marker(m, nm), at, c[0], c[2]);
+    s->tq[c[0]] = c[2];
+  }
+  return MLSYS_OK;
+}
+
+/* DHT (B.2.4.2): class ≤ 1, id ≤ 3, at most 256 codes per table, tables filling the segment exactly */
+static mlsys_status mlsys__pipe_img_dht(mlsys__pipe_img_jwalk *s, const uint8_t *seg, unsigned len, size_t at) {
+  unsigned k = 0;
+  while (k < len) {
+    unsigned cnt = 0, i;
+    if (len - k < 17) return mlsys_set_error(MLSYS_ERR_PARSE, "DHT segment at byte %zu: a table is cut short", at);
+    if (seg[k] >> 4 > 1 || (seg[k] & 15) > 3)
+      return mlsys_set_error(MLSYS_ERR_PARSE, "DHT segment at byte %zu: table class %d, id %d (at most 1, 3)", at, seg[k] >> 4, seg[k] & 15);
+    for (i = 1; i <= 16; i++) cnt += seg[k + i];
+    if (cnt > 256 || cnt > len - k - 17)
+      return mlsys_set_error(MLSYS_ERR_PARSE, "DHT segment at byte %zu: a table of %u codes (at most 256, inside the segment)", at, cnt);
+    s->huff |= 1u << ((seg[k] >> 4) * 4 + (seg[k] & 15));
+    k += 17 + cnt;
+  }
+  return MLSYS_OK;
+}
+
+/* DQT (B.2.4.1): 8- or 16-bit tables with ids ≤ 3, filling the segment exactly */
+static mlsys_status mlsys__pipe_img_dqt(mlsys__pipe_img_jwalk *s, const uint8_t *seg, unsigned len, size_t at) {
+  unsigned k = 0;
+  while (k < len) {
+    unsigned size = seg[k] >> 4 ? 129 : 65;
+    if (seg[k] >> 4 > 1 || (seg[k] & 15) > 3)
+      return mlsys_set_error(MLSYS_ERR_PARSE, "DQT segment at byte %zu: table precision %d, id %d (at most 1, 3)", at, seg[k] >> 4, seg[k] & 15);
+    if (len - k < size) return mlsys_set_error(MLSYS_ERR_PARSE, "DQT segment at byte %zu: a table is cut short", at);
+    s->quant |= 1u << (seg[k] & 15);
+    k += size;
+  }
+  return MLSYS_OK;
+}
+
+/* SOS (B.2.3): 1–4 components of the frame whose quantisation tables, and the Huffman tables this scan decodes with,
+   are defined. Huffman coding: sequential scans use DC and AC tables; progressive DC first scans (Ss = 0, Ah = 0) the
+   DC table, AC scans (Ss > 0) the AC table, DC refinement none; lossless the DC table. Arithmetic coding: none. */
+static mlsys_status mlsys__pipe_img_sos(mlsys__pipe_img_jwalk *s, const uint8_t *seg, unsigned len, size_t at) {
+  int ns = len ? seg[0] : 0, i, sof = s->in.sof, ss, ah, dc, ac;
+  if (!sof) return mlsys_set_error(MLSYS_ERR_PARSE, "SOS at byte %zu before any frame header (SOF)", at);
+  if (ns < 1 || ns > 4 || len != 4 + 2u * ns)
+    return mlsys_set_error(MLSYS_ERR_PARSE, "SOS segment at byte %zu: %u bytes for %d components (1 to 4)", at, len, ns);
+  ss = seg[1 + 2 * ns];
+  ah = seg[3 + 2 * ns] >> 4;
+  if (sof >= 0xC9) dc = ac = 0;                                          /* arithmetic */
+  else if (sof == 0xC3 || sof == 0xC7) { dc = 1; ac = 0; }               /* lossless */
+  else if (sof == 0xC2 || sof == 0xC6) { dc = ss == 0 && ah == 0; ac = ss > 0; }
+  else dc = ac = 1;
+  for (i = 0; i < ns; i++) {
+    int id = seg[1 + 2 * i], td = seg[2 + 2 * i] >> 4, ta = seg[2 + 2 * i] & 15;
+    if (s->tq[id] < 0) return mlsys_set_error(MLSYS_ERR_PARSE, "SOS at byte %zu: component id %d is not in the frame", at, id);
+    if (!(s->quant >> s->tq[id] & 1))
+      return mlsys_set_error(MLSYS_ERR_PARSE, "SOS at byte %zu: component %d's quantisation table %d is not defined (no DQT)", at, id, s->tq[id]);
+    if ((dc && (td > 3 || !(s->huff >> td & 1))) || (ac && (ta > 3 || !(s->huff >> (4 + ta) & 1))))
+      return mlsys_set_error(MLSYS_ERR_PARSE, "SOS at byte %zu: component %d's Huffman table (%s %d) is not defined (no DHT)", at, id,
+                             dc && (td > 3 || !(s->huff >> td & 1)) ? "DC" : "AC", dc && (td > 3 || !(s->huff >> td & 1)) ? td : ta);
+  }
+  s->in.nscans++;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_jpeg_check(const uint8_t *buf, size_t n, mlsys_pipe_jpeg_info *info) {
+  mlsys__pipe_img_jwalk s;
+  size_t pos = 2, prev_pos = 0;   /* the last marker seen, for messages */
+  int in_scan = 0, prev_m = 0xD8, i;
+  char nm[16];
+  memset(&s, 0, sizeof s);
+  s.in.adobe_transform = -1;
+  for (i = 0; i < 256; i++) s.tq[i] = -1;
+  if (info) *info = s.in;
+  if (!buf && n) return mlsys_set_error(MLSYS_ERR_ARG, "jpeg_check: NULL buffer of %zu bytes", n);
+  if (n < 2 || buf[0] != 0xFF || buf[1] != 0xD8) {
+    int fmt = mlsys_pipe_image_sniff(buf, n);
+    if (fmt != MLSYS_PIPE_IMG_UNKNOWN) return mlsys_set_error(MLSYS_ERR_PARSE, "not a JPEG: %s data", mlsys_pipe_image_format_name(fmt));
+    if (n == 0) return mlsys_set_error(MLSYS_ERR_PARSE, "not a JPEG: empty input");
+    if (n == 1) return mlsys_set_error(MLSYS_ERR_PARSE, "not a JPEG: 1 byte");
+    return mlsys_set_error(MLSYS_ERR_PARSE, "not a JPEG: no SOI marker (starts with 0x%02X 0x%02X)", buf[0], buf[1]);
+  }
+  for (;;) {
+    size_t mpos;
+    unsigned len;
+    int m;
+    const uint8_t *seg;
+    mlsys_status st = MLSYS_OK;
+    if (in_scan) {
+      /* entropy-coded data: 0xFF is followed by 0x00 (a stuffed byte), RSTn, another 0xFF (fill) or a marker (B.1.1.5) */
+      for (;;) {
+        const uint8_t *p = pos < n ? (const uint8_t *)memchr(buf + pos, 0xFF, n - pos) : NULL;
+        if (!p || p + 1 >= buf + n) return mlsys__pipe_img_no_eoi(n, s.in.nscans);
+        pos = (size_t)(p - buf) + 1;
+        if (buf[pos] == 0x00 || (buf[pos] >= 0xD0 && buf[pos] <= 0xD7)) pos++;
+        else if (buf[pos] != 0xFF) break;
+      }
+    } else {
+      if (pos >= n) return mlsys__pipe_img_no_eoi(n, s.in.nscans);
+      if (buf[pos] != 0xFF)
+        return mlsys_set_error(MLSYS_ERR_PARSE, "expected a marker at byte %zu after the %s at byte %zu, found 0x%02X", pos,
+                               mlsys__pipe_img_marker(prev_m, nm), prev_pos, buf[pos]);
+      while (pos < n && buf[pos] == 0xFF) pos++;   /* fill bytes may precede a marker (B.1.1.2) */
+      if (pos >= n) return mlsys__pipe_img_no_eoi(n, s.in.nscans);
+    }
+    m = prev_m = buf[pos];
+    mpos = prev_pos = pos - 1;
+    pos++;
+    in_scan = 0;
+    if (m == 0xD9) {
+      if (!s.in.nscans) return mlsys_set_error(MLSYS_ERR_PARSE, "EOI marker at byte %zu before any scan (SOS)", mpos);
+      s.in.eoi = mpos;
+      if (info) *info = s.in;
+      return MLSYS_OK;
+    }
+    if (m == 0x01) continue;   /* TEM: no length */
+    if (m == 0x00 || m == 0xD8 || (m >= 0xD0 && m <= 0xD7))
+      return mlsys_set_error(MLSYS_ERR_PARSE, "unexpected %s marker at byte %zu", mlsys__pipe_img_marker(m, nm), mpos);
+    if (n - pos < 2)
+      return mlsys_set_error(MLSYS_ERR_PARSE, "truncated: %s marker at byte %zu has no length (file ends at byte %zu)",
+                             mlsys__pipe_img_marker(m, nm), mpos, n);
+    len = (unsigned)buf[pos] << 8 | buf[pos + 1];
+    if (len < 2)
+      return mlsys_set_error(MLSYS_ERR_PARSE, "%s segment at byte %zu has length %u (at least 2)", mlsys__pipe_img_marker(m, nm), mpos, len);
+    if (len > n - pos)
+      return mlsys_set_error(MLSYS_ERR_PARSE, "truncated: %s segment at byte %zu (length %u) runs past the end of the data (byte %zu)",
+                             mlsys__pipe_img_marker(m, nm), mpos, len, n);
+    seg = buf + pos + 2;
+    len -= 2;
+    if (mlsys__pipe_img_is_sof(m)) st = mlsys__pipe_img_sof(&s, m, seg, len, mpos);
+    else if (m == 0xC4) st = mlsys__pipe_img_dht(&s, seg, len, mpos);
+    else if (m == 0xDB) st = mlsys__pipe_img_dqt(&s, seg, len, mpos);
+    else if (m == 0xDA) { st = mlsys__pipe_img_sos(&s, seg, len, mpos); in_scan = 1; }
+    else if (m == 0xEE && len >= 12 && !memcmp(seg, "Adobe", 5)) s.in.adobe_transform = seg[11];
+    if (st) return st;
+    pos += 2 + len;
+  }
+}
+
+/* ---- decoders ---- */
+static mlsys_status mlsys__pipe_img_opts(const mlsys_pipe_decode_desc *d, mlsys_pipe_decode_desc *o) {
+  if (d) *o = *d;
+  else memset(o, 0, sizeof *o);
+  if (!o->decoder) o->decoder = MLSYS_PIPE_DEC_STB;
+  if (!o->scale_denom) o->scale_denom = 1;
+  if (!o->max_pixels) o->max_pixels = (int64_t)1 << 26;
+  if (o->decoder != MLSYS_PIPE_DEC_STB && o->decoder != MLSYS_PIPE_DEC_LIBJPEG)
+    return mlsys_set_error(MLSYS_ERR_ARG, "decode: unknown decoder %d (1 stb_image, 2 libjpeg)", o->decoder);
+  if (o->scale_denom != 1 && o->scale_denom != 2 && o->scale_denom != 4 && o->scale_denom != 8)
+    return mlsys_set_error(MLSYS_ERR_ARG, "decode: scale_denom %d (1, 2, 4 or 8)", o->scale_denom);
+  if (o->max_pixels < 0) return mlsys_set_error(MLSYS_ERR_ARG, "decode: max_pixels %lld", (long long)o->max_pixels);
+  return MLSYS_OK;
+}
+
+static mlsys_status mlsys__pipe_img_size_ok(int w, int h, const mlsys_pipe_decode_desc *o) {
+  if ((int64_t)w * h > o->max_pixels)
+    return mlsys_set_error(MLSYS_ERR_TOO_BIG, "image %d x %d (%.1f Mpixel) exceeds the limit of %.1f Mpixel", w, h,
+                           (double)w * h / 1048576.0, (double)o->max_pixels / 1048576.0);
+  return MLSYS_OK;
+}
+
+/* stb_image has no reduced-size decode: average d × d boxes (partial boxes at the right and bottom edges average what
+   they cover), the output size of libjpeg's DCT scaling, ⌈w/d⌉ × ⌈h/d⌉. */
+static uint8_t *mlsys__pipe_img_box_down(const uint8_t *src, int w, int h, int d, int *ow, int *oh) {
+  int W = (w + d - 1) / d, H = (h + d - 1) / d, ox, oy, x, y, c;
+  uint8_t *dst = (uint8_t *)mlsys_alloc((size_t)W * H, 3);
+  uint32_t *acc = (uint32_t *)mlsys_alloc((size_t)W * 3, sizeof(uint32_t));
+  if (!dst || !acc) { mlsys_free(dst); mlsys_free(acc); return NULL; }
+  for (oy = 0; oy < H; oy++) {
+    int y1 = oy * d + d < h ? oy * d + d : h;
+    memset(acc, 0, (size_t)W * 3 * sizeof(uint32_t));
+    for (y = oy * d; y < y1; y++) {
+      const uint8_t *row = src + (size_t)y * w * 3;
+      for (ox = 0; ox < W; ox++) {
+        int x1 = ox * d + d < w ? ox * d + d : w;
+        for (x = ox * d; x < x1; x++)
+          for (c = 0; c < 3; c++) acc[ox * 3 + c] += row[x * 3 + c];
+      }
+    }
+    for (ox = 0; ox < W; ox++) {
+      uint32_t cnt = (uint32_t)((ox * d + d < w ? d : w - ox * d) * (y1 - oy * d));
+      for (c = 0; c < 3; c++) dst[((size_t)oy * W + ox) * 3 + c] = (uint8_t)((acc[ox * 3 + c] + cnt / 2) / cnt);
+    }
+  }
+  mlsys_free(acc);
+  *ow = W; *oh = H;
+  return dst;
+}
+
+/* stb_image on buf (JPEG or PNG), then the box downscale when d > 1 */
+static mlsys_status mlsys__pipe_img_stb(const uint8_t *buf, size_t n, int d, uint8_t **rgb, int *w, int *h) {
+  int x, y, c;
+  uint8_t *p;
+  if (n > INT_MAX) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "stb_image: %zu bytes (at most 2^31 - 1)", n);
+  p = stbi_load_from_memory(buf, (int)n, &x, &y, &c, 3);
+  if (!p) {
+    const char *why = stbi_failure_reason();
+    if (why && !strcmp(why, "outofmem")) return mlsys_set_error(MLSYS_ERR_NOMEM, "stb_image: out of memory");
+    return mlsys_set_error(MLSYS_ERR_PARSE, "stb_image: %s", why ? why : "decode failed");
+  }
+  if (d > 1) {
+    uint8_t *q = mlsys__pipe_img_box_down(p, x, y, d, &x, &y);
+    stbi_image_free(p);
+    if (!q) return MLSYS_ERR_NOMEM;
+    p = q;
+  }
+  *rgb = p; *w = x; *h = y;
+  return MLSYS_OK;
+}
+
+#ifndef MLSYS_PIPE_NO_LIBJPEG
+typedef struct {
+  struct jpeg_error_mgr pub;
+  jmp_buf jb;
+  char msg[JMSG_LENGTH_MAX];
+} mlsys__pipe_img_jerr;
+
+/* libjpeg's default error_exit calls exit(); ours returns to the decode call */
+static void mlsys__pipe_img_jexit(j_common_ptr ci) {
+  mlsys__pipe_img_jerr *e = (mlsys__pipe_img_jerr *)ci->err;
+  (*ci->err->format_message)(ci, e->msg);
+  longjmp(e->jb, 1);
+}
+/* libjpeg reports damaged data (premature end, a corrupt Huffman code, a marker inside a scan) as a warning (level −1)
+   and goes on with grey blocks; a training pipeline must not silently learn from those, so a warning ends the decode.
+   Levels ≥ 0 are trace messages. */
+static void mlsys__pipe_img_jemit(j_common_ptr ci, int level) {
+  if (level < 0) mlsys__pipe_img_jexit(ci);
+}
+
+static mlsys_status mlsys__pipe_img_libjpeg(const uint8_t *buf, size_t n, int d, uint8_t **rgb, int *w, int *h) {
+  struct jpeg_decompress_struct ci;
+  mlsys__pipe_img_jerr je;
+  uint8_t *volatile out = NULL;   /* read after the longjmp */
+  size_t stride;
+  ci.err = jpeg_std_error(&je.pub);
+  je.pub.error_exit = mlsys__pipe_img_jexit;
+  je.pub.emit_message = mlsys__pipe_img_jemit;
+  if (setjmp(je.jb)) {
+    jpeg_destroy_decompress(&ci);
+    mlsys_free(out);
+    return mlsys_set_error(MLSYS_ERR_PARSE, "libjpeg: %s", je.msg);
+  }
+  jpeg_create_decompress(&ci);
+  jpeg_mem_src(&ci, buf, (unsigned long)n);
+  jpeg_read_header(&ci, TRUE);
+  ci.out_color_space = JCS_RGB;   /* libjpeg-turbo converts gray to RGB too */
+  ci.scale_num = 1;
+  ci.scale_denom = (unsigned)d;
+  jpeg_start_decompress(&ci);
+  stride = (size_t)ci.output_width * 3;
+  out = (uint8_t *)mlsys_alloc(stride, ci.output_height);
+  if (!out) { jpeg_destroy_decompress(&ci); return MLSYS_ERR_NOMEM; }
+  while (ci.output_scanline < ci.output_height) {
+    JSAMPROW rows[16];
+    JDIMENSION k, left = ci.output_height - ci.output_scanline;
+    for (k = 0; k < 16 && k < left; k++) rows[k] = out + (size_t)(ci.output_scanline + k) * stride;
+    jpeg_read_scanlines(&ci, rows, k);
+  }
+  jpeg_finish_decompress(&ci);
+  *w = (int)ci.output_width; *h = (int)ci.output_height;
+  jpeg_destroy_decompress(&ci);
+  *rgb = out;
+  return MLSYS_OK;
+}
+#endif
+
+/* A checked JPEG (in) through the chosen decoder at scale 1/d; bytes after EOI are not passed on. */
+static mlsys_status mlsys__pipe_img_decode_jpeg(const uint8_t *buf, const mlsys_pipe_jpeg_info *in, const mlsys_pipe_decode_desc *o,
+                                               int d, uint8_t **rgb, int *w, int *h) {
+  size_t n = in->eoi + 2;
+  mlsys_status st;
+  char nm[16];
+  if ((st = mlsys__pipe_img_size_ok(in->width, in->height, o))) return st;
+  if (in->components == 4)
+    return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "4-component JPEG (%s) is not supported: convert it to RGB",
+                           in->adobe_transform == 2 ? "YCCK" : "CMYK");
+  if (in->precision != 8)
+    return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "%d-bit JPEG samples are not supported (8 only)", in->precision);
+  /* both decode 8-bit Huffman coding (baseline SOF0, extended SOF1, progressive SOF2); libjpeg-turbo also arithmetic
+     coding (SOF9, SOF10); neither lossless nor hierarchical frames */
+  if (in->sof != 0xC0 && in->sof != 0xC1 && in->sof != 0xC2 && in->sof != 0xC9 && in->sof != 0xCA)
+    return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "JPEG coding %s (lossless or hierarchical) is not supported",
+                           mlsys__pipe_img_marker(in->sof, nm));
+  if (o->decoder == MLSYS_PIPE_DEC_STB) {
+    if (in->sof == 0xC9 || in->sof == 0xCA)
+      return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "stb_image does not decode arithmetic-coded JPEG (%s): use the libjpeg decoder",
+                             mlsys__pipe_img_marker(in->sof, nm));
+    return mlsys__pipe_img_stb(buf, n, d, rgb, w, h);
+  }
+#ifndef MLSYS_PIPE_NO_LIBJPEG
+  return mlsys__pipe_img_libjpeg(buf, n, d, rgb, w, h);
+#else
+  return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "the libjpeg decoder is not in this build (MLSYS_PIPE_NO_LIBJPEG)");
+#endif
+}
+
+/* The PNG counterpart of the JPEG check (PNG spec §5): IHDR first, chunks inside the buffer, an IEND chunk, so that
+   a truncated PNG is an error naming it. stb_image 2.27 also computes NULL + 0 (undefined behaviour) on an empty IDAT
+   before any image data; such a chunk carries nothing and is refused. */
+static mlsys_status mlsys__pipe_img_png_check(const uint8_t *b, size_t n) {
+  size_t pos = 8;
+  int data = 0;
+  if (n < 8 + 12 + 13 || memcmp(b + 12, "IHDR", 4) || b[8] || b[9] || b[10] || b[11] != 13)
+    return mlsys_set_error(MLSYS_ERR_PARSE, "PNG: the first chunk is not a 13-byte IHDR");
+  for (;;) {
+    uint32_t len;
+    char type[16];
+    if (n - pos < 12) return mlsys_set_error(MLSYS_ERR_PARSE, "truncated: PNG without an IEND chunk (file ends at byte %zu)", n);
+    len = (uint32_t)b[pos] << 24 | (uint32_t)b[pos + 1] << 16 | (uint32_t)b[pos + 2] << 8 | b[pos + 3];
+    if (isalpha(b[pos + 4]) && isalpha(b[pos + 5]) && isalpha(b[pos + 6]) && isalpha(b[pos + 7])) snprintf(type, sizeof type, "%.4s", (const char *)b + pos + 4);
+    else snprintf(type, sizeof type, "0x%02X%02X%02X%02X", b[pos + 4], b[pos + 5], b[pos + 6], b[pos + 7]);
+    if (len > n - pos - 12)
+      return mlsys_set_error(MLSYS_ERR_PARSE, "truncated: PNG chunk %s at byte %zu (length %u) runs past the end of the data (byte %zu)",
+                             type, pos, len, n);
+    if (!strcmp(type, "IEND")) return MLSYS_OK;
+    if (!strcmp(type, "IDAT")) {
+      if (!len && !data) return mlsys_set_error(MLSYS_ERR_PARSE, "PNG: empty IDAT chunk at byte %zu before any image data", pos);
+      data = 1;
+    }
+    pos += 12 + len;
+  }
+}
+
+/* mlsys_pipe_jpeg_decode with parsed options */
+static mlsys_status mlsys__pipe_img_decode(const uint8_t *buf, size_t n, const mlsys_pipe_decode_desc *o, uint8_t **rgb, int *w, int *h) {
+  mlsys_pipe_jpeg_info in;
+  mlsys_status st;
+  if (o->decoder == MLSYS_PIPE_DEC_STB && o->accept_png && mlsys_pipe_image_sniff(buf, n) == MLSYS_PIPE_IMG_PNG) {
+    int x, y, c;
+    if (n > INT_MAX) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "stb_image: %zu bytes (at most 2^31 - 1)", n);
+    if ((st = mlsys__pipe_img_png_check(buf, n))) return st;
+    if (!stbi_info_from_memory(buf, (int)n, &x, &y, &c)) return mlsys_set_error(MLSYS_ERR_PARSE, "stb_image: PNG: %s", stbi_failure_reason());
+    if ((st = mlsys__pipe_img_size_ok(x, y, o))) return st;
+    return mlsys__pipe_img_stb(buf, n, o->scale_denom, rgb, w, h);
+  }
+  if ((st = mlsys_pipe_jpeg_check(buf, n, &in))) return st;
+  return mlsys__pipe_img_decode_jpeg(buf, &in, o, o->scale_denom, rgb, w, h);
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_jpeg_decode(const uint8_t *buf, size_t n, const mlsys_pipe_decode_desc *d, uint8_t **rgb, int *w, int *h) {
+  mlsys_pipe_decode_desc o;
+  mlsys_status st;
+  if (!rgb || !w || !h) return mlsys_set_error(MLSYS_ERR_ARG, "jpeg_decode: NULL output");
+  *rgb = NULL; *w = *h = 0;
+  if ((st = mlsys__pipe_img_opts(d, &o))) return st;
+  return mlsys__pipe_img_decode(buf, n, &o, rgb, w, h);
+}
+
+/* ---- augmentation ---- */
+static mlsys_status mlsys__pipe_img_crop_opts(const mlsys_pipe_crop_desc *d, mlsys_pipe_crop_desc *o) {
+  if (d) *o = *d;
+  else memset(o, 0, sizeof *o);
+  if (!o->size) o->size = 224;
+  if (o->scale_lo == 0 && o->scale_hi == 0) { o->scale_lo = 0.08; o->scale_hi = 1.0; }
+  if (o->ratio_lo == 0 && o->ratio_hi == 0) { o->ratio_lo = 3.0 / 4.0; o->ratio_hi = 4.0 / 3.0; }
+  if (o->size < 0 || o->size > 32768) return mlsys_set_error(MLSYS_ERR_ARG, "random_resized_crop: size %d (1 to 32768)", o->size);
+  if (!(o->scale_lo >= 0 && o->scale_lo <= o->scale_hi && o->scale_hi > 0 && isfinite(o->scale_hi)))
+    return mlsys_set_error(MLSYS_ERR_ARG, "random_resized_crop: scale (%g, %g): need 0 <= lo <= hi, hi > 0", o->scale_lo, o->scale_hi);
+  if (!(o->ratio_lo > 0 && o->ratio_lo <= o->ratio_hi && isfinite(o->ratio_hi)))
+    return mlsys_set_error(MLSYS_ERR_ARG, "random_resized_crop: ratio (%g, %g): need 0 < lo <= hi", o->ratio_lo, o->ratio_hi);
+  return MLSYS_OK;
+}
+
+/* torchvision RandomResizedCrop.get_params; o is validated */
+static void mlsys__pipe_img_box(int w, int h, const mlsys_pipe_crop_desc *o, mlsys_rng *r, int box[4], int *fallback) {
+  double area = (double)w * h, lr0 = log(o->ratio_lo), lr1 = log(o->ratio_hi), in_ratio;
+  int i, cw, ch;
+  for (i = 0; i < 10; i++) {
+    double target = area * (o->scale_lo + (o->scale_hi - o->scale_lo) * mlsys_rng_uniform(r));
+    double ar = exp(lr0 + (lr1 - lr0) * mlsys_rng_uniform(r));
+    double fw = nearbyint(sqrt(target * ar)), fh = nearbyint(sqrt(target / ar));   /* Python's round: half to even */
+    if (fw > 0 && fw <= w && fh > 0 && fh <= h) {
+      cw = (int)fw; ch = (int)fh;
+      box[1] = mlsys_rng_range(r, 0, h - ch);
+      box[0] = mlsys_rng_range(r, 0, w - cw);
+      box[2] = cw; box[3] = ch;
+      if (fallback) *fallback = 0;
+      return;
+    }
+  }
+  in_ratio = (double)w / h;
+  if (in_ratio < o->ratio_lo) { cw = w; ch = (int)nearbyint(cw / o->ratio_lo); }
+  else if (in_ratio > o->ratio_hi) { ch = h; cw = (int)nearbyint(ch * o->ratio_hi); }
+  else { cw = w; ch = h; }
+  if (cw < 1) cw = 1;   /* torchvision would return an empty crop for a ratio bound beyond the image's pixel count */
+  if (ch < 1) ch = 1;
+  box[0] = (w - cw) / 2; box[1] = (h - ch) / 2; box[2] = cw; box[3] = ch;
+  if (fallback) *fallback = 1;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_rrc_box(int w, int h, const mlsys_pipe_crop_desc *d, mlsys_rng *r, int box[4], int *fallback) {
+  mlsys_pipe_crop_desc o;
+  mlsys_status st;
+  if ((st = mlsys__pipe_img_crop_opts(d, &o))) return st;
+  if (w <= 0 || h <= 0 || !r || !box) return mlsys_set_error(MLSYS_ERR_ARG, "rrc_box: image %d x %d (or NULL rng/box)", w, h);
+  mlsys__pipe_img_box(w, h, &o, r, box, fallback);
+  return MLSYS_OK;
+}
+
+/* one source row interpolated horizontally at the output columns */
+static void mlsys__pipe_img_hrow(const uint8_t *row, const int *x0, const int *x1, const float *fx, int dw, float *out) {
+  int i, c;
+  for (i = 0; i < dw; i++) {
+    const uint8_t *p = row + (size_t)x0[i] * 3, *q = row + (size_t)x1[i] * 3;
+    for (c = 0; c < 3; c++) out[i * 3 + c] = (float)p[c] + fx[i] * (float)(q[c] - p[c]);
+  }
+}
+
+/* Bilinear resize of the box (bx, by, bw, bh) of src, which may have fractional corners (a box drawn on the full-size
+   frame, divided by a DCT scale); source coordinates are clamped to the box and the image. Separable: each output row
+   blends two horizontally interpolated source rows, kept while consecutive output rows reuse them. */
+static mlsys_status mlsys__pipe_img_resize(const uint8_t *src, int sw, int sh, double bx, double by, double bw, double bh,
+                                           uint8_t *dst, int dw, int dh) {
+  int *x0 = (int *)mlsys_alloc((size_t)dw, 2 * sizeof(int));
+  float *fx = (float *)mlsys_alloc((size_t)dw, sizeof(float));
+  float *rows = (float *)mlsys_alloc((size_t)dw * 3, 2 * sizeof(float)), *ra = rows, *rb = rows + (size_t)dw * 3;
+  double xlo = fmax(bx, 0), xhi = fmax(xlo, fmin(bx + bw - 1, sw - 1)), ylo = fmax(by, 0), yhi = fmax(ylo, fmin(by + bh - 1, sh - 1));
+  int *x1 = x0 + dw, i, dy, ca = -1, cb = -1;   /* the source rows held in ra and rb */
+  if (!x0 || !fx || !rows) { mlsys_free(x0); mlsys_free(fx); mlsys_free(rows); return MLSYS_ERR_NOMEM; }
+  for (i = 0; i < dw; i++) {
+    double sx = fmin(fmax(bx + (i + 0.5) * (bw / dw) - 0.5, xlo), xhi);
+    x0[i] = (int)sx;
+    x1[i] = x0[i] + 1 < sw ? x0[i] + 1 : x0[i];
+    fx[i] = (float)(sx - x0[i]);
+  }
+  for (dy = 0; dy < dh; dy++) {
+    double sy = fmin(fmax(by + (dy + 0.5) * (bh / dh) - 0.5, ylo), yhi);
+    int y0 = (int)sy, y1 = y0 + 1 < sh ? y0 + 1 : y0;
+    float fy = (float)(sy - y0);
+    uint8_t *o = dst + (size_t)dy * dw * 3;
+    if (y0 != ca && y0 == cb) { float *t = ra; ra = rb; rb = t; cb = ca; ca = y0; }
+    if (ca != y0) { mlsys__pipe_img_hrow(src + (size_t)y0 * sw * 3, x0, x1, fx, dw, ra); ca = y0; }
+    if (cb != y1) { mlsys__pipe_img_hrow(src + (size_t)y1 * sw * 3, x0, x1, fx, dw, rb); cb = y1; }
+    for (i = 0; i < dw * 3; i++) o[i] = (uint8_t)(ra[i] + fy * (rb[i] - ra[i]) + 0.5f);
+  }
+  mlsys_free(x0); mlsys_free(fx); mlsys_free(rows);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_resize_bilinear(const uint8_t *src, int sw, int sh, int x, int y, int cw, int ch, uint8_t *dst,
+                                                  int dw, int dh) {
+  if (!src || !dst || sw <= 0 || sh <= 0 || dw <= 0 || dh <= 0 || cw <= 0 || ch <= 0 || x < 0 || y < 0 || cw > sw - x || ch > sh - y)
+    return mlsys_set_error(MLSYS_ERR_ARG, "resize_bilinear: box (%d, %d, %d x %d) of a %d x %d image to %d x %d", x, y, cw, ch, sw, sh, dw, dh);
+  return mlsys__pipe_img_resize(src, sw, sh, x, y, cw, ch, dst, dw, dh);
+}
+
+MLSYS_DEF void mlsys_pipe_hflip(uint8_t *img, int w, int h) {
+  int x, y, c;
+  for (y = 0; y < h; y++) {
+    uint8_t *row = img + (size_t)y * w * 3;
+    for (x = 0; x < w / 2; x++)
+      for (c = 0; c < 3; c++) {
+        uint8_t t = row[x * 3 + c];
+        row[x * 3 + c] = row[(w - 1 - x) * 3 + c];
+        row[(w - 1 - x) * 3 + c] = t;
+      }
+  }
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_normalize(const uint8_t *src, int64_t npixels, const mlsys_pipe_norm_desc *d, float *dst) {
+  static const mlsys_pipe_norm_desc imagenet = {{0.485, 0.456, 0.406}, {0.229, 0.224, 0.225}};
+  const mlsys_pipe_norm_desc *o = d && (d->std[0] != 0 || d->std[1] != 0 || d->std[2] != 0) ? d : &imagenet;
+  float lut[3][256];   /* the double expression per channel and byte value, rounded once */
+  int64_t i;
+  int c, v;
+  if (npixels < 0) return mlsys_set_error(MLSYS_ERR_ARG, "normalize: %lld pixels", (long long)npixels);
+  for (c = 0; c < 3; c++) {
+    if (!(o->std[c] > 0 && isfinite(o->mean[c]))) return mlsys_set_error(MLSYS_ERR_ARG, "normalize: channel %d mean %g std %g", c, o->mean[c], o->std[c]);
+    for (v = 0; v < 256; v++) lut[c][v] = (float)((v / 255.0 - o->mean[c]) / o->std[c]);
+  }
+  for (i = 0; i < npixels; i++)
+    for (c = 0; c < 3; c++) dst[i * 3 + c] = lut[c][src[i * 3 + c]];
+  return MLSYS_OK;
+}
+
+/* ---- map UDFs ---- */
+static const char *mlsys__pipe_img_dtype(int dt) {
+  switch (dt) {
+    case MLSYS_PIPE_U8: return "U8";
+    case MLSYS_PIPE_I32: return "I32";
+    case MLSYS_PIPE_I64: return "I64";
+    case MLSYS_PIPE_F32: return "F32";
+    case MLSYS_PIPE_F64: return "F64";
+    default: return "unknown-dtype";
+  }
+}
+
+/* component 0 of a UDF's input as an RGB8 image {h, w, 3}, or an error naming the UDF and what it got */
+static mlsys_status mlsys__pipe_img_input(const mlsys_pipe_elem *in, const char *udf, int *w, int *h) {
+  const mlsys_pipe_tensor *t = &in->comp[0];
+  char shape[96] = "{";
+  int i;
+  if (in->ncomp < 1 || in->ncomp > 4) return mlsys_set_error(MLSYS_ERR_ARG, "%s: element with %d components (the image is component 0)", udf, in->ncomp);
+  if (t->dtype == MLSYS_PIPE_U8 && t->ndim == 3 && t->shape[2] == 3 && t->shape[0] > 0 && t->shape[0] <= INT_MAX && t->shape[1] > 0 &&
+      t->shape[1] <= INT_MAX && (uint64_t)t->shape[0] * (uint64_t)t->shape[1] * 3 == t->nbytes) {
+    *h = (int)t->shape[0]; *w = (int)t->shape[1];
+    return MLSYS_OK;
+  }
+  for (i = 0; i < t->ndim && i < 4; i++)
+    snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "%s%lld", i ? ", " : "", (long long)t->shape[i]);
+  snprintf(shape + strlen(shape), sizeof shape - strlen(shape), "}");
+  return mlsys_set_error(MLSYS_ERR_ARG, "%s: component 0 must be an RGB8 image (U8 {h, w, 3}), got %s %s (%zu bytes)", udf,
+                         mlsys__pipe_img_dtype(t->dtype), shape, t->nbytes);
+}
+
+/* out: component 0 = data (owned, {h, w, 3} of dtype), components 1.. copied from in. On failure out is released. */
+static mlsys_status mlsys__pipe_img_output(const mlsys_pipe_elem *in, mlsys_pipe_elem *out, void *data, int dtype, size_t nbytes, int h, int w) {
+  mlsys_pipe_tensor *t = &out->comp[0];
+  int c;
+  t->data = data; t->nbytes = nbytes; t->dtype = dtype; t->ndim = 3;
+  t->shape[0] = h; t->shape[1] = w; t->shape[2] = 3; t->shape[3] = 0;
+  out->ncomp = in->ncomp > 1 ? in->ncomp : 1;
+  for (c = 1; c < in->ncomp; c++) {
+    const mlsys_pipe_tensor *s = &in->comp[c];
+    void *p = mlsys_pipe_tensor_alloc(out, c, s->nbytes, s->dtype);
+    if (!p) { mlsys_pipe_elem_release(out); return MLSYS_ERR_NOMEM; }
+    if (s->nbytes) memcpy(p, s->data, s->nbytes);
+    out->comp[c].ndim = s->ndim;
+    memcpy(out->comp[c].shape, s->shape, sizeof s->shape);
+  }
+  return MLSYS_OK;
+}
+
+/* component 0 of a UDF's input as the bytes of an encoded file */
+static mlsys_status mlsys__pipe_img_bytes(const mlsys_pipe_elem *in, const char *udf) {
+  if (in->ncomp < 1 || in->ncomp > 4 || in->comp[0].dtype != MLSYS_PIPE_U8)
+    return mlsys_set_error(MLSYS_ERR_ARG, "%s: component 0 must be the file's bytes (U8), got %d components, dtype %s", udf,
+                           in->ncomp, in->ncomp >= 1 && in->ncomp <= 4 ? mlsys__pipe_img_dtype(in->comp[0].dtype) : "-");
+  return MLSYS_OK;
+}
+
+MLSYS_DEF int mlsys_pipe_udf_decode(void *user, const mlsys_pipe_elem *in, mlsys_pipe_elem *out, mlsys_pipe_rng *rng) {
+  mlsys_pipe_decode_desc o;
+  uint8_t *rgb;
+  int w, h;
+  mlsys_status st;
+  (void)rng;
+  if ((st = mlsys__pipe_img_bytes(in, "decode")) || (st = mlsys__pipe_img_opts((const mlsys_pipe_decode_desc *)user, &o))) return (int)st;
+  if ((st = mlsys__pipe_img_decode((const uint8_t *)in->comp[0].data, in->comp[0].nbytes, &o, &rgb, &w, &h)))
+    return (int)mlsys_prefix_error("decode");
+  return (int)mlsys__pipe_img_output(in, out, rgb, MLSYS_PIPE_U8, (size_t)w * h * 3, h, w);
+}
+
+MLSYS_DEF int mlsys_pipe_udf_random_resized_crop(void *user, const mlsys_pipe_elem *in, mlsys_pipe_elem *out, mlsys_pipe_rng *rng) {
+  mlsys_pipe_crop_desc o;
+  uint8_t *dst;
+  int w, h, box[4];
+  mlsys_status st;
+  if ((st = mlsys__pipe_img_input(in, "random_resized_crop", &w, &h)) || (st = mlsys__pipe_img_crop_opts((const mlsys_pipe_crop_desc *)user, &o)))
+    return (int)st;
+  mlsys__pipe_img_box(w, h, &o, &rng->r, box, NULL);
+  if (!(dst = (uint8_t *)mlsys_alloc((size_t)o.size * o.size, 3))) return MLSYS_ERR_NOMEM;
+  if ((st = mlsys__pipe_img_resize((const uint8_t *)in->comp[0].data, w, h, box[0], box[1], box[2], box[3], dst, o.size, o.size))) {
+    mlsys_free(dst);
+    return (int)st;
+  }
+  return (int)mlsys__pipe_img_output(in, out, dst, MLSYS_PIPE_U8, (size_t)o.size * o.size * 3, o.size, o.size);
+}
+
+MLSYS_DEF int mlsys_pipe_udf_flip(void *user, const mlsys_pipe_elem *in, mlsys_pipe_elem *out, mlsys_pipe_rng *rng) {
+  uint8_t *dst;
+  int w, h, flip;
+  mlsys_status st;
+  (void)user;
+  if ((st = mlsys__pipe_img_input(in, "flip", &w, &h))) return (int)st;
+  flip = mlsys_rng_uniform(&rng->r) < 0.5;
+  if (!(dst = (uint8_t *)mlsys_alloc(in->comp[0].nbytes, 1))) return MLSYS_ERR_NOMEM;
+  memcpy(dst, in->comp[0].data, in->comp[0].nbytes);
+  if (flip) mlsys_pipe_hflip(dst, w, h);
+  return (int)mlsys__pipe_img_output(in, out, dst, MLSYS_PIPE_U8, in->comp[0].nbytes, h, w);
+}
+
+MLSYS_DEF int mlsys_pipe_udf_normalize(void *user, const mlsys_pipe_elem *in, mlsys_pipe_elem *out, mlsys_pipe_rng *rng) {
+  float *dst;
+  int w, h;
+  mlsys_status st;
+  (void)rng;
+  if ((st = mlsys__pipe_img_input(in, "normalize", &w, &h))) return (int)st;
+  if (!(dst = (float *)mlsys_alloc(in->comp[0].nbytes, sizeof(float)))) return MLSYS_ERR_NOMEM;
+  if ((st = mlsys_pipe_normalize((const uint8_t *)in->comp[0].data, (int64_t)w * h, (const mlsys_pipe_norm_desc *)user, dst))) {
+    mlsys_free(dst);
+    return (int)mlsys_prefix_error("normalize");
+  }
+  return (int)mlsys__pipe_img_output(in, out, dst, MLSYS_PIPE_F32, in->comp[0].nbytes * sizeof(float), h, w);
+}
+
+MLSYS_DEF int mlsys_pipe_udf_decode_crop_flip(void *user, const mlsys_pipe_elem *in, mlsys_pipe_elem *out, mlsys_pipe_rng *rng) {
+  static const mlsys_pipe_decode_crop_flip_desc dflt = {{0, 0, 0, 0}, {0, 0, 0, 0, 0}, 0};
+  const mlsys_pipe_decode_crop_flip_desc *fd = user ? (const mlsys_pipe_decode_crop_flip_desc *)user : &dflt;
+  const uint8_t *buf = (const uint8_t *)in->comp[0].data;
+  size_t n = in->comp[0].nbytes;
+  mlsys_pipe_decode_desc o;
+  mlsys_pipe_crop_desc co;
+  mlsys_pipe_jpeg_info info;
+  uint8_t *img = NULL, *dst;
+  int w, h, box[4], d = 1;
+  mlsys_status st;
+  if ((st = mlsys__pipe_img_bytes(in, "decode_crop_flip")) || (st = mlsys__pipe_img_opts(&fd->decode, &o)) ||
+      (st = mlsys__pipe_img_crop_opts(&fd->crop, &co)))
+    return (int)st;
+  if (fd->auto_scale && o.decoder == MLSYS_PIPE_DEC_LIBJPEG && mlsys_pipe_image_sniff(buf, n) == MLSYS_PIPE_IMG_JPEG) {
+    /* the box is drawn on the frame's full size (known from the SOF before decoding); the decode then skips the
+       resolution the resize would throw away */
+    if ((st = mlsys_pipe_jpeg_check(buf, n, &info))) return (int)mlsys_prefix_error("decode_crop_flip");
+    mlsys__pipe_img_box(info.width, info.height, &co, &rng->r, box, NULL);
+    for (d = 8; d > 1 && (box[2] < co.size * d || box[3] < co.size * d); d /= 2) {}
+    st = mlsys__pipe_img_decode_jpeg(buf, &info, &o, d, &img, &w, &h);
+  } else {
+    if (!(st = mlsys__pipe_img_decode(buf, n, &o, &img, &w, &h))) mlsys__pipe_img_box(w, h, &co, &rng->r, box, NULL);
+  }
+  if (st) return (int)mlsys_prefix_error("decode_crop_flip");
+  if (!(dst = (uint8_t *)mlsys_alloc((size_t)co.size * co.size, 3))) { mlsys_free(img); return MLSYS_ERR_NOMEM; }
+  st = mlsys__pipe_img_resize(img, w, h, (double)box[0] / d, (double)box[1] / d, (double)box[2] / d, (double)box[3] / d, dst, co.size, co.size);
+  mlsys_free(img);
+  if (st) { mlsys_free(dst); return (int)st; }
+  if (mlsys_rng_uniform(&rng->r) < 0.5) mlsys_pipe_hflip(dst, co.size, co.size);
+  return (int)mlsys__pipe_img_output(in, out, dst, MLSYS_PIPE_U8, (size_t)co.size * co.size * 3, co.size, co.size);
+}
+
+/* ---- listing image files ---- */
+typedef struct {
+  char *path;
+  dev_t dev;
+  ino_t ino;
+} mlsys__pipe_img_file;
+typedef struct {
+  mlsys__pipe_img_file *v;
+  int64_t n, cap;
+} mlsys__pipe_img_files;
+
+static int mlsys__pipe_img_ends_with(const char *s, const char *suffix) {   /* ASCII, case-insensitive */
+  size_t n = strlen(s), k = strlen(suffix), i;
+  if (n <= k) return 0;
+  for (i = 0; i < k; i++) {
+    char a = s[n - k + i];
+    if (a >= 'A' && a <= 'Z') a = (char)(a - 'A' + 'a');
+    if (a != suffix[i]) return 0;
+  }
+  return 1;
+}
+
+static mlsys_status mlsys__pipe_img_walk(const char *dir, mlsys__pipe_img_files *fs) {
+  DIR *dp = opendir(dir);
+  size_t dl = strlen(dir);
+  mlsys_status st = MLSYS_OK;
+  if (!dp) return mlsys_set_error(MLSYS_ERR_IO, "list_images: cannot open directory '%s': %s", dir, strerror(errno));
+  while (!st) {
+    struct dirent *de;
+    struct stat ls, fst;
+    char *path;
+    size_t nl;
+    errno = 0;
+    if (!(de = readdir(dp))) {
+      if (errno) st = mlsys_set_error(MLSYS_ERR_IO, "list_images: cannot read directory '%s': %s", dir, strerror(errno));
+      break;
+    }
+    if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+    nl = strlen(de->d_name);
+    if (!(path = (char *)mlsys_alloc(dl + nl + 2, 1))) { st = MLSYS_ERR_NOMEM; break; }
+    memcpy(path, dir, dl);
+    if (dl && dir[dl - 1] == '/') memcpy(path + dl, de->d_name, nl + 1);
+    else { path[dl] = '/'; memcpy(path + dl + 1, de->d_name, nl + 1); }
+    if (lstat(path, &ls)) {
+      st = mlsys_set_error(MLSYS_ERR_IO, "list_images: cannot stat '%s': %s", path, strerror(errno));
+    } else if (S_ISDIR(ls.st_mode)) {
+      st = mlsys__pipe_img_walk(path, fs);
+    } else if ((S_ISREG(ls.st_mode) || S_ISLNK(ls.st_mode)) &&
+               (mlsys__pipe_img_ends_with(de->d_name, ".jpg") || mlsys__pipe_img_ends_with(de->d_name, ".jpeg")) &&
+               !stat(path, &fst) && S_ISREG(fst.st_mode)) {   /* dangling links and links to directories are not images */
+      if (fs->n == fs->cap) {
+        int64_t cap = fs->cap ? 2 * fs->cap : 256;
+        mlsys__pipe_img_file *v = (mlsys__pipe_img_file *)mlsys_realloc_array(fs->v, (size_t)cap, sizeof *v);
+        if (!v) { mlsys_free(path); st = MLSYS_ERR_NOMEM; break; }
+        fs->v = v; fs->cap = cap;
+      }
+      fs->v[fs->n].path = path; fs->v[fs->n].dev = fst.st_dev; fs->v[fs->n].ino = fst.st_ino;
+      fs->n++;
+      continue;
+    }
+    mlsys_free(path);
+  }
+  closedir(dp);
+  return st;
+}
+
+static int mlsys__pipe_img_by_path(const void *a, const void *b) {
+  return strcmp(((const mlsys__pipe_img_file *)a)->path, ((const mlsys__pipe_img_file *)b)->path);
+}
+static int mlsys__pipe_img_by_id(const void *a, const void *b) {   /* file identity, then path */
+  const mlsys__pipe_img_file *x = (const mlsys__pipe_img_file *)a, *y = (const mlsys__pipe_img_file *)b;
+  if (x->dev != y->dev) return x->dev < y->dev ? -1 : 1;
+  if (x->ino != y->ino) return x->ino < y->ino ? -1 : 1;
+  return strcmp(x->path, y->path);
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_list_images(const char *dir, char ***paths, int64_t *n) {
+  mlsys__pipe_img_files fs = {NULL, 0, 0};
+  mlsys_status st;
+  int64_t i, k = 0;
+  char **out = NULL;
+  if (!dir || !paths || !n) return mlsys_set_error(MLSYS_ERR_ARG, "list_images: NULL argument");
+  *paths = NULL; *n = 0;
+  if (!(st = mlsys__pipe_img_walk(dir, &fs)) && !(out = (char **)mlsys_alloc((size_t)fs.n + 1, sizeof(char *)))) st = MLSYS_ERR_NOMEM;
+  if (st) {
+    for (i = 0; i < fs.n; i++) mlsys_free(fs.v[i].path);
+    mlsys_free(fs.v);
+    return st;
+  }
+  /* a file reached through several links is kept under the first of its paths */
+  if (fs.n > 1) qsort(fs.v, (size_t)fs.n, sizeof *fs.v, mlsys__pipe_img_by_id);
+  for (i = 0; i < fs.n; i++) {
+    if (k > 0 && fs.v[k - 1].dev == fs.v[i].dev && fs.v[k - 1].ino == fs.v[i].ino) mlsys_free(fs.v[i].path);
+    else fs.v[k++] = fs.v[i];
+  }
+  if (k > 1) qsort(fs.v, (size_t)k, sizeof *fs.v, mlsys__pipe_img_by_path);
+  for (i = 0; i < k; i++) out[i] = fs.v[i].path;
+  mlsys_free(fs.v);
+  *paths = out; *n = k;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF void mlsys_pipe_paths_free(char **paths, int64_t n) {
+  int64_t i;
+  if (!paths) return;
+  for (i = 0; i < n; i++) mlsys_free(paths[i]);
+  mlsys_free(paths);
+}
+
+/* ================================================================================================================
+   The JPEG training pipeline
+   ================================================================================================================ */
+typedef struct {
+  mlsys_pipe_decode_desc dec;
+  mlsys_pipe_crop_desc crop;
+  mlsys_pipe_decode_crop_flip_desc fused;
+} mlsys__pipe_jpeg_ctx;
+
+MLSYS_DEF mlsys_status mlsys_pipe_jpeg_pipeline(mlsys_pipe *p, const char *const *paths, int64_t n, const mlsys_pipe_jpeg_desc *dd,
+                                                mlsys_pipe_jpeg_nodes *o) {
+  mlsys_pipe_jpeg_desc d;
+  mlsys_pipe_source_desc sd;
+  mlsys_pipe_map_desc md;
+  mlsys__pipe_jpeg_ctx *ctx;
+  mlsys_status st;
+  int cur;
+  memset(&d, 0, sizeof d);
+  if (dd) d = *dd;
+  if (!p || !o) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: jpeg_pipeline needs a pipe and a nodes struct");
+  o->files = o->decode = o->repeat = o->crop = o->flip = o->normalize = o->batch = o->root = -1;
+  if (d.batch < 0 || d.size < 0 || d.size > 32768 || d.epochs < 0)
+    return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: jpeg_pipeline batch %d, size %d, epochs %lld", d.batch, d.size, (long long)d.epochs);
+  if (n <= 0) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: jpeg_pipeline over %lld files (need at least one)", (long long)n);
+  /* the UDFs' descs must outlive the iterators: the pipe owns them (freed with it) */
+  if (!(ctx = (mlsys__pipe_jpeg_ctx *)mlsys_calloc(1, sizeof *ctx))) return MLSYS_ERR_NOMEM;
+  if (mlsys__pipe_own(p, ctx)) { mlsys_free(ctx); return MLSYS_ERR_NOMEM; }
+  ctx->dec.decoder = d.decoder ? d.decoder : MLSYS_PIPE_DEC_LIBJPEG;
+  ctx->crop.size = d.size ? d.size : 224;
+  ctx->fused.decode = ctx->dec;
+  ctx->fused.crop = ctx->crop;
+  ctx->fused.auto_scale = ctx->dec.decoder == MLSYS_PIPE_DEC_LIBJPEG;
+  memset(&sd, 0, sizeof sd);
+  sd.throttle = d.throttle; sd.on_error = d.fail_on_error ? MLSYS_PIPE_ON_ERROR_FAIL : MLSYS_PIPE_ON_ERROR_SKIP;
+  sd.name = "files";
+  if ((st = mlsys_pipe_files(p, paths, n, &sd, &o->files))) return st;
+  memset(&md, 0, sizeof md);
+  md.on_error = sd.on_error;
+  if (d.fused) {
+    /* fused: the repeat goes under the one operator (its output is random: nothing above the files is cacheable) */
+    if ((st = mlsys_pipe_repeat(p, o->files, d.epochs ? d.epochs : -1, &o->repeat))) return st;
+    md.fn = mlsys_pipe_udf_decode_crop_flip; md.user = &ctx->fused; md.name = "decode_crop_flip";
+    if ((st = mlsys_pipe_map(p, o->repeat, &md, &o->crop))) return st;
+    cur = o->crop;
+  } else {
+    md.fn = mlsys_pipe_udf_decode; md.user = &ctx->dec; md.name = "decode";
+    if ((st = mlsys_pipe_map(p, o->files, &md, &o->decode))) return st;
+    if ((st = mlsys_pipe_repeat(p, o->decode, d.epochs ? d.epochs : -1, &o->repeat))) return st;
+    md.on_error = MLSYS_PIPE_ON_ERROR_FAIL;   /* past decode every element is an image: an error here is a bug */
+    md.fn = mlsys_pipe_udf_random_resized_crop; md.user = &ctx->crop; md.name = "random_resized_crop";
+    if ((st = mlsys_pipe_map(p, o->repeat, &md, &o->crop))) return st;
+    md.fn = mlsys_pipe_udf_flip; md.user = NULL; md.name = "flip";
+    if ((st = mlsys_pipe_map(p, o->crop, &md, &o->flip))) return st;
+    cur = o->flip;
+  }
+  if (!d.no_normalize) {
+    md.fn = mlsys_pipe_udf_normalize; md.user = NULL; md.name = "normalize"; md.on_error = MLSYS_PIPE_ON_ERROR_FAIL;
+    if ((st = mlsys_pipe_map(p, cur, &md, &o->normalize))) return st;
+    cur = o->normalize;
+  }
+  if ((st = mlsys_pipe_batch(p, cur, d.batch ? d.batch : 32, d.drop_remainder, &o->batch))) return st;
+  return mlsys_pipe_prefetch(p, o->batch, 0, &o->root);
+}
+
+/* ================================================================================================================
    Tracing windows and tuning (spec §3.6, §3.8, §4)
    ================================================================================================================ */
 static int mlsys__pipe_caches_done(mlsys_pipe_iter *it) {
@@ -2603,7 +3714,7 @@ static int mlsys__pipe_chain(const mlsys_pipe *p, int root, int *ids, int cap) {
   return n;
 }
 
-static void mlsys__pipe_log_window(FILE *log, const mlsys_pipe_snapshot *w, const mlsys_pipe_analysis *a) {
+MLSYS_DEF void mlsys_pipe_print_rates(FILE *log, const mlsys_pipe_snapshot *w, const mlsys_pipe_analysis *a) {
   int i;
   if (!log) return;
   fprintf(log, "    %-16s %-10s %3s %10s %12s %10s %8s %6s\n", "operator", "kind", "p", "elements", "R (mb/s/core)", "R*p", "cores", "flags");
@@ -2614,8 +3725,8 @@ static void mlsys__pipe_log_window(FILE *log, const mlsys_pipe_snapshot *w, cons
             (long long)o->produced, r->in_lp ? r->R : 0, r->in_lp ? r->Rp : 0, r->u, i == a->bottleneck ? "BOTTLENECK " : "",
             r->random ? "random " : "", r->stale ? "stale" : "");
   }
-  fprintf(log, "    window %.2f s: X_obs %.2f minibatches/s, process CPU %.2f cores\n", w->seconds, a->x_obs,
-          w->seconds > 0 ? w->process_cpu_s / w->seconds : 0);
+  fprintf(log, "    window %.2f s: X_obs %.2f minibatches/s, process CPU %.2f cores (%.2f outside the operators)\n", w->seconds, a->x_obs,
+          w->seconds > 0 ? w->process_cpu_s / w->seconds : 0, a->unattributed_cores);
 }
 
 static mlsys_status mlsys__pipe_measure(mlsys_pipe *p, int root, const mlsys_pipe_tune_desc *d, const mlsys_pipe_machine *m,
@@ -2642,7 +3753,7 @@ static mlsys_status mlsys__pipe_measure(mlsys_pipe *p, int root, const mlsys_pip
   mlsys_pipe_plan_free(&pl);
   if (log) {
     fprintf(log, "  measured (%s):\n", mlsys_pipe_tune_name(d->method));
-    mlsys__pipe_log_window(log, &r->last, &a);
+    mlsys_pipe_print_rates(log, &r->last, &a);
     fprintf(log, "    X = %.2f minibatches/s; predicted %.2f at %.0f cores, %.2f at the %.2f cores obtained (error %+.1f %%); bottleneck %s\n",
             r->x_measured, r->x_pred, m->cores, r->x_hat, r->cores_used, r->x_hat > 0 ? 100 * (r->x_measured / r->x_hat - 1) : 0,
             r->bottleneck);
@@ -2721,7 +3832,7 @@ MLSYS_DEF mlsys_status mlsys_pipe_tune(mlsys_pipe *p, int root, const mlsys_pipe
       have = 1;
       if (log) {
         fprintf(log, "  step %d:\n", pass + 1);
-        mlsys__pipe_log_window(log, &w, &a);
+        mlsys_pipe_print_rates(log, &w, &a);
         fprintf(log, "    bottleneck %s; LP bound X* = %.2f minibatches/s (%s)\n", a.bottleneck >= 0 ? w.op[a.bottleneck].name : "-", pl.x_pred,
                 pl.binding_kind == MLSYS_PIPE_BIND_SEQ ? "a sequential operator binds" : pl.binding_kind == MLSYS_PIPE_BIND_DISK ? "the disk binds" :
                 pl.binding_kind == MLSYS_PIPE_BIND_CONSUMER ? "the consumer binds" : "the cores bind");
@@ -2733,7 +3844,10 @@ MLSYS_DEF mlsys_status mlsys_pipe_tune(mlsys_pipe *p, int root, const mlsys_pipe
             if (log && nd->map.parallelism != pl.parallelism[i])
               fprintf(log, "    %s: parallelism %d -> %d (theta %.2f cores)\n", nd->name, nd->map.parallelism, pl.parallelism[i], pl.theta[i]);
             nd->map.parallelism = pl.parallelism[i];
-            nd->map.async = 1;   /* tf.data's parallel map: even at p = 1 the consumer's thread does not run it */
+            /* tf.data's parallel map runs apart from its consumer even at p = 1; an operator that needs under a tenth of
+               a core stays inline, since handing each element to another thread would cost more than its work (tf.data
+               fuses such maps into their neighbours) */
+            nd->map.async = pl.parallelism[i] > 1 || pl.theta[i] >= 0.1;
           }
         if (pass == 0 && !d.no_cache && !has_cache) {
           if ((st = mlsys_pipe_plan_cache(&w, &a, &m, &pl))) break;

@@ -4,6 +4,7 @@
 #include "mlsys_remat.h"
 #include "mlsys_collective.h"
 #include "mlsys_transfer.h"
+#include "mlsys_pipeline.h"
 #include "cli/cli.h"
 
 #include <ctype.h>
@@ -18,6 +19,7 @@ static const char *usage =
     "  remat      optimal tensor rematerialization (Checkmate): solve, sweep, max-batch, import-dtr, ...\n"
     "  collective collective-algorithm synthesis from communication sketches (TACCL): synth, simulate, baselines\n"
     "  transfer   cloud bulk transfer over overlay relays (Skyplane): plan, pareto, cp, gateway\n"
+    "  pipeline   input pipelines traced and tuned by their resource use (Plumber): run, trace\n"
     "\n"
     "Run `mlsys <system> --help` for its verbs and options. Exit codes: 0 ok, 1 error, 2 bad usage.\n";
 
@@ -33,6 +35,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "remat")) return cmd_remat(argc, argv);
   if (!strcmp(argv[1], "collective")) return cmd_collective(argc, argv);
   if (!strcmp(argv[1], "transfer")) return cmd_transfer(argc, argv);
+  if (!strcmp(argv[1], "pipeline")) return cmd_pipeline(argc, argv);
   fprintf(stderr, "mlsys: unknown system '%s'\n\n%s", argv[1], usage);
   return CLI_USAGE;
 }

@@ -402,7 +402,7 @@ TEST(knobs_prefetch_zero_and_insert_cache) {
   mlsys_pipe *p;
   mlsys_pipe_map_desc md;
   counter c = {0};
-  int r, m, pf, rp, ca, kind, in;
+  int r, m, pf = -1, rp, ca, kind = -1, in = -1;
   int64_t v, sum;
   memset(&md, 0, sizeof md);
   md.fn = count_udf; md.user = &c;
