@@ -1,40 +1,52 @@
-/* mlsys_pipeline.h — input-pipeline analysis and tuning (Plumber).                                  MIT licence.
+/* mlsys_pipeline.h — input pipelines in C, traced and tuned by their resource use (Plumber).          MIT licence.
 
-   Implements the resource accounting and tuning rules of Plumber (Kuchnik et al., "Plumber: Diagnosing and
-   Removing Performance Bottlenecks in Machine Learning Data Pipelines", MLSys 2022; M. Kuchnik, PhD thesis, ch. 5
-   and Appendix 1; spec ../shared/specs/plumber.md §2.4–3.8):
-     - from a snapshot of per-operator counters (elements produced and consumed, own CPU time, bytes, disk bytes,
-       RNG use) over a window: visit ratios, minibatch-equivalents, service demands, per-core rates, cores used,
-       the bottleneck, disk bytes per minibatch, materialised sizes and the random closure (§2.5);
-     - the CPU LP (max X s.t. X ≤ R_i θ_i, Σθ ≤ cores, θ ≤ 1 for sequential operators) in closed form and through
-       lp_solve (§3.2), the disk bound X = W/β (§3.3), the cache placement rule (§3.4), prefetch sizing by the
-       operational-analysis knee (§3.5), the piecewise-linear fit of a source-parallelism sweep (§3.3), the
-       size estimator of Appendix 2, tf.data AUTOTUNE's buffer wait-time model (§3.8), and TFRecord framing
-       (write, and a reader that names every kind of damage).
-
-   Selective augmentation (thesis ch. 3, spec §3.9): logistic regression (Newton, Cholesky), loss and influence
-   scores (Koh & Liang's leave-one-out approximation), the selection policies and the reweighting.
-
-   STATUS (issue 7, in progress): the pure layers above are done — functions of snapshots and of feature
-   matrices. The runtime (spec §2.1–2.4) is in: range, from_memory, map (sequential or parallel on a worker pool,
-   ordered or not, fail/skip on UDF errors), filter, shuffle, batch, prefetch, repeat, take, sequential interleave;
-   deterministic per-element RNG streams with draw counting; tracing into mlsys_pipe_snapshot (snapshot_take/diff).
-   Not yet: files/records/cache operators, parallel interleave, knobs changed while running, AUTO parallelism,
-   snapshot write/read, the tuning loop, the JPEG pipeline, select_map and the `mlsys pipeline` command.
+   Implements Plumber (Kuchnik et al., "Plumber: Diagnosing and Removing Performance Bottlenecks in Machine Learning
+   Data Pipelines", MLSys 2022; M. Kuchnik, PhD thesis, ch. 5 and Appendix 1) and selective data augmentation (thesis
+   ch. 3), following ../shared/specs/plumber.md:
+     - a runtime with tf.data's operators (§2.1): range, from_memory, files and TFRecord sources (disk counters, a
+       token-bucket/latency throttle for slow storage), map (user C functions; sequential, or asynchronous with p calls
+       in flight on a shared worker pool, ordered or not; errors fail naming the element or are skipped and counted),
+       select_map, filter, shuffle, batch, prefetch, cache (memory or file), repeat, take, interleave; deterministic
+       per-element RNG streams (outputs do not depend on workers or parallelism); clean shutdown;
+     - tracing (§2.4): per operator elements in and out, own thread-CPU time (children excluded), bytes, disk bytes,
+       RNG draws, over windows (mlsys_pipe_trace), at two clock reads per element per operator (no_trace: none);
+     - the analysis of a window (§2.5, §3): visit ratios, per-core rates, the bottleneck, the CPU LP in closed form and
+       through lp_solve, the disk bound, materialised sizes and the cache rule with the random closure, prefetch sizing,
+       the piecewise fit of a parallelism sweep, the size estimator, tf.data AUTOTUNE's output-time model;
+     - tuning (§3.6, §4): mlsys_pipe_tune rewrites a pipeline by Plumber's loop (LP parallelism, cache insertion,
+       prefetch) or a baseline (NAIVE, HEURISTIC, AUTOTUNE hill climb, LOCAL, RANDOM_WALK) and measures it, explaining
+       each decision (bottleneck, predicted and measured rates);
+     - images (§7.4–7.5): magic-byte sniffing, a strict JPEG structure check, decoding with stb_image or libjpeg-turbo
+       (DCT-domain downscaling), torchvision's RandomResizedCrop, flip, normalisation, as map UDFs, and the ImageNet
+       training pipeline over a directory of photographs (mlsys_pipe_jpeg_pipeline);
+     - selective augmentation (§3.9): logistic regression (Newton, Cholesky), loss and influence scores, the selection
+       policies and the reweighting; select_map applies an augmentation to the selected points only.
+   The `mlsys pipeline run|trace` command (cli/pipeline.c) runs the JPEG pipeline; docs/pipeline.md is the guide.
 
    USAGE: in exactly one .c file
        #define MLSYS_PIPELINE_IMPLEMENTATION   // and MLSYS_COMMON_IMPLEMENTATION (or MLSYS_IMPLEMENTATION for both)
        #include "mlsys_pipeline.h"
    link: -llpsolve55 -lcolamd -ljpeg -ldl -lm -lpthread   (-ljpeg: libjpeg-turbo; MLSYS_PIPE_NO_LIBJPEG leaves it out)
+   stb_image (Debian libstb-dev) is compiled into the implementation as static functions.
 
-   EXAMPLE
-       mlsys_pipe_op ops[3] = {0};                       // root first is not required; parents link the tree
-       ops[0].kind = MLSYS_PIPE_OP_BATCH; ops[0].parent = -1; ops[0].produced = 500; ops[0].consumed = 4000; ...
-       mlsys_pipe_snapshot s = {3, ops, 10.0};           // 10 s window
-       mlsys_pipe_machine m = {0};  m.cores = 2;
-       mlsys_pipe_analysis a;  mlsys_pipe_plan p;
-       mlsys_pipe_analyze(&s, &m, &a);  mlsys_pipe_plan_cpu(&s, &a, &m, MLSYS_PIPE_LP_CLOSED_FORM, &p);
-       printf("bottleneck %d, X* = %.2f minibatches/s\n", a.bottleneck, p.x_cpu);
+   EXAMPLE (examples/pipeline_basics.c)
+       char **paths; int64_t n;
+       mlsys_pipe *p; mlsys_pipe_jpeg_desc jd = {0}; mlsys_pipe_jpeg_nodes nodes;
+       mlsys_pipe_tune_desc td = {0}; mlsys_pipe_tune_result r;
+       mlsys_pipe_list_images("/usr/share/doc/opencv-doc", &paths, &n);
+       mlsys_pipe_create(NULL, &p);
+       jd.batch = 32;
+       mlsys_pipe_jpeg_pipeline(p, (const char *const *)paths, n, &jd, &nodes);   // NAIVE: every p = 1
+       td.method = MLSYS_PIPE_TUNE_PLUMBER;
+       mlsys_pipe_tune(p, nodes.root, &td, &r, stdout);   // trace, LP, cache, prefetch; prints why
+       printf("%.1f batches/s, bottleneck %s\n", r.x_measured, r.bottleneck);
+       // then: mlsys_pipe_open(p, r.root, &it); mlsys_pipe_next(it, &batch, &end); ... mlsys_pipe_close(it);
+
+   THREADS: one thread drives an iterator; each asynchronous map has a runner thread and shares the worker pool;
+   reads of a files source with parallelism > 1 run on I/O threads apart from the CPU workers; each prefetch has a
+   producer thread. Knobs (mlsys_pipe_set_knob) and rewrites (insert_cache, a prefetch on top) apply at the next
+   open. UDFs must be thread-safe and must not start threads of their own (their CPU would not be attributed:
+   see unattributed_cores).
 */
 #ifndef MLSYS_PIPELINE_H
 #define MLSYS_PIPELINE_H
@@ -1565,11 +1577,30 @@ static mlsys_status mlsys__pipe_rec_read(FILE *f, const char *path, mlsys_pipe_t
     return mlsys_set_error(MLSYS_ERR_PARSE, "'%s': length CRC mismatch in the record at byte %llu", path, (unsigned long long)*off);
   if (L > ((uint64_t)1 << 31))
     return mlsys_set_error(MLSYS_ERR_PARSE, "'%s': record at byte %llu claims %llu bytes (limit 2 GiB)", path, (unsigned long long)*off, (unsigned long long)L);
-  if (!(*data = (uint8_t *)mlsys_alloc((size_t)L + 1, 1))) return MLSYS_ERR_NOMEM;
-  if (mlsys__pipe_tread(t, *data, (size_t)L, f) != (size_t)L || mlsys__pipe_tread(t, tail, 4, f) != 4) {
-    mlsys_free(*data); *data = NULL;
-    return mlsys_set_error(MLSYS_ERR_PARSE, "'%s': record at byte %llu is truncated (%llu data bytes declared)", path,
-                           (unsigned long long)*off, (unsigned long long)L);
+  {
+    /* grow with the bytes that actually arrive: a damaged length must not allocate gigabytes before failing */
+    size_t cap = L < ((uint64_t)1 << 24) ? (size_t)L + 1 : (size_t)1 << 24, got = 0;
+    int ok = 1;
+    if (!(*data = (uint8_t *)mlsys_alloc(cap, 1))) return MLSYS_ERR_NOMEM;
+    while (got < L) {
+      size_t want = (size_t)L - got, r2;
+      if (got == cap) {
+        size_t nc = cap * 2 > (size_t)L + 1 ? (size_t)L + 1 : cap * 2;
+        uint8_t *q = (uint8_t *)mlsys_realloc_array(*data, nc, 1);
+        if (!q) { mlsys_free(*data); *data = NULL; return MLSYS_ERR_NOMEM; }
+        *data = q; cap = nc;
+      }
+      if (want > cap - got) want = cap - got;
+      r2 = mlsys__pipe_tread(t, *data + got, want, f);
+      got += r2;
+      if (r2 < want) { ok = 0; break; }
+    }
+    if (ok && mlsys__pipe_tread(t, tail, 4, f) != 4) ok = 0;
+    if (!ok) {
+      mlsys_free(*data); *data = NULL;
+      return mlsys_set_error(MLSYS_ERR_PARSE, "'%s': record at byte %llu is truncated (%llu data bytes declared)", path,
+                             (unsigned long long)*off, (unsigned long long)L);
+    }
   }
   c = (uint32_t)tail[0] | (uint32_t)tail[1] << 8 | (uint32_t)tail[2] << 16 | (uint32_t)tail[3] << 24;
   if (!skip_crc && c != mlsys_pipe_tfrecord_mask(mlsys_crc32c(0, *data, (size_t)L))) {

@@ -79,4 +79,18 @@ if [ -x build/examples/transfer_basics ] || make --no-print-directory -s build/e
   build/examples/transfer_basics || status=1
   echo
 fi
+echo "== mlsys_pipeline.h: Plumber, an input pipeline traced and tuned by its resource use"
+echo
+IMG=/usr/share/doc/opencv-doc
+if [ -d "$IMG" ]; then
+  echo "-- The ImageNet training pipeline (files -> decode -> repeat -> random-resized-crop 224 -> flip -> normalize"
+  echo "   -> batch 32) over the 615 .jpg/.jpeg files of Debian's opencv-doc (3 are PNGs: skipped and counted), traced"
+  echo "   as built (NAIVE: one operator at a time): the per-core rate of every operator names the bottleneck:"
+  run pipeline trace --images "$IMG" --seconds 2
+  echo "-- Plumber configures it (CPU LP -> parallelism, cache rule -> cache the decoded photos, prefetch sizing) and"
+  echo "   the result is measured against NAIVE on this machine (use --verbose for each step's table and decision):"
+  run pipeline run --images "$IMG" --seconds 2 --vs-naive
+else
+  echo "   (skipped: $IMG is missing; scripts/install-deps.sh installs Debian's opencv-doc)"; status=1
+fi
 exit $status
