@@ -1708,7 +1708,7 @@ struct mlsys__pipe_st {
   mlsys_rng rng;
   /* parallel map (under it->mu) */
   mlsys__pipe_task *th, *tt;
-  int inflight;
+  int inflight, draining, runner_waiting;
   pthread_cond_t cv_done;
   /* prefetch (under it->mu) */
   pthread_t thr;
@@ -1771,13 +1771,14 @@ static uint64_t mlsys__pipe_draws(const mlsys_rng *a, const mlsys_rng *b) {
 
 static char *mlsys__pipe_dup_err(void) { return mlsys_strdup(mlsys_last_error()); }
 
-static mlsys_status mlsys__pipe_next_st(mlsys__pipe_st *s, mlsys_pipe_elem *out, int *end);
+static mlsys_status mlsys__pipe_next_st(mlsys__pipe_st *s, mlsys_pipe_elem *out, int *end, double *span);
 
-/* pull from the child, timing it (the caller's own CPU excludes it) */
+/* pull from the child; the child's own clock span (its CPU and its inputs') is subtracted from the caller's, so each
+   operator invocation costs two clock reads, not four */
 static mlsys_status mlsys__pipe_pull(mlsys__pipe_st *s, mlsys_pipe_elem *e, int *end, double *child_cpu) {
-  double t0 = MLSYS__PIPE_TCPU(s);
-  mlsys_status st = mlsys__pipe_next_st(s->child, e, end);
-  *child_cpu += MLSYS__PIPE_TCPU(s) - t0;
+  double span = 0;
+  mlsys_status st = mlsys__pipe_next_st(s->child, e, end, &span);
+  *child_cpu += span;
   if (!st && !*end) {
     pthread_mutex_lock(&s->it->mu);
     s->consumed++;
@@ -1840,8 +1841,9 @@ static void *mlsys__pipe_worker(void *arg) {
     t->draws = mlsys__pipe_draws(&r0, &rng.r);
     pthread_mutex_lock(&it->mu);
     t->done = 1;
-    pthread_cond_broadcast(&s->cv_done);
-    pthread_cond_broadcast(&s->cv_put);   /* one fewer running: the runner may launch */
+    /* wake only who waits for this: the consumer of an ordered map waits for the head; the runner for a free slot */
+    if (s->nd->map.nondeterministic || t == s->th || s->draining) pthread_cond_broadcast(&s->cv_done);
+    if (s->runner_waiting) pthread_cond_signal(&s->cv_put);
     pthread_mutex_unlock(&it->mu);
   }
 }
@@ -1850,6 +1852,7 @@ static void *mlsys__pipe_worker(void *arg) {
 static void mlsys__pipe_pmap_drain(mlsys__pipe_st *s) {
   mlsys_pipe_iter *it = s->it;
   pthread_mutex_lock(&it->mu);
+  s->draining = 1;   /* every completion wakes us now, not only the head's */
   for (;;) {
     mlsys__pipe_task *t = s->th;
     while (t && t->done) t = t->next;
@@ -1864,6 +1867,7 @@ static void mlsys__pipe_pmap_drain(mlsys__pipe_st *s) {
     mlsys_free(t);
   }
   s->tt = NULL; s->inflight = 0;
+  s->draining = 0;
   pthread_mutex_unlock(&it->mu);
 }
 
@@ -1899,7 +1903,11 @@ static void *mlsys__pipe_pmap_runner(void *arg) {
     double t0, cc = 0;
     mlsys_status st;
     pthread_mutex_lock(&it->mu);
-    while (!s->stop && (s->inflight >= 2 * p || mlsys__pipe_running_locked(s) >= p)) pthread_cond_wait(&s->cv_put, &it->mu);
+    while (!s->stop && (s->inflight >= 2 * p || mlsys__pipe_running_locked(s) >= p)) {
+      s->runner_waiting = 1;
+      pthread_cond_wait(&s->cv_put, &it->mu);
+      s->runner_waiting = 0;
+    }
     if (s->stop) { pthread_mutex_unlock(&it->mu); break; }
     pthread_mutex_unlock(&it->mu);
     memset(&e, 0, sizeof e);
@@ -1982,7 +1990,7 @@ static mlsys_status mlsys__pipe_pmap_next(mlsys__pipe_st *s, mlsys_pipe_elem *ou
     s->cpu_s += t->cpu;
     s->rng_draws += (int64_t)t->draws;
     if (t->rc && s->nd->map.on_error == MLSYS_PIPE_ON_ERROR_SKIP) s->skipped++;
-    pthread_cond_broadcast(&s->cv_put);
+    if (s->runner_waiting) pthread_cond_signal(&s->cv_put);
     pthread_mutex_unlock(&it->mu);
     if (t->rc) {
       int rc = t->rc;
@@ -2440,13 +2448,14 @@ static mlsys_status mlsys__pipe_step(mlsys__pipe_st *s, mlsys_pipe_elem *out, in
   }
 }
 
-static mlsys_status mlsys__pipe_next_st(mlsys__pipe_st *s, mlsys_pipe_elem *out, int *end) {
+static mlsys_status mlsys__pipe_next_st(mlsys__pipe_st *s, mlsys_pipe_elem *out, int *end, double *span) {
   double t0 = MLSYS__PIPE_TCPU(s), cc = 0, own;
   mlsys_status st;
   *end = 0;
   memset(out, 0, sizeof *out);
   st = mlsys__pipe_step(s, out, end, &cc);
-  own = MLSYS__PIPE_TCPU(s) - t0 - cc;
+  *span = MLSYS__PIPE_TCPU(s) - t0;
+  own = *span - cc;
   pthread_mutex_lock(&s->it->mu);
   s->cpu_s += own > 0 ? own : 0;
   if (!st && !*end) {
@@ -2597,7 +2606,10 @@ MLSYS_DEF mlsys_status mlsys_pipe_next(mlsys_pipe_iter *it, mlsys_pipe_elem *out
     *end = it->fin_end;
     return it->fin_st ? mlsys_set_error(it->fin_st, "%s", it->fin_msg ? it->fin_msg : "pipeline failed") : MLSYS_OK;
   }
-  st = mlsys__pipe_next_st(&it->st[0], out, &e);
+  {
+    double span;
+    st = mlsys__pipe_next_st(&it->st[0], out, &e, &span);
+  }
   if (st) {
     mlsys_pipe_elem_release(out);
     it->fin = 1; it->fin_end = 1; it->fin_st = st; it->fin_msg = mlsys__pipe_dup_err();
