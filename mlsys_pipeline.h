@@ -206,6 +206,11 @@ enum { MLSYS_PIPE_POL_UNIFORM = 1, MLSYS_PIPE_POL_RANDOM_PROP, MLSYS_PIPE_POL_DE
    proportional to the score (successive draws without replacement), deterministic (descending, ties by index),
    their inverses, softmax. Zero scores become min(smallest positive score, 1e-20). */
 MLSYS_DEF mlsys_status mlsys_pipe_aug_order(const double *scores, int64_t n, int policy, uint64_t seed, int64_t *perm);
+/* Score updating (spec §3.9, the authors' experiments.py): after the first k points of perm were augmented and the
+   model refit, scores holds the n original points' new scores; out keeps perm[0, k) and orders the not-yet-augmented
+   rest by the policy on their new scores (zero-score replacement and draws over the rest only). out may be perm. */
+MLSYS_DEF mlsys_status mlsys_pipe_aug_reorder(const double *scores, int64_t n, const int64_t *perm, int64_t k, int policy, uint64_t seed,
+                                              int64_t *out);
 /* Weights: for the first k points of perm, the original and each of its n_aug copies get 1/(n_aug + 1); everyone
    else 1 (Σ = n). w_aug[i] is the weight of each copy of point i (0 when not augmented). */
 MLSYS_DEF mlsys_status mlsys_pipe_aug_weights(const int64_t *perm, int64_t k, const int *n_aug_per_point, int64_t n,
@@ -215,8 +220,9 @@ MLSYS_DEF mlsys_status mlsys_pipe_aug_weights(const int64_t *perm, int64_t k, co
    Build a chain of operators on an mlsys_pipe (each builder returns the new node's id), open it at a root, pull
    elements with mlsys_pipe_next, read the per-operator counters with mlsys_pipe_snapshot_take (an
    mlsys_pipe_snapshot that mlsys_pipe_analyze accepts), close. Synchronous operators run in the caller's thread;
-   a parallel map runs its UDF on the iterator's worker pool (up to `parallelism` calls in flight, output in
-   sequential order unless nondeterministic); prefetch owns a producer thread with a bounded buffer. Interleave is
+   an asynchronous map (parallelism > 1, or async) has a runner thread that pulls its input and keeps `parallelism`
+   UDF calls running on the iterator's worker pool, with at most as many results waiting (output in sequential order
+   unless nondeterministic); prefetch owns a producer thread with a bounded buffer. Interleave is
    sequential (its sub-pipelines run inline). Each UDF call gets an RNG seeded from (seed, node, element seq, epoch),
    so outputs do not depend on workers or parallelism; the runtime counts the draws it made (the operator is then
    random). All element data is owned: allocate it with mlsys_pipe_tensor_alloc, release with mlsys_pipe_elem_release.
@@ -1092,6 +1098,33 @@ MLSYS_DEF mlsys_status mlsys_pipe_aug_order(const double *scores, int64_t n, int
   }
   mlsys_free(w);
   return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_aug_reorder(const double *scores, int64_t n, const int64_t *perm, int64_t k, int policy, uint64_t seed,
+                                              int64_t *out) {
+  int64_t m = n - k, j, *rest, *sub;
+  double *sc;
+  uint8_t *seen;
+  mlsys_status st;
+  if (n <= 0 || k < 0 || k > n || !scores || !perm || !out) return mlsys_set_error(MLSYS_ERR_ARG, "augmentation reorder: n %lld, k %lld", (long long)n, (long long)k);
+  seen = (uint8_t *)mlsys_calloc((size_t)n, 1);
+  rest = (int64_t *)mlsys_alloc((size_t)n, sizeof *rest);
+  sub = (int64_t *)mlsys_alloc((size_t)n, sizeof *sub);
+  sc = (double *)mlsys_alloc((size_t)n, sizeof *sc);
+  if (!seen || !rest || !sub || !sc) { st = MLSYS_ERR_NOMEM; goto done; }
+  for (j = 0; j < n; j++) {
+    if (perm[j] < 0 || perm[j] >= n || seen[perm[j]]) { st = mlsys_set_error(MLSYS_ERR_ARG, "augmentation reorder: perm is not a permutation (entry %lld)", (long long)j); goto done; }
+    seen[perm[j]] = 1;
+  }
+  for (j = 0; j < m; j++) { rest[j] = perm[k + j]; sc[j] = scores[rest[j]]; }
+  st = m > 0 ? mlsys_pipe_aug_order(sc, m, policy, seed, sub) : MLSYS_OK;
+  if (!st) {
+    if (out != perm) memcpy(out, perm, (size_t)k * sizeof *out);
+    for (j = 0; j < m; j++) out[k + j] = rest[sub[j]];
+  }
+done:
+  mlsys_free(seen); mlsys_free(rest); mlsys_free(sub); mlsys_free(sc);
+  return st;
 }
 
 MLSYS_DEF mlsys_status mlsys_pipe_aug_weights(const int64_t *perm, int64_t k, const int *n_aug, int64_t n, double *w_orig, double *w_aug) {

@@ -470,6 +470,36 @@ static double spearman(const double *a, const double *b, int n) {
 }
 static int cmpd(const void *x, const void *y) { double a = *(const double *)x, b = *(const double *)y; return a < b ? -1 : a > b; }
 
+TEST(aug_score_updating_reorders_the_rest) {
+  /* §3.9 score updating: the augmented prefix stays; the rest is reordered by the new scores (deterministic: sorted,
+     ties by the earlier position; random: a permutation of exactly the rest, reproducible by seed) */
+  double sc[8] = {5, 1, 7, 0, 2, 9, 3, 4};
+  int64_t perm[8] = {5, 2, 0, 7, 6, 4, 1, 3}, out[8], out2[8];
+  int64_t want_det[8] = {5, 2, 0, 7, 6, 4, 1, 3};
+  int j, cnt[8] = {0};
+  /* new scores: the rest {7, 6, 4, 1, 3} gets 8, 1, 6, 0, 3 → descending: 7 (8), 4 (6), 3 (3), 6 (1), 1 (0) */
+  double nsc[8] = {0, 0, 0, 3, 6, 0, 1, 8};
+  (void)sc;
+  want_det[3] = 7; want_det[4] = 4; want_det[5] = 3; want_det[6] = 6; want_det[7] = 1;
+  REQUIRE_OK(mlsys_pipe_aug_reorder(nsc, 8, perm, 3, MLSYS_PIPE_POL_DETERMINISTIC, 1, out));
+  for (j = 0; j < 8; j++) CHECK_MSG(out[j] == want_det[j], "position %d: %lld, want %lld", j, (long long)out[j], (long long)want_det[j]);
+  REQUIRE_OK(mlsys_pipe_aug_reorder(nsc, 8, perm, 3, MLSYS_PIPE_POL_RANDOM_PROP, 42, out));
+  REQUIRE_OK(mlsys_pipe_aug_reorder(nsc, 8, perm, 3, MLSYS_PIPE_POL_RANDOM_PROP, 42, out2));
+  for (j = 0; j < 3; j++) CHECK_EQ_INT(out[j], perm[j]);
+  for (j = 0; j < 8; j++) { CHECK_EQ_INT(out[j], out2[j]); cnt[out[j]]++; }
+  for (j = 0; j < 8; j++) CHECK_EQ_INT(cnt[j], 1);
+  /* in place, k = n (nothing left) and k = 0 (a fresh order) */
+  memcpy(out, perm, sizeof perm);
+  REQUIRE_OK(mlsys_pipe_aug_reorder(nsc, 8, out, 8, MLSYS_PIPE_POL_DETERMINISTIC, 1, out));
+  for (j = 0; j < 8; j++) CHECK_EQ_INT(out[j], perm[j]);
+  REQUIRE_OK(mlsys_pipe_aug_reorder(nsc, 8, perm, 0, MLSYS_PIPE_POL_DETERMINISTIC, 1, out));
+  CHECK_EQ_INT(out[0], 7);
+  CHECK_EQ_INT(out[1], 4);
+  perm[1] = 5;   /* not a permutation */
+  CHECK_EQ_INT(mlsys_pipe_aug_reorder(nsc, 8, perm, 3, MLSYS_PIPE_POL_DETERMINISTIC, 1, out), MLSYS_ERR_ARG);
+  CHECK_EQ_INT(mlsys_pipe_aug_reorder(nsc, 8, perm, 9, MLSYS_PIPE_POL_DETERMINISTIC, 1, out), MLSYS_ERR_ARG);
+}
+
 TEST(aug_influence_vs_exact_loo) {
   float X[120], Xm[118];
   uint8_t y[60], ym[59];
