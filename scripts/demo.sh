@@ -90,6 +90,13 @@ if [ -d "$IMG" ]; then
   echo "-- Plumber configures it (CPU LP -> parallelism, cache rule -> cache the decoded photos, prefetch sizing) and"
   echo "   the result is measured against NAIVE on this machine (use --verbose for each step's table and decision):"
   run pipeline run --images "$IMG" --seconds 2 --vs-naive
+  if [ -x build/examples/pipeline_basics ] || make --no-print-directory -s build/examples/pipeline_basics >/dev/null 2>&1; then
+    echo "-- The same through the C API (examples/pipeline_basics.c) on the 59 photos of opencv-doc's examples/data:"
+    echo "   trace, NAIVE, then Plumber with its explanation of every step:"
+    echo "\$ build/examples/pipeline_basics"
+    build/examples/pipeline_basics || status=1
+    echo
+  fi
 else
   echo "   (skipped: $IMG is missing; scripts/install-deps.sh installs Debian's opencv-doc)"; status=1
 fi
