@@ -45,10 +45,10 @@ deps:
 $(BUILD)/mlsys: $(CLI_SRC) cli/cli.h $(HEADERS) | $(BUILD)
 	$(CC) $(CSTD) $(WARN) $(CFLAGS) $(CPPFLAGS) -I. $(CLI_SRC) -o $@ $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/test_%: tests/test_%.c tests/test.h tests/cli_run.h $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
+$(BUILD)/test_%: tests/test_%.c $(wildcard tests/*.h) $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
 	$(CC) $(CSTD) $(WARN) $(CFLAGS) $(CPPFLAGS) -I. $< -o $@ $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/bench_%: bench/bench_%.c $(HEADERS) | $(BUILD)
+$(BUILD)/bench_%: bench/bench_%.c $(HEADERS) $(wildcard bench/*.h) | $(BUILD)
 	$(CC) $(CSTD) $(WARN) $(OPT) -g $(CPPFLAGS) -I. $< -o $@ $(LDLIBS)
 
 $(BUILD)/examples/%: examples/%.c $(HEADERS) $(wildcard examples/*.h) | $(BUILD)

@@ -26,6 +26,7 @@
    table says which sketch and which synthesis size won. */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_collective.h"
+#include "bench/bench_machine.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -53,24 +54,8 @@ static const char *fmt_size(double b, char *buf, size_t n) {
 }
 
 static void print_machine(void) {
-  char model[256] = "unknown", line[512], date[64];
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  time_t now = time(NULL);
-  if (f) {
-    while (fgets(line, sizeof line, f))
-      if (!strncmp(line, "model name", 10)) {
-        char *p = strchr(line, ':');
-        if (p) {
-          p++;
-          while (*p == ' ') p++;
-          snprintf(model, sizeof model, "%s", p);
-          model[strcspn(model, "\n")] = 0;
-        }
-        break;
-      }
-    fclose(f);
-  }
-  strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
+  char model[256], date[64];
+  bench_machine(model, sizeof model, date, sizeof date);
   printf("machine: %ld CPU(s), %s; MILP: lp_solve (the library's default: CBC only above 4000 routing binaries%s)\n",
          sysconf(_SC_NPROCESSORS_ONLN), model, mlsys_milp_has_backend(MLSYS_SOLVER_CBC) ? ", built in" : ", not built in");
   printf("date: %s; mode: %s\n", date, quick ? "quick" : "full");

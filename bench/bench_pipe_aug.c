@@ -39,6 +39,7 @@
    Reports, never asserts (spec §7.7); always exits 0 unless the data is unreadable. */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_pipeline.h"
+#include "bench/bench_machine.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -212,24 +213,8 @@ static double pilot(int pol, int pct) {
 }
 
 static void print_machine(int seeds, int quick, const char *dir) {
-  char model[256] = "unknown", line[512], date[64];
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  time_t now = time(NULL);
-  if (f) {
-    while (fgets(line, sizeof line, f))
-      if (!strncmp(line, "model name", 10)) {
-        char *p = strchr(line, ':');
-        if (p) {
-          p++;
-          while (*p == ' ') p++;
-          snprintf(model, sizeof model, "%s", p);
-          model[strcspn(model, "\n")] = 0;
-        }
-        break;
-      }
-    fclose(f);
-  }
-  strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
+  char model[256], date[64];
+  bench_machine(model, sizeof model, date, sizeof date);
   printf("# Selective augmentation on Fashion-MNIST (thesis ch. 3; spec §3.9, §5.4, §7.7 bench_aug)\n\n");
   printf("machine: %ld CPU(s), %s\n", sysconf(_SC_NPROCESSORS_ONLN), model);
   printf("date: %s; mode: %s; seeds: %d\n", date, quick ? "quick" : "full", seeds);

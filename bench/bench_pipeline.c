@@ -42,6 +42,8 @@
    load average is printed with the machine, and c is printed next to every X. */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_pipeline.h"
+#include "bench/bench_machine.h"
+#include "tests/pipe_p1.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -75,24 +77,8 @@ static void loadavg(char *buf, size_t n) {
 }
 
 static void print_machine(void) {
-  char model[256] = "unknown", line[512], date[64], la[64];
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  time_t now = time(NULL);
-  if (f) {
-    while (fgets(line, sizeof line, f))
-      if (!strncmp(line, "model name", 10)) {
-        char *p = strchr(line, ':');
-        if (p) {
-          p++;
-          while (*p == ' ') p++;
-          snprintf(model, sizeof model, "%s", p);
-          model[strcspn(model, "\n")] = 0;
-        }
-        break;
-      }
-    fclose(f);
-  }
-  strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
+  char model[256], date[64], la[64];
+  bench_machine(model, sizeof model, date, sizeof date);
   loadavg(la, sizeof la);
   printf("machine: %d CPU(s) online (nproc), %s; load average %s\n", g_ncpu, model, la);
   printf("date: %s\n", date);
@@ -139,53 +125,9 @@ static int corpus(void) {
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
-   the spin-UDF pipeline P1 (spec §7.6 #14; build_p1 of tests/test_pipe_tune.c with the pool size as a parameter)
+   the spin-UDF pipeline P1 (spec §7.6 #14; tests/pipe_p1.h)
    --------------------------------------------------------------------------------------------------------------- */
-static double tcpu(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-/* spins until this thread's CPU clock advanced s: the work is CPU time, so it does not shrink when the thread is
-   descheduled (the LP's unit is CPU-seconds per minibatch) */
-static void burn(double s) {
-  double t0 = tcpu();
-  while (tcpu() - t0 < s) {}
-}
-static int spin_udf(void *user, const mlsys_pipe_elem *in, mlsys_pipe_elem *out, mlsys_pipe_rng *rng) {
-  (void)rng;
-  burn(*(const double *)user);
-  return mlsys_pipe_elem_copy(in, out) ? -1 : 0;
-}
-
-static double c_src = 10e-6, c_a = 2e-3, c_b = 0.5e-3, c_batch = 100e-6;
-static double c_tiny1 = 20e-6, c_tiny2 = 5e-6;
-typedef struct { int range, src, a, b, batch, cost, root; } p1_nodes;
-
-/* range → src 10 µs (sequential) → map_A 2 ms (p = pa) → map_B 0.5 ms (p = pb) → batch 8 → batch_cost 100 µs
-   (sequential) → prefetch 0 (the root). The LP at 2 cores: X* = 99.11 minibatches/s, θ_A = 1.59, θ_B = 0.40 (§7.6 #2). */
-static mlsys_pipe *build_p1(int pa, int pb, int workers, p1_nodes *n) {
-  mlsys_pipe *p;
-  mlsys_pipe_desc d;
-  mlsys_pipe_map_desc md;
-  memset(&d, 0, sizeof d); memset(&md, 0, sizeof md);
-  d.workers = workers;
-  if (mlsys_pipe_create(&d, &p)) return NULL;
-  mlsys_pipe_range(p, 100000000, &n->range);
-  md.fn = spin_udf; md.sequential = 1;
-  md.user = &c_src; md.name = "src";
-  mlsys_pipe_map(p, n->range, &md, &n->src);
-  md.sequential = 0;
-  md.user = &c_a; md.name = "map_A"; md.parallelism = pa;
-  mlsys_pipe_map(p, n->src, &md, &n->a);
-  md.user = &c_b; md.name = "map_B"; md.parallelism = pb;
-  mlsys_pipe_map(p, n->a, &md, &n->b);
-  mlsys_pipe_batch(p, n->b, 8, 0, &n->batch);
-  md.user = &c_batch; md.name = "batch_cost"; md.parallelism = 1; md.sequential = 1;
-  mlsys_pipe_map(p, n->batch, &md, &n->cost);
-  mlsys_pipe_prefetch(p, n->cost, 0, &n->root);
-  return p;
-}
+static double c_tiny1 = 20e-6, c_tiny2 = 5e-6;   /* the µs-scale chain of the overhead part */
 
 static mlsys_pipe *build_jpeg(uint64_t seed, int no_trace, mlsys_pipe_jpeg_nodes *nd) {
   mlsys_pipe *p;

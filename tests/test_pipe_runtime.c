@@ -5,6 +5,7 @@
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_pipeline.h"
 #include "tests/test.h"
+#include "tests/pipe_p1.h"
 #include <time.h>
 
 static int64_t val(const mlsys_pipe_elem *e, int64_t i) { return ((const int64_t *)e->comp[0].data)[i]; }
@@ -140,16 +141,6 @@ TEST(shuffle_semantics) {
   CHECK(is_perm(a, 100));
   for (i = 0; i < 100; i++) same += a[i] == i;
   CHECK(same < 100);
-}
-
-static double tcpu(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-static void burn(double s) {
-  double t0 = tcpu();
-  while (tcpu() - t0 < s) {}
 }
 
 /* a random UDF: a random number of draws and a little random work; output = f(value, draws) */
@@ -365,12 +356,6 @@ TEST(counters_and_window) {
   mlsys_pipe_destroy(p);
 }
 
-static int spin_udf(void *user, const mlsys_pipe_elem *in, mlsys_pipe_elem *out, mlsys_pipe_rng *rng) {
-  (void)rng;
-  burn(*(const double *)user);
-  *(int64_t *)mlsys_pipe_tensor_alloc(out, 0, 8, MLSYS_PIPE_I64) = val(in, 0);
-  return 0;
-}
 
 /* §7.6 cases 14/15: P1 = range → src 10 µs → map_A 2 ms (p = 2) → map_B 0.5 ms → batch 8, traced for ~1.5 s */
 TEST(spin_pipeline_traced_rates) {

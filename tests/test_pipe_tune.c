@@ -6,49 +6,7 @@
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_pipeline.h"
 #include "tests/test.h"
-#include <time.h>
-
-static double tcpu(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-static void burn(double s) {
-  double t0 = tcpu();
-  while (tcpu() - t0 < s) {}
-}
-static int spin_udf(void *user, const mlsys_pipe_elem *in, mlsys_pipe_elem *out, mlsys_pipe_rng *rng) {
-  (void)rng;
-  burn(*(const double *)user);
-  return mlsys_pipe_elem_copy(in, out) ? -1 : 0;
-}
-
-static double c_src = 10e-6, c_a = 2e-3, c_b = 0.5e-3, c_batch = 100e-6;
-typedef struct { int range, src, a, b, batch, cost, root; } p1_nodes;
-
-/* P1 with map_A and map_B at parallelism pa, pb; root = a prefetch(0) on top */
-static mlsys_pipe *build_p1(int pa, int pb, p1_nodes *n) {
-  mlsys_pipe *p;
-  mlsys_pipe_desc d;
-  mlsys_pipe_map_desc md;
-  memset(&d, 0, sizeof d); memset(&md, 0, sizeof md);
-  d.workers = 2;
-  if (mlsys_pipe_create(&d, &p)) return NULL;
-  mlsys_pipe_range(p, 100000000, &n->range);
-  md.fn = spin_udf; md.sequential = 1;
-  md.user = &c_src; md.name = "src";
-  mlsys_pipe_map(p, n->range, &md, &n->src);
-  md.sequential = 0;
-  md.user = &c_a; md.name = "map_A"; md.parallelism = pa;
-  mlsys_pipe_map(p, n->src, &md, &n->a);
-  md.user = &c_b; md.name = "map_B"; md.parallelism = pb;
-  mlsys_pipe_map(p, n->a, &md, &n->b);
-  mlsys_pipe_batch(p, n->b, 8, 0, &n->batch);
-  md.user = &c_batch; md.name = "batch_cost"; md.parallelism = 1; md.sequential = 1;
-  mlsys_pipe_map(p, n->batch, &md, &n->cost);
-  mlsys_pipe_prefetch(p, n->cost, 0, &n->root);
-  return p;
-}
+#include "tests/pipe_p1.h"
 
 /* the §3.1 snapshot (no pipeline run): range, map_A, map_B, batch, prefetch at the root */
 TEST(autotune_climb_terminates_on_the_p1_model) {
@@ -85,7 +43,7 @@ TEST(plumber_plan_measured_matches_prediction) {
   /* §7.6 #15: tune P1 (no cache: nothing is re-read) and measure: |X − X̂| ≤ 10 % with X̂ from the LP at the cores
      this process obtained in the window */
   p1_nodes n;
-  mlsys_pipe *p = build_p1(1, 1, &n);
+  mlsys_pipe *p = build_p1(1, 1, 2, &n);
   mlsys_pipe_tune_desc d;
   mlsys_pipe_tune_result r;
   int64_t pa, pb;
@@ -109,7 +67,7 @@ TEST(plumber_plan_measured_matches_prediction) {
 
 TEST(naive_heuristic_set_their_knobs) {
   p1_nodes n;
-  mlsys_pipe *p = build_p1(3, 3, &n);
+  mlsys_pipe *p = build_p1(3, 3, 2, &n);
   mlsys_pipe_tune_desc d;
   mlsys_pipe_tune_result r;
   int64_t v;
@@ -133,7 +91,7 @@ TEST(naive_heuristic_set_their_knobs) {
 
 TEST(local_gives_cores_to_the_bottleneck_and_walk_adds_one) {
   p1_nodes n;
-  mlsys_pipe *p = build_p1(1, 1, &n);
+  mlsys_pipe *p = build_p1(1, 1, 2, &n);
   mlsys_pipe_tune_desc d;
   mlsys_pipe_tune_result r;
   int64_t a, b;
@@ -160,7 +118,7 @@ TEST(local_gives_cores_to_the_bottleneck_and_walk_adds_one) {
 
 TEST(autotune_end_to_end_runs) {
   p1_nodes n;
-  mlsys_pipe *p = build_p1(1, 1, &n);
+  mlsys_pipe *p = build_p1(1, 1, 2, &n);
   mlsys_pipe_tune_desc d;
   mlsys_pipe_tune_result r;
   int64_t a;
@@ -177,7 +135,7 @@ TEST(autotune_end_to_end_runs) {
 
 TEST(trace_rejects_bad_windows) {
   p1_nodes n;
-  mlsys_pipe *p = build_p1(1, 1, &n);
+  mlsys_pipe *p = build_p1(1, 1, 2, &n);
   mlsys_pipe_snapshot w;
   REQUIRE(p);
   CHECK_EQ_INT(mlsys_pipe_trace(p, n.root, 0, 0, &w, NULL), MLSYS_ERR_ARG);
