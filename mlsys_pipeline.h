@@ -1730,7 +1730,9 @@ struct mlsys__pipe_st {
   mlsys_pipe_iter *it;
   mlsys__pipe_st *child;
   uint64_t epoch;
-  /* counters, under it->mu */
+  /* counters, under cmu (its own lock, so that operators on different threads do not contend for it->mu; taken
+     after it->mu where both are held) */
+  pthread_mutex_t cmu;
   int64_t produced, consumed, skipped, rng_draws;
   double cpu_s, bytes;
   /* per-kind state (driving thread only unless noted) */
@@ -1813,9 +1815,9 @@ static mlsys_status mlsys__pipe_pull(mlsys__pipe_st *s, mlsys_pipe_elem *e, int 
   mlsys_status st = mlsys__pipe_next_st(s->child, e, end, &span);
   *child_cpu += span;
   if (!st && !*end) {
-    pthread_mutex_lock(&s->it->mu);
+    pthread_mutex_lock(&s->cmu);
     s->consumed++;
-    pthread_mutex_unlock(&s->it->mu);
+    pthread_mutex_unlock(&s->cmu);
   }
   return st;
 }
@@ -1949,7 +1951,9 @@ static void *mlsys__pipe_pmap_runner(void *arg) {
     t = !st && !e_end ? (mlsys__pipe_task *)mlsys_calloc(1, sizeof *t) : NULL;
     if (!st && !e_end && !t) { mlsys_pipe_elem_release(&e); st = MLSYS_ERR_NOMEM; }
     pthread_mutex_lock(&it->mu);
+    pthread_mutex_lock(&s->cmu);
     s->cpu_s += fmax(0, MLSYS__PIPE_TCPU(s) - t0 - cc);
+    pthread_mutex_unlock(&s->cmu);
     if (st || e_end) {
       /* the end or an input error comes after the elements already handed out */
       s->pf_done = 1;
@@ -2020,9 +2024,11 @@ static mlsys_status mlsys__pipe_pmap_next(mlsys__pipe_st *s, mlsys_pipe_elem *ou
     if (prev) prev->next = t->next; else s->th = t->next;
     if (s->tt == t) s->tt = prev;
     s->inflight--;
+    pthread_mutex_lock(&s->cmu);
     s->cpu_s += t->cpu;
     s->rng_draws += (int64_t)t->draws;
     if (t->rc && s->nd->map.on_error == MLSYS_PIPE_ON_ERROR_SKIP) s->skipped++;
+    pthread_mutex_unlock(&s->cmu);
     if (s->runner_waiting) pthread_cond_signal(&s->cv_put);
     pthread_mutex_unlock(&it->mu);
     if (t->rc) {
@@ -2068,7 +2074,9 @@ static void *mlsys__pipe_prefetch_thread(void *arg) {
     if (s->stop) { pthread_mutex_unlock(&it->mu); mlsys_pipe_elem_release(&e); break; }
     s->buf[(s->head + s->nbuf) % s->nd->n] = e;
     s->nbuf++;
+    pthread_mutex_lock(&s->cmu);
     s->cpu_s += fmax(0, MLSYS__PIPE_TCPU(s) - t0 - cc);
+    pthread_mutex_unlock(&s->cmu);
     pthread_cond_broadcast(&s->cv_get);
     pthread_mutex_unlock(&it->mu);
   }
@@ -2197,10 +2205,10 @@ static void mlsys__pipe_quiesce(mlsys__pipe_st *s);
 static mlsys_status mlsys__pipe_start(mlsys__pipe_st *s, uint64_t epoch);
 
 static void mlsys__pipe_count_disk(mlsys__pipe_st *s, double bytes, int file_done, double file_bytes) {
-  pthread_mutex_lock(&s->it->mu);
+  pthread_mutex_lock(&s->cmu);
   s->disk_bytes += bytes;
   if (file_done) { s->files_obs++; s->obs_bytes += file_bytes; }
-  pthread_mutex_unlock(&s->it->mu);
+  pthread_mutex_unlock(&s->cmu);
 }
 
 /* ---- records ---- */
@@ -2218,7 +2226,7 @@ static mlsys_status mlsys__pipe_records_next(mlsys__pipe_st *s, mlsys_pipe_elem 
                              strerror(errno));
         s->fidx++;
         if (nd->map.on_error != MLSYS_PIPE_ON_ERROR_SKIP) return st;
-        pthread_mutex_lock(&s->it->mu); s->skipped++; pthread_mutex_unlock(&s->it->mu);
+        pthread_mutex_lock(&s->cmu); s->skipped++; pthread_mutex_unlock(&s->cmu);
         continue;
       }
       s->foff = 0;
@@ -2230,7 +2238,7 @@ static mlsys_status mlsys__pipe_records_next(mlsys__pipe_st *s, mlsys_pipe_elem 
       fclose(s->rf); s->rf = NULL;
       s->fidx++;
       if (!st) continue;
-      if (nd->map.on_error == MLSYS_PIPE_ON_ERROR_SKIP) { pthread_mutex_lock(&s->it->mu); s->skipped++; pthread_mutex_unlock(&s->it->mu); continue; }
+      if (nd->map.on_error == MLSYS_PIPE_ON_ERROR_SKIP) { pthread_mutex_lock(&s->cmu); s->skipped++; pthread_mutex_unlock(&s->cmu); continue; }
       return mlsys_prefix_error("pipeline: records '%s' (node %d), file %lld: ", nd->name, s->id, (long long)(s->fidx - 1));
     }
     mlsys__pipe_count_disk(s, (double)(s->foff - off0), 0, 0);
@@ -2286,7 +2294,9 @@ static mlsys_status mlsys__pipe_cache_next(mlsys__pipe_st *s, mlsys_pipe_elem *o
       }
       s->cache_file_mode = 0;
     }
+    pthread_mutex_lock(&s->cmu);
     s->cache_done = 1;
+    pthread_mutex_unlock(&s->cmu);
     return MLSYS_OK;
   }
   if (path) {
@@ -2316,7 +2326,10 @@ static mlsys_status mlsys__pipe_cache_start(mlsys__pipe_st *s) {
   s->foff = 0;
   if (s->cache_done || access(path, F_OK) == 0) {
     if (!(s->rf = fopen(path, "rb"))) return mlsys_set_error(MLSYS_ERR_IO, "pipeline: cache: cannot open '%s': %s", path, strerror(errno));
-    s->cache_done = 1; s->cache_file_mode = 2;
+    pthread_mutex_lock(&s->cmu);
+    s->cache_done = 1;
+    pthread_mutex_unlock(&s->cmu);
+    s->cache_file_mode = 2;
     return MLSYS_OK;
   }
   if (!s->cache_tmp) {
@@ -2361,10 +2374,10 @@ static mlsys_status mlsys__pipe_step(mlsys__pipe_st *s, mlsys_pipe_elem *out, in
         out->seq = e.seq;
         rc = mlsys__pipe_call(s, &e, out, &rng);
         out->seq = e.seq;
-        pthread_mutex_lock(&s->it->mu);
+        pthread_mutex_lock(&s->cmu);
         s->rng_draws += (int64_t)mlsys__pipe_draws(&r0, &rng.r);
         if (rc && nd->map.on_error == MLSYS_PIPE_ON_ERROR_SKIP) s->skipped++;
-        pthread_mutex_unlock(&s->it->mu);
+        pthread_mutex_unlock(&s->cmu);
         {
           uint64_t seq = e.seq;
           mlsys_pipe_elem_release(&e);
@@ -2389,9 +2402,9 @@ static mlsys_status mlsys__pipe_step(mlsys__pipe_st *s, mlsys_pipe_elem *out, in
         if (!(rc = mlsys__pipe_files_read(nd, idx, out))) { out->seq = (uint64_t)idx; return MLSYS_OK; }
         mlsys_pipe_elem_release(out);
         if (nd->map.on_error == MLSYS_PIPE_ON_ERROR_SKIP) {
-          pthread_mutex_lock(&s->it->mu);
+          pthread_mutex_lock(&s->cmu);
           s->skipped++;
-          pthread_mutex_unlock(&s->it->mu);
+          pthread_mutex_unlock(&s->cmu);
           continue;
         }
         {
@@ -2412,9 +2425,9 @@ static mlsys_status mlsys__pipe_step(mlsys__pipe_st *s, mlsys_pipe_elem *out, in
         mlsys__pipe_seed(s, out->seq, s->epoch, &rng.r);
         rng.draws = 0; r0 = rng.r;
         rc = nd->pred(nd->user, out, &rng);
-        pthread_mutex_lock(&s->it->mu);
+        pthread_mutex_lock(&s->cmu);
         s->rng_draws += (int64_t)mlsys__pipe_draws(&r0, &rng.r);
-        pthread_mutex_unlock(&s->it->mu);
+        pthread_mutex_unlock(&s->cmu);
         if (rc == 1) return MLSYS_OK;
         {
           uint64_t seq = out->seq;
@@ -2431,9 +2444,9 @@ static mlsys_status mlsys__pipe_step(mlsys__pipe_st *s, mlsys_pipe_elem *out, in
       }
       if (s->nbuf == 0) { *end = 1; return MLSYS_OK; }
       i = (int64_t)mlsys_rng_below(&s->rng, (uint64_t)s->nbuf);
-      pthread_mutex_lock(&s->it->mu);
+      pthread_mutex_lock(&s->cmu);
       s->rng_draws++;
-      pthread_mutex_unlock(&s->it->mu);
+      pthread_mutex_unlock(&s->cmu);
       *out = s->buf[i];
       s->buf[i] = s->buf[--s->nbuf];
       return MLSYS_OK;
@@ -2489,13 +2502,13 @@ static mlsys_status mlsys__pipe_next_st(mlsys__pipe_st *s, mlsys_pipe_elem *out,
   st = mlsys__pipe_step(s, out, end, &cc);
   *span = MLSYS__PIPE_TCPU(s) - t0;
   own = *span - cc;
-  pthread_mutex_lock(&s->it->mu);
+  pthread_mutex_lock(&s->cmu);
   s->cpu_s += own > 0 ? own : 0;
   if (!st && !*end) {
     s->produced++; s->bytes += mlsys__pipe_elem_bytes(out);
     if (s->nd->kind == MLSYS_PIPE_OP_FILES) { s->disk_bytes += (double)out->comp[0].nbytes; s->files_obs++; s->obs_bytes += (double)out->comp[0].nbytes; }
   }
-  pthread_mutex_unlock(&s->it->mu);
+  pthread_mutex_unlock(&s->cmu);
   return st;
 }
 
@@ -2552,6 +2565,7 @@ MLSYS_DEF void mlsys_pipe_close(mlsys_pipe_iter *it) {
   for (i = 0; i < it->n; i++) {
     mlsys__pipe_st *s = &it->st[i];
     pthread_cond_destroy(&s->cv_done); pthread_cond_destroy(&s->cv_put); pthread_cond_destroy(&s->cv_get);
+    pthread_mutex_destroy(&s->cmu);
     mlsys_free(s->buf);
     mlsys_free(s->slot);
     if (s->rf) fclose(s->rf);
@@ -2594,6 +2608,7 @@ MLSYS_DEF mlsys_status mlsys_pipe_open(mlsys_pipe *p, int root, mlsys_pipe_iter 
     s->nd = nd; s->id = v; s->it = it;
     s->child = nd->in >= 0 ? &it->st[i + 1] : NULL;
     pthread_cond_init(&s->cv_done, NULL); pthread_cond_init(&s->cv_put, NULL); pthread_cond_init(&s->cv_get, NULL);
+    pthread_mutex_init(&s->cmu, NULL);
     it->n = i + 1;
     if ((nd->kind == MLSYS_PIPE_OP_SHUFFLE || nd->kind == MLSYS_PIPE_OP_BATCH || nd->kind == MLSYS_PIPE_OP_PREFETCH) && nd->n > 0) {
       s->buf = (mlsys_pipe_elem *)mlsys_calloc((size_t)nd->n, sizeof *s->buf);
@@ -2658,7 +2673,12 @@ MLSYS_DEF int64_t mlsys_pipe_skipped(mlsys_pipe_iter *it, int node) {
   int64_t k = 0;
   if (!it) return 0;
   pthread_mutex_lock(&it->mu);
-  for (i = 0; i < it->n; i++) if (it->st[i].id == node) k = it->st[i].skipped;
+  for (i = 0; i < it->n; i++)
+    if (it->st[i].id == node) {
+      pthread_mutex_lock(&it->st[i].cmu);
+      k = it->st[i].skipped;
+      pthread_mutex_unlock(&it->st[i].cmu);
+    }
   pthread_mutex_unlock(&it->mu);
   return k;
 }
@@ -2682,13 +2702,15 @@ MLSYS_DEF mlsys_status mlsys_pipe_snapshot_take(mlsys_pipe_iter *it, mlsys_pipe_
     o->parallel = (nd->kind == MLSYS_PIPE_OP_MAP && !nd->map.sequential) || nd->kind == MLSYS_PIPE_OP_FILES;
     o->parallelism = nd->kind == MLSYS_PIPE_OP_MAP || nd->kind == MLSYS_PIPE_OP_FILES ? nd->map.parallelism : 1;
     o->node = s->id;
-    o->disk_bytes = s->disk_bytes;
-    o->files_observed = s->files_obs;
-    o->observed_bytes = s->obs_bytes;
     if (nd->kind == MLSYS_PIPE_OP_FILES || nd->kind == MLSYS_PIPE_OP_RECORDS) o->files_total = nd->npaths;
+    pthread_mutex_lock((pthread_mutex_t *)&s->cmu);
     o->produced = s->produced; o->consumed = s->consumed;
     o->cpu_s = s->cpu_s; o->bytes_produced = s->bytes;
     o->rng_draws = s->rng_draws;
+    o->disk_bytes = s->disk_bytes;
+    o->files_observed = s->files_obs;
+    o->observed_bytes = s->obs_bytes;
+    pthread_mutex_unlock((pthread_mutex_t *)&s->cmu);
     o->declares_random = nd->kind == MLSYS_PIPE_OP_MAP && nd->map.declares_random;
     if (nd->kind == MLSYS_PIPE_OP_BATCH || nd->kind == MLSYS_PIPE_OP_TAKE || nd->kind == MLSYS_PIPE_OP_REPEAT ||
         nd->kind == MLSYS_PIPE_OP_RANGE)
@@ -3639,7 +3661,12 @@ MLSYS_DEF mlsys_status mlsys_pipe_jpeg_pipeline(mlsys_pipe *p, const char *const
 static int mlsys__pipe_caches_done(mlsys_pipe_iter *it) {
   int i, done = 1;
   pthread_mutex_lock(&it->mu);
-  for (i = 0; i < it->n; i++) if (it->st[i].nd->kind == MLSYS_PIPE_OP_CACHE && !it->st[i].cache_done) done = 0;
+  for (i = 0; i < it->n; i++)
+    if (it->st[i].nd->kind == MLSYS_PIPE_OP_CACHE) {
+      pthread_mutex_lock(&it->st[i].cmu);
+      if (!it->st[i].cache_done) done = 0;
+      pthread_mutex_unlock(&it->st[i].cmu);
+    }
   pthread_mutex_unlock(&it->mu);
   return done;
 }
