@@ -15,8 +15,9 @@ set -eu
 #   libcurl4-openssl-dev          S3 and Azure object stores of mlsys_transfer.h (HTTP, SigV4 signing)
 #   libssl-dev                    libcrypto: HMAC-SHA256 for Azure SharedKey, SHA-256 payload hashes for S3
 #   libjpeg62-turbo-dev           libjpeg-turbo: the fast JPEG decoder of mlsys_pipeline.h (stb_image is the other)
+#   libjpeg-turbo-progs           jpegtran: the reference the PCR transcode is checked against byte for byte
 #   opencv-doc                    612 real JPEG photographs (and 3 PNGs named .jpg): the pipeline tests' and demo's corpus
-PKGS="build-essential pkg-config lp-solve liblpsolve55-dev coinor-libcbc-dev coinor-libclp-dev coinor-cbc glpk-utils libstb-dev clang libclang-rt-14-dev unzip libcurl4-openssl-dev libssl-dev libjpeg62-turbo-dev opencv-doc"
+PKGS="build-essential pkg-config lp-solve liblpsolve55-dev coinor-libcbc-dev coinor-libclp-dev coinor-cbc glpk-utils libstb-dev clang libclang-rt-14-dev unzip libcurl4-openssl-dev libssl-dev libjpeg62-turbo-dev libjpeg-turbo-progs opencv-doc"
 
 # The object-store emulators the transfer tests run against (tests/test_xfer_store.c, scripts/xfer-services.sh),
 # from npm into the git-ignored .deps/npm: s3rver (fake S3) and azurite (Azure Storage emulator). Only when npm

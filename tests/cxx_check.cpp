@@ -4,6 +4,7 @@
 #include "mlsys_collective.h"
 #include "mlsys_transfer.h"
 #include "mlsys_pipeline.h"
+#include "mlsys_pcr.h"
 
 int main() {
   mlsys_remat_graph g;
