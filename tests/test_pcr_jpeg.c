@@ -10,16 +10,7 @@
 #include <jpeglib.h>
 #include <unistd.h>
 
-#define OPENCV_DIR "/usr/share/doc/opencv-doc"
-
-static char **g_paths;
-static int64_t g_n = -1;
-static int corpus(void) {
-  if (g_n < 0 && mlsys_pipe_list_images(OPENCV_DIR, &g_paths, &g_n)) g_n = 0;
-  return g_n >= 600;
-}
-#define NEED_CORPUS() \
-  do { if (!corpus()) SKIP("%s has no photographs: run scripts/install-deps.sh (Debian package opencv-doc)", OPENCV_DIR); } while (0)
+#include "tests/opencv_corpus.h"
 
 /* jpegtran's output for path, or NULL */
 static uint8_t *jpegtran(const char *path, size_t *len) {
@@ -177,6 +168,6 @@ TEST(bad_inputs_are_named) {
 
 int main(int argc, char **argv) {
   int rc = test__run(argc, argv);
-  if (g_n > 0) mlsys_pipe_paths_free(g_paths, g_n);
+  corpus_free();
   return rc;
 }

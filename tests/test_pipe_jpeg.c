@@ -9,18 +9,7 @@
 #include <openssl/evp.h>
 #include <unistd.h>
 
-#define OPENCV_DIR "/usr/share/doc/opencv-doc"
-
-static char **g_paths;
-static int64_t g_n = -1;
-
-/* the corpus, listed once; skips (naming the fix) when the package is missing */
-static int corpus(void) {
-  if (g_n < 0 && mlsys_pipe_list_images(OPENCV_DIR, &g_paths, &g_n)) g_n = 0;
-  return g_n >= 600;
-}
-#define NEED_CORPUS() \
-  do { if (!corpus()) SKIP("%s has no photographs: run scripts/install-deps.sh (Debian package opencv-doc)", OPENCV_DIR); } while (0)
+#include "tests/opencv_corpus.h"
 
 /* SHA-256 over the first nb batches (every component's bytes) */
 static int hash_batches(mlsys_pipe *p, int root, int nb, unsigned char md[32], int64_t *skipped_node_count, int skip_node) {
@@ -272,6 +261,6 @@ TEST(cache_rule_picks_files_or_decoded_by_memory) {
 
 int main(int argc, char **argv) {
   int rc = test__run(argc, argv);
-  if (g_n > 0) mlsys_pipe_paths_free(g_paths, g_n);
+  corpus_free();
   return rc;
 }
