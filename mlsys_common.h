@@ -16,7 +16,9 @@
      5. DAG: named nodes, costs, sizes, CSR edges, topological order, cycles named
      6. JSON: reader into a tree (line/column in every error) and a streaming writer
      7. MILP: a model builder solved by lp_solve (default) or CBC/Clp (MLSYS_MILP_CBC)
-     8. CUDA helpers (MLSYS_CUDA)
+     8. JPEG structure (ITU T.81 Annex B): image format sniffing and a strict JPEG marker walk that records the byte
+        range of every scan (pure C; used by mlsys_pipeline.h before decoding and by mlsys_pcr.h to split scans)
+     9. CUDA helpers (MLSYS_CUDA)
 
    EXAMPLE (a 0/1 knapsack through the MILP builder)
 
@@ -45,7 +47,7 @@
      MLSYS_ASSERT(x)         replace assert() for internal invariants
      MLSYS_NO_LPSOLVE        build without lp_solve (MILP solves then need MLSYS_MILP_CBC)
      MLSYS_MILP_CBC          compile in the CBC (MILP) and Clp (LP) backend
-     MLSYS_CUDA              the CUDA helpers of section 8 (include from a .cu file or with the CUDA runtime)
+     MLSYS_CUDA              the CUDA helpers of section 9 (include from a .cu file or with the CUDA runtime)
 
    NOT DONE: JSON numbers keep only double precision and exact 64-bit integers (no bignums); the thread pool has
    one parallel-for primitive, no task graph.
@@ -392,12 +394,59 @@ MLSYS_DEF void mlsys_milp_result_free(mlsys_milp_result *r);
 MLSYS_DEF double mlsys_milp_eval(const mlsys_milp *m, const double *x);
 MLSYS_DEF double mlsys_milp_max_violation(const mlsys_milp *m, const double *x, int check_integrality);
 
+/* ================================================================================================================
+   8. JPEG structure (ITU T.81 Annex B): magic-byte sniffing and a strict marker walk (pure C, no image library)
+   ================================================================================================================ */
+/* Image container formats told apart by their magic bytes (file names lie: opencv-doc ships PNGs named .jpg). */
+enum { MLSYS_IMG_UNKNOWN = 0, MLSYS_IMG_JPEG, MLSYS_IMG_PNG, MLSYS_IMG_GIF, MLSYS_IMG_BMP, MLSYS_IMG_WEBP };
+/* The format of buf[0, n) from its first bytes (JPEG: FF D8 FF; BMP: "BM" and a known DIB header size);
+   MLSYS_IMG_UNKNOWN when none matches or buf is NULL. */
+MLSYS_DEF int mlsys_image_sniff(const uint8_t *buf, size_t n);
+/* "JPEG", "PNG", "GIF", "BMP", "WebP" or "unknown". */
+MLSYS_DEF const char *mlsys_image_format_name(int fmt);
+
+/* One scan of a JPEG: its SOS header and the byte range of the scan in the file. The bytes [sos, end) are the SOS
+   segment and its entropy-coded data (stuffed bytes FF 00 and restart markers RSTn included). */
+typedef struct {
+  uint8_t ns, comp[4], ss, se, ah, al;  /* the SOS header: component ids, spectral selection Ss..Se, successive approximation Ah, Al */
+  size_t sos;                           /* offset of the scan's SOS marker (its 0xFF) */
+  size_t end;                           /* end of its entropy-coded data: offset of the FIRST 0xFF of the marker that follows
+                                           (fill bytes 0xFF before that marker belong to what follows, not to the scan) */
+} mlsys_jpeg_scan;
+/* What the structure check learns about a JPEG. */
+typedef struct {
+  int width, height;        /* from the frame header (SOF), both > 0 */
+  int components;           /* 1 gray, 3 YCbCr/RGB, 4 CMYK/YCCK */
+  int precision;            /* bits per sample (8; 12 and 16 exist) */
+  int sof;                  /* the SOF marker's code: 0xC0 baseline, 0xC1 extended, 0xC2 progressive, ... */
+  int nscans;               /* SOS segments before EOI (> 1: progressive or non-interleaved) */
+  int adobe_transform;      /* the APP14 "Adobe" segment's transform flag (2: YCCK), -1 without one */
+  size_t eoi;               /* offset of the EOI marker; bytes after EOI + 2 are ignored */
+  size_t first_sos;         /* offset of the first SOS marker: the length of the "header" before the scans */
+  size_t last_scan_end;     /* `end` of the last scan (== eoi unless segments or fill bytes sit between them) */
+} mlsys_jpeg_info;
+/* Walks the marker segments of buf[0, n) strictly (T.81 Annex B): SOI; segments whose lengths stay inside the buffer;
+   Huffman tables (DHT) of at most 256 codes each (stb_image 2.27, as Debian 12 ships it, overflows on more); one frame
+   header (SOF) with non-zero sizes before the first scan; every scan (SOS) naming frame components whose quantisation
+   tables and the Huffman tables it decodes with are defined (stb_image 2.27 reads undefined tables); the entropy-coded
+   data of every scan (FF 00 stuffing and RSTn inside it); then EOI. Decoders pad a truncated scan with zeros and return
+   a grey-bottomed image, so this check is what makes truncation an error.
+   So header ‖ scans ‖ EOI is the file: buf[0, first_sos) is the header, scan j is buf[scans[j].sos, scans[j].end), the
+   bytes [scans[j].end, scans[j + 1].sos) hold only marker segments (DHT, ...) and fill bytes, and EOI is at eoi.
+   scans: NULL, or room for max_scans entries, filled in order. max_scans > 0: a JPEG with more scans is
+   MLSYS_ERR_TOO_BIG ("more than %d scans") whether or not scans is given; 0: no limit (scans must then be NULL).
+   info may be NULL. Errors: MLSYS_ERR_PARSE naming the problem and the byte offset, e.g. "not a JPEG: PNG data",
+   "truncated: no EOI marker after the scan data (file ends at byte 400)", "truncated: segment APP1 at byte 2 (length
+   5000) runs past the end of the data (byte 400)", "expected a marker at byte 84 after the DQT at byte 20, found
+   0x3A"; MLSYS_ERR_TOO_BIG; MLSYS_ERR_ARG (NULL buf with n > 0, max_scans < 0, scans without max_scans). */
+MLSYS_DEF mlsys_status mlsys_jpeg_check(const uint8_t *buf, size_t n, mlsys_jpeg_info *info, mlsys_jpeg_scan *scans, int max_scans);
+
 #ifdef __cplusplus
 }
 #endif
 
 /* ================================================================================================================
-   8. CUDA helpers
+   9. CUDA helpers
    ================================================================================================================ */
 #ifdef MLSYS_CUDA
 #include <cuda_runtime.h>
@@ -3404,6 +3453,249 @@ MLSYS_DEF void mlsys_milp_result_free(mlsys_milp_result *r) {
   if (!r) return;
   mlsys_free(r->x);
   r->x = NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   8. JPEG structure (ITU T.81 Annex B)
+   --------------------------------------------------------------------------------------------------------------- */
+MLSYS_DEF int mlsys_image_sniff(const uint8_t *b, size_t n) {
+  if (!b) return MLSYS_IMG_UNKNOWN;
+  if (n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) return MLSYS_IMG_JPEG;
+  if (n >= 8 && !memcmp(b, "\x89PNG\r\n\x1a\n", 8)) return MLSYS_IMG_PNG;
+  if (n >= 6 && (!memcmp(b, "GIF87a", 6) || !memcmp(b, "GIF89a", 6))) return MLSYS_IMG_GIF;
+  if (n >= 12 && !memcmp(b, "RIFF", 4) && !memcmp(b + 8, "WEBP", 4)) return MLSYS_IMG_WEBP;
+  if (n >= 18 && b[0] == 'B' && b[1] == 'M') {
+    /* "BM" alone is common in text; require a known DIB header size after the 14-byte file header */
+    uint32_t dib = (uint32_t)b[14] | (uint32_t)b[15] << 8 | (uint32_t)b[16] << 16 | (uint32_t)b[17] << 24;
+    if (dib == 12 || dib == 16 || dib == 40 || dib == 52 || dib == 56 || dib == 64 || dib == 108 || dib == 124)
+      return MLSYS_IMG_BMP;
+  }
+  return MLSYS_IMG_UNKNOWN;
+}
+
+MLSYS_DEF const char *mlsys_image_format_name(int fmt) {
+  switch (fmt) {
+    case MLSYS_IMG_JPEG: return "JPEG";
+    case MLSYS_IMG_PNG: return "PNG";
+    case MLSYS_IMG_GIF: return "GIF";
+    case MLSYS_IMG_BMP: return "BMP";
+    case MLSYS_IMG_WEBP: return "WebP";
+    default: return "unknown";
+  }
+}
+
+/* the marker's name for messages: "SOF2", "DHT", "APP1", "RST3", "0xFFF0" */
+static const char *mlsys__jpeg_marker(int m, char buf[16]) {
+  static const char *const c0[16] = {"SOF0", "SOF1", "SOF2", "SOF3", "DHT", "SOF5", "SOF6", "SOF7",
+                                     "JPG", "SOF9", "SOF10", "SOF11", "DAC", "SOF13", "SOF14", "SOF15"};
+  static const char *const d8[8] = {"SOI", "EOI", "SOS", "DQT", "DNL", "DRI", "DHP", "EXP"};
+  if (m >= 0xC0 && m <= 0xCF) return c0[m - 0xC0];
+  if (m >= 0xD8 && m <= 0xDF) return d8[m - 0xD8];
+  if (m == 0xFE) return "COM";
+  if (m >= 0xD0 && m <= 0xD7) snprintf(buf, 16, "RST%d", m - 0xD0);
+  else if (m >= 0xE0 && m <= 0xEF) snprintf(buf, 16, "APP%d", m - 0xE0);
+  else snprintf(buf, 16, "0xFF%02X", m);
+  return buf;
+}
+static int mlsys__jpeg_is_sof(int m) { return m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC; }
+
+static mlsys_status mlsys__jpeg_no_eoi(size_t n, int nscans) {
+  if (!nscans) return mlsys_set_error(MLSYS_ERR_PARSE, "truncated: the file ends at byte %zu before any scan (SOS)", n);
+  return mlsys_set_error(MLSYS_ERR_PARSE, "truncated: no EOI marker after the scan data (file ends at byte %zu)", n);
+}
+
+/* What the walk has seen. The decoders trust table references: stb_image 2.27 (as Debian 12 ships it) decodes with
+   whatever an undefined Huffman table's memory holds and writes past its tables on a DHT of more than 256 codes, so
+   the check enforces what T.81 requires before a scan instead. */
+typedef struct {
+  mlsys_jpeg_info in;
+  unsigned huff;            /* bit 4·class + id: Huffman tables defined so far */
+  unsigned quant;           /* bit id: quantisation tables defined so far */
+  int tq[256];              /* frame component id → its quantisation table; −1: not in the frame */
+  mlsys_jpeg_scan *scans;   /* the caller's, or NULL */
+  int max_scans;            /* 0: no limit */
+} mlsys__jpeg_walk;
+
+/* SOFn (B.2.2): sizes, components and their quantisation table ids */
+static mlsys_status mlsys__jpeg_sof(mlsys__jpeg_walk *s, int m, const uint8_t *seg, unsigned len, size_t at) {
+  char nm[16];
+  int i;
+  if (s->in.sof) return mlsys_set_error(MLSYS_ERR_PARSE, "second frame header (%s) at byte %zu", mlsys__jpeg_marker(m, nm), at);
+  if (len < 6 || len != 6 + 3u * seg[5])
+    return mlsys_set_error(MLSYS_ERR_PARSE, "%s segment at byte %zu: %u bytes for %d components", mlsys__jpeg_marker(m, nm), at, len,
+                           len ? seg[5] : 0);
+  s->in.sof = m;
+  s->in.precision = seg[0];
+  s->in.height = seg[1] << 8 | seg[2];
+  s->in.width = seg[3] << 8 | seg[4];
+  s->in.components = seg[5];
+  if (!s->in.width || !s->in.height || !s->in.components)
+    return mlsys_set_error(MLSYS_ERR_PARSE, "%s at byte %zu: image %d x %d with %d components (zero)", mlsys__jpeg_marker(m, nm), at,
+                           s->in.width, s->in.height, s->in.components);
+  for (i = 0; i < seg[5]; i++) {
+    const uint8_t *c = seg + 6 + 3 * i;
+    if (s->tq[c[0]] >= 0) return mlsys_set_error(MLSYS_ERR_PARSE, "%s at byte %zu: component id %d twice", mlsys__jpeg_marker(m, nm), at, c[0]);
+    if (c[2] > 3) return mlsys_set_error(MLSYS_ERR_PARSE, "%s at byte %zu: component %d uses quantisation table %d (at most 3)",
+                                         mlsys__jpeg_marker(m, nm), at, c[0], c[2]);
+    s->tq[c[0]] = c[2];
+  }
+  return MLSYS_OK;
+}
+
+/* DHT (B.2.4.2): class ≤ 1, id ≤ 3, at most 256 codes per table, tables filling the segment exactly */
+static mlsys_status mlsys__jpeg_dht(mlsys__jpeg_walk *s, const uint8_t *seg, unsigned len, size_t at) {
+  unsigned k = 0;
+  while (k < len) {
+    unsigned cnt = 0, i;
+    if (len - k < 17) return mlsys_set_error(MLSYS_ERR_PARSE, "DHT segment at byte %zu: a table is cut short", at);
+    if (seg[k] >> 4 > 1 || (seg[k] & 15) > 3)
+      return mlsys_set_error(MLSYS_ERR_PARSE, "DHT segment at byte %zu: table class %d, id %d (at most 1, 3)", at, seg[k] >> 4, seg[k] & 15);
+    for (i = 1; i <= 16; i++) cnt += seg[k + i];
+    if (cnt > 256 || cnt > len - k - 17)
+      return mlsys_set_error(MLSYS_ERR_PARSE, "DHT segment at byte %zu: a table of %u codes (at most 256, inside the segment)", at, cnt);
+    s->huff |= 1u << ((seg[k] >> 4) * 4 + (seg[k] & 15));
+    k += 17 + cnt;
+  }
+  return MLSYS_OK;
+}
+
+/* DQT (B.2.4.1): 8- or 16-bit tables with ids ≤ 3, filling the segment exactly */
+static mlsys_status mlsys__jpeg_dqt(mlsys__jpeg_walk *s, const uint8_t *seg, unsigned len, size_t at) {
+  unsigned k = 0;
+  while (k < len) {
+    unsigned size = seg[k] >> 4 ? 129 : 65;
+    if (seg[k] >> 4 > 1 || (seg[k] & 15) > 3)
+      return mlsys_set_error(MLSYS_ERR_PARSE, "DQT segment at byte %zu: table precision %d, id %d (at most 1, 3)", at, seg[k] >> 4, seg[k] & 15);
+    if (len - k < size) return mlsys_set_error(MLSYS_ERR_PARSE, "DQT segment at byte %zu: a table is cut short", at);
+    s->quant |= 1u << (seg[k] & 15);
+    k += size;
+  }
+  return MLSYS_OK;
+}
+
+/* SOS (B.2.3): 1–4 components of the frame whose quantisation tables, and the Huffman tables this scan decodes with,
+   are defined. Huffman coding: sequential scans use DC and AC tables; progressive DC first scans (Ss = 0, Ah = 0) the
+   DC table, AC scans (Ss > 0) the AC table, DC refinement none; lossless the DC table. Arithmetic coding: none. The
+   scan is recorded (its end is set when the marker after its data is found). */
+static mlsys_status mlsys__jpeg_sos(mlsys__jpeg_walk *s, const uint8_t *seg, unsigned len, size_t at) {
+  int ns = len ? seg[0] : 0, i, sof = s->in.sof, ss, ah, dc, ac;
+  if (!sof) return mlsys_set_error(MLSYS_ERR_PARSE, "SOS at byte %zu before any frame header (SOF)", at);
+  if (ns < 1 || ns > 4 || len != 4 + 2u * ns)
+    return mlsys_set_error(MLSYS_ERR_PARSE, "SOS segment at byte %zu: %u bytes for %d components (1 to 4)", at, len, ns);
+  ss = seg[1 + 2 * ns];
+  ah = seg[3 + 2 * ns] >> 4;
+  if (sof >= 0xC9) dc = ac = 0;                                          /* arithmetic */
+  else if (sof == 0xC3 || sof == 0xC7) { dc = 1; ac = 0; }               /* lossless */
+  else if (sof == 0xC2 || sof == 0xC6) { dc = ss == 0 && ah == 0; ac = ss > 0; }
+  else dc = ac = 1;
+  for (i = 0; i < ns; i++) {
+    int id = seg[1 + 2 * i], td = seg[2 + 2 * i] >> 4, ta = seg[2 + 2 * i] & 15;
+    if (s->tq[id] < 0) return mlsys_set_error(MLSYS_ERR_PARSE, "SOS at byte %zu: component id %d is not in the frame", at, id);
+    if (!(s->quant >> s->tq[id] & 1))
+      return mlsys_set_error(MLSYS_ERR_PARSE, "SOS at byte %zu: component %d's quantisation table %d is not defined (no DQT)", at, id, s->tq[id]);
+    if ((dc && (td > 3 || !(s->huff >> td & 1))) || (ac && (ta > 3 || !(s->huff >> (4 + ta) & 1))))
+      return mlsys_set_error(MLSYS_ERR_PARSE, "SOS at byte %zu: component %d's Huffman table (%s %d) is not defined (no DHT)", at, id,
+                             dc && (td > 3 || !(s->huff >> td & 1)) ? "DC" : "AC", dc && (td > 3 || !(s->huff >> td & 1)) ? td : ta);
+  }
+  if (s->max_scans > 0 && s->in.nscans >= s->max_scans)
+    return mlsys_set_error(MLSYS_ERR_TOO_BIG, "more than %d scans (the SOS at byte %zu)", s->max_scans, at);
+  if (s->scans) {
+    mlsys_jpeg_scan *sc = &s->scans[s->in.nscans];
+    memset(sc, 0, sizeof *sc);
+    sc->ns = (uint8_t)ns;
+    for (i = 0; i < ns; i++) sc->comp[i] = seg[1 + 2 * i];
+    sc->ss = seg[1 + 2 * ns];
+    sc->se = seg[2 + 2 * ns];
+    sc->ah = (uint8_t)(seg[3 + 2 * ns] >> 4);
+    sc->al = (uint8_t)(seg[3 + 2 * ns] & 15);
+    sc->sos = at;
+  }
+  if (!s->in.nscans) s->in.first_sos = at;
+  s->in.nscans++;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_jpeg_check(const uint8_t *buf, size_t n, mlsys_jpeg_info *info, mlsys_jpeg_scan *scans, int max_scans) {
+  mlsys__jpeg_walk s;
+  size_t pos = 2, prev_pos = 0;   /* the last marker seen, for messages */
+  int in_scan = 0, prev_m = 0xD8, i;
+  char nm[16];
+  memset(&s, 0, sizeof s);
+  s.in.adobe_transform = -1;
+  for (i = 0; i < 256; i++) s.tq[i] = -1;
+  if (info) *info = s.in;
+  if (!buf && n) return mlsys_set_error(MLSYS_ERR_ARG, "jpeg_check: NULL buffer of %zu bytes", n);
+  if (max_scans < 0 || (scans && max_scans == 0))
+    return mlsys_set_error(MLSYS_ERR_ARG, "jpeg_check: max_scans %d%s", max_scans, scans ? " with a scans array (its room: give max_scans > 0)" : "");
+  s.scans = scans;
+  s.max_scans = max_scans;
+  if (n < 2 || buf[0] != 0xFF || buf[1] != 0xD8) {
+    int fmt = mlsys_image_sniff(buf, n);
+    if (fmt != MLSYS_IMG_UNKNOWN) return mlsys_set_error(MLSYS_ERR_PARSE, "not a JPEG: %s data", mlsys_image_format_name(fmt));
+    if (n == 0) return mlsys_set_error(MLSYS_ERR_PARSE, "not a JPEG: empty input");
+    if (n == 1) return mlsys_set_error(MLSYS_ERR_PARSE, "not a JPEG: 1 byte");
+    return mlsys_set_error(MLSYS_ERR_PARSE, "not a JPEG: no SOI marker (starts with 0x%02X 0x%02X)", buf[0], buf[1]);
+  }
+  for (;;) {
+    size_t mpos;
+    unsigned len;
+    int m;
+    const uint8_t *seg;
+    mlsys_status st = MLSYS_OK;
+    if (in_scan) {
+      /* entropy-coded data: 0xFF is followed by 0x00 (a stuffed byte), RSTn, another 0xFF (fill) or a marker (B.1.1.5);
+         the scan ends at the first 0xFF of the run before that marker */
+      size_t end = SIZE_MAX;
+      for (;;) {
+        const uint8_t *p = pos < n ? (const uint8_t *)memchr(buf + pos, 0xFF, n - pos) : NULL;
+        if (!p || p + 1 >= buf + n) return mlsys__jpeg_no_eoi(n, s.in.nscans);
+        if (end == SIZE_MAX) end = (size_t)(p - buf);
+        pos = (size_t)(p - buf) + 1;
+        if (buf[pos] == 0x00 || (buf[pos] >= 0xD0 && buf[pos] <= 0xD7)) { pos++; end = SIZE_MAX; }
+        else if (buf[pos] != 0xFF) break;
+      }
+      s.in.last_scan_end = end;
+      if (s.scans) s.scans[s.in.nscans - 1].end = end;
+    } else {
+      if (pos >= n) return mlsys__jpeg_no_eoi(n, s.in.nscans);
+      if (buf[pos] != 0xFF)
+        return mlsys_set_error(MLSYS_ERR_PARSE, "expected a marker at byte %zu after the %s at byte %zu, found 0x%02X", pos,
+                               mlsys__jpeg_marker(prev_m, nm), prev_pos, buf[pos]);
+      while (pos < n && buf[pos] == 0xFF) pos++;   /* fill bytes may precede a marker (B.1.1.2) */
+      if (pos >= n) return mlsys__jpeg_no_eoi(n, s.in.nscans);
+    }
+    m = prev_m = buf[pos];
+    mpos = prev_pos = pos - 1;
+    pos++;
+    in_scan = 0;
+    if (m == 0xD9) {
+      if (!s.in.nscans) return mlsys_set_error(MLSYS_ERR_PARSE, "EOI marker at byte %zu before any scan (SOS)", mpos);
+      s.in.eoi = mpos;
+      if (info) *info = s.in;
+      return MLSYS_OK;
+    }
+    if (m == 0x01) continue;   /* TEM: no length */
+    if (m == 0x00 || m == 0xD8 || (m >= 0xD0 && m <= 0xD7))
+      return mlsys_set_error(MLSYS_ERR_PARSE, "unexpected %s marker at byte %zu", mlsys__jpeg_marker(m, nm), mpos);
+    if (n - pos < 2)
+      return mlsys_set_error(MLSYS_ERR_PARSE, "truncated: %s marker at byte %zu has no length (file ends at byte %zu)",
+                             mlsys__jpeg_marker(m, nm), mpos, n);
+    len = (unsigned)buf[pos] << 8 | buf[pos + 1];
+    if (len < 2)
+      return mlsys_set_error(MLSYS_ERR_PARSE, "%s segment at byte %zu has length %u (at least 2)", mlsys__jpeg_marker(m, nm), mpos, len);
+    if (len > n - pos)
+      return mlsys_set_error(MLSYS_ERR_PARSE, "truncated: %s segment at byte %zu (length %u) runs past the end of the data (byte %zu)",
+                             mlsys__jpeg_marker(m, nm), mpos, len, n);
+    seg = buf + pos + 2;
+    len -= 2;
+    if (mlsys__jpeg_is_sof(m)) st = mlsys__jpeg_sof(&s, m, seg, len, mpos);
+    else if (m == 0xC4) st = mlsys__jpeg_dht(&s, seg, len, mpos);
+    else if (m == 0xDB) st = mlsys__jpeg_dqt(&s, seg, len, mpos);
+    else if (m == 0xDA) { st = mlsys__jpeg_sos(&s, seg, len, mpos); in_scan = 1; }
+    else if (m == 0xEE && len >= 12 && !memcmp(seg, "Adobe", 5)) s.in.adobe_transform = seg[11];
+    if (st) return st;
+    pos += 2 + len;
+  }
 }
 
 #ifdef __cplusplus

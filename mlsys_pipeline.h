@@ -4,10 +4,12 @@
    Data Pipelines", MLSys 2022; M. Kuchnik, PhD thesis, ch. 5 and Appendix 1) and selective data augmentation (thesis
    ch. 3), following ../shared/specs/plumber.md:
      - a runtime with tf.data's operators (§2.1): range, from_memory, files and TFRecord sources (disk counters, a
-       token-bucket/latency throttle for slow storage), map (user C functions; sequential, or asynchronous with p calls
-       in flight on a shared worker pool, ordered or not; errors fail naming the element or are skipped and counted),
-       select_map, filter, shuffle, batch, prefetch, cache (memory or file), repeat, take, interleave; deterministic
-       per-element RNG streams (outputs do not depend on workers or parallelism); clean shutdown;
+       token-bucket/latency throttle for slow storage), user-defined generator sources (mlsys_pipe_generator: open /
+       next / close callbacks per pass, optionally a disk operator reporting its bytes), map (user C functions;
+       sequential, or asynchronous with p calls in flight on a shared worker pool, ordered or not; errors fail naming
+       the element or are skipped and counted), select_map, filter, shuffle, batch, prefetch, cache (memory or file),
+       repeat, take, interleave; deterministic per-element RNG streams (outputs do not depend on workers or
+       parallelism); clean shutdown;
      - tracing (§2.4): per operator elements in and out, own thread-CPU time (children excluded), bytes, disk bytes,
        RNG draws, over windows (mlsys_pipe_trace), at two clock reads per element per operator (no_trace: none);
      - the analysis of a window (§2.5, §3): visit ratios, per-core rates, the bottleneck, the CPU LP in closed form and
@@ -18,7 +20,8 @@
        each decision (bottleneck, predicted and measured rates);
      - images (§7.4–7.5): magic-byte sniffing, a strict JPEG structure check, decoding with stb_image or libjpeg-turbo
        (DCT-domain downscaling), torchvision's RandomResizedCrop, flip, normalisation, as map UDFs, and the ImageNet
-       training pipeline over a directory of photographs (mlsys_pipe_jpeg_pipeline);
+       training pipeline over a directory of photographs (mlsys_pipe_jpeg_pipeline) or above any source of JPEG bytes,
+       such as a generator (mlsys_pipe_jpeg_pipeline_from);
      - selective augmentation (§3.9): logistic regression (Newton, Cholesky), loss and influence scores, the selection
        policies and the reweighting; select_map applies an augmentation to the selected points only.
    The `mlsys pipeline run|trace` command (cli/pipeline.c) runs the JPEG pipeline; docs/pipeline.md is the guide.
@@ -27,7 +30,8 @@
        #define MLSYS_PIPELINE_IMPLEMENTATION   // and MLSYS_COMMON_IMPLEMENTATION (or MLSYS_IMPLEMENTATION for both)
        #include "mlsys_pipeline.h"
    link: -llpsolve55 -lcolamd -ljpeg -ldl -lm -lpthread   (-ljpeg: libjpeg-turbo; MLSYS_PIPE_NO_LIBJPEG leaves it out)
-   stb_image (Debian libstb-dev) is compiled into the implementation as static functions.
+   stb_image (Debian libstb-dev) is compiled into the implementation as static functions (once per translation unit,
+   shared with mlsys_pcr.h's implementation).
 
    EXAMPLE (examples/pipeline_basics.c)
        char **paths; int64_t n;
@@ -67,7 +71,8 @@ extern "C" {
 typedef enum {
   MLSYS_PIPE_OP_RANGE = 0, MLSYS_PIPE_OP_FROM_MEMORY, MLSYS_PIPE_OP_FILES, MLSYS_PIPE_OP_RECORDS, MLSYS_PIPE_OP_INTERLEAVE,
   MLSYS_PIPE_OP_MAP, MLSYS_PIPE_OP_FILTER, MLSYS_PIPE_OP_SHUFFLE, MLSYS_PIPE_OP_BATCH, MLSYS_PIPE_OP_PREFETCH,
-  MLSYS_PIPE_OP_CACHE, MLSYS_PIPE_OP_REPEAT, MLSYS_PIPE_OP_TAKE
+  MLSYS_PIPE_OP_CACHE, MLSYS_PIPE_OP_REPEAT, MLSYS_PIPE_OP_TAKE,
+  MLSYS_PIPE_OP_GENERATOR   /* a user-defined source (mlsys_pipe_generator); a disk operator when its desc says so */
 } mlsys_pipe_op_kind;
 
 /* One operator's counters over a window (spec §2.4) and its place in the tree. */
@@ -85,7 +90,9 @@ typedef struct {
   int64_t rng_draws;        /* > 0: its function drew random numbers: the operator is random */
   int declares_random;      /* random by declaration */
   int64_t count;            /* batch: b; take: k; repeat: c (−1 = forever); unused otherwise */
-  /* sources (files, records, range): how much data there is, for materialised sizes (Appendix 2) */
+  /* sources (files, records, range, generator): how much data there is, for materialised sizes (Appendix 2). A
+     generator op is analysed like records: the runtime's snapshot fills disk_bytes, files_total and the observed
+     counters only for a generator with disk = 1, so one without them is a plain source of unknown size */
   int64_t files_total;      /* N_files (0: unknown → size unknown) */
   int64_t files_observed;   /* files read to the end in the window */
   double observed_bytes;    /* their total size */
@@ -317,6 +324,40 @@ MLSYS_DEF mlsys_status mlsys_pipe_files(mlsys_pipe *p, const char *const *paths,
 /* records: the TFRecord files in order, one element per record (component 0, U8); framing and CRCs checked, damage
    named with the file, record and byte offset. A disk operator. */
 MLSYS_DEF mlsys_status mlsys_pipe_records(mlsys_pipe *p, const char *const *paths, int64_t n, const mlsys_pipe_source_desc *d, int *out);
+/* generator: a user-defined source (e.g. mlsys_pcr.h's record reader). It runs synchronously in the thread that pulls
+   it (like range): each pull calls next once (again after a skipped error), and elements get seq = 0, 1, 2, ... per
+   pass (a call that fails uses up its seq, as a skipped file does). Counted like a source in snapshots (produced,
+   cpu_s, bytes_produced); with disk = 1 it is a disk operator: disk_bytes = Σ io.disk_bytes, files_total =
+   units_total, files_observed / observed_bytes = Σ io.units_done / io.units_bytes, so the analysis treats it exactly
+   like records (the disk bound β of §3.3, the materialised-size estimate of Appendix 2); without disk it is a plain
+   source of unknown size. It has no knobs and is never parallelised. */
+typedef struct {
+  double disk_bytes;        /* bytes this call read from storage (disk operators) */
+  int64_t units_done;       /* files/records finished by this call (for the materialised-size estimate, Appendix 2) */
+  double units_bytes;       /* their total size in bytes */
+} mlsys_pipe_gen_io;
+typedef struct {
+  /* at every (re)start of a pass (epoch 0, 1, ... as the runtime counts passes under a repeat); *state goes to next/close */
+  int (*open)(void *user, uint64_t epoch, void **state);
+  /* fill *out (zeroed on entry) with one element, or set *end = 1; *io is zeroed on entry. Return 0, or nonzero (an
+     mlsys_status; the detail from mlsys_set_error names the problem) */
+  int (*next)(void *user, void *state, mlsys_pipe_elem *out, int *end, mlsys_pipe_gen_io *io);
+  void (*close)(void *user, void *state);   /* may be NULL; called at restart, at close and after the end */
+  void *user;
+  int disk;                 /* 1: a disk operator (its bytes count for the disk bound §3.3 and size estimates) */
+  int64_t units_total;      /* files/records in one pass (0: unknown) */
+  int on_error;             /* MLSYS_PIPE_ON_ERROR_FAIL (error names node and seq) or _SKIP (counted; next is called again) */
+  const char *name;         /* NULL → "generator" */
+  void (*destroy)(void *user);  /* may be NULL; called once by mlsys_pipe_destroy (the pipe then owns user) */
+} mlsys_pipe_generator_desc;
+/* Adds a generator node (the desc is copied; user must outlive the iterators). open fails an open (mlsys_pipe_open, or
+   the repeat restarting it) naming the node and the epoch; next fails as on_error says: FAIL → the error names the
+   node and the seq, with the generator's own detail ("pipeline: generator 'pcr' (node 0) failed on element seq 3
+   (returned 5): ..."), SKIP → counted in mlsys_pipe_skipped. close, when given, is called once per successful open:
+   after the end of the pass, at a restart, or at mlsys_pipe_close. destroy, when given, is called with user once, by
+   mlsys_pipe_destroy; when mlsys_pipe_generator fails it is not called (user stays the caller's). Errors: MLSYS_ERR_ARG
+   (no open or next function, on_error not FAIL or SKIP, units_total < 0, disk not 0 or 1). */
+MLSYS_DEF mlsys_status mlsys_pipe_generator(mlsys_pipe *p, const mlsys_pipe_generator_desc *d, int *out);
 /* cache: the first complete pass goes through and is kept; later passes (repeat) replay it and the input does no work
    (its operators are then "stale", §2.5). path NULL: in memory. Otherwise elements go to a file (TFRecord framing of a
    small element encoding), renamed to `path` when the pass completes; a complete file found at open is replayed
@@ -414,35 +455,31 @@ MLSYS_DEF mlsys_status mlsys_pipe_autotune_climb(const mlsys_pipe_snapshot *w, d
    ImageNet training augmentation (torchvision RandomResizedCrop, horizontal flip, normalisation). Each step is also a
    map UDF (mlsys_pipe_udf_*) so the runtime traces it as an operator. Link -ljpeg (or build with
    MLSYS_PIPE_NO_LIBJPEG, which makes the libjpeg decoder MLSYS_ERR_UNSUPPORTED). stb_image is compiled into the
-   implementation as static functions (JPEG and PNG only); a translation unit that includes stb_image.h itself must not
-   also hold this implementation. */
+   implementation as static functions (JPEG and PNG only), once per translation unit: mlsys_pcr.h's implementation
+   shares it, in either order; a translation unit that includes stb_image.h itself before them must not also hold
+   these implementations. */
 
-/* Container formats told apart by their magic bytes (file names lie: opencv-doc ships PNGs named .jpg, §7.5). */
-enum { MLSYS_PIPE_IMG_UNKNOWN = 0, MLSYS_PIPE_IMG_JPEG, MLSYS_PIPE_IMG_PNG, MLSYS_PIPE_IMG_GIF, MLSYS_PIPE_IMG_BMP,
-       MLSYS_PIPE_IMG_WEBP };
-/* The format of buf[0, n) from its first bytes; MLSYS_PIPE_IMG_UNKNOWN when none matches. */
+/* Container formats told apart by their magic bytes (file names lie: opencv-doc ships PNGs named .jpg, §7.5). The same
+   values as mlsys_common.h's MLSYS_IMG_*; the sniffer and the JPEG structure check live there (section 8, shared
+   with mlsys_pcr.h), and these are thin wrappers. */
+enum { MLSYS_PIPE_IMG_UNKNOWN = MLSYS_IMG_UNKNOWN, MLSYS_PIPE_IMG_JPEG = MLSYS_IMG_JPEG, MLSYS_PIPE_IMG_PNG = MLSYS_IMG_PNG,
+       MLSYS_PIPE_IMG_GIF = MLSYS_IMG_GIF, MLSYS_PIPE_IMG_BMP = MLSYS_IMG_BMP, MLSYS_PIPE_IMG_WEBP = MLSYS_IMG_WEBP };
+/* The format of buf[0, n) from its first bytes; MLSYS_PIPE_IMG_UNKNOWN when none matches (mlsys_image_sniff). */
 MLSYS_DEF int mlsys_pipe_image_sniff(const uint8_t *buf, size_t n);
-/* "JPEG", "PNG", "GIF", "BMP", "WebP" or "unknown". */
+/* "JPEG", "PNG", "GIF", "BMP", "WebP" or "unknown" (mlsys_image_format_name). */
 MLSYS_DEF const char *mlsys_pipe_image_format_name(int fmt);
 
-/* What the strict structure check learns about a JPEG. */
-typedef struct {
-  int width, height;        /* from the frame header (SOF), both > 0 */
-  int components;           /* 1 gray, 3 YCbCr/RGB, 4 CMYK/YCCK */
-  int precision;            /* bits per sample (8; 12 and 16 exist and are refused by the decoders) */
-  int sof;                  /* the SOF marker's code: 0xC0 baseline, 0xC1 extended, 0xC2 progressive, ... */
-  int nscans;               /* SOS segments before EOI (> 1: progressive or non-interleaved) */
-  int adobe_transform;      /* the APP14 "Adobe" segment's transform flag (2: YCCK), −1 without one */
-  size_t eoi;               /* byte offset of the EOI marker; bytes after EOI + 2 are ignored */
-} mlsys_pipe_jpeg_info;
-/* Walks the marker segments of buf[0, n): SOI; segments whose lengths stay inside the buffer; Huffman tables (DHT) of
-   at most 256 codes each (stb_image 2.27, as Debian 12 ships it, overflows on more); one frame header (SOF) with
-   non-zero sizes before the first scan (SOS); the entropy-coded data of every scan; then EOI. Decoders pad a
-   truncated scan with zeros and return a grey-bottomed image, so this is what makes truncation an error (spec §7.6
-   test 18). info may be NULL. Errors: MLSYS_ERR_PARSE naming the problem and the byte offset, e.g. "not a JPEG: PNG
-   data", "truncated: no EOI marker after the scan data (file ends at byte 400)", "truncated: segment APP1 at byte 2
-   (length 5000) runs past the end of the data (byte 400)", "expected a marker at byte 84 after the DQT at byte 20, found
-   0x3A". */
+/* What the strict structure check learns about a JPEG: width, height, components, precision, sof, nscans,
+   adobe_transform, eoi, first_sos, last_scan_end (mlsys_common.h's mlsys_jpeg_info). */
+typedef mlsys_jpeg_info mlsys_pipe_jpeg_info;
+/* mlsys_jpeg_check(buf, n, info, NULL, 0): walks the marker segments of buf[0, n): SOI; segments whose lengths stay
+   inside the buffer; Huffman tables (DHT) of at most 256 codes each (stb_image 2.27, as Debian 12 ships it, overflows
+   on more); one frame header (SOF) with non-zero sizes before the first scan (SOS); the entropy-coded data of every
+   scan; then EOI. Decoders pad a truncated scan with zeros and return a grey-bottomed image, so this is what makes
+   truncation an error (spec §7.6 test 18). info may be NULL. Errors: MLSYS_ERR_PARSE naming the problem and the byte
+   offset, e.g. "not a JPEG: PNG data", "truncated: no EOI marker after the scan data (file ends at byte 400)",
+   "truncated: segment APP1 at byte 2 (length 5000) runs past the end of the data (byte 400)", "expected a marker at
+   byte 84 after the DQT at byte 20, found 0x3A". */
 MLSYS_DEF mlsys_status mlsys_pipe_jpeg_check(const uint8_t *buf, size_t n, mlsys_pipe_jpeg_info *info);
 
 enum { MLSYS_PIPE_DEC_STB = 1, MLSYS_PIPE_DEC_LIBJPEG = 2 };
@@ -545,9 +582,18 @@ typedef struct {
   mlsys_pipe_throttle *throttle;  /* slow-storage emulation for the file reads (NULL: none) */
 } mlsys_pipe_jpeg_desc;
 typedef struct { int files, decode, repeat, crop, flip, normalize, batch, root; } mlsys_pipe_jpeg_nodes;   /* −1: absent */
-/* Builds the pipeline on p over paths (copied); the descs the UDFs use live in p (until mlsys_pipe_destroy). */
+/* Builds the pipeline on p over paths (copied); the descs the UDFs use live in p (until mlsys_pipe_destroy). It is
+   mlsys_pipe_files (named "files"; throttle and fail_on_error as d says) followed by mlsys_pipe_jpeg_pipeline_from. */
 MLSYS_DEF mlsys_status mlsys_pipe_jpeg_pipeline(mlsys_pipe *p, const char *const *paths, int64_t n, const mlsys_pipe_jpeg_desc *d,
                                                 mlsys_pipe_jpeg_nodes *out);
+/* The same chain (decode → repeat → crop → flip → normalize → batch → prefetch, or the fused variant) above an existing
+   node `source` of p whose elements carry JPEG bytes (U8) in component 0; further components (a label, an index) are
+   carried through to the batches. out->files = source. Over a source that yields the same elements with the same seq
+   as mlsys_pipe_files would (bytes, then the index as an I64 scalar), with the same node ids and seed, the batches are
+   the same bytes as mlsys_pipe_jpeg_pipeline's. d->throttle is not used (the source reads on its own); fail_on_error
+   sets the decode operator's policy only (the source has its own). Errors: MLSYS_ERR_ARG (no pipe or nodes struct,
+   source not a node of p, bad sizes), MLSYS_ERR_NOMEM. */
+MLSYS_DEF mlsys_status mlsys_pipe_jpeg_pipeline_from(mlsys_pipe *p, int source, const mlsys_pipe_jpeg_desc *d, mlsys_pipe_jpeg_nodes *out);
 
 #ifdef __cplusplus
 }
@@ -568,9 +614,14 @@ MLSYS_DEF mlsys_status mlsys_pipe_jpeg_pipeline(mlsys_pipe *p, const char *const
 extern "C" {
 #endif
 
-static int mlsys__pipe_is_disk(int kind) { return kind == MLSYS_PIPE_OP_RECORDS || kind == MLSYS_PIPE_OP_FILES; }
+/* Disk operators read from storage; a generator is one when its desc says so, and its snapshot then carries the disk
+   counters (without disk = 1 they are zero, so treating the kind as disk here changes nothing for it). */
+static int mlsys__pipe_is_disk(int kind) {
+  return kind == MLSYS_PIPE_OP_RECORDS || kind == MLSYS_PIPE_OP_FILES || kind == MLSYS_PIPE_OP_GENERATOR;
+}
 static int mlsys__pipe_is_source(int kind) {
-  return kind == MLSYS_PIPE_OP_RANGE || kind == MLSYS_PIPE_OP_FROM_MEMORY || kind == MLSYS_PIPE_OP_FILES;
+  return kind == MLSYS_PIPE_OP_RANGE || kind == MLSYS_PIPE_OP_FROM_MEMORY || kind == MLSYS_PIPE_OP_FILES ||
+         kind == MLSYS_PIPE_OP_RECORDS || kind == MLSYS_PIPE_OP_GENERATOR;
 }
 
 MLSYS_DEF void mlsys_pipe_analysis_free(mlsys_pipe_analysis *a) {
@@ -699,8 +750,8 @@ MLSYS_DEF mlsys_status mlsys_pipe_analyze(const mlsys_pipe_snapshot *s, const ml
         double rpf = o->records_per_file > 0 ? o->records_per_file : (double)o->produced / (double)o->files_observed;
         double est = mlsys_pipe_estimate_size(o->observed_bytes, o->files_observed, o->files_total);
         r->n_elems = rpf * (double)o->files_total;
-        /* a file source's elements are the files' bytes; other sources scale bytes per element */
-        r->size_bytes = o->kind == MLSYS_PIPE_OP_FILES || o->kind == MLSYS_PIPE_OP_RECORDS ? est : r->n_elems * r->bytes_per_elem;
+        /* a disk source's elements are its files' (records') bytes; other sources scale bytes per element */
+        r->size_bytes = mlsys__pipe_is_disk(o->kind) ? est : r->n_elems * r->bytes_per_elem;
       } else if (o->kind == MLSYS_PIPE_OP_RANGE && o->count > 0) {
         r->n_elems = (double)o->count;
         r->size_bytes = r->n_elems * r->bytes_per_elem;
@@ -1233,6 +1284,7 @@ typedef struct {
   char *cache_path;         /* cache: NULL = memory */
   uint8_t *sel;             /* select_map: owned copy of the selection */
   int64_t nsel;
+  mlsys_pipe_generator_desc gen;  /* generator (name not kept) */
 } mlsys__pipe_node;
 
 struct mlsys_pipe {
@@ -1272,6 +1324,7 @@ MLSYS_DEF void mlsys_pipe_destroy(mlsys_pipe *p) {
     }
     for (j = 0; j < nd->npaths; j++) mlsys_free(nd->paths[j]);
     mlsys_free(nd->paths); mlsys_free(nd->cache_path); mlsys_free(nd->sel);
+    if (nd->kind == MLSYS_PIPE_OP_GENERATOR && nd->gen.destroy) nd->gen.destroy(nd->gen.user);
   }
   mlsys_free(p->node);
   for (i = 0; i < p->nowned; i++) mlsys_free(p->owned[i]);
@@ -1281,8 +1334,8 @@ MLSYS_DEF void mlsys_pipe_destroy(mlsys_pipe *p) {
 
 static const char *mlsys__pipe_kind_name(int k) {
   static const char *nm[] = {"range", "from_memory", "files", "records", "interleave", "map", "filter", "shuffle", "batch",
-                             "prefetch", "cache", "repeat", "take"};
-  return k >= 0 && k <= MLSYS_PIPE_OP_TAKE ? nm[k] : "op";
+                             "prefetch", "cache", "repeat", "take", "generator"};
+  return k >= 0 && k <= MLSYS_PIPE_OP_GENERATOR ? nm[k] : "op";
 }
 
 MLSYS_DEF const char *mlsys_pipe_kind_name(int kind) { return mlsys__pipe_kind_name(kind); }
@@ -1432,6 +1485,22 @@ MLSYS_DEF mlsys_status mlsys_pipe_files(mlsys_pipe *p, const char *const *paths,
 }
 MLSYS_DEF mlsys_status mlsys_pipe_records(mlsys_pipe *p, const char *const *paths, int64_t n, const mlsys_pipe_source_desc *d, int *out) {
   return mlsys__pipe_add_source(p, MLSYS_PIPE_OP_RECORDS, paths, n, d, out);
+}
+MLSYS_DEF mlsys_status mlsys_pipe_generator(mlsys_pipe *p, const mlsys_pipe_generator_desc *d, int *out) {
+  mlsys__pipe_node *nd;
+  mlsys_status st;
+  if (!d || !d->open || !d->next) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: generator needs open and next functions");
+  if (d->on_error != MLSYS_PIPE_ON_ERROR_FAIL && d->on_error != MLSYS_PIPE_ON_ERROR_SKIP)
+    return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: generator '%s': on_error %d (FAIL or SKIP)", d->name ? d->name : "generator", d->on_error);
+  if (d->units_total < 0 || (d->disk != 0 && d->disk != 1))
+    return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: generator '%s': units_total %lld, disk %d", d->name ? d->name : "generator",
+                           (long long)d->units_total, d->disk);
+  if ((st = mlsys__pipe_add(p, MLSYS_PIPE_OP_GENERATOR, -2, &nd, out))) return st;
+  nd->gen = *d;
+  nd->gen.name = NULL;
+  nd->map.on_error = d->on_error;
+  if (d->name) snprintf(nd->name, sizeof nd->name, "%s", d->name);
+  return MLSYS_OK;
 }
 
 MLSYS_DEF mlsys_status mlsys_pipe_cache(mlsys_pipe *p, int in, const char *path, int *out) {
@@ -1765,6 +1834,9 @@ struct mlsys__pipe_st {
   int64_t ncache, capcache;
   int cache_done, cache_file_mode;  /* file mode: 1 writing, 2 replaying */
   char *cache_tmp;
+  /* generator: the state its open returned, while open (the pulling thread's, or the closer's after a quiesce) */
+  void *gstate;
+  int gopen;
 };
 
 struct mlsys_pipe_iter {
@@ -2211,6 +2283,75 @@ static void mlsys__pipe_count_disk(mlsys__pipe_st *s, double bytes, int file_don
   pthread_mutex_unlock(&s->cmu);
 }
 
+/* ---- generator ---- */
+static void mlsys__pipe_gen_close(mlsys__pipe_st *s) {
+  const mlsys__pipe_node *nd = s->nd;
+  if (!s->gopen) return;
+  s->gopen = 0;
+  if (nd->gen.close) nd->gen.close(nd->gen.user, s->gstate);
+  s->gstate = NULL;
+}
+/* at every (re)start: close the previous pass if it is still open, open this one */
+static mlsys_status mlsys__pipe_gen_open(mlsys__pipe_st *s) {
+  const mlsys__pipe_node *nd = s->nd;
+  void *state = NULL;
+  int rc;
+  mlsys__pipe_gen_close(s);
+  mlsys_clear_error();
+  if ((rc = nd->gen.open(nd->gen.user, s->epoch, &state))) {
+    char *msg = mlsys__pipe_dup_err();
+    mlsys_status st = mlsys_set_error(rc > 0 && rc < MLSYS_ERR_COUNT_ ? (mlsys_status)rc : MLSYS_ERR_ARG,
+                                      "pipeline: generator '%s' (node %d): open for epoch %llu failed (returned %d)%s%s", nd->name, s->id,
+                                      (unsigned long long)s->epoch, rc, msg && *msg ? ": " : "", msg ? msg : "");
+    mlsys_free(msg);
+    return st;
+  }
+  s->gstate = state;
+  s->gopen = 1;
+  return MLSYS_OK;
+}
+static mlsys_status mlsys__pipe_gen_next(mlsys__pipe_st *s, mlsys_pipe_elem *out, int *end) {
+  const mlsys__pipe_node *nd = s->nd;
+  for (;;) {
+    mlsys_pipe_gen_io io;
+    uint64_t seq = (uint64_t)s->pos;
+    int rc, gend = 0;
+    if (!s->gopen) { *end = 1; return MLSYS_OK; }   /* after the end of the pass */
+    memset(&io, 0, sizeof io);
+    memset(out, 0, sizeof *out);
+    mlsys_clear_error();
+    rc = nd->gen.next(nd->gen.user, s->gstate, out, &gend, &io);
+    if (nd->gen.disk) {
+      pthread_mutex_lock(&s->cmu);
+      s->disk_bytes += io.disk_bytes;
+      s->files_obs += io.units_done;
+      s->obs_bytes += io.units_bytes;
+      pthread_mutex_unlock(&s->cmu);
+    }
+    if (!rc && gend) {
+      mlsys_pipe_elem_release(out);
+      mlsys__pipe_gen_close(s);
+      *end = 1;
+      return MLSYS_OK;
+    }
+    s->pos++;
+    if (!rc) { out->seq = seq; return MLSYS_OK; }
+    mlsys_pipe_elem_release(out);
+    if (nd->gen.on_error == MLSYS_PIPE_ON_ERROR_SKIP) {
+      pthread_mutex_lock(&s->cmu);
+      s->skipped++;
+      pthread_mutex_unlock(&s->cmu);
+      continue;
+    }
+    {
+      char *msg = mlsys__pipe_dup_err();
+      mlsys_status st = mlsys__pipe_udf_error(s, seq, rc, msg);
+      mlsys_free(msg);
+      return st;
+    }
+  }
+}
+
 /* ---- records ---- */
 static mlsys_status mlsys__pipe_records_next(mlsys__pipe_st *s, mlsys_pipe_elem *out, int *end) {
   const mlsys__pipe_node *nd = s->nd;
@@ -2415,6 +2556,7 @@ static mlsys_status mlsys__pipe_step(mlsys__pipe_st *s, mlsys_pipe_elem *out, in
         }
       }
     case MLSYS_PIPE_OP_RECORDS: return mlsys__pipe_records_next(s, out, end);
+    case MLSYS_PIPE_OP_GENERATOR: return mlsys__pipe_gen_next(s, out, end);
     case MLSYS_PIPE_OP_CACHE: return mlsys__pipe_cache_next(s, out, end, ccpu);
     case MLSYS_PIPE_OP_FILTER:
       for (;;) {
@@ -2520,6 +2662,7 @@ static void mlsys__pipe_quiesce(mlsys__pipe_st *s) {
     if (nd->kind == MLSYS_PIPE_OP_PREFETCH) mlsys__pipe_prefetch_stop(s);
     else if (nd->kind == MLSYS_PIPE_OP_MAP || nd->kind == MLSYS_PIPE_OP_FILES) mlsys__pipe_pmap_stop(s);
     else if (nd->kind == MLSYS_PIPE_OP_RECORDS && s->rf) { fclose(s->rf); s->rf = NULL; }
+    else if (nd->kind == MLSYS_PIPE_OP_GENERATOR) mlsys__pipe_gen_close(s);
     else if (nd->kind == MLSYS_PIPE_OP_SHUFFLE) { for (i = 0; i < s->nbuf; i++) mlsys_pipe_elem_release(&s->buf[i]); s->nbuf = 0; }
     else if (nd->kind == MLSYS_PIPE_OP_INTERLEAVE && s->slot) { for (i = 0; i < nd->cycle; i++) mlsys__pipe_slot_close(&s->slot[i]); }
   }
@@ -2544,6 +2687,7 @@ static mlsys_status mlsys__pipe_start(mlsys__pipe_st *s, uint64_t epoch) {
     s->nbuf = 0;
   }
   if (nd->kind == MLSYS_PIPE_OP_PREFETCH && nd->n > 0) return mlsys__pipe_prefetch_start(s);
+  if (nd->kind == MLSYS_PIPE_OP_GENERATOR) return mlsys__pipe_gen_open(s);
   if ((nd->kind == MLSYS_PIPE_OP_MAP || nd->kind == MLSYS_PIPE_OP_FILES) && (nd->map.parallelism > 1 || nd->map.async))
     return mlsys__pipe_pmap_start(s);
   return MLSYS_OK;
@@ -2703,6 +2847,7 @@ MLSYS_DEF mlsys_status mlsys_pipe_snapshot_take(mlsys_pipe_iter *it, mlsys_pipe_
     o->parallelism = nd->kind == MLSYS_PIPE_OP_MAP || nd->kind == MLSYS_PIPE_OP_FILES ? nd->map.parallelism : 1;
     o->node = s->id;
     if (nd->kind == MLSYS_PIPE_OP_FILES || nd->kind == MLSYS_PIPE_OP_RECORDS) o->files_total = nd->npaths;
+    if (nd->kind == MLSYS_PIPE_OP_GENERATOR && nd->gen.disk) o->files_total = nd->gen.units_total;
     pthread_mutex_lock((pthread_mutex_t *)&s->cmu);
     o->produced = s->produced; o->consumed = s->consumed;
     o->cpu_s = s->cpu_s; o->bytes_produced = s->bytes;
@@ -2765,7 +2910,12 @@ MLSYS_DEF void mlsys_pipe_snapshot_free(mlsys_pipe_snapshot *s) {
 #include <sys/stat.h>
 
 /* stb_image: JPEG and PNG only, static to this translation unit, allocating through the mlsys hooks (so its pixel
-   buffer is ours to hand out and mlsys_free), asserting through MLSYS_ASSERT. */
+   buffer is ours to hand out and mlsys_free), asserting through MLSYS_ASSERT. Compiled once per translation unit
+   whichever implementation comes first: mlsys_pcr.h uses the same guard (MLSYS__STBI_COMPILED) with the same options,
+   so both implementations may sit in one .c file in either order. A stb_image.h included by the program before the
+   first of them would have declared its functions extern, hence the #error. */
+#ifndef MLSYS__STBI_COMPILED
+#define MLSYS__STBI_COMPILED
 #ifdef STBI_INCLUDE_STB_IMAGE_H
 #error "mlsys_pipeline.h: stb_image.h was included before the implementation; include it after, or in another file"
 #endif
@@ -2782,223 +2932,18 @@ MLSYS_DEF void mlsys_pipe_snapshot_free(mlsys_pipe_snapshot *s) {
 #define STBI_ASSERT(x) MLSYS_ASSERT(x)
 #include <stb/stb_image.h>
 #undef STB_IMAGE_IMPLEMENTATION
+#endif /* MLSYS__STBI_COMPILED */
 
 #ifndef MLSYS_PIPE_NO_LIBJPEG
 #include <setjmp.h>
 #include <jpeglib.h>
 #endif
 
-MLSYS_DEF int mlsys_pipe_image_sniff(const uint8_t *b, size_t n) {
-  if (!b) return MLSYS_PIPE_IMG_UNKNOWN;
-  if (n >= 3 && b[0] == 0xFF && b[1] == 0xD8 && b[2] == 0xFF) return MLSYS_PIPE_IMG_JPEG;
-  if (n >= 8 && !memcmp(b, "\x89PNG\r\n\x1a\n", 8)) return MLSYS_PIPE_IMG_PNG;
-  if (n >= 6 && (!memcmp(b, "GIF87a", 6) || !memcmp(b, "GIF89a", 6))) return MLSYS_PIPE_IMG_GIF;
-  if (n >= 12 && !memcmp(b, "RIFF", 4) && !memcmp(b + 8, "WEBP", 4)) return MLSYS_PIPE_IMG_WEBP;
-  if (n >= 18 && b[0] == 'B' && b[1] == 'M') {
-    /* "BM" alone is common in text; require a known DIB header size after the 14-byte file header */
-    uint32_t dib = (uint32_t)b[14] | (uint32_t)b[15] << 8 | (uint32_t)b[16] << 16 | (uint32_t)b[17] << 24;
-    if (dib == 12 || dib == 16 || dib == 40 || dib == 52 || dib == 56 || dib == 64 || dib == 108 || dib == 124)
-      return MLSYS_PIPE_IMG_BMP;
-  }
-  return MLSYS_PIPE_IMG_UNKNOWN;
-}
-
-MLSYS_DEF const char *mlsys_pipe_image_format_name(int fmt) {
-  switch (fmt) {
-    case MLSYS_PIPE_IMG_JPEG: return "JPEG";
-    case MLSYS_PIPE_IMG_PNG: return "PNG";
-    case MLSYS_PIPE_IMG_GIF: return "GIF";
-    case MLSYS_PIPE_IMG_BMP: return "BMP";
-    case MLSYS_PIPE_IMG_WEBP: return "WebP";
-    default: return "unknown";
-  }
-}
-
-/* ---- the JPEG structure check (ITU T.81 Annex B) ---- */
-static const char *mlsys__pipe_img_marker(int m, char buf[16]) {
-  static const char *const c0[16] = {"SOF0", "SOF1", "SOF2", "SOF3", "DHT", "SOF5", "SOF6", "SOF7",
-                                     "JPG", "SOF9", "SOF10", "SOF11", "DAC", "SOF13", "SOF14", "SOF15"};
-  static const char *const d8[8] = {"SOI", "EOI", "SOS", "DQT", "DNL", "DRI", "DHP", "EXP"};
-  if (m >= 0xC0 && m <= 0xCF) return c0[m - 0xC0];
-  if (m >= 0xD8 && m <= 0xDF) return d8[m - 0xD8];
-  if (m == 0xFE) return "COM";
-  if (m >= 0xD0 && m <= 0xD7) snprintf(buf, 16, "RST%d", m - 0xD0);
-  else if (m >= 0xE0 && m <= 0xEF) snprintf(buf, 16, "APP%d", m - 0xE0);
-  else snprintf(buf, 16, "0xFF%02X", m);
-  return buf;
-}
-static int mlsys__pipe_img_is_sof(int m) { return m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC; }
-
-static mlsys_status mlsys__pipe_img_no_eoi(size_t n, int nscans) {
-  if (!nscans) return mlsys_set_error(MLSYS_ERR_PARSE, "truncated: the file ends at byte %zu before any scan (SOS)", n);
-  return mlsys_set_error(MLSYS_ERR_PARSE, "truncated: no EOI marker after the scan data (file ends at byte %zu)", n);
-}
-
-/* What the walk has seen. The decoders trust table references: stb_image 2.27 (as Debian 12 ships it) decodes with
-   whatever an undefined Huffman table's memory holds and writes past its tables on a DHT of more than 256 codes, so
-   the check enforces what T.81 requires before a scan instead. */
-typedef struct {
-  mlsys_pipe_jpeg_info in;
-  unsigned huff;            /* bit 4·class + id: Huffman tables defined so far */
-  unsigned quant;           /* bit id: quantisation tables defined so far */
-  int tq[256];              /* frame component id → its quantisation table; −1: not in the frame */
-} mlsys__pipe_img_jwalk;
-
-/* SOFn (B.2.2): sizes, components and their quantisation table ids */
-static mlsys_status mlsys__pipe_img_sof(mlsys__pipe_img_jwalk *s, int m, const uint8_t *seg, unsigned len, size_t at) {
-  char nm[16];
-  int i;
-  if (s->in.sof) return mlsys_set_error(MLSYS_ERR_PARSE, "second frame header (%s) at byte %zu", mlsys__pipe_img_marker(m, nm), at);
-  if (len < 6 || len != 6 + 3u * seg[5])
-    return mlsys_set_error(MLSYS_ERR_PARSE, "%s segment at byte %zu: %u bytes for %d components", mlsys__pipe_img_marker(m, nm), at, len, len ? seg[5] : 0);
-  s->in.sof = m;
-  s->in.precision = seg[0];
-  s->in.height = seg[1] << 8 | seg[2];
-  s->in.width = seg[3] << 8 | seg[4];
-  s->in.components = seg[5];
-  if (!s->in.width || !s->in.height || !s->in.components)
-    return mlsys_set_error(MLSYS_ERR_PARSE, "%s at byte %zu: image %d x %d with %d components (zero)", mlsys__pipe_img_marker(m, nm), at,
-                           s->in.width, s->in.height, s->in.components);
-  for (i = 0; i < seg[5]; i++) {
-    const uint8_t *c = seg + 6 + 3 * i;
-    if (s->tq[c[0]] >= 0) return mlsys_set_error(MLSYS_ERR_PARSE, "%s at byte %zu: component id %d twice", mlsys__pipe_img_marker(m, nm), at, c[0]);
-    if (c[2] > 3) return mlsys_set_error(MLSYS_ERR_PARSE, "%s at byte %zu: component %d uses quantisation table %d (at most 3)",
-                                         mlsys__pipe_img_marker(m, nm), at, c[0], c[2]);
-    s->tq[c[0]] = c[2];
-  }
-  return MLSYS_OK;
-}
-
-/* DHT (B.2.4.2): class ≤ 1, id ≤ 3, at most 256 codes per table, tables filling the segment exactly */
-static mlsys_status mlsys__pipe_img_dht(mlsys__pipe_img_jwalk *s, const uint8_t *seg, unsigned len, size_t at) {
-  unsigned k = 0;
-  while (k < len) {
-    unsigned cnt = 0, i;
-    if (len - k < 17) return mlsys_set_error(MLSYS_ERR_PARSE, "DHT segment at byte %zu: a table is cut short", at);
-    if (seg[k] >> 4 > 1 || (seg[k] & 15) > 3)
-      return mlsys_set_error(MLSYS_ERR_PARSE, "DHT segment at byte %zu: table class %d, id %d (at most 1, 3)", at, seg[k] >> 4, seg[k] & 15);
-    for (i = 1; i <= 16; i++) cnt += seg[k + i];
-    if (cnt > 256 || cnt > len - k - 17)
-      return mlsys_set_error(MLSYS_ERR_PARSE, "DHT segment at byte %zu: a table of %u codes (at most 256, inside the segment)", at, cnt);
-    s->huff |= 1u << ((seg[k] >> 4) * 4 + (seg[k] & 15));
-    k += 17 + cnt;
-  }
-  return MLSYS_OK;
-}
-
-/* DQT (B.2.4.1): 8- or 16-bit tables with ids ≤ 3, filling the segment exactly */
-static mlsys_status mlsys__pipe_img_dqt(mlsys__pipe_img_jwalk *s, const uint8_t *seg, unsigned len, size_t at) {
-  unsigned k = 0;
-  while (k < len) {
-    unsigned size = seg[k] >> 4 ? 129 : 65;
-    if (seg[k] >> 4 > 1 || (seg[k] & 15) > 3)
-      return mlsys_set_error(MLSYS_ERR_PARSE, "DQT segment at byte %zu: table precision %d, id %d (at most 1, 3)", at, seg[k] >> 4, seg[k] & 15);
-    if (len - k < size) return mlsys_set_error(MLSYS_ERR_PARSE, "DQT segment at byte %zu: a table is cut short", at);
-    s->quant |= 1u << (seg[k] & 15);
-    k += size;
-  }
-  return MLSYS_OK;
-}
-
-/* SOS (B.2.3): 1–4 components of the frame whose quantisation tables, and the Huffman tables this scan decodes with,
-   are defined. Huffman coding: sequential scans use DC and AC tables; progressive DC first scans (Ss = 0, Ah = 0) the
-   DC table, AC scans (Ss > 0) the AC table, DC refinement none; lossless the DC table. Arithmetic coding: none. */
-static mlsys_status mlsys__pipe_img_sos(mlsys__pipe_img_jwalk *s, const uint8_t *seg, unsigned len, size_t at) {
-  int ns = len ? seg[0] : 0, i, sof = s->in.sof, ss, ah, dc, ac;
-  if (!sof) return mlsys_set_error(MLSYS_ERR_PARSE, "SOS at byte %zu before any frame header (SOF)", at);
-  if (ns < 1 || ns > 4 || len != 4 + 2u * ns)
-    return mlsys_set_error(MLSYS_ERR_PARSE, "SOS segment at byte %zu: %u bytes for %d components (1 to 4)", at, len, ns);
-  ss = seg[1 + 2 * ns];
-  ah = seg[3 + 2 * ns] >> 4;
-  if (sof >= 0xC9) dc = ac = 0;                                          /* arithmetic */
-  else if (sof == 0xC3 || sof == 0xC7) { dc = 1; ac = 0; }               /* lossless */
-  else if (sof == 0xC2 || sof == 0xC6) { dc = ss == 0 && ah == 0; ac = ss > 0; }
-  else dc = ac = 1;
-  for (i = 0; i < ns; i++) {
-    int id = seg[1 + 2 * i], td = seg[2 + 2 * i] >> 4, ta = seg[2 + 2 * i] & 15;
-    if (s->tq[id] < 0) return mlsys_set_error(MLSYS_ERR_PARSE, "SOS at byte %zu: component id %d is not in the frame", at, id);
-    if (!(s->quant >> s->tq[id] & 1))
-      return mlsys_set_error(MLSYS_ERR_PARSE, "SOS at byte %zu: component %d's quantisation table %d is not defined (no DQT)", at, id, s->tq[id]);
-    if ((dc && (td > 3 || !(s->huff >> td & 1))) || (ac && (ta > 3 || !(s->huff >> (4 + ta) & 1))))
-      return mlsys_set_error(MLSYS_ERR_PARSE, "SOS at byte %zu: component %d's Huffman table (%s %d) is not defined (no DHT)", at, id,
-                             dc && (td > 3 || !(s->huff >> td & 1)) ? "DC" : "AC", dc && (td > 3 || !(s->huff >> td & 1)) ? td : ta);
-  }
-  s->in.nscans++;
-  return MLSYS_OK;
-}
-
+/* The sniffer and the structure check live in mlsys_common.h (section 8), shared with mlsys_pcr.h. */
+MLSYS_DEF int mlsys_pipe_image_sniff(const uint8_t *b, size_t n) { return mlsys_image_sniff(b, n); }
+MLSYS_DEF const char *mlsys_pipe_image_format_name(int fmt) { return mlsys_image_format_name(fmt); }
 MLSYS_DEF mlsys_status mlsys_pipe_jpeg_check(const uint8_t *buf, size_t n, mlsys_pipe_jpeg_info *info) {
-  mlsys__pipe_img_jwalk s;
-  size_t pos = 2, prev_pos = 0;   /* the last marker seen, for messages */
-  int in_scan = 0, prev_m = 0xD8, i;
-  char nm[16];
-  memset(&s, 0, sizeof s);
-  s.in.adobe_transform = -1;
-  for (i = 0; i < 256; i++) s.tq[i] = -1;
-  if (info) *info = s.in;
-  if (!buf && n) return mlsys_set_error(MLSYS_ERR_ARG, "jpeg_check: NULL buffer of %zu bytes", n);
-  if (n < 2 || buf[0] != 0xFF || buf[1] != 0xD8) {
-    int fmt = mlsys_pipe_image_sniff(buf, n);
-    if (fmt != MLSYS_PIPE_IMG_UNKNOWN) return mlsys_set_error(MLSYS_ERR_PARSE, "not a JPEG: %s data", mlsys_pipe_image_format_name(fmt));
-    if (n == 0) return mlsys_set_error(MLSYS_ERR_PARSE, "not a JPEG: empty input");
-    if (n == 1) return mlsys_set_error(MLSYS_ERR_PARSE, "not a JPEG: 1 byte");
-    return mlsys_set_error(MLSYS_ERR_PARSE, "not a JPEG: no SOI marker (starts with 0x%02X 0x%02X)", buf[0], buf[1]);
-  }
-  for (;;) {
-    size_t mpos;
-    unsigned len;
-    int m;
-    const uint8_t *seg;
-    mlsys_status st = MLSYS_OK;
-    if (in_scan) {
-      /* entropy-coded data: 0xFF is followed by 0x00 (a stuffed byte), RSTn, another 0xFF (fill) or a marker (B.1.1.5) */
-      for (;;) {
-        const uint8_t *p = pos < n ? (const uint8_t *)memchr(buf + pos, 0xFF, n - pos) : NULL;
-        if (!p || p + 1 >= buf + n) return mlsys__pipe_img_no_eoi(n, s.in.nscans);
-        pos = (size_t)(p - buf) + 1;
-        if (buf[pos] == 0x00 || (buf[pos] >= 0xD0 && buf[pos] <= 0xD7)) pos++;
-        else if (buf[pos] != 0xFF) break;
-      }
-    } else {
-      if (pos >= n) return mlsys__pipe_img_no_eoi(n, s.in.nscans);
-      if (buf[pos] != 0xFF)
-        return mlsys_set_error(MLSYS_ERR_PARSE, "expected a marker at byte %zu after the %s at byte %zu, found 0x%02X", pos,
-                               mlsys__pipe_img_marker(prev_m, nm), prev_pos, buf[pos]);
-      while (pos < n && buf[pos] == 0xFF) pos++;   /* fill bytes may precede a marker (B.1.1.2) */
-      if (pos >= n) return mlsys__pipe_img_no_eoi(n, s.in.nscans);
-    }
-    m = prev_m = buf[pos];
-    mpos = prev_pos = pos - 1;
-    pos++;
-    in_scan = 0;
-    if (m == 0xD9) {
-      if (!s.in.nscans) return mlsys_set_error(MLSYS_ERR_PARSE, "EOI marker at byte %zu before any scan (SOS)", mpos);
-      s.in.eoi = mpos;
-      if (info) *info = s.in;
-      return MLSYS_OK;
-    }
-    if (m == 0x01) continue;   /* TEM: no length */
-    if (m == 0x00 || m == 0xD8 || (m >= 0xD0 && m <= 0xD7))
-      return mlsys_set_error(MLSYS_ERR_PARSE, "unexpected %s marker at byte %zu", mlsys__pipe_img_marker(m, nm), mpos);
-    if (n - pos < 2)
-      return mlsys_set_error(MLSYS_ERR_PARSE, "truncated: %s marker at byte %zu has no length (file ends at byte %zu)",
-                             mlsys__pipe_img_marker(m, nm), mpos, n);
-    len = (unsigned)buf[pos] << 8 | buf[pos + 1];
-    if (len < 2)
-      return mlsys_set_error(MLSYS_ERR_PARSE, "%s segment at byte %zu has length %u (at least 2)", mlsys__pipe_img_marker(m, nm), mpos, len);
-    if (len > n - pos)
-      return mlsys_set_error(MLSYS_ERR_PARSE, "truncated: %s segment at byte %zu (length %u) runs past the end of the data (byte %zu)",
-                             mlsys__pipe_img_marker(m, nm), mpos, len, n);
-    seg = buf + pos + 2;
-    len -= 2;
-    if (mlsys__pipe_img_is_sof(m)) st = mlsys__pipe_img_sof(&s, m, seg, len, mpos);
-    else if (m == 0xC4) st = mlsys__pipe_img_dht(&s, seg, len, mpos);
-    else if (m == 0xDB) st = mlsys__pipe_img_dqt(&s, seg, len, mpos);
-    else if (m == 0xDA) { st = mlsys__pipe_img_sos(&s, seg, len, mpos); in_scan = 1; }
-    else if (m == 0xEE && len >= 12 && !memcmp(seg, "Adobe", 5)) s.in.adobe_transform = seg[11];
-    if (st) return st;
-    pos += 2 + len;
-  }
+  return mlsys_jpeg_check(buf, n, info, NULL, 0);
 }
 
 /* ---- decoders ---- */
@@ -3135,6 +3080,7 @@ static mlsys_status mlsys__pipe_img_decode_jpeg(const uint8_t *buf, const mlsys_
   size_t n = in->eoi + 2;
   mlsys_status st;
   char nm[16];
+  snprintf(nm, sizeof nm, "SOF%d", in->sof - 0xC0);   /* in->sof is a SOFn code (0xC0..0xCF less DHT, JPG, DAC) */
   if ((st = mlsys__pipe_img_size_ok(in->width, in->height, o))) return st;
   if (in->components == 4)
     return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "4-component JPEG (%s) is not supported: convert it to RGB",
@@ -3144,12 +3090,10 @@ static mlsys_status mlsys__pipe_img_decode_jpeg(const uint8_t *buf, const mlsys_
   /* both decode 8-bit Huffman coding (baseline SOF0, extended SOF1, progressive SOF2); libjpeg-turbo also arithmetic
      coding (SOF9, SOF10); neither lossless nor hierarchical frames */
   if (in->sof != 0xC0 && in->sof != 0xC1 && in->sof != 0xC2 && in->sof != 0xC9 && in->sof != 0xCA)
-    return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "JPEG coding %s (lossless or hierarchical) is not supported",
-                           mlsys__pipe_img_marker(in->sof, nm));
+    return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "JPEG coding %s (lossless or hierarchical) is not supported", nm);
   if (o->decoder == MLSYS_PIPE_DEC_STB) {
     if (in->sof == 0xC9 || in->sof == 0xCA)
-      return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "stb_image does not decode arithmetic-coded JPEG (%s): use the libjpeg decoder",
-                             mlsys__pipe_img_marker(in->sof, nm));
+      return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "stb_image does not decode arithmetic-coded JPEG (%s): use the libjpeg decoder", nm);
     return mlsys__pipe_img_stb(buf, n, d, rgb, w, h);
   }
 #ifndef MLSYS_PIPE_NO_LIBJPEG
@@ -3600,21 +3544,24 @@ typedef struct {
   mlsys_pipe_decode_crop_flip_desc fused;
 } mlsys__pipe_jpeg_ctx;
 
-MLSYS_DEF mlsys_status mlsys_pipe_jpeg_pipeline(mlsys_pipe *p, const char *const *paths, int64_t n, const mlsys_pipe_jpeg_desc *dd,
-                                                mlsys_pipe_jpeg_nodes *o) {
-  mlsys_pipe_jpeg_desc d;
-  mlsys_pipe_source_desc sd;
+/* defaults and checks shared by both builders; o's fields all −1 */
+static mlsys_status mlsys__pipe_jpeg_desc(mlsys_pipe *p, const mlsys_pipe_jpeg_desc *dd, mlsys_pipe_jpeg_desc *d, mlsys_pipe_jpeg_nodes *o) {
+  memset(d, 0, sizeof *d);
+  if (dd) *d = *dd;
+  if (!p || !o) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: jpeg_pipeline needs a pipe and a nodes struct");
+  o->files = o->decode = o->repeat = o->crop = o->flip = o->normalize = o->batch = o->root = -1;
+  if (d->batch < 0 || d->size < 0 || d->size > 32768 || d->epochs < 0)
+    return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: jpeg_pipeline batch %d, size %d, epochs %lld", d->batch, d->size, (long long)d->epochs);
+  return MLSYS_OK;
+}
+
+/* decode → repeat → crop → flip → normalize → batch → prefetch (or fused) above o->files */
+static mlsys_status mlsys__pipe_jpeg_chain(mlsys_pipe *p, const mlsys_pipe_jpeg_desc *dp, mlsys_pipe_jpeg_nodes *o) {
+  const mlsys_pipe_jpeg_desc d = *dp;
   mlsys_pipe_map_desc md;
   mlsys__pipe_jpeg_ctx *ctx;
   mlsys_status st;
   int cur;
-  memset(&d, 0, sizeof d);
-  if (dd) d = *dd;
-  if (!p || !o) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: jpeg_pipeline needs a pipe and a nodes struct");
-  o->files = o->decode = o->repeat = o->crop = o->flip = o->normalize = o->batch = o->root = -1;
-  if (d.batch < 0 || d.size < 0 || d.size > 32768 || d.epochs < 0)
-    return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: jpeg_pipeline batch %d, size %d, epochs %lld", d.batch, d.size, (long long)d.epochs);
-  if (n <= 0) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: jpeg_pipeline over %lld files (need at least one)", (long long)n);
   /* the UDFs' descs must outlive the iterators: the pipe owns them (freed with it) */
   if (!(ctx = (mlsys__pipe_jpeg_ctx *)mlsys_calloc(1, sizeof *ctx))) return MLSYS_ERR_NOMEM;
   if (mlsys__pipe_own(p, ctx)) { mlsys_free(ctx); return MLSYS_ERR_NOMEM; }
@@ -3623,12 +3570,8 @@ MLSYS_DEF mlsys_status mlsys_pipe_jpeg_pipeline(mlsys_pipe *p, const char *const
   ctx->fused.decode = ctx->dec;
   ctx->fused.crop = ctx->crop;
   ctx->fused.auto_scale = ctx->dec.decoder == MLSYS_PIPE_DEC_LIBJPEG;
-  memset(&sd, 0, sizeof sd);
-  sd.throttle = d.throttle; sd.on_error = d.fail_on_error ? MLSYS_PIPE_ON_ERROR_FAIL : MLSYS_PIPE_ON_ERROR_SKIP;
-  sd.name = "files";
-  if ((st = mlsys_pipe_files(p, paths, n, &sd, &o->files))) return st;
   memset(&md, 0, sizeof md);
-  md.on_error = sd.on_error;
+  md.on_error = d.fail_on_error ? MLSYS_PIPE_ON_ERROR_FAIL : MLSYS_PIPE_ON_ERROR_SKIP;
   if (d.fused) {
     /* fused: the repeat goes under the one operator (its output is random: nothing above the files is cacheable) */
     if ((st = mlsys_pipe_repeat(p, o->files, d.epochs ? d.epochs : -1, &o->repeat))) return st;
@@ -3653,6 +3596,30 @@ MLSYS_DEF mlsys_status mlsys_pipe_jpeg_pipeline(mlsys_pipe *p, const char *const
   }
   if ((st = mlsys_pipe_batch(p, cur, d.batch ? d.batch : 32, d.drop_remainder, &o->batch))) return st;
   return mlsys_pipe_prefetch(p, o->batch, 0, &o->root);
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_jpeg_pipeline(mlsys_pipe *p, const char *const *paths, int64_t n, const mlsys_pipe_jpeg_desc *dd,
+                                                mlsys_pipe_jpeg_nodes *o) {
+  mlsys_pipe_jpeg_desc d;
+  mlsys_pipe_source_desc sd;
+  mlsys_status st;
+  if ((st = mlsys__pipe_jpeg_desc(p, dd, &d, o))) return st;
+  if (n <= 0) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: jpeg_pipeline over %lld files (need at least one)", (long long)n);
+  memset(&sd, 0, sizeof sd);
+  sd.throttle = d.throttle; sd.on_error = d.fail_on_error ? MLSYS_PIPE_ON_ERROR_FAIL : MLSYS_PIPE_ON_ERROR_SKIP;
+  sd.name = "files";
+  if ((st = mlsys_pipe_files(p, paths, n, &sd, &o->files))) return st;
+  return mlsys__pipe_jpeg_chain(p, &d, o);
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_jpeg_pipeline_from(mlsys_pipe *p, int source, const mlsys_pipe_jpeg_desc *dd, mlsys_pipe_jpeg_nodes *o) {
+  mlsys_pipe_jpeg_desc d;
+  mlsys_status st;
+  if ((st = mlsys__pipe_jpeg_desc(p, dd, &d, o))) return st;
+  if (source < 0 || source >= p->n)
+    return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: jpeg_pipeline_from: source %d is not a node of this pipe (it has %d)", source, p->n);
+  o->files = source;
+  return mlsys__pipe_jpeg_chain(p, &d, o);
 }
 
 /* ================================================================================================================

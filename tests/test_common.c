@@ -1,10 +1,13 @@
 /* Tests of mlsys_common.h outside JSON and the MILP builder (which have their own files): errors and allocation,
-   the RNG, the thread pool, the DAG (topological order, cycles named), CSV, file reading, the progress line. */
+   the RNG, the thread pool, the DAG (topological order, cycles named), CSV, file reading, the progress line, and the
+   JPEG structure check's scan recording on JPEGs written here by libjpeg (the oracle: the scan script libjpeg wrote,
+   its restart markers, and libjpeg decoding the first scans of a progressive file put back together). */
 #define MLSYS_COMMON_IMPLEMENTATION
 #include "mlsys_common.h"
 #include "tests/test.h"
 
 #include <unistd.h>
+#include <jpeglib.h>
 
 TEST(status_strings_and_error_detail) {
   int s;
@@ -379,6 +382,250 @@ TEST(crc32c_check_values_and_paths) {
     uint32_t sw = ~mlsys__crc_sw(~0u, buf + off, n);
     CHECK_EQ_INT(mlsys_crc32c(0, buf + off, n), sw);
   }
+}
+
+/* ---- JPEG structure (section 8): scan recording ---- */
+
+typedef struct { int ns, comp[4], ss, se, ah, al; } jscan;   /* a scan as libjpeg's script has it */
+
+/* w × h test image (a gradient with some texture) written by libjpeg: ncomp 1 (gray) or 3 (YCbCr 4:2:0), baseline or
+   libjpeg's simple progression, restart_interval MCUs per restart interval (0: none). The scan script libjpeg used
+   goes to script (≤ 16). Returns a malloc'ed buffer (free()). */
+static uint8_t *make_jpeg(int w, int h, int ncomp, int progressive, int restart, size_t *len, jscan *script, int *nscript) {
+  struct jpeg_compress_struct c;
+  struct jpeg_error_mgr err;
+  unsigned char *mem = NULL;
+  unsigned long mlen = 0;
+  uint8_t *row = (uint8_t *)malloc((size_t)w * ncomp);
+  int x, y, k, j;
+  c.err = jpeg_std_error(&err);
+  jpeg_create_compress(&c);
+  jpeg_mem_dest(&c, &mem, &mlen);
+  c.image_width = (JDIMENSION)w; c.image_height = (JDIMENSION)h;
+  c.input_components = ncomp;
+  c.in_color_space = ncomp == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_set_defaults(&c);
+  jpeg_set_quality(&c, 90, TRUE);
+  if (progressive) jpeg_simple_progression(&c);
+  c.restart_interval = (unsigned)restart;
+  jpeg_start_compress(&c, TRUE);
+  for (y = 0; y < h; y++) {
+    JSAMPROW rp = row;
+    for (x = 0; x < w; x++)
+      for (k = 0; k < ncomp; k++) row[x * ncomp + k] = (uint8_t)((x * 7 + y * 13 + k * 50 + (x * y % 17) * 5) & 255);
+    jpeg_write_scanlines(&c, &rp, 1);
+  }
+  *nscript = 0;
+  if (c.scan_info) {
+    for (j = 0; j < c.num_scans && j < 16; j++) {
+      const jpeg_scan_info *si = &c.scan_info[j];
+      script[j].ns = si->comps_in_scan;
+      for (k = 0; k < si->comps_in_scan; k++) script[j].comp[k] = c.comp_info[si->component_index[k]].component_id;
+      script[j].ss = si->Ss; script[j].se = si->Se; script[j].ah = si->Ah; script[j].al = si->Al;
+    }
+    *nscript = c.num_scans;
+  }
+  jpeg_finish_compress(&c);
+  jpeg_destroy_compress(&c);
+  free(row);
+  *len = mlen;
+  return mem;
+}
+
+/* libjpeg decodes b[0, n) without an error or a warning; its size */
+static int libjpeg_decodes(const uint8_t *b, size_t n, int *w, int *h) {
+  struct jpeg_decompress_struct d;
+  struct jpeg_error_mgr err;
+  JSAMPLE *row;
+  d.err = jpeg_std_error(&err);
+  jpeg_create_decompress(&d);
+  jpeg_mem_src(&d, b, (unsigned long)n);
+  jpeg_read_header(&d, TRUE);
+  jpeg_start_decompress(&d);
+  row = (JSAMPLE *)malloc((size_t)d.output_width * d.output_components);
+  while (d.output_scanline < d.output_height) jpeg_read_scanlines(&d, &row, 1);
+  jpeg_finish_decompress(&d);
+  *w = (int)d.output_width; *h = (int)d.output_height;
+  free(row);
+  jpeg_destroy_decompress(&d);
+  return err.num_warnings == 0;
+}
+
+/* [a, b) of buf holds only complete marker segments (and fill bytes) of the given marker code */
+static int only_segments(const uint8_t *buf, size_t a, size_t b, int code) {
+  while (a < b) {
+    size_t len;
+    if (buf[a] != 0xFF) return 0;
+    while (a < b && buf[a] == 0xFF) a++;
+    if (a + 3 > b || buf[a] != code) return 0;
+    len = (size_t)buf[a + 1] << 8 | buf[a + 2];
+    a += 1 + len;
+  }
+  return a == b;
+}
+
+TEST(jpeg_check_baseline_one_scan) {
+  jscan script[16];
+  int nscript, i, w, h;
+  size_t n;
+  uint8_t *b = make_jpeg(64, 48, 3, 0, 0, &n, script, &nscript);
+  mlsys_jpeg_info in;
+  mlsys_jpeg_scan sc[4];
+  REQUIRE(b);
+  CHECK_EQ_INT(mlsys_image_sniff(b, n), MLSYS_IMG_JPEG);
+  CHECK_STR(mlsys_image_format_name(MLSYS_IMG_JPEG), "JPEG");
+  REQUIRE_OK(mlsys_jpeg_check(b, n, &in, sc, 4));
+  CHECK_EQ_INT(in.width, 64); CHECK_EQ_INT(in.height, 48); CHECK_EQ_INT(in.components, 3);
+  CHECK_EQ_INT(in.sof, 0xC0); CHECK_EQ_INT(in.precision, 8); CHECK_EQ_INT(in.adobe_transform, -1);
+  CHECK_EQ_INT(in.nscans, 1);
+  CHECK_EQ_INT(in.eoi, n - 2);
+  CHECK_EQ_INT(in.first_sos, sc[0].sos);
+  CHECK_EQ_INT(sc[0].end, in.eoi);
+  CHECK_EQ_INT(in.last_scan_end, in.eoi);
+  CHECK(b[sc[0].sos] == 0xFF && b[sc[0].sos + 1] == 0xDA);
+  /* one interleaved scan of the three components (libjpeg's ids 1, 2, 3), full spectrum, no approximation */
+  CHECK_EQ_INT(sc[0].ns, 3);
+  for (i = 0; i < 3; i++) CHECK_EQ_INT(sc[0].comp[i], i + 1);
+  CHECK_EQ_INT(sc[0].ss, 0); CHECK_EQ_INT(sc[0].se, 63); CHECK_EQ_INT(sc[0].ah, 0); CHECK_EQ_INT(sc[0].al, 0);
+  /* info and scans are optional; the same walk without them */
+  CHECK_OK(mlsys_jpeg_check(b, n, NULL, NULL, 0));
+  CHECK_OK(mlsys_jpeg_check(b, n, NULL, NULL, 1));
+  CHECK(libjpeg_decodes(b, n, &w, &h) && w == 64 && h == 48);
+  free(b);
+}
+
+TEST(jpeg_check_progressive_scans_match_libjpegs_script) {
+  int ncomp;
+  for (ncomp = 1; ncomp <= 3; ncomp += 2) {
+    jscan script[16];
+    int nscript, j, k, w, h;
+    size_t n, off;
+    uint8_t *b = make_jpeg(64, 48, ncomp, 1, 0, &n, script, &nscript), *re;
+    mlsys_jpeg_info in;
+    mlsys_jpeg_scan sc[16];
+    REQUIRE(b);
+    REQUIRE_OK(mlsys_jpeg_check(b, n, &in, sc, 16));
+    CHECK_EQ_INT(in.sof, 0xC2);
+    CHECK_EQ_INT(in.nscans, ncomp == 3 ? 10 : 6);   /* jpeg_simple_progression: 10 scans for YCbCr, 6 for gray */
+    CHECK_EQ_INT(in.nscans, nscript);
+    /* the first scan is the DC first pass with one bit of point transform */
+    CHECK_EQ_INT(sc[0].ss, 0); CHECK_EQ_INT(sc[0].se, 0); CHECK_EQ_INT(sc[0].ah, 0); CHECK_EQ_INT(sc[0].al, 1);
+    CHECK_EQ_INT(sc[0].ns, ncomp);
+    for (j = 0; j < in.nscans && j < nscript; j++) {
+      CHECK_MSG(sc[j].ns == script[j].ns && sc[j].ss == script[j].ss && sc[j].se == script[j].se && sc[j].ah == script[j].ah &&
+                sc[j].al == script[j].al, "gray %d scan %d: ns %d Ss %d Se %d Ah %d Al %d; libjpeg wrote %d %d %d %d %d", ncomp == 1, j,
+                sc[j].ns, sc[j].ss, sc[j].se, sc[j].ah, sc[j].al, script[j].ns, script[j].ss, script[j].se, script[j].ah, script[j].al);
+      for (k = 0; k < sc[j].ns && k < 4; k++) CHECK_EQ_INT(sc[j].comp[k], script[j].comp[k]);
+      CHECK(b[sc[j].sos] == 0xFF && b[sc[j].sos + 1] == 0xDA);
+      CHECK(sc[j].sos < sc[j].end);
+      if (j + 1 < in.nscans) {
+        /* between two scans only marker segments: libjpeg writes each progressive scan's optimised DHT before it */
+        CHECK(sc[j].end <= sc[j + 1].sos);
+        CHECK_MSG(only_segments(b, sc[j].end, sc[j + 1].sos, 0xC4), "scan %d: bytes [%zu, %zu) are not DHT segments", j, sc[j].end,
+                  sc[j + 1].sos);
+      }
+    }
+    CHECK_EQ_INT(in.first_sos, sc[0].sos);
+    CHECK_EQ_INT(in.last_scan_end, sc[in.nscans - 1].end);
+    CHECK_EQ_INT(in.last_scan_end, in.eoi);   /* libjpeg writes EOI right after the last scan */
+    CHECK_EQ_INT(in.eoi, n - 2);
+    /* header ‖ parts ‖ EOI is the file, where part j runs from the end of scan j − 1 (the first from first_sos) to the
+       end of scan j (PCR's split, spec pcr.md §3.2) */
+    re = (uint8_t *)malloc(n);
+    memcpy(re, b, in.first_sos);
+    off = in.first_sos;
+    for (j = 0; j < in.nscans; j++) {
+      size_t a = j ? sc[j - 1].end : in.first_sos;
+      memcpy(re + off, b + a, sc[j].end - a);
+      off += sc[j].end - a;
+    }
+    memcpy(re + off, b + in.last_scan_end, in.eoi + 2 - in.last_scan_end);
+    off += in.eoi + 2 - in.last_scan_end;
+    CHECK_EQ_INT(off, n);
+    CHECK(memcmp(re, b, n) == 0);
+    /* the first k parts and EOI are a JPEG of their own: the check sees k scans, libjpeg decodes it (PCR's premise) */
+    for (k = 1; k <= in.nscans; k += 3) {
+      mlsys_jpeg_info ik;
+      size_t m = sc[k - 1].end;
+      memcpy(re, b, m);
+      re[m] = 0xFF; re[m + 1] = 0xD9;
+      CHECK_OK(mlsys_jpeg_check(re, m + 2, &ik, NULL, 0));
+      CHECK_EQ_INT(ik.nscans, k);
+      CHECK_MSG(libjpeg_decodes(re, m + 2, &w, &h) && w == 64 && h == 48, "gray %d: the first %d scans do not decode", ncomp == 1, k);
+    }
+    free(re);
+    free(b);
+  }
+}
+
+TEST(jpeg_check_restart_markers_stay_inside_the_scan) {
+  jscan script[16];
+  int nscript, rst = 0;
+  size_t n, i;
+  uint8_t *b = make_jpeg(64, 48, 3, 0, 1, &n, script, &nscript);   /* a restart interval of one MCU */
+  mlsys_jpeg_info in;
+  mlsys_jpeg_scan sc[2];
+  REQUIRE(b);
+  REQUIRE_OK(mlsys_jpeg_check(b, n, &in, sc, 2));
+  CHECK_EQ_INT(in.nscans, 1);
+  CHECK_EQ_INT(sc[0].end, in.eoi);
+  /* 4:2:0 MCUs are 16 × 16: 4 × 3 of them, so 11 RSTn markers between them, all inside the scan */
+  for (i = sc[0].sos + 2; i + 1 < sc[0].end; i++) rst += b[i] == 0xFF && b[i + 1] >= 0xD0 && b[i + 1] <= 0xD7;
+  CHECK_EQ_INT(rst, 11);
+  free(b);
+}
+
+TEST(jpeg_check_fill_bytes_belong_to_the_next_marker) {
+  jscan script[16];
+  int nscript;
+  size_t n, at;
+  uint8_t *b = make_jpeg(64, 48, 3, 1, 0, &n, script, &nscript), *f;
+  mlsys_jpeg_info in, fi;
+  mlsys_jpeg_scan sc[16], fs[16];
+  REQUIRE(b);
+  REQUIRE_OK(mlsys_jpeg_check(b, n, &in, sc, 16));
+  f = (uint8_t *)malloc(n + 4);
+  /* FF FF before the marker after scan 0's data (its next DHT): scan 0 still ends where it did, at the first 0xFF */
+  at = sc[0].end;
+  memcpy(f, b, at); f[at] = f[at + 1] = 0xFF; memcpy(f + at + 2, b + at, n - at);
+  REQUIRE_OK(mlsys_jpeg_check(f, n + 2, &fi, fs, 16));
+  CHECK_EQ_INT(fi.nscans, in.nscans);
+  CHECK_EQ_INT(fs[0].end, at);
+  CHECK_EQ_INT(fs[1].sos, sc[1].sos + 2);
+  CHECK_EQ_INT(fi.eoi, in.eoi + 2);
+  CHECK_EQ_INT(fi.last_scan_end, fi.eoi);
+  /* and FF FF before EOI: the last scan ends at the first fill byte, EOI two bytes later */
+  at = in.eoi;
+  memcpy(f, b, at); f[at] = f[at + 1] = 0xFF; memcpy(f + at + 2, b + at, n - at);
+  REQUIRE_OK(mlsys_jpeg_check(f, n + 2, &fi, fs, 16));
+  CHECK_EQ_INT(fi.last_scan_end, in.eoi);
+  CHECK_EQ_INT(fs[fi.nscans - 1].end, in.eoi);
+  CHECK_EQ_INT(fi.eoi, in.eoi + 2);
+  free(f);
+  free(b);
+}
+
+TEST(jpeg_check_scan_limit_and_arguments) {
+  jscan script[16];
+  int nscript;
+  size_t n;
+  uint8_t *b = make_jpeg(64, 48, 3, 1, 0, &n, script, &nscript);
+  mlsys_jpeg_info in;
+  mlsys_jpeg_scan sc[16];
+  REQUIRE(b);
+  CHECK_EQ_INT(mlsys_jpeg_check(b, n, &in, sc, 5), MLSYS_ERR_TOO_BIG);   /* 10 scans */
+  CHECK_CONTAINS(mlsys_last_error(), "more than 5 scans");
+  CHECK_EQ_INT(mlsys_jpeg_check(b, n, NULL, NULL, 5), MLSYS_ERR_TOO_BIG);   /* without a scans array too */
+  CHECK_OK(mlsys_jpeg_check(b, n, &in, sc, 10));                            /* exactly enough room */
+  CHECK_EQ_INT(mlsys_jpeg_check(b, n, NULL, NULL, -1), MLSYS_ERR_ARG);
+  CHECK_EQ_INT(mlsys_jpeg_check(b, n, NULL, sc, 0), MLSYS_ERR_ARG);        /* an array without its size */
+  CHECK_EQ_INT(mlsys_jpeg_check(NULL, 5, NULL, NULL, 0), MLSYS_ERR_ARG);
+  /* the structure errors are the pipeline's (tests/test_pipe_image.c checks their wording on damaged files) */
+  CHECK_EQ_INT(mlsys_jpeg_check(b, n - 2, NULL, sc, 16), MLSYS_ERR_PARSE);
+  CHECK_CONTAINS(mlsys_last_error(), "truncated: no EOI marker after the scan data");
+  CHECK_EQ_INT(mlsys_jpeg_check((const uint8_t *)"\x89PNG\r\n\x1a\n", 8, NULL, NULL, 0), MLSYS_ERR_PARSE);
+  CHECK_STR(mlsys_last_error(), "not a JPEG: PNG data");
+  free(b);
 }
 
 TEST_MAIN()

@@ -1,6 +1,9 @@
-/* libFuzzer target for the image layer of mlsys_pipeline.h: the sniffer, the strict JPEG structure check and both
-   decoders (stb_image with PNG accepted, libjpeg-turbo at a scale picked from the input). A check must fail with
-   MLSYS_ERR_PARSE and a message, or pass with a sane frame and an EOI inside the input; a decode must either fail
+/* libFuzzer target for the image layer of mlsys_pipeline.h: the sniffer, the strict JPEG structure check (and
+   mlsys_common.h's mlsys_jpeg_check under it, with its scan recording) and both decoders (stb_image with PNG
+   accepted, libjpeg-turbo at a scale picked from the input). A check must fail with MLSYS_ERR_PARSE and a message, or
+   pass with a sane frame and an EOI inside the input; the recorded scans must be ordered, each an SOS segment up to
+   the first 0xFF of the marker after its data, and agree with the pipeline's check (a scan limit gives
+   MLSYS_ERR_TOO_BIG exactly when there are more scans); a decode must either fail
    with a message or return a buffer of exactly ⌈w/d⌉ × ⌈h/d⌉ × 3 bytes; both decoders must agree on the size of
    what they both decode. Frames over 16 Mpixel are refused before decoding (max_pixels) so the fuzzer does not run
    out of memory.
@@ -19,6 +22,34 @@
     }                                                                                                       \
   } while (0)
 
+#define FUZZ_MAX_SCANS 16
+
+/* mlsys_jpeg_check with scans recorded agrees with the pipeline's check (st, info) and its scans are well formed */
+static void check_scans(const uint8_t *buf, size_t len, mlsys_status st, const mlsys_pipe_jpeg_info *info) {
+  mlsys_jpeg_scan sc[FUZZ_MAX_SCANS];
+  mlsys_jpeg_info in;
+  mlsys_status s2 = mlsys_jpeg_check(buf, len, &in, sc, FUZZ_MAX_SCANS);
+  int j;
+  if (st) {
+    FUZZ_CHECK(s2 == st || s2 == MLSYS_ERR_TOO_BIG);   /* the limit may stop the walk before the damage */
+    return;
+  }
+  if (info->nscans > FUZZ_MAX_SCANS) {
+    FUZZ_CHECK(s2 == MLSYS_ERR_TOO_BIG && strstr(mlsys_last_error(), "more than 16 scans"));
+    return;
+  }
+  FUZZ_CHECK(s2 == MLSYS_OK && in.nscans == info->nscans && in.eoi == info->eoi && in.width == info->width);
+  FUZZ_CHECK(in.first_sos == sc[0].sos && in.last_scan_end == sc[in.nscans - 1].end && in.last_scan_end <= in.eoi);
+  for (j = 0; j < in.nscans; j++) {
+    size_t data = sc[j].sos + 8 + 2u * sc[j].ns;   /* marker, length, Ns, 2 per component, Ss, Se, Ah|Al */
+    FUZZ_CHECK(buf[sc[j].sos] == 0xFF && buf[sc[j].sos + 1] == 0xDA);
+    FUZZ_CHECK(sc[j].ns >= 1 && sc[j].ns <= 4 && data <= sc[j].end);
+    /* the end is the first 0xFF of the run before the next marker (the scan's data, if any, does not end in 0xFF) */
+    FUZZ_CHECK(buf[sc[j].end] == 0xFF && (sc[j].end == data || buf[sc[j].end - 1] != 0xFF));
+    if (j + 1 < in.nscans) FUZZ_CHECK(sc[j].end <= sc[j + 1].sos);
+  }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len) {
   mlsys_pipe_jpeg_info info;
   mlsys_status st;
@@ -33,6 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len) {
     FUZZ_CHECK(info.width > 0 && info.height > 0 && info.components > 0 && info.nscans > 0);
     FUZZ_CHECK(info.eoi + 2 <= len && buf[info.eoi] == 0xFF && buf[info.eoi + 1] == 0xD9);
   }
+  check_scans(buf, len, st, &info);
   for (dec = 0; dec < 2; dec++) {
     mlsys_pipe_decode_desc d;
     uint8_t *rgb = NULL;
