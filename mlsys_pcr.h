@@ -2634,28 +2634,33 @@ MLSYS_DEF double mlsys_pcr_psnr(const uint8_t *a, const uint8_t *b, size_t n) {
 #else
 #define MLSYS__PCR_RESTRICT
 #endif
-/* 'valid' filtering of one h × w plane with the separable s-tap window g (rows, then columns), written so the inner
-   loops run along rows (the compiler vectorises them); row: h × (w − s + 1) scratch, out: (h − s + 1) × (w − s + 1). */
+/* 'valid' filtering of one h × w plane with the separable s-tap window g (rows, then columns). The window is
+   symmetric (g[t] = g[s−1−t]), so taps are taken in pairs (half the multiplications), and the inner loops run along
+   rows (the compiler vectorises them); row: h × (w − s + 1) scratch, out: (h − s + 1) × (w − s + 1). */
 static void mlsys__pcr_filter(const double *MLSYS__PCR_RESTRICT in, int w, int h, const double *g, int s, double *MLSYS__PCR_RESTRICT row,
                               double *MLSYS__PCR_RESTRICT out) {
-  int wv = w - s + 1, hv = h - s + 1, i, j, t;
+  int wv = w - s + 1, hv = h - s + 1, half = s / 2, i, j, t;
   for (i = 0; i < h; i++) {
     const double *src = in + (size_t)i * w;
     double *dst = row + (size_t)i * wv;
-    for (j = 0; j < wv; j++) dst[j] = g[0] * src[j];
-    for (t = 1; t < s; t++) {
-      const double gt = g[t], *sp = src + t;
-      for (j = 0; j < wv; j++) dst[j] += gt * sp[j];
+    if (s & 1) for (j = 0; j < wv; j++) dst[j] = g[half] * src[j + half];
+    else for (j = 0; j < wv; j++) dst[j] = 0;
+    for (t = 0; t < half; t++) {
+      const double gt = g[t], *a = src + t, *b = src + s - 1 - t;
+      for (j = 0; j < wv; j++) dst[j] += gt * (a[j] + b[j]);
     }
   }
   for (i = 0; i < hv; i++) {
     double *dst = out + (size_t)i * wv;
-    const double *sp = row + (size_t)i * wv;
-    for (j = 0; j < wv; j++) dst[j] = g[0] * sp[j];
-    for (t = 1; t < s; t++) {
-      const double gt = g[t];
-      sp = row + (size_t)(i + t) * wv;
-      for (j = 0; j < wv; j++) dst[j] += gt * sp[j];
+    if (s & 1) {
+      const double *c = row + (size_t)(i + half) * wv;
+      for (j = 0; j < wv; j++) dst[j] = g[half] * c[j];
+    } else {
+      for (j = 0; j < wv; j++) dst[j] = 0;
+    }
+    for (t = 0; t < half; t++) {
+      const double gt = g[t], *a = row + (size_t)(i + t) * wv, *b = row + (size_t)(i + s - 1 - t) * wv;
+      for (j = 0; j < wv; j++) dst[j] += gt * (a[j] + b[j]);
     }
   }
 }

@@ -40,22 +40,47 @@ npm_emulators() {
     echo "install-deps: npm install failed: the S3/Azure emulator tests will be skipped" >&2
 }
 
+# Real JPEGs the PCR tests read from Debian packages that need not be installed (spec pcr.md §7.5): the .deb is
+# downloaded (apt-get download) and only the JPEGs are unpacked into the git-ignored .deps/<dir>:
+#   python3-skimage   skimage/data/truncated.jpg: a 400-byte JPEG cut inside its Huffman table (spec T16)
+#   libjxl-testdata   18 codings of one photo (4:2:0/4:2:2/4:4:0/4:4:4, gray, RGB, non-interleaved, restart markers,
+#                     progressive) and a 1x1 EXIF/XMP file: decoder and splitter coverage (spec T5)
+deb_jpegs() {
+  local pkg=$1 dir=$2 root tmp deb
+  root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  [ -f "$root/.deps/$dir/.done" ] && return 0
+  command -v apt-get >/dev/null 2>&1 || return 0
+  tmp=$(mktemp -d)
+  if ! (cd "$tmp" && apt-get download -qq "$pkg" >/dev/null 2>&1); then
+    $SUDO apt-get update -qq >/dev/null 2>&1 || true
+    (cd "$tmp" && apt-get download -qq "$pkg" >/dev/null 2>&1) || {
+      echo "install-deps: could not download $pkg: the tests that read its JPEGs will say so" >&2; rm -rf "$tmp"; return 0; }
+  fi
+  deb=$(ls "$tmp"/*.deb | head -n 1)
+  mkdir -p "$tmp/x" "$root/.deps/$dir"
+  dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp/x" --wildcards '*.jpg' 2>/dev/null || true
+  find "$tmp/x" -name '*.jpg' -exec cp {} "$root/.deps/$dir/" \;
+  touch "$root/.deps/$dir/.done"
+  rm -rf "$tmp"
+}
+
 missing=""
 for p in $PKGS; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing="$missing $p"
   fi
 done
-if [ -z "$missing" ]; then npm_emulators; exit 0; fi
-
 SUDO=""
-if [ "$(id -u)" != 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then SUDO=sudo; else
-    echo "install-deps: missing packages:$missing (run as root or install them)" >&2; exit 1
-  fi
+if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then SUDO=sudo; fi
+if [ -z "$missing" ]; then npm_emulators; deb_jpegs python3-skimage skimage; deb_jpegs libjxl-testdata libjxl; exit 0; fi
+
+if [ "$(id -u)" != 0 ] && [ -z "$SUDO" ]; then
+  echo "install-deps: missing packages:$missing (run as root or install them)" >&2; exit 1
 fi
 echo "install-deps: installing$missing" >&2
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 npm_emulators
+deb_jpegs python3-skimage skimage
+deb_jpegs libjxl-testdata libjxl

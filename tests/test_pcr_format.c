@@ -252,6 +252,82 @@ TEST(t8_t9_t10_record_of_59_photos) {
   mlsys_free(rec);
 }
 
+/* T5 on libjxl-testdata's 18 codings of one photo (unpacked by scripts/install-deps.sh into .deps/libjxl): subsampling
+   4:2:0/4:2:2/4:4:0/4:4:4/asymmetric, gray, non-/partially-interleaved, restart markers, progressive. Lossless
+   transcode is pixel-identical per backend; the RGB-colour-space files are refused (14 scans) or re-encoded on request. */
+TEST(t5_libjxl_codings) {
+  char **paths;
+  int64_t n, i;
+  int done = 0, refused = 0;
+  mlsys_pcr_writer *w;
+  if (mlsys_pipe_list_images(".deps/libjxl", &paths, &n) || n < 18)
+    SKIP(".deps/libjxl has no JPEGs: scripts/install-deps.sh unpacks them from Debian's libjxl-testdata");
+  REQUIRE_OK(mlsys_pcr_writer_create(NULL, &w));
+  for (i = 0; i < n; i++) {
+    char *d;
+    size_t len, plen;
+    uint8_t *prog;
+    mlsys_status st;
+    int be;
+    REQUIRE_OK(mlsys_read_file(paths[i], &d, &len));
+    st = mlsys_pcr_jpeg_to_progressive((uint8_t *)d, len, NULL, &prog, &plen);
+    if (strstr(paths[i], "_rgb")) {
+      mlsys_pcr_transcode_desc td;
+      CHECK_EQ_INT(st, MLSYS_ERR_UNSUPPORTED);
+      CHECK_EQ_INT(mlsys_pcr_last_problem(), MLSYS_PCR_P_UNSUPPORTED);
+      memset(&td, 0, sizeof td);
+      td.reencode_nonstandard = 1;
+      CHECK_OK(mlsys_pcr_jpeg_to_progressive((uint8_t *)d, len, &td, &prog, &plen));
+      mlsys_pcr_free(prog);
+      refused++;
+      mlsys_free(d);
+      continue;
+    }
+    CHECK_MSG(st == MLSYS_OK, "%s: %s", paths[i], mlsys_last_error());
+    if (st) { mlsys_free(d); continue; }
+    for (be = 0; be <= 1; be++) {
+      mlsys_pcr_decode_desc dd;
+      uint8_t *p0, *p1;
+      int w0, h0, w1, h1;
+      memset(&dd, 0, sizeof dd);
+      dd.backend = be;
+      REQUIRE_OK(mlsys_pcr_decode((uint8_t *)d, len, &dd, &p0, &w0, &h0));
+      REQUIRE_OK(mlsys_pcr_decode(prog, plen, &dd, &p1, &w1, &h1));
+      CHECK_MSG(w0 == w1 && h0 == h1 && !memcmp(p0, p1, (size_t)w0 * h0 * 3), "%s: backend %d pixels differ", paths[i], be);
+      mlsys_pcr_free(p0);
+      mlsys_pcr_free(p1);
+    }
+    CHECK_OK(mlsys_pcr_writer_add_jpeg(w, (uint8_t *)d, len, i, NULL, 0));
+    mlsys_pcr_free(prog);
+    mlsys_free(d);
+    done++;
+  }
+  {
+    /* and through a record: every image reassembles to its transcode */
+    uint8_t *rec;
+    size_t rlen;
+    mlsys_pcr_reader *r;
+    uint32_t k;
+    REQUIRE_OK(mlsys_pcr_writer_finish_mem(w, &rec, &rlen));
+    REQUIRE_OK(mlsys_pcr_open_mem(rec, rlen, NULL, &r));
+    REQUIRE_OK(mlsys_pcr_load(r, 10));
+    for (k = 0; k < (uint32_t)done; k++) {
+      mlsys_pcr_image im;
+      size_t fl;
+      uint8_t *full = pcr_jpeg_at(r, k, 10, &fl);
+      mlsys_pcr_image_info(r, k, &im);
+      CHECK(full && mlsys_crc32c(0, full, fl) == im.full_crc);
+      free(full);
+    }
+    mlsys_pcr_close(r);
+    mlsys_free(rec);
+  }
+  printf("    %d libjxl codings lossless on both decoders, %d RGB-colour-space files refused (re-encoded on request)\n", done, refused);
+  CHECK(done >= 15 && refused == 2);
+  mlsys_pcr_writer_destroy(w);
+  mlsys_pipe_paths_free(paths, n);
+}
+
 /* T12: Theorem 4.4.1 on readers, and the E-ratio of the 32 colour photos beside the spec's measurement */
 TEST(t12_theorem_441) {
   mlsys_pcr_reader *r;
@@ -734,7 +810,11 @@ TEST(writer_options) {
     CHECK_MSG(n == ji.eoi + 2 && !memcmp(j, g_ph[i].jpg, n), "%s stored as is differs", g_ph[i].name);
     free(j);
   }
-  printf("    plain JPEG record: %zu bytes for %zu bytes of files\n", rlen, (size_t)0 + (size_t)in.file_bytes - (size_t)in.prefix_bytes);
+  {
+    size_t src = 0;
+    for (i = 0; i < 59; i++) src += g_ph[i].len;
+    printf("    plain JPEG record: %zu bytes for %zu bytes of files\n", rlen, src);
+  }
   mlsys_pcr_close(r);
   mlsys_free(rec);
   /* the spectral-selection script: 5 groups for colour, gray mapped to {1, 2, 5} */
