@@ -69,7 +69,8 @@ test: deps
 	@MLSYS_BIN=$(BUILD)/mlsys bash scripts/run-tests.sh $(TESTS)
 
 demo: deps
-	@$(MAKE) --no-print-directory $(BUILD)/mlsys $(BUILD)/examples/remat_cnn $(BUILD)/examples/collective_basics $(BUILD)/examples/transfer_basics $(BUILD)/examples/pipeline_basics
+	@$(MAKE) --no-print-directory $(BUILD)/mlsys $(BUILD)/examples/remat_cnn $(BUILD)/examples/collective_basics $(BUILD)/examples/transfer_basics $(BUILD)/examples/pipeline_basics \
+	  $(BUILD)/examples/pcr_basics
 	@MLSYS_BIN=$(BUILD)/mlsys bash scripts/demo.sh
 
 bench: deps

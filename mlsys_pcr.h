@@ -31,7 +31,8 @@
    USAGE: in exactly one .c file
        #define MLSYS_PCR_IMPLEMENTATION   // and MLSYS_COMMON_IMPLEMENTATION (or MLSYS_IMPLEMENTATION for every header)
        #include "mlsys_pcr.h"
-   link: -ljpeg (libjpeg-turbo, Debian libjpeg62-turbo-dev) -lpthread -lm
+   link: -ljpeg (libjpeg-turbo, Debian libjpeg62-turbo-dev) -lpthread -lm, and what mlsys_common.h's implementation
+         needs: -llpsolve55 -lcolamd -ldl (or define MLSYS_NO_LPSOLVE where no MILP is solved)
    stb_image (Debian libstb-dev) is compiled into the implementation as static functions (JPEG and PNG); a program
    holding mlsys_pipeline.h's implementation too shares one copy.
 
@@ -369,11 +370,12 @@ typedef struct {
 MLSYS_DEF int mlsys_pcr_autotune_due(const mlsys_pcr_autotune_desc *d, int epoch, int last_tuned_epoch);
 /* §3.7(b): score(k) = cos(g_K, g_k) with g_k = Σ over batches of the gradient on the same images decoded at k
    (accumulated in double); score[K] = 1 exactly; non-candidates score 0. *k_sel = the smallest candidate with
-   score > threshold (strict, as [repo]), K when none. Loads the records to their K. score has K + 1 entries. */
+   score > threshold (strict, as [repo]), K when none. Loads to their K the records that hold the images scored.
+   score has K + 1 entries. */
 MLSYS_DEF mlsys_status mlsys_pcr_grad_similarity(mlsys_pcr_reader *const *recs, int nrec, const mlsys_pcr_autotune_desc *d,
                                                  mlsys_pcr_grad_fn fn, void *ctx, size_t dim, double *score, int *k_sel);
 /* Mean MS-SSIM over the first n_images images (0 → all; records in order) of each k = 1..K against k = K, one decoder
-   (d's backend); mean_msssim[0] = 0. Records must share K. */
+   (d's backend); mean_msssim[0] = 0. Records must share K; those holding the images scored are loaded to K. */
 MLSYS_DEF mlsys_status mlsys_pcr_msssim_profile(mlsys_pcr_reader *const *recs, int nrec, int n_images, const mlsys_pcr_decode_desc *d,
                                                 double *mean_msssim /* [K+1] */);
 /* §3.7(a): the smallest k with mean_msssim[k] ≥ tau (0 → 0.95); K when none. */
@@ -2871,6 +2873,7 @@ static mlsys_status mlsys__pcr_decode_at(mlsys_pcr_reader *r, uint32_t i, int k,
   uint8_t *jpg;
   size_t len;
   mlsys_status st;
+  if ((st = mlsys_pcr_load(r, r->K))) return st;   /* free once loaded */
   if ((st = mlsys_pcr_image_jpeg(r, i, k, NULL, 0, &len))) return st;
   if (!(jpg = (uint8_t *)mlsys_alloc(len, 1))) return mlsys__pcr_nomem();
   if (!(st = mlsys_pcr_image_jpeg(r, i, k, jpg, len, &len))) st = mlsys_pcr_decode(jpg, len, d, px, w, h);
@@ -2879,16 +2882,16 @@ static mlsys_status mlsys__pcr_decode_at(mlsys_pcr_reader *r, uint32_t i, int k,
   return st;
 }
 
+/* the records' common K (they must share it) and their images; records are loaded only when an image is used */
 static mlsys_status mlsys__pcr_common_K(mlsys_pcr_reader *const *recs, int nrec, int *K, uint64_t *total) {
   int i;
-  mlsys_status st;
   *total = 0;
   if (!recs || nrec < 1) return mlsys__pcr_fail(MLSYS_PCR_P_RANGE, MLSYS_ERR_ARG, "no records");
   for (i = 0; i < nrec; i++) {
     if (!recs[i]) return mlsys__pcr_fail(MLSYS_PCR_P_RANGE, MLSYS_ERR_ARG, "reader %d is NULL", i);
     if (recs[i]->K != recs[0]->K)
-      return mlsys__pcr_fail(MLSYS_PCR_P_RANGE, MLSYS_ERR_ARG, "records with %d and %d scan groups: fidelities are not comparable", recs[0]->K, recs[i]->K);
-    if ((st = mlsys_pcr_load(recs[i], recs[i]->K))) return st;
+      return mlsys__pcr_fail(MLSYS_PCR_P_RANGE, MLSYS_ERR_ARG, "%s has %d scan groups and %s %d: fidelities are not comparable", recs[0]->name,
+                             recs[0]->K, recs[i]->name, recs[i]->K);
     *total += recs[i]->N;
   }
   *K = recs[0]->K;

@@ -36,5 +36,6 @@ int cmd_remat_import_dtr(int argc, char **argv);  /* cli/remat_dtr.c */
 int cmd_collective(int argc, char **argv);        /* cli/collective.c: synth, simulate, baselines */
 int cmd_transfer(int argc, char **argv);          /* cli/transfer.c: plan, pareto; cli/transfer_cp.c: cp, gateway */
 int cmd_pipeline(int argc, char **argv);          /* cli/pipeline.c: run, trace */
+int cmd_pcr(int argc, char **argv);               /* cli/pcr.c: pack, info, read, tune */
 
 #endif
