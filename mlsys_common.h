@@ -3523,7 +3523,7 @@ static mlsys_status mlsys__jpeg_sof(mlsys__jpeg_walk *s, int m, const uint8_t *s
   if (s->in.sof) return mlsys_set_error(MLSYS_ERR_PARSE, "second frame header (%s) at byte %zu", mlsys__jpeg_marker(m, nm), at);
   if (len < 6 || len != 6 + 3u * seg[5])
     return mlsys_set_error(MLSYS_ERR_PARSE, "%s segment at byte %zu: %u bytes for %d components", mlsys__jpeg_marker(m, nm), at, len,
-                           len ? seg[5] : 0);
+                           len >= 6 ? seg[5] : 0);
   s->in.sof = m;
   s->in.precision = seg[0];
   s->in.height = seg[1] << 8 | seg[2];

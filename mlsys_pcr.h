@@ -433,6 +433,7 @@ MLSYS_DEF mlsys_status mlsys_pcr_jpeg_pipeline(mlsys_pipe *p, const char *const 
 #include <time.h>
 #include <unistd.h>
 #include <jpeglib.h>
+#include <jerror.h>
 
 /* stb_image, compiled once per translation unit by whichever of mlsys_pcr.h and mlsys_pipeline.h comes first, with
    the same options (JPEG and PNG, static, allocating through the mlsys hooks). */
@@ -660,18 +661,66 @@ done:
   return st;
 }
 
+/* A libjpeg destination writing into a buffer we own. jpeg_mem_dest's grows by malloc and publishes the new buffer
+   only at the end, so an error after a growth leaves the caller's pointer on a freed buffer (fuzz_pcr_split found the
+   double free); here the buffer is always reachable through the struct, and freed by whoever allocated the struct. */
+typedef struct {
+  struct jpeg_destination_mgr pub;
+  uint8_t *buf;
+  size_t cap, len;
+} mlsys__pcr_jdst;
+static void mlsys__pcr_dinit(j_compress_ptr ci) {
+  mlsys__pcr_jdst *d = (mlsys__pcr_jdst *)ci->dest;
+  d->pub.next_output_byte = d->buf;
+  d->pub.free_in_buffer = d->cap;
+}
+static boolean mlsys__pcr_dempty(j_compress_ptr ci) {
+  mlsys__pcr_jdst *d = (mlsys__pcr_jdst *)ci->dest;
+  size_t nc = d->cap * 2;
+  uint8_t *nb = nc > d->cap ? (uint8_t *)MLSYS_REALLOC(d->buf, nc) : NULL;
+  if (!nb) {
+    ci->err->msg_code = JERR_OUT_OF_MEMORY;
+    (*ci->err->error_exit)((j_common_ptr)ci);
+  }
+  d->buf = nb;
+  d->pub.next_output_byte = nb + d->cap;   /* the whole old buffer is full (libjpeg's contract) */
+  d->pub.free_in_buffer = nc - d->cap;
+  d->cap = nc;
+  return TRUE;
+}
+static void mlsys__pcr_dterm(j_compress_ptr ci) {
+  mlsys__pcr_jdst *d = (mlsys__pcr_jdst *)ci->dest;
+  d->len = d->cap - d->pub.free_in_buffer;
+}
+/* a destination with a 64 KiB first buffer, or NULL */
+static mlsys__pcr_jdst *mlsys__pcr_jdst_new(void) {
+  mlsys__pcr_jdst *d = (mlsys__pcr_jdst *)mlsys_calloc(1, sizeof *d);
+  if (!d) return NULL;
+  d->cap = 65536;
+  if (!(d->buf = (uint8_t *)MLSYS_MALLOC(d->cap))) { mlsys_free(d); return NULL; }
+  d->pub.init_destination = mlsys__pcr_dinit;
+  d->pub.empty_output_buffer = mlsys__pcr_dempty;
+  d->pub.term_destination = mlsys__pcr_dterm;
+  return d;
+}
+static void mlsys__pcr_jdst_free(mlsys__pcr_jdst *d) {
+  if (!d) return;
+  if (d->buf) MLSYS_FREE(d->buf);
+  mlsys_free(d);
+}
+
 MLSYS_DEF mlsys_status mlsys_pcr_jpeg_encode(const uint8_t *px, int w, int h, int ncomp, int quality, int progressive, uint8_t **out,
                                              size_t *out_len) {
   struct jpeg_compress_struct ci;
   mlsys__pcr_jerr je;
-  unsigned char *volatile mem = NULL;
-  unsigned long mlen = 0;
+  mlsys__pcr_jdst *volatile dest = NULL;
   volatile mlsys_status st = MLSYS_OK;
   MLSYS__PCR_ENTER();
   if (!px || !out || !out_len || w <= 0 || h <= 0 || w > 65500 || h > 65500 || (ncomp != 1 && ncomp != 3) || quality < 1 || quality > 100)
     return mlsys__pcr_fail(MLSYS_PCR_P_RANGE, MLSYS_ERR_ARG, "jpeg_encode: %d x %d x %d pixels at quality %d (1 or 3 channels, sides 1..65500, quality 1..100)",
                            w, h, ncomp, quality);
   *out = NULL; *out_len = 0;
+  if (!(dest = mlsys__pcr_jdst_new())) return mlsys__pcr_nomem();
   memset(&ci, 0, sizeof ci);
   mlsys__pcr_jinit(&je, 1);
   ci.err = &je.pub;
@@ -680,7 +729,7 @@ MLSYS_DEF mlsys_status mlsys_pcr_jpeg_encode(const uint8_t *px, int w, int h, in
     goto done;
   }
   jpeg_create_compress(&ci);
-  jpeg_mem_dest(&ci, (unsigned char **)&mem, &mlen);
+  ci.dest = &dest->pub;
   ci.image_width = (JDIMENSION)w; ci.image_height = (JDIMENSION)h;
   ci.input_components = ncomp;
   ci.in_color_space = ncomp == 1 ? JCS_GRAYSCALE : JCS_RGB;
@@ -694,12 +743,13 @@ MLSYS_DEF mlsys_status mlsys_pcr_jpeg_encode(const uint8_t *px, int w, int h, in
     jpeg_write_scanlines(&ci, &row, 1);
   }
   jpeg_finish_compress(&ci);
-  if (!(*out = (uint8_t *)mlsys_alloc(mlen ? (size_t)mlen : 1, 1))) { st = mlsys__pcr_nomem(); goto done; }
-  memcpy(*out, mem, mlen);
-  *out_len = mlen;
+  *out = dest->buf;
+  *out_len = dest->len;
+  dest->buf = NULL;
 done:
+  ci.dest = NULL;
   jpeg_destroy_compress(&ci);
-  free(mem);   /* jpeg_mem_dest's buffer comes from malloc */
+  mlsys__pcr_jdst_free(dest);
   return st;
 }
 
@@ -748,8 +798,7 @@ MLSYS_DEF mlsys_status mlsys_pcr_jpeg_to_progressive_ex(const uint8_t *in, size_
   jpeg_scan_info si[MLSYS_PCR_MAX_SCANS];
   mlsys_pcr_scan_spec spec[MLSYS_PCR_MAX_SCANS];
   jvirt_barray_ptr *coef;
-  unsigned char *volatile mem = NULL;
-  unsigned long mlen = 0;
+  mlsys__pcr_jdst *volatile dest = NULL;
   volatile int have_dst = 0, writing = 0, nonstandard = 0;
   volatile mlsys_status st = MLSYS_OK;
   int max_scans, script, i, c;
@@ -829,19 +878,23 @@ MLSYS_DEF mlsys_status mlsys_pcr_jpeg_to_progressive_ex(const uint8_t *in, size_
     goto done;
   }
   dst.optimize_coding = d.no_optimize ? FALSE : TRUE;
-  jpeg_mem_dest(&dst, (unsigned char **)&mem, &mlen);
+  if (!(dest = mlsys__pcr_jdst_new())) { st = mlsys__pcr_nomem(); goto done; }
+  dst.dest = &dest->pub;
   writing = 1;
   jpeg_write_coefficients(&dst, coef);   /* no markers copied: jpegtran -copy none */
   jpeg_finish_compress(&dst);
   writing = 0;
   jpeg_finish_decompress(&src);
-  if (!(*out = (uint8_t *)mlsys_alloc(mlen ? (size_t)mlen : 1, 1))) { st = mlsys__pcr_nomem(); goto done; }
-  memcpy(*out, mem, mlen);
-  *out_len = mlen;
+  *out = dest->buf;
+  *out_len = dest->len;
+  dest->buf = NULL;
 done:
-  if (have_dst) jpeg_destroy_compress(&dst);
+  if (have_dst) {
+    dst.dest = NULL;
+    jpeg_destroy_compress(&dst);
+  }
   jpeg_destroy_decompress(&src);
-  free(mem);   /* jpeg_mem_dest's buffer comes from malloc */
+  mlsys__pcr_jdst_free(dest);
   if (!st && nonstandard) {
     /* RGB/CMYK/YCCK: decode to RGB and re-encode as YCbCr (lossy), then the lossless path (§3.1 step 2) */
     uint8_t *px, *jpg;
