@@ -2690,34 +2690,57 @@ MLSYS_DEF double mlsys_pcr_psnr(const uint8_t *a, const uint8_t *b, size_t n) {
 #else
 #define MLSYS__PCR_RESTRICT
 #endif
+/* dst[j] += g·(a[j] + b[j]) and dst[j] = g·a[j] for j < n: the inner loops of the filter. With GCC or Clang two
+   lanes at a time through vector extensions (SSE2 on x86-64; -O2 does not vectorise these loops by itself): the same
+   operations per element in the same order, so the results are bit-identical to the scalar loop. */
+#if defined(__GNUC__) || defined(__clang__)
+typedef double mlsys__pcr_v2 __attribute__((vector_size(16)));
+#endif
+static void mlsys__pcr_axpy2(double *MLSYS__PCR_RESTRICT dst, const double *a, const double *b, double g, int n) {
+  int j = 0;
+#if defined(__GNUC__) || defined(__clang__)
+  mlsys__pcr_v2 gv = {g, g};
+  for (; j + 2 <= n; j += 2) {
+    mlsys__pcr_v2 x, y, d;
+    memcpy(&x, a + j, 16); memcpy(&y, b + j, 16); memcpy(&d, dst + j, 16);
+    d += gv * (x + y);
+    memcpy(dst + j, &d, 16);
+  }
+#endif
+  for (; j < n; j++) dst[j] += g * (a[j] + b[j]);
+}
+static void mlsys__pcr_scale(double *MLSYS__PCR_RESTRICT dst, const double *a, double g, int n) {
+  int j = 0;
+#if defined(__GNUC__) || defined(__clang__)
+  mlsys__pcr_v2 gv = {g, g};
+  for (; j + 2 <= n; j += 2) {
+    mlsys__pcr_v2 x;
+    memcpy(&x, a + j, 16);
+    x = gv * x;
+    memcpy(dst + j, &x, 16);
+  }
+#endif
+  for (; j < n; j++) dst[j] = g * a[j];
+}
+
 /* 'valid' filtering of one h × w plane with the separable s-tap window g (rows, then columns). The window is
    symmetric (g[t] = g[s−1−t]), so taps are taken in pairs (half the multiplications), and the inner loops run along
-   rows (the compiler vectorises them); row: h × (w − s + 1) scratch, out: (h − s + 1) × (w − s + 1). */
+   rows; row: h × (w − s + 1) scratch, out: (h − s + 1) × (w − s + 1). */
 static void mlsys__pcr_filter(const double *MLSYS__PCR_RESTRICT in, int w, int h, const double *g, int s, double *MLSYS__PCR_RESTRICT row,
                               double *MLSYS__PCR_RESTRICT out) {
-  int wv = w - s + 1, hv = h - s + 1, half = s / 2, i, j, t;
+  int wv = w - s + 1, hv = h - s + 1, half = s / 2, i, t;
   for (i = 0; i < h; i++) {
     const double *src = in + (size_t)i * w;
     double *dst = row + (size_t)i * wv;
-    if (s & 1) for (j = 0; j < wv; j++) dst[j] = g[half] * src[j + half];
-    else for (j = 0; j < wv; j++) dst[j] = 0;
-    for (t = 0; t < half; t++) {
-      const double gt = g[t], *a = src + t, *b = src + s - 1 - t;
-      for (j = 0; j < wv; j++) dst[j] += gt * (a[j] + b[j]);
-    }
+    if (s & 1) mlsys__pcr_scale(dst, src + half, g[half], wv);
+    else memset(dst, 0, sizeof(double) * (size_t)wv);
+    for (t = 0; t < half; t++) mlsys__pcr_axpy2(dst, src + t, src + s - 1 - t, g[t], wv);
   }
   for (i = 0; i < hv; i++) {
     double *dst = out + (size_t)i * wv;
-    if (s & 1) {
-      const double *c = row + (size_t)(i + half) * wv;
-      for (j = 0; j < wv; j++) dst[j] = g[half] * c[j];
-    } else {
-      for (j = 0; j < wv; j++) dst[j] = 0;
-    }
-    for (t = 0; t < half; t++) {
-      const double gt = g[t], *a = row + (size_t)(i + t) * wv, *b = row + (size_t)(i + s - 1 - t) * wv;
-      for (j = 0; j < wv; j++) dst[j] += gt * (a[j] + b[j]);
-    }
+    if (s & 1) mlsys__pcr_scale(dst, row + (size_t)(i + half) * wv, g[half], wv);
+    else memset(dst, 0, sizeof(double) * (size_t)wv);
+    for (t = 0; t < half; t++) mlsys__pcr_axpy2(dst, row + (size_t)(i + t) * wv, row + (size_t)(i + s - 1 - t) * wv, g[t], wv);
   }
 }
 
