@@ -27,4 +27,15 @@ static void bench_machine(char *model, size_t mlen, char *date, size_t dlen) {
   }
   strftime(date, dlen, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
 }
+
+/* /proc/loadavg's three averages ("unknown" when unreadable): how busy the machine was while it measured */
+static void bench_loadavg(char *buf, size_t n) {
+  FILE *f = fopen("/proc/loadavg", "r");
+  double a = 0, b = 0, c = 0;
+  snprintf(buf, n, "unknown");
+  if (f) {
+    if (fscanf(f, "%lf %lf %lf", &a, &b, &c) == 3) snprintf(buf, n, "%.2f %.2f %.2f", a, b, c);
+    fclose(f);
+  }
+}
 #endif

@@ -89,20 +89,10 @@ static double g_rdec_base = 0, g_rdec_k[MLSYS_PCR_MAX_GROUPS + 1];
 /* ---------------------------------------------------------------------------------------------------------------
    helpers
    --------------------------------------------------------------------------------------------------------------- */
-static void loadavg(char *buf, size_t n) {
-  FILE *f = fopen("/proc/loadavg", "r");
-  double a = 0, b = 0, c = 0;
-  snprintf(buf, n, "unknown");
-  if (f) {
-    if (fscanf(f, "%lf %lf %lf", &a, &b, &c) == 3) snprintf(buf, n, "%.2f %.2f %.2f", a, b, c);
-    fclose(f);
-  }
-}
-
 static void print_machine(void) {
   char model[256], date[64], la[64];
   bench_machine(model, sizeof model, date, sizeof date);
-  loadavg(la, sizeof la);
+  bench_loadavg(la, sizeof la);
   printf("machine: %ld CPU(s) online, %s; load average %s\n", sysconf(_SC_NPROCESSORS_ONLN), model, la);
   printf("date: %s\n", date);
 }

@@ -66,20 +66,10 @@ static FILE *vlog(void) { return g_verbose ? stderr : NULL; }
 /* ---------------------------------------------------------------------------------------------------------------
    helpers: machine, statistics, clocks
    --------------------------------------------------------------------------------------------------------------- */
-static void loadavg(char *buf, size_t n) {
-  FILE *f = fopen("/proc/loadavg", "r");
-  double a = 0, b = 0, c = 0;
-  snprintf(buf, n, "unknown");
-  if (f) {
-    if (fscanf(f, "%lf %lf %lf", &a, &b, &c) == 3) snprintf(buf, n, "%.2f %.2f %.2f", a, b, c);
-    fclose(f);
-  }
-}
-
 static void print_machine(void) {
   char model[256], date[64], la[64];
   bench_machine(model, sizeof model, date, sizeof date);
-  loadavg(la, sizeof la);
+  bench_loadavg(la, sizeof la);
   printf("machine: %d CPU(s) online (nproc), %s; load average %s\n", g_ncpu, model, la);
   printf("date: %s\n", date);
 }
@@ -245,7 +235,7 @@ static void bench_tuners(int runs, double seconds) {
       mlsys_pipe_tune_result_free(&res);
       mlsys_pipe_destroy(p);
     }
-  loadavg(la, sizeof la);
+  bench_loadavg(la, sizeof la);
   printf("\n### Tuners on the JPEG pipeline (spec §4, §5.2, §7.6 #19)\n\n");
   printf("%lld files under %s; files → decode (libjpeg-turbo) → repeat → random-resized-crop 224 → flip → normalize → batch %d → "
          "prefetch. %d run(s) per method (fresh pipe each, runs interleaved across methods), tracing windows of %.1f s "
@@ -380,7 +370,7 @@ static void bench_predict(void) {
     } else fprintf(stderr, " error: %s\n", mlsys_last_error());
     mlsys_pipe_destroy(p);
   }
-  loadavg(la, sizeof la);
+  bench_loadavg(la, sizeof la);
   printf("\n(outside cores = process CPU / wall − Σ operator CPU / wall: work no operator's clock sees. When the cores bind (not a "
          "sequential operator), X/X̂ − 1 = −outside/c exactly; the repo's use_existing_usage option subtracts it from n_c (§3.2). "
          "Load average after: %s. The 2-core target X ≥ 84 assumes an idle box; X̂ follows "
@@ -507,7 +497,7 @@ static void bench_overhead(void) {
            yes(mo < 5), P[q].anchor);
     fflush(stdout);
   }
-  loadavg(la, sizeof la);
+  bench_loadavg(la, sizeof la);
   printf("\n(cost per op invocation: the extra wall time per root element divided by the operator invocations it takes (%d and %d). "
          "The spec's estimate is two clock_gettime(CLOCK_THREAD_CPUTIME_ID) calls, ~0.2–0.5 µs each (§7.3); one costs %.2f µs "
          "here (measured over 200 000 calls), so two per invocation predict %.2f µs: the runtime reads a pair in mlsys__pipe_next_st "
@@ -604,7 +594,7 @@ static void bench_disk(void) {
   }
   for (i = 0; i < made; i++) { unlink(paths[i]); mlsys_free(paths[i]); }
   rmdir(dir);
-  loadavg(la, sizeof la);
+  bench_loadavg(la, sizeof la);
   printf("\n(thesis §3.3 validation: a token bucket in the filesystem layer, prediction within 5 %% from 50 to 300 MB/s; real HDD "
          "within 15 %%. Load average after: %s.)\n", la);
   fflush(stdout);
@@ -649,7 +639,7 @@ static void bench_scaling(int maxw, double seconds) {
     mlsys_pipe_tune_result_free(&res);
     mlsys_pipe_destroy(p);
   }
-  loadavg(la, sizeof la);
+  bench_loadavg(la, sizeof la);
   printf("\n(%d CPU(s) here%s. The 16-core sweep of §7.7 ({1, 2, 4, 8, 16}) needs the GPU machine's 16 host cores: run "
          "`build/bench_pipeline scaling --max-workers 16` there. Load average after: %s.)\n", g_ncpu,
          g_ncpu <= 2 ? ": only w = 1, 2 exercise the LP's core allocation (spec §8 risk 1)" : "", la);

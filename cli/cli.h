@@ -18,6 +18,9 @@ typedef struct {
 /* Parse argv[first..argc) against opts (both "--name value" and "--name=value"). Unknown options and missing
    values print a message naming them and return CLI_USAGE. Non-option arguments are an error too. */
 int cli_parse(int argc, char **argv, int first, cli_opt *opts, int nopts, const char *cmd);
+/* The same after a verb (argv[3..]) with positional arguments mixed in: up to npos_max go to pos[] (*npos of them);
+   one more is a usage error. */
+int cli_parse_args(int argc, char **argv, cli_opt *opts, int nopts, const char *cmd, const char **pos, int npos_max, int *npos);
 
 /* "123", "64MiB", "1.5GB", "2 GiB", "512k" → bytes. Returns 0 on success. */
 int cli_parse_bytes(const char *s, uint64_t *out);

@@ -87,6 +87,35 @@ int cli_parse(int argc, char **argv, int first, cli_opt *opts, int nopts, const 
   return CLI_OK;
 }
 
+/* Options and positional arguments after the verb (argv[3..]): positionals are taken out first (up to npos_max),
+   then cli_parse sees only the options. */
+int cli_parse_args(int argc, char **argv, cli_opt *opts, int nopts, const char *cmd, const char **pos, int npos_max, int *npos) {
+  char **rest = (char **)malloc(sizeof(char *) * (size_t)(argc + 1));
+  int i, j, k = 0, nrest = 0, rc;
+  *npos = 0;
+  if (!rest) return cli_fail(cmd, "out of memory");
+  for (i = 0; i < 3 && i < argc; i++) rest[nrest++] = argv[i];
+  for (i = 3; i < argc; i++) {
+    int takes = 0, isopt = argv[i][0] == '-' && argv[i][1] == '-';
+    if (isopt && !strchr(argv[i], '='))
+      for (j = 0; j < nopts; j++) if (!strcmp(argv[i], opts[j].name)) takes = opts[j].has_value;
+    if (isopt) {
+      rest[nrest++] = argv[i];
+      if (takes && i + 1 < argc) rest[nrest++] = argv[++i];
+    } else if (k < npos_max) {
+      pos[k++] = argv[i];
+    } else {
+      free(rest);
+      return cli_usage_error(cmd, "unexpected argument '%s'", argv[i]);
+    }
+  }
+  rest[nrest] = NULL;
+  rc = cli_parse(nrest, rest, 3, opts, nopts, cmd);
+  free(rest);
+  *npos = k;
+  return rc;
+}
+
 int cli_parse_double(const char *s, double *out) {
   char *e;
   if (!s || !*s) return -1;

@@ -80,34 +80,6 @@ static int pcr_int(const char *cmd, const char *opt, const char *v, double lo, d
   return CLI_OK;
 }
 
-/* options and positional arguments: positionals are taken out first, cli_parse sees only options */
-static int pcr_parse(int argc, char **argv, cli_opt *opts, int nopts, const char *cmd, const char **pos, int npos_max, int *npos) {
-  char **rest = (char **)malloc(sizeof(char *) * (size_t)(argc + 1));
-  int i, j, k = 0, nrest = 0, rc;
-  *npos = 0;
-  if (!rest) return cli_fail(cmd, "out of memory");
-  for (i = 0; i < 3 && i < argc; i++) rest[nrest++] = argv[i];
-  for (i = 3; i < argc; i++) {
-    int takes = 0, isopt = argv[i][0] == '-' && argv[i][1] == '-';
-    if (isopt && !strchr(argv[i], '='))
-      for (j = 0; j < nopts; j++) if (!strcmp(argv[i], opts[j].name)) takes = opts[j].has_value;
-    if (isopt) {
-      rest[nrest++] = argv[i];
-      if (takes && i + 1 < argc) rest[nrest++] = argv[++i];
-    } else if (k < npos_max) {
-      pos[k++] = argv[i];
-    } else {
-      free(rest);
-      return cli_usage_error(cmd, "unexpected argument '%s'", argv[i]);
-    }
-  }
-  rest[nrest] = NULL;
-  rc = cli_parse(nrest, rest, 3, opts, nopts, cmd);
-  free(rest);
-  *npos = k;
-  return rc;
-}
-
 static int is_dir(const char *p) {
   struct stat st;
   return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
@@ -235,7 +207,7 @@ static int pcr_pack(int argc, char **argv, const char *cmd) {
 
   memset(&o, 0, sizeof o);
   if (!pos) return cli_fail(cmd, "out of memory");
-  if ((rc = pcr_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), cmd, pos, argc, &npos))) goto done;
+  if ((rc = cli_parse_args(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), cmd, pos, argc, &npos))) goto done;
   if (help) { fputs(pcr_help, stdout); rc = CLI_OK; goto done; }
   rc = CLI_USAGE;
   if (!out) { cli_usage_error(cmd, "--out DIR is required"); goto done; }
@@ -519,7 +491,7 @@ static int pcr_info(int argc, char **argv, const char *cmd) {
   int npos, rc, k;
   uint32_t i;
   FILE *f;
-  if ((rc = pcr_parse(argc, argv, opts, 2, cmd, pos, 1, &npos))) return rc;
+  if ((rc = cli_parse_args(argc, argv, opts, 2, cmd, pos, 1, &npos))) return rc;
   if (help) { fputs(pcr_help, stdout); return CLI_OK; }
   if (npos != 1) return cli_usage_error(cmd, "needs one FILE (a record .pcr or an index.pcri)");
   if (!(f = fopen(pos[0], "rb"))) return cli_fail(cmd, "cannot open '%s': %s", pos[0], strerror(errno));
@@ -648,7 +620,7 @@ static int pcr_read(int argc, char **argv, const char *cmd) {
   uint32_t i;
 
   memset(&job, 0, sizeof job);
-  if ((rc = pcr_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), cmd, pos, 1, &npos))) return rc;
+  if ((rc = cli_parse_args(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), cmd, pos, 1, &npos))) return rc;
   if (help) { fputs(pcr_help, stdout); return CLI_OK; }
   if (npos != 1) return cli_usage_error(cmd, "needs one record FILE");
   if (!scans_s) return cli_usage_error(cmd, "--scans K is required (1..K of the record; `mlsys pcr info FILE` shows K)");
@@ -785,7 +757,7 @@ static int pcr_tune(int argc, char **argv, const char *cmd) {
   mlsys_pcr_sys sys;
 
   if (!pos) return cli_fail(cmd, "out of memory");
-  if ((rc = pcr_parse(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), cmd, pos, argc, &npos))) goto done;
+  if ((rc = cli_parse_args(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), cmd, pos, argc, &npos))) goto done;
   if (help) { fputs(pcr_help, stdout); rc = CLI_OK; goto done; }
   rc = CLI_USAGE;
   if (npos == 0) { cli_usage_error(cmd, "needs a directory of records or record files"); goto done; }

@@ -256,33 +256,9 @@ static int cp_parse(int argc, char **argv, cp_args *a, const char **pos, int npo
       {"--json", 0, &a->json},     {"--help", 0, &a->help},         {"--id", 1, &a->id},
       {"--store", 1, &a->store},   {"--timeout", 1, &a->timeout},
   };
-  int i, j, k = 0;
-  char **rest = (char **)malloc(sizeof(char *) * (size_t)(argc + 1));
-  int nrest = 0, rc;
   memset(a, 0, sizeof *a);
-  *npos = 0;
-  if (!rest) return cli_fail(cmd, "out of memory");
   /* positional arguments (the URLs) are taken out first; cli_parse sees only options */
-  for (i = 0; i < 3 && i < argc; i++) rest[nrest++] = argv[i];
-  for (i = 3; i < argc; i++) {
-    int takes = 0, isopt = argv[i][0] == '-' && argv[i][1] == '-';
-    if (isopt && !strchr(argv[i], '='))
-      for (j = 0; j < (int)(sizeof opts / sizeof opts[0]); j++) if (!strcmp(argv[i], opts[j].name)) takes = opts[j].has_value;
-    if (isopt) {
-      rest[nrest++] = argv[i];
-      if (takes && i + 1 < argc) rest[nrest++] = argv[++i];
-    } else if (k < npos_max) {
-      pos[k++] = argv[i];
-    } else {
-      free(rest);
-      return cli_usage_error(cmd, "unexpected argument '%s'", argv[i]);
-    }
-  }
-  rest[nrest] = NULL;
-  rc = cli_parse(nrest, rest, 3, opts, (int)(sizeof opts / sizeof opts[0]), cmd);
-  free(rest);
-  *npos = k;
-  return rc;
+  return cli_parse_args(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), cmd, pos, npos_max, npos);
 }
 
 int cmd_transfer_cp(int argc, char **argv) {

@@ -23,6 +23,22 @@ static int write_records(const char *dir, char paths[3][4300], const mlsys_pcr_w
   return 1;
 }
 
+/* the three records written and their R(k) (from each directory) */
+static int records_with_R(const char *dir, char paths[3][4300], const char *pp[3], uint64_t R[3][11]) {
+  int j, k;
+  if (!write_records(dir, paths, NULL)) return 0;
+  for (j = 0; j < 3; j++) {
+    mlsys_pcr_reader *r;
+    mlsys_pcr_info in;
+    pp[j] = paths[j];
+    if (mlsys_pcr_open_file(paths[j], NULL, &r)) return 0;
+    mlsys_pcr_get_info(r, &in);
+    for (k = 0; k <= 10; k++) R[j][k] = in.group_end[k];
+    mlsys_pcr_close(r);
+  }
+  return 1;
+}
+
 /* one epoch: the (record, index) order, labels checked, bytes summed per record at the fidelity used */
 static int epoch(mlsys_pcr_stream *s, int *order, uint64_t R[3][11], uint64_t *expect_bytes, int set_k_after, int new_k) {
   int n = 0, end = 0, seen_rec[3] = {0, 0, 0}, krec[3] = {0, 0, 0};
@@ -47,19 +63,10 @@ TEST(t22_stream_epochs) {
   uint64_t R[3][11], eb;
   mlsys_pcr_stream *s;
   mlsys_pcr_stream_desc d;
-  int o1[64], o2[64], o3[64], n, j, k, i;
+  int o1[64], o2[64], o3[64], n, i;
   NEED_PHOTOS();
   REQUIRE((dir = pcr_tmpdir()));
-  REQUIRE(write_records(dir, paths, NULL));
-  for (j = 0; j < 3; j++) {
-    mlsys_pcr_reader *r;
-    mlsys_pcr_info in;
-    pp[j] = paths[j];
-    REQUIRE_OK(mlsys_pcr_open_file(paths[j], NULL, &r));
-    mlsys_pcr_get_info(r, &in);
-    for (k = 0; k <= 10; k++) R[j][k] = in.group_end[k];
-    mlsys_pcr_close(r);
-  }
+  REQUIRE(records_with_R(dir, paths, pp, R));
   memset(&d, 0, sizeof d);
   d.seed = 7;
   d.k = 2;
@@ -209,7 +216,7 @@ TEST(concurrent_readers_of_one_record) {
 TEST(pipeline_source_over_records) {
   char *dir, paths[3][4300];
   const char *pp[3];
-  uint64_t R2 = 0;
+  uint64_t R2, R[3][11];
   mlsys_pipe *p;
   mlsys_pipe_iter *it;
   mlsys_pcr_pipe_desc pd;
@@ -217,16 +224,8 @@ TEST(pipeline_source_over_records) {
   int src, j, n = 0, end = 0, seen[59] = {0};
   NEED_PHOTOS();
   REQUIRE((dir = pcr_tmpdir()));
-  REQUIRE(write_records(dir, paths, NULL));
-  for (j = 0; j < 3; j++) {
-    mlsys_pcr_reader *r;
-    mlsys_pcr_info in;
-    pp[j] = paths[j];
-    REQUIRE_OK(mlsys_pcr_open_file(paths[j], NULL, &r));
-    mlsys_pcr_get_info(r, &in);
-    R2 += in.group_end[2];
-    mlsys_pcr_close(r);
-  }
+  REQUIRE(records_with_R(dir, paths, pp, R));
+  R2 = R[0][2] + R[1][2] + R[2][2];
   memset(&desc, 0, sizeof desc);
   desc.workers = 2;
   desc.seed = 3;
