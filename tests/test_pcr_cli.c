@@ -323,6 +323,8 @@ TEST(tune_profile_and_choosers) {
   CHECK(num(doc.root, "k_msssim") >= 1 && num(doc.root, "k_msssim") <= K);
   CHECK_EQ_INT(num(doc.root, "k_msssim"), first_ok ? first_ok : K);   /* §3.7a: the smallest k with MS-SSIM >= tau */
   CHECK(num(doc.root, "k_io") >= 1 && num(doc.root, "k_io") <= K);
+  /* §3.7(c): the MS-SSIM choice is a floor; fidelity above it is free while storage keeps up */
+  CHECK_EQ_INT(num(doc.root, "k_combined"), num(doc.root, "k_msssim") > num(doc.root, "k_io") ? num(doc.root, "k_msssim") : num(doc.root, "k_io"));
   mlsys_json_doc_free(&doc);
 }
 
