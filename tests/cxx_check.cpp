@@ -5,6 +5,7 @@
 #include "mlsys_transfer.h"
 #include "mlsys_pipeline.h"
 #include "mlsys_pcr.h"
+#include "mlsys_relm.h"
 
 int main() {
   mlsys_remat_graph g;
