@@ -81,6 +81,42 @@ MLSYS_DEF mlsys_status mlsys_relm_decode(const mlsys_relm_vocab *v, const int32_
    between them must be canonical); 0 otherwise or on an id out of range; −1 when out of memory. */
 MLSYS_DEF int mlsys_relm_is_canonical(const mlsys_relm_vocab *v, const int32_t *toks, size_t n);
 
+/* ---------------------------------------------------------------------------------------------------------------
+   3. Language models (spec §2.3, §7.1, §7.5)
+   --------------------------------------------------------------------------------------------------------------- */
+/* What the search needs from a model: next-token log-probabilities for a batch of token prefixes. */
+typedef struct mlsys_relm_lm {
+  int vocab_size, bos, eos, max_seq_len;
+  void *ctx;
+  /* logp[b * vocab_size + v] = ln p(v | BOS, seqs[b][0..lens[b]-1]) at temperature 1 (a BOS is always prepended;
+     lens[b] may be 0); return 0, or nonzero with mlsys_set_error's detail */
+  int (*next_logprobs)(void *ctx, int batch, const int32_t *const *seqs, const int *lens, float *logp);
+} mlsys_relm_lm;
+
+/* A token n-gram LM (spec §7.5: the offline stand-in for GPT-2 that "memorizes" its corpus): interpolated absolute
+   discounting over orders 1..order (p_k(w|h) = max(c(h,w) − D, 0)/c(h) + D·T(h)/c(h)·p_{k−1}(w|h'), T(h) = distinct
+   continuations of h), down to a uniform floor over the vocabulary, so every token has p > 0. Contexts the corpus
+   never saw back off to the longest suffix it did. Counts come from the corpus's tokens sorted by their next `order`
+   tokens (an n-gram suffix array), so any context's continuations are one contiguous range. */
+typedef struct mlsys_relm_ngram mlsys_relm_ngram;
+typedef struct {
+  int order;                /* n (0 → 4); contexts of up to n − 1 tokens */
+  double discount;          /* D in (0, 1) (0 → 0.75) */
+  int bos;                  /* the token before each document and each query: an id ≥ 1; 0 → the vocabulary's EOS
+                               (train_files) or none (train); −1: none */
+} mlsys_relm_ngram_desc;
+/* From token ids (documents already separated by the caller, e.g. by EOS). vocab_size bounds the ids. */
+MLSYS_DEF mlsys_status mlsys_relm_ngram_train(const int32_t *toks, size_t n, int vocab_size, const mlsys_relm_ngram_desc *d, mlsys_relm_ngram **out);
+/* From text files: each is encoded canonically and preceded by BOS (EOS for GPT-2), as documents are in training. */
+MLSYS_DEF mlsys_status mlsys_relm_ngram_train_files(const mlsys_relm_vocab *v, const char *const *paths, int npaths, const mlsys_relm_ngram_desc *d,
+                                                     mlsys_relm_ngram **out);
+/* ln p(· | ctx[0, n)) into logp[vocab_size] (the caller includes BOS in ctx when it wants it). */
+MLSYS_DEF mlsys_status mlsys_relm_ngram_logprobs(const mlsys_relm_ngram *g, const int32_t *ctx, size_t n, float *logp);
+MLSYS_DEF size_t mlsys_relm_ngram_tokens(const mlsys_relm_ngram *g);   /* training tokens */
+/* The model as an mlsys_relm_lm (BOS prepended to every sequence; thread-safe: the model is read-only). */
+MLSYS_DEF mlsys_relm_lm mlsys_relm_ngram_lm(const mlsys_relm_ngram *g);
+MLSYS_DEF void mlsys_relm_ngram_free(mlsys_relm_ngram *g);
+
 #ifdef __cplusplus
 }
 #endif
@@ -92,6 +128,7 @@ MLSYS_DEF int mlsys_relm_is_canonical(const mlsys_relm_vocab *v, const int32_t *
 #ifdef MLSYS_RELM_IMPLEMENTATION
 #ifndef MLSYS_RELM_IMPLEMENTATION_DONE
 #define MLSYS_RELM_IMPLEMENTATION_DONE
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -894,6 +931,213 @@ MLSYS_DEF int mlsys_relm_is_canonical(const mlsys_relm_vocab *v, const int32_t *
     a = b + 1;   /* past the special token */
   }
   return 1;
+}
+
+/* ================================================================================================================
+   3. Language models
+   ================================================================================================================ */
+struct mlsys_relm_ngram {
+  int V, order, bos;
+  double D;
+  int32_t *tok;             /* the corpus */
+  size_t n;
+  uint32_t *pos;            /* positions sorted by their next `order` tokens (past the end sorts first) */
+  uint32_t *uni;            /* [V] unigram counts */
+  uint32_t uni_types;       /* tokens seen */
+};
+
+MLSYS_DEF void mlsys_relm_ngram_free(mlsys_relm_ngram *g) {
+  if (!g) return;
+  mlsys_free(g->tok);
+  mlsys_free(g->pos);
+  mlsys_free(g->uni);
+  mlsys_free(g);
+}
+MLSYS_DEF size_t mlsys_relm_ngram_tokens(const mlsys_relm_ngram *g) { return g ? g->n : 0; }
+
+MLSYS_DEF mlsys_status mlsys_relm_ngram_train(const int32_t *toks, size_t n, int V, const mlsys_relm_ngram_desc *dd, mlsys_relm_ngram **out) {
+  mlsys_relm_ngram *g;
+  mlsys_relm_ngram_desc d;
+  uint32_t *tmp, *cnt;
+  size_t i;
+  int digit;
+  if (!out || (!toks && n) || V < 2) return mlsys_set_error(MLSYS_ERR_ARG, "relm: ngram_train needs tokens and a vocabulary of >= 2");
+  *out = NULL;
+  memset(&d, 0, sizeof d);
+  if (dd) d = *dd;
+  if (!d.order) d.order = 4;
+  if (!(d.discount > 0)) d.discount = 0.75;
+  if (d.order < 1 || d.order > 16 || d.discount >= 1) return mlsys_set_error(MLSYS_ERR_ARG, "relm: ngram order %d (1..16), discount %g (in (0, 1))", d.order, d.discount);
+  if (n >= 0xFFFFFFFFu) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "relm: an n-gram corpus of %zu tokens (at most 2^32 - 1)", n);
+  for (i = 0; i < n; i++)
+    if (toks[i] < 0 || toks[i] >= V) return mlsys_set_error(MLSYS_ERR_ARG, "relm: ngram_train: token %zu is %d (vocabulary of %d)", i, toks[i], V);
+  if (!(g = (mlsys_relm_ngram *)mlsys_calloc(1, sizeof *g))) return MLSYS_ERR_NOMEM;
+  g->V = V; g->order = d.order; g->D = d.discount; g->bos = d.bos > 0 && d.bos < V ? d.bos : -1; g->n = n;
+  g->tok = (int32_t *)mlsys_alloc(n ? n : 1, sizeof(int32_t));
+  g->pos = (uint32_t *)mlsys_alloc(n ? n : 1, sizeof(uint32_t));
+  g->uni = (uint32_t *)mlsys_calloc((size_t)V, sizeof(uint32_t));
+  tmp = (uint32_t *)mlsys_alloc(n ? n : 1, sizeof(uint32_t));
+  cnt = (uint32_t *)mlsys_alloc((size_t)V + 2, sizeof(uint32_t));
+  if (!g->tok || !g->pos || !g->uni || !tmp || !cnt) { mlsys_free(tmp); mlsys_free(cnt); mlsys_relm_ngram_free(g); return MLSYS_ERR_NOMEM; }
+  if (n) memcpy(g->tok, toks, n * sizeof(int32_t));
+  for (i = 0; i < n; i++) {
+    g->pos[i] = (uint32_t)i;
+    if (!g->uni[toks[i]]++) g->uni_types++;
+  }
+  /* LSD radix sort of the positions by their next `order` tokens (a missing token, past the end, is digit 0) */
+  for (digit = d.order - 1; digit >= 0; digit--) {
+    size_t sum = 0;
+    int b;
+    memset(cnt, 0, ((size_t)V + 2) * sizeof(uint32_t));
+    for (i = 0; i < n; i++) {
+      size_t p = (size_t)g->pos[i] + (size_t)digit;
+      cnt[p < n ? toks[p] + 1 : 0]++;
+    }
+    for (b = 0; b <= V; b++) { uint32_t c = cnt[b]; cnt[b] = (uint32_t)sum; sum += c; }
+    for (i = 0; i < n; i++) {
+      size_t p = (size_t)g->pos[i] + (size_t)digit;
+      tmp[cnt[p < n ? toks[p] + 1 : 0]++] = g->pos[i];
+    }
+    memcpy(g->pos, tmp, n * sizeof(uint32_t));
+  }
+  mlsys_free(tmp);
+  mlsys_free(cnt);
+  *out = g;
+  return MLSYS_OK;
+}
+
+/* compares the k tokens at corpus position p with h[0, k) (a position running past the end is smaller) */
+static int mlsys__relm_ng_cmp(const mlsys_relm_ngram *g, size_t p, const int32_t *h, size_t k) {
+  size_t j;
+  for (j = 0; j < k; j++) {
+    if (p + j >= g->n) return -1;
+    if (g->tok[p + j] != h[j]) return g->tok[p + j] < h[j] ? -1 : 1;
+  }
+  return 0;
+}
+/* the range of sorted positions whose first k tokens are h (k < order) */
+static void mlsys__relm_ng_range(const mlsys_relm_ngram *g, const int32_t *h, size_t k, size_t *lo, size_t *hi) {
+  size_t a = 0, b = g->n;
+  while (a < b) {
+    size_t m = a + (b - a) / 2;
+    if (mlsys__relm_ng_cmp(g, g->pos[m], h, k) < 0) a = m + 1; else b = m;
+  }
+  *lo = a;
+  b = g->n;
+  while (a < b) {
+    size_t m = a + (b - a) / 2;
+    if (mlsys__relm_ng_cmp(g, g->pos[m], h, k) <= 0) a = m + 1; else b = m;
+  }
+  *hi = a;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_ngram_logprobs(const mlsys_relm_ngram *g, const int32_t *ctx, size_t nctx, float *logp) {
+  double *p;
+  size_t k, w;
+  int V;
+  if (!g || (!ctx && nctx) || !logp) return mlsys_set_error(MLSYS_ERR_ARG, "relm: ngram_logprobs with a NULL argument");
+  V = g->V;
+  if (!(p = (double *)mlsys_alloc((size_t)V, sizeof(double)))) return MLSYS_ERR_NOMEM;
+  /* order 0: uniform; order 1: unigrams interpolated with it */
+  for (w = 0; w < (size_t)V; w++) p[w] = 1.0 / V;
+  if (g->n) {
+    double c = (double)g->n, lam = g->D * g->uni_types / c;
+    for (w = 0; w < (size_t)V; w++) p[w] = (g->uni[w] > g->D ? g->uni[w] - g->D : 0) / c + lam * p[w];
+  }
+  /* orders 2..n: the last k context tokens, while the corpus has seen them followed by something */
+  for (k = 1; k < (size_t)g->order && k <= nctx; k++) {
+    const int32_t *h = ctx + nctx - k;
+    size_t lo, hi, i, total = 0, types = 0;
+    mlsys__relm_ng_range(g, h, k, &lo, &hi);
+    /* positions whose context ends the corpus have no next token: they sort first in the range */
+    while (lo < hi && (size_t)g->pos[lo] + k >= g->n) lo++;
+    if (lo >= hi) break;
+    total = hi - lo;
+    for (i = lo; i < hi;) {   /* within the range the next tokens are sorted: one run per continuation */
+      size_t j = i;
+      int32_t t = g->tok[g->pos[i] + k];
+      while (j < hi && g->tok[g->pos[j] + k] == t) j++;
+      types++;
+      i = j;
+    }
+    {
+      double lam = g->D * (double)types / (double)total;
+      for (w = 0; w < (size_t)V; w++) p[w] *= lam;
+      for (i = lo; i < hi;) {
+        size_t j = i;
+        int32_t t = g->tok[g->pos[i] + k];
+        while (j < hi && g->tok[g->pos[j] + k] == t) j++;
+        p[t] += ((double)(j - i) - g->D) / (double)total;
+        i = j;
+      }
+    }
+  }
+  for (w = 0; w < (size_t)V; w++) logp[w] = (float)log(p[w]);
+  mlsys_free(p);
+  return MLSYS_OK;
+}
+
+static int mlsys__relm_ngram_next(void *ctx, int batch, const int32_t *const *seqs, const int *lens, float *logp) {
+  const mlsys_relm_ngram *g = (const mlsys_relm_ngram *)ctx;
+  int b;
+  for (b = 0; b < batch; b++) {
+    /* BOS, then the sequence: only the last order − 1 tokens matter */
+    size_t need = (size_t)g->order, L = (size_t)lens[b], k = 0, j;
+    int32_t h[17];
+    int use_bos = g->bos >= 0;
+    size_t from = L + (size_t)use_bos > need ? L + (size_t)use_bos - need : 0;
+    for (j = from; j < L + (size_t)use_bos; j++) h[k++] = use_bos ? (j == 0 ? g->bos : seqs[b][j - 1]) : seqs[b][j];
+    if (mlsys_relm_ngram_logprobs(g, h, k, logp + (size_t)b * (size_t)g->V)) return 1;
+  }
+  return 0;
+}
+
+MLSYS_DEF mlsys_relm_lm mlsys_relm_ngram_lm(const mlsys_relm_ngram *g) {
+  mlsys_relm_lm lm;
+  memset(&lm, 0, sizeof lm);
+  if (!g) return lm;
+  lm.vocab_size = g->V;
+  lm.bos = g->bos;
+  lm.eos = g->bos;
+  lm.max_seq_len = 1 << 30;
+  lm.ctx = (void *)g;
+  lm.next_logprobs = mlsys__relm_ngram_next;
+  return lm;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_ngram_train_files(const mlsys_relm_vocab *v, const char *const *paths, int npaths, const mlsys_relm_ngram_desc *dd,
+                                                     mlsys_relm_ngram **out) {
+  int32_t *all = NULL;
+  size_t n = 0, cap = 0;
+  int i;
+  mlsys_status st;
+  mlsys_relm_ngram_desc d;
+  if (!v || (!paths && npaths) || !out) return mlsys_set_error(MLSYS_ERR_ARG, "relm: ngram_train_files with a NULL argument");
+  memset(&d, 0, sizeof d);
+  if (dd) d = *dd;
+  if (!d.bos) d.bos = v->eos;
+  for (i = 0; i < npaths; i++) {
+    char *text;
+    size_t len, nt;
+    int32_t *t;
+    if ((st = mlsys_read_file(paths[i], &text, &len))) { mlsys_free(all); return st; }
+    st = mlsys_relm_encode(v, text, len, &t, &nt);
+    mlsys_free(text);
+    if (st) { mlsys_free(all); return st; }
+    if (n + nt + 1 > cap) {
+      size_t nc = (n + nt + 1) * 2;
+      int32_t *q = (int32_t *)mlsys_realloc_array(all, nc, sizeof(int32_t));
+      if (!q) { mlsys_free(t); mlsys_free(all); return MLSYS_ERR_NOMEM; }
+      all = q; cap = nc;
+    }
+    if (d.bos >= 0) all[n++] = d.bos;   /* each document starts after BOS, as every query does */
+    if (nt) memcpy(all + n, t, nt * sizeof(int32_t));
+    n += nt;
+    mlsys_free(t);
+  }
+  st = mlsys_relm_ngram_train(all, n, v->n, &d, out);
+  mlsys_free(all);
+  return st;
 }
 
 #ifdef __cplusplus
