@@ -1145,7 +1145,7 @@ MLSYS_DEF mlsys_status mlsys_pcr_writer_add_jpeg(mlsys_pcr_writer *w, const uint
       memcpy(m.jpg, jpg, plen);
     } else {
       if ((st = mlsys_pcr_jpeg_to_progressive_ex(jpg, n, &w->d.transcode, &m.jpg, &plen, &reenc))) goto fail;
-      if ((st = mlsys_pcr_jpeg_split(m.jpg, plen, L))) { mlsys_prefix_error("the transcoded image: "); goto fail; }
+      if ((st = mlsys_pcr_jpeg_split(m.jpg, plen, L))) { mlsys_prefix_error("the transcoded image"); goto fail; }
     }
     /* scan → group (§3.1 step 5): grayscale luma-aligned, otherwise scan j → group j */
     if (L->ncomp == 1 && w->gray_len && L->nscans == w->gray_len) {
@@ -2954,7 +2954,7 @@ static mlsys_status mlsys__pcr_decode_at(mlsys_pcr_reader *r, uint32_t i, int k,
   if ((st = mlsys_pcr_image_jpeg(r, i, k, NULL, 0, &len))) return st;
   if (!(jpg = (uint8_t *)mlsys_alloc(len, 1))) return mlsys__pcr_nomem();
   if (!(st = mlsys_pcr_image_jpeg(r, i, k, jpg, len, &len))) st = mlsys_pcr_decode(jpg, len, d, px, w, h);
-  if (st) mlsys_prefix_error("%s: image %u at fidelity %d: ", r->name, i, k);
+  if (st) mlsys_prefix_error("%s: image %u at fidelity %d", r->name, i, k);
   mlsys_free(jpg);
   return st;
 }
@@ -3025,7 +3025,7 @@ MLSYS_DEF mlsys_status mlsys_pcr_grad_similarity(mlsys_pcr_reader *const *recs, 
       for (b = 0; b < nb; b++) { mlsys_free(px[b]); px[b] = NULL; }
       if (rc) {
         st = mlsys_last_status() ? mlsys_last_status() : MLSYS_ERR_CANCELED;
-        mlsys_prefix_error("pcr: grad_similarity: the gradient function failed (%d) at fidelity %d: ", rc, kk);
+        mlsys_prefix_error("pcr: grad_similarity: the gradient function failed (%d) at fidelity %d", rc, kk);
         goto done;
       }
       for (j = 0; j < dim; j++) a[j] += (double)g[j];

@@ -2209,14 +2209,14 @@ static mlsys_status mlsys__pipe_interleave_next(mlsys__pipe_st *s, mlsys_pipe_el
       }
       if ((st = mlsys_pipe_open(sl->sub, root, &sl->it))) {
         mlsys__pipe_slot_close(sl);
-        st = mlsys_prefix_error("pipeline: interleave '%s' (node %d), element seq %llu: ", nd->name, s->id, (unsigned long long)e.seq);
+        st = mlsys_prefix_error("pipeline: interleave '%s' (node %d), element seq %llu", nd->name, s->id, (unsigned long long)e.seq);
         mlsys_pipe_elem_release(&e);
         return st;
       }
       mlsys_pipe_elem_release(&e);
     }
     if ((st = mlsys_pipe_next(sl->it, out, &e_end)))
-      return mlsys_prefix_error("pipeline: interleave '%s' (node %d), sub-pipeline: ", nd->name, s->id);
+      return mlsys_prefix_error("pipeline: interleave '%s' (node %d), sub-pipeline", nd->name, s->id);
     if (e_end) { mlsys__pipe_slot_close(sl); s->cur = (s->cur + 1) % nd->cycle; s->nblk = 0; continue; }
     if (++s->nblk == nd->block) { s->cur = (s->cur + 1) % nd->cycle; s->nblk = 0; }
     out->seq = (uint64_t)s->pos++;
@@ -2380,7 +2380,7 @@ static mlsys_status mlsys__pipe_records_next(mlsys__pipe_st *s, mlsys_pipe_elem 
       s->fidx++;
       if (!st) continue;
       if (nd->map.on_error == MLSYS_PIPE_ON_ERROR_SKIP) { pthread_mutex_lock(&s->cmu); s->skipped++; pthread_mutex_unlock(&s->cmu); continue; }
-      return mlsys_prefix_error("pipeline: records '%s' (node %d), file %lld: ", nd->name, s->id, (long long)(s->fidx - 1));
+      return mlsys_prefix_error("pipeline: records '%s' (node %d), file %lld", nd->name, s->id, (long long)(s->fidx - 1));
     }
     mlsys__pipe_count_disk(s, (double)(s->foff - off0), 0, 0);
     memset(out, 0, sizeof *out);
@@ -2413,11 +2413,11 @@ static mlsys_status mlsys__pipe_cache_next(mlsys__pipe_st *s, mlsys_pipe_elem *o
     uint64_t len;
     int eof;
     if ((st = mlsys__pipe_rec_read(s->rf, path, NULL, &s->foff, 0, &data, &len, &eof)))
-      return mlsys_prefix_error("pipeline: cache '%s' (node %d): ", nd->name, s->id);
+      return mlsys_prefix_error("pipeline: cache '%s' (node %d)", nd->name, s->id);
     if (eof) { *end = 1; return MLSYS_OK; }
     st = mlsys_pipe_elem_decode(data, (size_t)len, out);
     mlsys_free(data);
-    if (st) return mlsys_prefix_error("pipeline: cache '%s' (node %d), file '%s' at byte %llu: ", nd->name, s->id, path, (unsigned long long)s->foff);
+    if (st) return mlsys_prefix_error("pipeline: cache '%s' (node %d), file '%s' at byte %llu", nd->name, s->id, path, (unsigned long long)s->foff);
     s->pos++;
     return MLSYS_OK;
   }
@@ -2446,7 +2446,7 @@ static mlsys_status mlsys__pipe_cache_next(mlsys__pipe_st *s, mlsys_pipe_elem *o
     if ((st = mlsys_pipe_elem_encode(out, &b, &n))) return st;
     st = mlsys_pipe_tfrecord_write(s->rf, b, n);
     mlsys_free(b);
-    if (st) return mlsys_prefix_error("pipeline: cache '%s' (node %d), writing '%s': ", nd->name, s->id, s->cache_tmp);
+    if (st) return mlsys_prefix_error("pipeline: cache '%s' (node %d), writing '%s'", nd->name, s->id, s->cache_tmp);
     return MLSYS_OK;
   }
   if (s->ncache == s->capcache) {

@@ -285,6 +285,61 @@ MLSYS_DEF mlsys_status mlsys_relm_tfa_count_paths(const mlsys_relm_tfa *t, int m
 /* §3.11 walk counts of an acyclic automaton: log_walks[q] = ln(number of accepting paths from q) (−inf: none). */
 MLSYS_DEF mlsys_status mlsys_relm_tfa_log_walks(const mlsys_relm_tfa *t, double *log_walks);
 
+/* ---------------------------------------------------------------------------------------------------------------
+   5. Queries and their execution (spec §2.1–2.2, §3.9–3.12)
+   --------------------------------------------------------------------------------------------------------------- */
+enum { MLSYS_RELM_SHORTEST_PATH = 0, MLSYS_RELM_RANDOM_SAMPLING = 1, MLSYS_RELM_BEAM = 2 };
+enum { MLSYS_RELM_ALL_TOKENS = 0, MLSYS_RELM_CANONICAL_TOKENS = 1, MLSYS_RELM_PREFIX_CANONICAL_TOKENS = 2 };
+enum { MLSYS_RELM_PREFIX_AUTO = 0, MLSYS_RELM_PREFIX_PENALIZED = 1, MLSYS_RELM_PREFIX_FREE = 2 };
+/* A query (zero = the reference's defaults, spec §2.1): the regex `query` (the whole string, prefix included), an
+   optional `prefix` regex (its strings bypass the decision rule), an optional `filter` regex (results it accepts are
+   dropped at run time), the traversal and the tokenization. */
+typedef struct {
+  const char *query, *prefix, *filter;
+  int search;               /* MLSYS_RELM_SHORTEST_PATH (Dijkstra), RANDOM_SAMPLING, BEAM */
+  int tokenization;         /* MLSYS_RELM_ALL_TOKENS, CANONICAL_TOKENS, PREFIX_CANONICAL_TOKENS */
+  int top_k;                /* the top-k decision rule (0: off) */
+  double temperature;       /* 0 → 1 */
+  int max_tokens;           /* results have at most this many tokens (0 → the LM's max_seq_len − 1, at most 256) */
+  long num_samples;         /* stop after this many results (0: until the language is exhausted; sampling: forever) */
+  int add_eos;              /* 0 auto (on for sampling), 1 on, −1 off */
+  int prefix_cost;          /* MLSYS_RELM_PREFIX_AUTO (PENALIZED for shortest path, FREE otherwise), PENALIZED, FREE */
+  int force_prefix;         /* 0 auto (on for PREFIX_CANONICAL), 1 on, −1 off */
+  int no_walk_weights;      /* sampling: 1 = the prefix's edges by LM probability too (the ablation of §3.11) */
+  int batch_size;           /* LM sequences per call in shortest path and beam (0 → 1); results keep exact cost order */
+  int beam_width;           /* BEAM: partial paths kept per depth (0 → 8) */
+  const mlsys_relm_edit_desc *edits; int n_edits;   /* preprocessors applied in order to query and prefix (§3.4) */
+  long max_canonical_strings;   /* CANONICAL: 0 → 10^7 */
+  long max_nodes;           /* search nodes kept (0 → 2^25): past it the search fails with MLSYS_ERR_TOO_BIG */
+  uint64_t seed;            /* sampling */
+} mlsys_relm_query;
+typedef struct {
+  const int32_t *tokens; int n;   /* the token path (with EOS when the query adds it); valid until the next call */
+  double cost;              /* Σ −ln r_t (natural log; §3.9) */
+  const char *text; size_t text_len;   /* decoded, without a trailing EOS */
+  int is_canonical;         /* encode(text) == the path (EOS aside) */
+} mlsys_relm_result;
+typedef struct {
+  long expansions, lm_calls, lm_sequences, results, filtered, dead_ends, nodes, queue_peak;
+  double lm_seconds, seconds;
+} mlsys_relm_stats;
+typedef struct mlsys_relm_iter mlsys_relm_iter;
+/* Compiles the query (regex → preprocessors → character automaton → token automaton → EOS; the prefix likewise, as a
+   prefix-closed accept automaton) and prepares the traversal. Errors: those of the regex compiler (PARSE and
+   UNSUPPORTED naming the position, TOO_BIG), MLSYS_ERR_ARG (an LM whose vocabulary differs from v's, a bad option,
+   canonical encodings of an infinite language). */
+MLSYS_DEF mlsys_status mlsys_relm_search(const mlsys_relm_lm *lm, const mlsys_relm_vocab *v, const mlsys_relm_query *q, mlsys_relm_iter **out);
+/* The next result (*end = 0), or *end = 1 when the language is exhausted or num_samples reached. LM failures come
+   back as their status. Shortest path gives results in non-decreasing cost (exactly, batched or not). */
+MLSYS_DEF mlsys_status mlsys_relm_next(mlsys_relm_iter *it, mlsys_relm_result *r, int *end);
+MLSYS_DEF void mlsys_relm_iter_stats(const mlsys_relm_iter *it, mlsys_relm_stats *s);
+MLSYS_DEF const mlsys_relm_tfa *mlsys_relm_iter_automaton(const mlsys_relm_iter *it);   /* the query's token automaton */
+MLSYS_DEF void mlsys_relm_iter_free(mlsys_relm_iter *it);
+
+/* χ² goodness of fit (scipy.stats.chisquare): Σ (obs − exp)² / exp over k cells and its p-value (k − 1 degrees of
+   freedom), computed in log space so p down to 1e-300 is right. */
+MLSYS_DEF double mlsys_relm_chisquare(const double *f_obs, const double *f_exp, int k, double *p_value);
+
 #ifdef __cplusplus
 }
 #endif
@@ -4106,6 +4161,578 @@ done:
   mlsys_free(E.e);
   mlsys_free(dist); mlsys_free(queue); mlsys_free(id); mlsys_free(pair); mlsys_free(final);
   return st;
+}
+
+/* ================================================================================================================
+   5. Queries and their execution
+   ================================================================================================================ */
+typedef struct {
+  int32_t parent, tok, state, acc, depth;
+  double cost;
+} mlsys__relm_snode;
+
+struct mlsys_relm_iter {
+  mlsys_relm_lm lm;
+  const mlsys_relm_vocab *v;
+  mlsys_relm_query q;
+  mlsys_relm_tfa *tfa;      /* the query's token automaton (with EOS when added) */
+  mlsys_relm_tfa *acc;      /* the prefix's prefix-closed accept automaton, or NULL */
+  mlsys_relm_fa *filter;    /* byte DFA of the filter, or NULL */
+  double *lN;               /* sampling: [(L + 1) × states] ln(accepting paths of ≤ ℓ tokens from q) */
+  int L, prefix_free, force, B, W;
+  double temp;
+  mlsys__relm_snode *node;
+  long nn, ncap;
+  int32_t *heap, *out;      /* node ids: the frontier (Dijkstra) and the finals waiting for their turn */
+  long hn, hcap, on, ocap;
+  int32_t *batch;           /* nodes expanded together */
+  float *logp;              /* [B × V] */
+  double *p;                /* [V] */
+  uint8_t *mark;            /* [V]: 1 top-k, 2 accept set */
+  float *sel;               /* [V] top-k selection scratch */
+  int32_t **seqs, *seqmem;
+  int *lens;
+  int32_t *res_tok;
+  char *res_text;
+  /* beam */
+  int32_t *frontier, *cand;
+  long nfront, ncand, capcand, pend, npend;
+  mlsys_rng rng;
+  int done;
+  mlsys_relm_stats st;
+};
+
+MLSYS_DEF void mlsys_relm_iter_free(mlsys_relm_iter *it) {
+  if (!it) return;
+  mlsys_relm_tfa_free(it->tfa);
+  mlsys_relm_tfa_free(it->acc);
+  mlsys_relm_fa_free(it->filter);
+  mlsys_free(it->lN); mlsys_free(it->node); mlsys_free(it->heap); mlsys_free(it->out); mlsys_free(it->batch);
+  mlsys_free(it->logp); mlsys_free(it->p); mlsys_free(it->mark); mlsys_free(it->sel); mlsys_free(it->seqs); mlsys_free(it->seqmem);
+  mlsys_free(it->lens); mlsys_free(it->res_tok); mlsys_free(it->res_text); mlsys_free(it->frontier); mlsys_free(it->cand);
+  mlsys_free(it);
+}
+MLSYS_DEF void mlsys_relm_iter_stats(const mlsys_relm_iter *it, mlsys_relm_stats *s) {
+  if (!it || !s) return;
+  *s = it->st;
+  s->nodes = it->nn;
+}
+MLSYS_DEF const mlsys_relm_tfa *mlsys_relm_iter_automaton(const mlsys_relm_iter *it) { return it ? it->tfa : NULL; }
+
+/* ---- the node pool and the two heaps (ordered by cost, then node id, so runs are deterministic) ---- */
+static int mlsys__relm_before(const mlsys_relm_iter *it, int32_t a, int32_t b) {
+  double x = it->node[a].cost, y = it->node[b].cost;
+  return x < y || (x == y && a < b);
+}
+static mlsys_status mlsys__relm_hpush(mlsys_relm_iter *it, int32_t **h, long *n, long *cap, int32_t id) {
+  long i;
+  if (*n == *cap) {
+    long nc = *cap ? 2 * *cap : 1024;
+    int32_t *q = (int32_t *)mlsys_realloc_array(*h, (size_t)nc, sizeof(int32_t));
+    if (!q) return MLSYS_ERR_NOMEM;
+    *h = q; *cap = nc;
+  }
+  i = (*n)++;
+  while (i > 0) {
+    long par = (i - 1) / 2;
+    if (!mlsys__relm_before(it, id, (*h)[par])) break;
+    (*h)[i] = (*h)[par];
+    i = par;
+  }
+  (*h)[i] = id;
+  return MLSYS_OK;
+}
+static int32_t mlsys__relm_hpop(mlsys_relm_iter *it, int32_t *h, long *n) {
+  int32_t top = h[0], last = h[--(*n)];
+  long i = 0;
+  for (;;) {
+    long c = 2 * i + 1;
+    if (c >= *n) break;
+    if (c + 1 < *n && mlsys__relm_before(it, h[c + 1], h[c])) c++;
+    if (!mlsys__relm_before(it, h[c], last)) break;
+    h[i] = h[c];
+    i = c;
+  }
+  if (*n) h[i] = last;
+  return top;
+}
+static mlsys_status mlsys__relm_new_node(mlsys_relm_iter *it, int32_t parent, int32_t tok, int32_t state, int32_t acc, int32_t depth, double cost,
+                                         int32_t *id) {
+  if (it->nn >= it->q.max_nodes)
+    return mlsys_set_error(MLSYS_ERR_TOO_BIG, "relm: the search holds %ld nodes (max_nodes): the language is too large for this query's budget", it->nn);
+  if (it->nn == it->ncap) {
+    long nc = it->ncap ? 2 * it->ncap : 4096;
+    mlsys__relm_snode *q = (mlsys__relm_snode *)mlsys_realloc_array(it->node, (size_t)nc, sizeof *q);
+    if (!q) return MLSYS_ERR_NOMEM;
+    it->node = q; it->ncap = nc;
+  }
+  it->node[it->nn].parent = parent; it->node[it->nn].tok = tok; it->node[it->nn].state = state;
+  it->node[it->nn].acc = acc; it->node[it->nn].depth = depth; it->node[it->nn].cost = cost;
+  *id = (int32_t)it->nn++;
+  return MLSYS_OK;
+}
+/* the node's token path into dst (depth entries) */
+static void mlsys__relm_path(const mlsys_relm_iter *it, int32_t id, int32_t *dst) {
+  int32_t d = it->node[id].depth;
+  while (id > 0 && d > 0) { dst[--d] = it->node[id].tok; id = it->node[id].parent; }
+}
+
+/* ---- one LM call for nodes ids[0, n): logp rows in it->logp ---- */
+static mlsys_status mlsys__relm_lm_call(mlsys_relm_iter *it, const int32_t *ids, int n) {
+  int b;
+  double t0 = mlsys_now();
+  long off = 0;
+  for (b = 0; b < n; b++) {
+    it->seqs[b] = it->seqmem + off;
+    it->lens[b] = it->node[ids[b]].depth;
+    mlsys__relm_path(it, ids[b], it->seqs[b]);
+    off += it->L + 1;
+  }
+  if (it->lm.next_logprobs(it->lm.ctx, n, (const int32_t *const *)it->seqs, it->lens, it->logp)) {
+    mlsys_status st = mlsys_last_status() ? mlsys_last_status() : MLSYS_ERR_SOLVER;
+    return mlsys_prefix_error("relm: the language model failed"), st;
+  }
+  it->st.lm_calls++;
+  it->st.lm_sequences += n;
+  it->st.lm_seconds += mlsys_now() - t0;
+  return MLSYS_OK;
+}
+
+/* the top-k set of p over the whole vocabulary (largest first, lower id first among equals), marked with bit 1 */
+static void mlsys__relm_topk(mlsys_relm_iter *it, int V) {
+  int k = it->q.top_k, v, above = 0;
+  float thr;
+  if (k <= 0 || k >= V) { for (v = 0; v < V; v++) it->mark[v] |= 1; return; }
+  /* the k-th largest value by quickselect on a copy */
+  {
+    int lo = 0, hi = V - 1, want = k - 1;
+    for (v = 0; v < V; v++) it->sel[v] = (float)it->p[v];
+    while (lo < hi) {
+      float pivot = it->sel[(lo + hi) / 2];
+      int i = lo, j = hi;
+      while (i <= j) {
+        while (it->sel[i] > pivot) i++;
+        while (it->sel[j] < pivot) j--;
+        if (i <= j) { float x = it->sel[i]; it->sel[i] = it->sel[j]; it->sel[j] = x; i++; j--; }
+      }
+      if (want <= j) hi = j;
+      else if (want >= i) lo = i;
+      else break;
+    }
+    thr = it->sel[want];
+  }
+  for (v = 0; v < V; v++) if ((float)it->p[v] > thr) { it->mark[v] |= 1; above++; }
+  for (v = 0; v < V && above < k; v++) if ((float)it->p[v] == thr) { it->mark[v] |= 1; above++; }
+}
+
+/* §3.9: the cost −ln r(v) of each out-edge of node id from its LM row; +inf where the rule forbids the token.
+   Also leaves p (probabilities at the temperature) in it->p. */
+static void mlsys__relm_edge_costs(mlsys_relm_iter *it, int32_t id, const float *logp, const int32_t *toks, int m, double *cost) {
+  int V = it->lm.vocab_size, v, j, na = 0;
+  const int32_t *atok = NULL;
+  double sumq = 0;
+  int32_t acc = it->node[id].acc;
+  if (it->temp != 1.0) {
+    double mx = -INFINITY, z = 0;
+    for (v = 0; v < V; v++) if (logp[v] / it->temp > mx) mx = logp[v] / it->temp;
+    for (v = 0; v < V; v++) z += exp(logp[v] / it->temp - mx);
+    for (v = 0; v < V; v++) it->p[v] = exp(logp[v] / it->temp - mx) / z;
+  } else {
+    for (v = 0; v < V; v++) it->p[v] = exp((double)logp[v]);
+  }
+  memset(it->mark, 0, (size_t)V);
+  mlsys__relm_topk(it, V);
+  if (it->acc && acc >= 0) na = mlsys_relm_tfa_out(it->acc, acc, &atok, NULL);
+  for (j = 0; j < na; j++) it->mark[atok[j]] |= 2;
+  /* Σ q: the top-k tokens outside the accept set at their probability, the accept set at its own */
+  if (!(na && it->force))
+    for (v = 0; v < V; v++) if (it->mark[v] == 1) sumq += it->p[v];
+  for (j = 0; j < na; j++) sumq += it->prefix_free ? 1.0 : it->p[atok[j]];
+  for (j = 0; j < m; j++) {
+    v = toks[j];
+    if (it->mark[v] & 2) cost[j] = it->prefix_free ? 0.0 : -log(it->p[v] / sumq);
+    else if (na && it->force) cost[j] = INFINITY;
+    else if (!(it->mark[v] & 1)) cost[j] = INFINITY;
+    else cost[j] = -log(it->p[v] / sumq);
+    if (cost[j] != cost[j]) cost[j] = INFINITY;   /* 0/0 */
+  }
+}
+
+/* the result of node id into r; 1 when the filter drops it */
+static int mlsys__relm_result(mlsys_relm_iter *it, int32_t id, mlsys_relm_result *r) {
+  int n = it->node[id].depth, nt;
+  size_t tl;
+  char *text;
+  mlsys__relm_path(it, id, it->res_tok);
+  nt = n;
+  if (nt && mlsys_relm_token_is_special(it->v, it->res_tok[nt - 1])) nt--;   /* the EOS is not text */
+  if (mlsys_relm_decode(it->v, it->res_tok, (size_t)nt, &text, &tl)) return -1;
+  if (it->filter && mlsys_relm_fa_accepts(it->filter, text, tl)) { mlsys_free(text); it->st.filtered++; return 1; }
+  mlsys_free(it->res_text);
+  it->res_text = text;
+  memset(r, 0, sizeof *r);
+  r->tokens = it->res_tok;
+  r->n = n;
+  r->cost = it->node[id].cost;
+  r->text = text;
+  r->text_len = tl;
+  r->is_canonical = mlsys_relm_is_canonical(it->v, it->res_tok, (size_t)n) == 1;
+  it->st.results++;
+  return 0;
+}
+
+/* expands nodes ids[0, n) with one LM call: their children go to the Dijkstra heap (push = 1) or the beam candidates */
+static mlsys_status mlsys__relm_expand(mlsys_relm_iter *it, const int32_t *ids, int n, int push) {
+  mlsys_status st;
+  int b, V = it->lm.vocab_size;
+  double *cost = NULL;
+  long cap = 0;
+  if ((st = mlsys__relm_lm_call(it, ids, n))) return st;
+  for (b = 0; b < n; b++) {
+    const int32_t *toks, *dst;
+    int32_t id = ids[b];
+    int m = mlsys_relm_tfa_out(it->tfa, it->node[id].state, &toks, &dst), j;
+    if (m > cap) {
+      double *c = (double *)mlsys_realloc_array(cost, (size_t)m, sizeof(double));
+      if (!c) { mlsys_free(cost); return MLSYS_ERR_NOMEM; }
+      cost = c; cap = m;
+    }
+    mlsys__relm_edge_costs(it, id, it->logp + (size_t)b * (size_t)V, toks, m, cost);
+    for (j = 0; j < m; j++) {
+      int32_t child, acc = -1;
+      if (cost[j] == INFINITY) continue;
+      if (it->acc && it->node[id].acc >= 0) acc = mlsys_relm_tfa_step(it->acc, it->node[id].acc, toks[j]);
+      if ((st = mlsys__relm_new_node(it, id, toks[j], dst[j], acc, it->node[id].depth + 1, it->node[id].cost + cost[j], &child))) {
+        mlsys_free(cost);
+        return st;
+      }
+      if (push) st = mlsys__relm_hpush(it, &it->heap, &it->hn, &it->hcap, child);
+      else {
+        if (it->ncand == it->capcand) {
+          long nc = it->capcand ? 2 * it->capcand : 1024;
+          int32_t *q = (int32_t *)mlsys_realloc_array(it->cand, (size_t)nc, sizeof(int32_t));
+          if (!q) { mlsys_free(cost); return MLSYS_ERR_NOMEM; }
+          it->cand = q; it->capcand = nc;
+        }
+        it->cand[it->ncand++] = child;
+      }
+      if (st) { mlsys_free(cost); return st; }
+    }
+  }
+  it->st.expansions += n;
+  if (it->hn > it->st.queue_peak) it->st.queue_peak = it->hn;
+  mlsys_free(cost);
+  return MLSYS_OK;
+}
+
+/* ---- shortest path (§3.10) with exact-order batching: a popped final waits in `out` until no cheaper node is left ---- */
+static mlsys_status mlsys__relm_next_sp(mlsys_relm_iter *it, mlsys_relm_result *r, int *end) {
+  mlsys_status st;
+  for (;;) {
+    int nb = 0;
+    if (it->on && (!it->hn || !mlsys__relm_before(it, it->heap[0], it->out[0]))) {
+      int32_t id = mlsys__relm_hpop(it, it->out, &it->on);
+      int f = mlsys__relm_result(it, id, r);
+      if (f < 0) return MLSYS_ERR_NOMEM;
+      if (f) continue;
+      return MLSYS_OK;
+    }
+    if (!it->hn) { *end = 1; return MLSYS_OK; }
+    while (nb < it->B && it->hn) {
+      int32_t id = mlsys__relm_hpop(it, it->heap, &it->hn);
+      const mlsys__relm_snode *n = &it->node[id];
+      if (mlsys_relm_tfa_is_final(it->tfa, n->state) && (st = mlsys__relm_hpush(it, &it->out, &it->on, &it->ocap, id))) return st;
+      if (n->depth < it->L && mlsys_relm_tfa_out(it->tfa, n->state, NULL, NULL) > 0) it->batch[nb++] = id;
+    }
+    if (nb && (st = mlsys__relm_expand(it, it->batch, nb, 1))) return st;
+  }
+}
+
+/* ---- beam (§3.12): the W cheapest partial paths per depth; results depth by depth, cheapest first ---- */
+static int mlsys__relm_cand_cmp_it(const mlsys_relm_iter *it, int32_t a, int32_t b) { return mlsys__relm_before(it, a, b) ? -1 : 1; }
+static void mlsys__relm_sort_ids(mlsys_relm_iter *it, int32_t *ids, long n) {
+  long i, j;
+  for (i = 1; i < n; i++) {   /* insertion sort: candidate lists are W × branching, moderate */
+    int32_t x = ids[i];
+    for (j = i; j > 0 && mlsys__relm_cand_cmp_it(it, x, ids[j - 1]) < 0; j--) ids[j] = ids[j - 1];
+    ids[j] = x;
+  }
+}
+static mlsys_status mlsys__relm_next_beam(mlsys_relm_iter *it, mlsys_relm_result *r, int *end) {
+  mlsys_status st;
+  for (;;) {
+    long i, k;
+    while (it->pend < it->npend) {   /* this depth's finals */
+      int32_t id = it->out[it->pend++];
+      int f = mlsys__relm_result(it, id, r);
+      if (f < 0) return MLSYS_ERR_NOMEM;
+      if (!f) return MLSYS_OK;
+    }
+    if (!it->nfront) { *end = 1; return MLSYS_OK; }
+    it->ncand = 0;
+    for (i = 0; i < it->nfront; i += it->B) {
+      int nb = (int)(it->nfront - i < it->B ? it->nfront - i : it->B);
+      if ((st = mlsys__relm_expand(it, it->frontier + i, nb, 0))) return st;
+    }
+    mlsys__relm_sort_ids(it, it->cand, it->ncand);
+    /* finals of the new depth, then the next frontier */
+    it->npend = it->pend = 0;
+    it->on = 0;
+    for (i = 0; i < it->ncand; i++)
+      if (mlsys_relm_tfa_is_final(it->tfa, it->node[it->cand[i]].state)) {
+        if ((st = mlsys__relm_hpush(it, &it->out, &it->on, &it->ocap, it->cand[i]))) return st;
+      }
+    mlsys__relm_sort_ids(it, it->out, it->on);
+    it->npend = it->on;
+    for (i = 0, k = 0; i < it->ncand && k < it->W; i++) {
+      const mlsys__relm_snode *n = &it->node[it->cand[i]];
+      if (n->depth < it->L && mlsys_relm_tfa_out(it->tfa, n->state, NULL, NULL) > 0) it->frontier[k++] = it->cand[i];
+    }
+    it->nfront = k;
+  }
+}
+
+/* ---- random sampling (§3.11) ---- */
+static double mlsys__relm_lN(const mlsys_relm_iter *it, int q, int len) {
+  if (len < 0) return -INFINITY;
+  return it->lN[(size_t)len * (size_t)mlsys_relm_tfa_states(it->tfa) + (size_t)q];
+}
+static mlsys_status mlsys__relm_next_sample(mlsys_relm_iter *it, mlsys_relm_result *r, int *end) {
+  mlsys_status st;
+  int V = it->lm.vocab_size;
+  long attempts = 0;
+  (void)end;
+  for (;;) {
+    int32_t id = 0;
+    /* restart from the root (node 0); earlier samples' nodes are dropped */
+    it->nn = 1;
+    for (;;) {
+      const mlsys__relm_snode *n = &it->node[id];
+      const int32_t *toks, *dst;
+      int m, j, inside = 1;
+      double *w, Z = 0, u;
+      if (mlsys_relm_tfa_is_final(it->tfa, n->state) && !mlsys_relm_tfa_out(it->tfa, n->state, NULL, NULL)) {
+        int f = mlsys__relm_result(it, id, r);
+        if (f < 0) return MLSYS_ERR_NOMEM;
+        if (!f) return MLSYS_OK;
+        break;
+      }
+      if (mlsys_relm_tfa_is_final(it->tfa, n->state)) {   /* without EOS the first final reached ends the sample */
+        int f = mlsys__relm_result(it, id, r);
+        if (f < 0) return MLSYS_ERR_NOMEM;
+        if (!f) return MLSYS_OK;
+        break;
+      }
+      m = mlsys_relm_tfa_out(it->tfa, n->state, &toks, &dst);
+      if (n->depth >= it->L || !m) { it->st.dead_ends++; break; }
+      if ((st = mlsys__relm_lm_call(it, &id, 1))) return st;
+      if (!(w = (double *)mlsys_alloc((size_t)m, sizeof(double)))) return MLSYS_ERR_NOMEM;
+      mlsys__relm_edge_costs(it, id, it->logp, toks, m, w);   /* costs first: they set p and the top-k marks */
+      /* inside the prefix (every out-edge continues the accept automaton): walk-count weights, uniform over the
+         language's strings; otherwise the LM's top-k-renormalized probabilities (locally renormalized, §3.11) */
+      if (!it->acc || n->acc < 0 || it->q.no_walk_weights) inside = 0;
+      for (j = 0; inside && j < m; j++) inside = mlsys_relm_tfa_step(it->acc, n->acc, toks[j]) >= 0;
+      if (inside) {
+        int rem = it->L - n->depth;
+        double den = mlsys__relm_lN(it, n->state, rem);
+        for (j = 0; j < m; j++) w[j] = exp(mlsys__relm_lN(it, dst[j], rem - 1) - den);
+      } else {
+        double zk = 0;
+        for (j = 0; j < V; j++) if (it->mark[j] & 1) zk += it->p[j];
+        for (j = 0; j < m; j++) w[j] = (it->mark[toks[j]] & 1) && zk > 0 ? it->p[toks[j]] / zk : 0;
+      }
+      for (j = 0; j < m; j++) Z += w[j];
+      if (!(Z > 0)) { mlsys_free(w); it->st.dead_ends++; break; }
+      u = mlsys_rng_uniform(&it->rng) * Z;
+      for (j = 0; j < m - 1 && u >= w[j]; j++) u -= w[j];
+      while (j > 0 && w[j] == 0) j--;
+      {
+        int32_t child, acc = it->acc && n->acc >= 0 ? mlsys_relm_tfa_step(it->acc, n->acc, toks[j]) : -1;
+        double c = w[j] > 0 ? -log(w[j] / Z) : INFINITY;
+        st = mlsys__relm_new_node(it, id, toks[j], dst[j], acc, n->depth + 1, it->node[id].cost + c, &child);
+        mlsys_free(w);
+        if (st) return st;
+        id = child;
+      }
+    }
+    if (++attempts > 1000000) return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "relm: a million samples in a row ended nowhere (the LM's top-k never reaches the language)");
+  }
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_next(mlsys_relm_iter *it, mlsys_relm_result *r, int *end) {
+  mlsys_status st;
+  double t0 = mlsys_now();
+  if (!it || !r || !end) return mlsys_set_error(MLSYS_ERR_ARG, "relm: next with a NULL argument");
+  *end = 0;
+  if (it->done || (it->q.num_samples > 0 && it->st.results >= it->q.num_samples)) { *end = 1; return MLSYS_OK; }
+  if (it->q.search == MLSYS_RELM_RANDOM_SAMPLING) st = mlsys__relm_next_sample(it, r, end);
+  else if (it->q.search == MLSYS_RELM_BEAM) st = mlsys__relm_next_beam(it, r, end);
+  else st = mlsys__relm_next_sp(it, r, end);
+  if (*end) it->done = 1;
+  it->st.seconds += mlsys_now() - t0;
+  return st;
+}
+
+/* ---- compiling a query (§2.1: regex → preprocessors → token automaton) ---- */
+static mlsys_status mlsys__relm_compile_tfa(const mlsys_relm_vocab *v, const char *re, const mlsys_relm_query *q, int canonical, int max_tokens,
+                                            mlsys_relm_tfa **out) {
+  mlsys_relm_fa *a = NULL, *b;
+  mlsys_status st;
+  int i;
+  if ((st = mlsys_relm_regex_compile(re, NULL, &a))) return st;
+  for (i = 0; i < q->n_edits; i++) {
+    if ((st = mlsys_relm_fa_levenshtein(a, &q->edits[i], &b))) { mlsys_relm_fa_free(a); return st; }
+    mlsys_relm_fa_free(a);
+    a = b;
+  }
+  st = canonical ? mlsys_relm_tfa_canonical(a, v, max_tokens, q->max_canonical_strings, out) : mlsys_relm_tfa_all(a, v, 0, out);
+  mlsys_relm_fa_free(a);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_search(const mlsys_relm_lm *lm, const mlsys_relm_vocab *v, const mlsys_relm_query *qq, mlsys_relm_iter **out) {
+  mlsys_relm_iter *it;
+  mlsys_relm_query q;
+  mlsys_status st;
+  int V, eos, add_eos, canon_q, canon_p;
+  int32_t root;
+  if (!lm || !v || !qq || !out || !qq->query || !lm->next_logprobs) return mlsys_set_error(MLSYS_ERR_ARG, "relm: search needs an LM, a vocabulary and a query");
+  *out = NULL;
+  q = *qq;
+  V = mlsys_relm_vocab_size(v);
+  if (lm->vocab_size != V) return mlsys_set_error(MLSYS_ERR_ARG, "relm: the LM has %d tokens, the vocabulary %d", lm->vocab_size, V);
+  if (q.search < 0 || q.search > 2 || q.tokenization < 0 || q.tokenization > 2 || q.top_k < 0 || q.temperature < 0 || q.max_tokens < 0 ||
+      q.batch_size < 0 || q.beam_width < 0 || q.n_edits < 0 || (q.n_edits && !q.edits) || q.prefix_cost < 0 || q.prefix_cost > 2)
+    return mlsys_set_error(MLSYS_ERR_ARG, "relm: a query option is out of range (search %d, tokenization %d, top_k %d, temperature %g, batch %d)", q.search,
+                           q.tokenization, q.top_k, q.temperature, q.batch_size);
+  if (!(it = (mlsys_relm_iter *)mlsys_calloc(1, sizeof *it))) return MLSYS_ERR_NOMEM;
+  it->lm = *lm;
+  it->v = v;
+  if (!q.max_nodes) q.max_nodes = 1L << 25;
+  if (!q.max_canonical_strings) q.max_canonical_strings = 10000000L;
+  it->L = q.max_tokens ? q.max_tokens : (lm->max_seq_len > 1 && lm->max_seq_len - 1 < 256 ? lm->max_seq_len - 1 : 256);
+  it->temp = q.temperature > 0 ? q.temperature : 1.0;
+  it->B = q.batch_size ? q.batch_size : 1;
+  it->W = q.beam_width ? q.beam_width : 8;
+  add_eos = q.add_eos ? q.add_eos > 0 : q.search == MLSYS_RELM_RANDOM_SAMPLING;
+  it->prefix_free = q.prefix_cost ? q.prefix_cost == MLSYS_RELM_PREFIX_FREE : q.search != MLSYS_RELM_SHORTEST_PATH;
+  it->force = q.force_prefix ? q.force_prefix > 0 : q.tokenization == MLSYS_RELM_PREFIX_CANONICAL_TOKENS;
+  it->q = q;
+  canon_q = q.tokenization == MLSYS_RELM_CANONICAL_TOKENS;
+  canon_p = q.tokenization != MLSYS_RELM_ALL_TOKENS;
+  eos = lm->eos >= 0 ? lm->eos : mlsys_relm_vocab_eos(v);
+  /* the query, then EOS */
+  if ((st = mlsys__relm_compile_tfa(v, q.query, &q, canon_q, it->L, &it->tfa))) { mlsys_prefix_error("relm: query"); goto fail; }
+  if (add_eos) {
+    mlsys_relm_tfa *t;
+    if (eos < 0) { st = mlsys_set_error(MLSYS_ERR_ARG, "relm: add_eos with neither the LM nor the vocabulary having an EOS token"); goto fail; }
+    if ((st = mlsys_relm_tfa_append_eos(it->tfa, eos, &t))) goto fail;
+    mlsys_relm_tfa_free(it->tfa);
+    it->tfa = t;
+  }
+  /* the prefix: an accept automaton closed under prefixes (§3.9) */
+  if (q.prefix && *q.prefix) {
+    mlsys_relm_tfa *p;
+    if ((st = mlsys__relm_compile_tfa(v, q.prefix, &q, canon_p, it->L, &p))) { mlsys_prefix_error("relm: prefix"); goto fail; }
+    st = mlsys_relm_tfa_prefix_closure(p, &it->acc);
+    mlsys_relm_tfa_free(p);
+    if (st) goto fail;
+  }
+  if (q.filter && *q.filter) {
+    mlsys_relm_fa *f;
+    if ((st = mlsys_relm_regex_compile(q.filter, NULL, &f))) { mlsys_prefix_error("relm: filter"); goto fail; }
+    st = mlsys_relm_fa_to_bytes(f, &it->filter);
+    mlsys_relm_fa_free(f);
+    if (st) goto fail;
+  }
+  if (q.search == MLSYS_RELM_RANDOM_SAMPLING) {
+    /* ln N(q, ℓ): accepting paths of at most ℓ tokens from q, for ℓ = 0..L (§3.11's walk counts under truncation) */
+    int n = mlsys_relm_tfa_states(it->tfa), s, l;
+    mlsys__relm_dstrows r;
+    memset(&r, 0, sizeof r);
+    it->lN = (double *)mlsys_alloc((size_t)(it->L + 1) * (size_t)n, sizeof(double));
+    if (!it->lN || mlsys__relm_dstrows_make(it->tfa, &r)) { mlsys__relm_dstrows_free(&r); st = MLSYS_ERR_NOMEM; goto fail; }
+    for (s = 0; s < n; s++) it->lN[s] = mlsys_relm_tfa_is_final(it->tfa, s) ? 0.0 : -INFINITY;
+    for (l = 1; l <= it->L; l++)
+      for (s = 0; s < n; s++) {
+        int32_t i;
+        double x = mlsys_relm_tfa_is_final(it->tfa, s) ? 0.0 : -INFINITY;
+        for (i = r.row[s]; i < r.row[s + 1]; i++) x = mlsys__relm_logadd(x, r.lmult[i] + it->lN[(size_t)(l - 1) * n + r.dst[i]]);
+        it->lN[(size_t)l * n + s] = x;
+      }
+    mlsys__relm_dstrows_free(&r);
+    mlsys_rng_seed(&it->rng, q.seed);
+  }
+  it->batch = (int32_t *)mlsys_alloc((size_t)it->B, sizeof(int32_t));
+  it->logp = (float *)mlsys_alloc((size_t)it->B * (size_t)V, sizeof(float));
+  it->p = (double *)mlsys_alloc((size_t)V, sizeof(double));
+  it->mark = (uint8_t *)mlsys_alloc((size_t)V, 1);
+  it->sel = (float *)mlsys_alloc((size_t)V, sizeof(float));
+  it->seqs = (int32_t **)mlsys_alloc((size_t)it->B, sizeof(int32_t *));
+  it->seqmem = (int32_t *)mlsys_alloc((size_t)it->B * (size_t)(it->L + 1), sizeof(int32_t));
+  it->lens = (int *)mlsys_alloc((size_t)it->B, sizeof(int));
+  it->res_tok = (int32_t *)mlsys_alloc((size_t)it->L + 2, sizeof(int32_t));
+  it->frontier = (int32_t *)mlsys_alloc((size_t)it->W, sizeof(int32_t));
+  if (!it->batch || !it->logp || !it->p || !it->mark || !it->sel || !it->seqs || !it->seqmem || !it->lens || !it->res_tok || !it->frontier) {
+    st = MLSYS_ERR_NOMEM;
+    goto fail;
+  }
+  if ((st = mlsys__relm_new_node(it, -1, -1, 0, it->acc ? 0 : -1, 0, 0.0, &root))) goto fail;
+  if (q.search == MLSYS_RELM_SHORTEST_PATH) {
+    if ((st = mlsys__relm_hpush(it, &it->heap, &it->hn, &it->hcap, root))) goto fail;
+  } else if (q.search == MLSYS_RELM_BEAM) {
+    /* the empty string first if the language has it, then depth 1, 2, ... */
+    if (mlsys_relm_tfa_is_final(it->tfa, 0) && (st = mlsys__relm_hpush(it, &it->out, &it->on, &it->ocap, root))) goto fail;
+    it->npend = it->on;
+    it->frontier[0] = root;
+    it->nfront = mlsys_relm_tfa_out(it->tfa, 0, NULL, NULL) > 0 ? 1 : 0;
+  }
+  *out = it;
+  return MLSYS_OK;
+fail:
+  mlsys_relm_iter_free(it);
+  return st;
+}
+
+/* ---- χ² (scipy.stats.chisquare) with a log-space regularized upper incomplete gamma ---- */
+static double mlsys__relm_log_gammq(double a, double x) {
+  double gln = lgamma(a);
+  if (x <= 0) return 0.0;
+  if (x < a + 1) {   /* series for P, then Q = 1 − P */
+    double ap = a, sum = 1.0 / a, del = sum;
+    int n;
+    for (n = 0; n < 100000; n++) {
+      ap += 1;
+      del *= x / ap;
+      sum += del;
+      if (fabs(del) < fabs(sum) * 1e-16) break;
+    }
+    return log1p(-exp(log(sum) - x + a * log(x) - gln));
+  } else {   /* Lentz's continued fraction for Q */
+    double b = x + 1 - a, c = 1.0 / 1e-300, d = 1.0 / b, h = d;
+    int i;
+    for (i = 1; i < 100000; i++) {
+      double an = -i * (i - a), del;
+      b += 2;
+      d = an * d + b;
+      if (fabs(d) < 1e-300) d = 1e-300;
+      c = b + an / c;
+      if (fabs(c) < 1e-300) c = 1e-300;
+      d = 1.0 / d;
+      del = d * c;
+      h *= del;
+      if (fabs(del - 1) < 1e-16) break;
+    }
+    return log(h) - x + a * log(x) - gln;
+  }
+}
+MLSYS_DEF double mlsys_relm_chisquare(const double *f_obs, const double *f_exp, int k, double *p_value) {
+  double chi = 0;
+  int i;
+  if (!f_obs || !f_exp || k < 2) { if (p_value) *p_value = NAN; return NAN; }
+  for (i = 0; i < k; i++) chi += (f_obs[i] - f_exp[i]) * (f_obs[i] - f_exp[i]) / f_exp[i];
+  if (p_value) *p_value = exp(mlsys__relm_log_gammq((k - 1) / 2.0, chi / 2.0));
+  return chi;
 }
 
 #ifdef __cplusplus

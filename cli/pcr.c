@@ -587,7 +587,7 @@ static void ref_one(void *ctx, long li, int worker) {
   mlsys_status st;
   (void)worker;
   if (!(st = decode_at(j->r, i, j->k, j->dd, &px, &w, &h)) && (st = decode_at(j->ref, i, j->K, j->dd, &rpx, &rw, &rh)))
-    mlsys_prefix_error("at full fidelity: ");
+    mlsys_prefix_error("at full fidelity");
   if (!st && (rw != w || rh != h))
     st = mlsys_set_error(MLSYS_ERR_PARSE, "decodes to %d x %d at %d scans and %d x %d at full fidelity", w, h, j->k, rw, rh);
   if (!st) {
