@@ -194,7 +194,7 @@ TEST(dijkstra_equals_brute_force) {
     CHECK_MSG(n == B.nout, "'%s' (top-k %d, prefix '%s'): %d results, brute force %d", re, q.top_k, q.prefix ? q.prefix : "", n, B.nout);
     if (n == B.nout) {
       qsort(got, (size_t)n, sizeof(bpath), bpath_cmp);
-      qsort(B.out, (size_t)B.nout, sizeof(bpath), bpath_cmp);
+      if (B.nout) qsort(B.out, (size_t)B.nout, sizeof(bpath), bpath_cmp);
       for (i = 0; i < n; i++) {
         if (bpath_cmp(&got[i], &B.out[i]) || fabs(got[i].cost - B.out[i].cost) > 1e-6 * (1 + fabs(B.out[i].cost))) {
           CHECK_MSG(0, "'%s': path %d differs (cost %.9g vs %.9g)", re, i, got[i].cost, B.out[i].cost);
