@@ -18,7 +18,11 @@
      3. the LM interface (§2.3) and a token n-gram LM (§7.5);
      4. token automata (§3.7–3.8, §3.11): ALL encodings (the vocabulary's byte trie walked against the byte DFA),
         CANONICAL encodings (enumerate and encode), EOS, prefix closure, unrolling, path and walk counts.
-   Next: the GPT-2 forward (§3.15), executors (§3.9–3.12: Dijkstra, sampling, beam), `mlsys relm`.
+     5. the built-in GPT-2 (§2.4, §3.15): llm.c checkpoints (fp32), a straight-line CPU forward with reference-counted
+        KV-cache blocks and an LM adapter over a trie of cached prefixes; CUDA kernels beside their CPU references in
+        kernels/mlsys_relm_kernels.cuh (compiled by `make cuda`; not yet run on a GPU);
+     6. queries and executors (§3.9–3.12): Dijkstra with exact-order batching, top-k, temperature, penalized / free /
+        forced prefixes, random sampling with walk-count weights, beam, run-time filters; χ².
 
    USAGE: in exactly one .c file
        #define MLSYS_RELM_IMPLEMENTATION   // and MLSYS_COMMON_IMPLEMENTATION (or MLSYS_IMPLEMENTATION for both)
@@ -244,6 +248,129 @@ MLSYS_DEF size_t mlsys_relm_ngram_tokens(const mlsys_relm_ngram *g);   /* traini
 /* The model as an mlsys_relm_lm (BOS prepended to every sequence; thread-safe: the model is read-only). */
 MLSYS_DEF mlsys_relm_lm mlsys_relm_ngram_lm(const mlsys_relm_ngram *g);
 MLSYS_DEF void mlsys_relm_ngram_free(mlsys_relm_ngram *g);
+
+/* The built-in GPT-2 and the test LMs (llm.c-style CPU forward with a prefix-sharing KV cache):
+     1. The LM callback (spec §2.3): mlsys_relm_lm.
+     2. GPT-2 (spec §3.15): llm.c's checkpoint format (spec §2.4: 256 int32 header [20240326, 3, maxT, V, L, NH, C,
+        Vp], then the fp32 parameters in llm.c's order), a deterministic random model, the forward pass in plain
+        straight-line C over flat float arrays (encoder, LayerNorm, QKV matmul, causal attention, projection,
+        residual, LayerNorm, FC, GELU (tanh), FC projection, residual, final LayerNorm, tied logits over the first V
+        of the Vp rows). Matmuls and attention run on mlsys_common.h's thread pool when a desc asks for threads;
+        every output element is computed by the same code in the same order on any thread, so results are
+        bitwise the same for any thread count, batch composition or cache state.
+     3. KV caches: a cache holds K and V of every layer for the positions so far, as a chain of reference-counted
+        blocks. Forking is O(1) (the fork shares the blocks; appending to either copies nothing already computed),
+        so a search tree costs one token's K/V (2·L·C floats) per node. Batched, ragged extension of many caches at
+        once (one matmul pass over all new rows).
+     4. The LM adapter (spec §7.2): next_logprobs over a trie of cached prefixes with an LRU bound in bytes, so the
+        expansion of a child of a recently expanded node costs one token, not the whole prefix.
+     5. The table bigram LM (spec §7.1 relm_lm_table_bigram) for tests.
+   The CUDA kernels (kernels/mlsys_relm_kernels.cuh) name their CPU references here.
+
+   CONVENTIONS: every call that can fail returns mlsys_status with mlsys_last_error() naming the problem. Descs may be
+   NULL or zeroed (defaults). A model, its caches and its LM adapters are used by one thread at a time (the model
+   owns its thread pool and scratch memory); the model must outlive its caches and adapters. Out of memory: calls
+   return MLSYS_ERR_NOMEM and change nothing (tests/test_relm_gpt2_oom.c), except the LM adapter's caching of the
+   prefixes it just computed, which is best effort (the log-probabilities are still returned).
+
+   COMPILE-TIME OPTIONS
+     MLSYS_RELM_NO_CLONES    no AVX2 clone of the matmul on x86-64 (the clone gives bitwise the same results)
+
+   LIMITS / NOT DONE: fp32 checkpoints only (llm.c version 3; bf16 version 5 is refused with MLSYS_ERR_UNSUPPORTED);
+   little-endian hosts (as llm.c); no temperature or top-k here (the search applies them to the log-probabilities);
+   matmuls are portable C (32 partial sums per dot product, GCC/clang vector extensions, an AVX2 clone on x86-64),
+   not BLAS; single-token decoding is bound by memory bandwidth (every weight read once per step), so batches of
+   sequences are much cheaper per token than one at a time; the prefix cache evicts least-recently-used prefixes,
+   but a block shared by a live prefix stays until its last user goes.
+*/
+/* ---------------------------------------------------------------------------------------------------------------
+   2. GPT-2 (spec §2.4, §3.15)
+   --------------------------------------------------------------------------------------------------------------- */
+typedef struct {
+  int max_seq_len;          /* maxT: positions (rows of wpe), BOS included (GPT-2: 1024) */
+  int vocab_size;           /* V (GPT-2: 50257) */
+  int padded_vocab_size;    /* Vp ≥ V, rows of wte (llm.c: 50304); 0 → V */
+  int n_layer, n_head, n_embd;   /* L, NH, C (C % NH == 0) */
+} mlsys_relm_gpt2_config;
+
+typedef struct {
+  int threads;              /* threads for matmuls and attention (0 → 1); results do not depend on it */
+  int64_t max_params;       /* larger checkpoints/configs are refused with MLSYS_ERR_TOO_BIG (0 → 2^31 floats) */
+} mlsys_relm_gpt2_desc;
+
+typedef struct mlsys_relm_gpt2 mlsys_relm_gpt2;
+
+/* llm.c's checkpoint (gpt2_124M.bin). Errors: MLSYS_ERR_IO (unreadable), MLSYS_ERR_PARSE (short header, bad magic,
+   a size that is not positive, C % NH != 0, Vp < V, a file size other than header + parameters: expected vs
+   actual bytes), MLSYS_ERR_UNSUPPORTED (a version other than 3, e.g. 5 = bf16), MLSYS_ERR_TOO_BIG, MLSYS_ERR_NOMEM. */
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_load(const char *path, const mlsys_relm_gpt2_desc *d, mlsys_relm_gpt2 **out);
+/* The same from memory (buf is copied). */
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_load_mem(const void *buf, size_t len, const mlsys_relm_gpt2_desc *d, mlsys_relm_gpt2 **out);
+/* GPT-2's initialisation, deterministic in seed: weights N(0, 0.02), LayerNorm weights 1, biases 0, padded wte
+   rows 0. */
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_random(const mlsys_relm_gpt2_config *cfg, uint64_t seed, const mlsys_relm_gpt2_desc *d,
+                                              mlsys_relm_gpt2 **out);
+MLSYS_DEF void mlsys_relm_gpt2_free(mlsys_relm_gpt2 *m);
+MLSYS_DEF mlsys_relm_gpt2_config mlsys_relm_gpt2_get_config(const mlsys_relm_gpt2 *m);
+/* The parameters in llm.c's order (wte, wpe, ln1w, ln1b, qkvw, qkvb, attprojw, attprojb, ln2w, ln2b, fcw, fcb,
+   fcprojw, fcprojb, lnfw, lnfb); writable (tests perturb them). */
+MLSYS_DEF float *mlsys_relm_gpt2_params(mlsys_relm_gpt2 *m, size_t *count);
+/* Changes the thread count (0 → 1). */
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_set_threads(mlsys_relm_gpt2 *m, int threads);
+/* Logits at every position of toks[0, n) (no BOS is added): logits[t * V + v], n ≤ maxT, ids in [0, V). */
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_forward(mlsys_relm_gpt2 *m, const int32_t *toks, int n, float *logits);
+/* logp = log_softmax(logits[0, n)) with max subtraction, the normaliser summed in double; logp may be logits. */
+MLSYS_DEF void mlsys_relm_log_softmax(const float *logits, int n, float *logp);
+
+/* ---------------------------------------------------------------------------------------------------------------
+   3. KV caches
+   --------------------------------------------------------------------------------------------------------------- */
+typedef struct mlsys_relm_gpt2_cache mlsys_relm_gpt2_cache;
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_cache_create(mlsys_relm_gpt2 *m, mlsys_relm_gpt2_cache **out);   /* empty */
+/* A cache equal to c that evolves independently (O(1): the computed positions are shared, never copied). */
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_cache_fork(const mlsys_relm_gpt2_cache *c, mlsys_relm_gpt2_cache **out);
+MLSYS_DEF int mlsys_relm_gpt2_cache_len(const mlsys_relm_gpt2_cache *c);   /* positions so far */
+/* Runs tok at the next position; logits (V floats, may be NULL) = the logits of the position after it. */
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_cache_append(mlsys_relm_gpt2_cache *c, int32_t tok, float *logits);
+/* Runs toks[0, n) (n ≥ 1); logits (may be NULL) of the last. */
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_cache_extend(mlsys_relm_gpt2_cache *c, const int32_t *toks, int n, float *logits);
+/* Extends caches c[b] (distinct, of one model) by toks[b][0, n[b]) (n[b] ≥ 1) in one pass over all new rows;
+   logits[b * V + v] (may be NULL) of each one's last position. On an error no cache has changed. */
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_cache_extend_batch(int batch, mlsys_relm_gpt2_cache *const *c, const int32_t *const *toks,
+                                                          const int *n, float *logits);
+MLSYS_DEF void mlsys_relm_gpt2_cache_free(mlsys_relm_gpt2_cache *c);
+/* Bytes of K/V the model's live caches hold (shared blocks counted once, capacity included). */
+MLSYS_DEF size_t mlsys_relm_gpt2_kv_bytes(const mlsys_relm_gpt2 *m);
+
+/* ---------------------------------------------------------------------------------------------------------------
+   4. GPT-2 as an mlsys_relm_lm, with a prefix cache (spec §7.2)
+   --------------------------------------------------------------------------------------------------------------- */
+typedef struct {
+  size_t cache_bytes;       /* evict least-recently-used prefixes while the model's K/V exceed this (0 → 1 GiB) */
+  int no_cache;             /* 1: recompute every prefix from BOS (the reference's behaviour; for tests) */
+  int bos, eos;             /* 0 → V − 1 (GPT-2's <|endoftext|>) */
+} mlsys_relm_gpt2_lm_desc;
+typedef struct {
+  long calls, sequences;    /* next_logprobs calls, and sequences asked for */
+  long tokens_asked;        /* Σ (lens[b] + 1): what recomputing every prefix from BOS costs */
+  long tokens_computed;     /* positions actually run through the model */
+  long hits;                /* sequences that found a cached proper prefix */
+  long evicted;             /* cached prefixes dropped for the budget */
+  long prefixes;            /* cached prefixes now */
+  size_t kv_bytes;          /* the model's live K/V now */
+} mlsys_relm_gpt2_lm_stats;
+/* lm borrows m (which must outlive it). Errors: MLSYS_ERR_ARG, MLSYS_ERR_NOMEM. */
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_lm(mlsys_relm_gpt2 *m, const mlsys_relm_gpt2_lm_desc *d, mlsys_relm_lm *lm);
+MLSYS_DEF void mlsys_relm_gpt2_lm_stats_get(const mlsys_relm_lm *lm, mlsys_relm_gpt2_lm_stats *s);
+MLSYS_DEF void mlsys_relm_gpt2_lm_free(mlsys_relm_lm *lm);   /* drops the prefix cache; zeroes *lm */
+
+/* ---------------------------------------------------------------------------------------------------------------
+   5. Table bigram LM (tests): ln p(v | empty) = logp0[v], ln p(v | ..., w) = logp[w * V + v] (tables copied).
+      bos = eos = V − 1 (the caller may change the fields; the tables decide everything).
+   --------------------------------------------------------------------------------------------------------------- */
+MLSYS_DEF mlsys_status mlsys_relm_lm_bigram(int V, const float *logp_VxV, const float *logp0_V, mlsys_relm_lm *lm);
+MLSYS_DEF void mlsys_relm_lm_bigram_free(mlsys_relm_lm *lm);
+
 
 /* ---------------------------------------------------------------------------------------------------------------
    4. Token automata (spec §3.7–3.8, §3.11, §3.13)
@@ -3576,6 +3703,1003 @@ MLSYS_DEF mlsys_status mlsys_relm_ngram_train_files(const mlsys_relm_vocab *v, c
   return st;
 }
 
+/* ---- the built-in GPT-2, its KV caches and LM adapter, the bigram test LM ---- */
+
+
+#define MLSYS__RELM_MAGIC 20240326
+#define MLSYS__RELM_HEADER_BYTES 1024
+
+/* ---- 2. GPT-2: the model ---- */
+typedef struct mlsys__relm_kvblock {
+  int refs;                 /* caches whose tail it is + blocks whose parent it is */
+  int start, n, cap;        /* it holds positions [start, start + n); room for cap */
+  struct mlsys__relm_kvblock *parent;   /* positions before start (only those < start are read from it) */
+  float *kv;                /* [cap][L][2][C]: K then V of every layer for each position */
+} mlsys__relm_kvblock;
+
+struct mlsys_relm_gpt2_cache {
+  mlsys_relm_gpt2 *m;
+  mlsys__relm_kvblock *tail;   /* holds position len − 1 (NULL when len == 0) */
+  int len;
+};
+
+struct mlsys_relm_gpt2 {
+  mlsys_relm_gpt2_config cfg;
+  float *params;
+  size_t nparams;
+  /* pointers into params, llm.c's order */
+  float *wte, *wpe, *ln1w, *ln1b, *qkvw, *qkvb, *attprojw, *attprojb, *ln2w, *ln2b, *fcw, *fcb, *fcprojw, *fcprojb, *lnfw, *lnfb;
+  int threads;
+  mlsys_pool *pool;
+  size_t kv_bytes;
+  float *scratch;           /* activations of one forward call, grown as needed */
+  size_t scratch_cap;       /* floats */
+};
+
+/* (a · b) over n floats with 32 partial sums (sum k takes the elements i ≡ k mod 32 of the first 32·⌊n/32⌋),
+   combined pairwise in a fixed order (k += k + 16, then k + 8, 4, 2, 1), then the tail in order: one summation order
+   for every caller, vector width and thread. With GCC or clang the sums are four 8-float vectors (the same
+   roundings as the scalar code below, which other compilers get). */
+#if defined(__GNUC__) || defined(__clang__)
+typedef float mlsys__relm_v8 __attribute__((vector_size(32)));
+static inline float mlsys__relm_dot(const float *a, const float *b, int n) {
+  mlsys__relm_v8 s0 = {0, 0, 0, 0, 0, 0, 0, 0}, s1 = s0, s2 = s0, s3 = s0, x, y;
+  float h[8], t;
+  int i = 0;
+  for (; i + 32 <= n; i += 32) {
+    memcpy(&x, a + i, 32); memcpy(&y, b + i, 32); s0 += x * y;
+    memcpy(&x, a + i + 8, 32); memcpy(&y, b + i + 8, 32); s1 += x * y;
+    memcpy(&x, a + i + 16, 32); memcpy(&y, b + i + 16, 32); s2 += x * y;
+    memcpy(&x, a + i + 24, 32); memcpy(&y, b + i + 24, 32); s3 += x * y;
+  }
+  s0 = (s0 + s2) + (s1 + s3);
+  memcpy(h, &s0, 32);
+  h[0] += h[4]; h[1] += h[5]; h[2] += h[6]; h[3] += h[7];
+  h[0] += h[2]; h[1] += h[3];
+  t = h[0] + h[1];
+  for (; i < n; i++) t += a[i] * b[i];
+  return t;
+}
+#else
+static inline float mlsys__relm_dot(const float *a, const float *b, int n) {
+  float s[32], t;
+  int i = 0, k, j;
+  for (k = 0; k < 32; k++) s[k] = 0;
+  for (; i + 32 <= n; i += 32)
+    for (k = 0; k < 32; k++) s[k] += a[i + k] * b[i + k];
+  for (k = 16; k >= 1; k /= 2)
+    for (j = 0; j < k; j++) s[j] += s[j + k];
+  t = s[0];
+  for (; i < n; i++) t += a[i] * b[i];
+  return t;
+}
+#endif
+
+/* encoder: out[r] = wte[tok[r]] + wpe[pos[r]] */
+static void mlsys__relm_encoder(float *out, const int32_t *tok, const int *pos, const float *wte, const float *wpe, int N, int C) {
+  int r, i;
+  for (r = 0; r < N; r++) {
+    const float *te = wte + (size_t)tok[r] * C, *pe = wpe + (size_t)pos[r] * C;
+    float *o = out + (size_t)r * C;
+    for (i = 0; i < C; i++) o[i] = te[i] + pe[i];
+  }
+}
+
+/* LayerNorm over each of N rows of C: (x − mean) / sqrt(var + 1e-5) · w + b, biased variance */
+static void mlsys__relm_layernorm(float *out, const float *inp, const float *w, const float *b, int N, int C) {
+  int r, i;
+  for (r = 0; r < N; r++) {
+    const float *x = inp + (size_t)r * C;
+    float *o = out + (size_t)r * C;
+    float m = 0, v = 0, s;
+    for (i = 0; i < C; i++) m += x[i];
+    m /= (float)C;
+    for (i = 0; i < C; i++) { float d = x[i] - m; v += d * d; }
+    v /= (float)C;
+    s = 1.0f / sqrtf(v + 1e-5f);
+    for (i = 0; i < C; i++) o[i] = (x[i] - m) * s * w[i] + b[i];
+  }
+}
+
+/* out[r][o] = bias[o] + inp[r] · w[o] for N rows, C inputs, OC outputs (w is OC×C row-major, as llm.c). Tasks are
+   tiles of outputs × rows, so a weight tile stays in cache across the rows. */
+/* On x86-64 with GCC or clang the matmul task is also compiled for AVX2 (without FMA) and picked at run time: 8-wide
+   vector multiplies and adds are the same roundings as the 32 scalar partial sums of mlsys__relm_dot, so the results are
+   bitwise those of the portable code, about twice as fast when the rows are many (prefill, batches). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && !defined(MLSYS_RELM_NO_CLONES)
+#define MLSYS__RELM_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define MLSYS__RELM_CLONES
+#endif
+typedef struct { float *out; const float *inp, *w, *bias; int N, C, OC, ot, rt, nto; } mlsys__relm_mm;
+MLSYS__RELM_CLONES static void mlsys__relm_matmul_task(void *ctx, long i, int worker) {
+  const mlsys__relm_mm *a = (const mlsys__relm_mm *)ctx;
+  int o0 = (int)(i % a->nto) * a->ot, r0 = (int)(i / a->nto) * a->rt;
+  int o1 = o0 + a->ot < a->OC ? o0 + a->ot : a->OC, r1 = r0 + a->rt < a->N ? r0 + a->rt : a->N, r, o;
+  (void)worker;
+  for (r = r0; r < r1; r++) {
+    const float *x = a->inp + (size_t)r * a->C;
+    float *y = a->out + (size_t)r * a->OC;
+    for (o = o0; o < o1; o++) y[o] = (a->bias ? a->bias[o] : 0.0f) + mlsys__relm_dot(x, a->w + (size_t)o * a->C, a->C);
+  }
+}
+static void mlsys__relm_matmul(mlsys_pool *pool, float *out, const float *inp, const float *w, const float *bias, int N, int C, int OC) {
+  mlsys__relm_mm a;
+  long ntr;
+  a.out = out; a.inp = inp; a.w = w; a.bias = bias; a.N = N; a.C = C; a.OC = OC;
+  a.ot = 32768 / C;                      /* ~128 KB of weights per tile */
+  if (a.ot < 4) a.ot = 4;
+  if (a.ot > OC) a.ot = OC;
+  a.rt = 64;
+  a.nto = (OC + a.ot - 1) / a.ot;
+  ntr = (N + a.rt - 1) / a.rt;
+  mlsys_pool_for(pool, (long)a.nto * ntr, mlsys__relm_matmul_task, &a);   /* cannot fail: the pool is ours */
+}
+
+/* GELU, tanh approximation: 0.5 x (1 + tanh(sqrt(2/π) (x + 0.044715 x³))) */
+static void mlsys__relm_gelu(float *x, size_t n) {
+  const float s = 0.7978845608028654f;   /* sqrt(2/π) */
+  size_t i;
+  for (i = 0; i < n; i++) {
+    float v = x[i];
+    x[i] = 0.5f * v * (1.0f + tanhf(s * (v + 0.044715f * v * v * v)));
+  }
+}
+
+/* residual: x += y */
+static void mlsys__relm_residual(float *x, const float *y, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++) x[i] += y[i];
+}
+
+/* Causal attention of new rows against their caches. Row r sits at position pos[r] of its sequence, whose K/V rows
+   are kv[r][0..pos[r]] (pointers into cache blocks, K of layer l at l·2C, V at l·2C + C). One task per (row, head):
+   softmax(q·k / sqrt(hs)) with max subtraction, then the weighted sum of V. */
+typedef struct { float *out; const float *qkv; float *const *const *kv; const int *pos; int l, C, NH, maxlen; float *scores; } mlsys__relm_att;
+static void mlsys__relm_attention_task(void *ctx, long i, int worker) {
+  const mlsys__relm_att *a = (const mlsys__relm_att *)ctx;
+  const int C = a->C, hs = C / a->NH, r = (int)(i / a->NH), h = (int)(i % a->NH), p = a->pos[r];
+  const float *q = a->qkv + (size_t)r * 3 * C + (size_t)h * hs;
+  float *const *kv = a->kv[r];
+  float *sc = a->scores + (size_t)worker * a->maxlen, *o = a->out + (size_t)r * C + (size_t)h * hs;
+  const float scale = 1.0f / sqrtf((float)hs);
+  const size_t koff = (size_t)a->l * 2 * C + (size_t)h * hs, voff = koff + (size_t)C;
+  float mx = -INFINITY, sum = 0, inv;
+  int t, j;
+  for (t = 0; t <= p; t++) {
+    float s = mlsys__relm_dot(q, kv[t] + koff, hs) * scale;
+    sc[t] = s;
+    if (s > mx) mx = s;
+  }
+  for (t = 0; t <= p; t++) { float e = expf(sc[t] - mx); sc[t] = e; sum += e; }
+  inv = 1.0f / sum;
+  for (j = 0; j < hs; j++) o[j] = 0;
+  for (t = 0; t <= p; t++) {
+    const float *v = kv[t] + voff, w = sc[t] * inv;
+    for (j = 0; j < hs; j++) o[j] += w * v[j];
+  }
+}
+
+MLSYS_DEF void mlsys_relm_log_softmax(const float *logits, int n, float *logp) {
+  float mx = -INFINITY;
+  double sum = 0, lse;
+  int i;
+  for (i = 0; i < n; i++) if (logits[i] > mx) mx = logits[i];
+  for (i = 0; i < n; i++) sum += exp((double)(logits[i] - mx));
+  lse = (double)mx + log(sum);
+  for (i = 0; i < n; i++) logp[i] = (float)((double)logits[i] - lse);
+}
+
+/* ---- parameter layout and validation ---- */
+static void mlsys__relm_gpt2_point(mlsys_relm_gpt2 *m) {
+  const size_t C = (size_t)m->cfg.n_embd, L = (size_t)m->cfg.n_layer;
+  float *p = m->params;
+  m->wte = p; p += (size_t)m->cfg.padded_vocab_size * C;
+  m->wpe = p; p += (size_t)m->cfg.max_seq_len * C;
+  m->ln1w = p; p += L * C;
+  m->ln1b = p; p += L * C;
+  m->qkvw = p; p += L * 3 * C * C;
+  m->qkvb = p; p += L * 3 * C;
+  m->attprojw = p; p += L * C * C;
+  m->attprojb = p; p += L * C;
+  m->ln2w = p; p += L * C;
+  m->ln2b = p; p += L * C;
+  m->fcw = p; p += L * 4 * C * C;
+  m->fcb = p; p += L * 4 * C;
+  m->fcprojw = p; p += L * C * 4 * C;
+  m->fcprojb = p; p += L * C;
+  m->lnfw = p; p += C;
+  m->lnfb = p; p += C;
+  MLSYS_ASSERT((size_t)(p - m->params) == m->nparams);
+}
+
+/* Checks a config and counts its parameters: Vp·C + maxT·C + L·(12C² + 13C) + 2C ≤ max_params. */
+static mlsys_status mlsys__relm_gpt2_check(mlsys_relm_gpt2_config *cfg, int64_t max_params, size_t *nparams) {
+  double est;
+  uint64_t C, L, n;
+  if (cfg->padded_vocab_size == 0) cfg->padded_vocab_size = cfg->vocab_size;
+  if (cfg->max_seq_len <= 0) return mlsys_set_error(MLSYS_ERR_PARSE, "gpt2: max_seq_len (maxT) = %d must be positive", cfg->max_seq_len);
+  if (cfg->vocab_size <= 0) return mlsys_set_error(MLSYS_ERR_PARSE, "gpt2: vocab_size (V) = %d must be positive", cfg->vocab_size);
+  if (cfg->n_layer <= 0) return mlsys_set_error(MLSYS_ERR_PARSE, "gpt2: n_layer (L) = %d must be positive", cfg->n_layer);
+  if (cfg->n_head <= 0) return mlsys_set_error(MLSYS_ERR_PARSE, "gpt2: n_head (NH) = %d must be positive", cfg->n_head);
+  if (cfg->n_embd <= 0) return mlsys_set_error(MLSYS_ERR_PARSE, "gpt2: n_embd (C) = %d must be positive", cfg->n_embd);
+  if (cfg->padded_vocab_size <= 0)
+    return mlsys_set_error(MLSYS_ERR_PARSE, "gpt2: padded_vocab_size (Vp) = %d must be positive", cfg->padded_vocab_size);
+  if (cfg->n_embd % cfg->n_head)
+    return mlsys_set_error(MLSYS_ERR_PARSE, "gpt2: n_embd (C) = %d is not a multiple of n_head (NH) = %d", cfg->n_embd, cfg->n_head);
+  if (cfg->padded_vocab_size < cfg->vocab_size)
+    return mlsys_set_error(MLSYS_ERR_PARSE, "gpt2: padded_vocab_size (Vp) = %d is smaller than vocab_size (V) = %d", cfg->padded_vocab_size,
+                           cfg->vocab_size);
+  if (max_params <= 0) max_params = (int64_t)1 << 31;
+  if (max_params > (int64_t)1 << 60) max_params = (int64_t)1 << 60;
+  C = (uint64_t)cfg->n_embd;
+  L = (uint64_t)cfg->n_layer;
+  est = ((double)cfg->padded_vocab_size + (double)cfg->max_seq_len + 2.0) * (double)C + (double)L * (12.0 * (double)C * (double)C + 13.0 * (double)C);
+  if (est > 2.0 * (double)max_params)
+    return mlsys_set_error(MLSYS_ERR_TOO_BIG, "gpt2: %.4g parameters exceed the limit of %lld (desc max_params)", est, (long long)max_params);
+  n = ((uint64_t)cfg->padded_vocab_size + (uint64_t)cfg->max_seq_len + 2) * C + L * (12 * C * C + 13 * C);   /* < 2^62: no overflow */
+  if (n > (uint64_t)max_params)
+    return mlsys_set_error(MLSYS_ERR_TOO_BIG, "gpt2: %llu parameters exceed the limit of %lld (desc max_params)", (unsigned long long)n,
+                           (long long)max_params);
+  *nparams = (size_t)n;
+  return MLSYS_OK;
+}
+
+/* The 256-int32 header; *nparams = the parameters the file must hold after it. */
+static mlsys_status mlsys__relm_gpt2_header(const int32_t *h, int64_t max_params, mlsys_relm_gpt2_config *cfg, size_t *nparams) {
+  if (h[0] != MLSYS__RELM_MAGIC)
+    return mlsys_set_error(MLSYS_ERR_PARSE, "gpt2 checkpoint: bad magic %d (llm.c's is %d)", (int)h[0], MLSYS__RELM_MAGIC);
+  if (h[1] == 5)
+    return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "gpt2 checkpoint: version 5 (llm.c bf16 weights) is not supported: only version 3 (fp32)");
+  if (h[1] != 3)
+    return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "gpt2 checkpoint: version %d is not supported: only version 3 (fp32)", (int)h[1]);
+  cfg->max_seq_len = h[2];
+  cfg->vocab_size = h[3];
+  cfg->n_layer = h[4];
+  cfg->n_head = h[5];
+  cfg->n_embd = h[6];
+  cfg->padded_vocab_size = h[7];
+  if (h[7] == 0) return mlsys_set_error(MLSYS_ERR_PARSE, "gpt2 checkpoint: padded_vocab_size (Vp) = 0 must be positive");
+  return mlsys__relm_gpt2_check(cfg, max_params, nparams);
+}
+
+static mlsys_status mlsys__relm_gpt2_alloc(const mlsys_relm_gpt2_config *cfg, size_t nparams, const mlsys_relm_gpt2_desc *d, mlsys_relm_gpt2 **out) {
+  mlsys_relm_gpt2 *m = (mlsys_relm_gpt2 *)mlsys_calloc(1, sizeof *m);
+  if (!m) return MLSYS_ERR_NOMEM;
+  m->cfg = *cfg;
+  m->nparams = nparams;
+  m->params = (float *)mlsys_alloc(nparams, sizeof(float));
+  if (!m->params) { mlsys_free(m); return mlsys_set_error(MLSYS_ERR_NOMEM, "gpt2: cannot allocate %zu parameters", nparams); }
+  mlsys__relm_gpt2_point(m);
+  m->threads = 1;
+  if (d && d->threads && mlsys_relm_gpt2_set_threads(m, d->threads)) { mlsys_relm_gpt2_free(m); return mlsys_last_status(); }
+  *out = m;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_set_threads(mlsys_relm_gpt2 *m, int threads) {
+  mlsys_pool *p = NULL;
+  if (!m) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2: set_threads on NULL");
+  if (threads < 0) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2: negative thread count %d", threads);
+  if (threads == 0) threads = 1;
+  if (threads > 1 && mlsys_pool_create(threads, &p)) return mlsys_last_status();
+  mlsys_pool_free(m->pool);
+  m->pool = p;
+  m->threads = threads;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_load_mem(const void *buf, size_t len, const mlsys_relm_gpt2_desc *d, mlsys_relm_gpt2 **out) {
+  int32_t h[256];
+  mlsys_relm_gpt2_config cfg;
+  size_t np;
+  if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2: load_mem without an output");
+  *out = NULL;
+  if (!buf && len) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2: load_mem of NULL");
+  if (len < MLSYS__RELM_HEADER_BYTES)
+    return mlsys_set_error(MLSYS_ERR_PARSE, "gpt2 checkpoint: %zu bytes, shorter than llm.c's %d-byte header", len, MLSYS__RELM_HEADER_BYTES);
+  memcpy(h, buf, sizeof h);
+  if (mlsys__relm_gpt2_header(h, d ? d->max_params : 0, &cfg, &np)) return mlsys_last_status();
+  if ((len - MLSYS__RELM_HEADER_BYTES) / sizeof(float) != np || (len - MLSYS__RELM_HEADER_BYTES) % sizeof(float))
+    return mlsys_set_error(MLSYS_ERR_PARSE, "gpt2 checkpoint: expected %llu bytes (%d-byte header + %zu fp32 parameters), got %zu",
+                           (unsigned long long)MLSYS__RELM_HEADER_BYTES + 4ull * np, MLSYS__RELM_HEADER_BYTES, np, len);
+  if (mlsys__relm_gpt2_alloc(&cfg, np, d, out)) return mlsys_last_status();
+  memcpy((*out)->params, (const char *)buf + MLSYS__RELM_HEADER_BYTES, np * sizeof(float));
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_load(const char *path, const mlsys_relm_gpt2_desc *d, mlsys_relm_gpt2 **out) {
+  int32_t h[256];
+  mlsys_relm_gpt2_config cfg;
+  size_t np, got;
+  long size;
+  FILE *f;
+  if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2: load without an output");
+  *out = NULL;
+  if (!path) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2: load of a NULL path");
+  f = fopen(path, "rb");
+  if (!f) return mlsys_set_error(MLSYS_ERR_IO, "%s: cannot open", path);
+  if (fseek(f, 0, SEEK_END) || (size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET)) {
+    fclose(f);
+    return mlsys_set_error(MLSYS_ERR_IO, "%s: cannot seek", path);
+  }
+  if ((size_t)size < MLSYS__RELM_HEADER_BYTES) {
+    fclose(f);
+    return mlsys_set_error(MLSYS_ERR_PARSE, "%s: %ld bytes, shorter than llm.c's %d-byte header", path, size, MLSYS__RELM_HEADER_BYTES);
+  }
+  if (fread(h, sizeof h, 1, f) != 1) { fclose(f); return mlsys_set_error(MLSYS_ERR_IO, "%s: cannot read the header", path); }
+  if (mlsys__relm_gpt2_header(h, d ? d->max_params : 0, &cfg, &np)) { fclose(f); return mlsys_prefix_error("%s", path); }
+  if ((uint64_t)size != (uint64_t)MLSYS__RELM_HEADER_BYTES + 4ull * np) {
+    fclose(f);
+    return mlsys_set_error(MLSYS_ERR_PARSE, "%s: expected %llu bytes (%d-byte header + %zu fp32 parameters), the file has %ld", path,
+                           (unsigned long long)MLSYS__RELM_HEADER_BYTES + 4ull * np, MLSYS__RELM_HEADER_BYTES, np, size);
+  }
+  if (mlsys__relm_gpt2_alloc(&cfg, np, d, out)) { fclose(f); return mlsys_last_status(); }
+  got = fread((*out)->params, sizeof(float), np, f);
+  fclose(f);
+  if (got != np) {
+    mlsys_relm_gpt2_free(*out);
+    *out = NULL;
+    return mlsys_set_error(MLSYS_ERR_IO, "%s: read %zu of %zu parameters", path, got, np);
+  }
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_random(const mlsys_relm_gpt2_config *cfg0, uint64_t seed, const mlsys_relm_gpt2_desc *d, mlsys_relm_gpt2 **out) {
+  mlsys_relm_gpt2_config cfg;
+  mlsys_relm_gpt2 *m;
+  mlsys_rng r;
+  size_t np, i, C, L;
+  if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2: random without an output");
+  *out = NULL;
+  if (!cfg0) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2: random without a config");
+  cfg = *cfg0;
+  if (mlsys__relm_gpt2_check(&cfg, d ? d->max_params : 0, &np)) {
+    mlsys_status s = mlsys_last_status();
+    char msg[1024];
+    if (s != MLSYS_ERR_PARSE) return s;
+    snprintf(msg, sizeof msg, "%s", mlsys_last_error());
+    return mlsys_set_error(MLSYS_ERR_ARG, "%s", msg);
+  }
+  if (mlsys__relm_gpt2_alloc(&cfg, np, d, &m)) return mlsys_last_status();
+  C = (size_t)cfg.n_embd;
+  L = (size_t)cfg.n_layer;
+  mlsys_rng_seed(&r, seed);
+  /* every tensor in llm.c's order: weights N(0, 0.02); LayerNorm weights 1; biases 0; padded wte rows 0 */
+  for (i = 0; i < m->nparams; i++) m->params[i] = 0.0f;
+  for (i = 0; i < (size_t)cfg.vocab_size * C; i++) m->wte[i] = (float)(0.02 * mlsys_rng_normal(&r));
+  for (i = 0; i < (size_t)cfg.max_seq_len * C; i++) m->wpe[i] = (float)(0.02 * mlsys_rng_normal(&r));
+  for (i = 0; i < L * C; i++) m->ln1w[i] = 1.0f;
+  for (i = 0; i < L * 3 * C * C; i++) m->qkvw[i] = (float)(0.02 * mlsys_rng_normal(&r));
+  for (i = 0; i < L * C * C; i++) m->attprojw[i] = (float)(0.02 * mlsys_rng_normal(&r));
+  for (i = 0; i < L * C; i++) m->ln2w[i] = 1.0f;
+  for (i = 0; i < L * 4 * C * C; i++) m->fcw[i] = (float)(0.02 * mlsys_rng_normal(&r));
+  for (i = 0; i < L * 4 * C * C; i++) m->fcprojw[i] = (float)(0.02 * mlsys_rng_normal(&r));
+  for (i = 0; i < C; i++) m->lnfw[i] = 1.0f;
+  *out = m;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF void mlsys_relm_gpt2_free(mlsys_relm_gpt2 *m) {
+  if (!m) return;
+  mlsys_pool_free(m->pool);
+  mlsys_free(m->params);
+  mlsys_free(m->scratch);
+  mlsys_free(m);
+}
+
+MLSYS_DEF mlsys_relm_gpt2_config mlsys_relm_gpt2_get_config(const mlsys_relm_gpt2 *m) {
+  mlsys_relm_gpt2_config c;
+  if (m) return m->cfg;
+  memset(&c, 0, sizeof c);
+  return c;
+}
+MLSYS_DEF float *mlsys_relm_gpt2_params(mlsys_relm_gpt2 *m, size_t *count) {
+  if (count) *count = m ? m->nparams : 0;
+  return m ? m->params : NULL;
+}
+MLSYS_DEF size_t mlsys_relm_gpt2_kv_bytes(const mlsys_relm_gpt2 *m) { return m ? m->kv_bytes : 0; }
+
+/* ---- 3. KV caches ---- */
+static size_t mlsys__relm_slot(const mlsys_relm_gpt2 *m) { return (size_t)m->cfg.n_layer * 2 * (size_t)m->cfg.n_embd; }
+
+static void mlsys__relm_kv_release(mlsys_relm_gpt2 *m, mlsys__relm_kvblock *b) {
+  while (b && --b->refs == 0) {
+    mlsys__relm_kvblock *p = b->parent;
+    m->kv_bytes -= (size_t)b->cap * mlsys__relm_slot(m) * sizeof(float);
+    mlsys_free(b->kv);
+    mlsys_free(b);
+    b = p;
+  }
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_cache_create(mlsys_relm_gpt2 *m, mlsys_relm_gpt2_cache **out) {
+  mlsys_relm_gpt2_cache *c;
+  if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2: cache_create without an output");
+  *out = NULL;
+  if (!m) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2: cache_create without a model");
+  c = (mlsys_relm_gpt2_cache *)mlsys_calloc(1, sizeof *c);
+  if (!c) return MLSYS_ERR_NOMEM;
+  c->m = m;
+  *out = c;
+  return MLSYS_OK;
+}
+
+/* A cache of the first len positions of c (len ≤ c->len), sharing its blocks. */
+static mlsys_status mlsys__relm_cache_view(const mlsys_relm_gpt2_cache *c, int len, mlsys_relm_gpt2_cache **out) {
+  mlsys_relm_gpt2_cache *v = (mlsys_relm_gpt2_cache *)mlsys_calloc(1, sizeof *v);
+  mlsys__relm_kvblock *b = c->tail;
+  if (!v) return MLSYS_ERR_NOMEM;
+  while (b && b->start >= len) b = b->parent;
+  v->m = c->m;
+  v->tail = b;
+  v->len = len;
+  if (b) b->refs++;
+  *out = v;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_cache_fork(const mlsys_relm_gpt2_cache *c, mlsys_relm_gpt2_cache **out) {
+  if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2: cache_fork without an output");
+  *out = NULL;
+  if (!c) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2: cache_fork of NULL");
+  return mlsys__relm_cache_view(c, c->len, out);
+}
+MLSYS_DEF int mlsys_relm_gpt2_cache_len(const mlsys_relm_gpt2_cache *c) { return c ? c->len : 0; }
+MLSYS_DEF void mlsys_relm_gpt2_cache_free(mlsys_relm_gpt2_cache *c) {
+  if (!c) return;
+  mlsys__relm_kv_release(c->m, c->tail);
+  mlsys_free(c);
+}
+
+/* Room for n more positions after c->len: in place when c is the last writer of its tail block (no other cache
+   has appended past c->len there), else in a new block whose parent is the old tail. */
+static mlsys_status mlsys__relm_cache_reserve(mlsys_relm_gpt2_cache *c, int n) {
+  mlsys_relm_gpt2 *m = c->m;
+  mlsys__relm_kvblock *t = c->tail, *nb;
+  const size_t slot = mlsys__relm_slot(m);
+  if (t && t->start + t->n == c->len) {
+    if (t->n + n > t->cap) {
+      int cap = t->cap * 2 > t->n + n ? t->cap * 2 : t->n + n;
+      float *kv;
+      if (cap > m->cfg.max_seq_len - t->start) cap = m->cfg.max_seq_len - t->start;
+      kv = (float *)mlsys_realloc_array(t->kv, (size_t)cap * slot, sizeof(float));
+      if (!kv) return MLSYS_ERR_NOMEM;
+      m->kv_bytes += (size_t)(cap - t->cap) * slot * sizeof(float);
+      t->kv = kv;
+      t->cap = cap;
+    }
+    t->n += n;
+    return MLSYS_OK;
+  }
+  nb = (mlsys__relm_kvblock *)mlsys_calloc(1, sizeof *nb);
+  if (!nb) return MLSYS_ERR_NOMEM;
+  nb->kv = (float *)mlsys_alloc((size_t)n * slot, sizeof(float));
+  if (!nb->kv) { mlsys_free(nb); return MLSYS_ERR_NOMEM; }
+  nb->refs = 1;
+  nb->start = c->len;
+  nb->n = nb->cap = n;
+  nb->parent = t;   /* c's reference to t becomes nb's */
+  m->kv_bytes += (size_t)n * slot * sizeof(float);
+  c->tail = nb;
+  return MLSYS_OK;
+}
+/* Undoes a reserve (on an allocation failure later in the same call). */
+static void mlsys__relm_cache_unreserve(mlsys_relm_gpt2_cache *c, int n) {
+  mlsys__relm_kvblock *t = c->tail;
+  if (t->start == c->len) {   /* a new block */
+    c->tail = t->parent;
+    t->parent = NULL;
+    mlsys__relm_kv_release(c->m, t);
+  } else {
+    t->n -= n;
+  }
+}
+
+/* The forward pass over the new rows of several caches (spec §3.15). logits: V floats per cache (its last row) or,
+   with all_rows, per new row. Every allocation happens before any cache changes. */
+static mlsys_status mlsys__relm_gpt2_run(mlsys_relm_gpt2 *m, int B, mlsys_relm_gpt2_cache *const *cs, const int32_t *const *toks, const int *ns,
+                                         float *logits, int all_rows) {
+  const int C = m->cfg.n_embd, L = m->cfg.n_layer, NH = m->cfg.n_head, V = m->cfg.vocab_size, maxT = m->cfg.max_seq_len;
+  const size_t slot = mlsys__relm_slot(m);
+  size_t N = 0, npos = 0, need, off;
+  int b, r, l, maxlen = 0, nres = 0, R;
+  float *x, *ln, *qkv, *atty, *tmp, *fch, *scores, **posp, ***rowkv;
+  int32_t *rtok;
+  int *rpos, *rlast;
+  mlsys__relm_att at;
+  for (b = 0; b < B; b++) {
+    int k;
+    if (!cs[b] || cs[b]->m != m) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2: cache %d is NULL or of another model", b);
+    if (ns[b] < 1) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2: sequence %d extends by %d tokens (need ≥ 1)", b, ns[b]);
+    if (!toks[b]) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2: sequence %d has NULL tokens", b);
+    if (ns[b] > maxT - cs[b]->len)
+      return mlsys_set_error(MLSYS_ERR_ARG, "gpt2: sequence %d: %d + %d positions exceed max_seq_len %d", b, cs[b]->len, ns[b], maxT);
+    for (k = 0; k < ns[b]; k++)
+      if (toks[b][k] < 0 || toks[b][k] >= V) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2: sequence %d: token %d = %d is outside [0, %d)", b, k, (int)toks[b][k], V);
+    for (k = 0; k < b; k++)
+      if (cs[k] == cs[b]) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2: cache %d appears twice in one batch (%d and %d)", b, k, b);
+    N += (size_t)ns[b];
+    npos += (size_t)(cs[b]->len + ns[b]);
+    if (cs[b]->len + ns[b] > maxlen) maxlen = cs[b]->len + ns[b];
+  }
+  if (B == 0) return MLSYS_OK;
+  R = all_rows ? (int)N : B;
+  /* scratch: activations (floats), then per-worker scores, then pointers and ints */
+  need = N * (size_t)C * 11 + (size_t)R * C + (size_t)(mlsys_pool_size(m->pool) + 1) * (size_t)maxlen;
+  need += ((npos + N) * sizeof(float *) + sizeof(float) - 1) / sizeof(float) + N * 3 + 16;   /* pointers, then 3 ints per row */
+  if (need > m->scratch_cap) {
+    float *s = (float *)mlsys_alloc(need, sizeof(float));
+    if (!s) return mlsys_set_error(MLSYS_ERR_NOMEM, "gpt2: cannot allocate %zu floats of activations", need);
+    mlsys_free(m->scratch);
+    m->scratch = s;
+    m->scratch_cap = need;
+  }
+  x = m->scratch;
+  ln = x + N * C;
+  qkv = ln + ((N > (size_t)R ? N : (size_t)R)) * C;
+  atty = qkv + N * 3 * C;
+  tmp = atty + N * C;
+  fch = tmp + N * C;
+  scores = fch + N * 4 * C;
+  off = (size_t)(scores - m->scratch) + (size_t)(mlsys_pool_size(m->pool) + 1) * (size_t)maxlen;
+  off = (off + 1) & ~(size_t)1;   /* pointer alignment (8 bytes) */
+  posp = (float **)(void *)(m->scratch + off);
+  rowkv = (float ***)(posp + npos);
+  rtok = (int32_t *)(void *)(rowkv + N);
+  rpos = (int *)(rtok + N);
+  rlast = rpos + N;
+  MLSYS_ASSERT((float *)(void *)(rlast + N) <= m->scratch + m->scratch_cap);
+  /* reserve cache positions (may allocate: undone on failure) */
+  for (b = 0; b < B; b++)
+    if (mlsys__relm_cache_reserve(cs[b], ns[b])) {
+      while (b-- > 0) mlsys__relm_cache_unreserve(cs[b], ns[b]);
+      return mlsys_set_error(MLSYS_ERR_NOMEM, "gpt2: cannot allocate the KV cache");
+    }
+  /* rows: token, position, the K/V row pointers of its sequence */
+  r = 0;
+  off = 0;
+  for (b = 0; b < B; b++) {
+    const int len = cs[b]->len, tot = len + ns[b];
+    float **pp = posp + off;
+    mlsys__relm_kvblock *blk = cs[b]->tail;
+    int hi = tot, k, t;
+    while (blk) {
+      for (t = blk->start; t < hi; t++) pp[t] = blk->kv + (size_t)(t - blk->start) * slot;
+      hi = blk->start;
+      blk = blk->parent;
+    }
+    for (k = 0; k < ns[b]; k++, r++) {
+      rtok[r] = toks[b][k];
+      rpos[r] = len + k;
+      rowkv[r] = pp;
+      rlast[r] = all_rows || k == ns[b] - 1;
+    }
+    off += (size_t)tot;
+  }
+  /* the forward pass (spec §3.15) */
+  mlsys__relm_encoder(x, rtok, rpos, m->wte, m->wpe, (int)N, C);
+  at.out = atty; at.qkv = qkv; at.kv = (float *const *const *)rowkv; at.pos = rpos; at.C = C; at.NH = NH; at.maxlen = maxlen; at.scores = scores;
+  for (l = 0; l < L; l++) {
+    const size_t lc = (size_t)l * C;
+    mlsys__relm_layernorm(ln, x, m->ln1w + lc, m->ln1b + lc, (int)N, C);
+    mlsys__relm_matmul(m->pool, qkv, ln, m->qkvw + lc * 3 * C, m->qkvb + lc * 3, (int)N, C, 3 * C);
+    for (r = 0; r < (int)N; r++) {   /* this layer's K and V of the new rows into their caches */
+      float *dst = rowkv[r][rpos[r]] + (size_t)l * 2 * C;
+      memcpy(dst, qkv + (size_t)r * 3 * C + C, (size_t)C * sizeof(float));
+      memcpy(dst + C, qkv + (size_t)r * 3 * C + 2 * C, (size_t)C * sizeof(float));
+    }
+    at.l = l;
+    mlsys_pool_for(m->pool, (long)N * NH, mlsys__relm_attention_task, &at);
+    mlsys__relm_matmul(m->pool, tmp, atty, m->attprojw + lc * C, m->attprojb + lc, (int)N, C, C);
+    mlsys__relm_residual(x, tmp, N * C);
+    mlsys__relm_layernorm(ln, x, m->ln2w + lc, m->ln2b + lc, (int)N, C);
+    mlsys__relm_matmul(m->pool, fch, ln, m->fcw + lc * 4 * C, m->fcb + lc * 4, (int)N, C, 4 * C);
+    mlsys__relm_gelu(fch, N * 4 * C);
+    mlsys__relm_matmul(m->pool, tmp, fch, m->fcprojw + lc * 4 * C, m->fcprojb + lc, (int)N, 4 * C, C);
+    mlsys__relm_residual(x, tmp, N * C);
+  }
+  /* final LayerNorm of the rows that want logits, then logits = ln · wte[0, V)ᵀ (tied; padded rows ignored) */
+  for (r = 0; r < (int)N; r++)
+    if (rlast[r]) mlsys__relm_layernorm(ln + (size_t)nres++ * C, x + (size_t)r * C, m->lnfw, m->lnfb, 1, C);
+  MLSYS_ASSERT(nres == R);
+  if (logits) mlsys__relm_matmul(m->pool, logits, ln, m->wte, NULL, R, C, V);
+  for (b = 0; b < B; b++) cs[b]->len += ns[b];
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_cache_extend_batch(int batch, mlsys_relm_gpt2_cache *const *c, const int32_t *const *toks, const int *n,
+                                                          float *logits) {
+  if (batch < 0 || (batch > 0 && (!c || !toks || !n))) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2: cache_extend_batch with bad arguments");
+  if (batch == 0) return MLSYS_OK;
+  if (!c[0]) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2: cache 0 is NULL");
+  return mlsys__relm_gpt2_run(c[0]->m, batch, c, toks, n, logits, 0);
+}
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_cache_extend(mlsys_relm_gpt2_cache *c, const int32_t *toks, int n, float *logits) {
+  if (!c) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2: cache_extend of NULL");
+  return mlsys__relm_gpt2_run(c->m, 1, &c, &toks, &n, logits, 0);
+}
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_cache_append(mlsys_relm_gpt2_cache *c, int32_t tok, float *logits) {
+  return mlsys_relm_gpt2_cache_extend(c, &tok, 1, logits);
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_forward(mlsys_relm_gpt2 *m, const int32_t *toks, int n, float *logits) {
+  mlsys_relm_gpt2_cache *c;
+  mlsys_status s;
+  if (!m || !toks || !logits || n < 1) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2: forward needs a model, n ≥ 1 tokens and logits");
+  if (mlsys_relm_gpt2_cache_create(m, &c)) return mlsys_last_status();
+  s = mlsys__relm_gpt2_run(m, 1, &c, &toks, &n, logits, 1);
+  mlsys_relm_gpt2_cache_free(c);
+  return s;
+}
+
+/* ---- 4. The LM adapter: a trie of token prefixes after BOS. The node of prefix q may hold a cache of BOS + q;
+   next_logprobs(q) forks the deepest cached node of a proper prefix of q (or starts empty) and runs the rest. ---- */
+typedef struct {
+  int parent;               /* −1 for the root (the empty prefix) and for free nodes */
+  int32_t tok;
+  int nchild;
+  int prev, next;           /* LRU list of nodes with a cache (most recent first); −1 ends */
+  mlsys_relm_gpt2_cache *cache;
+} mlsys__relm_pc_node;
+
+typedef struct {
+  mlsys_relm_gpt2 *m;
+  int bos, no_cache;
+  size_t budget;
+  mlsys__relm_pc_node *node;
+  int nnode, capnode, free_head;   /* free nodes chain through .next */
+  uint64_t *hkey;           /* open addressing: (parent << 32 | tok) → hval; UINT64_MAX empty */
+  int *hval;
+  size_t hcap, hcount;
+  int lru_head, lru_tail;
+  mlsys_relm_gpt2_lm_stats st;
+  /* per-call buffers */
+  mlsys_relm_gpt2_cache **cs;
+  const int32_t **add;
+  int *nadd, *best;
+  int32_t *bosbuf;
+  size_t bosbuf_cap;
+  int cap_batch;
+} mlsys__relm_gpt2_lmctx;
+
+static uint64_t mlsys__relm_pc_hkey(int parent, int32_t tok) { return ((uint64_t)(uint32_t)parent << 32) | (uint32_t)tok; }
+static size_t mlsys__relm_pc_hash(uint64_t k) {
+  k ^= k >> 31; k *= 0x7fb5d329728ea185ull; k ^= k >> 27; k *= 0x81dadef4bc2dd44dull; k ^= k >> 33;
+  return (size_t)k;
+}
+static int mlsys__relm_pc_child(const mlsys__relm_gpt2_lmctx *g, int parent, int32_t tok) {
+  uint64_t k = mlsys__relm_pc_hkey(parent, tok);
+  size_t i = mlsys__relm_pc_hash(k) & (g->hcap - 1);
+  while (g->hkey[i] != UINT64_MAX) {
+    if (g->hkey[i] == k) return g->hval[i];
+    i = (i + 1) & (g->hcap - 1);
+  }
+  return -1;
+}
+static void mlsys__relm_pc_hput(mlsys__relm_gpt2_lmctx *g, uint64_t k, int v) {
+  size_t i = mlsys__relm_pc_hash(k) & (g->hcap - 1);
+  while (g->hkey[i] != UINT64_MAX) i = (i + 1) & (g->hcap - 1);
+  g->hkey[i] = k;
+  g->hval[i] = v;
+  g->hcount++;
+}
+static void mlsys__relm_pc_hdel(mlsys__relm_gpt2_lmctx *g, uint64_t k) {   /* backward-shift deletion */
+  size_t i = mlsys__relm_pc_hash(k) & (g->hcap - 1), j, h;
+  while (g->hkey[i] != k) i = (i + 1) & (g->hcap - 1);
+  j = i;
+  for (;;) {
+    j = (j + 1) & (g->hcap - 1);
+    if (g->hkey[j] == UINT64_MAX) break;
+    h = mlsys__relm_pc_hash(g->hkey[j]) & (g->hcap - 1);
+    if ((j > i && (h <= i || h > j)) || (j < i && (h <= i && h > j))) {
+      g->hkey[i] = g->hkey[j];
+      g->hval[i] = g->hval[j];
+      i = j;
+    }
+  }
+  g->hkey[i] = UINT64_MAX;
+  g->hcount--;
+}
+static mlsys_status mlsys__relm_pc_hgrow(mlsys__relm_gpt2_lmctx *g) {
+  size_t cap = g->hcap ? g->hcap * 2 : 1024, i, oc = g->hcap;
+  uint64_t *ok = g->hkey;
+  int *ov = g->hval;
+  g->hkey = (uint64_t *)mlsys_alloc(cap, sizeof(uint64_t));
+  g->hval = (int *)mlsys_alloc(cap, sizeof(int));
+  if (!g->hkey || !g->hval) {
+    mlsys_free(g->hkey); mlsys_free(g->hval);
+    g->hkey = ok; g->hval = ov;
+    return MLSYS_ERR_NOMEM;
+  }
+  for (i = 0; i < cap; i++) g->hkey[i] = UINT64_MAX;
+  g->hcap = cap;
+  g->hcount = 0;
+  for (i = 0; i < oc; i++)
+    if (ok[i] != UINT64_MAX) mlsys__relm_pc_hput(g, ok[i], ov[i]);
+  mlsys_free(ok);
+  mlsys_free(ov);
+  return MLSYS_OK;
+}
+
+static void mlsys__relm_pc_lru_unlink(mlsys__relm_gpt2_lmctx *g, int u) {
+  mlsys__relm_pc_node *n = &g->node[u];
+  if (n->prev >= 0) g->node[n->prev].next = n->next; else g->lru_head = n->next;
+  if (n->next >= 0) g->node[n->next].prev = n->prev; else g->lru_tail = n->prev;
+  n->prev = n->next = -1;
+}
+static void mlsys__relm_pc_lru_front(mlsys__relm_gpt2_lmctx *g, int u) {
+  mlsys__relm_pc_node *n = &g->node[u];
+  if (g->lru_head == u) return;
+  if (n->prev >= 0 || n->next >= 0 || g->lru_tail == u) mlsys__relm_pc_lru_unlink(g, u);
+  n->prev = -1;
+  n->next = g->lru_head;
+  if (g->lru_head >= 0) g->node[g->lru_head].prev = u; else g->lru_tail = u;
+  g->lru_head = u;
+}
+
+/* The child of parent for tok, created when absent (−1 when out of memory). */
+static int mlsys__relm_pc_child_make(mlsys__relm_gpt2_lmctx *g, int parent, int32_t tok) {
+  int u = mlsys__relm_pc_child(g, parent, tok);
+  mlsys__relm_pc_node *n;
+  if (u >= 0) return u;
+  if ((g->hcount + 1) * 2 > g->hcap && mlsys__relm_pc_hgrow(g)) return -1;
+  if (g->free_head >= 0) {
+    u = g->free_head;
+    g->free_head = g->node[u].next;
+  } else {
+    if (g->nnode == g->capnode) {
+      int cap = g->capnode * 2;
+      mlsys__relm_pc_node *nn = (mlsys__relm_pc_node *)mlsys_realloc_array(g->node, (size_t)cap, sizeof *nn);
+      if (!nn) return -1;
+      g->node = nn;
+      g->capnode = cap;
+    }
+    u = g->nnode++;
+  }
+  n = &g->node[u];
+  n->parent = parent;
+  n->tok = tok;
+  n->nchild = 0;
+  n->prev = n->next = -1;
+  n->cache = NULL;
+  g->node[parent].nchild++;
+  mlsys__relm_pc_hput(g, mlsys__relm_pc_hkey(parent, tok), u);
+  return u;
+}
+
+/* Drops u's cache; then removes u and its ancestors while they hold neither a cache nor children. */
+static void mlsys__relm_pc_evict(mlsys__relm_gpt2_lmctx *g, int u) {
+  if (g->node[u].cache) {
+    mlsys__relm_pc_lru_unlink(g, u);
+    mlsys_relm_gpt2_cache_free(g->node[u].cache);
+    g->node[u].cache = NULL;
+    g->st.prefixes--;
+  }
+  while (u > 0 && !g->node[u].cache && g->node[u].nchild == 0) {
+    int p = g->node[u].parent;
+    mlsys__relm_pc_hdel(g, mlsys__relm_pc_hkey(p, g->node[u].tok));
+    g->node[p].nchild--;
+    g->node[u].parent = -1;
+    g->node[u].next = g->free_head;
+    g->free_head = u;
+    u = p;
+  }
+}
+
+static int mlsys__relm_gpt2_next(void *ctx, int batch, const int32_t *const *seqs, const int *lens, float *logp) {
+  mlsys__relm_gpt2_lmctx *g = (mlsys__relm_gpt2_lmctx *)ctx;
+  mlsys_relm_gpt2 *m = g->m;
+  const int V = m->cfg.vocab_size, maxT = m->cfg.max_seq_len;
+  size_t nbos = 0, used = 0;
+  int b, k, fail = 0;
+  if (batch < 0 || (batch > 0 && (!seqs || !lens || !logp))) { mlsys_set_error(MLSYS_ERR_ARG, "gpt2 lm: bad arguments"); return 1; }
+  for (b = 0; b < batch; b++) {
+    if (lens[b] < 0 || lens[b] + 1 > maxT) {
+      mlsys_set_error(MLSYS_ERR_ARG, "gpt2 lm: sequence %d has %d tokens; BOS + tokens must fit max_seq_len %d", b, lens[b], maxT);
+      return 1;
+    }
+    if (lens[b] > 0 && !seqs[b]) { mlsys_set_error(MLSYS_ERR_ARG, "gpt2 lm: sequence %d is NULL", b); return 1; }
+    for (k = 0; k < lens[b]; k++)
+      if (seqs[b][k] < 0 || seqs[b][k] >= V) {
+        mlsys_set_error(MLSYS_ERR_ARG, "gpt2 lm: sequence %d: token %d = %d is outside [0, %d)", b, k, (int)seqs[b][k], V);
+        return 1;
+      }
+  }
+  if (batch > g->cap_batch) {
+    int cap = batch;
+    mlsys_free(g->cs); mlsys_free(g->add); mlsys_free(g->nadd); mlsys_free(g->best);
+    g->cs = (mlsys_relm_gpt2_cache **)mlsys_calloc((size_t)cap, sizeof *g->cs);
+    g->add = (const int32_t **)mlsys_calloc((size_t)cap, sizeof *g->add);
+    g->nadd = (int *)mlsys_calloc((size_t)cap, sizeof(int));
+    g->best = (int *)mlsys_calloc((size_t)cap, sizeof(int));
+    g->cap_batch = g->cs && g->add && g->nadd && g->best ? cap : 0;
+    if (!g->cap_batch) return 1;
+  }
+  /* 1. the starting cache of each sequence: the deepest cached proper prefix, else empty (BOS is run too) */
+  for (b = 0; b < batch; b++) {
+    int u = 0, best = -1, bestlen = -1;
+    if (!g->no_cache) {
+      if (lens[b] >= 1 && g->node[0].cache) best = 0, bestlen = 0;   /* the root holds KV(BOS): no logits after BOS */
+      for (k = 0; k + 1 < lens[b]; k++) {
+        u = mlsys__relm_pc_child(g, u, seqs[b][k]);
+        if (u < 0) break;
+        if (g->node[u].cache) best = u, bestlen = k + 1;
+      }
+    }
+    g->best[b] = best;
+    if (best >= 0) {
+      g->nadd[b] = lens[b] - bestlen;
+      g->add[b] = seqs[b] + bestlen;
+    } else {
+      g->nadd[b] = lens[b] + 1;
+      g->add[b] = NULL;
+      nbos += (size_t)lens[b] + 1;
+    }
+  }
+  if (nbos > g->bosbuf_cap) {
+    int32_t *nb = (int32_t *)mlsys_alloc(nbos, sizeof(int32_t));
+    if (!nb) return 1;
+    mlsys_free(g->bosbuf);
+    g->bosbuf = nb;
+    g->bosbuf_cap = nbos;
+  }
+  for (b = 0; b < batch && !fail; b++) {
+    int best = g->best[b];
+    if (best >= 0) {
+      fail = mlsys_relm_gpt2_cache_fork(g->node[best].cache, &g->cs[b]) != MLSYS_OK;
+      for (; best >= 0; best = g->node[best].parent)
+        if (g->node[best].cache) mlsys__relm_pc_lru_front(g, best);
+    } else {
+      int32_t *q = g->bosbuf + used;
+      q[0] = g->bos;
+      if (lens[b]) memcpy(q + 1, seqs[b], (size_t)lens[b] * sizeof(int32_t));
+      g->add[b] = q;
+      used += (size_t)lens[b] + 1;
+      fail = mlsys_relm_gpt2_cache_create(m, &g->cs[b]) != MLSYS_OK;
+    }
+    if (!fail) g->st.hits += g->best[b] >= 0;
+  }
+  if (fail) { while (b-- > 0) { mlsys_relm_gpt2_cache_free(g->cs[b]); g->cs[b] = NULL; } return 1; }
+  /* 2. one batched pass */
+  fail = mlsys__relm_gpt2_run(m, batch, g->cs, g->add, g->nadd, logp, 0) != MLSYS_OK;
+  for (b = 0; b < batch && !fail; b++) mlsys_relm_log_softmax(logp + (size_t)b * V, V, logp + (size_t)b * V);
+  g->st.calls++;
+  if (!fail) {
+    g->st.sequences += batch;
+    for (b = 0; b < batch; b++) { g->st.tokens_asked += lens[b] + 1; g->st.tokens_computed += g->nadd[b]; }
+  }
+  /* 3. every prefix of each sequence gets a view of its cache (free: the blocks are shared). Best effort: out of
+     memory here loses caching, not results. */
+  for (b = 0; b < batch && !fail && !g->no_cache; b++) {
+    int u = 0;
+    for (k = 0; k <= lens[b]; k++) {
+      if (k > 0 && (u = mlsys__relm_pc_child_make(g, u, seqs[b][k - 1])) < 0) break;
+      if (!g->node[u].cache) {
+        if (mlsys__relm_cache_view(g->cs[b], k + 1, &g->node[u].cache)) {
+          g->node[u].cache = NULL;
+          mlsys__relm_pc_evict(g, u);   /* prunes u if it was just made */
+          break;
+        }
+        g->st.prefixes++;
+      }
+      mlsys__relm_pc_lru_front(g, u);
+    }
+  }
+  for (b = 0; b < batch; b++) { mlsys_relm_gpt2_cache_free(g->cs[b]); g->cs[b] = NULL; }
+  /* 4. the budget */
+  while (!g->no_cache && m->kv_bytes > g->budget && g->lru_tail >= 0) {
+    mlsys__relm_pc_evict(g, g->lru_tail);
+    g->st.evicted++;
+  }
+  return fail;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_lm(mlsys_relm_gpt2 *m, const mlsys_relm_gpt2_lm_desc *d, mlsys_relm_lm *lm) {
+  mlsys__relm_gpt2_lmctx *g;
+  int V;
+  if (!lm) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2 lm: no output");
+  memset(lm, 0, sizeof *lm);
+  if (!m) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2 lm: no model");
+  V = m->cfg.vocab_size;
+  g = (mlsys__relm_gpt2_lmctx *)mlsys_calloc(1, sizeof *g);
+  if (!g) return MLSYS_ERR_NOMEM;
+  g->m = m;
+  g->bos = d && d->bos ? d->bos : V - 1;
+  lm->eos = d && d->eos ? d->eos : V - 1;
+  if (g->bos < 0 || g->bos >= V || lm->eos < 0 || lm->eos >= V) {
+    mlsys_free(g);
+    return mlsys_set_error(MLSYS_ERR_ARG, "gpt2 lm: bos %d / eos %d outside [0, %d)", d ? d->bos : 0, d ? d->eos : 0, V);
+  }
+  g->no_cache = d ? d->no_cache : 0;
+  g->budget = d && d->cache_bytes ? d->cache_bytes : (size_t)1 << 30;
+  g->capnode = 64;
+  g->node = (mlsys__relm_pc_node *)mlsys_calloc((size_t)g->capnode, sizeof *g->node);
+  g->free_head = g->lru_head = g->lru_tail = -1;
+  if (!g->node || mlsys__relm_pc_hgrow(g)) {
+    mlsys_free(g->node);
+    mlsys_free(g);
+    return MLSYS_ERR_NOMEM;
+  }
+  g->nnode = 1;   /* the root: the empty prefix */
+  g->node[0].parent = -1;
+  g->node[0].prev = g->node[0].next = -1;
+  lm->vocab_size = V;
+  lm->bos = g->bos;
+  lm->max_seq_len = m->cfg.max_seq_len;
+  lm->ctx = g;
+  lm->next_logprobs = mlsys__relm_gpt2_next;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF void mlsys_relm_gpt2_lm_stats_get(const mlsys_relm_lm *lm, mlsys_relm_gpt2_lm_stats *s) {
+  const mlsys__relm_gpt2_lmctx *g;
+  if (!s) return;
+  memset(s, 0, sizeof *s);
+  if (!lm || lm->next_logprobs != mlsys__relm_gpt2_next || !lm->ctx) return;
+  g = (const mlsys__relm_gpt2_lmctx *)lm->ctx;
+  *s = g->st;
+  s->kv_bytes = g->m->kv_bytes;
+}
+
+MLSYS_DEF void mlsys_relm_gpt2_lm_free(mlsys_relm_lm *lm) {
+  mlsys__relm_gpt2_lmctx *g;
+  int u;
+  if (!lm || lm->next_logprobs != mlsys__relm_gpt2_next || !lm->ctx) return;
+  g = (mlsys__relm_gpt2_lmctx *)lm->ctx;
+  for (u = 0; u < g->nnode; u++) mlsys_relm_gpt2_cache_free(g->node[u].cache);
+  mlsys_free(g->node); mlsys_free(g->hkey); mlsys_free(g->hval);
+  mlsys_free(g->cs); mlsys_free(g->add); mlsys_free(g->nadd); mlsys_free(g->best); mlsys_free(g->bosbuf);
+  mlsys_free(g);
+  memset(lm, 0, sizeof *lm);
+}
+
+/* ---- 5. Table bigram LM ---- */
+typedef struct { int V; float *t, *t0; } mlsys__relm_bigram;
+static int mlsys__relm_bigram_next(void *ctx, int batch, const int32_t *const *seqs, const int *lens, float *logp) {
+  const mlsys__relm_bigram *g = (const mlsys__relm_bigram *)ctx;
+  int b;
+  for (b = 0; b < batch; b++) {
+    const float *row = g->t0;
+    if (lens[b] < 0) { mlsys_set_error(MLSYS_ERR_ARG, "bigram lm: sequence %d has length %d", b, lens[b]); return 1; }
+    if (lens[b] > 0) {
+      int32_t w = seqs[b][lens[b] - 1];
+      if (w < 0 || w >= g->V) { mlsys_set_error(MLSYS_ERR_ARG, "bigram lm: sequence %d ends in token %d outside [0, %d)", b, (int)w, g->V); return 1; }
+      row = g->t + (size_t)w * g->V;
+    }
+    memcpy(logp + (size_t)b * g->V, row, (size_t)g->V * sizeof(float));
+  }
+  return 0;
+}
+MLSYS_DEF mlsys_status mlsys_relm_lm_bigram(int V, const float *logp_VxV, const float *logp0_V, mlsys_relm_lm *lm) {
+  mlsys__relm_bigram *g;
+  size_t vv;
+  if (!lm) return mlsys_set_error(MLSYS_ERR_ARG, "bigram lm: no output");
+  memset(lm, 0, sizeof *lm);
+  if (V <= 0 || !logp_VxV || !logp0_V) return mlsys_set_error(MLSYS_ERR_ARG, "bigram lm: needs V ≥ 1 (got %d) and both tables", V);
+  vv = (size_t)V * (size_t)V;
+  g = (mlsys__relm_bigram *)mlsys_alloc(1, sizeof *g + (vv + (size_t)V) * sizeof(float));
+  if (!g) return MLSYS_ERR_NOMEM;
+  g->V = V;
+  g->t = (float *)(void *)(g + 1);
+  g->t0 = g->t + vv;
+  memcpy(g->t, logp_VxV, vv * sizeof(float));
+  memcpy(g->t0, logp0_V, (size_t)V * sizeof(float));
+  lm->vocab_size = V;
+  lm->bos = lm->eos = V - 1;
+  lm->max_seq_len = 1 << 30;
+  lm->ctx = g;
+  lm->next_logprobs = mlsys__relm_bigram_next;
+  return MLSYS_OK;
+}
+MLSYS_DEF void mlsys_relm_lm_bigram_free(mlsys_relm_lm *lm) {
+  if (!lm || lm->next_logprobs != mlsys__relm_bigram_next) return;
+  mlsys_free(lm->ctx);
+  memset(lm, 0, sizeof *lm);
+}
+
+
+
 /* ================================================================================================================
    4. Token automata
    ================================================================================================================ */
@@ -4096,7 +5220,7 @@ MLSYS_DEF mlsys_status mlsys_relm_tfa_unroll(const mlsys_relm_tfa *t, int max_le
   mlsys__relm_edges E;
   mlsys_relm_tfa *trim = NULL;
   long i, total;
-  int q, head = 0, tail = 0, n = 0, cap = 0;
+  int q, head = 0, n = 0, cap = 0;
   mlsys_status st = MLSYS_ERR_NOMEM;
   if (!t || !out || max_len < 0) return mlsys_set_error(MLSYS_ERR_ARG, "relm: tfa_unroll with a NULL automaton or a negative length");
   *out = NULL;
@@ -4148,7 +5272,6 @@ MLSYS_DEF mlsys_status mlsys_relm_tfa_unroll(const mlsys_relm_tfa *t, int max_le
       st = MLSYS_ERR_NOMEM;
     }
   }
-  (void)tail;
   if (!n) {
     uint8_t f0 = 0;
     st = mlsys__relm_tfa_build(1, &f0, &E, out);

@@ -1,4 +1,4 @@
-/* libFuzzer target for the regex compiler of mlsys_relm_fa.h (ReLM §3.2–3.5): arbitrary bytes as a pattern (up to the
+/* libFuzzer target for the regex compiler of mlsys_relm.h (ReLM §3.2–3.5): arbitrary bytes as a pattern (up to the
    first NUL). A failure must be a named PARSE / UNSUPPORTED / TOO_BIG error starting "regex: "; a success must be a
    canonical automaton (sorted disjoint arcs, targets in range, no surrogates) whose strings — shortlex enumeration
    for finite languages, walks for infinite ones — it accepts, as do its byte lowering and its prefix closure; A ∪ A
