@@ -284,7 +284,7 @@ MLSYS_DEF void mlsys_relm_ngram_free(mlsys_relm_ngram *g);
    but a block shared by a live prefix stays until its last user goes.
 */
 /* ---------------------------------------------------------------------------------------------------------------
-   2. GPT-2 (spec §2.4, §3.15)
+   3.2 GPT-2 (spec §2.4, §3.15)
    --------------------------------------------------------------------------------------------------------------- */
 typedef struct {
   int max_seq_len;          /* maxT: positions (rows of wpe), BOS included (GPT-2: 1024) */
@@ -323,7 +323,7 @@ MLSYS_DEF mlsys_status mlsys_relm_gpt2_forward(mlsys_relm_gpt2 *m, const int32_t
 MLSYS_DEF void mlsys_relm_log_softmax(const float *logits, int n, float *logp);
 
 /* ---------------------------------------------------------------------------------------------------------------
-   3. KV caches
+   3.3 KV caches
    --------------------------------------------------------------------------------------------------------------- */
 typedef struct mlsys_relm_gpt2_cache mlsys_relm_gpt2_cache;
 MLSYS_DEF mlsys_status mlsys_relm_gpt2_cache_create(mlsys_relm_gpt2 *m, mlsys_relm_gpt2_cache **out);   /* empty */
@@ -343,7 +343,7 @@ MLSYS_DEF void mlsys_relm_gpt2_cache_free(mlsys_relm_gpt2_cache *c);
 MLSYS_DEF size_t mlsys_relm_gpt2_kv_bytes(const mlsys_relm_gpt2 *m);
 
 /* ---------------------------------------------------------------------------------------------------------------
-   4. GPT-2 as an mlsys_relm_lm, with a prefix cache (spec §7.2)
+   3.4 GPT-2 as an mlsys_relm_lm, with a prefix cache (spec §7.2)
    --------------------------------------------------------------------------------------------------------------- */
 typedef struct {
   size_t cache_bytes;       /* evict least-recently-used prefixes while the model's K/V exceed this (0 → 1 GiB) */
@@ -365,7 +365,7 @@ MLSYS_DEF void mlsys_relm_gpt2_lm_stats_get(const mlsys_relm_lm *lm, mlsys_relm_
 MLSYS_DEF void mlsys_relm_gpt2_lm_free(mlsys_relm_lm *lm);   /* drops the prefix cache; zeroes *lm */
 
 /* ---------------------------------------------------------------------------------------------------------------
-   5. Table bigram LM (tests): ln p(v | empty) = logp0[v], ln p(v | ..., w) = logp[w * V + v] (tables copied).
+   3.5 Table bigram LM (tests): ln p(v | empty) = logp0[v], ln p(v | ..., w) = logp[w * V + v] (tables copied).
       bos = eos = V − 1 (the caller may change the fields; the tables decide everything).
    --------------------------------------------------------------------------------------------------------------- */
 MLSYS_DEF mlsys_status mlsys_relm_lm_bigram(int V, const float *logp_VxV, const float *logp0_V, mlsys_relm_lm *lm);
@@ -1376,7 +1376,7 @@ MLSYS_DEF int mlsys_relm_is_canonical(const mlsys_relm_vocab *v, const int32_t *
    ================================================================================================================ */
 
 /* ---------------------------------------------------------------------------------------------------------------
-   1. Helpers: growable arrays, code-point range sets, strict UTF-8
+   2.1 Helpers: growable arrays, code-point range sets, strict UTF-8
    --------------------------------------------------------------------------------------------------------------- */
 #define MLSYS__RELM_MAXCP 0x10FFFFu
 #define MLSYS__RELM_SUR_LO 0xD800u
@@ -1502,7 +1502,7 @@ static int mlsys__relm_utf8_put(uint32_t c, uint8_t *o) {
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
-   2. The automaton object (§2.5): CSR arcs, one allocation
+   2.2 The automaton object (§2.5): CSR arcs, one allocation
    --------------------------------------------------------------------------------------------------------------- */
 struct mlsys_relm_fa {
   int32_t n, m;        /* states (start 0) and arcs */
@@ -1643,7 +1643,7 @@ static mlsys_status mlsys__relm_analyze(mlsys_relm_fa *a) {
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
-   3. Thompson NFA over interval labels (§3.3 step 1): arcs carry a label (a set of disjoint [lo, hi] ranges kept
+   2.3 Thompson NFA over interval labels (§3.3 step 1): arcs carry a label (a set of disjoint [lo, hi] ranges kept
       once in a pool, so repeated copies of a class share it) or ε.
    --------------------------------------------------------------------------------------------------------------- */
 typedef struct { int32_t from, to, lab; } mlsys__relm_narc; /* lab −1 = ε */
@@ -1753,7 +1753,7 @@ static int mlsys__relm_nfa_add_fa(mlsys__relm_nfa *N, const mlsys_relm_fa *a, in
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
-   4. Subset construction (§3.3 steps 2–3). The alphabet partition is computed per DFA state by a sweep: the labeled
+   2.4 Subset construction (§3.3 steps 2–3). The alphabet partition is computed per DFA state by a sweep: the labeled
       arcs of the state's NFA states give events (lo: +target, hi+1: −target); between consecutive event points the
       set of active targets is constant, so every maximal interval of code points with the same target set (an atom
       of the partition, or a run of atoms) becomes one DFA arc to the ε-closure of that set. State sets are sorted
@@ -1989,7 +1989,7 @@ done:
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
-   5. Trim (§3.3 step 4), Hopcroft minimization (§3.3 step 5) and canonical numbering (§3.3 step 6).
+   2.5 Trim (§3.3 step 4), Hopcroft minimization (§3.3 step 5) and canonical numbering (§3.3 step 6).
       Minimization is Hopcroft's partition refinement in the form of A. Valmari, "Fast brief practical DFA
       minimization", IPL 112(6), 2012: blocks of states and "cords" of transitions refine each other in O(m log n);
       it handles partial DFAs (missing arcs = the implicit dead state) once they are trimmed. Its alphabet is the
@@ -2265,7 +2265,7 @@ static mlsys_status mlsys__relm_nfa_to_fa(const mlsys__relm_nfa *N, int64_t max_
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
-   6. Regex parser (§3.2): recursive descent into a syntax tree (sets of code-point ranges, concatenation,
+   2.6 Regex parser (§3.2): recursive descent into a syntax tree (sets of code-point ranges, concatenation,
       alternation, repetition {min, max}); groups nest at most MLSYS_RELM_RE_MAX_DEPTH deep, so the recursion is
       bounded. Then the Thompson NFA of the tree (§3.3 step 1) with bounded repetitions unrolled.
    --------------------------------------------------------------------------------------------------------------- */
@@ -2843,7 +2843,7 @@ done:
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
-   7. Algebra (§3.3 end). Union, intersection and difference are one product construction over pairs (p, q) where
+   2.7 Algebra (§3.3 end). Union, intersection and difference are one product construction over pairs (p, q) where
       either side may be the implicit dead state: difference is the product with the complement of b over the atoms
       (a pair is final iff p is final and q is not). Concatenation goes through an NFA. Every result is finished
       (trimmed, minimized, canonical).
@@ -3038,7 +3038,7 @@ MLSYS_DEF int mlsys_relm_fa_equal(const mlsys_relm_fa *a, const mlsys_relm_fa *b
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
-   8. Analysis (§3.13)
+   2.8 Analysis (§3.13)
    --------------------------------------------------------------------------------------------------------------- */
 MLSYS_DEF int mlsys_relm_fa_is_empty(const mlsys_relm_fa *a) { return !a || (a->n == 1 && a->m == 0 && !a->final[0]); }
 MLSYS_DEF int mlsys_relm_fa_is_cyclic(const mlsys_relm_fa *a) { return a ? a->cyclic : 0; }
@@ -3243,7 +3243,7 @@ done:
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
-   9. Levenshtein preprocessor (§3.4), the direct layered construction: NFA states (q, e) for e = 0..k edits,
+   2.9 Levenshtein preprocessor (§3.4), the direct layered construction: NFA states (q, e) for e = 0..k edits,
         match   (q,e) --[lo,hi]--> (q',e)           every arc
         delete  (q,e) --ε--> (q',e+1)               if [lo,hi] holds a deletable symbol
         insert  (q,e) --Σ_edit--> (q,e+1)
@@ -3390,7 +3390,7 @@ done:
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
-   10. UTF-8 lowering (§3.5). Each arc [lo, hi] minus the surrogates is split into sequences of byte ranges (Russ
+   2.10 UTF-8 lowering (§3.5). Each arc [lo, hi] minus the surrogates is split into sequences of byte ranges (Russ
        Cox's utf8-ranges: split at the encoding-length boundaries 0x7F/0x7FF/0xFFFF, then until all but the leading
        bytes span whole continuation ranges) and becomes a chain of byte arcs through fresh states; the byte NFA is
        determinized and minimized. ASCII arcs map one to one, so an ASCII-only automaton keeps its states.
@@ -3477,7 +3477,7 @@ MLSYS_DEF mlsys_status mlsys_relm_fa_to_bytes(const mlsys_relm_fa *a, mlsys_relm
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
-   11. Literal escaping (§3.2; unlike the reference's sanitize_query_str_rust, '\' is escaped too)
+   2.11 Literal escaping (§3.2; unlike the reference's sanitize_query_str_rust, '\' is escaped too)
    --------------------------------------------------------------------------------------------------------------- */
 MLSYS_DEF size_t mlsys_relm_regex_escape(const char *lit, char *out, size_t cap) {
   static const char meta[] = "\\.+*?()|[]{}^$#&-~";
