@@ -438,6 +438,7 @@ typedef struct {
   const mlsys_relm_edit_desc *edits; int n_edits;   /* preprocessors applied in order to query and prefix (§3.4) */
   long max_canonical_strings;   /* CANONICAL: 0 → 10^7 */
   long max_nodes;           /* search nodes kept (0 → 2^25): past it the search fails with MLSYS_ERR_TOO_BIG */
+  long max_expansions;      /* a budget of LM expansions: the stream ends when it is spent (0: none) */
   uint64_t seed;            /* sampling */
 } mlsys_relm_query;
 typedef struct {
@@ -5560,7 +5561,7 @@ static mlsys_status mlsys__relm_next_sp(mlsys_relm_iter *it, mlsys_relm_result *
       if (f) continue;
       return MLSYS_OK;
     }
-    if (!it->hn) { *end = 1; return MLSYS_OK; }
+    if (!it->hn || (it->q.max_expansions > 0 && it->st.expansions >= it->q.max_expansions)) { *end = 1; return MLSYS_OK; }
     while (nb < it->B && it->hn) {
       int32_t id = mlsys__relm_hpop(it, it->heap, &it->hn);
       const mlsys__relm_snode *n = &it->node[id];
@@ -5591,7 +5592,7 @@ static mlsys_status mlsys__relm_next_beam(mlsys_relm_iter *it, mlsys_relm_result
       if (f < 0) return MLSYS_ERR_NOMEM;
       if (!f) return MLSYS_OK;
     }
-    if (!it->nfront) { *end = 1; return MLSYS_OK; }
+    if (!it->nfront || (it->q.max_expansions > 0 && it->st.expansions >= it->q.max_expansions)) { *end = 1; return MLSYS_OK; }
     it->ncand = 0;
     for (i = 0; i < it->nfront; i += it->B) {
       int nb = (int)(it->nfront - i < it->B ? it->nfront - i : it->B);
@@ -5624,7 +5625,6 @@ static mlsys_status mlsys__relm_next_sample(mlsys_relm_iter *it, mlsys_relm_resu
   mlsys_status st;
   int V = it->lm.vocab_size;
   long attempts = 0;
-  (void)end;
   for (;;) {
     int32_t id = 0;
     /* restart from the root (node 0); earlier samples' nodes are dropped */
@@ -5648,7 +5648,9 @@ static mlsys_status mlsys__relm_next_sample(mlsys_relm_iter *it, mlsys_relm_resu
       }
       m = mlsys_relm_tfa_out(it->tfa, n->state, &toks, &dst);
       if (n->depth >= it->L || !m) { it->st.dead_ends++; break; }
+      if (it->q.max_expansions > 0 && it->st.expansions >= it->q.max_expansions) { *end = 1; return MLSYS_OK; }
       if ((st = mlsys__relm_lm_call(it, &id, 1))) return st;
+      it->st.expansions++;
       if (!(w = (double *)mlsys_alloc((size_t)m, sizeof(double)))) return MLSYS_ERR_NOMEM;
       mlsys__relm_edge_costs(it, id, it->logp, toks, m, w);   /* costs first: they set p and the top-k marks */
       /* inside the prefix (every out-edge continues the accept automaton): walk-count weights, uniform over the
@@ -5661,8 +5663,10 @@ static mlsys_status mlsys__relm_next_sample(mlsys_relm_iter *it, mlsys_relm_resu
         for (j = 0; j < m; j++) w[j] = exp(mlsys__relm_lN(it, dst[j], rem - 1) - den);
       } else {
         double zk = 0;
+        /* a forced prefix is never left while it still has a way on (as in shortest path) */
+        int forced = it->force && it->acc && n->acc >= 0 && mlsys_relm_tfa_out(it->acc, n->acc, NULL, NULL) > 0;
         for (j = 0; j < V; j++) if (it->mark[j] & 1) zk += it->p[j];
-        for (j = 0; j < m; j++) w[j] = (it->mark[toks[j]] & 1) && zk > 0 ? it->p[toks[j]] / zk : 0;
+        for (j = 0; j < m; j++) w[j] = (it->mark[toks[j]] & 1) && zk > 0 && (!forced || (it->mark[toks[j]] & 2)) ? it->p[toks[j]] / zk : 0;
       }
       for (j = 0; j < m; j++) Z += w[j];
       if (!(Z > 0)) { mlsys_free(w); it->st.dead_ends++; break; }

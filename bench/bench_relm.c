@@ -11,7 +11,12 @@
       regex, prefix https://www\., top-k 40) against the stop-length sampling baseline (top-40 sampling of n tokens
       after the prompt "https://www.", n = 1, 2, 4, ..., 64), each for the same wall time; a URL is valid when it is
       one the training files hold (the longest string of the query language after each "https://www." in them).
-      Reported: unique valid URLs per second and per LM call (thesis: ReLM 15x the best n). */
+      Reported: unique valid URLs per second and per LM call (thesis: ReLM 15x the best n).
+   4. `gpt2`: the built-in GPT-2 at the 124M shape (random weights: no checkpoint is available offline) on the CPU:
+      tokens/s with the KV cache (decode one token, batches of 8) at 1 and 2 threads, and the URL query run for a
+      fixed number of expansions with the model behind the prefix-cached LM adapter: the share of time outside the
+      LM (target < 5 %), the LM's tokens computed vs what re-running every prefix would cost, and bytes per queue
+      entry (target <= 64). On a GPU machine tests/cuda/test_relm_gpt2_cuda prints the GPU figures. */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_relm.h"
 #include "bench/bench_machine.h"
@@ -203,6 +208,82 @@ static void set_add(strset *S, const char *s, size_t n) {
 }
 static void set_free(strset *S) { size_t i; for (i = 0; i < S->n; i++) free(S->s[i]); free(S->s); memset(S, 0, sizeof *S); }
 
+static int bench_gpt2(mlsys_relm_vocab *v, int expansions) {
+  mlsys_relm_gpt2_config cfg;
+  mlsys_relm_gpt2 *m;
+  mlsys_relm_gpt2_desc d;
+  int th;
+  printf("\n== GPT-2 124M shape on the CPU (random weights)\n");
+  memset(&cfg, 0, sizeof cfg);
+  cfg.max_seq_len = 1024; cfg.vocab_size = 50257; cfg.padded_vocab_size = 50304; cfg.n_layer = 12; cfg.n_head = 12; cfg.n_embd = 768;
+  memset(&d, 0, sizeof d);
+  if (mlsys_relm_gpt2_random(&cfg, 1, &d, &m)) { fprintf(stderr, "%s\n", mlsys_last_error()); return 1; }
+  printf("| threads | decode tokens/s (1 token per step, 32 steps) | batch of 8 caches, tokens/s |\n|---|---|---|\n");
+  for (th = 1; th <= 2; th++) {
+    mlsys_relm_gpt2_cache *c, *cs[8];
+    float *logits = (float *)malloc(sizeof(float) * 50257 * 8);
+    double t0;
+    int k, b;
+    mlsys_relm_gpt2_set_threads(m, th);
+    mlsys_relm_gpt2_cache_create(m, &c);
+    mlsys_relm_gpt2_cache_append(c, 50256, logits);
+    t0 = mlsys_now();
+    for (k = 0; k < 32; k++) mlsys_relm_gpt2_cache_append(c, (int32_t)(100 + k), logits);
+    printf("| %d | %.1f |", th, 32 / (mlsys_now() - t0));
+    for (b = 0; b < 8; b++) mlsys_relm_gpt2_cache_fork(c, &cs[b]);
+    t0 = mlsys_now();
+    for (k = 0; k < 8; k++) {
+      int32_t tok[8], *tp[8];
+      int n1[8];
+      for (b = 0; b < 8; b++) { tok[b] = (int32_t)(200 + 8 * k + b); tp[b] = &tok[b]; n1[b] = 1; }
+      mlsys_relm_gpt2_cache_extend_batch(8, cs, (const int32_t *const *)tp, n1, logits);
+    }
+    printf(" %.1f |\n", 64 / (mlsys_now() - t0));
+    for (b = 0; b < 8; b++) mlsys_relm_gpt2_cache_free(cs[b]);
+    mlsys_relm_gpt2_cache_free(c);
+    free(logits);
+  }
+  {
+    /* the URL query behind the model: where the time goes */
+    mlsys_relm_lm lm;
+    mlsys_relm_query q;
+    mlsys_relm_iter *it;
+    mlsys_relm_result res;
+    mlsys_relm_stats st;
+    mlsys_relm_gpt2_lm_stats ls;
+    int end = 0;
+    long results = 0;
+    mlsys_relm_gpt2_set_threads(m, 2);
+    if (mlsys_relm_gpt2_lm(m, NULL, &lm)) { fprintf(stderr, "%s\n", mlsys_last_error()); return 1; }
+    memset(&q, 0, sizeof q);
+    q.query = URL_RE;
+    q.prefix = "https://www\\.";
+    q.top_k = 40;
+    q.max_tokens = 32;
+    q.max_expansions = expansions;   /* a near-uniform random model makes best-first a breadth-first search */
+    if (mlsys_relm_search(&lm, v, &q, &it)) { fprintf(stderr, "%s\n", mlsys_last_error()); return 1; }
+    while (!mlsys_relm_next(it, &res, &end) && !end) results++;
+    mlsys_relm_iter_stats(it, &st);
+    mlsys_relm_gpt2_lm_stats_get(&lm, &ls);
+    printf("\nURL query, top-k 40, %ld expansions (2 threads): %ld results in %.2f s, LM %.2f s: **%.2f %% of the time outside the LM** "
+           "(target < 5 %%: %s)\n", st.expansions, results, st.seconds, st.lm_seconds, 100 * (st.seconds - st.lm_seconds) / st.seconds,
+           (st.seconds - st.lm_seconds) / st.seconds < 0.05 ? "met" : "NOT met");
+    printf("prefix cache: %ld positions computed for %ld asked (re-running every prefix from BOS), %ld hits\n", ls.tokens_computed, ls.tokens_asked,
+           ls.hits);
+    {
+      /* the search node (parent, token, state, accept state, depth, cost) as the compiler lays it out, plus its heap slot */
+      struct { int32_t a[5]; double c; } node_layout;
+      size_t per = sizeof node_layout + sizeof(int32_t);
+      printf("search memory: %zu bytes per node + 4 per heap entry = %zu bytes per queue entry (target <= 64: %s); %ld nodes, queue peak %ld\n",
+             sizeof node_layout, per, per <= 64 ? "met" : "NOT met", st.nodes, st.queue_peak);
+    }
+    mlsys_relm_iter_free(it);
+    mlsys_relm_gpt2_lm_free(&lm);
+  }
+  mlsys_relm_gpt2_free(m);
+  return 0;
+}
+
 static int bench_memorization(mlsys_relm_vocab *v, double seconds) {
   glob_t gl;
   mlsys_relm_ngram *g;
@@ -346,6 +427,7 @@ int main(int argc, char **argv) {
   if (!strcmp(what, "all") || !strcmp(what, "tokenizer")) rc |= bench_tokenizer(reps);
   if (!strcmp(what, "all") || !strcmp(what, "automaton")) rc |= bench_automaton(v, reps);
   if (!strcmp(what, "all") || !strcmp(what, "memorization")) rc |= bench_memorization(v, seconds);
+  if (!strcmp(what, "all") || !strcmp(what, "gpt2")) rc |= bench_gpt2(v, 40);
   mlsys_relm_vocab_free(v);
   return rc;
 }
