@@ -22,7 +22,10 @@
         KV-cache blocks and an LM adapter over a trie of cached prefixes; CUDA kernels beside their CPU references in
         kernels/mlsys_relm_kernels.cuh (compiled by `make cuda`; not yet run on a GPU);
      6. queries and executors (§3.9–3.12): Dijkstra with exact-order batching, top-k, temperature, penalized / free /
-        forced prefixes, random sampling with walk-count weights, beam, run-time filters; χ².
+        forced prefixes, random sampling with walk-count weights, beam, run-time filters, expansion budgets; χ².
+   The `mlsys relm query|tokenize|count` command (cli/relm.c) and docs/relm.md are the tour.
+   Not yet: the gender-bias, LAMBADA and toxicity analogs of §7.5 (the memorization analog is bench_relm), an exact-
+   posterior sampling mode, a GPU run of the CUDA kernels.
 
    USAGE: in exactly one .c file
        #define MLSYS_RELM_IMPLEMENTATION   // and MLSYS_COMMON_IMPLEMENTATION (or MLSYS_IMPLEMENTATION for both)

@@ -6,6 +6,7 @@
 #include "mlsys_transfer.h"
 #include "mlsys_pipeline.h"
 #include "mlsys_pcr.h"   /* after mlsys_pipeline.h: its pipeline source is compiled too */
+#include "mlsys_relm.h"
 #include "cli/cli.h"
 
 #include <ctype.h>
@@ -22,6 +23,7 @@ static const char *usage =
     "  transfer   cloud bulk transfer over overlay relays (Skyplane): plan, pareto, cp, gateway\n"
     "  pipeline   input pipelines traced and tuned by their resource use (Plumber): run, trace\n"
     "  pcr        progressive compressed records, image fidelity chosen at read time (PCR): pack, info, read, tune\n"
+    "  relm       regular-expression queries over language models (ReLM): query, tokenize, count\n"
     "\n"
     "Run `mlsys <system> --help` for its verbs and options. Exit codes: 0 ok, 1 error, 2 bad usage.\n";
 
@@ -39,6 +41,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "transfer")) return cmd_transfer(argc, argv);
   if (!strcmp(argv[1], "pipeline")) return cmd_pipeline(argc, argv);
   if (!strcmp(argv[1], "pcr")) return cmd_pcr(argc, argv);
+  if (!strcmp(argv[1], "relm")) return cmd_relm(argc, argv);
   fprintf(stderr, "mlsys: unknown system '%s'\n\n%s", argv[1], usage);
   return CLI_USAGE;
 }

