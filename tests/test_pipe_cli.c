@@ -78,6 +78,17 @@ TEST(run_naive_and_heuristic_knobs) {
   }
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define PIPE_CLI_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PIPE_CLI_ASAN 1
+#endif
+#endif
+#ifndef PIPE_CLI_ASAN
+#define PIPE_CLI_ASAN 0
+#endif
+
 TEST(trace_json_table) {
   run_result r;
   mlsys_json_doc doc;
@@ -88,10 +99,24 @@ TEST(trace_json_table) {
   CHECK_EQ_INT(r.code, 0);
   REQUIRE(r.out);
   REQUIRE_OK(mlsys_json_parse(r.out, strlen(r.out), "stdout", &doc));
-  /* sequential, decode dominates: ~1 ms per photo against ~0.2 ms for the crop (the rate table says so) */
+  /* sequential, decode dominates: ~1 ms per photo against ~0.2 ms for the crop (the rate table says so). Under the
+     sanitizers our crop code is instrumented and libjpeg is not, so the crop can become the slowest: there only the
+     rule itself is checked (the bottleneck is the LP operator with the lowest R·p in the table printed beside it). */
+#if !PIPE_CLI_ASAN
   CHECK_STR(str(doc.root, "bottleneck"), "decode");
+#endif
   ops = mlsys_json_get(doc.root, "ops");
   REQUIRE(ops && ops->type == MLSYS_JSON_ARRAY && ops->count == 8);
+  {
+    const char *slowest = "-";
+    double best = 0;
+    for (i = 0; i < ops->count; i++) {
+      const mlsys_json *o = mlsys_json_at(ops, i);
+      double rp = num(o, "rate");
+      if (rp > 0 && !mlsys_json_get(o, "stale")->boolean && (!strcmp(slowest, "-") || rp < best)) { best = rp; slowest = str(o, "name"); }
+    }
+    CHECK_STR(str(doc.root, "bottleneck"), slowest);
+  }
   for (i = 0; i < ops->count; i++) {
     const mlsys_json *o = mlsys_json_at(ops, i);
     if (!strcmp(str(o, "name"), "decode")) { found_decode = 1; CHECK(num(o, "rate_per_core") > 0); }
