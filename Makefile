@@ -27,7 +27,7 @@ ifeq ($(SAN),1)
   LDFLAGS += -fsanitize=address,undefined
 endif
 
-HEADERS := $(wildcard mlsys_*.h)
+HEADERS := $(wildcard mlsys_*.h) $(wildcard index_parts/*.h)
 TESTS   := $(patsubst tests/%.c,$(BUILD)/%,$(wildcard tests/test_*.c))
 BENCHES := $(patsubst bench/%.c,$(BUILD)/%,$(wildcard bench/bench_*.c))
 EXAMPLES:= $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
@@ -49,6 +49,10 @@ $(BUILD)/test_%: tests/test_%.c $(wildcard tests/*.h) $(HEADERS) $(wildcard exam
 	$(CC) $(CSTD) $(WARN) $(CFLAGS) $(CPPFLAGS) -I. $< -o $@ $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/bench_%: bench/bench_%.c $(HEADERS) $(wildcard bench/*.h) | $(BUILD)
+	$(CC) $(CSTD) $(WARN) $(OPT) -g $(CPPFLAGS) -I. $< -o $@ $(LDLIBS)
+
+# tools that produce committed inputs (tools/README.md)
+$(BUILD)/maple_train $(BUILD)/index_keys: $(BUILD)/%: tools/%.c $(HEADERS) | $(BUILD)
 	$(CC) $(CSTD) $(WARN) $(OPT) -g $(CPPFLAGS) -I. $< -o $@ $(LDLIBS)
 
 $(BUILD)/examples/%: examples/%.c $(HEADERS) $(wildcard examples/*.h) | $(BUILD)

@@ -7,6 +7,7 @@
 #include "mlsys_pipeline.h"
 #include "mlsys_pcr.h"   /* after mlsys_pipeline.h: its pipeline source is compiled too */
 #include "mlsys_relm.h"
+#include "mlsys_index.h"
 #include "cli/cli.h"
 
 #include <ctype.h>
@@ -24,6 +25,7 @@ static const char *usage =
     "  pipeline   input pipelines traced and tuned by their resource use (Plumber): run, trace\n"
     "  pcr        progressive compressed records, image fidelity chosen at read time (PCR): pack, info, read, tune\n"
     "  relm       regular-expression queries over language models (ReLM): query, tokenize, count\n"
+    "  index      a learned index tuned per workload (MAPLE): bench, tune\n"
     "\n"
     "Run `mlsys <system> --help` for its verbs and options. Exit codes: 0 ok, 1 error, 2 bad usage.\n";
 
@@ -42,6 +44,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "pipeline")) return cmd_pipeline(argc, argv);
   if (!strcmp(argv[1], "pcr")) return cmd_pcr(argc, argv);
   if (!strcmp(argv[1], "relm")) return cmd_relm(argc, argv);
+  if (!strcmp(argv[1], "index")) return cmd_index(argc, argv);
   fprintf(stderr, "mlsys: unknown system '%s'\n\n%s", argv[1], usage);
   return CLI_USAGE;
 }

@@ -17,7 +17,9 @@ set -eu
 #   libjpeg62-turbo-dev           libjpeg-turbo: the fast JPEG decoder of mlsys_pipeline.h (stb_image is the other)
 #   libjpeg-turbo-progs           jpegtran: the reference the PCR transcode is checked against byte for byte
 #   opencv-doc                    612 real JPEG photographs (and 3 PNGs named .jpg): the pipeline tests' and demo's corpus
-PKGS="build-essential pkg-config lp-solve liblpsolve55-dev coinor-libcbc-dev coinor-libclp-dev coinor-cbc glpk-utils libstb-dev clang libclang-rt-14-dev unzip libcurl4-openssl-dev libssl-dev libjpeg62-turbo-dev libjpeg-turbo-progs opencv-doc"
+#   wamerican-insane              the word list behind mlsys_index.h's real:words key set (spec maple §7.3)
+#   geoip-database                GeoIP.dat: checks the committed real:ipv4 key set (tests/data/index_ipv4_uint32)
+PKGS="build-essential pkg-config lp-solve liblpsolve55-dev coinor-libcbc-dev coinor-libclp-dev coinor-cbc glpk-utils libstb-dev clang libclang-rt-14-dev unzip libcurl4-openssl-dev libssl-dev libjpeg62-turbo-dev libjpeg-turbo-progs opencv-doc wamerican-insane geoip-database"
 
 # From npm into the git-ignored .deps/npm: the object-store emulators the transfer tests run against
 # (tests/test_xfer_store.c, scripts/xfer-services.sh): s3rver (fake S3) and azurite (Azure Storage emulator); and
