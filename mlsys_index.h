@@ -1,17 +1,66 @@
-/* mlsys_index.h — MAPLE: a learned index with gapped-array and fragmented-log leaves, tuned per workload.
-   (Shah, PhD thesis, UT Austin 2023, ch. 6; ALEX background ch. 3.)   [doc block: being written, issue 10]
+/* mlsys_index.h — MAPLE: a learned index with gapped-array and fragmented-log leaves, tuned per workload.  MIT licence.
 
-   DEVELOPMENT LAYOUT (temporary, issue 10 in progress): the header is assembled from the files in index_parts/, each with a
-   declarations half and an implementation half (guarded by MLSYS_INDEX_IMPLEMENTATION). When the issue is done the
-   parts are inlined here and index_parts/ disappears, so users still copy one file.
+   Implements MAPLE (A. Shah, PhD thesis, UT Austin 2023, ch. 6; the ALEX background of ch. 3), following
+   ../shared/specs/monet_maple.md Part B. An updatable learned index keeps ALEX's tree of linear-model nodes; its
+   leaves are one parameterised structure chosen per workload: ALEX's gapped array (sorted, with gaps, model-placed;
+   knobs Msi and Msh for when to split) or MAPLE's fragmented log (unsorted append-only fragments picked by a linear
+   model; knobs mf_size, Mnf, nf). A CNN reads a 256x256 image of a trace prefix, scores every configuration of a grid,
+   and the top 10 run for real on this machine: the fastest bulk-loads the index. Keys and payloads are uint64; the
+   index is a map (unique keys).
 
-   Sections
-     1. shared types (this file): configuration, workload trace, statistics
-     2. the index: ALEX-style model nodes over GA / FLog leaves        index_parts/core.h
-     3. baselines: in-memory B+tree, sorted array                       index_parts/baselines.h
-     4. data: SOSD files, key generators, workloads                     index_parts/data.h
-     5. the throughput predictor: trace image, CNN, k-NN                index_parts/model.h
-     6. the runner and the tuner                                        index_parts/tune.h
+   CONTENTS
+     1. Shared types: mlsys_index_config (one configuration for every leaf), workload traces.
+     2. The index (index section "core"): bulk load of sorted or unsorted keys (ALEX's cost-based fanout), find,
+        insert, update, erase, ordered scan, size, memory (every byte counted; fragmented-log metadata is exactly 21
+        bytes per fragment), statistics and a full invariant check. Gapped array: density 0.7 after a build, expand
+        at 0.8 to 0.6, exponential search, shifts toward the nearest gap, ALEX's cost model or MAPLE's Msi/Msh rule
+        for splits. Fragmented log: AVX2 fragment scans (scalar fallback chosen at run time), expand a fragment up
+        to mf_size, multiply fragments up to Mnf, split the leaf into leaves of nf fragments. Splits are sideways
+        (duplicate child pointers) or downward; model nodes widen their key range for keys past the ends, so
+        sorted-ascending streams and outliers near 2^64 keep the tree shallow.
+     3. Baselines: an in-memory B+tree (256-byte nodes by default, STX-style full bulk load, borrow/merge on erase)
+        and a sorted array with binary search.
+     4. Data: SOSD key files (uint64 count, then the keys; _uint32 names widen), key generators (uniform, normal,
+        lognormal, clustered, and osm_like / words_like / ipv4_like scaled up from real sets), the real key sets
+        (S2 cell ids of 171,038 GeoNames places, 207,937 GeoIP range starts, 412,485 dictionary-word prefixes) and
+        workloads (bulk load, then inserts of unseen keys with probability f, else uniform or Zipf lookups).
+     5. The throughput predictor (thesis §6.3.3): the trace image (lookups and inserts by time and key rank), the
+        CNN (4 conv blocks, 16-32-64-64 channels) + per-knob configuration embeddings + MLP over 16 log-spaced
+        throughput bins, trained in C with Adam; the model file (CRC-checked); a k-NN fallback over summary features;
+        the default grid (1 ALEX + 30 gapped-array + 105 fragmented-log configurations).
+     6. Configuration names ("alex", "alex-w", "ga:msi=2,msh=16", "flog:mf=64,mnf=16,nf=4"), the runner (one
+        workload on MAPLE, the B+tree or the sorted array, timed, every lookup checked) and the tuner.
+   The `mlsys index bench|tune` command (cli/index.c), docs/index.md and bench/RESULTS.md §9 are the tour.
+
+   USAGE: in exactly one .c file
+       #define MLSYS_INDEX_IMPLEMENTATION   // and MLSYS_COMMON_IMPLEMENTATION (or MLSYS_IMPLEMENTATION for every header)
+       #include "mlsys_index.h"
+   link: -lm -lpthread, and what mlsys_common.h's implementation needs (-llpsolve55 -lcolamd -ldl, or define
+   MLSYS_NO_LPSOLVE). x86-64 builds carry an AVX2 fragment scan compiled with a target attribute and used only when
+   the CPU has AVX2.
+
+   EXAMPLE (examples/index_basics.c)
+       mlsys_index_config c = {0};                              // ALEX: the gapped array with ALEX's cost model
+       c.leaf = MLSYS_INDEX_FLOG; c.mf_size = 64;               // or MAPLE's fragmented log
+       mlsys_index *ix;  uint64_t v;
+       mlsys_index_create(&c, keys, NULL, n, &ix);              // payloads NULL: mlsys_index_payload_of(key)
+       mlsys_index_insert(ix, 42, 7);                           // 1 inserted, 0 present, -1 out of memory
+       if (mlsys_index_find(ix, 42, &v)) printf("%llu\n", (unsigned long long)v);
+       mlsys_index_scan(ix, 40, 10, out_keys, out_vals);        // ten pairs from key 40 up, in order
+       mlsys_index_free(ix);
+     Tuning:  mlsys_index_model_load("tools/maple_predictor.bin", &m);
+              opts.model = m;  mlsys_index_tune(bulk, n_bulk, &trace_prefix, &opts, &res);   // res.best
+
+   ERRORS: calls that can fail return an mlsys_status (or -1 for the hot-path insert/erase) and set mlsys_last_error()
+   to a sentence naming the problem ("x_uint64: SOSD header says N = 16 keys of 8 bytes, so the file must be 8 + 16*8
+   = 136 bytes, but it is 16 bytes: truncated (120 bytes missing)"). Lookups never allocate, never fail and never
+   restructure the index.
+
+   THREADS: an index is not synchronised: concurrent finds are safe, anything else needs the index to itself.
+
+   NOT DONE: the PTHash leaf (spec B3.4: explored and dropped by the thesis); different configurations per leaf (the
+   thesis's future work, ch. 8.3); SOSD's own books/fb/osm files (no Debian or npm package ships them: the loader reads
+   them if a user has them). A CUDA path for the predictor is not written (training takes minutes on a CPU).
 */
 #ifndef MLSYS_INDEX_H
 #define MLSYS_INDEX_H

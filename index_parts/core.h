@@ -163,6 +163,7 @@ struct mlsys_index {
   uint64_t smo_expand, smo_side, smo_down, smo_fexp, smo_fmul, smo_rootexp;
   uint64_t ga_ins, ga_iters, ga_shifts;
   size_t max_fanout, ga_max_cap, flog_t, flog_max_keys, flog_bulk_max;
+  size_t bulk_n; /* keys of the bulk load: the "total keys" of ALEX's model-size cost while building */
   int avx2;
 };
 
@@ -676,7 +677,13 @@ static void mlsys__index_choose_model(mlsys_index *ix, const uint64_t *k, size_t
   for (j = min_log2; j <= max_j; j++) {
     size_t F = (size_t)1 << j, i = 0, maxp = 0;
     mlsys__index_lm m;
-    double cost = MLSYS__IX_W_MODEL * 8.0 * (double)F;
+    /* ALEX's traversal cost (alex_fanout_tree.h compute_level): kModelSizeWeight · fanout · (data-node struct +
+       pointer) · total_keys / num_keys. The total/num factor makes a child pointer expensive in a small subtree, so a
+       downward split of a small leaf does not get a huge fanout (without it, word-prefix keys grew model nodes of
+       ~80k pointers and 500 bytes per key). */
+    double total = (double)(ix->n > ix->bulk_n ? ix->n : ix->bulk_n);
+    double cost = MLSYS__IX_W_MODEL * (double)(sizeof(mlsys__index_leaf) + sizeof(void *)) * (double)F *
+                  (total > (double)n ? total : (double)n) / (double)n;
     int all_fit = 1;
     if (j > min_log2 && F > 4 * n + 4) break;
     mlsys__index_fit(k, n, (double)F / (double)n, &m);
@@ -870,6 +877,7 @@ MLSYS_DEF mlsys_status mlsys_index_create(const mlsys_index_config *cfg, const u
     mlsys_free(tv);
     tk = tv = NULL;
   }
+  ix->bulk_n = m;
   b.ix = ix;
   b.head = b.tail = NULL;
   /* the root is always a model node (so every leaf has a parent); fanout 1 when everything fits one leaf */
@@ -1208,10 +1216,17 @@ static int mlsys__index_split(mlsys_index *ix, mlsys__index_leaf *L, const uint6
      doubling is exact: pos' = 2·pos, so old slot s maps to {2s, 2s+1}). Accept the first e whose pieces hold at
      most `limit` keys each; otherwise split downward. */
   {
-    size_t parts = mlsys__index_pow2ceil(n_new), limit = (3 * n) / (2 * parts), e;
+    size_t parts = mlsys__index_pow2ceil(n_new), limit = (3 * n) / (2 * parts), e, nd = 0, cap_ptr;
     mlsys__index_piece pc[MLSYS__IX_MAX_PIECES];
     if (limit < 1) limit = 1;
-    for (e = len >= 2 ? 0 : 1; e <= 6 && (C << e) <= ix->max_fanout; e++) {
+    /* Refining P doubles every child's pointers, used or not. On clustered keys (word prefixes) repeated
+       refinements multiplied pointer arrays to ~80k slots per model node and hundreds of bytes per key, so P may
+       grow only while it has at most 32 pointers per distinct child (after this split); beyond that the leaf
+       splits downward, where ALEX's model-size cost picks a fanout for its own keys. */
+    for (i = 0; i < C; i += (size_t)1 << P->child[i]->dup) nd++;
+    cap_ptr = 32 * (nd + parts);
+    if (cap_ptr < C) cap_ptr = C;
+    for (e = len >= 2 ? 0 : 1; e <= 6 && (C << e) <= ix->max_fanout && (C << e) <= cap_ptr; e++) {
       mlsys__index_plan pl;
       size_t np = 0, q, maxp = 0;
       pl.m = P->m;

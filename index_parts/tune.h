@@ -16,7 +16,8 @@ extern "C" {
    "flog:mf=64,mnf=16,nf=4"    the fragmented log (omitted knobs take the defaults)
    Every form also accepts max_leaf=BYTES and (ga) every_insert=1. */
 MLSYS_DEF mlsys_status mlsys_index_config_parse(const char *s, double dflt_eif, mlsys_index_config *out);
-/* The canonical name of a configuration (parse(format(c)) == c for the knobs above). Returns buf. */
+/* The canonical name of a configuration (parse(format(c)) == c for the knobs above; eif is printed to 6 significant
+   digits). Returns buf. */
 MLSYS_DEF const char *mlsys_index_config_format(const mlsys_index_config *c, char *buf, size_t len);
 
 /* ---- the runner ---- */
@@ -175,9 +176,9 @@ MLSYS_DEF const char *mlsys_index_config_format(const mlsys_index_config *c, cha
     mlsys_index_config r = mlsys_index_config_resolved(c);
     snprintf(buf, len, "flog:mf=%u,mnf=%u,nf=%u%s", r.mf_size, r.mnf, r.nf, extra);
   } else if (c->msi == 0 && c->msh == 0) {
-    snprintf(buf, len, "alex:eif=%.3g%s%s", c->expected_insert_frac, extra, c->smo_check_every_insert ? ",every_insert=1" : "");
+    snprintf(buf, len, "alex:eif=%.6g%s%s", c->expected_insert_frac, extra, c->smo_check_every_insert ? ",every_insert=1" : "");
   } else {
-    snprintf(buf, len, "ga:msi=%.3g,msh=%.3g,eif=%.3g%s%s", c->msi, c->msh, c->expected_insert_frac, extra,
+    snprintf(buf, len, "ga:msi=%.6g,msh=%.6g,eif=%.6g%s%s", c->msi, c->msh, c->expected_insert_frac, extra,
              c->smo_check_every_insert ? ",every_insert=1" : "");
   }
   return buf;

@@ -6,6 +6,7 @@
 #include "mlsys_pipeline.h"
 #include "mlsys_pcr.h"
 #include "mlsys_relm.h"
+#include "mlsys_index.h"
 
 int main() {
   mlsys_remat_graph g;
@@ -26,5 +27,13 @@ int main() {
   else ok = ok && a.time_us > 30 - 1e-9 && a.time_us < 30 + 1e-9;
   mlsys_coll_algo_free(&a);
   mlsys_coll_topo_free(&t);
+  // MAPLE: a fragmented-log index finds what it was built with
+  uint64_t keys[3] = {5, 1, 3}, v = 0;
+  mlsys_index_config ic = {};
+  ic.leaf = MLSYS_INDEX_FLOG;
+  mlsys_index *ix;
+  if (mlsys_index_create(&ic, keys, NULL, 3, &ix) != MLSYS_OK) return 1;
+  ok = ok && mlsys_index_find(ix, 3, &v) == 1 && v == mlsys_index_payload_of(3) && mlsys_index_insert(ix, 4, 9) == 1;
+  mlsys_index_free(ix);
   return ok ? 0 : 1;
 }
