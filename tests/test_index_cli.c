@@ -416,7 +416,7 @@ TEST(tune_default_predictor) {
 TEST(real_key_sets) {
   mlsys_json_doc doc;
   int i;
-  /* the committed files under tests/data (counts from index_parts/data.h: distinct keys) */
+  /* the committed files under tests/data (counts from mlsys_index.h section 4: distinct keys) */
   REQUIRE(run_json("index bench --json --keys real:cities --init 50k --ops 20k --insert-frac 0.5 --config flog", &doc));
   check_bench_schema(doc.root);
   CHECK_STR(str(doc.root, "keys"), "real:cities");

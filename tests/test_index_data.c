@@ -1,4 +1,4 @@
-/* tests/test_index_data.c — mlsys_index.h section 4 (index_parts/data.h): SOSD files (spec B2), key generators,
+/* tests/test_index_data.c — mlsys_index.h section 4 (data): SOSD files (spec B2), key generators,
    the real key sets of spec §7.3 (S2 cell ids of cities, GeoIP range starts, dictionary words) and the workloads
    (spec B2 proposal, §8 risk 7). Known answers: S2 cell ids computed by Debian libs2-dev 0.10.0; the GeoIP range
    starts equal what libGeoIP's GeoIP_range_by_ip gives (checked when the tool was written; here the committed file

@@ -1,4 +1,4 @@
-/* tests/test_index_model.c — MAPLE's throughput predictor (index_parts/model.h; thesis §6.3.3, spec B3.5): the
+/* tests/test_index_model.c — MAPLE's throughput predictor (mlsys_index.h section 5; thesis §6.3.3, spec B3.5): the
    configuration grid, the trace image, summary features, every layer's gradient against central finite differences,
    the CNN against a naive direct-loop reference, the model file (round trip, damage named), thread-count invariance,
    and training on a SYNTHETIC dataset (traces of varying insert fraction and lookup skew whose "throughput" per

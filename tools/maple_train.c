@@ -64,7 +64,7 @@ static mlsys_status make_workload(const char *set, double frac, double zipf, siz
   return mlsys_index_workload_make(*keys, *nk, &wo, w);
 }
 
-static int measure(const char *csv, size_t n_keys, size_t init, size_t ops) {
+static int measure(const char *csv, size_t n_keys, size_t init, size_t ops, const char *only) {
   FILE *f = fopen(csv, "w");
   mlsys_index_config *grid = NULL;
   size_t si, fi, zi, g, n_grid = 0;
@@ -74,6 +74,11 @@ static int measure(const char *csv, size_t n_keys, size_t init, size_t ops) {
     for (fi = 0; fi < sizeof fracs / sizeof *fracs; fi++)
       for (zi = 0; zi < sizeof zipfs / sizeof *zipfs; zi++) {
         uint64_t *keys = NULL;
+        if (only) { /* --sets a,b: only these (two processes can measure halves on a 2-core box) */
+          const char *p = strstr(only, all_sets[si]);
+          size_t l = strlen(all_sets[si]);
+          if (!p || (p[l] && p[l] != ',')) continue;
+        }
         size_t nk = 0;
         mlsys_index_workload w;
         double t0 = mlsys_now();
@@ -259,7 +264,8 @@ int main(int argc, char **argv) {
   const char *csv = "tools/maple_training.csv", *out = "tools/maple_predictor.bin";
   size_t n_keys = 1000000, init = 200000, ops = 100000;
   int epochs = 30, threads = 2, i;
-  if (argc < 2) { fprintf(stderr, "usage: maple_train measure|train [--csv F] [--out F] [--keys N] [--init N] [--ops N] [--epochs E] [--threads T]\n"); return 2; }
+  const char *only = NULL;
+  if (argc < 2) { fprintf(stderr, "usage: maple_train measure|train [--csv F] [--sets A,B] [--out F] [--keys N] [--init N] [--ops N] [--epochs E] [--threads T]\n"); return 2; }
   for (i = 2; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--csv")) csv = argv[i + 1];
     else if (!strcmp(argv[i], "--out")) out = argv[i + 1];
@@ -268,9 +274,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--ops")) ops = (size_t)atof(argv[i + 1]);
     else if (!strcmp(argv[i], "--epochs")) epochs = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
+    else if (!strcmp(argv[i], "--sets")) only = argv[i + 1];
     else { fprintf(stderr, "maple_train: unknown option %s\n", argv[i]); return 2; }
   }
-  if (!strcmp(argv[1], "measure")) return measure(csv, n_keys, init, ops);
+  if (!strcmp(argv[1], "measure")) return measure(csv, n_keys, init, ops, only);
   if (!strcmp(argv[1], "train")) return train(csv, out, n_keys, init, ops, epochs, threads);
   fprintf(stderr, "maple_train: unknown verb %s\n", argv[1]);
   return 2;

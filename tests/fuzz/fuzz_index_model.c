@@ -1,4 +1,4 @@
-/* libFuzzer target for mlsys_index.h's throughput-model loader (mlsys_index_model_parse, index_parts/model.h): malformed
+/* libFuzzer target for mlsys_index.h's throughput-model loader (mlsys_index_model_parse, mlsys_index.h section 5): malformed
    files must give MLSYS_ERR_PARSE / UNSUPPORTED with a message naming the problem, never a crash; a file that loads
    must run the CNN and the head (on a 16x16 image, to keep each run fast) and give predictions inside the bin range or
    NaN (huge weights may overflow: no crash is the point).
