@@ -29,6 +29,13 @@ const char *cli_fmt_bytes(uint64_t b, char *buf, size_t len);
 int cli_parse_double(const char *s, double *out);
 /* Print "mlsys <cmd>: <message>" to stderr and return CLI_ERR (or the given code). */
 int cli_fail(const char *cmd, const char *fmt, ...) MLSYS__PRINTF(2, 3);
+/* A JSON string literal of s on f (quote, backslash and control characters escaped). */
+void cli_json_str(FILE *f, const char *s);
+/* Whether path names a regular file. */
+int cli_file_exists(const char *path);
+/* rel (a file path relative to the repository root) as found below the current directory, else below the repository
+   this binary was built in (build/mlsys → ..): the path goes to out and 1 is returned; 0 (out = rel) if neither. */
+int cli_repo_file(const char *rel, char *out, size_t len);
 int cli_usage_error(const char *cmd, const char *fmt, ...) MLSYS__PRINTF(2, 3);
 
 int cmd_remat(int argc, char **argv);

