@@ -334,7 +334,7 @@ TEST(progress_line_is_silent_when_not_a_terminal) {
 
 static int log_calls;
 static char log_last[256];
-static void test_log(void *ud, int level, const char *msg) {
+static void capture_log(void *ud, int level, const char *msg) {
   (void)ud;
   (void)level;
   log_calls++;
@@ -344,7 +344,7 @@ TEST(log_hook_filters_by_level) {
   log_calls = 0;
   mlsys_log(MLSYS_LOG_ERROR, "nobody listens");
   CHECK_EQ_INT(log_calls, 0);
-  mlsys_set_log(test_log, NULL, MLSYS_LOG_INFO);
+  mlsys_set_log(capture_log, NULL, MLSYS_LOG_INFO);
   mlsys_log(MLSYS_LOG_INFO, "value %d", 42);
   mlsys_log(MLSYS_LOG_DEBUG, "too chatty");
   CHECK_EQ_INT(log_calls, 1);

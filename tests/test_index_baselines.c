@@ -8,12 +8,12 @@
    mlsys_index_btree_check itself catches a corrupted tree. */
 #include <stddef.h>
 #include <stdlib.h>
-static void *test_malloc(size_t n);
-static void *test_realloc(void *p, size_t n);
-static void test_free(void *p);
-#define MLSYS_MALLOC(n) test_malloc(n)
-#define MLSYS_REALLOC(p, n) test_realloc(p, n)
-#define MLSYS_FREE(p) test_free(p)
+static void *counting_malloc(size_t n);
+static void *counting_realloc(void *p, size_t n);
+static void counting_free(void *p);
+#define MLSYS_MALLOC(n) counting_malloc(n)
+#define MLSYS_REALLOC(p, n) counting_realloc(p, n)
+#define MLSYS_FREE(p) counting_free(p)
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_index.h"
 #include "tests/test.h"
@@ -22,7 +22,7 @@ static void test_free(void *p);
 static long fail_at = -1;   /* the allocation call number that fails; -1: none */
 static long ncalls;
 static size_t live_bytes;
-static void *test_malloc(size_t n) {
+static void *counting_malloc(size_t n) {
   size_t *p;
   if (ncalls++ == fail_at) return NULL;
   p = (size_t *)malloc(n + 16);
@@ -31,10 +31,10 @@ static void *test_malloc(size_t n) {
   live_bytes += n;
   return (char *)p + 16;
 }
-static void *test_realloc(void *q, size_t n) {
+static void *counting_realloc(void *q, size_t n) {
   size_t *p, old;
   if (ncalls++ == fail_at) return NULL;
-  if (!q) return test_malloc((ncalls--, n));
+  if (!q) return counting_malloc((ncalls--, n));
   old = *(size_t *)((char *)q - 16);
   p = (size_t *)realloc((char *)q - 16, n + 16);
   if (!p) return NULL;
@@ -43,7 +43,7 @@ static void *test_realloc(void *q, size_t n) {
   live_bytes -= old;
   return (char *)p + 16;
 }
-static void test_free(void *q) {
+static void counting_free(void *q) {
   if (!q) return;
   live_bytes -= *(size_t *)((char *)q - 16);
   free((char *)q - 16);

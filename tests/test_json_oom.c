@@ -1,40 +1,10 @@
 /* Allocation-failure tests for the JSON reader: the k-th allocation fails, for k = 0, 1, 2, ... until a parse
    needs no more than k allocations. Every earlier run must return MLSYS_ERR_NOMEM, leave the doc empty and free
    everything it allocated (counted here; ASan's leak checker double-checks with `make test SAN=1`). */
-#include <stddef.h>
-#include <stdlib.h>
-static void *test_malloc(size_t n);
-static void *test_realloc(void *p, size_t n);
-static void test_free(void *p);
-#define MLSYS_MALLOC(n) test_malloc(n)
-#define MLSYS_REALLOC(p, n) test_realloc(p, n)
-#define MLSYS_FREE(p) test_free(p)
+#include "tests/oom_alloc.h"
 #define MLSYS_COMMON_IMPLEMENTATION
 #include "mlsys_common.h"
 #include "tests/test.h"
-
-static long fail_at = -1; /* the call number that fails; -1: none */
-static long ncalls;       /* allocation calls so far */
-static long live;         /* blocks allocated and not yet freed */
-
-static void *test_malloc(size_t n) {
-  void *p;
-  if (ncalls++ == fail_at) return NULL;
-  p = malloc(n);
-  if (p) live++;
-  return p;
-}
-static void *test_realloc(void *p, size_t n) {
-  void *q;
-  if (ncalls++ == fail_at) return NULL;
-  q = realloc(p, n);
-  if (q && !p) live++;
-  return q;
-}
-static void test_free(void *p) {
-  if (p) live--;
-  free(p);
-}
 
 /* A document that exercises every allocation site: arena blocks (small and dedicated), the value and key
    stacks, the long-number buffer and the duplicate-key hash set (an object with more than 16 members). */
@@ -61,25 +31,25 @@ TEST(json_oom_every_allocation) {
   for (k = 0; k < 100000; k++) {
     mlsys_json_doc d;
     mlsys_status st;
-    fail_at = k;
-    ncalls = 0;
-    live = 0;
+    oom_fail_at = k;
+    oom_calls = 0;
+    oom_live = 0;
     st = mlsys_json_parse(doc, strlen(doc), "oom.json", &d);
     if (st == MLSYS_OK) {
-      CHECK(ncalls <= k); /* succeeded only because no call reached the failing one */
+      CHECK(oom_calls <= k); /* succeeded only because no call reached the failing one */
       CHECK(d.root && d.root->count == 7);
       CHECK_EQ_INT(mlsys_json_get(mlsys_json_get(d.root, "wide"), "k39")->items[0].i64, 39);
       mlsys_json_doc_free(&d);
-      CHECK_EQ_INT(live, 0);
+      CHECK_EQ_INT(oom_live, 0);
       total = k;
       break;
     }
     if (st != MLSYS_ERR_NOMEM) bad_status++;
     if (mlsys_last_status() != MLSYS_ERR_NOMEM) bad_status++;
     if (d.root || d.arena_ || d.src_) not_cleared++;
-    if (live != 0) leaks++;
+    if (oom_live != 0) leaks++;
   }
-  fail_at = -1;
+  oom_fail_at = -1;
   printf("    %ld allocation points tested\n", total);
   CHECK(total > 5);
   CHECK_EQ_INT(bad_status, 0);
@@ -96,18 +66,18 @@ TEST(json_oom_with_parse_error) {
   for (k = 0; k < 100000 && !done; k++) {
     mlsys_json_doc d;
     mlsys_status st;
-    fail_at = k;
-    ncalls = 0;
-    live = 0;
+    oom_fail_at = k;
+    oom_calls = 0;
+    oom_live = 0;
     st = mlsys_json_parse(doc, strlen(doc), "oom.json", &d);
     if (st == MLSYS_ERR_PARSE) {
       CHECK_CONTAINS(mlsys_last_error(), "duplicate key 'k'");
-      CHECK(ncalls <= k);
+      CHECK(oom_calls <= k);
       done = 1;
     } else if (st != MLSYS_ERR_NOMEM) bad++;
-    if (live != 0) leaks++;
+    if (oom_live != 0) leaks++;
   }
-  fail_at = -1;
+  oom_fail_at = -1;
   CHECK(done);
   CHECK_EQ_INT(bad, 0);
   CHECK_EQ_INT(leaks, 0);
@@ -121,8 +91,8 @@ TEST(json_oom_writer_needs_no_memory) {
   FILE *f = open_memstream(&buf, &len);
   mlsys_json_writer w;
   REQUIRE(f);
-  fail_at = 0;
-  ncalls = 0;
+  oom_fail_at = 0;
+  oom_calls = 0;
   mlsys_jw_init(&w, f, 1);
   mlsys_jw_object(&w);
   mlsys_jw_key(&w, "a");
@@ -131,8 +101,8 @@ TEST(json_oom_writer_needs_no_memory) {
   mlsys_jw_str(&w, "x\xFFy");
   mlsys_jw_end(&w);
   mlsys_jw_end(&w);
-  fail_at = -1;
-  CHECK_EQ_INT(ncalls, 0);
+  oom_fail_at = -1;
+  CHECK_EQ_INT(oom_calls, 0);
   CHECK_OK(mlsys_jw_finish(&w));
   fclose(f);
   CHECK_STR(buf, "{\n  \"a\": [0.1, \"x\xEF\xBF\xBDy\"]\n}\n");

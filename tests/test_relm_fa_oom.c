@@ -2,40 +2,10 @@
    until the operation needs no more than k allocations. Every earlier run must return MLSYS_ERR_NOMEM (with the
    thread's status set), leave the output NULL and free everything it allocated (counted here; ASan's leak checker
    double-checks with `make test SAN=1`). */
-#include <stddef.h>
-#include <stdlib.h>
-static void *test_malloc(size_t n);
-static void *test_realloc(void *p, size_t n);
-static void test_free(void *p);
-#define MLSYS_MALLOC(n) test_malloc(n)
-#define MLSYS_REALLOC(p, n) test_realloc(p, n)
-#define MLSYS_FREE(p) test_free(p)
+#include "tests/oom_alloc.h"
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_relm.h"
 #include "tests/test.h"
-
-static long fail_at = -1; /* the call number that fails; -1: none */
-static long ncalls;       /* allocation calls so far */
-static long live;         /* blocks allocated and not yet freed */
-
-static void *test_malloc(size_t n) {
-  void *p;
-  if (ncalls++ == fail_at) return NULL;
-  p = malloc(n);
-  if (p) live++;
-  return p;
-}
-static void *test_realloc(void *p, size_t n) {
-  void *q;
-  if (ncalls++ == fail_at) return NULL;
-  q = realloc(p, n);
-  if (q && !p) live++;
-  return q;
-}
-static void test_free(void *p) {
-  if (p) live--;
-  free(p);
-}
 
 enum { OP_COMPILE, OP_LEV, OP_LEV_PT, OP_BYTES, OP_UNION, OP_INTER, OP_DIFF, OP_CONCAT, OP_PREFIX, OP_CLONE, OP_COUNT,
        OP_COUNT_ALL, OP_ENUM, OP_N };
@@ -79,7 +49,7 @@ static mlsys_status run(int op, mlsys_relm_fa **out, double *num) {
 
 TEST(relm_fa_oom_every_allocation) {
   int op;
-  fail_at = -1;
+  oom_fail_at = -1;
   REQUIRE_OK(mlsys_relm_regex_compile("(ab|c)*[0-9é]+.?", NULL, &A));
   REQUIRE_OK(mlsys_relm_regex_compile("a[bc]{1,2}d|xyz", NULL, &B));
   for (op = 0; op < OP_N; op++) {
@@ -88,16 +58,16 @@ TEST(relm_fa_oom_every_allocation) {
     mlsys_relm_fa *ref = NULL;
     double ref_num = 0;
     REQUIRE_OK(run(op, &ref, &ref_num)); /* the answer without failures */
-    base = live;
+    base = oom_live;
     for (k = 0; k < 100000; k++) {
       mlsys_relm_fa *out;
       double num = 0;
       mlsys_status st;
-      fail_at = k, ncalls = 0;
+      oom_fail_at = k, oom_calls = 0;
       st = run(op, &out, &num);
-      fail_at = -1;
+      oom_fail_at = -1;
       if (st == MLSYS_OK) {
-        CHECK(ncalls <= k); /* succeeded only because no call reached the failing one */
+        CHECK(oom_calls <= k); /* succeeded only because no call reached the failing one */
         CHECK(out ? mlsys_relm_fa_equal(out, ref) : num == ref_num);
         mlsys_relm_fa_free(out);
         total = k;
@@ -105,7 +75,7 @@ TEST(relm_fa_oom_every_allocation) {
       }
       if (st != MLSYS_ERR_NOMEM || mlsys_last_status() != MLSYS_ERR_NOMEM || !*mlsys_last_error()) bad_status++;
       if (out) not_null++, mlsys_relm_fa_free(out);
-      if (live != base) leaks++;
+      if (oom_live != base) leaks++;
     }
     mlsys_relm_fa_free(ref);
     CHECK_MSG(total > 0, "%s: never succeeded", op_name[op]);
@@ -115,7 +85,7 @@ TEST(relm_fa_oom_every_allocation) {
     printf("    %-24s %ld allocation points\n", op_name[op], total);
   }
   mlsys_relm_fa_free(A), mlsys_relm_fa_free(B);
-  CHECK_EQ_INT(live, 0);
+  CHECK_EQ_INT(oom_live, 0);
 }
 
 TEST(relm_fa_oom_with_parse_error) {
@@ -125,15 +95,15 @@ TEST(relm_fa_oom_with_parse_error) {
   for (k = 0; k < 100000 && !done; k++) {
     mlsys_relm_fa *a = NULL;
     mlsys_status st;
-    fail_at = k, ncalls = 0, live = 0;
+    oom_fail_at = k, oom_calls = 0, oom_live = 0;
     st = mlsys_relm_regex_compile("(a|b|[c-e])*x{2,3}[[:alpha:]]+(?:q|r)\\d{1,2}(", NULL, &a);
-    fail_at = -1;
+    oom_fail_at = -1;
     if (st == MLSYS_ERR_PARSE) {
       CHECK_CONTAINS(mlsys_last_error(), "unclosed group '(' at offset 44");
       done = 1;
     } else if (st != MLSYS_ERR_NOMEM) bad++;
     if (a) bad++;
-    if (live != 0) leaks++;
+    if (oom_live != 0) leaks++;
   }
   CHECK(done);
   CHECK_EQ_INT(bad, 0);

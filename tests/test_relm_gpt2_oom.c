@@ -2,40 +2,10 @@
    until the operation needs no more than k allocations. Every failed run must return MLSYS_ERR_NOMEM (the thread's
    status set), leave outputs NULL and caches unchanged, and leak nothing (blocks counted here; ASan's leak checker
    double-checks with `make test SAN=1`); after it the same objects must still give the right answers. */
-#include <stddef.h>
-#include <stdlib.h>
-static void *test_malloc(size_t n);
-static void *test_realloc(void *p, size_t n);
-static void test_free(void *p);
-#define MLSYS_MALLOC(n) test_malloc(n)
-#define MLSYS_REALLOC(p, n) test_realloc(p, n)
-#define MLSYS_FREE(p) test_free(p)
+#include "tests/oom_alloc.h"
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_relm.h"
 #include "tests/test.h"
-
-static long fail_at = -1; /* the call number that fails; -1: none */
-static long ncalls;       /* allocation calls so far */
-static long live;         /* blocks allocated and not yet freed */
-
-static void *test_malloc(size_t n) {
-  void *p;
-  if (ncalls++ == fail_at) return NULL;
-  p = malloc(n);
-  if (p) live++;
-  return p;
-}
-static void *test_realloc(void *p, size_t n) {
-  void *q;
-  if (ncalls++ == fail_at) return NULL;
-  q = realloc(p, n);
-  if (q && !p) live++;
-  return q;
-}
-static void test_free(void *p) {
-  if (p) live--;
-  free(p);
-}
 
 static const mlsys_relm_gpt2_config CFG = {16, 23, 24, 2, 2, 16};
 
@@ -45,7 +15,7 @@ static int32_t TOKS[12] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8};
 static float FULL_LG[12 * 23];
 
 static void setup(void) {
-  fail_at = -1;
+  oom_fail_at = -1;
   if (!M) {
     mlsys_relm_gpt2_desc d = {2, 0};
     if (mlsys_relm_gpt2_random(&CFG, 3, &d, &M) == MLSYS_OK) mlsys_relm_gpt2_forward(M, TOKS, 12, FULL_LG);
@@ -59,19 +29,19 @@ static int sweep(const char *name, op_fn op) {
   long k;
   int fails = 0;
   for (k = 0; k < 10000; k++) {
-    long before = live;
+    long before = oom_live;
     mlsys_status s;
-    ncalls = 0;
-    fail_at = k;
+    oom_calls = 0;
+    oom_fail_at = k;
     mlsys_clear_error();
     s = op(0);
-    fail_at = -1;
-    if (s == MLSYS_OK && ncalls <= k) break;   /* needed no more than k allocations: done */
+    oom_fail_at = -1;
+    if (s == MLSYS_OK && oom_calls <= k) break;   /* needed no more than k allocations: done */
     if (s == MLSYS_OK) continue;               /* the failing allocation was one it survives (scratch reuse) */
     fails++;
     CHECK_MSG(s == MLSYS_ERR_NOMEM, "%s: allocation %ld fails: status %d (%s)", name, k, (int)s, mlsys_last_error());
     CHECK_MSG(mlsys_last_status() == MLSYS_ERR_NOMEM, "%s: allocation %ld: thread status %d", name, k, (int)mlsys_last_status());
-    CHECK_MSG(live == before, "%s: allocation %ld fails: %ld blocks leaked", name, k, live - before);
+    CHECK_MSG(oom_live == before, "%s: allocation %ld fails: %ld blocks leaked", name, k, oom_live - before);
     CHECK_MSG(op(1) == MLSYS_OK, "%s: after failure at %ld the operation does not work: %s", name, k, mlsys_last_error());
   }
   CHECK_MSG(k < 10000, "%s: never succeeded", name);
@@ -190,7 +160,7 @@ TEST(oom_bigram) { setup(); CHECK(sweep("bigram", op_bigram) > 0); }
 TEST(oom_cleanup) {
   mlsys_relm_gpt2_free(M);
   M = NULL;
-  CHECK_EQ_INT(live, 0);
+  CHECK_EQ_INT(oom_live, 0);
 }
 
 TEST_MAIN()

@@ -3,45 +3,15 @@
    status, an empty output, and every block it allocated freed (counted here; `make ... SAN=1` adds ASan's leak
    checker). Covered: both graph parsers, mlsys_remat_graph_create/chain, and mlsys_remat_solve with the
    checkpoint-all and linearized-greedy baselines. */
-#include <stddef.h>
-#include <stdlib.h>
-static void *test_malloc(size_t n);
-static void *test_realloc(void *p, size_t n);
-static void test_free(void *p);
-#define MLSYS_MALLOC(n) test_malloc(n)
-#define MLSYS_REALLOC(p, n) test_realloc(p, n)
-#define MLSYS_FREE(p) test_free(p)
+#include "tests/oom_alloc.h"
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_remat.h"
 #include "tests/test.h"
 
-static long fail_at = -1; /* the call number that fails; -1: none */
-static long ncalls;       /* allocation calls so far */
-static long live;         /* blocks allocated and not yet freed */
-
-static void *test_malloc(size_t n) {
-  void *p;
-  if (ncalls++ == fail_at) return NULL;
-  p = malloc(n);
-  if (p) live++;
-  return p;
-}
-static void *test_realloc(void *p, size_t n) {
-  void *q;
-  if (ncalls++ == fail_at) return NULL;
-  q = realloc(p, n);
-  if (q && !p) live++;
-  return q;
-}
-static void test_free(void *p) {
-  if (p) live--;
-  free(p);
-}
-
 static void inject(long k) {
-  fail_at = k;
-  ncalls = 0;
-  live = 0;
+  oom_fail_at = k;
+  oom_calls = 0;
+  oom_live = 0;
 }
 
 /* ---- inputs ---- */
@@ -125,17 +95,17 @@ static void run_oom(oom_op op, void *ctx, oom_stats *r) {
     inject(k);
     mlsys_clear_error();
     st = op(ctx, &empty, &check_ok);
-    fail_at = -1;
+    oom_fail_at = -1;
     if (st == MLSYS_OK) {
-      if (ncalls > k) r->ok_status++;   /* an allocation failed and nobody noticed */
-      if (live != 0 && r->leak_k < 0) r->leak_k = k;
-      if (live != 0) r->leaks++;
+      if (oom_calls > k) r->ok_status++;   /* an allocation failed and nobody noticed */
+      if (oom_live != 0 && r->leak_k < 0) r->leak_k = k;
+      if (oom_live != 0) r->leaks++;
       if (!check_ok) r->not_empty++;
-      if (ncalls <= k) { r->succeeded_at = k; return; }
+      if (oom_calls <= k) { r->succeeded_at = k; return; }
       continue;
     }
     r->runs++;
-    if (live != 0) {
+    if (oom_live != 0) {
       r->leaks++;
       if (r->leak_k < 0) r->leak_k = k;
     }
@@ -322,14 +292,14 @@ TEST(oom_harness_sanity) {
   mlsys_remat_graph g;
   inject(-1);
   REQUIRE_OK(mlsys_remat_graph_chain(3, &g));
-  CHECK(ncalls > 5);
-  CHECK(live > 0);
+  CHECK(oom_calls > 5);
+  CHECK(oom_live > 0);
   mlsys_remat_graph_free(&g);
-  CHECK_EQ_INT(live, 0);
+  CHECK_EQ_INT(oom_live, 0);
   inject(0);
   CHECK_EQ_INT(mlsys_remat_graph_chain(3, &g), MLSYS_ERR_NOMEM);
-  CHECK_EQ_INT(live, 0);
-  fail_at = -1;
+  CHECK_EQ_INT(oom_live, 0);
+  oom_fail_at = -1;
 }
 
 TEST_MAIN()
