@@ -66,11 +66,14 @@ $(BUILD)/cxx_check: tests/cxx_check.cpp $(HEADERS) | $(BUILD)
 $(BUILD):
 	@mkdir -p $(BUILD)
 
-test-build: $(BUILD)/mlsys $(TESTS) $(EXAMPLES) $(BUILD)/cxx_check
+# The GPU bundle builds beside the tests (its nvcc programs are the slowest to compile) when nvcc exists.
+test-build: $(BUILD)/mlsys $(TESTS) $(EXAMPLES) $(BUILD)/cxx_check $(if $(HAVE_NVCC),$(GPU)/.bundled)
 
+# Builds with every core (JOBS=1 for one at a time), then runs every test binary and the GPU bundle check.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 test: deps
-	@$(MAKE) --no-print-directory test-build
-	@MLSYS_BIN=$(BUILD)/mlsys bash scripts/run-tests.sh $(TESTS)
+	@$(MAKE) --no-print-directory -j$(JOBS) test-build
+	@MLSYS_BIN=$(BUILD)/mlsys bash scripts/run-tests.sh $(TESTS) scripts/gpu-bundle-check.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory $(BUILD)/mlsys $(BUILD)/examples/remat_cnn $(BUILD)/examples/collective_basics $(BUILD)/examples/transfer_basics $(BUILD)/examples/pipeline_basics \
@@ -81,24 +84,58 @@ bench: deps
 	@$(MAKE) --no-print-directory $(BENCHES) $(BUILD)/mlsys
 	@for b in $(BENCHES); do echo "== $$b"; ./$$b || exit 1; done
 
-# Type-checks and compiles every piece of CUDA code with nvcc (no GPU needed to build).
-CUDA_SRC := $(wildcard kernels/*.cu tests/cuda/*.cu)
-# A source that mentions MLSYS_COLLECTIVE_NCCL gets -DMLSYS_HAVE_NCCL -lnccl when NCCL's header and library are
-# installed (next to nvcc or in the system paths); without them it is built without its NCCL parts.
-cuda: | $(BUILD)
-	@test -x "$(NVCC)" || { echo "make cuda: nvcc not found (install the CUDA Toolkit)"; exit 1; }
-	@cu=$$(dirname "$(NVCC)")/..; for f in $(CUDA_SRC); do echo "nvcc $$f"; nccl=""; \
-	  if grep -q MLSYS_COLLECTIVE_NCCL $$f; then \
-	    if { test -f $$cu/include/nccl.h || test -f /usr/include/nccl.h; } && \
-	       { test -e $$cu/lib64/libnccl.so || test -e $$cu/lib/libnccl.so || /sbin/ldconfig -p 2>/dev/null | grep -q 'libnccl\.so '; }; \
-	    then nccl="-DMLSYS_HAVE_NCCL -L$$cu/lib64 -L$$cu/lib -lnccl"; else echo "  (NCCL not found: built without it)"; fi; fi; \
-	  $(NVCC) -std=c++17 -O2 -arch=sm_90 -I. -DMLSYS_CUDA $(filter -D%,$(CPPFLAGS)) $(filter -I%,$(CPPFLAGS)) \
-	    $$f -o $(BUILD)/$$(basename $$f .cu) $(LDLIBS) $$nccl || exit 1; done
+# ---- CUDA (docs/gpu.md) ----------------------------------------------------------------------------------------
+# Every CUDA program (tests/cuda/*.cu, bench/cuda/*.cu) is compiled here with nvcc for sm_90 (no GPU needed) into
+# build/gpu/bin/, and `make gpu-bundle` makes build/gpu/ runnable on a GPU machine that has only a driver: the shared
+# libraries the programs need beyond glibc, libstdc++, libgcc and libcuda are copied into build/gpu/lib/, and
+# build/gpu/run.sh runs every test, then every benchmark. NCCL is the exception: its library is 200+ MB, so the
+# NCCL programs (*_nccl) link it by name and run.sh finds it on the GPU machine (the CUDA image's pip NCCL).
+GPU       := build/gpu
+CUDA_ROOT := $(patsubst %/bin/nvcc,%,$(NVCC))
+HAVE_NVCC := $(shell test -x "$(NVCC)" && echo 1)
+NCCL_LIB  := $(firstword $(foreach d,$(CUDA_ROOT)/lib64 $(CUDA_ROOT)/lib /usr/lib/x86_64-linux-gnu,$(wildcard $(d)/libnccl.so)))
+NCCL_INC  := $(firstword $(wildcard $(CUDA_ROOT)/include/nccl.h /usr/include/nccl.h))
+NVFLAGS   := -std=c++17 -O2 -lineinfo -gencode arch=compute_90,code=[sm_90,compute_90] -I. -DMLSYS_CUDA \
+             $(filter -D%,$(CPPFLAGS)) $(filter -I%,$(CPPFLAGS)) -Xlinker --as-needed
+CUDA_DEPS := $(HEADERS) $(wildcard kernels/*.cuh) $(wildcard bench/cuda/*.cuh) tests/test.h examples/remat_cnn_layers.h
+GPU_PROGS := $(patsubst tests/cuda/%.cu,$(GPU)/bin/%,$(wildcard tests/cuda/*.cu)) \
+             $(patsubst bench/cuda/%.cu,$(GPU)/bin/%,$(wildcard bench/cuda/*.cu))
+ifneq ($(and $(NCCL_LIB),$(NCCL_INC)),)
+  GPU_PROGS += $(GPU)/bin/test_collective_cuda_nccl $(GPU)/bin/bench_collective_gpu_nccl
+endif
 
-# Builds (as above) and runs every tests/cuda program; without a CUDA device each says it skipped and exits 0.
-.PHONY: cuda-test
-cuda-test: cuda
-	@for f in $(wildcard tests/cuda/*.cu); do b=$(BUILD)/$$(basename $$f .cu); echo "== $$b"; ./$$b || exit 1; done
+$(GPU)/bin/%: tests/cuda/%.cu $(CUDA_DEPS)
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) $< -o $@ $(LDLIBS)
+$(GPU)/bin/%: bench/cuda/%.cu $(CUDA_DEPS)
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) $< -o $@ $(LDLIBS)
+$(GPU)/bin/test_collective_cuda_nccl: tests/cuda/test_collective_cuda.cu $(CUDA_DEPS)
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DMLSYS_HAVE_NCCL -I$(dir $(NCCL_INC)) $< -o $@ $(LDLIBS) -L$(dir $(NCCL_LIB)) -lnccl
+$(GPU)/bin/bench_collective_gpu_nccl: bench/cuda/bench_collective_gpu.cu $(CUDA_DEPS)
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DMLSYS_HAVE_NCCL -I$(dir $(NCCL_INC)) $< -o $@ $(LDLIBS) -L$(dir $(NCCL_LIB)) -lnccl
+$(GPU)/.bundled: $(GPU_PROGS) scripts/gpu-bundle.sh scripts/gpu-run.sh
+	@bash scripts/gpu-bundle.sh $(GPU)
+	@touch $@
+
+.PHONY: cuda cuda-test gpu-bundle gpu-bundle-check
+# Compiles every piece of CUDA code with nvcc (no GPU needed to build).
+cuda:
+	@test -n "$(HAVE_NVCC)" || { echo "make cuda: nvcc not found (install the CUDA Toolkit)"; exit 1; }
+	@$(MAKE) --no-print-directory $(GPU_PROGS)
+gpu-bundle:
+	@test -n "$(HAVE_NVCC)" || { echo "make gpu-bundle: nvcc not found (install the CUDA Toolkit)"; exit 1; }
+	@$(MAKE) --no-print-directory $(GPU)/.bundled
+# What `make test` runs: the bundle resolves every library inside itself or the allowed system set, and run.sh
+# without a GPU reports every program skipped. Without nvcc: one skip.
+gpu-bundle-check:
+	@if [ -n "$(HAVE_NVCC)" ]; then $(MAKE) --no-print-directory $(GPU)/.bundled; fi
+	@bash scripts/gpu-bundle-check.sh $(GPU)
+# Builds the bundle and runs it here (on a machine with a GPU: the whole device check).
+cuda-test: gpu-bundle
+	@bash $(GPU)/run.sh
 
 # libFuzzer targets, each run for FUZZ_SECONDS (default 60) on its seed corpus in tests/fuzz/corpus/<name>.
 FUZZ_SECONDS ?= 60

@@ -1,7 +1,8 @@
 /* mlsys_index.h — MAPLE: a learned index with gapped-array and fragmented-log leaves, tuned per workload.  MIT licence.
 
-   Implements MAPLE (A. Shah, PhD thesis, UT Austin 2023, ch. 6; the ALEX background of ch. 3), following
-   ../shared/specs/monet_maple.md Part B. An updatable learned index keeps ALEX's tree of linear-model nodes; its
+   Implements MAPLE (A. Shah, PhD thesis, UT Austin 2023, ch. 6; the ALEX background of ch. 3, after J. Ding et al.,
+   "ALEX: An Updatable Adaptive Learned Index", SIGMOD 2020); the guide is docs/index.md in the mlsys repository (the
+   "B…" section numbers below are those of the project's design specification, which that page follows). An updatable learned index keeps ALEX's tree of linear-model nodes; its
    leaves are one parameterised structure chosen per workload: ALEX's gapped array (sorted, with gaps, model-placed;
    knobs Msi and Msh for when to split) or MAPLE's fragmented log (unsorted append-only fragments picked by a linear
    model; knobs mf_size, Mnf, nf). A CNN reads a 256x256 image of a trace prefix, scores every configuration of a grid,

@@ -1,9 +1,10 @@
 /* mlsys_relm.h — ReLM: regular-expression queries over language models.                              MIT licence.
 
    Implements ReLM (M. Kuchnik, V. Smith, G. Amvrosiadis, "Validating Large Language Models with ReLM", MLSys 2023;
-   M. Kuchnik, PhD thesis CMU-CS-23-119, ch. 6), following ../shared/specs/relm.md: a query is a regular expression
-   over characters, compiled to an automaton over the language model's tokens and executed as a graph traversal
-   whose edge weights are the model's next-token log-probabilities.
+   M. Kuchnik, PhD thesis CMU-CS-23-119, ch. 6); the guide is docs/relm.md in the mlsys repository (the "spec §"
+   numbers below are those of the project's design specification, which that page follows). A query is a regular
+   expression over characters, compiled to an automaton over the language model's tokens and executed as a graph
+   traversal whose edge weights are the model's next-token log-probabilities.
 
    WHAT IS IN IT (issue 9):
      1. the GPT-2 byte-level BPE tokenizer (spec §2.4, §3.6): the real vocabulary and merges (OpenAI's encoder.json

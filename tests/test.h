@@ -1,7 +1,10 @@
 /* tests/test.h — the mlsys test harness (header-only; one test binary per tests/test_<name>.c).
 
    TEST(name) { CHECK(x); CHECK_EQ_INT(a, b); CHECK_NEAR(a, b, tol); CHECK_STR(a, b); CHECK_OK(status); }
-   SKIP("reason") ends the test as skipped (only for a missing GPU, solver binary or service: say which).
+   SKIP("reason") ends the test as skipped (only for what a machine may truly lack: a GPU, a kernel module, CPU
+   features: say which). SKIP_DEP("reason") is for a missing dependency that scripts/install-deps.sh (or the build)
+   provides: a skip on a developer's machine, but a failure when the environment variable CI is set, since there a
+   missing dependency means a missing install step, not a missing capability.
    REQUIRE(x) is CHECK that also ends the test when it fails (use it before dereferencing).
 
    Tests register themselves; the file ends with TEST_MAIN(). The binary runs every test (or those whose name
@@ -128,6 +131,23 @@ static void test__fail(const char *file, int line, const char *fmt, ...) {
     test__skipped = 1;                                                                              \
     longjmp(test__env, 1);                                                                          \
   } while (0)
+
+#define SKIP_DEP(...)                                                                               \
+  do {                                                                                              \
+    snprintf(test__skip_reason, sizeof test__skip_reason, __VA_ARGS__);                             \
+    if (test__in_ci()) {                                                                            \
+      test__fail(__FILE__, __LINE__, "missing dependency (CI is set, so this is a failure): %s",    \
+                 test__skip_reason);                                                                \
+    } else {                                                                                        \
+      test__skipped = 1;                                                                            \
+    }                                                                                               \
+    longjmp(test__env, 1);                                                                          \
+  } while (0)
+/* CI set to anything but "" / "0" / "false" (CI systems set CI=true; .ci/run exports CI=1). */
+static int test__in_ci(void) {
+  const char *c = getenv("CI");
+  return c && *c && strcmp(c, "0") != 0 && strcmp(c, "false") != 0;
+}
 
 static double test__now(void) {
   struct timespec ts;

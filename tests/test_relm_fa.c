@@ -1,4 +1,4 @@
-/* Tests for mlsys_relm.h (ReLM character/byte automata; spec ../shared/specs/relm.md §3.2–3.5, §3.13, §7.3).
+/* Tests for mlsys_relm.h (ReLM character/byte automata; spec §3.2–3.5 (docs/relm.md), §3.13, §7.3).
    The answers come from outside the code under test: Python's `re` (membership on thousands of strings), a
    backtracking matcher written here over a syntax tree (brute force over every short string), set operations on
    brute-force string sets, a table-filling minimality check, the Levenshtein distance DP and an explicit edit-BFS,

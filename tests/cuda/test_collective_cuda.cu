@@ -11,7 +11,7 @@
 //   (b) emulation:   programs lowered from ring / direct / relay algorithms (ALLGATHER, ALLTOALL, REDUCESCATTER,
 //                    ALLREDUCE) for 8, 16 and 32 ranks, 1 and 2 instances, run by mlsys_coll_exec_emul_cuda on one
 //                    device: bit-identical to mlsys_coll_exec_cpu, and (integers) to mlsys_coll_reference;
-//   (c) bandwidth:   copy and reduce on 256 MiB buffers, as a fraction of the device's peak memory bandwidth;
+//   (c) bandwidth:   moved to bench/cuda/bench_collective_gpu.cu (a speed is a measurement, not a test verdict);
 //   (d) NCCL:        a 1-rank communicator (ncclCommInitAll) runs local-only programs through mlsys_coll_exec_nccl.
 #define MLSYS_IMPLEMENTATION
 #ifndef MLSYS_CUDA
@@ -674,59 +674,6 @@ static void check_emul(const mlsys_coll_def *d, const mlsys_coll_prog *p, int al
 TEST(emulated_executor_equals_exec_cpu) {
   NEED_DEVICE();
   for_each_program(check_emul, 1);
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// (c) kernel bandwidth
-// ---------------------------------------------------------------------------------------------------------------
-TEST(kernel_bandwidth) {
-  NEED_DEVICE();
-  const size_t bytes = (size_t)256 << 20;
-  int dev = 0, clk = 0, bus = 0;
-  CUDA_OK(cudaGetDevice(&dev));
-  // cudaDeviceProp::memoryClockRate is gone in CUDA 13; the attribute remains (kHz; 0 if the driver does not say)
-  cudaDeviceGetAttribute(&clk, cudaDevAttrMemoryClockRate, dev);
-  cudaDeviceGetAttribute(&bus, cudaDevAttrGlobalMemoryBusWidth, dev);
-  cudaGetLastError();
-  double peak = 2.0 * clk * 1e3 * (bus / 8.0) / 1e9;   // GB/s, double data rate
-  char *a, *b;
-  cudaEvent_t e0, e1;
-  CUDA_OK(cudaMalloc((void **)&a, bytes));
-  CUDA_OK(cudaMalloc((void **)&b, bytes));
-  CUDA_OK(cudaMemset(a, 0, bytes));
-  CUDA_OK(cudaMemset(b, 0, bytes));
-  CUDA_OK(cudaEventCreate(&e0));
-  CUDA_OK(cudaEventCreate(&e1));
-  printf("    peak memory bandwidth %.0f GB/s (memory clock %d kHz, bus %d bits)\n", peak, clk, bus);
-  struct { const char *name; int what, dt, op; double traffic; } runs[] = {
-      {"cudaMemcpy D2D", 0, MLSYS_COLL_F32, 0, 2}, {"copy kernel", 1, MLSYS_COLL_F32, 0, 2},
-      {"reduce float sum", 2, MLSYS_COLL_F32, MLSYS_COLL_SUM, 3}, {"reduce double max", 2, MLSYS_COLL_F64, MLSYS_COLL_MAX, 3},
-      {"reduce int32 sum", 2, MLSYS_COLL_I32, MLSYS_COLL_SUM, 3}, {"reduce int64 prod", 2, MLSYS_COLL_I64, MLSYS_COLL_PROD, 3}};
-  double frac_copy = 0, frac_red = 1;
-  for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
-    const int reps = 10;
-    size_t n = bytes / mlsys_coll_cuda_esize(runs[k].dt);
-    float ms = 0;
-    for (int rep = -1; rep < reps; rep++) {
-      if (rep == 0) CUDA_OK(cudaEventRecord(e0, 0));
-      if (runs[k].what == 0) CUDA_OK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, 0));
-      else if (runs[k].what == 1) CHECK_OK(mlsys_coll_cuda_copy(b, a, n, runs[k].dt, 0));
-      else CHECK_OK(mlsys_coll_cuda_reduce(b, a, n, runs[k].dt, runs[k].op, 0));
-    }
-    CUDA_OK(cudaEventRecord(e1, 0));
-    CUDA_OK(cudaEventSynchronize(e1));
-    CUDA_OK(cudaEventElapsedTime(&ms, e0, e1));
-    double gbs = runs[k].traffic * bytes * reps / (ms * 1e-3) / 1e9, f = peak > 0 ? gbs / peak : 0;
-    printf("    %-20s %7.0f GB/s  %5.1f %% of peak\n", runs[k].name, gbs, 100 * f);
-    if (runs[k].what == 1) frac_copy = f;
-    if (runs[k].what == 2 && f < frac_red) frac_red = f;
-  }
-  cudaEventDestroy(e0); cudaEventDestroy(e1);
-  cudaFree(a); cudaFree(b);
-  if (peak > 0) {   // a sanity floor, far below what a streaming kernel reaches (≈ 85–93 % on HBM)
-    CHECK_MSG(frac_copy > 0.5, "copy kernel at %.1f %% of peak", 100 * frac_copy);
-    CHECK_MSG(frac_red > 0.5, "slowest reduce kernel at %.1f %% of peak", 100 * frac_red);
-  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
