@@ -358,7 +358,8 @@ TEST(monotonic_timer_advances) {
   double a = mlsys_now(), b;
   { struct timespec ts = {0, 20000000}; nanosleep(&ts, NULL); }
   b = mlsys_now();
-  CHECK(b - a >= 0.015 && b - a < 1.0);
+  /* nanosleep sleeps at least as long as asked; no upper bound, which would depend on the machine's load */
+  CHECK(b - a >= 0.0199);
 }
 
 /* CRC-32C: published check values (RFC 3720 B.4), chaining, and the table path equals the hardware path. */

@@ -473,7 +473,7 @@ TEST(gen_speed_2m) {
     t = mlsys_now() - t;
     printf("    %s: 2M keys in %.2f s\n", mlsys_index_dist_name(ds[j]), t);
     CHECK(sorted_distinct(k, 2000000));
-    CHECK(t < 20);   /* generous: 2 shared cores, sanitizers; about 0.2 s on an idle core */
+    /* the time is printed, not checked: a verdict may not depend on load (bench_index measures generators) */
     mlsys_free(k);
   }
 }

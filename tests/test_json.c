@@ -1063,7 +1063,7 @@ TEST(json_large_document) {
   REQUIRE_OK(mlsys_json_parse(s, o, "big.json", &d));
   t = mlsys_now() - t0;
   printf("    parsed %.1f MB in %.3f s\n", (double)o / 1e6, t);
-  CHECK(t < 3.0); /* about 0.1 s optimised; generous for sanitizer builds */
+  /* about 0.1 s optimised; printed, not checked (a verdict may not depend on load) */
   REQUIRE(d.root->count == 100000);
   v = mlsys_json_at(d.root, 77777);
   CHECK_OK(mlsys_json_get_i64(v, "id", 1, 0, 0, INT64_MAX, &id));
