@@ -74,7 +74,9 @@ run() {
   if [ -n "$only" ] && ! [[ $name =~ $only ]]; then return; fi
   limit=$t_test
   [ "$kind" = bench ] && limit=$t_bench
-  if [ ! -x "$here/bin/$name" ]; then
+  local prog=("$here/bin/$name")
+  if [ -f "$here/data/$name.py" ]; then prog=(python3 "$here/data/$name.py"); fi   # a peer in Python (PyTorch)
+  if [ ! -x "$here/bin/$name" ] && [ ! -f "$here/data/$name.py" ]; then
     status=missing; rc=-; summary="not in the bundle (built without its dependency?)"
     printf '%-6s %-28s %-8s %6s  %s\n' "$kind" "$name" "$status" "-" "$summary" >> "$table.tmp"
     say "== $kind $name: not in the bundle"
@@ -92,7 +94,7 @@ run() {
   fi
   say "== $kind $name $*"
   t0=$(date +%s.%N)
-  o=$(cd "$here/data" && timeout -k 10 "$limit" "$here/bin/$name" "$@" 2>&1)
+  o=$(cd "$here/data" && PYTHONUNBUFFERED=1 timeout -k 10 "$limit" "${prog[@]}" "$@" 2>&1)
   rc=$?
   t1=$(date +%s.%N)
   printf '%s\n' "$o" >> "$log"
@@ -106,6 +108,8 @@ run() {
     status=skipped; summary="no CUDA device$(printf '%s\n' "$o" | grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' | tail -n 1 | sed 's/^/; host-side checks: /')"
   elif printf '%s\n' "$o" | grep -qiE 'built without NCCL'; then
     status=skipped; summary="built without NCCL"
+  elif printf '%s\n' "$o" | grep -qE '^skipped: '; then
+    status=skipped; summary=$(printf '%s\n' "$o" | grep -m1 -E '^skipped: ' | cut -c10-)
   else
     status=ok
     summary=$(printf '%s\n' "$o" | grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$|all GPU checks passed|all ok|mismatches|tokens/s' | tail -n 1)
@@ -121,11 +125,12 @@ run test test_remat_cnn_cuda
 run bench bench_collective_gpu
 run bench bench_collective_gpu_nccl nccl
 run bench bench_relm_gpt2_gpu
+run bench peer_gpt2_torch
 run bench bench_remat_cnn_gpu
 # programs in the bundle that the list above does not name (added later): run them too, as tests
 for b in "$here"/bin/*; do
   n=$(basename "$b")
-  case " common_cuda_check test_collective_cuda test_collective_cuda_nccl test_relm_gpt2_cuda test_remat_cnn_cuda bench_collective_gpu bench_collective_gpu_nccl bench_relm_gpt2_gpu bench_remat_cnn_gpu " in
+  case " common_cuda_check test_collective_cuda test_collective_cuda_nccl test_relm_gpt2_cuda test_remat_cnn_cuda bench_collective_gpu bench_collective_gpu_nccl bench_relm_gpt2_gpu peer_gpt2_torch bench_remat_cnn_gpu " in
     *" $n "*) ;;
     *) case $n in bench_*) run bench "$n" ;; *) run test "$n" ;; esac ;;
   esac
