@@ -409,7 +409,7 @@ static int default_model_exists(void) {
 
 TEST(tune_default_predictor) {
   if (!default_model_exists())
-    SKIP("tools/maple_predictor.bin is not there yet (tools/maple_train.sh trains it)");
+    SKIP_DEP("tools/maple_predictor.bin is not there yet (tools/maple_train.sh trains it)");
   check_cnn_tune("index tune --json --keys gen:lognormal:20k --init 10k --ops 5k --insert-frac 0.85", 10);
 }
 

@@ -338,7 +338,7 @@ TEST(gen_exact_sorted_distinct_deterministic) {
   CHECK_STR(mlsys_index_dist_name(MLSYS_INDEX_DIST_LOGNORMAL), "lognormal");
   CHECK_STR(mlsys_index_dist_name(MLSYS_INDEX_DIST_OSM_LIKE), "osm_like");
   CHECK_STR(mlsys_index_dist_name((mlsys_index_dist)-1), "unknown");
-  if (skipped) SKIP("%d *_LIKE generators lack their real key set (see above)", skipped);
+  if (skipped) SKIP_DEP("%d *_LIKE generators lack their real key set (see above)", skipped);
 }
 
 /* The keys are sorted, so the q-quantile of the sample is k[q*n]. */
@@ -460,7 +460,7 @@ TEST(gen_like_sanity) {
   } else {
     skipped++;
   }
-  if (skipped) SKIP("%d real key sets missing: %.200s", skipped, mlsys_last_error());
+  if (skipped) SKIP_DEP("%d real key sets missing: %.200s", skipped, mlsys_last_error());
 }
 
 TEST(gen_speed_2m) {
@@ -550,7 +550,7 @@ TEST(real_sets_load) {
   }
   CHECK_EQ_INT(mlsys_index_keys_load("real:moon", 0, &k, &n), MLSYS_ERR_ARG);
   CHECK_CONTAINS(mlsys_last_error(), "real:moon");
-  if (skipped) SKIP("real:words: %.200s", why);
+  if (skipped) SKIP_DEP("real:words: %.200s", why);
 }
 
 /* The committed IPv4 starts equal what the installed GeoIP.dat gives (and the parser rejects what is not one). */
@@ -569,7 +569,7 @@ TEST(real_ipv4_matches_geoip_package) {
   CHECK_EQ_INT(mlsys__index_geoip_starts(junk, sizeof junk, "bad.dat", &a, &n), MLSYS_ERR_PARSE);
   CHECK_CONTAINS(mlsys_last_error(), "bad.dat");
   if (mlsys_read_file("/usr/share/GeoIP/GeoIP.dat", &data, &len) != MLSYS_OK)
-    SKIP("/usr/share/GeoIP/GeoIP.dat missing (Debian geoip-database)");
+    SKIP_DEP("/usr/share/GeoIP/GeoIP.dat missing (Debian geoip-database)");
   REQUIRE_OK(mlsys__index_geoip_starts((const uint8_t *)data, len, "GeoIP.dat", &a, &n));
   mlsys_free(data);
   REQUIRE_OK(mlsys_index_keys_load("real:ipv4", 0, &b, &m));

