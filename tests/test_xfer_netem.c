@@ -159,9 +159,8 @@ static void ns_check(void) {
 
 /* throughput_sent (bits/s) of src → dst, PREMIUM tier at both ends, from Skyplane's grid; 0 when absent. */
 static double grid_bps(const char *src, const char *dst, char *source, size_t cap) {
-  /* The repo's copy (PREMIUM rows only, no tier columns) first: it is there in a clean clone. */
-  static const char *paths[] = {"tests/data/skyplane/throughput_premium.csv", "../shared/data/skyplane/throughput.csv",
-                                "shared/data/skyplane/throughput.csv"};
+  /* The repo's copy (PREMIUM rows only, no tier columns; tests/data/skyplane/README.md): in every clone. */
+  static const char *paths[] = {"tests/data/skyplane/throughput_premium.csv"};
   for (size_t k = 0; k < sizeof paths / sizeof paths[0]; k++) {
     FILE *f = fopen(paths[k], "r");
     if (!f) continue;
