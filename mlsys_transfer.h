@@ -4804,7 +4804,7 @@ MLSYS_DEF mlsys_status mlsys_xfer_profile_pair(const char *host, int port, int n
        #include "mlsys_transfer.h"
 
    EXAMPLE (a whole copy through every gateway of `ov` as threads of this process, ports on 127.0.0.1)
-       mlsys_xfer_copy_opts o = {0};            // 8 MiB chunks, queue of 16, dynamic assignment
+       mlsys_xfer_copy_opts o = {0};            // chunks of mlsys_xfer_chunk_auto, queue of 16, dynamic assignment
        mlsys_xfer_copy_result r;
        if (mlsys_xfer_copy(&ov, src_store, dst_store, &o, &r) == MLSYS_OK)
          printf("%llu bytes in %.2f s, %.2f Gbps, %llu resends\n", (unsigned long long)r.bytes, r.seconds,
@@ -4950,6 +4950,15 @@ MLSYS_DEF uint64_t mlsys_xfer_job_id(const mlsys_xfer_obj *objs, int n, uint64_t
 /* chunk_bytes 0 → 8 MiB. *chunks freed with mlsys_free. */
 MLSYS_DEF mlsys_status mlsys_xfer_chunk_objects(const mlsys_xfer_obj *objs, int n, uint64_t chunk_bytes,
                                                 uint64_t job_id, mlsys_xfer_chunk **chunks, uint64_t *nchunks);
+/* The chunk size a source uses when its chunk_bytes is 0: Skyplane's 8 MiB, or smaller when the overlay has relays
+   and the transfer is small against the pipeline. A relay forwards a chunk only once it has all of it, and a chunk
+   holds its source slot until the destination has written it (end-to-end acks), so the last queue_cap chunks drain
+   hop after hop: on the Fig 4.1 overlay a copy took (bytes + ≈ queue_cap · chunk · hops) / rate (RESULTS §5b.5;
+   16 chunks of 8 MiB through one relay reached 51 % of the planned rate). The rule keeps that tail under 1/12 of
+   the transfer: chunk ≤ bytes / (12 · queue_cap · hops), hops = the longest source-to-destination path in edges,
+   for overlays with relays; never above 8 MiB, a multiple of 64 KiB (the rate limiter's piece) and at least that,
+   and large enough that no object has more than 2^20 parts. queue_cap ≤ 0 → 16. */
+MLSYS_DEF uint64_t mlsys_xfer_chunk_auto(const mlsys_xfer_overlay *ov, int queue_cap, const mlsys_xfer_obj *objs, int n);
 
 /* ---------------------------------------------------------------------------------------------------------------
    Overlay check: one SRC, one DST, edges between existing gateways, no cycles, every relay forwards, the
@@ -4974,7 +4983,7 @@ typedef struct {
 
 typedef struct {
   mlsys_xfer_store *store;  /* SRC: read from; DST: written to; relays: unused */
-  uint64_t chunk_bytes;     /* SRC: part size (default 8 MiB, ≤ 1 GiB) */
+  uint64_t chunk_bytes;     /* SRC: part size (≤ 1 GiB); 0 → mlsys_xfer_chunk_auto: 8 MiB, smaller through relays */
   int queue_cap;            /* chunks buffered per gateway (default 16): the flow-control window */
   int assign;               /* MLSYS_XFER_DYNAMIC (default) or MLSYS_XFER_ROUND_ROBIN */
   int readers;              /* SRC: store reader threads (default 4) */
@@ -4996,6 +5005,7 @@ typedef struct {
   uint64_t resends;         /* chunks requeued after a NACK or a dead connection */
   uint64_t checksum_failures, duplicates, conn_failures, dropped_clients;
   uint64_t peak_buffered, buffer_bound;   /* payload bytes held at once; the bound it must stay under */
+  uint64_t chunk_bytes;     /* SRC: the part size it used (chosen by mlsys_xfer_chunk_auto when the option was 0) */
   double seconds;           /* start → done */
   int nedge;                /* the overlay's edge count */
   uint64_t *edge_bytes;     /* [nedge] payload bytes this gateway sent on each edge (0 on others' edges) */
@@ -5031,6 +5041,7 @@ typedef struct {
 
 typedef struct {
   uint64_t bytes, objects, chunks;   /* acked at the source */
+  uint64_t chunk_bytes;              /* the source's part size (mlsys_xfer_chunk_auto's when the option was 0) */
   double seconds, gbps;              /* source start → every chunk acked */
   uint64_t resends, checksum_failures, duplicates, conn_failures, dropped_clients;   /* over all gateways */
   int nedge;
@@ -5323,6 +5334,39 @@ MLSYS_DEF mlsys_status mlsys_xfer_chunk_objects(const mlsys_xfer_obj *objs, int 
   *chunks = c;
   *nchunks = total;
   return MLSYS_OK;
+}
+
+MLSYS_DEF uint64_t mlsys_xfer_chunk_auto(const mlsys_xfer_overlay *ov, int queue_cap, const mlsys_xfer_obj *objs, int n) {
+  const uint64_t piece = 64 << 10;
+  uint64_t bytes = 0, biggest = 0, c = MLSYS_XFER_DEFAULT_CHUNK, need;
+  int i, it, hops = 0, *len;
+  if (queue_cap <= 0) queue_cap = 16;
+  for (i = 0; i < n; i++) {
+    bytes += objs[i].size;
+    if (objs[i].size > biggest) biggest = objs[i].size;
+  }
+  /* the longest path in edges from the source (longest-path relaxation; ngw rounds bound it on any overlay) */
+  if (ov && ov->ngw > 0 && (len = (int *)mlsys_alloc((size_t)ov->ngw, sizeof(int)))) {
+    for (i = 0; i < ov->ngw; i++) len[i] = ov->gw[i].role == MLSYS_XFER_SRC ? 0 : -1;
+    for (it = 0; it < ov->ngw; it++)
+      for (i = 0; i < ov->nedge; i++) {
+        const mlsys_xfer_edge *e = &ov->edge[i];
+        if (e->from < 0 || e->from >= ov->ngw || e->to < 0 || e->to >= ov->ngw || len[e->from] < 0) continue;
+        if (len[e->from] + 1 > len[e->to] && len[e->from] + 1 < ov->ngw) len[e->to] = len[e->from] + 1;
+      }
+    for (i = 0; i < ov->ngw; i++)
+      if (ov->gw[i].role == MLSYS_XFER_DST && len[i] > hops) hops = len[i];
+    mlsys_free(len);
+  }
+  if (hops >= 2) {
+    c = bytes / (12 * (uint64_t)queue_cap * (uint64_t)hops);
+    if (c > MLSYS_XFER_DEFAULT_CHUNK) c = MLSYS_XFER_DEFAULT_CHUNK;
+    c -= c % piece;
+    if (c < piece) c = piece;
+  }
+  need = (biggest + MLSYS_XFER_MAX_PARTS - 1) / MLSYS_XFER_MAX_PARTS;   /* at most 2^20 parts per object */
+  if (c < need) c = (need + piece - 1) / piece * piece;
+  return c;
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -6394,7 +6438,7 @@ static void *mlsys__xfer_dp_reader_main(void *arg) {
    11. Gateway lifecycle
    --------------------------------------------------------------------------------------------------------------- */
 static void mlsys__xfer_dp_gw_defaults(mlsys_xfer_gw_opts *o) {
-  if (!o->chunk_bytes) o->chunk_bytes = MLSYS_XFER_DEFAULT_CHUNK;
+  /* chunk_bytes 0 stays 0 here: a source picks it from its objects and the overlay (mlsys_xfer_chunk_auto) */
   if (o->queue_cap <= 0) o->queue_cap = 16;
   if (o->readers <= 0) o->readers = 4;
   if (o->hello_timeout_s <= 0) o->hello_timeout_s = 5;
@@ -6541,6 +6585,7 @@ MLSYS_DEF mlsys_status mlsys_xfer_gateway_start(const mlsys_xfer_overlay *ov, in
       mlsys__xfer_dp_gw_destroy(g);
       return st;
     }
+    if (!g->o.chunk_bytes) g->o.chunk_bytes = mlsys_xfer_chunk_auto(&g->ov, g->o.queue_cap, g->objs, g->nobj);
     g->job_id = g->o.job_id ? g->o.job_id : mlsys_xfer_job_id(g->objs, g->nobj, g->o.chunk_bytes);
     g->job_known = 1;
     if ((st = mlsys_xfer_chunk_objects(g->objs, g->nobj, g->o.chunk_bytes, g->job_id, &g->chunks, &g->nchunks)) != MLSYS_OK ||
@@ -6606,6 +6651,7 @@ MLSYS_DEF void mlsys_xfer_gateway_stats(mlsys_xfer_gateway *g, mlsys_xfer_gw_res
   r->dropped_clients = g->dropped;
   r->peak_buffered = g->peak_buffered;
   r->buffer_bound = (uint64_t)g->o.queue_cap * (g->role == MLSYS_XFER_SRC ? g->o.chunk_bytes : g->max_chunk);
+  r->chunk_bytes = g->role == MLSYS_XFER_SRC ? g->o.chunk_bytes : 0;
   r->seconds = (g->done ? g->t_done : mlsys_now()) - g->t0;
   r->nedge = g->ov.nedge;
   r->edge_bytes = (uint64_t *)mlsys_calloc(g->ov.nedge ? (size_t)g->ov.nedge : 1, sizeof(uint64_t));
@@ -6839,6 +6885,7 @@ MLSYS_DEF mlsys_status mlsys_xfer_copy(const mlsys_xfer_overlay *ov, mlsys_xfer_
     }
     r->bytes = r->gw[isrc].bytes;
     r->chunks = r->gw[isrc].chunks;
+    r->chunk_bytes = r->gw[isrc].chunk_bytes;
     r->objects = r->gw[isrc].objects;
     r->seconds = r->gw[isrc].seconds;
     r->gbps = r->seconds > 0 ? (double)r->bytes * 8 / r->seconds / 1e9 : 0;

@@ -505,6 +505,104 @@ TEST(chunking) {
   mlsys_free(c);
 }
 
+/* The longest source-to-destination path in edges, by depth-first search over every path (small overlays only). */
+static int longest_path(const mlsys_xfer_overlay *ov, int at, int depth) {
+  int i, best = ov->gw[at].role == MLSYS_XFER_DST ? depth : -1;
+  for (i = 0; i < ov->nedge; i++)
+    if (ov->edge[i].from == at) {
+      int l = longest_path(ov, ov->edge[i].to, depth + 1);
+      if (l > best) best = l;
+    }
+  return best;
+}
+
+/* The chunk-size rule (issue 19 item 7): relays store and forward whole chunks and a chunk holds its source slot
+   until the destination has it, so after the last chunk leaves the source about queue_cap chunks still cross each
+   hop. The rule must keep that tail, queue_cap x chunk x hops, under 1/12 of the transfer whenever 64 KiB chunks
+   allow it (the pipeline model then predicts >= 12/13 of the rate), leave direct paths at Skyplane's 8 MiB, and stay
+   within the wire's limits. Checked over random overlays and object lists against hops found here by brute force. */
+TEST(chunk_auto_rule) {
+  mlsys_rng rng;
+  mlsys_xfer_obj objs[40];
+  char keys[40][8];
+  int trial, k;
+  ovl o;
+  mlsys_rng_seed(&rng, 7);
+  for (k = 0; k < 40; k++) { snprintf(keys[k], sizeof keys[k], "o%d", k); objs[k].key = keys[k]; }
+  /* the issue's case: 16 objects of 8 MiB through one relay, queue 16: 128 MiB / (12 * 16 * 2) -> 320 KiB */
+  for (k = 0; k < 16; k++) objs[k].size = 8 * MiB;
+  ov_chain(&o, 30, 0, 0);
+  CHECK_EQ_INT(mlsys_xfer_chunk_auto(&o.ov, 16, objs, 16), 320 * KiB);
+  CHECK_EQ_INT(mlsys_xfer_chunk_auto(&o.ov, 0, objs, 16), 320 * KiB);   /* queue_cap 0 is the default 16 */
+  ov_direct(&o, 30, 0);
+  CHECK_EQ_INT(mlsys_xfer_chunk_auto(&o.ov, 16, objs, 16), 8 * MiB);   /* no relay: no pipeline to fill */
+  for (trial = 0; trial < 300; trial++) {
+    int n = 1 + (int)mlsys_rng_below(&rng, 40), q = 1 + (int)mlsys_rng_below(&rng, 64), hops, shape = trial % 4;
+    uint64_t c, bytes = 0, nchunks = 0, biggest = 0;
+    for (k = 0; k < n; k++) {
+      /* sizes from bytes to gigabytes, and now and then a 16 TiB object (needs > 8 MiB parts) */
+      objs[k].size = trial % 50 == 49 && k == 0 ? 16ull << 40 : mlsys_rng_below(&rng, 1ull << (10 + mlsys_rng_below(&rng, 22)));
+      bytes += objs[k].size;
+      if (objs[k].size > biggest) biggest = objs[k].size;
+    }
+    if (shape == 0) ov_direct(&o, 4, 0);
+    else if (shape == 1) ov_chain(&o, 4, 0, 0);
+    else if (shape == 2) ov_diamond(&o, 2, 0);
+    else {   /* a chain of 2..6 relays with a shortcut from the source to the destination */
+      int r = 2 + (int)mlsys_rng_below(&rng, 5), i;
+      ov_init(&o);
+      ov_gw(&o, MLSYS_XFER_SRC);
+      for (i = 0; i < r; i++) ov_gw(&o, MLSYS_XFER_RELAY);
+      ov_gw(&o, MLSYS_XFER_DST);
+      for (i = 0; i <= r; i++) ov_edge(&o, i, i + 1, 1, 0);
+      ov_edge(&o, 0, r + 1, 1, 0);
+    }
+    REQUIRE_OK(mlsys_xfer_overlay_check(&o.ov));
+    hops = longest_path(&o.ov, 0, 0);
+    c = mlsys_xfer_chunk_auto(&o.ov, q, objs, n);
+    for (k = 0; k < n; k++) nchunks += objs[k].size ? (objs[k].size + c - 1) / c : 1;
+    CHECK_MSG(c >= 64 * KiB && c % (64 * KiB) == 0 && c <= MLSYS_XFER_DATA_MAX, "trial %d: chunk %llu", trial, (unsigned long long)c);
+    CHECK_MSG((biggest + c - 1) / c <= MLSYS_XFER_MAX_PARTS, "trial %d: %llu parts", trial, (unsigned long long)((biggest + c - 1) / c));
+    if (biggest <= (8 * MiB) * (uint64_t)MLSYS_XFER_MAX_PARTS) CHECK(c <= 8 * MiB);
+    if (hops == 1 && biggest <= (8 * MiB) * (uint64_t)MLSYS_XFER_MAX_PARTS) CHECK_EQ_INT(c, 8 * MiB);
+    if (hops >= 2 && bytes >= 12ull * q * hops * 64 * KiB && biggest <= (64 * KiB) * (uint64_t)MLSYS_XFER_MAX_PARTS) {
+      /* the tail the last window leaves is at most 1/12 of the transfer, and no smaller chunk than needed */
+      CHECK_MSG((uint64_t)q * c * hops * 12 <= bytes, "trial %d: %d x %llu x %d hops > 1/12 of %llu bytes", trial, q,
+                (unsigned long long)c, hops, (unsigned long long)bytes);
+      CHECK_MSG(c == 8 * MiB || (uint64_t)q * (c + 64 * KiB) * hops * 12 > bytes, "trial %d: chunk %llu smaller than needed", trial,
+                (unsigned long long)c);
+      CHECK(nchunks >= 12ull * q * hops || c == 8 * MiB);
+    }
+  }
+}
+
+/* A source with chunk_bytes 0 uses the rule; every byte still arrives. */
+TEST(copy_uses_chunk_auto) {
+  ovl o;
+  mstore *src = ms_new(), *dst;
+  mlsys_xfer_copy_opts co = copts(0);
+  mlsys_xfer_copy_result r;
+  mlsys_xfer_obj *objs = NULL;
+  mlsys_status st;
+  uint64_t want, nch = 0;
+  int n = 0, k;
+  fill_big(src, 6, 2 * MiB + 1000, 4);
+  ov_chain(&o, 3, 0, 0);
+  REQUIRE_OK(src->base.list(&src->base, &objs, &n));
+  want = mlsys_xfer_chunk_auto(&o.ov, 16, objs, n);
+  for (k = 0; k < n; k++) nch += (objs[k].size + want - 1) / want;
+  mlsys_xfer_objs_free(objs, n);
+  CHECK_EQ_INT(want, 64 * KiB);   /* 12 MB / (12 * 16 * 2) = 31 KiB -> the 64 KiB floor */
+  dst = run_copy(&o, src, &co, &r, &st);
+  CHECK_OK(st);
+  CHECK(same_stores(src, dst));
+  CHECK_EQ_INT(r.chunk_bytes, want);
+  CHECK_EQ_INT(r.chunks, nch);
+  mlsys_xfer_copy_result_free(&r);
+  ms_close(&src->base);
+  ms_close(&dst->base);
+}
+
 TEST(overlay_check_rejects) {
   ovl o;
   ov_chain(&o, 2, 0, 0);
