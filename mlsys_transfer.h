@@ -5009,6 +5009,9 @@ typedef struct {
   double seconds;           /* start → done */
   int nedge;                /* the overlay's edge count */
   uint64_t *edge_bytes;     /* [nedge] payload bytes this gateway sent on each edge (0 on others' edges) */
+  int nconn;
+  uint64_t *conn_bytes;     /* [nconn] payload bytes each of its out-connections sent (its out-edges in overlay order,
+                               then their connections: the numbering of faults.slow_conn), resends included */
 } mlsys_xfer_gw_result;
 
 typedef struct mlsys_xfer_gateway mlsys_xfer_gateway;
@@ -5548,18 +5551,24 @@ static void mlsys__xfer_dp_tb_init(mlsys__xfer_dp_tb *tb, double bytes_per_s, do
   tb->burst = tb->tokens = burst;
   tb->last = mlsys_now();
 }
-static void mlsys__xfer_dp_tb_take(mlsys__xfer_dp_tb *tb, size_t n) {
-  double now, wait = 0;
-  if (!tb || tb->rate <= 0 || !n) return;
+/* Takes n bytes' worth of tokens at time `now` (seconds, mlsys_now's clock) and returns how long the caller must
+   wait before sending them; the clock is a parameter so that the tests can check the arithmetic exactly. */
+static double mlsys__xfer_dp_tb_debit(mlsys__xfer_dp_tb *tb, size_t n, double now) {
+  double wait = 0;
   pthread_mutex_lock(&tb->mu);
-  now = mlsys_now();
-  tb->tokens += (now - tb->last) * tb->rate;
+  if (now > tb->last) {
+    tb->tokens += (now - tb->last) * tb->rate;
+    tb->last = now;
+  }
   if (tb->tokens > tb->burst) tb->tokens = tb->burst;
-  tb->last = now;
   tb->tokens -= (double)n;
   if (tb->tokens < 0) wait = -tb->tokens / tb->rate;
   pthread_mutex_unlock(&tb->mu);
-  mlsys__xfer_dp_sleep(wait);
+  return wait;
+}
+static void mlsys__xfer_dp_tb_take(mlsys__xfer_dp_tb *tb, size_t n) {
+  if (!tb || tb->rate <= 0 || !n) return;
+  mlsys__xfer_dp_sleep(mlsys__xfer_dp_tb_debit(tb, n, mlsys_now()));
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -5604,6 +5613,7 @@ typedef struct {
   mlsys__xfer_dp_ck *unacked, *unacked_tail;
   mlsys__xfer_dp_tb *slow;                 /* fault injection: per-connection throttle */
   uint8_t *scratch;                     /* corrupted copy of one piece */
+  uint64_t bytes;                       /* payload sent (under gw->mu) */
 } mlsys__xfer_dp_oc;
 
 typedef struct {                        /* DST: one object being assembled */
@@ -6260,6 +6270,7 @@ static int mlsys__xfer_dp_send_chunk(mlsys__xfer_dp_oc *c, mlsys__xfer_dp_ck *ck
     off += piece;
     pthread_mutex_lock(&g->mu);
     g->oe[c->oe].bytes += piece;
+    c->bytes += piece;
     g->bytes_out += piece;
     pthread_mutex_unlock(&g->mu);
   }
@@ -6656,6 +6667,9 @@ MLSYS_DEF void mlsys_xfer_gateway_stats(mlsys_xfer_gateway *g, mlsys_xfer_gw_res
   r->nedge = g->ov.nedge;
   r->edge_bytes = (uint64_t *)mlsys_calloc(g->ov.nedge ? (size_t)g->ov.nedge : 1, sizeof(uint64_t));
   for (i = 0; r->edge_bytes && i < g->noe; i++) r->edge_bytes[g->oe[i].edge] = g->oe[i].bytes;
+  r->conn_bytes = (uint64_t *)mlsys_calloc(g->noc ? (size_t)g->noc : 1, sizeof(uint64_t));
+  r->nconn = r->conn_bytes ? g->noc : 0;
+  for (i = 0; r->conn_bytes && i < g->noc; i++) r->conn_bytes[i] = g->oc[i].bytes;
   pthread_mutex_unlock(&g->mu);
   /* a gateway whose DST counters live under dmu */
   if (g->role == MLSYS_XFER_DST) {
@@ -6751,7 +6765,10 @@ MLSYS_DEF void mlsys_xfer_gateway_free(mlsys_xfer_gateway *g) {
 MLSYS_DEF void mlsys_xfer_gw_result_free(mlsys_xfer_gw_result *r) {
   if (!r) return;
   mlsys_free(r->edge_bytes);
+  mlsys_free(r->conn_bytes);
   r->edge_bytes = NULL;
+  r->conn_bytes = NULL;
+  r->nconn = 0;
 }
 
 MLSYS_DEF mlsys_status mlsys_xfer_gateway_run(const mlsys_xfer_overlay *ov, int id, mlsys_xfer_store *store,

@@ -223,9 +223,9 @@ TEST(cp_files_through_relay_and_plan) {
       int n = 0;
       n += snprintf(sh + n, sizeof sh - n, "(");
       for (k = ngw - 1; k >= 1; k--)
-        n += snprintf(sh + n, sizeof sh - n, "%s transfer gateway --plan %s --id %d %s%s%s --timeout 60 > /dev/null & ", bin(), p1, k,
+        n += snprintf(sh + n, sizeof sh - n, "%s transfer gateway --plan %s --id %d %s%s%s --timeout 300 > /dev/null & ", bin(), p1, k,
                       k == ngw - 1 ? "--store file://" : "", k == ngw - 1 ? dir : "", k == ngw - 1 ? "/dst3" : "");
-      n += snprintf(sh + n, sizeof sh - n, "sleep 0.5; %s transfer gateway --plan %s --id 0 --store file://%s/src --timeout 60 > /dev/null; r=$?; wait; exit $r)", bin(), p1, dir);
+      n += snprintf(sh + n, sizeof sh - n, "sleep 0.5; %s transfer gateway --plan %s --id 0 --store file://%s/src --timeout 300 > /dev/null; r=$?; wait; exit $r)", bin(), p1, dir);
       CHECK_MSG(system(sh) == 0, "gateway processes failed: %.300s", sh);
     }
     snprintf(p2, sizeof p2, "%s/dst3/sub/a", dir);
