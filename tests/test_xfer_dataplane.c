@@ -557,7 +557,7 @@ static int longest_path(const mlsys_xfer_overlay *ov, int at, int depth) {
 TEST(chunk_auto_rule) {
   mlsys_rng rng;
   mlsys_xfer_obj objs[40];
-  char keys[40][8];
+  char keys[40][16];
   int trial, k;
   ovl o;
   mlsys_rng_seed(&rng, 7);
