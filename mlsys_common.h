@@ -357,6 +357,8 @@ typedef struct {
                                     than the optimum makes the model INFEASIBLE (both backends alike) */
   int branch_ceiling;            /* lp_solve: 0 → floor branch first (default), 1 → ceiling first, 2 → automatic */
   int lpsolve_bb_rule;           /* lp_solve: set_bb_rule() value (NODE_* flags); 0 → lp_solve's default */
+  int lpsolve_scaling;           /* lp_solve: set_scaling() mode (SCALE_* flags, e.g. 4 = geometric); 0 → lp_solve's
+                                    default (196). A retry with another mode gets past many NUMFAILUREs. */
   int threads;                   /* CBC threads; 0 → 1 (deterministic) */
   int verbose;                   /* 1 → solver log on stdout */
   /* Called on every improved solution (objective incl. constant, seconds since start); nonzero → stop.
@@ -2975,6 +2977,7 @@ static mlsys_status mlsys__milp_solve_lpsolve(const mlsys_milp *m, const mlsys_m
   }
   set_bb_floorfirst(lp, o->branch_ceiling == 2 ? BRANCH_AUTOMATIC : o->branch_ceiling ? BRANCH_CEILING : BRANCH_FLOOR);
   if (o->lpsolve_bb_rule) set_bb_rule(lp, o->lpsolve_bb_rule);
+  if (o->lpsolve_scaling) set_scaling(lp, o->lpsolve_scaling);
   if (o->mip_gap_abs > 0) set_mip_gap(lp, TRUE, o->mip_gap_abs);
   if (o->mip_gap_rel > 0) set_mip_gap(lp, FALSE, o->mip_gap_rel);
   if (o->time_limit > 0) set_timeout(lp, (long)ceil(o->time_limit) + 1);   /* our abort hook is the exact limit */

@@ -1,8 +1,10 @@
 /* mlsys_transfer.h — bulk data transfer between cloud regions over overlay relays (Skyplane).     MIT licence.
 
-   Implements Skyplane (Jain et al., "Skyplane: Optimizing Transfer Cost and Throughput Using Cloud-Aware
-   Overlays", NSDI 2023; P. Jain, PhD thesis, UCB/EECS-2023-180, ch. 4):
-     1. the PLANNER (thesis §4.5, eq. 4.4; spec ../shared/specs/skyplane.md §3): from a measured throughput grid
+   Implements Skyplane (P. Jain et al., "Skyplane: Optimizing Transfer Cost and Throughput Using Cloud-Aware
+   Overlays", NSDI 2023; P. Jain, PhD thesis, UCB/EECS-2023-180, ch. 4); the guide is docs/transfer.md in the
+   mlsys repository (the "spec §" numbers below are those of the project's design specification, which that page
+   follows):
+     1. the PLANNER (thesis §4.5, eq. 4.4; docs/transfer.md "Planner"): from a measured throughput grid
         (the authors' iperf3 CSV: one VM per end, 64 TCP connections) and egress prices (AWS table, GCP and Azure
         2022 rules), choose flows F per region pair, VMs N per region and connections M so that a throughput goal
         is met at minimum egress + VM cost — the MILP with integer VMs, its LP relaxation with the thesis's
@@ -272,7 +274,10 @@ typedef struct {
 } mlsys_xfer_plan;
 
 /* Minimum cost for problem->goal_gbps (eq. 4.4 with the equalities of spec §3.8 #1). An unreachable goal is
-   MLSYS_ERR_INFEASIBLE with the largest throughput the VM limits allow named. */
+   MLSYS_ERR_INFEASIBLE with the largest throughput the VM limits allow named (a goal above it by at most 1e-9
+   relative is planned at it). A solver failure is retried (lp_solve with another scaling, CBC/Clp when compiled in,
+   the model with flows in Gbps) and as a last resort the max-flow plan scaled to the goal is returned (milp_status
+   FEASIBLE): on its own grid the planner does not fail numerically. */
 MLSYS_DEF mlsys_status mlsys_xfer_plan_min_cost(const mlsys_xfer_grid *g, const mlsys_xfer_problem *p, mlsys_xfer_plan *out);
 /* Maximum throughput with cost per GB ≤ problem->max_cost_per_gb: the thesis's sweep of min-cost solves over
    sweep_samples goals, refined by bisection next to the best feasible sample (§4.5.2). */
@@ -280,7 +285,9 @@ MLSYS_DEF mlsys_status mlsys_xfer_plan_max_tput(const mlsys_xfer_grid *g, const 
 /* The same problem with fractional VMs solved exactly as one LP (Charnes–Cooper substitution, spec §3.6); needs
    provision_time_s = 0. An upper bound for the sweep. */
 MLSYS_DEF mlsys_status mlsys_xfer_plan_max_tput_lp(const mlsys_xfer_grid *g, const mlsys_xfer_problem *p, mlsys_xfer_plan *out);
-/* The largest throughput with the VM counts vms[] fixed (or, vms = NULL, up to the VM limits, fractional). */
+/* The largest throughput with the VM counts vms[] fixed (or, vms = NULL, up to the VM limits, fractional). With
+   vms = NULL a route with no path at all is MLSYS_ERR_INFEASIBLE naming the pair and what the grid holds for it
+   (no row between them, a region with no measured link out or in, the path restrictions). */
 MLSYS_DEF mlsys_status mlsys_xfer_max_flow(const mlsys_xfer_grid *g, const mlsys_xfer_problem *p, const double *vms, double *gbps);
 /* Writes the min-cost model at problem->goal_gbps (integer VMs unless rounding is RELAXED) to path (".mps" →
    MPS, else LP format) for an independent solver; its objective is the cost per GB × 1000. */
@@ -756,7 +763,8 @@ done:
 #define MLSYS__XFER_OBJ_SCALE 1000.0   /* objective in $ per 1000 GB: keeps coefficients near 1 for lp_solve */
 #define MLSYS__XFER_MIN_GBPS 0.05      /* links slower than this are dropped (spec §8 risk 2: tiny 1/g) */
 
-enum { MLSYS__XFER_MINCOST = 0, MLSYS__XFER_MAXFLOW = 1, MLSYS__XFER_CC = 2 };
+enum { MLSYS__XFER_MINCOST = 0, MLSYS__XFER_MAXFLOW = 1, MLSYS__XFER_CC = 2,
+       MLSYS__XFER_GBPS = 16 /* with MINCOST: flow columns in Gbps, the other scaling (a retry's) */ };
 
 typedef struct {
   mlsys_milp *m;
@@ -765,6 +773,7 @@ typedef struct {
   int *fcol, *mcol;    /* per edge */
   int *ncol;           /* per region, -1 when the region touches no edge */
   int tcol, sigcol;
+  double fscale;       /* F[e] = fscale · x[fcol[e]]: the goal T in min-cost models (flows as fractions of it), else 1 */
 } mlsys__xfer_model;
 
 static void mlsys__xfer_model_free(mlsys__xfer_model *md) {
@@ -796,16 +805,72 @@ static double mlsys__xfer_vm_coef(const mlsys_xfer_grid *g, const mlsys_xfer_pro
   return g->r[v].vm_cost_per_hr / 3600.0 * mlsys__xfer_vm_mult(p) * (8.0 / T + p->provision_time_s / mlsys__xfer_volume(p));
 }
 
-/* fixed_n: NULL → N free in [0, limit] (integer when `integer`), else N fixed to fixed_n[v] (upper = lower). */
+/* A route the plan cannot use at all: MLSYS_ERR_INFEASIBLE naming the pair as given and what the grid holds for
+   it (its direct row, whether either region has any measured link out / in, the path restrictions), instead of the
+   "goal 0 Gbps" a zero max flow would lead to (issue 19 item 6). */
+static mlsys_status mlsys__xfer_no_path(const mlsys_xfer_grid *g, const mlsys_xfer_problem *p) {
+  int n = g->n, s = p->src, t = p->dst, u, v, head = 0, tail = 0, nout = 0, nin = 0, nfwd = 0, nbwd = 0, found = 1;
+  double d = g->tput[(size_t)s * n + t];
+  char direct[320];
+  unsigned char *seen;
+  int *queue;
+  for (v = 0; v < n; v++) {
+    if (v == s || v == t) continue;
+    nout += g->tput[(size_t)s * n + v] >= MLSYS__XFER_MIN_GBPS;
+    nin += g->tput[(size_t)v * n + t] >= MLSYS__XFER_MIN_GBPS;
+  }
+  if (d >= MLSYS__XFER_MIN_GBPS) snprintf(direct, sizeof direct, "its row %s -> %s (%.3g Gbps)", g->r[s].key, g->r[t].key, d);
+  else if (d > 0) snprintf(direct, sizeof direct, "its row %s -> %s measured %.3g Gbps, under the %.2g Gbps the planner uses", g->r[s].key, g->r[t].key, d, MLSYS__XFER_MIN_GBPS);
+  else snprintf(direct, sizeof direct, "the grid has no row %s -> %s", g->r[s].key, g->r[t].key);
+  if (mlsys__xfer_vm_limit(g, p, s) <= 0 || mlsys__xfer_vm_limit(g, p, t) <= 0)
+    return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "no path from %s to %s: %s has a VM limit of 0", g->r[s].key, g->r[t].key,
+                           g->r[mlsys__xfer_vm_limit(g, p, s) <= 0 ? s : t].key);
+  if (p->direct_only)
+    return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "no direct path from %s to %s: %s (and direct_only rules out relays)", g->r[s].key, g->r[t].key, direct);
+  if (!nout && d < MLSYS__XFER_MIN_GBPS)
+    return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "no path from %s to %s: %s, and %s has no measured link to any other region of the grid (%d regions)",
+                           g->r[s].key, g->r[t].key, direct, g->r[s].key, n);
+  if (!nin && d < MLSYS__XFER_MIN_GBPS)
+    return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "no path from %s to %s: %s, and no region of the grid (%d regions) has a measured link to %s",
+                           g->r[s].key, g->r[t].key, direct, n, g->r[t].key);
+  /* regions reachable from s, and regions that reach t, over the links the plan may use */
+  seen = (unsigned char *)mlsys_calloc((size_t)n, 1);
+  queue = (int *)mlsys_alloc((size_t)n, sizeof(int));
+  if (seen && queue) {
+    for (found = 0, seen[s] = 1, queue[tail++] = s; head < tail;)
+      for (u = queue[head++], v = 0; v < n; v++)
+        if (!seen[v] && mlsys__xfer_edge_ok(g, p, u, v)) { seen[v] = 1; queue[tail++] = v; if (v == t) found = 1; else nfwd++; }
+    memset(seen, 0, (size_t)n);
+    for (head = tail = 0, seen[t] = 1, queue[tail++] = t; head < tail;)
+      for (v = queue[head++], u = 0; u < n; u++)
+        if (!seen[u] && mlsys__xfer_edge_ok(g, p, u, v)) { seen[u] = 1; queue[tail++] = u; if (u != s) nbwd++; }
+  }
+  mlsys_free(seen);
+  mlsys_free(queue);
+  if (found) return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "no flow from %s to %s within the VM limits", g->r[s].key, g->r[t].key);
+  return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "no path from %s to %s: %s, and no chain of measured links joins them%s (%s reaches %d other "
+                         "regions, %d reach %s)", g->r[s].key, g->r[t].key, direct, p->max_relays == 1 ? " through one relay (max_relays = 1)" : "",
+                         g->r[s].key, nfwd, nbwd, g->r[t].key);
+}
+
+/* fixed_n: NULL → N free in [0, limit] (integer when `integer`), else N fixed to fixed_n[v] (upper = lower).
+   Numerics (issue 19 item 12): a min-cost model's flow columns are fractions of the goal (F = T·f, so the source
+   row is Σ f = 1) and every cap row is in VMs (Σ F/E ≤ N, Σ F/g ≤ N), so the planner's relative tolerances are the
+   solver's absolute ones. At goals 1e-9 above the max flow on 174 real-grid models, lp_solve failed (NUMFAILURE or
+   a wrong INFEASIBLE) on 76 with F in Gbps and on 6 in this form; the rest is done by clamping such goals to the
+   max flow (mlsys__xfer_min_cost) and by the retries of mlsys__xfer_run and mlsys__xfer_min_cost_at. */
 static mlsys_status mlsys__xfer_build(const mlsys_xfer_grid *g, const mlsys_xfer_problem *p, int mode, double T,
                                       const double *fixed_n, int integer, double budget, mlsys__xfer_model *md) {
   int n = g->n, u, v, e, s = p->src, t = p->dst, c = g->conn_per_vm;
   int *cols = NULL;
   double *vals = NULL;
   mlsys_status st = MLSYS_OK;
-  int keepm = p->keep_conn_vars && mode != MLSYS__XFER_CC;
+  int keepm, gbps = (mode & MLSYS__XFER_GBPS) != 0;
+  mode &= ~MLSYS__XFER_GBPS;
+  keepm = p->keep_conn_vars && mode != MLSYS__XFER_CC;
   memset(md, 0, sizeof *md);
   md->n = n; md->tcol = md->sigcol = -1;
+  md->fscale = mode == MLSYS__XFER_MINCOST && !gbps ? T : 1.0;
   if ((st = mlsys_milp_create(&md->m))) return st;
   md->ncol = (int *)mlsys_alloc((size_t)n, sizeof(int));
   md->eu = (int *)mlsys_alloc((size_t)n * n + 1, sizeof(int));
@@ -819,13 +884,13 @@ static mlsys_status mlsys__xfer_build(const mlsys_xfer_grid *g, const mlsys_xfer
   for (u = 0; u < n; u++)
     for (v = 0; v < n; v++)
       if (mlsys__xfer_edge_ok(g, p, u, v)) { md->eu[md->ne] = u; md->ev[md->ne] = v; md->ne++; }
-  if (md->ne == 0) { st = mlsys_set_error(MLSYS_ERR_INFEASIBLE, "no measured link leaves %s or reaches %s within the allowed paths", g->r[s].key, g->r[t].key); goto done; }
+  if (md->ne == 0) { st = mlsys__xfer_no_path(g, p); goto done; }
   /* columns */
   if (mode == MLSYS__XFER_MAXFLOW) md->tcol = mlsys_milp_add_var(md->m, MLSYS_VAR_CONTINUOUS, 0, MLSYS_INF, 1.0, "T");
   if (mode == MLSYS__XFER_CC) md->sigcol = mlsys_milp_add_var(md->m, MLSYS_VAR_CONTINUOUS, 0, MLSYS_INF, 1.0, "sigma");
   if (mode == MLSYS__XFER_MAXFLOW) mlsys_milp_set_maximize(md->m, 1);
   for (e = 0; e < md->ne; e++) {
-    double obj = mode == MLSYS__XFER_MINCOST ? MLSYS__XFER_OBJ_SCALE * g->price[(size_t)md->eu[e] * n + md->ev[e]] / T : 0;
+    double obj = mode == MLSYS__XFER_MINCOST ? MLSYS__XFER_OBJ_SCALE * g->price[(size_t)md->eu[e] * n + md->ev[e]] * md->fscale / T : 0;
     md->fcol[e] = mlsys_milp_add_var(md->m, MLSYS_VAR_CONTINUOUS, 0, MLSYS_INF, obj, NULL);
     md->mcol[e] = keepm ? mlsys_milp_add_var(md->m, p->integer_conns ? MLSYS_VAR_INTEGER : MLSYS_VAR_CONTINUOUS, 0, MLSYS_INF, 0, NULL) : -1;
     if (md->fcol[e] < 0 || (keepm && md->mcol[e] < 0)) { st = MLSYS_ERR_NOMEM; goto done; }
@@ -844,7 +909,8 @@ static mlsys_status mlsys__xfer_build(const mlsys_xfer_grid *g, const mlsys_xfer
   /* source out-flow and sink in-flow (eqs. 4.4c/d as equalities, spec §3.8 #1) */
   {
     int k = 0, k2 = 0;
-    double rhs = mode == MLSYS__XFER_MINCOST ? T : mode == MLSYS__XFER_CC ? 1.0 : 0.0;
+    /* min-cost: Σ f = 1 with F = T·f (Σ F = T in Gbps); CC: the unit flow; max flow: Σ F = T, a column */
+    double rhs = mode == MLSYS__XFER_MINCOST ? T / md->fscale : mode == MLSYS__XFER_CC ? 1.0 : 0.0;
     for (e = 0; e < md->ne; e++) if (md->eu[e] == s) { cols[k] = md->fcol[e]; vals[k++] = 1; }
     if (mode == MLSYS__XFER_MAXFLOW) { cols[k] = md->tcol; vals[k++] = -1; }
     if ((st = mlsys_milp_add_row(md->m, k, cols, vals, MLSYS_ROW_EQ, rhs, "src_out"))) goto done;
@@ -866,18 +932,18 @@ static mlsys_status mlsys__xfer_build(const mlsys_xfer_grid *g, const mlsys_xfer
       snprintf(name, sizeof name, "cons_%d", v);
       if ((st = mlsys_milp_add_row(md->m, k, cols, vals, MLSYS_ROW_EQ, 0, name))) goto done;
     }
-    /* per-VM egress (4.4g) and ingress (4.4f) caps */
+    /* per-VM egress (4.4g) and ingress (4.4f) caps, in VMs: Σ F/E ≤ N */
     k = 0;
-    for (e = 0; e < md->ne; e++) if (md->eu[e] == v) { cols[k] = md->fcol[e]; vals[k++] = 1; }
+    for (e = 0; e < md->ne; e++) if (md->eu[e] == v) { cols[k] = md->fcol[e]; vals[k++] = md->fscale / g->r[v].egress_gbps; }
     if (k) {
-      cols[k] = nv; vals[k++] = -g->r[v].egress_gbps;
+      cols[k] = nv; vals[k++] = -1.0;
       snprintf(name, sizeof name, "egress_%d", v);
       if ((st = mlsys_milp_add_row(md->m, k, cols, vals, MLSYS_ROW_LE, 0, name))) goto done;
     }
     k = 0;
-    for (e = 0; e < md->ne; e++) if (md->ev[e] == v) { cols[k] = md->fcol[e]; vals[k++] = 1; }
+    for (e = 0; e < md->ne; e++) if (md->ev[e] == v) { cols[k] = md->fcol[e]; vals[k++] = md->fscale / g->r[v].ingress_gbps; }
     if (k) {
-      cols[k] = nv; vals[k++] = -g->r[v].ingress_gbps;
+      cols[k] = nv; vals[k++] = -1.0;
       snprintf(name, sizeof name, "ingress_%d", v);
       if ((st = mlsys_milp_add_row(md->m, k, cols, vals, MLSYS_ROW_LE, 0, name))) goto done;
     }
@@ -888,7 +954,7 @@ static mlsys_status mlsys__xfer_build(const mlsys_xfer_grid *g, const mlsys_xfer
       for (e = 0; e < md->ne; e++)
         if ((u ? md->ev[e] : md->eu[e]) == v) {
           if (keepm) { cols[k] = md->mcol[e]; vals[k++] = 1; }
-          else { cols[k] = md->fcol[e]; vals[k++] = 1.0 / g->tput[(size_t)md->eu[e] * n + md->ev[e]]; }
+          else { cols[k] = md->fcol[e]; vals[k++] = md->fscale / g->tput[(size_t)md->eu[e] * n + md->ev[e]]; }
         }
       if (!k) continue;
       cols[k] = nv; vals[k++] = keepm ? -(double)c : -1.0;
@@ -903,7 +969,7 @@ static mlsys_status mlsys__xfer_build(const mlsys_xfer_grid *g, const mlsys_xfer
   }
   if (keepm)   /* F ≤ g·M/c (4.4b) */
     for (e = 0; e < md->ne; e++) {
-      cols[0] = md->fcol[e]; vals[0] = 1;
+      cols[0] = md->fcol[e]; vals[0] = md->fscale;
       cols[1] = md->mcol[e]; vals[1] = -g->tput[(size_t)md->eu[e] * n + md->ev[e]] / c;
       if ((st = mlsys_milp_add_row(md->m, 2, cols, vals, MLSYS_ROW_LE, 0, NULL))) goto done;
     }
@@ -974,24 +1040,53 @@ static void mlsys__xfer_plan_finish(const mlsys_xfer_grid *g, const mlsys_xfer_p
   pl->cost_per_gb = pl->cost_total / V;
 }
 
+/* Runs the solver on a built model, counting the solves in pl. A numerical failure (MLSYS_ERR_SOLVER), or an
+   "infeasible" for a model the caller knows to be feasible, is not an answer: lp_solve is retried with geometric
+   scaling only (its default, 196, adds equilibration and integer-column scaling; on the real grid each mode fails
+   on models the other solves), then the model goes to CBC/Clp when compiled in. */
+static mlsys_status mlsys__xfer_run(const mlsys_xfer_problem *p, mlsys__xfer_model *md, int relax, int known_feasible,
+                                    mlsys_milp_result *res, mlsys_xfer_plan *pl) {
+  mlsys_milp_opts mo;
+  mlsys_status st = MLSYS_OK;
+  int attempt;
+  mlsys__xfer_opts(p, relax, &mo);
+  for (attempt = 0; attempt < 3; attempt++) {
+    if (attempt == 1) {   /* lp_solve again, another scaling */
+      if (res->backend != MLSYS_SOLVER_LPSOLVE) continue;
+      mo.backend = MLSYS_SOLVER_LPSOLVE;
+      mo.lpsolve_scaling = 4;   /* SCALE_GEOMETRIC */
+    }
+    if (attempt == 2) {
+      if (mo.backend == MLSYS_SOLVER_CBC || !mlsys_milp_has_backend(MLSYS_SOLVER_CBC)) break;
+      mo.backend = MLSYS_SOLVER_CBC;
+    }
+    if (attempt) {
+      mlsys_log(MLSYS_LOG_INFO, "transfer planner: %s; retrying on %s%s", mlsys_last_error(), mlsys_milp_backend_name(mo.backend),
+                attempt == 1 ? " with geometric scaling" : "");
+      mlsys_milp_result_free(res);
+    }
+    st = mlsys_milp_solve(md->m, &mo, res);
+    pl->solves++;
+    pl->solve_seconds += res->seconds;
+    if (st != MLSYS_ERR_SOLVER && !(st == MLSYS_ERR_INFEASIBLE && known_feasible)) break;
+  }
+  pl->milp_status = res->status;
+  pl->milp_gap = res->gap;
+  if (st) mlsys_milp_result_free(res);
+  return st;
+}
+
 /* Solves a built model and copies F, N into the plan. */
 static mlsys_status mlsys__xfer_solve(const mlsys_xfer_grid *g, const mlsys_xfer_problem *p, mlsys__xfer_model *md, int relax,
-                                      mlsys_xfer_plan *pl, double *obj) {
-  mlsys_milp_opts mo;
+                                      int known_feasible, mlsys_xfer_plan *pl, double *obj) {
   mlsys_milp_result res;
   mlsys_status st;
   int e, v, n = g->n;
-  mlsys__xfer_opts(p, relax, &mo);
-  st = mlsys_milp_solve(md->m, &mo, &res);
-  pl->solves++;
-  pl->solve_seconds += res.seconds;
-  pl->milp_status = res.status;
-  pl->milp_gap = res.gap;
-  if (st) { mlsys_milp_result_free(&res); return st; }
+  if ((st = mlsys__xfer_run(p, md, relax, known_feasible, &res, pl))) return st;
   memset(pl->flow, 0, (size_t)n * n * sizeof(double));
   memset(pl->vms, 0, (size_t)n * sizeof(double));
   for (e = 0; e < md->ne; e++) {
-    double f = res.x[md->fcol[e]];
+    double f = res.x[md->fcol[e]] * md->fscale;
     pl->flow[(size_t)md->eu[e] * n + md->ev[e]] = f > 1e-9 ? f : 0;
   }
   for (v = 0; v < n; v++)
@@ -1015,41 +1110,94 @@ static mlsys_status mlsys__xfer_check_problem(const mlsys_xfer_grid *g, const ml
   return MLSYS_OK;
 }
 
-MLSYS_DEF mlsys_status mlsys_xfer_max_flow(const mlsys_xfer_grid *g, const mlsys_xfer_problem *p, const double *vms, double *gbps) {
+/* The largest flow with VMs fixed to vms (NULL: up to the limits, fractional) into pl (allocated by the caller):
+   its F and N, and the flow as *gbps. The model is always feasible (zero flow is a solution). */
+static mlsys_status mlsys__xfer_max_flow_plan(const mlsys_xfer_grid *g, const mlsys_xfer_problem *p, const double *vms,
+                                              mlsys_xfer_plan *pl, double *gbps) {
   mlsys__xfer_model md;
-  mlsys_xfer_plan pl;
   mlsys_status st;
   double obj = 0;
   *gbps = 0;
-  if ((st = mlsys__xfer_check_problem(g, p))) return st;
-  if ((st = mlsys__xfer_plan_alloc(g, p, &pl))) return st;
-  if ((st = mlsys__xfer_build(g, p, MLSYS__XFER_MAXFLOW, 0, vms, 0, 0, &md))) { mlsys_xfer_plan_free(&pl); return st; }
-  st = mlsys__xfer_solve(g, p, &md, 1, &pl, &obj);
+  if ((st = mlsys__xfer_build(g, p, MLSYS__XFER_MAXFLOW, 0, vms, 0, 0, &md))) return st;
+  st = mlsys__xfer_solve(g, p, &md, 1, 1, pl, &obj);
   if (!st) *gbps = obj > 0 ? obj : 0;
   mlsys__xfer_model_free(&md);
-  mlsys_xfer_plan_free(&pl);
   return st;
 }
 
-/* Min cost at goal T with N free (mode = integer or relaxed) or fixed. */
+MLSYS_DEF mlsys_status mlsys_xfer_max_flow(const mlsys_xfer_grid *g, const mlsys_xfer_problem *p, const double *vms, double *gbps) {
+  mlsys_xfer_plan pl;
+  mlsys_status st;
+  *gbps = 0;
+  if ((st = mlsys__xfer_check_problem(g, p))) return st;
+  if ((st = mlsys__xfer_plan_alloc(g, p, &pl))) return st;
+  st = mlsys__xfer_max_flow_plan(g, p, vms, &pl, gbps);
+  mlsys_xfer_plan_free(&pl);
+  if (!st && !vms && !(*gbps > 0)) st = mlsys__xfer_no_path(g, p);
+  return st;
+}
+
+/* The last resort when every solve of a reachable goal T failed: the max-flow plan scaled down to T. Every row of
+   eq. 4.4 is homogeneous in (F, N), so F·T/Tmax with N·T/Tmax (rounded up for integer VMs, capped by the limits;
+   or the fixed VMs themselves) meets every constraint. Not the cheapest plan: milp_status says FEASIBLE. */
+static mlsys_status mlsys__xfer_scaled_max_flow(const mlsys_xfer_grid *g, const mlsys_xfer_problem *p, double T,
+                                                const double *fixed_n, int integer, mlsys_xfer_plan *pl) {
+  mlsys_status st;
+  double tmax = 0, r;
+  int n = g->n, v;
+  size_t k;
+  if ((st = mlsys__xfer_max_flow_plan(g, p, fixed_n, pl, &tmax))) return st;
+  if (!(tmax >= T * (1 - 1e-9)) || !(tmax > 0))
+    return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "goal %.6g Gbps from %s to %s is above the %.6g Gbps these VMs carry", T,
+                           g->r[p->src].key, g->r[p->dst].key, tmax);
+  r = T < tmax ? T / tmax : 1.0;
+  for (k = 0; k < (size_t)n * n; k++) pl->flow[k] *= r;
+  for (v = 0; v < n; v++) {
+    double x = fixed_n ? fixed_n[v] : pl->vms[v] * r, lim = mlsys__xfer_vm_limit(g, p, v);
+    if (integer && !fixed_n) x = ceil(x - 1e-9);
+    pl->vms[v] = x < lim ? x : lim;
+  }
+  pl->milp_status = MLSYS_MILP_FEASIBLE;
+  pl->milp_gap = INFINITY;
+  return MLSYS_OK;
+}
+
+/* Min cost at goal T with N free (mode = integer or relaxed) or fixed. Every caller asks for a goal the max flow
+   shows reachable with those VMs, so the model is feasible and a failure is numerical. lp_solve then retries on
+   CBC/Clp (mlsys__xfer_solve), and both again on the model with flows in Gbps, the other scaling: on the real grid
+   each form has goals near the maximum where lp_solve alone fails. If all of that fails, the scaled max-flow plan. */
 static mlsys_status mlsys__xfer_min_cost_at(const mlsys_xfer_grid *g, const mlsys_xfer_problem *p, double T, const double *fixed_n,
                                             int integer, mlsys_xfer_plan *pl, double *obj_per_gb) {
   mlsys__xfer_model md;
-  mlsys_status st;
+  mlsys_status st = MLSYS_OK;
   double obj = 0;
-  if ((st = mlsys__xfer_build(g, p, MLSYS__XFER_MINCOST, T, fixed_n, integer, 0, &md))) return st;
-  st = mlsys__xfer_solve(g, p, &md, !integer, pl, &obj);
-  mlsys__xfer_model_free(&md);
-  if (!st && obj_per_gb) *obj_per_gb = obj / MLSYS__XFER_OBJ_SCALE + p->provision_time_s * 0;
+  int form;
+  for (form = 0; form < 2; form++) {
+    if ((st = mlsys__xfer_build(g, p, MLSYS__XFER_MINCOST | (form ? MLSYS__XFER_GBPS : 0), T, fixed_n, integer, 0, &md))) return st;
+    st = mlsys__xfer_solve(g, p, &md, !integer, 1, pl, &obj);
+    mlsys__xfer_model_free(&md);
+    if (st != MLSYS_ERR_SOLVER && st != MLSYS_ERR_INFEASIBLE) break;
+    mlsys_log(MLSYS_LOG_INFO, "transfer planner: %s at %.9g Gbps (%s form): %s", integer ? "MILP" : "LP", T,
+              form ? "Gbps" : "scaled", mlsys_last_error());
+  }
+  if (st == MLSYS_ERR_SOLVER || st == MLSYS_ERR_INFEASIBLE) {
+    if ((st = mlsys__xfer_scaled_max_flow(g, p, T, fixed_n, integer, pl))) return st;
+    mlsys__xfer_plan_finish(g, p, pl);
+    obj = NAN;   /* not an optimum: no bound to report */
+  }
+  if (!st && obj_per_gb) *obj_per_gb = obj / MLSYS__XFER_OBJ_SCALE;
   return st;
 }
 
-/* known_max: the problem's max flow when the caller has it (sweeps), < 0 → computed here */
-static mlsys_status mlsys__xfer_min_cost(const mlsys_xfer_grid *g, const mlsys_xfer_problem *p, double known_max, mlsys_xfer_plan *out);
+/* known_max: the problem's max flow when the caller has it (sweeps), < 0 → computed here. want_bound: also solve
+   the relaxation for lp_bound_per_gb in EXACT mode (the max-throughput sweep asks only for its answer's). */
+static mlsys_status mlsys__xfer_min_cost(const mlsys_xfer_grid *g, const mlsys_xfer_problem *p, double known_max, int want_bound,
+                                         mlsys_xfer_plan *out);
 MLSYS_DEF mlsys_status mlsys_xfer_plan_min_cost(const mlsys_xfer_grid *g, const mlsys_xfer_problem *p, mlsys_xfer_plan *out) {
-  return mlsys__xfer_min_cost(g, p, -1, out);
+  return mlsys__xfer_min_cost(g, p, -1, 1, out);
 }
-static mlsys_status mlsys__xfer_min_cost(const mlsys_xfer_grid *g, const mlsys_xfer_problem *p, double known_max, mlsys_xfer_plan *out) {
+static mlsys_status mlsys__xfer_min_cost(const mlsys_xfer_grid *g, const mlsys_xfer_problem *p, double known_max, int want_bound,
+                                         mlsys_xfer_plan *out) {
   mlsys_status st;
   double T = p ? p->goal_gbps : 0, tmax = known_max, lpobj = NAN;
   int n;
@@ -1061,12 +1209,15 @@ static mlsys_status mlsys__xfer_min_cost(const mlsys_xfer_grid *g, const mlsys_x
   if (T > tmax * (1 + 1e-9) + 1e-12)
     return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "goal %.4g Gbps from %s to %s is above the %.4g Gbps that %s allow", T, g->r[p->src].key,
                            g->r[p->dst].key, tmax, p->direct_only ? "the direct link and the VM limits" : "the grid and the VM limits");
+  /* a goal within the tolerance above the maximum is the maximum: asked of a solver as it is, it is infeasible by
+     less than the solver can resolve (lp_solve: NUMFAILURE, issue 19 item 12) */
+  if (T > tmax) T = tmax;
   if ((st = mlsys__xfer_plan_alloc(g, p, out))) return st;
   if (p->rounding == MLSYS_XFER_EXACT) {
     mlsys_xfer_plan lp;
     double ex;
     /* the relaxation's value for the report (and the gap the thesis's ≤ 1 % claim is about) */
-    if (!mlsys__xfer_plan_alloc(g, p, &lp)) {
+    if (want_bound && !mlsys__xfer_plan_alloc(g, p, &lp)) {
       if (!mlsys__xfer_min_cost_at(g, p, T, NULL, 0, &lp, &lpobj)) out->lp_bound_per_gb = lpobj;
       out->solves += lp.solves; out->solve_seconds += lp.solve_seconds;
       mlsys_xfer_plan_free(&lp);
@@ -1138,7 +1289,6 @@ MLSYS_DEF mlsys_status mlsys_xfer_plan_export(const mlsys_xfer_grid *g, const ml
 
 MLSYS_DEF mlsys_status mlsys_xfer_plan_max_tput_lp(const mlsys_xfer_grid *g, const mlsys_xfer_problem *p, mlsys_xfer_plan *out) {
   mlsys__xfer_model md;
-  mlsys_milp_opts mo;
   mlsys_milp_result res;
   mlsys_status st;
   int e, v, n;
@@ -1151,13 +1301,11 @@ MLSYS_DEF mlsys_status mlsys_xfer_plan_max_tput_lp(const mlsys_xfer_grid *g, con
   /* Charnes–Cooper (spec §3.6): F = T·f, n = N/T, σ = 1/T; min σ */
   if ((st = mlsys__xfer_build(g, p, MLSYS__XFER_CC, 0, NULL, 0, p->max_cost_per_gb, &md))) return st;
   if ((st = mlsys__xfer_plan_alloc(g, p, out))) { mlsys__xfer_model_free(&md); return st; }
-  mlsys__xfer_opts(p, 1, &mo);
-  st = mlsys_milp_solve(md.m, &mo, &res);
-  out->solves = 1; out->solve_seconds = res.seconds; out->milp_status = res.status;
+  st = mlsys__xfer_run(p, &md, 1, 0, &res, out);
   if (st) {
-    mlsys__xfer_model_free(&md); mlsys_milp_result_free(&res); mlsys_xfer_plan_free(out);
+    mlsys__xfer_model_free(&md); mlsys_xfer_plan_free(out);
     if (st == MLSYS_ERR_INFEASIBLE)
-      return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "no plan from %s to %s costs at most $%.4g/GB (egress alone on the cheapest path is dearer)", g->r[p->src].key, g->r[p->dst].key, p->max_cost_per_gb);
+      return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "no plan from %s to %s costs at most $%.4g/GB (not even with fractional VMs: the exact LP is infeasible)", g->r[p->src].key, g->r[p->dst].key, p->max_cost_per_gb);
     return st;
   }
   sigma = res.x[md.sigcol];
@@ -1199,16 +1347,24 @@ MLSYS_DEF mlsys_status mlsys_xfer_plan_max_tput(const mlsys_xfer_grid *g, const 
     mlsys_xfer_plan lp;
     st = mlsys_xfer_plan_max_tput_lp(g, p, &lp);
     solves++;
-    if (st) return st;
-    if (lp.tput_gbps < hi) hi = lp.tput_gbps * (1 + 1e-9);
-    mlsys_xfer_plan_free(&lp);
+    if (st == MLSYS_ERR_SOLVER) {
+      /* a bound the sweep can do without: sample up to the max flow instead */
+      mlsys_log(MLSYS_LOG_WARN, "transfer planner: the exact max-throughput LP failed (%s); sweeping up to the max flow", mlsys_last_error());
+    } else if (st) {
+      return st;
+    } else {
+      /* never above the max flow: a goal beyond it by less than the solver's tolerance is what made lp_solve fail
+         (NUMFAILURE) whenever the ceiling did not bind (issue 19 item 12) */
+      if (lp.tput_gbps * (1 + 1e-9) < hi) hi = lp.tput_gbps * (1 + 1e-9);
+      mlsys_xfer_plan_free(&lp);
+    }
   }
   q = *p;
   /* the sweep, from the top: the first goal that fits the ceiling is the sweep's answer */
   for (i = K; i >= 1; i--) {
     double T = hi * i / K;
     q.goal_gbps = T;
-    st = mlsys__xfer_min_cost(g, &q, maxflow, &cur);
+    st = mlsys__xfer_min_cost(g, &q, maxflow, 0, &cur);
     solves += cur.solves;
     if (st == MLSYS_ERR_INFEASIBLE) continue;
     if (st) return st;
@@ -1227,7 +1383,7 @@ MLSYS_DEF mlsys_status mlsys_xfer_plan_max_tput(const mlsys_xfer_grid *g, const 
   for (i = 0; i < 24 && next_T > best_T * (1 + 1e-6); i++) {
     double T = 0.5 * (best_T + next_T);
     q.goal_gbps = T;
-    st = mlsys__xfer_min_cost(g, &q, maxflow, &cur);
+    st = mlsys__xfer_min_cost(g, &q, maxflow, 0, &cur);
     solves += cur.solves;
     if (st == MLSYS_OK && cur.feasible && cur.cost_per_gb <= C * (1 + 1e-9)) {
       mlsys_xfer_plan_free(out);
@@ -1236,6 +1392,15 @@ MLSYS_DEF mlsys_status mlsys_xfer_plan_max_tput(const mlsys_xfer_grid *g, const 
       if (st == MLSYS_OK) mlsys_xfer_plan_free(&cur);
       else if (st != MLSYS_ERR_INFEASIBLE) { mlsys_xfer_plan_free(out); return st; }
       next_T = T;
+    }
+  }
+  if (p->rounding == MLSYS_XFER_EXACT) {   /* the relaxation's cost at the answer (skipped at every sample) */
+    mlsys_xfer_plan lp;
+    double lpobj = NAN;
+    if (!mlsys__xfer_plan_alloc(g, p, &lp)) {
+      if (!mlsys__xfer_min_cost_at(g, p, best_T < maxflow ? best_T : maxflow, NULL, 0, &lp, &lpobj)) out->lp_bound_per_gb = lpobj;
+      solves += lp.solves;
+      mlsys_xfer_plan_free(&lp);
     }
   }
   out->solves = solves;
@@ -1254,7 +1419,7 @@ MLSYS_DEF mlsys_status mlsys_xfer_pareto(const mlsys_xfer_grid *g, const mlsys_x
   q = *p;
   for (i = 0; i < k; i++) {
     q.goal_gbps = goals[i];
-    st = mlsys__xfer_min_cost(g, &q, hi, &out[i]);
+    st = mlsys__xfer_min_cost(g, &q, hi, 1, &out[i]);
     if (st == MLSYS_ERR_INFEASIBLE) { memset(&out[i], 0, sizeof out[i]); out[i].tput_gbps = goals[i]; continue; }
     if (st) {
       while (i-- > 0) mlsys_xfer_plan_free(&out[i]);
@@ -4639,7 +4804,7 @@ MLSYS_DEF mlsys_status mlsys_xfer_profile_pair(const char *host, int port, int n
        #include "mlsys_transfer.h"
 
    EXAMPLE (a whole copy through every gateway of `ov` as threads of this process, ports on 127.0.0.1)
-       mlsys_xfer_copy_opts o = {0};            // 8 MiB chunks, queue of 16, dynamic assignment
+       mlsys_xfer_copy_opts o = {0};            // chunks of mlsys_xfer_chunk_auto, queue of 16, dynamic assignment
        mlsys_xfer_copy_result r;
        if (mlsys_xfer_copy(&ov, src_store, dst_store, &o, &r) == MLSYS_OK)
          printf("%llu bytes in %.2f s, %.2f Gbps, %llu resends\n", (unsigned long long)r.bytes, r.seconds,
@@ -4785,6 +4950,15 @@ MLSYS_DEF uint64_t mlsys_xfer_job_id(const mlsys_xfer_obj *objs, int n, uint64_t
 /* chunk_bytes 0 → 8 MiB. *chunks freed with mlsys_free. */
 MLSYS_DEF mlsys_status mlsys_xfer_chunk_objects(const mlsys_xfer_obj *objs, int n, uint64_t chunk_bytes,
                                                 uint64_t job_id, mlsys_xfer_chunk **chunks, uint64_t *nchunks);
+/* The chunk size a source uses when its chunk_bytes is 0: Skyplane's 8 MiB, or smaller when the overlay has relays
+   and the transfer is small against the pipeline. A relay forwards a chunk only once it has all of it, and a chunk
+   holds its source slot until the destination has written it (end-to-end acks), so the last queue_cap chunks drain
+   hop after hop: on the Fig 4.1 overlay a copy took (bytes + ≈ queue_cap · chunk · hops) / rate (RESULTS §5b.5;
+   16 chunks of 8 MiB through one relay reached 51 % of the planned rate). The rule keeps that tail under 1/12 of
+   the transfer: chunk ≤ bytes / (12 · queue_cap · hops), hops = the longest source-to-destination path in edges,
+   for overlays with relays; never above 8 MiB, a multiple of 64 KiB (the rate limiter's piece) and at least that,
+   and large enough that no object has more than 2^20 parts. queue_cap ≤ 0 → 16. */
+MLSYS_DEF uint64_t mlsys_xfer_chunk_auto(const mlsys_xfer_overlay *ov, int queue_cap, const mlsys_xfer_obj *objs, int n);
 
 /* ---------------------------------------------------------------------------------------------------------------
    Overlay check: one SRC, one DST, edges between existing gateways, no cycles, every relay forwards, the
@@ -4809,7 +4983,7 @@ typedef struct {
 
 typedef struct {
   mlsys_xfer_store *store;  /* SRC: read from; DST: written to; relays: unused */
-  uint64_t chunk_bytes;     /* SRC: part size (default 8 MiB, ≤ 1 GiB) */
+  uint64_t chunk_bytes;     /* SRC: part size (≤ 1 GiB); 0 → mlsys_xfer_chunk_auto: 8 MiB, smaller through relays */
   int queue_cap;            /* chunks buffered per gateway (default 16): the flow-control window */
   int assign;               /* MLSYS_XFER_DYNAMIC (default) or MLSYS_XFER_ROUND_ROBIN */
   int readers;              /* SRC: store reader threads (default 4) */
@@ -4831,9 +5005,13 @@ typedef struct {
   uint64_t resends;         /* chunks requeued after a NACK or a dead connection */
   uint64_t checksum_failures, duplicates, conn_failures, dropped_clients;
   uint64_t peak_buffered, buffer_bound;   /* payload bytes held at once; the bound it must stay under */
+  uint64_t chunk_bytes;     /* SRC: the part size it used (chosen by mlsys_xfer_chunk_auto when the option was 0) */
   double seconds;           /* start → done */
   int nedge;                /* the overlay's edge count */
   uint64_t *edge_bytes;     /* [nedge] payload bytes this gateway sent on each edge (0 on others' edges) */
+  int nconn;
+  uint64_t *conn_bytes;     /* [nconn] payload bytes each of its out-connections sent (its out-edges in overlay order,
+                               then their connections: the numbering of faults.slow_conn), resends included */
 } mlsys_xfer_gw_result;
 
 typedef struct mlsys_xfer_gateway mlsys_xfer_gateway;
@@ -4866,6 +5044,7 @@ typedef struct {
 
 typedef struct {
   uint64_t bytes, objects, chunks;   /* acked at the source */
+  uint64_t chunk_bytes;              /* the source's part size (mlsys_xfer_chunk_auto's when the option was 0) */
   double seconds, gbps;              /* source start → every chunk acked */
   uint64_t resends, checksum_failures, duplicates, conn_failures, dropped_clients;   /* over all gateways */
   int nedge;
@@ -5160,6 +5339,39 @@ MLSYS_DEF mlsys_status mlsys_xfer_chunk_objects(const mlsys_xfer_obj *objs, int 
   return MLSYS_OK;
 }
 
+MLSYS_DEF uint64_t mlsys_xfer_chunk_auto(const mlsys_xfer_overlay *ov, int queue_cap, const mlsys_xfer_obj *objs, int n) {
+  const uint64_t piece = 64 << 10;
+  uint64_t bytes = 0, biggest = 0, c = MLSYS_XFER_DEFAULT_CHUNK, need;
+  int i, it, hops = 0, *len;
+  if (queue_cap <= 0) queue_cap = 16;
+  for (i = 0; i < n; i++) {
+    bytes += objs[i].size;
+    if (objs[i].size > biggest) biggest = objs[i].size;
+  }
+  /* the longest path in edges from the source (longest-path relaxation; ngw rounds bound it on any overlay) */
+  if (ov && ov->ngw > 0 && (len = (int *)mlsys_alloc((size_t)ov->ngw, sizeof(int)))) {
+    for (i = 0; i < ov->ngw; i++) len[i] = ov->gw[i].role == MLSYS_XFER_SRC ? 0 : -1;
+    for (it = 0; it < ov->ngw; it++)
+      for (i = 0; i < ov->nedge; i++) {
+        const mlsys_xfer_edge *e = &ov->edge[i];
+        if (e->from < 0 || e->from >= ov->ngw || e->to < 0 || e->to >= ov->ngw || len[e->from] < 0) continue;
+        if (len[e->from] + 1 > len[e->to] && len[e->from] + 1 < ov->ngw) len[e->to] = len[e->from] + 1;
+      }
+    for (i = 0; i < ov->ngw; i++)
+      if (ov->gw[i].role == MLSYS_XFER_DST && len[i] > hops) hops = len[i];
+    mlsys_free(len);
+  }
+  if (hops >= 2) {
+    c = bytes / (12 * (uint64_t)queue_cap * (uint64_t)hops);
+    if (c > MLSYS_XFER_DEFAULT_CHUNK) c = MLSYS_XFER_DEFAULT_CHUNK;
+    c -= c % piece;
+    if (c < piece) c = piece;
+  }
+  need = (biggest + MLSYS_XFER_MAX_PARTS - 1) / MLSYS_XFER_MAX_PARTS;   /* at most 2^20 parts per object */
+  if (c < need) c = (need + piece - 1) / piece * piece;
+  return c;
+}
+
 /* ---------------------------------------------------------------------------------------------------------------
    4. Overlay check
    --------------------------------------------------------------------------------------------------------------- */
@@ -5339,18 +5551,24 @@ static void mlsys__xfer_dp_tb_init(mlsys__xfer_dp_tb *tb, double bytes_per_s, do
   tb->burst = tb->tokens = burst;
   tb->last = mlsys_now();
 }
-static void mlsys__xfer_dp_tb_take(mlsys__xfer_dp_tb *tb, size_t n) {
-  double now, wait = 0;
-  if (!tb || tb->rate <= 0 || !n) return;
+/* Takes n bytes' worth of tokens at time `now` (seconds, mlsys_now's clock) and returns how long the caller must
+   wait before sending them; the clock is a parameter so that the tests can check the arithmetic exactly. */
+static double mlsys__xfer_dp_tb_debit(mlsys__xfer_dp_tb *tb, size_t n, double now) {
+  double wait = 0;
   pthread_mutex_lock(&tb->mu);
-  now = mlsys_now();
-  tb->tokens += (now - tb->last) * tb->rate;
+  if (now > tb->last) {
+    tb->tokens += (now - tb->last) * tb->rate;
+    tb->last = now;
+  }
   if (tb->tokens > tb->burst) tb->tokens = tb->burst;
-  tb->last = now;
   tb->tokens -= (double)n;
   if (tb->tokens < 0) wait = -tb->tokens / tb->rate;
   pthread_mutex_unlock(&tb->mu);
-  mlsys__xfer_dp_sleep(wait);
+  return wait;
+}
+static void mlsys__xfer_dp_tb_take(mlsys__xfer_dp_tb *tb, size_t n) {
+  if (!tb || tb->rate <= 0 || !n) return;
+  mlsys__xfer_dp_sleep(mlsys__xfer_dp_tb_debit(tb, n, mlsys_now()));
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -5395,6 +5613,7 @@ typedef struct {
   mlsys__xfer_dp_ck *unacked, *unacked_tail;
   mlsys__xfer_dp_tb *slow;                 /* fault injection: per-connection throttle */
   uint8_t *scratch;                     /* corrupted copy of one piece */
+  uint64_t bytes;                       /* payload sent (under gw->mu) */
 } mlsys__xfer_dp_oc;
 
 typedef struct {                        /* DST: one object being assembled */
@@ -6051,6 +6270,7 @@ static int mlsys__xfer_dp_send_chunk(mlsys__xfer_dp_oc *c, mlsys__xfer_dp_ck *ck
     off += piece;
     pthread_mutex_lock(&g->mu);
     g->oe[c->oe].bytes += piece;
+    c->bytes += piece;
     g->bytes_out += piece;
     pthread_mutex_unlock(&g->mu);
   }
@@ -6229,7 +6449,7 @@ static void *mlsys__xfer_dp_reader_main(void *arg) {
    11. Gateway lifecycle
    --------------------------------------------------------------------------------------------------------------- */
 static void mlsys__xfer_dp_gw_defaults(mlsys_xfer_gw_opts *o) {
-  if (!o->chunk_bytes) o->chunk_bytes = MLSYS_XFER_DEFAULT_CHUNK;
+  /* chunk_bytes 0 stays 0 here: a source picks it from its objects and the overlay (mlsys_xfer_chunk_auto) */
   if (o->queue_cap <= 0) o->queue_cap = 16;
   if (o->readers <= 0) o->readers = 4;
   if (o->hello_timeout_s <= 0) o->hello_timeout_s = 5;
@@ -6376,6 +6596,7 @@ MLSYS_DEF mlsys_status mlsys_xfer_gateway_start(const mlsys_xfer_overlay *ov, in
       mlsys__xfer_dp_gw_destroy(g);
       return st;
     }
+    if (!g->o.chunk_bytes) g->o.chunk_bytes = mlsys_xfer_chunk_auto(&g->ov, g->o.queue_cap, g->objs, g->nobj);
     g->job_id = g->o.job_id ? g->o.job_id : mlsys_xfer_job_id(g->objs, g->nobj, g->o.chunk_bytes);
     g->job_known = 1;
     if ((st = mlsys_xfer_chunk_objects(g->objs, g->nobj, g->o.chunk_bytes, g->job_id, &g->chunks, &g->nchunks)) != MLSYS_OK ||
@@ -6441,10 +6662,14 @@ MLSYS_DEF void mlsys_xfer_gateway_stats(mlsys_xfer_gateway *g, mlsys_xfer_gw_res
   r->dropped_clients = g->dropped;
   r->peak_buffered = g->peak_buffered;
   r->buffer_bound = (uint64_t)g->o.queue_cap * (g->role == MLSYS_XFER_SRC ? g->o.chunk_bytes : g->max_chunk);
+  r->chunk_bytes = g->role == MLSYS_XFER_SRC ? g->o.chunk_bytes : 0;
   r->seconds = (g->done ? g->t_done : mlsys_now()) - g->t0;
   r->nedge = g->ov.nedge;
   r->edge_bytes = (uint64_t *)mlsys_calloc(g->ov.nedge ? (size_t)g->ov.nedge : 1, sizeof(uint64_t));
   for (i = 0; r->edge_bytes && i < g->noe; i++) r->edge_bytes[g->oe[i].edge] = g->oe[i].bytes;
+  r->conn_bytes = (uint64_t *)mlsys_calloc(g->noc ? (size_t)g->noc : 1, sizeof(uint64_t));
+  r->nconn = r->conn_bytes ? g->noc : 0;
+  for (i = 0; r->conn_bytes && i < g->noc; i++) r->conn_bytes[i] = g->oc[i].bytes;
   pthread_mutex_unlock(&g->mu);
   /* a gateway whose DST counters live under dmu */
   if (g->role == MLSYS_XFER_DST) {
@@ -6540,7 +6765,10 @@ MLSYS_DEF void mlsys_xfer_gateway_free(mlsys_xfer_gateway *g) {
 MLSYS_DEF void mlsys_xfer_gw_result_free(mlsys_xfer_gw_result *r) {
   if (!r) return;
   mlsys_free(r->edge_bytes);
+  mlsys_free(r->conn_bytes);
   r->edge_bytes = NULL;
+  r->conn_bytes = NULL;
+  r->nconn = 0;
 }
 
 MLSYS_DEF mlsys_status mlsys_xfer_gateway_run(const mlsys_xfer_overlay *ov, int id, mlsys_xfer_store *store,
@@ -6674,6 +6902,7 @@ MLSYS_DEF mlsys_status mlsys_xfer_copy(const mlsys_xfer_overlay *ov, mlsys_xfer_
     }
     r->bytes = r->gw[isrc].bytes;
     r->chunks = r->gw[isrc].chunks;
+    r->chunk_bytes = r->gw[isrc].chunk_bytes;
     r->objects = r->gw[isrc].objects;
     r->seconds = r->gw[isrc].seconds;
     r->gbps = r->seconds > 0 ? (double)r->bytes * 8 / r->seconds / 1e9 : 0;

@@ -6,7 +6,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static const char *xfer_help =
     "usage: mlsys transfer <verb> [options]\n"
@@ -26,9 +25,9 @@ static const char *xfer_help =
     "\n"
     "Regions are provider:region keys of the grid: aws:us-east-1, gcp:asia-northeast1-a (GCP with zone),\n"
     "azure:canadacentral. --grid is the authors' measured throughput CSV (iperf3, 64 connections, one VM per end;\n"
-    "default: $MLSYS_SKYPLANE_GRID, else tests/data/skyplane/throughput_premium.csv, else\n"
-    "../shared/data/skyplane/throughput.csv); --prices the AWS egress table (default: aws_transfer_costs.csv beside\n"
-    "the grid); GCP and Azure prices follow the 2022 rules. --units skyplane reads bits/s / 2^30 as Gbps, as the\n"
+    "default: $MLSYS_SKYPLANE_GRID, else the repository's tests/data/skyplane/throughput_premium.csv, found from\n"
+    "the working directory or beside the mlsys binary); --prices the AWS egress table (default: aws_transfer_costs.csv\n"
+    "beside the grid); GCP and Azure prices follow the 2022 rules. --units skyplane reads bits/s / 2^30 as Gbps, as the\n"
     "thesis's figures do (default si: 1e9). --max-vms caps VMs per region (default 8, thesis §4.7.2);\n"
     "--vm-cost-per-hr defaults to 0.54 $/h. --rounding: exact (integer VMs, default), relaxed (fractional VMs: the\n"
     "LP), round-up, round-down (the thesis's relaxation). --plan-out writes the plan and its gateway overlay (JSON,\n"
@@ -47,24 +46,44 @@ typedef struct {
       *grid, *prices, *units, *vm_cost, *time_limit, *plan_out, *emulate, *samples, *base_port, *host;
 } xfer_args;
 
-static int xfer_file_exists(const char *p) { return access(p, R_OK) == 0; }
+/* Up to three grid keys a missing one was probably meant as (GCP keys carry a zone: gcp:asia-northeast1-a). */
+static void xfer_suggest(const mlsys_xfer_grid *g, const char *key, char *out, size_t len) {
+  size_t o = 0, kl = strlen(key), cut;
+  int v, k = 0, pass;
+  out[0] = 0;
+  /* keys extending the given one first; failing that, keys sharing all but its last two characters */
+  for (pass = 0; pass < 2 && !k; pass++) {
+    if (pass && (kl < 6 || !strchr(key, ':'))) break;
+    cut = pass ? kl - 2 : kl;
+    for (v = 0; v < g->n && k < 3; v++)
+      if (!strncmp(g->r[v].key, key, cut)) {
+        int w = snprintf(out + o, len - o, "%s%s", k ? ", " : "did you mean ", g->r[v].key);
+        if (w < 0 || (size_t)w >= len - o) break;
+        o += (size_t)w;
+        k++;
+      }
+  }
+  if (k && o + 1 < len) snprintf(out + o, len - o, "?");
+}
 
 /* Loads the grid and resolves the two regions into a problem. */
 static int xfer_setup(const char *cmd, const xfer_args *a, mlsys_xfer_grid *g, mlsys_xfer_problem *p) {
   mlsys_xfer_grid_opts go;
   const char *grid = a->grid, *prices = a->prices;
-  char pbuf[1024];
+  char pbuf[1024], gbuf[4096];
   double v;
   int s, t;
   memset(&go, 0, sizeof go);
   if (!a->src || !a->dst) return cli_usage_error(cmd, "--src and --dst are required (provider:region, e.g. aws:us-east-1)");
   if (!grid) grid = getenv("MLSYS_SKYPLANE_GRID");
-  if (!grid) grid = xfer_file_exists("tests/data/skyplane/throughput_premium.csv") ? "tests/data/skyplane/throughput_premium.csv"
-                                                                                   : "../shared/data/skyplane/throughput.csv";
+  if (!grid) {   /* the committed grid: from the working directory, else the repository the binary was built in */
+    cli_repo_file("tests/data/skyplane/throughput_premium.csv", gbuf, sizeof gbuf);
+    grid = gbuf;
+  }
   if (!prices) {
     const char *slash = strrchr(grid, '/');
     snprintf(pbuf, sizeof pbuf, "%.*saws_transfer_costs.csv", slash ? (int)(slash - grid + 1) : 0, grid);
-    prices = xfer_file_exists(pbuf) ? pbuf : NULL;
+    prices = cli_file_exists(pbuf) ? pbuf : NULL;
   }
   if (a->units) {
     if (!strcmp(a->units, "skyplane")) go.units_skyplane = 1;
@@ -75,9 +94,19 @@ static int xfer_setup(const char *cmd, const xfer_args *a, mlsys_xfer_grid *g, m
     go.vm_cost_per_hr = v > 0 ? v : 1e-300;
   }
   if (mlsys_xfer_grid_load(grid, prices, &go, g)) return cli_fail(cmd, "%s", mlsys_last_error());
-  if ((s = mlsys_xfer_grid_find(g, a->src)) < 0 || (t = mlsys_xfer_grid_find(g, a->dst)) < 0) {
-    cli_fail(cmd, "region '%s' is not in the grid %s (%d regions; keys look like aws:us-east-1, gcp:us-east4-a, azure:eastus)",
-             s < 0 ? a->src : a->dst, grid, g->n);
+  s = mlsys_xfer_grid_find(g, a->src);
+  t = mlsys_xfer_grid_find(g, a->dst);
+  if (s < 0 || t < 0) {   /* name every missing region of the pair, and what the grid has instead */
+    const char *keys = "keys look like aws:us-east-1, gcp:us-east4-a, azure:eastus";
+    char hs[512], ht[512];
+    xfer_suggest(g, a->src, hs, sizeof hs);
+    xfer_suggest(g, a->dst, ht, sizeof ht);
+    if (s < 0 && t < 0)
+      cli_fail(cmd, "neither --src '%s'%s%s%s nor --dst '%s'%s%s%s is a region of the grid %s (%d regions; %s)", a->src, *hs ? " (" : "", hs,
+               *hs ? ")" : "", a->dst, *ht ? " (" : "", ht, *ht ? ")" : "", grid, g->n, keys);
+    else
+      cli_fail(cmd, "%s '%s' is not a region of the grid %s (%d regions; %s)", s < 0 ? "--src" : "--dst", s < 0 ? a->src : a->dst, grid,
+               g->n, *(s < 0 ? hs : ht) ? (s < 0 ? hs : ht) : keys);
     mlsys_xfer_grid_free(g);
     return CLI_ERR;
   }
@@ -258,7 +287,7 @@ static int xfer_pareto(const xfer_args *a) {
     K = (int)v;
   }
   if ((rc = xfer_setup(cmd, a, &g, &p)) != CLI_OK) return rc;
-  if (mlsys_xfer_max_flow(&g, &p, NULL, &hi) || !(hi > 0)) { rc = cli_fail(cmd, "%s", hi > 0 ? mlsys_last_error() : "no path"); mlsys_xfer_grid_free(&g); return rc; }
+  if (mlsys_xfer_max_flow(&g, &p, NULL, &hi)) { rc = cli_fail(cmd, "%s", mlsys_last_error()); mlsys_xfer_grid_free(&g); return rc; }
   goals = (double *)calloc((size_t)K, sizeof(double));
   pts = (mlsys_xfer_plan *)calloc((size_t)K, sizeof *pts);
   if (!goals || !pts) { free(goals); free(pts); mlsys_xfer_grid_free(&g); return cli_fail(cmd, "out of memory"); }

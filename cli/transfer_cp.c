@@ -24,14 +24,16 @@ static const char *cp_help =
     "synthetic://N:SIZE[:SEED] (N generated objects of SIZE bytes).\n"
     "--plan FILE: the overlay of `mlsys transfer plan --plan-out FILE` (gateways, edges, connections, emulated\n"
     "rates); without it: src -> dst (or src -> relay -> dst with --relay) with --conns connections (default 8).\n"
-    "--rate-gbps R sets every edge's emulated rate (token bucket; 0 = unlimited). --chunk-mib (default 8), --queue\n"
-    "(chunks buffered per gateway, default 16), --round-robin (GridFTP's static assignment instead of dynamic).\n"
+    "--rate-gbps R sets every edge's emulated rate (token bucket; 0 = unlimited). --chunk-mib: the part size (default:\n"
+    "chosen from the transfer and the overlay, 8 MiB on a direct path and smaller through relays so that the\n"
+    "pipeline fills: mlsys_xfer_chunk_auto), --queue (chunks buffered per gateway, default 16), --round-robin\n"
+    "(GridFTP's static assignment instead of dynamic).\n"
     "--verify re-reads both stores and compares every object byte for byte.\n"
     "\n"
     "gateway runs gateway K of a plan file (hosts and ports as written there) until the transfer ends: start the\n"
     "destination first, then relays, then the source (with --store SRC_URL; the destination with --store DST_URL).\n"
     "\n"
-    "cp --json keys: status (\"ok\"), objects, bytes, chunks, seconds, gbps, resends, checksum_failures, duplicates,\n"
+    "cp --json keys: status (\"ok\"), objects, bytes, chunks, chunk_bytes, seconds, gbps, resends, checksum_failures, duplicates,\n"
     "conn_failures, gateways, edges ([{from, to, connections, bytes}]), verified (true/false/null).\n";
 
 typedef struct {
@@ -154,6 +156,7 @@ static int xfer_cp(int argc, char **argv, const cp_args *a, const char *src_url,
     mlsys_jw_key(&w, "objects"); mlsys_jw_u64(&w, r.objects);
     mlsys_jw_key(&w, "bytes"); mlsys_jw_u64(&w, r.bytes);
     mlsys_jw_key(&w, "chunks"); mlsys_jw_u64(&w, r.chunks);
+    mlsys_jw_key(&w, "chunk_bytes"); mlsys_jw_u64(&w, r.chunk_bytes);
     mlsys_jw_key(&w, "seconds"); mlsys_jw_double(&w, r.seconds);
     mlsys_jw_key(&w, "gbps"); mlsys_jw_double(&w, r.gbps);
     mlsys_jw_key(&w, "resends"); mlsys_jw_u64(&w, r.resends);
@@ -175,8 +178,9 @@ static int xfer_cp(int argc, char **argv, const cp_args *a, const char *src_url,
     mlsys_jw_end(&w);
     if (mlsys_jw_finish(&w)) rc = cli_fail(cmd, "writing JSON: %s", mlsys_last_error());
   } else {
-    printf("copied %llu objects, %.1f MB in %.2f s: %.3f Gbps over %d gateways (%llu resends, %llu checksum failures, %llu duplicates dropped)\n",
-           (unsigned long long)r.objects, r.bytes / 1e6, r.seconds, r.gbps, ov.ngw, (unsigned long long)r.resends,
+    printf("copied %llu objects, %.1f MB (%llu chunks of %.4g MiB) in %.2f s: %.3f Gbps over %d gateways (%llu resends, %llu checksum "
+           "failures, %llu duplicates dropped)\n", (unsigned long long)r.objects, r.bytes / 1e6, (unsigned long long)r.chunks,
+           r.chunk_bytes / 1048576.0, r.seconds, r.gbps, ov.ngw, (unsigned long long)r.resends,
            (unsigned long long)r.checksum_failures, (unsigned long long)r.duplicates);
     for (i = 0; i < ov.nedge; i++)
       printf("  %s -> %s: %d connections, %.1f MB\n", ov.gw[ov.edge[i].from].region, ov.gw[ov.edge[i].to].region, ov.edge[i].nconn,

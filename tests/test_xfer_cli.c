@@ -63,7 +63,9 @@ TEST(plan_json_matches_library) {
 
 TEST(plan_bad_input_and_usage) {
   static const struct { const char *args, *expect; int code; } cases[] = {
-      {"transfer plan --src aws:us-east-1 --dst aws:nowhere-1", "not in the grid", 1},
+      {"transfer plan --src aws:us-east-1 --dst aws:nowhere-1", "--dst 'aws:nowhere-1' is not a region of the grid", 1},
+      {"transfer plan --src azure:canadacentral --dst gcp:asia-northeast1", "did you mean gcp:asia-northeast1-a?", 1},
+      {"transfer plan --src aws:nowhere-1 --dst aws:nowhere-2", "neither --src 'aws:nowhere-1'", 1},
       {"transfer plan --src aws:us-east-1 --dst aws:us-east-1", "both", 1},
       {"transfer plan --src aws:us-east-1 --dst gcp:us-central1-a --goal-gbps 5000", "above", 1},
       {"transfer plan --src aws:us-east-1 --dst gcp:us-central1-a --max-cost-per-gb 0.0001", "costs at most", 1},
@@ -82,6 +84,63 @@ TEST(plan_bad_input_and_usage) {
     CHECK_MSG(r.err && strstr(r.err, cases[i].expect), "%s: stderr '%s' lacks '%s'", cases[i].args, r.err ? r.err : "", cases[i].expect);
     run_free(&r);
   }
+}
+
+/* Issue 19 item 6: a pair the grid has no row for (and no relay joins) is named, with what the grid holds for it,
+   by plan (with and without a goal or a ceiling) and pareto: exit 1, one line, not "throughput goal 0 Gbps". */
+TEST(plan_pair_without_a_row) {
+  char path[] = "/tmp/mlsys_xcli_gridXXXXXX", args[512];
+  static const char *csv = "src_region,dst_region,throughput_sent,success\n"
+                           "aws:us-east-1,aws:us-west-2,5e9,True\n"
+                           "aws:eu-west-1,aws:us-west-2,5e9,True\n";
+  static const char *modes[] = {"plan", "plan --goal-gbps 1", "plan --max-cost-per-gb 1", "pareto"};
+  int fd = mkstemp(path);
+  size_t i;
+  REQUIRE(fd >= 0);
+  REQUIRE(write(fd, csv, strlen(csv)) == (ssize_t)strlen(csv));
+  close(fd);
+  for (i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+    run_result r;
+    snprintf(args, sizeof args, "transfer %s --grid %s --src aws:us-east-1 --dst aws:eu-west-1", modes[i], path);
+    r = run(args);
+    CHECK_MSG(r.code == 1, "%s: exit %d", args, r.code);
+    CHECK_MSG(r.err && strstr(r.err, "no path from aws:us-east-1 to aws:eu-west-1: the grid has no row aws:us-east-1 -> aws:eu-west-1"),
+              "%s: stderr '%s'", args, r.err ? r.err : "");
+    CHECK_MSG(r.err && strstr(r.err, "no region of the grid (3 regions) has a measured link to aws:eu-west-1"), "%s: stderr '%s'", args,
+              r.err ? r.err : "");
+    CHECK(r.err && strchr(r.err, '\n') == r.err + strlen(r.err) - 1);   /* one line */
+    run_free(&r);
+  }
+  unlink(path);
+}
+
+/* Issue 19 item 12: the issue's command, and the default goal (the max flow) on a route where lp_solve called it
+   infeasible, plan without a solver failure. Item 8: with no --grid the committed grid is found beside the binary's
+   repository from any working directory (no ../shared). */
+TEST(plan_numerics_and_default_grid) {
+  run_result r = run("transfer plan --src azure:canadacentral --dst gcp:asia-northeast1-a --max-cost-per-gb 0.2 --json");
+  char exe[2048], cwd[1024], cmd[8192], outp[] = "/tmp/mlsys_xcli_outXXXXXX";
+  char *text = NULL;
+  size_t len;
+  int fo;
+  CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err ? r.err : "");
+  CHECK(r.out && strstr(r.out, "\"status\": \"ok\""));
+  run_free(&r);
+  r = run("transfer plan --src azure:uksouth --dst aws:eu-central-1 --max-vms 1");
+  CHECK_MSG(r.code == 0, "exit %d: %s", r.code, r.err ? r.err : "");
+  run_free(&r);
+  REQUIRE(getcwd(cwd, sizeof cwd) != NULL);
+  snprintf(exe, sizeof exe, "%s%s%s", bin()[0] == '/' ? "" : cwd, bin()[0] == '/' ? "" : "/", bin());
+  fo = mkstemp(outp);
+  REQUIRE(fo >= 0);
+  close(fo);
+  snprintf(cmd, sizeof cmd, "cd / && '%s' transfer plan --src azure:canadacentral --dst gcp:asia-northeast1-a --max-vms 1 --units skyplane "
+           "--goal-gbps 12 --json > '%s' 2>&1", exe, outp);
+  CHECK_MSG(system(cmd) == 0, "from /: %.300s", cmd);
+  REQUIRE_OK(mlsys_read_file(outp, &text, &len));
+  CHECK_MSG(strstr(text, "\"status\": \"ok\"") != NULL, "from /: %.300s", text);
+  mlsys_free(text);
+  unlink(outp);
 }
 
 static int same_file(const char *a, const char *b) {
@@ -164,9 +223,9 @@ TEST(cp_files_through_relay_and_plan) {
       int n = 0;
       n += snprintf(sh + n, sizeof sh - n, "(");
       for (k = ngw - 1; k >= 1; k--)
-        n += snprintf(sh + n, sizeof sh - n, "%s transfer gateway --plan %s --id %d %s%s%s --timeout 60 > /dev/null & ", bin(), p1, k,
+        n += snprintf(sh + n, sizeof sh - n, "%s transfer gateway --plan %s --id %d %s%s%s --timeout 300 > /dev/null & ", bin(), p1, k,
                       k == ngw - 1 ? "--store file://" : "", k == ngw - 1 ? dir : "", k == ngw - 1 ? "/dst3" : "");
-      n += snprintf(sh + n, sizeof sh - n, "sleep 0.5; %s transfer gateway --plan %s --id 0 --store file://%s/src --timeout 60 > /dev/null; r=$?; wait; exit $r)", bin(), p1, dir);
+      n += snprintf(sh + n, sizeof sh - n, "sleep 0.5; %s transfer gateway --plan %s --id 0 --store file://%s/src --timeout 300 > /dev/null; r=$?; wait; exit $r)", bin(), p1, dir);
       CHECK_MSG(system(sh) == 0, "gateway processes failed: %.300s", sh);
     }
     snprintf(p2, sizeof p2, "%s/dst3/sub/a", dir);

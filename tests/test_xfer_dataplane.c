@@ -35,8 +35,13 @@ struct mstore {
   pthread_mutex_t mu;
   mobj *o;
   int n, cap;
-  long puts, dup_writes, begins, commits, aborts, open_uploads, max_part_count;
+  long puts, dup_writes, begins, commits, aborts, open_uploads, max_part_count, gets;
   const char *poison;     /* put_part of a key containing this fails */
+  /* A gate instead of a race against the clock: with gate_after > 0, put_part blocks once that many parts are in
+     until ms_gate_open, so a test can act on a transfer that is certainly not finished, at any machine speed. */
+  long gate_after;
+  int gate_open;
+  pthread_cond_t gate_cv;
 };
 
 static mobj *ms_find(mstore *s, const char *key) {
@@ -76,6 +81,7 @@ static mlsys_status ms_get(mlsys_xfer_store *st, const char *key, uint64_t off, 
     return mlsys_set_error(MLSYS_ERR_IO, "mem: '%s' has no range [%llu, +%llu)", key, (unsigned long long)off, (unsigned long long)len);
   }
   memcpy(buf, o->data + off, (size_t)len);
+  s->gets++;
   pthread_mutex_unlock(&s->mu);
   return MLSYS_OK;
 }
@@ -103,6 +109,9 @@ static mlsys_status ms_part(mlsys_xfer_store *st, mlsys_xfer_upload *up, int par
   want = u->size - off < u->part_bytes ? u->size - off : u->part_bytes;
   if (len != want) return mlsys_set_error(MLSYS_ERR_ARG, "mem: part %d has %llu bytes, want %llu", part, (unsigned long long)len, (unsigned long long)want);
   if (s->poison && strstr(u->key, s->poison)) return mlsys_set_error(MLSYS_ERR_IO, "mem: disk full (poisoned key '%s')", u->key);
+  pthread_mutex_lock(&s->mu);
+  while (s->gate_after > 0 && s->puts >= s->gate_after && !s->gate_open) pthread_cond_wait(&s->gate_cv, &s->mu);
+  pthread_mutex_unlock(&s->mu);
   memcpy(u->data + off, buf, (size_t)len);
   pthread_mutex_lock(&s->mu);
   s->puts++;
@@ -142,11 +151,34 @@ static void ms_close(mlsys_xfer_store *st) {
   for (i = 0; i < s->n; i++) { free(s->o[i].key); free(s->o[i].data); }
   free(s->o);
   pthread_mutex_destroy(&s->mu);
+  pthread_cond_destroy(&s->gate_cv);
   free(s);
+}
+static void ms_gate_open(mstore *s) {
+  pthread_mutex_lock(&s->mu);
+  s->gate_open = 1;
+  pthread_cond_broadcast(&s->gate_cv);
+  pthread_mutex_unlock(&s->mu);
+}
+static long ms_counter(mstore *s, const long *c) {
+  long v;
+  pthread_mutex_lock(&s->mu);
+  v = *c;
+  pthread_mutex_unlock(&s->mu);
+  return v;
+}
+/* Polls until *c >= want; the 120 s cap is a hang guard that no run at any load comes near (the work it waits for
+   is bounded: a gated transfer cannot finish meanwhile). Returns the last value. */
+static long ms_wait_for(mstore *s, const long *c, long want) {
+  double t0 = mlsys_now();
+  long v;
+  while ((v = ms_counter(s, c)) < want && mlsys_now() - t0 < 120) mlsys__xfer_dp_sleep(0.002);
+  return v;
 }
 static mstore *ms_new(void) {
   mstore *s = (mstore *)calloc(1, sizeof *s);
   pthread_mutex_init(&s->mu, NULL);
+  pthread_cond_init(&s->gate_cv, NULL);
   s->base.kind = "memory";
   s->base.list = ms_list;
   s->base.get_range = ms_get;
@@ -288,10 +320,11 @@ static int count_dir(const char *path) {
   closedir(d);
   return n;
 }
-/* An exited thread's /proc entry can outlive its join by a moment: allow 200 ms to reach the baseline. */
+/* An exited thread's /proc entry can outlive its join by a moment: poll until the baseline is back (at once when
+   nothing lags; the 60 s cap is a hang guard, not a time window a loaded machine could miss). */
 static int settle(const char *path, int want) {
   int i, n = count_dir(path);
-  for (i = 0; i < 20 && n != want; i++) { mlsys__xfer_dp_sleep(0.01); n = count_dir(path); }
+  for (i = 0; i < 6000 && n != want; i++) { mlsys__xfer_dp_sleep(0.01); n = count_dir(path); }
   return n;
 }
 static int count_fds(void) { return count_dir("/proc/self/fd"); }
@@ -301,7 +334,7 @@ static mlsys_xfer_copy_opts copts(uint64_t chunk) {
   mlsys_xfer_copy_opts o;
   memset(&o, 0, sizeof o);
   o.gw.chunk_bytes = chunk;
-  o.timeout_s = 30;
+  o.timeout_s = 300;   /* a hang guard: these copies take seconds at most, however loaded the machine */
   return o;
 }
 
@@ -505,6 +538,104 @@ TEST(chunking) {
   mlsys_free(c);
 }
 
+/* The longest source-to-destination path in edges, by depth-first search over every path (small overlays only). */
+static int longest_path(const mlsys_xfer_overlay *ov, int at, int depth) {
+  int i, best = ov->gw[at].role == MLSYS_XFER_DST ? depth : -1;
+  for (i = 0; i < ov->nedge; i++)
+    if (ov->edge[i].from == at) {
+      int l = longest_path(ov, ov->edge[i].to, depth + 1);
+      if (l > best) best = l;
+    }
+  return best;
+}
+
+/* The chunk-size rule (issue 19 item 7): relays store and forward whole chunks and a chunk holds its source slot
+   until the destination has it, so after the last chunk leaves the source about queue_cap chunks still cross each
+   hop. The rule must keep that tail, queue_cap x chunk x hops, under 1/12 of the transfer whenever 64 KiB chunks
+   allow it (the pipeline model then predicts >= 12/13 of the rate), leave direct paths at Skyplane's 8 MiB, and stay
+   within the wire's limits. Checked over random overlays and object lists against hops found here by brute force. */
+TEST(chunk_auto_rule) {
+  mlsys_rng rng;
+  mlsys_xfer_obj objs[40];
+  char keys[40][16];
+  int trial, k;
+  ovl o;
+  mlsys_rng_seed(&rng, 7);
+  for (k = 0; k < 40; k++) { snprintf(keys[k], sizeof keys[k], "o%d", k); objs[k].key = keys[k]; }
+  /* the issue's case: 16 objects of 8 MiB through one relay, queue 16: 128 MiB / (12 * 16 * 2) -> 320 KiB */
+  for (k = 0; k < 16; k++) objs[k].size = 8 * MiB;
+  ov_chain(&o, 30, 0, 0);
+  CHECK_EQ_INT(mlsys_xfer_chunk_auto(&o.ov, 16, objs, 16), 320 * KiB);
+  CHECK_EQ_INT(mlsys_xfer_chunk_auto(&o.ov, 0, objs, 16), 320 * KiB);   /* queue_cap 0 is the default 16 */
+  ov_direct(&o, 30, 0);
+  CHECK_EQ_INT(mlsys_xfer_chunk_auto(&o.ov, 16, objs, 16), 8 * MiB);   /* no relay: no pipeline to fill */
+  for (trial = 0; trial < 300; trial++) {
+    int n = 1 + (int)mlsys_rng_below(&rng, 40), q = 1 + (int)mlsys_rng_below(&rng, 64), hops, shape = trial % 4;
+    uint64_t c, bytes = 0, nchunks = 0, biggest = 0;
+    for (k = 0; k < n; k++) {
+      /* sizes from bytes to gigabytes, and now and then a 16 TiB object (needs > 8 MiB parts) */
+      objs[k].size = trial % 50 == 49 && k == 0 ? 16ull << 40 : mlsys_rng_below(&rng, 1ull << (10 + mlsys_rng_below(&rng, 22)));
+      bytes += objs[k].size;
+      if (objs[k].size > biggest) biggest = objs[k].size;
+    }
+    if (shape == 0) ov_direct(&o, 4, 0);
+    else if (shape == 1) ov_chain(&o, 4, 0, 0);
+    else if (shape == 2) ov_diamond(&o, 2, 0);
+    else {   /* a chain of 2..6 relays with a shortcut from the source to the destination */
+      int r = 2 + (int)mlsys_rng_below(&rng, 5), i;
+      ov_init(&o);
+      ov_gw(&o, MLSYS_XFER_SRC);
+      for (i = 0; i < r; i++) ov_gw(&o, MLSYS_XFER_RELAY);
+      ov_gw(&o, MLSYS_XFER_DST);
+      for (i = 0; i <= r; i++) ov_edge(&o, i, i + 1, 1, 0);
+      ov_edge(&o, 0, r + 1, 1, 0);
+    }
+    REQUIRE_OK(mlsys_xfer_overlay_check(&o.ov));
+    hops = longest_path(&o.ov, 0, 0);
+    c = mlsys_xfer_chunk_auto(&o.ov, q, objs, n);
+    for (k = 0; k < n; k++) nchunks += objs[k].size ? (objs[k].size + c - 1) / c : 1;
+    CHECK_MSG(c >= 64 * KiB && c % (64 * KiB) == 0 && c <= MLSYS_XFER_DATA_MAX, "trial %d: chunk %llu", trial, (unsigned long long)c);
+    CHECK_MSG((biggest + c - 1) / c <= MLSYS_XFER_MAX_PARTS, "trial %d: %llu parts", trial, (unsigned long long)((biggest + c - 1) / c));
+    if (biggest <= (8 * MiB) * (uint64_t)MLSYS_XFER_MAX_PARTS) CHECK(c <= 8 * MiB);
+    if (hops == 1 && biggest <= (8 * MiB) * (uint64_t)MLSYS_XFER_MAX_PARTS) CHECK_EQ_INT(c, 8 * MiB);
+    if (hops >= 2 && bytes >= 12ull * q * hops * 64 * KiB && biggest <= (64 * KiB) * (uint64_t)MLSYS_XFER_MAX_PARTS) {
+      /* the tail the last window leaves is at most 1/12 of the transfer, and no smaller chunk than needed */
+      CHECK_MSG((uint64_t)q * c * hops * 12 <= bytes, "trial %d: %d x %llu x %d hops > 1/12 of %llu bytes", trial, q,
+                (unsigned long long)c, hops, (unsigned long long)bytes);
+      CHECK_MSG(c == 8 * MiB || (uint64_t)q * (c + 64 * KiB) * hops * 12 > bytes, "trial %d: chunk %llu smaller than needed", trial,
+                (unsigned long long)c);
+      CHECK(nchunks >= 12ull * q * hops || c == 8 * MiB);
+    }
+  }
+}
+
+/* A source with chunk_bytes 0 uses the rule; every byte still arrives. */
+TEST(copy_uses_chunk_auto) {
+  ovl o;
+  mstore *src = ms_new(), *dst;
+  mlsys_xfer_copy_opts co = copts(0);
+  mlsys_xfer_copy_result r;
+  mlsys_xfer_obj *objs = NULL;
+  mlsys_status st;
+  uint64_t want, nch = 0;
+  int n = 0, k;
+  fill_big(src, 6, 2 * MiB + 1000, 4);
+  ov_chain(&o, 3, 0, 0);
+  REQUIRE_OK(src->base.list(&src->base, &objs, &n));
+  want = mlsys_xfer_chunk_auto(&o.ov, 16, objs, n);
+  for (k = 0; k < n; k++) nch += (objs[k].size + want - 1) / want;
+  mlsys_xfer_objs_free(objs, n);
+  CHECK_EQ_INT(want, 64 * KiB);   /* 12 MB / (12 * 16 * 2) = 31 KiB -> the 64 KiB floor */
+  dst = run_copy(&o, src, &co, &r, &st);
+  CHECK_OK(st);
+  CHECK(same_stores(src, dst));
+  CHECK_EQ_INT(r.chunk_bytes, want);
+  CHECK_EQ_INT(r.chunks, nch);
+  mlsys_xfer_copy_result_free(&r);
+  ms_close(&src->base);
+  ms_close(&dst->base);
+}
+
 TEST(overlay_check_rejects) {
   ovl o;
   ov_chain(&o, 2, 0, 0);
@@ -652,7 +783,7 @@ static void launcher_loop(int cmd, int resp, const mlsys_xfer_overlay *ov, int i
         mlsys_status st;
         close(cmd); close(resp);
         memset(&go, 0, sizeof go);
-        go.timeout_s = 25;
+        go.timeout_s = 300;   /* a hang guard only */
         st = mlsys_xfer_gateway_run(ov, id, NULL, &go, NULL);
         _exit(st == MLSYS_OK ? 0 : 1);
       }
@@ -660,10 +791,10 @@ static void launcher_loop(int cmd, int resp, const mlsys_xfer_overlay *ov, int i
       kill(relay, SIGKILL);
       waitpid(relay, NULL, 0);
       relay = -1;
-    } else if (c == 'W' && relay > 0) {   /* wait up to 15 s for the relay to exit; reply '0' on a clean exit */
+    } else if (c == 'W' && relay > 0) {   /* wait (hang guard: 300 s) for the relay to exit; '0' on a clean exit */
       int status = 0, i;
       ok = 't';
-      for (i = 0; i < 1500; i++) {
+      for (i = 0; i < 30000; i++) {
         if (waitpid(relay, &status, WNOHANG) == relay) { ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 ? '0' : 'x'; relay = -1; break; }
         mlsys__xfer_dp_sleep(0.01);
       }
@@ -723,7 +854,6 @@ static void relay_kill_case(int restart) {
   pthread_t th;
   long parts_total = 0, i;
   int relay = 1;
-  double t0;
   uint64_t total;
   if (restart) ov_chain(&o, 2, 0, 0.2);   /* src -> relay -> dst, the last edge at 25 MB/s */
   else ov_diamond(&o, 2, 0.1);            /* every edge at 12.5 MB/s */
@@ -737,17 +867,15 @@ static void relay_kill_case(int restart) {
   for (i = 0; i < j.src->n; i++) parts_total += (long)((j.src->o[i].size + 128 * KiB - 1) / (128 * KiB));
   j.co = copts(128 * KiB);
   j.co.external_mask = 1ull << relay;
+  /* the destination's writes stop at a quarter until the relay is dead: it dies mid-transfer on any machine */
+  j.dst->gate_after = parts_total / 4;
   REQUIRE(launcher_start(&l, &o.ov, relay) == 0);
   CHECK(launcher_do(&l, 'S') == 'k');
   REQUIRE(pthread_create(&th, NULL, copy_thread, &j) == 0);
-  t0 = test__now();
-  while (ms_parts_written(j.dst) < parts_total / 4 && test__now() - t0 < 20) mlsys__xfer_dp_sleep(0.002);
-  CHECK(ms_parts_written(j.dst) < parts_total);   /* the relay dies mid-transfer */
+  CHECK(ms_wait_for(j.dst, &j.dst->puts, parts_total / 4) == parts_total / 4);
   CHECK(launcher_do(&l, 'K') == 'k');
-  if (restart) {
-    mlsys__xfer_dp_sleep(0.5);
-    CHECK(launcher_do(&l, 'S') == 'k');
-  }
+  ms_gate_open(j.dst);
+  if (restart) CHECK(launcher_do(&l, 'S') == 'k');
   pthread_join(th, NULL);
   if (j.st != MLSYS_OK) printf("    copy: %s\n", j.err);
   CHECK_OK(j.st);
@@ -769,36 +897,57 @@ TEST(relay_killed_other_path_finishes) { relay_kill_case(0); }
 /* ---------------------------------------------------------------------------------------------------------------
    Flow control, token buckets, stragglers, throughput
    --------------------------------------------------------------------------------------------------------------- */
+/* Hop-by-hop flow control: with the destination's writes held (a gate, not a slow link, so the outcome does not
+   depend on the machine's speed), the window fills: the relay and the source each come to hold exactly queue_cap
+   chunks and no gateway ever holds more than its bound. The gateways run one by one so the relay can be watched. */
 TEST(flow_control_relay_buffer_bound) {
   ovl o;
-  mstore *src = ms_new(), *dst;
-  mlsys_xfer_copy_opts co = copts(128 * KiB);
-  mlsys_xfer_copy_result r;
-  mlsys_status st;
+  mstore *src = ms_new(), *dst = ms_new();
+  mlsys_xfer_gw_opts go;
+  mlsys_xfer_gateway *gw[3] = {NULL, NULL, NULL};
+  mlsys_xfer_gw_result res[3], live;
+  double t0;
   int i;
   fill_big(src, 6, 1 * MiB, 3);
-  ov_chain(&o, 4, 0, 0.1);   /* fast into the relay, 12.5 MB/s out of it */
-  co.gw.queue_cap = 4;
-  dst = run_copy(&o, src, &co, &r, &st);
-  CHECK_OK(st);
+  ov_chain(&o, 4, 0, 0);
+  memset(&go, 0, sizeof go);
+  go.chunk_bytes = 128 * KiB;
+  go.queue_cap = 4;
+  dst->gate_after = 1;
+  for (i = 2; i >= 0; i--) {   /* downstream first: each needs its downstream's port */
+    go.store = i == 0 ? &src->base : i == 2 ? &dst->base : NULL;
+    REQUIRE_OK(mlsys_xfer_gateway_start(&o.ov, i, &go, &gw[i]));
+    o.gw[i].port = mlsys_xfer_gateway_port(gw[i]);
+  }
+  /* the relay fills to its bound while the destination cannot write (hang guard: 120 s) */
+  t0 = mlsys_now();
+  do {
+    mlsys_xfer_gateway_stats(gw[1], &live);
+    mlsys_xfer_gw_result_free(&live);
+    if (live.peak_buffered >= 4 * 128 * KiB) break;
+    mlsys__xfer_dp_sleep(0.002);
+  } while (mlsys_now() - t0 < 120);
+  CHECK_EQ_INT(live.peak_buffered, 4 * 128 * KiB);
+  ms_gate_open(dst);
+  for (i = 0; i < 3; i++) CHECK_OK(mlsys_xfer_gateway_wait(gw[i], 300, &res[i]));
   CHECK(same_stores(src, dst));
   for (i = 0; i < 3; i++) {
-    CHECK(r.gw[i].buffer_bound == 4 * 128 * KiB);
-    CHECK_MSG(r.gw[i].peak_buffered <= r.gw[i].buffer_bound, "gateway %d peak %llu > bound %llu", i,
-              (unsigned long long)r.gw[i].peak_buffered, (unsigned long long)r.gw[i].buffer_bound);
+    CHECK(res[i].buffer_bound == 4 * 128 * KiB);
+    CHECK_MSG(res[i].peak_buffered <= res[i].buffer_bound, "gateway %d peak %llu > bound %llu", i,
+              (unsigned long long)res[i].peak_buffered, (unsigned long long)res[i].buffer_bound);
   }
   /* the relay really filled up (the bound was what held it back), and so did the source behind it */
-  CHECK(r.gw[1].peak_buffered >= 3 * 128 * KiB);
-  CHECK(r.gw[0].peak_buffered >= 3 * 128 * KiB);
+  CHECK_EQ_INT(res[1].peak_buffered, 4 * 128 * KiB);
+  CHECK_EQ_INT(res[0].peak_buffered, 4 * 128 * KiB);
   printf("    peak buffered: source %llu, relay %llu, destination %llu bytes (bound %llu)\n",
-         (unsigned long long)r.gw[0].peak_buffered, (unsigned long long)r.gw[1].peak_buffered,
-         (unsigned long long)r.gw[2].peak_buffered, (unsigned long long)r.gw[1].buffer_bound);
-  mlsys_xfer_copy_result_free(&r);
+         (unsigned long long)res[0].peak_buffered, (unsigned long long)res[1].peak_buffered,
+         (unsigned long long)res[2].peak_buffered, (unsigned long long)res[1].buffer_bound);
+  for (i = 0; i < 3; i++) { mlsys_xfer_gw_result_free(&res[i]); mlsys_xfer_gateway_free(gw[i]); }
   ms_close(&src->base);
   ms_close(&dst->base);
 }
 
-static double rate_case(const ovl *o, uint64_t bytes_each, int nobj) {
+static double rate_case(const ovl *o, uint64_t bytes_each, int nobj, double *seconds, uint64_t *bytes) {
   mstore *src = ms_new(), *dst;
   mlsys_xfer_copy_opts co = copts(256 * KiB);
   mlsys_xfer_copy_result r;
@@ -809,51 +958,99 @@ static double rate_case(const ovl *o, uint64_t bytes_each, int nobj) {
   CHECK_OK(st);
   CHECK(same_stores(src, dst));
   gbps = r.gbps;
+  *seconds = r.seconds;
+  *bytes = r.bytes;
   mlsys_xfer_copy_result_free(&r);
   ms_close(&src->base);
   ms_close(&dst->base);
   return gbps;
 }
 
+/* The token bucket's arithmetic on a simulated clock (no sleeping, so no machine speed in the verdict): senders that
+   wait exactly what it says move rate x time + burst bytes, alone or four at once sharing one bucket, and an idle
+   bucket saves at most one burst. */
+TEST(token_bucket_arithmetic) {
+  mlsys__xfer_dp_tb tb;
+  const double rate = 25e6, piece = 64 * KiB, total = 20 * MiB;
+  double now = 0, t[4] = {0, 0, 0, 0}, sent = 0, w;
+  int k;
+  mlsys__xfer_dp_tb_init(&tb, rate, piece);
+  tb.last = 0;
+  for (sent = 0; sent < total; sent += piece) now += mlsys__xfer_dp_tb_debit(&tb, (size_t)piece, now);
+  CHECK_NEAR(now, (total - piece) / rate, 1e-9);   /* the first piece rides on the initial burst */
+  /* four senders, each waiting its own turn: together they get the one rate */
+  for (sent = 0; sent < total; sent += piece) {
+    int first = 0;
+    for (k = 1; k < 4; k++) if (t[k] < t[first]) first = k;
+    t[first] = (t[first] > now ? t[first] : now);
+    w = mlsys__xfer_dp_tb_debit(&tb, (size_t)piece, t[first]);
+    t[first] += w;
+  }
+  for (now = t[0], k = 1; k < 4; k++) if (t[k] > now) now = t[k];
+  CHECK_MSG(now >= (2 * total - piece) / rate * (1 - 1e-9) && now <= (2 * total - piece) / rate + 4 * piece / rate,
+            "4 senders finished at %.6f s, the rate allows %.6f s", now, (2 * total - piece) / rate);
+  /* ten idle seconds buy one burst, not 250 MB */
+  now += 10;
+  CHECK_NEAR(mlsys__xfer_dp_tb_debit(&tb, (size_t)piece, now), 0, 1e-12);
+  CHECK_NEAR(mlsys__xfer_dp_tb_debit(&tb, (size_t)piece, now), piece / rate, 1e-12);
+  pthread_mutex_destroy(&tb.mu);
+}
+
+/* End to end, a rate-limited edge never carries more than rate x time + one burst: a bound that holds however
+   slow the machine is (a loaded machine only moves fewer bytes). */
 TEST(token_bucket_rate) {
   ovl o;
-  double g1, g2;
+  double g1, g2, s1, s2;
+  uint64_t b1, b2;
   ov_direct(&o, 4, 0.2);
-  g1 = rate_case(&o, 4 * MiB, 5);   /* 20 MiB at 25 MB/s: ~0.84 s */
-  CHECK_MSG(fabs(g1 - 0.2) <= 0.15 * 0.2, "one edge at 0.2 Gbps achieved %.4f Gbps", g1);
+  g1 = rate_case(&o, 4 * MiB, 5, &s1, &b1);   /* 20 MiB at 25 MB/s: ~0.84 s */
+  CHECK_MSG(b1 <= 0.2e9 / 8 * s1 + 64 * KiB, "one edge at 0.2 Gbps moved %llu bytes in %.4f s (%.4f Gbps)", (unsigned long long)b1, s1, g1);
   ov_chain(&o, 4, 0.4, 0.2);        /* two hops: the slower one decides */
-  g2 = rate_case(&o, 4 * MiB, 5);
-  CHECK_MSG(fabs(g2 - 0.2) <= 0.15 * 0.2, "0.4 then 0.2 Gbps achieved %.4f Gbps", g2);
+  g2 = rate_case(&o, 4 * MiB, 5, &s2, &b2);
+  CHECK_MSG(b2 <= 0.2e9 / 8 * s2 + 64 * KiB, "0.4 then 0.2 Gbps moved %llu bytes in %.4f s (%.4f Gbps)", (unsigned long long)b2, s2, g2);
   printf("    one edge at 0.200 Gbps: %.4f Gbps (%+.1f %%); 0.4 -> 0.2 Gbps path: %.4f Gbps (%+.1f %%)\n", g1,
          (g1 / 0.2 - 1) * 100, g2, (g2 / 0.2 - 1) * 100);
 }
 
-static double straggler_case(int assign) {
+/* One straggler among 4 connections (connection 0 at 1/50 of its fair share: 64 KiB in 0.26 s). The verdicts rest on
+   bytes and on the straggler's own token bucket, not on how fast the machine is: round robin deals connection 0
+   exactly a quarter of the chunks, so it cannot finish before that quarter crawls through (a lower bound that any
+   slowness only raises); dynamic assignment lets connection 0 take a chunk only when it is free, so it carries far
+   less than a quarter (the others would have to run 50x slower than their share for it to get half of one). */
+static void straggler_case(int assign, double *seconds, uint64_t *slow_bytes, uint64_t *total) {
   ovl o;
   mstore *src = ms_new(), *dst;
   mlsys_xfer_copy_opts co = copts(64 * KiB);
   mlsys_xfer_copy_result r;
   mlsys_status st;
-  double s;
-  fill_big(src, 4, 2 * MiB, 17);
-  ov_direct(&o, 4, 0.4);   /* 50 MB/s shared; connection 0 gets 1/10 of its 12.5 MB/s share */
+  *total = fill_big(src, 2, 1 * MiB, 17);
+  ov_direct(&o, 4, 0.4);   /* 50 MB/s shared; connection 0 gets 1/50 of its 12.5 MB/s share */
   co.gw.assign = assign;
   co.gw.faults.slow_conn = 1;
-  co.gw.faults.slow_factor = 10;
+  co.gw.faults.slow_factor = 50;
   dst = run_copy(&o, src, &co, &r, &st);
   CHECK_OK(st);
   CHECK(same_stores(src, dst));
-  s = r.seconds;
+  CHECK_EQ_INT(r.resends, 0);
+  *seconds = r.seconds;
+  *slow_bytes = r.gw[0].nconn == 4 ? r.gw[0].conn_bytes[0] : 0;
+  CHECK_EQ_INT(r.gw[0].nconn, 4);
   mlsys_xfer_copy_result_free(&r);
   ms_close(&src->base);
   ms_close(&dst->base);
-  return s;
 }
 
 TEST(dynamic_beats_round_robin_with_straggler) {
-  double dyn = straggler_case(MLSYS_XFER_DYNAMIC), rr = straggler_case(MLSYS_XFER_ROUND_ROBIN);
-  printf("    one of 4 connections 10x slower: dynamic %.3f s, round-robin %.3f s (%.1fx)\n", dyn, rr, rr / dyn);
-  CHECK_MSG(rr >= 1.5 * dyn, "round-robin %.3f s vs dynamic %.3f s", rr, dyn);
+  double dyn, rr, slow_rate = 0.4e9 / 8 / 4 / 50;
+  uint64_t dyn_slow, rr_slow, total;
+  straggler_case(MLSYS_XFER_DYNAMIC, &dyn, &dyn_slow, &total);
+  straggler_case(MLSYS_XFER_ROUND_ROBIN, &rr, &rr_slow, &total);
+  printf("    one of 4 connections 50x slower: round robin gave it %llu of %llu bytes and took %.3f s (at least %.3f s); "
+         "dynamic gave it %llu bytes, %.3f s\n", (unsigned long long)rr_slow, (unsigned long long)total, rr,
+         (double)(total / 4 - 64 * KiB) / slow_rate, (unsigned long long)dyn_slow, dyn);
+  CHECK_EQ_INT(rr_slow, total / 4);
+  CHECK_MSG(rr >= (double)(total / 4 - 64 * KiB) / slow_rate * (1 - 1e-3), "round robin %.3f s", rr);   /* less its burst */
+  CHECK_MSG(dyn_slow <= total / 8, "dynamic gave the straggler %llu of %llu bytes", (unsigned long long)dyn_slow, (unsigned long long)total);
 }
 
 TEST(loopback_throughput_unlimited) {
@@ -938,7 +1135,17 @@ TEST(garbage_clients_are_dropped) {
   /* 6: a Skyplane v3 header */
   memcpy(junk, hb, hl); junk[11] = 3;
   fds[nf] = dial(port); CHECK(write(fds[nf], junk, hl) == (ssize_t)hl); nf++;
-  mlsys__xfer_dp_sleep(0.8);   /* past the hello and io timeouts */
+  {   /* until all six are dropped (each by its rule or its timeout); the cap is a hang guard, not a window */
+    double t0 = mlsys_now();
+    mlsys_xfer_gw_result live;
+    do {
+      mlsys_xfer_gateway_stats(gd, &live);
+      mlsys_xfer_gw_result_free(&live);
+      if (live.dropped_clients >= 6) break;
+      mlsys__xfer_dp_sleep(0.01);
+    } while (mlsys_now() - t0 < 120);
+    CHECK_MSG(live.dropped_clients >= 6, "dropped %llu of the 6 clients before the copy", (unsigned long long)live.dropped_clients);
+  }
   {
     copy_job j;
     pthread_t th;
@@ -957,9 +1164,10 @@ TEST(garbage_clients_are_dropped) {
   st = mlsys_xfer_gateway_wait(gd, 10, &gr);
   CHECK_OK(st);
   CHECK(same_stores(src, dst));
-  CHECK_MSG(gr.dropped_clients >= 7, "dropped %llu clients; log:\n%.1500s", (unsigned long long)gr.dropped_clients, log_text);
+  /* the two clients during the copy may or may not be seen before the job ends; the copy was not disturbed */
+  CHECK_MSG(gr.dropped_clients >= 6, "dropped %llu clients; log:\n%.1500s", (unsigned long long)gr.dropped_clients, log_text);
   pthread_mutex_lock(&log_mu);
-  CHECK(log_drops >= 7);
+  CHECK(log_drops >= 6);
   CHECK_CONTAINS(log_text, "bad magic");
   CHECK_CONTAINS(log_text, "no valid frame within the hello timeout");
   CHECK_CONTAINS(log_text, "exceeds the 1 GiB limit");
