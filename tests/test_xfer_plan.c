@@ -399,7 +399,7 @@ TEST(independent_solvers) {
   mlsys_rng rng;
   int trial, glp = have_tool("glpsol"), cbc = have_tool("cbc"), checked = 0;
   char path[256];
-  if (!glp && !cbc) SKIP("neither glpsol nor cbc is installed (scripts/install-deps.sh installs both)");
+  if (!glp && !cbc) SKIP_DEP("neither glpsol nor cbc is installed (scripts/install-deps.sh installs both)");
   snprintf(path, sizeof path, "/tmp/mlsys_xfer_plan_%d.lp", (int)getpid());
   mlsys_xfer_grid G;
   if (!load_real(&G, 0)) return;

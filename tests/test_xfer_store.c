@@ -600,7 +600,7 @@ static void svc_up(svc *v, const char *kind, const char *what) {
   int rc = svc_start(v, kind);
   if (rc == 0) {
     rm_rf(v->dir);
-    SKIP("%s unavailable: %.200s", what, v->why);
+    SKIP_DEP("%s unavailable: %.200s", what, v->why);
   }
   if (rc < 0) {
     svc_stop(v);
