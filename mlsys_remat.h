@@ -14,7 +14,9 @@
      - graph coarsening (fused conv-bn-relu) so that the LP scales to op-level ResNet-50 / MobileNetV2;
      - batch scaling and the largest batch each method fits in a memory (thesis §3.6.4: the baselines by search,
        Checkmate by one MILP over the per-sample peak);
-     - an importer for DTR's operator traces (Kirisame et al., ICLR 2021).
+     - an importer for DTR's operator traces (Kirisame et al., "Dynamic Tensor Rematerialization", ICLR 2021).
+   docs/remat.md (in the mlsys repository) records the formulation as built, the solver measurements behind the
+   defaults, the maximum-batch MILP and the DTR mapping; equation and section numbers in comments are the thesis's.
 
    USAGE: in exactly one .c file
        #define MLSYS_REMAT_IMPLEMENTATION      // and MLSYS_COMMON_IMPLEMENTATION (or MLSYS_IMPLEMENTATION for both)
@@ -68,11 +70,11 @@
    COMPILE-TIME OPTIONS: those of mlsys_common.h (MLSYS_MILP_CBC adds the CBC/Clp backend).
    LIMITS: n ≤ 16384 nodes (schedules are n×n bytes); the exact MILP is practical for n ≲ 80 (the LP relaxation
    for n ≲ 150, and for op-level graphs of ~350 nodes through coarsening); see docs/remat.md.
-   NOT DONE (yet): the thesis's bilinear max-batch MILP with the batch as a variable (mlsys_remat_max_batch
-   solves its linear per-sample form once, for graphs of up to 60 nodes; above that it reports the best
-   baseline's batch and says so in out->source / out->milp_ran), lifetime extension for "alias" nodes (they are ordinary nodes of their own bytes; export views with
-   --alias-mem bytes for executors), a coarse MILP for graphs beyond ~150 nodes (the MILP there returns its
-   LP-rounding incumbent when the time limit hits).
+   NOT DONE (yet): the thesis's bilinear max-batch MILP with the batch as a variable (mlsys_remat_max_batch solves
+   its linear per-sample form once, for graphs of up to 60 nodes; above that it reports the best baseline's batch and
+   says so in out->source / out->milp_ran), lifetime extension for "alias" nodes (they are ordinary nodes of their
+   own bytes; export views with --alias-mem bytes for executors), a coarse MILP for graphs beyond ~150 nodes (the
+   MILP there returns its LP-rounding incumbent when the time limit hits).
 */
 #ifndef MLSYS_REMAT_H
 #define MLSYS_REMAT_H
@@ -343,7 +345,8 @@ MLSYS_DEF long mlsys_remat_revolve_closed_form(long l, int s);
    ================================================================================================================ */
 enum {
   MLSYS_REMAT_MODEL_AGGREGATED_FREE = 1,   /* thesis eq. 3.7c instead of the disaggregated rows (weak LP) */
-  MLSYS_REMAT_MODEL_NO_DOMINANCE = 2       /* leave out the dominance rows: exactly the spec's model */
+  MLSYS_REMAT_MODEL_NO_DOMINANCE = 2       /* leave out the dominance rows: the thesis's model as
+                                              tabulated in docs/remat.md ("The model as built") */
 };
 typedef struct { long binaries, continuous, rows, nonzeros; } mlsys_remat_model_size;
 MLSYS_DEF mlsys_status mlsys_remat_milp_size(const mlsys_remat_graph *g, unsigned model, mlsys_remat_model_size *size);
@@ -352,8 +355,8 @@ MLSYS_DEF mlsys_status mlsys_remat_milp_size(const mlsys_remat_graph *g, unsigne
    6. Batch size: scaling a graph, the largest batch that fits
    ================================================================================================================ */
 /* (section 6 declarations) */
-/* Activations and FLOP costs grow linearly with the batch (checkmate.md §3.8; the repo's max-batch experiments
-   assume the same); parameters, their gradients, optimizer state and buffers do not. */
+/* Activations and FLOP costs grow linearly with the batch (thesis §3.6.4; docs/remat.md; the Checkmate repo's
+   max-batch experiments assume the same); parameters, their gradients, optimizer state and buffers do not. */
 #define MLSYS_REMAT_MAX_BATCH (1 << 30)   /* the largest batch mlsys_remat_max_batch reports */
 
 /* 1 for the fixed-memory categories that grow with the batch: "inputs" and "labels" (what
@@ -2624,10 +2627,10 @@ static uint64_t mlsys__gcd64(uint64_t a, uint64_t b) {
 }
 
 /* Memory units: the gcd of all sizes when that keeps coefficients ≤ 1e6 (exact); otherwise max/1e6 with sizes
-   rounded up and the budget rounded down, so every model-feasible schedule is byte-feasible (spec §3.3). Costs are
-   divided by their gcd when integral and within a factor 1000 of it, else scaled to a maximum of 100: with
-   objective coefficients near 1e6, lp_solve (5.5.2.5, NODE_AUTOORDER and a cutoff row) proved a wrong optimum on
-   the thesis's chain with costs 0.1 (2.7 instead of 2.6); coefficients up to 1e4 were fine. */
+   rounded up and the budget rounded down, so every model-feasible schedule is byte-feasible (docs/remat.md, Units).
+   Costs are divided by their gcd when integral and within a factor 1000 of it, else scaled to a maximum of 100: with
+   objective coefficients near 1e6, lp_solve (5.5.2.5, NODE_AUTOORDER and a cutoff row) proved a wrong optimum on the
+   thesis's chain with costs 0.1 (2.7 instead of 2.6); coefficients up to 1e4 were fine. */
 static void mlsys__cm_units(mlsys__cm *cm, uint64_t act_budget) {
   const mlsys_dag *d = &cm->g->dag;
   uint64_t gg = 0, mx = 0, u;
@@ -2791,7 +2794,7 @@ static mlsys_status mlsys__cm_build(const mlsys_remat_graph *g, uint64_t act_bud
      that does at no more cost or memory): a resident value is read in its stage or carried on,
      S[t][i] ≤ S[t+1][i] + Σ_{users j < t} R[t][j]; a recomputed value likewise, R[t][i] ≤ S[t+1][i] + Σ R[t][j].
      They remove the many equivalent schedules that keep or recompute values nobody reads. Left out of the
-     spec's exact model (MLSYS_REMAT_MODEL_NO_DOMINANCE, and with the aggregated rows). */
+     thesis's exact model (MLSYS_REMAT_MODEL_NO_DOMINANCE, and with the aggregated rows). */
   for (t = 1; t < n && !(model & (MLSYS_REMAT_MODEL_NO_DOMINANCE | MLSYS_REMAT_MODEL_AGGREGATED_FREE)); t++)
     for (i = 0; i < t; i++) {
       int pass, u;
@@ -2830,7 +2833,7 @@ static mlsys_status mlsys__cm_build(const mlsys_remat_graph *g, uint64_t act_bud
       }
       MLSYS__ROW(MLSYS_ROW_GE, kk == t ? 1 : 0, "freelo_%d_%d_%d", t, ii, kk);
       if (!(model & MLSYS_REMAT_MODEL_AGGREGATED_FREE)) {
-        /* disaggregated upper rows (spec §3.2 M4): each hazard alone forbids the free */
+        /* disaggregated upper rows (docs/remat.md): each hazard alone forbids the free */
         if (kk < t) {
           MLSYS__TERM(f, 1);
           MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, kk)], -1);
@@ -4040,11 +4043,12 @@ static mlsys_status mlsys__remat_mb_search(mlsys__remat_mb *c, int start, int ub
   return MLSYS_OK;
 }
 
-/* The spec's §3.8 linear form of the thesis's max-batch MILP (eq. 3.10): with bytes and costs linear in the
-   batch, minimise the per-sample peak Z of the batch-1 graph subject to the cost cap (at most cap x the cost of
-   computing every node once); then B* = floor((memory - fixed that does not scale) / (Z + scaling fixed bytes per
-   sample)). One MILP instead of a search over batches; B* is the maximum batch whenever the MILP is proven, up to
-   byte rounding (the batch-1 graph rounds bytes up, so the schedule fits at B*, which is checked). */
+/* The linear per-sample form of the thesis's max-batch MILP (eq. 3.10; docs/remat.md, the maximum batch): with bytes
+   and costs linear in the batch, minimise the per-sample peak Z of the batch-1 graph subject to the cost cap (at
+   most cap x the cost of computing every node once); then B* = floor((memory - fixed that does not scale) / (Z +
+   scaling fixed bytes per sample)). One MILP instead of a search over batches; B* is the maximum batch whenever the
+   MILP is proven, up to byte rounding (the batch-1 graph rounds bytes up, so the schedule fits at B*, which is
+   checked). */
 #define MLSYS__REMAT_MAXBATCH_MILP_NODES 60
 static mlsys_status mlsys__remat_max_batch_linear(const mlsys_remat_graph *g, uint64_t memory, double cost_cap,
                                                   const mlsys_remat_opts *o, int ub, int *batch,
@@ -4181,7 +4185,7 @@ static mlsys_status mlsys__remat_max_batch_linear(const mlsys_remat_graph *g, ui
   mlsys__remat_name(out, "checkmate-milp");
   if (from_inc) snprintf(out->source, sizeof out->source, "%s", h.source);   /* the MILP found nothing better */
   out->milp_ran = 1;
-  snprintf(out->solver_note, sizeof out->solver_note, "per-sample peak minimised under the cost cap (spec §3.8, "
+  snprintf(out->solver_note, sizeof out->solver_note, "per-sample peak minimised under the cost cap (thesis "
            "eq. 3.10)%s", *proven ? ", proven" : ", not proven within the time limit");
 done:
   mlsys_free(cols);
@@ -4243,7 +4247,7 @@ MLSYS_DEF mlsys_status mlsys_remat_max_batch(const mlsys_remat_graph *g, uint64_
   mlsys_progress_begin(&prog, "max batch", o && o->progress);
   start = g->batch;
   if (m == MLSYS_REMAT_MILP && !(o && o->raw)) {
-    /* one MILP (spec §3.8) instead of a MILP per probe; the search below only if it fails */
+    /* one MILP (thesis eq. 3.10 in per-sample form) instead of a MILP per probe; the search below if it fails */
     int proven = 0;
     mlsys_progress_update(&prog, "milp: per-sample peak under the cost cap (one MILP)");
     st = mlsys__remat_max_batch_linear(g, memory, cost_cap, o, ub, &res, out, &proven);

@@ -180,7 +180,7 @@ TEST(cli_method_all_gives_one_object_per_method) {
     else
       CHECK_STR(st->str, "over_budget");
   }
-  /* T8 at budget 11: the optimum is 40 (spec §7.4) */
+  /* T8 at budget 11: the optimum is 40 (test case T8; tests/test_remat.c's exhaustive oracle agrees) */
   CHECK_STR(mlsys_json_get(&doc.root->items[0], "status")->str, "optimal");
   CHECK_NEAR(mlsys_json_get(&doc.root->items[0], "compute_cost")->num, 40, 0);
   mlsys_json_doc_free(&doc);

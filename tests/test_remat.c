@@ -1,13 +1,16 @@
 /* tests/test_remat.c — mlsys_remat.h (Checkmate optimal rematerialization) against independent oracles.
 
-   The centre of this file is an exhaustive optimiser written here from the spec's schedule semantics (spec
-   §3.1 and §3.6), sharing no code with the library: a layered dynamic programme over frontier-advancing stages
-   whose state is the resident set S_t. Every MILP optimum is compared with it (chains, the spec's T8 network,
-   random training graphs, graphs with fixed memory, norecompute flags). Around it: the spec's hand-verified
-   tables (T1-T8), the second solver (the CBC backend and the cbc program on exported models), the simulator
-   against the model (T9), warm-start points, LP rounding (T10), monotonicity (T11), baselines (T12), revolve
-   counts (T13), articulation points against a brute-force definition (T14), execution plans and mutations
-   (T15, T18), byte-sized graphs (exact and inexact model units) and non-integral costs.
+   "The spec" below is the project's working specification of Checkmate (P. Jain et al., "Checkmate: Breaking the
+   Memory Wall with Optimal Tensor Rematerialization", MLSys 2020; P. Jain, PhD thesis, UC Berkeley EECS-2023-180,
+   ch. 3); its section and table numbers are kept as labels, and docs/remat.md records the model as built. The centre
+   of this file is an exhaustive optimiser written here from the thesis's schedule semantics (frontier-advancing
+   stages, eq. 3.8; the memory accounting of §3.4.4), sharing no code with the library: a layered dynamic programme
+   over frontier-advancing stages whose state is the resident set S_t. Every MILP optimum is compared with it
+   (chains, the spec's T8 network, random training graphs, graphs with fixed memory, norecompute flags). Around it:
+   the spec's hand-verified tables (T1-T8), the second solver (the CBC backend and the cbc program on exported
+   models), the simulator against the model (T9), warm-start points, LP rounding (T10), monotonicity (T11), baselines
+   (T12), revolve counts (T13), articulation points against a brute-force definition (T14), execution plans and
+   mutations (T15, T18), byte-sized graphs (exact and inexact model units) and non-integral costs.
 
    Instance set (built once, on first use): chains L = 2..8 at budgets 2..L+2, T8 at 9..14, 28 random training
    graphs (4..8 forward nodes, three with fixed memory) and 6 general DAGs (random kinds, zero costs and sizes),
@@ -840,8 +843,8 @@ static void check_infeasible_message(const inst *I, uint64_t total, int restrict
   CHECK_MSG(parse_min_budget(msg, &mb, &proven), "%s budget %llu: no smallest feasible budget in \"%s\"", I->name,
             (unsigned long long)total, msg);
   CHECK_MSG(mb >= want && (!proven || mb == want), "%s budget %llu: message names %llu (%s), the oracle's smallest "
-            "feasible budget is %llu (\"%s\")", I->name, (unsigned long long)total, mb, proven ? "proven" : "not proven",
-            (unsigned long long)want, msg);
+            "feasible budget is %llu (\"%s\")", I->name, (unsigned long long)total, mb,
+            proven ? "proven" : "not proven", (unsigned long long)want, msg);
 }
 
 typedef struct { int feasible, infeasible; double seconds, worst; char worst_name[96]; } solve_stats;

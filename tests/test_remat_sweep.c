@@ -447,7 +447,8 @@ TEST(cli_sweep_json_and_svg) {
   if (access(bin(), X_OK) != 0) SKIP("%s not built", bin());
   REQUIRE(mkdtemp(dir) != NULL);
   snprintf(svgpath, sizeof svgpath, "%s/chain8.svg", dir);
-  snprintf(args, sizeof args, "remat sweep --graph tests/data/remat/chain8.txt --json --time-limit 600 --svg %s", svgpath);
+  snprintf(args, sizeof args, "remat sweep --graph tests/data/remat/chain8.txt --json --time-limit 600 --svg %s",
+           svgpath);
   r = run(args);
   CHECK_EQ_INT(r.code, 0);
   REQUIRE(r.out);
