@@ -345,8 +345,8 @@ MLSYS_DEF long mlsys_remat_revolve_closed_form(long l, int s);
    ================================================================================================================ */
 enum {
   MLSYS_REMAT_MODEL_AGGREGATED_FREE = 1,   /* thesis eq. 3.7c instead of the disaggregated rows (weak LP) */
-  MLSYS_REMAT_MODEL_NO_DOMINANCE = 2       /* leave out the dominance rows: the thesis's model as
-                                              tabulated in docs/remat.md ("The model as built") */
+  MLSYS_REMAT_MODEL_NO_DOMINANCE = 2       /* leave out the dominance rows (this project's
+                                              addition); docs/remat.md has the model's sizes without them */
 };
 typedef struct { long binaries, continuous, rows, nonzeros; } mlsys_remat_model_size;
 MLSYS_DEF mlsys_status mlsys_remat_milp_size(const mlsys_remat_graph *g, unsigned model, mlsys_remat_model_size *size);
@@ -2794,7 +2794,7 @@ static mlsys_status mlsys__cm_build(const mlsys_remat_graph *g, uint64_t act_bud
      that does at no more cost or memory): a resident value is read in its stage or carried on,
      S[t][i] ≤ S[t+1][i] + Σ_{users j < t} R[t][j]; a recomputed value likewise, R[t][i] ≤ S[t+1][i] + Σ R[t][j].
      They remove the many equivalent schedules that keep or recompute values nobody reads. Left out of the
-     thesis's exact model (MLSYS_REMAT_MODEL_NO_DOMINANCE, and with the aggregated rows). */
+     model with MLSYS_REMAT_MODEL_NO_DOMINANCE, and with the thesis's aggregated FREE rows. */
   for (t = 1; t < n && !(model & (MLSYS_REMAT_MODEL_NO_DOMINANCE | MLSYS_REMAT_MODEL_AGGREGATED_FREE)); t++)
     for (i = 0; i < t; i++) {
       int pass, u;
