@@ -12,8 +12,11 @@
        virtual registers) and its validator, and an executor that runs a plan with the caller's kernels and
        measures its peak (examples/remat_cnn.c trains a CNN step this way, bit-identical to checkpoint-all);
      - graph coarsening (fused conv-bn-relu) so that the LP scales to op-level ResNet-50 / MobileNetV2;
-     - batch scaling and the largest batch each method fits in a memory (thesis §3.6.4, by search);
-     - an importer for DTR's operator traces (Kirisame et al., ICLR 2021).
+     - batch scaling and the largest batch each method fits in a memory (thesis §3.6.4: the baselines by search,
+       Checkmate by one MILP over the per-sample peak);
+     - an importer for DTR's operator traces (Kirisame et al., "Dynamic Tensor Rematerialization", ICLR 2021).
+   docs/remat.md (in the mlsys repository) records the formulation as built, the solver measurements behind the
+   defaults, the maximum-batch MILP and the DTR mapping; equation and section numbers in comments are the thesis's.
 
    USAGE: in exactly one .c file
        #define MLSYS_REMAT_IMPLEMENTATION      // and MLSYS_COMMON_IMPLEMENTATION (or MLSYS_IMPLEMENTATION for both)
@@ -67,10 +70,11 @@
    COMPILE-TIME OPTIONS: those of mlsys_common.h (MLSYS_MILP_CBC adds the CBC/Clp backend).
    LIMITS: n ≤ 16384 nodes (schedules are n×n bytes); the exact MILP is practical for n ≲ 80 (the LP relaxation
    for n ≲ 150, and for op-level graphs of ~350 nodes through coarsening); see docs/remat.md.
-   NOT DONE (yet): the one-solve maximum-batch MILP of the spec's §3.8 (max batch is found by search),
-   lifetime extension for "alias" nodes (they are ordinary nodes of their own bytes; export views with
-   --alias-mem bytes for executors), a coarse MILP for graphs beyond ~150 nodes (the MILP there returns its
-   LP-rounding incumbent when the time limit hits).
+   NOT DONE (yet): the thesis's bilinear max-batch MILP with the batch as a variable (mlsys_remat_max_batch solves
+   its linear per-sample form once, for graphs of up to 60 nodes; above that it reports the best baseline's batch and
+   says so in out->source / out->milp_ran), lifetime extension for "alias" nodes (they are ordinary nodes of their
+   own bytes; export views with --alias-mem bytes for executors), a coarse MILP for graphs beyond ~150 nodes (the
+   MILP there returns its LP-rounding incumbent when the time limit hits).
 */
 #ifndef MLSYS_REMAT_H
 #define MLSYS_REMAT_H
@@ -181,7 +185,13 @@ typedef struct {
   double solve_seconds;
   double model_cost;        /* MILP solutions: the model's objective in true cost units (else 0) */
   uint64_t model_peak;      /* MILP solutions: the model's max U in bytes (else 0) */
-  char method[64];          /* "checkmate-milp", "lp-round(theta=0.6)", "chen-sqrtn", ... */
+  char method[64];          /* the method this is the answer of: "checkmate-milp", "lp-round(theta=0.6)", ... */
+  char source[64];          /* the method that built R and S. Equal to method, except where a method answers with
+                               another's schedule: the MILP with its warm start (a baseline or LP rounding that
+                               needs no recomputation, meets the LP bound, or that the MILP could not beat), max
+                               batch's MILP with the best baseline's when no MILP ran. E.g. "lin-greedy". */
+  int milp_ran;             /* 1 when a MILP (branch and bound, not just an LP relaxation) was solved for this
+                               result; 0 for the baselines, LP rounding, and MILP answers settled without one */
   char solver_note[160];    /* e.g. "time limit reached; incumbent from lin-greedy" */
 } mlsys_remat_schedule;
 
@@ -335,7 +345,8 @@ MLSYS_DEF long mlsys_remat_revolve_closed_form(long l, int s);
    ================================================================================================================ */
 enum {
   MLSYS_REMAT_MODEL_AGGREGATED_FREE = 1,   /* thesis eq. 3.7c instead of the disaggregated rows (weak LP) */
-  MLSYS_REMAT_MODEL_NO_DOMINANCE = 2       /* leave out the dominance rows: exactly the spec's model */
+  MLSYS_REMAT_MODEL_NO_DOMINANCE = 2       /* leave out the dominance rows (this project's
+                                              addition); docs/remat.md has the model's sizes without them */
 };
 typedef struct { long binaries, continuous, rows, nonzeros; } mlsys_remat_model_size;
 MLSYS_DEF mlsys_status mlsys_remat_milp_size(const mlsys_remat_graph *g, unsigned model, mlsys_remat_model_size *size);
@@ -344,8 +355,8 @@ MLSYS_DEF mlsys_status mlsys_remat_milp_size(const mlsys_remat_graph *g, unsigne
    6. Batch size: scaling a graph, the largest batch that fits
    ================================================================================================================ */
 /* (section 6 declarations) */
-/* Activations and FLOP costs grow linearly with the batch (checkmate.md §3.8; the repo's max-batch experiments
-   assume the same); parameters, their gradients, optimizer state and buffers do not. */
+/* Activations and FLOP costs grow linearly with the batch (thesis §3.6.4; docs/remat.md; the Checkmate repo's
+   max-batch experiments assume the same); parameters, their gradients, optimizer state and buffers do not. */
 #define MLSYS_REMAT_MAX_BATCH (1 << 30)   /* the largest batch mlsys_remat_max_batch reports */
 
 /* 1 for the fixed-memory categories that grow with the batch: "inputs" and "labels" (what
@@ -366,18 +377,27 @@ MLSYS_DEF double mlsys_remat_one_extra_forward_cap(const mlsys_remat_graph *g);
    (mlsys_remat_graph_scale_batch) within `memory` total bytes (fixed memory at that batch included) whose cost is
    at most cost_cap times the checkpoint-all cost at that batch (cost_cap >= 1; 0 → the thesis's one extra
    forward pass, mlsys_remat_one_extra_forward_cap; INFINITY → no cap). o as for mlsys_remat_solve (o->method is
-   ignored; o->time_limit bounds each solve; o->progress shows the search on stderr). Search (thesis §3.6.4 by
-   enumeration, as the repo does for its baselines): an upper bound from the single-operator bound (no schedule at
-   any batch above it fits), then exponential search and bisection over batches from a start point (g->batch for
-   the baselines; checkpoint-all's answer for milp and lp: the MILP always matches it), one mlsys_remat_solve per
-   probe. On MLSYS_OK, *batch ≥ 1, out holds the schedule at *batch (of the scaled graph), and batch + 1 was
-   probed and failed (or is above the single-operator bound). MLSYS_ERR_INFEASIBLE with *batch = 0 and out empty
-   when not even batch 1 works. Exactness: the baselines whose checkpoints do not depend on the sizes
-   (checkpoint-all, chen, ap-sqrtn) are monotone in the batch, so the search is exact for them; the ones that look
-   at sizes or the budget (the greedy variants, griewank) are monotone as long as byte rounding does not change
-   their choices (a brute-force scan agrees on tests/data/graphs/mlp_b64.json). For milp and lp the
-   answer is a lower bound when a solve hits its time limit (a probe that finds nothing counts as a failure), and
-   lp rounding is a heuristic: the bisection assumes monotonicity it may not have. */
+   ignored; o->time_limit bounds each solve; o->progress shows the search on stderr). An upper bound comes first
+   from the single-operator bound (no schedule at any batch above it fits). On MLSYS_OK, *batch ≥ 1 and out holds
+   the schedule at *batch (of the scaled graph); MLSYS_ERR_INFEASIBLE with *batch = 0 and out empty when not even
+   batch 1 works.
+   Baselines and lp: exponential search and bisection over batches from a start point (g->batch for the
+   baselines, checkpoint-all's answer for lp), one mlsys_remat_solve per probe (thesis §3.6.4 by enumeration, as
+   the Checkmate repo does for its baselines); batch + 1 was probed and failed (or is above the bound). The
+   baselines whose checkpoints do not depend on the sizes (checkpoint-all, chen, ap-sqrtn) are monotone in the
+   batch, so the search is exact for them; the ones that look at sizes or the budget (the greedy variants,
+   griewank) are monotone as long as byte rounding does not change their choices (a brute-force scan agrees on
+   tests/data/graphs/mlp_b64.json). LP rounding is a heuristic: the bisection assumes a monotonicity it may not
+   have.
+   milp: one MILP, not a search (docs/remat.md, "the maximum batch"): with bytes and costs linear in the batch,
+   minimise the per-sample peak of the batch-1 graph under the cost cap (eq. 3.10 as one row), warm-started with
+   the schedule of the greedy baseline (lin-, ap-, chen-greedy, griewank) that reaches the largest batch; the
+   answer is never below that baseline's, and it is the maximum when the MILP is proven (out->optimal), else a
+   lower bound. No MILP runs (out->milp_ran = 0, out->source names the baseline) when a baseline already reaches
+   the single-operator bound (then the batch is proven maximal) or when the graph has more than 60 nodes and
+   o->time_limit is 600 s or less (CBC's root LP there ignores the time limit); then the best baseline's batch is
+   the answer. out->method is "checkmate-milp" in every case. Where the one MILP is not built (no cap: cost_cap
+   = INFINITY) or fails, the search above runs instead, one MILP per probe. */
 MLSYS_DEF mlsys_status mlsys_remat_max_batch(const mlsys_remat_graph *g, uint64_t memory, mlsys_remat_method m,
                                              double cost_cap, const mlsys_remat_opts *o, int *batch,
                                              mlsys_remat_schedule *out);
@@ -2165,11 +2185,22 @@ static void mlsys__remat_base_rules(const mlsys_remat_graph *g, unsigned char *S
     }
 }
 
+/* A schedule's name where it is built: its method is also its source (see mlsys_remat_schedule). */
+static void mlsys__remat_name(mlsys_remat_schedule *s, const char *method) {
+  snprintf(s->method, sizeof s->method, "%s", method);
+  snprintf(s->source, sizeof s->source, "%s", method);
+}
+/* Another method's schedule returned as this method's answer: the label changes, the source stays. */
+static void mlsys__remat_relabel(mlsys_remat_schedule *s, const char *method) {
+  if (!s->source[0]) snprintf(s->source, sizeof s->source, "%s", s->method);
+  snprintf(s->method, sizeof s->method, "%s", method);
+}
+
 static mlsys_status mlsys__remat_finish_baseline(const mlsys_remat_graph *g, mlsys_remat_schedule *s,
                                                  const char *method) {
   mlsys_status st;
   if ((st = mlsys_remat_trim(g, s->S, s->R)) != MLSYS_OK) return st;
-  snprintf(s->method, sizeof s->method, "%s", method);
+  mlsys__remat_name(s, method);
   st = mlsys_remat_evaluate(g, s);
   if (st == MLSYS_ERR_ARG) return mlsys_prefix_error("internal error: baseline %s", method);
   return st;
@@ -2289,7 +2320,7 @@ static mlsys_status mlsys__remat_chen_sqrtn(const mlsys_remat_graph *g, int use_
   for (i = 0; i < nc && k > 0; i++)
     if ((i + 1) % k == 0) keep[cand[i]] = 1;
   if ((st = mlsys_remat_from_checkpoints(g, keep, out)) == MLSYS_OK)
-    snprintf(out->method, sizeof out->method, "%s", use_ap ? "ap-sqrtn" : "chen-sqrtn");
+    mlsys__remat_name(out, use_ap ? "ap-sqrtn" : "chen-sqrtn");
 done:
   mlsys__remat_fwd_free(&f);
   mlsys_free(cand); mlsys_free(keep);
@@ -2347,7 +2378,7 @@ static mlsys_status mlsys__remat_greedy(const mlsys_remat_graph *g, int use_ap, 
       }
     }
   }
-  snprintf(best->method, sizeof best->method, "%s", method);
+  mlsys__remat_name(best, method);
 done:
   mlsys_remat_schedule_free(&ref);
   mlsys__remat_fwd_free(&f);
@@ -2596,10 +2627,10 @@ static uint64_t mlsys__gcd64(uint64_t a, uint64_t b) {
 }
 
 /* Memory units: the gcd of all sizes when that keeps coefficients ≤ 1e6 (exact); otherwise max/1e6 with sizes
-   rounded up and the budget rounded down, so every model-feasible schedule is byte-feasible (spec §3.3). Costs are
-   divided by their gcd when integral and within a factor 1000 of it, else scaled to a maximum of 100: with
-   objective coefficients near 1e6, lp_solve (5.5.2.5, NODE_AUTOORDER and a cutoff row) proved a wrong optimum on
-   the thesis's chain with costs 0.1 (2.7 instead of 2.6); coefficients up to 1e4 were fine. */
+   rounded up and the budget rounded down, so every model-feasible schedule is byte-feasible (docs/remat.md, Units).
+   Costs are divided by their gcd when integral and within a factor 1000 of it, else scaled to a maximum of 100: with
+   objective coefficients near 1e6, lp_solve (5.5.2.5, NODE_AUTOORDER and a cutoff row) proved a wrong optimum on the
+   thesis's chain with costs 0.1 (2.7 instead of 2.6); coefficients up to 1e4 were fine. */
 static void mlsys__cm_units(mlsys__cm *cm, uint64_t act_budget) {
   const mlsys_dag *d = &cm->g->dag;
   uint64_t gg = 0, mx = 0, u;
@@ -2763,7 +2794,7 @@ static mlsys_status mlsys__cm_build(const mlsys_remat_graph *g, uint64_t act_bud
      that does at no more cost or memory): a resident value is read in its stage or carried on,
      S[t][i] ≤ S[t+1][i] + Σ_{users j < t} R[t][j]; a recomputed value likewise, R[t][i] ≤ S[t+1][i] + Σ R[t][j].
      They remove the many equivalent schedules that keep or recompute values nobody reads. Left out of the
-     spec's exact model (MLSYS_REMAT_MODEL_NO_DOMINANCE, and with the aggregated rows). */
+     model with MLSYS_REMAT_MODEL_NO_DOMINANCE, and with the thesis's aggregated FREE rows. */
   for (t = 1; t < n && !(model & (MLSYS_REMAT_MODEL_NO_DOMINANCE | MLSYS_REMAT_MODEL_AGGREGATED_FREE)); t++)
     for (i = 0; i < t; i++) {
       int pass, u;
@@ -2802,7 +2833,7 @@ static mlsys_status mlsys__cm_build(const mlsys_remat_graph *g, uint64_t act_bud
       }
       MLSYS__ROW(MLSYS_ROW_GE, kk == t ? 1 : 0, "freelo_%d_%d_%d", t, ii, kk);
       if (!(model & MLSYS_REMAT_MODEL_AGGREGATED_FREE)) {
-        /* disaggregated upper rows (spec §3.2 M4): each hazard alone forbids the free */
+        /* disaggregated upper rows (docs/remat.md): each hazard alone forbids the free */
         if (kk < t) {
           MLSYS__TERM(f, 1);
           MLSYS__TERM(cm->iR[MLSYS__CM_IDX(t, kk)], -1);
@@ -3096,13 +3127,15 @@ MLSYS_DEF mlsys_status mlsys_remat_min_budget(const mlsys_remat_graph *g, const 
       mo.lpsolve_bb_rule = 8192;   /* NODE_FIRSTSELECT | NODE_AUTOORDER, as in the main solve */
       if (mlsys__cm_point(&cm, h.R, h.S, x)) mo.incumbent = x;
       st = mlsys_milp_solve(cm.m, &mo, &r);
+      h.milp_ran = 1;   /* whether or not it beat the heuristic (then it stays the source) */
       if (st == MLSYS_OK) {
         mlsys_remat_schedule c;
         if (mlsys_remat_schedule_alloc(g->dag.n, &c) == MLSYS_OK) {
           mlsys__cm_extract(&cm, r.x, c.R, c.S);
           if (mlsys_remat_trim(g, c.S, c.R) == MLSYS_OK && mlsys_remat_evaluate(g, &c) == MLSYS_OK &&
               c.peak < h.peak) {
-            snprintf(c.method, sizeof c.method, "checkmate-min-peak");
+            mlsys__remat_name(&c, "checkmate-min-peak");
+            c.milp_ran = 1;
             mlsys_remat_schedule_free(&h);
             h = c;
           } else {
@@ -3181,7 +3214,7 @@ static mlsys_status mlsys__remat_solve_milp(const mlsys_remat_graph *g, uint64_t
   mlsys_status st;
   double *x = NULL;
   char why[200];
-  int have_inc = 0;
+  int have_inc = 0, ran = 0;
   uint64_t fixed = mlsys_remat_fixed_total(g);
   memset(out, 0, sizeof *out);
   if (mlsys__remat_trivially_infeasible(g, budget, why, sizeof why))
@@ -3195,7 +3228,7 @@ static mlsys_status mlsys__remat_solve_milp(const mlsys_remat_graph *g, uint64_t
     out->bound = h.baseline_cost;
     out->gap = 0;
     snprintf(out->solver_note, sizeof out->solver_note, "%s fits the budget: no recomputation needed", h.method);
-    snprintf(out->method, sizeof out->method, "checkmate-milp");
+    mlsys__remat_relabel(out, "checkmate-milp");
     return MLSYS_OK;
   }
   /* LP relaxation + rounding (thesis §3.5): often a much better incumbent than the baselines, and its bound can
@@ -3220,7 +3253,7 @@ static mlsys_status mlsys__remat_solve_milp(const mlsys_remat_graph *g, uint64_t
         out->optimal = 1;
         out->gap = 0;
         snprintf(out->solver_note, sizeof out->solver_note, "%s meets the LP lower bound: proven optimal", h.method);
-        snprintf(out->method, sizeof out->method, "checkmate-milp");
+        mlsys__remat_relabel(out, "checkmate-milp");
         return MLSYS_OK;
       }
     } else {
@@ -3261,6 +3294,7 @@ static mlsys_status mlsys__remat_solve_milp(const mlsys_remat_graph *g, uint64_t
   mo.ud = &cb;
   if (h.fits && !o->no_warm_start && mlsys__cm_point(&cm, h.R, h.S, x)) { mo.incumbent = x; have_inc = 1; }
   st = mlsys_milp_solve(cm.m, &mo, &r);
+  ran = 1;
   mlsys_progress_end(&cb.prog);
   if (st == MLSYS_OK) {
     if ((st = mlsys_remat_schedule_alloc(g->dag.n, out)) != MLSYS_OK) { mlsys_milp_result_free(&r); goto done; }
@@ -3285,7 +3319,7 @@ static mlsys_status mlsys__remat_solve_milp(const mlsys_remat_graph *g, uint64_t
       snprintf(out->solver_note, sizeof out->solver_note, "%s; the MILP's schedule (sizes in %.0f-byte units, "
                "rounded down) is over in bytes: %s", r.status == MLSYS_MILP_OPTIMAL ? "bound proven" : "time limit reached",
                cm.unit, out->method);
-      snprintf(out->method, sizeof out->method, "checkmate-milp");
+      mlsys__remat_relabel(out, "checkmate-milp");
       mlsys_milp_result_free(&r);
       goto done;
     }
@@ -3294,7 +3328,8 @@ static mlsys_status mlsys__remat_solve_milp(const mlsys_remat_graph *g, uint64_t
     out->bound = cm.unit_exact || cm.relaxed ? r.bound * cm.cscale : h.bound;
     if (!isnan(out->bound) && out->bound >= out->cost * (1 - 1e-9)) { out->bound = out->cost; out->optimal = 1; }
     out->gap = isnan(out->bound) ? NAN : out->cost > 0 ? (out->cost - out->bound) / out->cost : 0;
-    snprintf(out->method, sizeof out->method, "checkmate-milp");
+    mlsys__remat_name(out, "checkmate-milp");
+    if (r.from_incumbent) snprintf(out->source, sizeof out->source, "%s", h.source);   /* nothing cheaper found */
     if (r.from_incumbent)
       snprintf(out->solver_note, sizeof out->solver_note, "%s; the MILP found nothing cheaper than %s",
                out->optimal ? "proven optimal" : r.status == MLSYS_MILP_OPTIMAL ? "optimal in the model" : "time limit reached", h.method);
@@ -3324,7 +3359,7 @@ static mlsys_status mlsys__remat_solve_milp(const mlsys_remat_graph *g, uint64_t
     snprintf(out->solver_note, sizeof out->solver_note, "%s; the MILP (sizes in %.0f-byte units) found no "
              "schedule: %s", st == MLSYS_ERR_INFEASIBLE ? "no model point at this budget" : "time limit reached",
              cm.unit, out->method);
-    snprintf(out->method, sizeof out->method, "checkmate-milp");
+    mlsys__remat_relabel(out, "checkmate-milp");
     st = MLSYS_OK;
   } else if (st == MLSYS_ERR_INFEASIBLE && !have_inc && (cm.unit_exact || cm.relaxed)) {
     mlsys_milp_result_free(&r);
@@ -3345,7 +3380,7 @@ static mlsys_status mlsys__remat_solve_milp(const mlsys_remat_graph *g, uint64_t
       out->fits = 1;
       out->bound = h.bound;
       out->gap = isnan(h.bound) ? NAN : (out->cost - h.bound) / out->cost;
-      snprintf(out->method, sizeof out->method, "checkmate-milp");
+      mlsys__remat_relabel(out, "checkmate-milp");
       snprintf(out->solver_note, sizeof out->solver_note, "the MILP rounds sizes up to %.0f-byte units and found no "
                "schedule; the lowest-memory search found this one", cm.unit);
       st = MLSYS_OK;
@@ -3367,6 +3402,7 @@ static mlsys_status mlsys__remat_solve_milp(const mlsys_remat_graph *g, uint64_t
     mlsys_milp_result_free(&r);
   }
 done:
+  if (ran && out->n) out->milp_ran = 1;
   mlsys_free(x);
   mlsys__cm_free(&cm);
   mlsys_remat_schedule_free(&h);
@@ -3532,6 +3568,8 @@ MLSYS_DEF mlsys_status mlsys_remat_expand(const mlsys_remat_graph *g, const mlsy
   out->budget = cs->budget;
   if ((st = mlsys_remat_evaluate(g, out)) != MLSYS_OK) { mlsys_remat_schedule_free(out); return st; }
   snprintf(out->method, sizeof out->method, "%s", cs->method);
+  snprintf(out->source, sizeof out->source, "%s", cs->source[0] ? cs->source : cs->method);
+  out->milp_ran = cs->milp_ran;
   out->bound = NAN;
   out->gap = NAN;
   return MLSYS_OK;
@@ -3716,6 +3754,7 @@ static mlsys_status mlsys__remat_solve_lp_on(const mlsys_remat_graph *g, uint64_
       if ((st = mlsys_remat_evaluate(g, &cur)) != MLSYS_OK) { mlsys_remat_schedule_free(&cur); mlsys_milp_result_free(&r); goto fail; }
       snprintf(cur.method, sizeof cur.method, "lp-round(theta=%g%s%s)", th[i], pass == 0 ? "" : ",full-budget LP",
                cx ? ",coarse" : "");
+      snprintf(cur.source, sizeof cur.source, "%s", cur.method);
       if (cx) {   /* judge the candidate by its expansion to the real graph */
         mlsys_remat_schedule fine;
         cur.budget = cx->budget;
@@ -3817,6 +3856,7 @@ MLSYS_DEF mlsys_status mlsys_remat_solve(const mlsys_remat_graph *g, uint64_t bu
     }
   }
   if (out->n) {
+    if (!out->source[0]) snprintf(out->source, sizeof out->source, "%s", out->method);
     out->budget = budget;
     out->solve_seconds = mlsys_now() - t0;
     if (out->baseline_cost == 0) out->baseline_cost = mlsys__remat_total_cost(g);
@@ -4003,11 +4043,12 @@ static mlsys_status mlsys__remat_mb_search(mlsys__remat_mb *c, int start, int ub
   return MLSYS_OK;
 }
 
-/* The spec's §3.8 linear form of the thesis's max-batch MILP (eq. 3.10): with bytes and costs linear in the
-   batch, minimise the per-sample peak Z of the batch-1 graph subject to the cost cap (at most cap x the cost of
-   computing every node once); then B* = floor((memory - fixed that does not scale) / (Z + scaling fixed bytes per
-   sample)). One MILP instead of a search over batches; B* is the maximum batch whenever the MILP is proven, up to
-   byte rounding (the batch-1 graph rounds bytes up, so the schedule fits at B*, which is checked). */
+/* The linear per-sample form of the thesis's max-batch MILP (eq. 3.10; docs/remat.md, the maximum batch): with bytes
+   and costs linear in the batch, minimise the per-sample peak Z of the batch-1 graph subject to the cost cap (at
+   most cap x the cost of computing every node once); then B* = floor((memory - fixed that does not scale) / (Z +
+   scaling fixed bytes per sample)). One MILP instead of a search over batches; B* is the maximum batch whenever the
+   MILP is proven, up to byte rounding (the batch-1 graph rounds bytes up, so the schedule fits at B*, which is
+   checked). */
 #define MLSYS__REMAT_MAXBATCH_MILP_NODES 60
 static mlsys_status mlsys__remat_max_batch_linear(const mlsys_remat_graph *g, uint64_t memory, double cost_cap,
                                                   const mlsys_remat_opts *o, int ub, int *batch,
@@ -4020,7 +4061,7 @@ static mlsys_status mlsys__remat_max_batch_linear(const mlsys_remat_graph *g, ui
   mlsys_milp_result r;
   mlsys_status st;
   double base = 0, *x = NULL, *vals = NULL, t0 = mlsys_now();
-  int *cols = NULL, nz = 0, t, i, n, v, bb = 0;
+  int *cols = NULL, nz = 0, t, i, n, v, bb = 0, from_inc;
   uint64_t fs1 = 0, fns = 0, per;
   long B;
   *batch = 0;
@@ -4063,7 +4104,7 @@ static mlsys_status mlsys__remat_max_batch_linear(const mlsys_remat_graph *g, ui
       *proven = 1;
       snprintf(out->solver_note, sizeof out->solver_note, "%s reaches the single-operator bound (batch %d): "
                "proven maximal without a MILP", h.method, ub);
-      snprintf(out->method, sizeof out->method, "checkmate-milp");
+      mlsys__remat_relabel(out, "checkmate-milp");
       mlsys_remat_graph_free(&g1);
       return MLSYS_OK;
     }
@@ -4079,9 +4120,9 @@ static mlsys_status mlsys__remat_max_batch_linear(const mlsys_remat_graph *g, ui
     }
     *batch = bb;
     *out = h;
-    snprintf(out->solver_note, sizeof out->solver_note, "%s; the MILP is run for graphs of up to %d nodes or with a "
-             "time limit above 600 s", out->method, MLSYS__REMAT_MAXBATCH_MILP_NODES);
-    snprintf(out->method, sizeof out->method, "checkmate-milp");
+    snprintf(out->solver_note, sizeof out->solver_note, "no MILP run (over %d nodes; a time limit above 600 s "
+             "allows it): the best baseline's batch, %.60s", MLSYS__REMAT_MAXBATCH_MILP_NODES, out->method);
+    mlsys__remat_relabel(out, "checkmate-milp");
     return MLSYS_OK;
   }
   if ((st = mlsys__cm_build(&g1, 0, 1, o ? o->model : 0, 0, &cm)) != MLSYS_OK) {
@@ -4117,6 +4158,7 @@ static mlsys_status mlsys__remat_max_batch_linear(const mlsys_remat_graph *g, ui
   best.budget = UINT64_MAX;
   if ((st = mlsys_remat_evaluate(&g1, &best)) != MLSYS_OK) { mlsys_milp_result_free(&r); goto done; }
   *proven = r.status == MLSYS_MILP_OPTIMAL && cm.unit_exact;
+  from_inc = r.from_incumbent;
   mlsys_milp_result_free(&r);
   per = best.peak + fs1;
   B = memory > fns && per > 0 ? (long)((memory - fns) / per) : 0;
@@ -4140,8 +4182,10 @@ static mlsys_status mlsys__remat_max_batch_linear(const mlsys_remat_graph *g, ui
   memset(&best, 0, sizeof best);
   out->optimal = *proven;
   out->solve_seconds = mlsys_now() - t0;
-  snprintf(out->method, sizeof out->method, "checkmate-milp");
-  snprintf(out->solver_note, sizeof out->solver_note, "per-sample peak minimised under the cost cap (spec §3.8, "
+  mlsys__remat_name(out, "checkmate-milp");
+  if (from_inc) snprintf(out->source, sizeof out->source, "%s", h.source);   /* the MILP found nothing better */
+  out->milp_ran = 1;
+  snprintf(out->solver_note, sizeof out->solver_note, "per-sample peak minimised under the cost cap (thesis "
            "eq. 3.10)%s", *proven ? ", proven" : ", not proven within the time limit");
 done:
   mlsys_free(cols);
@@ -4203,7 +4247,7 @@ MLSYS_DEF mlsys_status mlsys_remat_max_batch(const mlsys_remat_graph *g, uint64_
   mlsys_progress_begin(&prog, "max batch", o && o->progress);
   start = g->batch;
   if (m == MLSYS_REMAT_MILP && !(o && o->raw)) {
-    /* one MILP (spec §3.8) instead of a MILP per probe; the search below only if it fails */
+    /* one MILP (thesis eq. 3.10 in per-sample form) instead of a MILP per probe; the search below if it fails */
     int proven = 0;
     mlsys_progress_update(&prog, "milp: per-sample peak under the cost cap (one MILP)");
     st = mlsys__remat_max_batch_linear(g, memory, cost_cap, o, ub, &res, out, &proven);

@@ -32,7 +32,9 @@ static const char *remat_help =
     "--coarsen: the LP of a graph of 120+ nodes runs on its fused form (conv-bn-relu) by default (auto)\n"
     "\n"
     "solve --json prints one object (an array for --method all) with the keys: status (optimal | feasible |\n"
-    "over_budget | infeasible | timeout | error), method, schedule, compute_cost, baseline_cost, overhead\n"
+    "over_budget | infeasible | timeout | error), method, schedule (the answer's label), source (the method\n"
+    "that built the schedule: the MILP may answer with its warm start), milp_ran (a MILP was solved),\n"
+    "compute_cost, baseline_cost, overhead\n"
     "(compute_cost / baseline_cost), peak_memory (activations + fixed, bytes), activation_peak, fixed_memory,\n"
     "budget, optimal, bound, gap (null when unknown), recomputations, solve_seconds, note, error (when not ok),\n"
     "plan (a list of {\"op\": \"compute\"|\"free\", \"node\": name, \"reg\": register}).\n"
@@ -90,6 +92,8 @@ static void remat_json_result(mlsys_json_writer *w, const mlsys_remat_graph *g, 
   mlsys_jw_key(w, "method"); mlsys_jw_str(w, mlsys_remat_method_name(m));
   if (s->n) {
     mlsys_jw_key(w, "schedule"); mlsys_jw_str(w, s->method);
+    mlsys_jw_key(w, "source"); mlsys_jw_str(w, s->source);
+    mlsys_jw_key(w, "milp_ran"); mlsys_jw_bool(w, s->milp_ran);
     remat_json_num(w, "compute_cost", s->cost);
     remat_json_num(w, "baseline_cost", s->baseline_cost);
     remat_json_num(w, "overhead", s->baseline_cost > 0 ? s->cost / s->baseline_cost : 1.0);
@@ -97,6 +101,8 @@ static void remat_json_result(mlsys_json_writer *w, const mlsys_remat_graph *g, 
     mlsys_jw_key(w, "activation_peak"); mlsys_jw_u64(w, s->peak);
   } else {
     mlsys_jw_key(w, "schedule"); mlsys_jw_null(w);
+    mlsys_jw_key(w, "source"); mlsys_jw_null(w);
+    mlsys_jw_key(w, "milp_ran"); mlsys_jw_bool(w, 0);
     mlsys_jw_key(w, "compute_cost"); mlsys_jw_null(w);
     remat_json_num(w, "baseline_cost", s->baseline_cost);
     mlsys_jw_key(w, "overhead"); mlsys_jw_null(w);
@@ -338,6 +344,8 @@ static int remat_min_budget(remat_args *a) {
     mlsys_jw_key(&w, "min_budget"); mlsys_jw_u64(&w, b);
     mlsys_jw_key(&w, "proven"); mlsys_jw_bool(&w, proven);
     mlsys_jw_key(&w, "schedule"); mlsys_jw_str(&w, s.method);
+    mlsys_jw_key(&w, "source"); mlsys_jw_str(&w, s.source);
+    mlsys_jw_key(&w, "milp_ran"); mlsys_jw_bool(&w, s.milp_ran);
     mlsys_jw_key(&w, "compute_cost"); mlsys_jw_double(&w, s.cost);
     mlsys_jw_key(&w, "baseline_cost"); mlsys_jw_double(&w, s.baseline_cost);
     mlsys_jw_end(&w);

@@ -2,7 +2,87 @@
 #include "mlsys_remat.h"
 #include "cli/cli.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* The eight traces of the DTR paper's simulated evaluation ship with the repository (tests/data/dtr/README.md: the
+   simrd logs of uwsampl/dtr-prototype, kept zipped); `--trace unet-6` reads one from there with `unzip -p`. */
+#define DTR_BUNDLE "tests/data/dtr/logs.zip"
+
+/* The short name of a bundled log ("unet-6" for logs/unet-6-8000000000.0-...-default.log): up to the second '-'. */
+static void dtr_short_name(const char *base, char *out, size_t len) {
+  const char *d = strchr(base, '-');
+  size_t k = d && strchr(d + 1, '-') ? (size_t)(strchr(d + 1, '-') - base) : strlen(base);
+  snprintf(out, len, "%.*s", (int)k, base);
+}
+
+/* Reads the bundled trace NAME (a log's file name, without or with ".log", or its short name such as "unet-6")
+   into *buf (malloc'd, *len bytes) and its file name into base. Returns CLI_OK, or CLI_ERR after one line on
+   stderr naming the problem and the bundled names. */
+static int dtr_read_bundled(const char *cmd, const char *name, char **buf, size_t *len, char *base, size_t blen) {
+  char zip[4096], cmdline[4700], line[512], names[600] = "", match[512] = "", shortn[128];
+  size_t nl = strlen(name), k, cap = 1 << 20, n = 0, r;
+  int nmatch = 0;
+  FILE *p;
+  char *b;
+  for (k = 0; k < nl; k++)
+    if (!(name[k] == '-' || name[k] == '_' || name[k] == '.' || (name[k] >= '0' && name[k] <= '9') ||
+          (name[k] >= 'a' && name[k] <= 'z') || (name[k] >= 'A' && name[k] <= 'Z')))
+      break;
+  if (nl == 0 || k < nl || name[0] == '-' || name[0] == '.')
+    return cli_fail(cmd, "%s: no such file", name);
+  if (!cli_repo_file(DTR_BUNDLE, zip, sizeof zip))
+    return cli_fail(cmd, "%s: no such file, and no bundled traces (%s is not beside this binary's repository)",
+                    name, DTR_BUNDLE);
+  if (strchr(zip, '\'')) return cli_fail(cmd, "%s: cannot quote the path for unzip", zip);
+  snprintf(cmdline, sizeof cmdline, "unzip -Z1 '%s' 2>/dev/null", zip);
+  if (!(p = popen(cmdline, "r"))) return cli_fail(cmd, "cannot run unzip to list %s", zip);
+  while (fgets(line, sizeof line, p)) {
+    const char *e = line;
+    size_t el;
+    line[strcspn(line, "\r\n")] = 0;
+    if (strncmp(e, "logs/", 5) != 0) continue;
+    e += 5;
+    el = strlen(e);
+    if (el < 5 || strcmp(e + el - 4, ".log") != 0) continue;
+    dtr_short_name(e, shortn, sizeof shortn);
+    if (strlen(names) + strlen(shortn) + 3 < sizeof names)
+      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "", shortn);
+    if (!strcmp(e, name) || (el == nl + 4 && !strncmp(e, name, nl)) || (el > nl && !strncmp(e, name, nl) &&
+                                                                        e[nl] == '-')) {
+      if (!nmatch++) snprintf(match, sizeof match, "%s", e);
+    }
+  }
+  if (pclose(p) != 0 || !names[0])
+    return cli_fail(cmd, "%s: no such file, and unzip cannot list %s (install unzip: scripts/install-deps.sh)",
+                    name, zip);
+  if (nmatch == 0) return cli_fail(cmd, "%s: no such file or bundled trace (bundled: %s)", name, names);
+  if (nmatch > 1) return cli_fail(cmd, "%s matches %d bundled traces; name one of: %s", name, nmatch, names);
+  snprintf(cmdline, sizeof cmdline, "unzip -p '%s' 'logs/%s' 2>/dev/null", zip, match);
+  if (!(b = (char *)malloc(cap)) || !(p = popen(cmdline, "r"))) {
+    free(b);
+    return cli_fail(cmd, "cannot run unzip on %s", zip);
+  }
+  while ((r = fread(b + n, 1, cap - n, p)) > 0) {
+    n += r;
+    if (n == cap) {
+      char *nb = (char *)realloc(b, cap * 2);
+      if (!nb) { pclose(p); free(b); return cli_fail(cmd, "out of memory reading %s", match); }
+      b = nb;
+      cap *= 2;
+    }
+  }
+  if (pclose(p) != 0 || n == 0) {
+    free(b);
+    return cli_fail(cmd, "unzip could not extract logs/%s from %s", match, zip);
+  }
+  *buf = b;
+  *len = n;
+  snprintf(base, blen, "%s", match);
+  return CLI_OK;
+}
 
 static const char *dtr_help =
     "usage: mlsys remat import-dtr --trace FILE [--out FILE] [--to json|text] [--summary [--json]]\n"
@@ -14,7 +94,9 @@ static const char *dtr_help =
     "fixed memory. Forward/backward from ANNOTATE BACKWARD (else the first op named *backward*). The import\n"
     "starts at ANNOTATE START unless --whole-trace. See docs/remat.md, \"DTR traces\".\n"
     "\n"
-    "  --trace FILE     the trace ('-' reads stdin)\n"
+    "  --trace FILE     the trace ('-' reads stdin), or NAME: one of the traces of the DTR paper bundled with the\n"
+    "                   repository (tests/data/dtr/logs.zip, read with unzip): unet-6, resnet32-56,\n"
+    "                   inceptionv4-64, transformer-10, tv_densenet121-84, treelstm-6, lstm-128, unroll_gan-512\n"
     "  --out FILE       write the graph there (default: stdout)\n"
     "  --to json|text   the graph format (default json)\n"
     "  --summary        print a report instead of the graph: counts, time, bytes, the trace's own peak and the\n"
@@ -57,7 +139,18 @@ int cmd_remat_import_dtr(int argc, char **argv) {
   o.whole_trace = whole != NULL;
   o.keep_outputs = keep != NULL;
   o.name = name;
-  if (mlsys_remat_import_dtr_file(trace, &o, &g, &in) != MLSYS_OK) return cli_fail(cmd, "%s", mlsys_last_error());
+  if (strcmp(trace, "-") != 0 && !strchr(trace, '/') && access(trace, F_OK) != 0) {
+    /* no such file here: a bundled trace by name */
+    char *buf = NULL, base[512];
+    size_t len = 0;
+    mlsys_status st;
+    if ((rc = dtr_read_bundled(cmd, trace, &buf, &len, base, sizeof base)) != CLI_OK) return rc;
+    st = mlsys_remat_import_dtr(buf, len, base, &o, &g, &in);
+    free(buf);
+    if (st != MLSYS_OK) return cli_fail(cmd, "%s", mlsys_last_error());
+  } else if (mlsys_remat_import_dtr_file(trace, &o, &g, &in) != MLSYS_OK) {
+    return cli_fail(cmd, "%s", mlsys_last_error());
+  }
   fprintf(stderr, "%s: %d nodes (%d forward, %d backward%s), %d edges, %.6g ms, %s in nodes, %s fixed\n",
           g.name ? g.name : trace, in.nodes, in.forward, in.backward, in.loss >= 0 ? ", loss found" : ", no loss node",
           g.dag.nedges, in.total_time / 1e6, cli_fmt_bytes(in.total_bytes, b1, sizeof b1),

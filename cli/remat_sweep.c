@@ -25,7 +25,8 @@ static const char *sweep_help =
     "--json keys: graph, batch, nodes, fixed_memory, checkpoint_all_peak, lower_bound, min_budget,\n"
     "min_budget_proven, time_limit, budgets, series: [{method, points: [{budget, status (fits | infeasible |\n"
     "timeout | error), overhead (null unless fits), compute_cost, baseline_cost, peak_memory, optimal, bound,\n"
-    "solve_seconds, schedule, note, error}]}]. --csv: one row per method and budget.\n"
+    "solve_seconds, schedule, source, milp_ran, note, error}]}] (schedule, source, milp_ran as for\n"
+    "`mlsys remat solve --json`). --csv: one row per method and budget.\n"
     "Progress goes to stderr: a status line on a terminal, or one line per solve with --progress.\n"
     "Exit codes: 0 done (infeasible points are results, not errors), 1 bad input or a solve failed, 2 bad usage.\n";
 
@@ -37,13 +38,17 @@ static const char *max_batch_help =
     "included) whose compute is at most X times the checkpoint-all compute: the thesis's Fig. 3.6. Default X is\n"
     "one extra forward pass, (2*sum C_F + sum C_B + C_loss) / sum C. Activation bytes, costs and the fixed\n"
     "categories 'inputs' and 'labels' are scaled linearly from the graph's batch (the file must give one);\n"
-    "parameters and gradients are not. Found by exponential search and bisection over batches, one solve per\n"
-    "probe: exact for the baselines (monotone in the batch); for milp and lp a lower bound when solves hit\n"
-    "--time-limit (default 60 s per probe; an MILP search makes ten to twenty probes).\n"
+    "parameters and gradients are not. The baselines and lp: exponential search and bisection over batches,\n"
+    "one solve per probe (exact for the baselines, monotone in the batch). milp: one MILP that minimises the\n"
+    "per-sample peak under the cap, started from the best greedy baseline; a lower bound when it hits\n"
+    "--time-limit (default 60 s), the maximum when proven (with --cost-cap inf: the search, a MILP per probe).\n"
     "Default methods: all. The gains are over checkpoint-all and chen (sqrt(n)), computed even when not listed.\n"
     "--json keys: graph, batch, memory, cost_cap, cost_cap_default, results: [{method, status (ok | infeasible |\n"
     "error), max_batch, gain_vs_checkpoint_all, gain_vs_chen, overhead, compute_cost, peak_memory,\n"
-    "activation_peak, seconds, schedule, error}].\n"
+    "activation_peak, seconds, schedule, source, milp_ran, note, error}]. For milp, source names the method\n"
+    "whose schedule it is and milp_ran says whether a MILP ran: none does when a baseline already reaches the\n"
+    "single-operator bound (proven maximal) or on graphs over 60 nodes unless --time-limit is above 600 s (then\n"
+    "the best baseline's batch is reported: \"milp_ran\": false, \"source\": \"lin-greedy\", say).\n"
     "Exit codes: 0 done, 1 bad input or a method failed with an error, 2 bad usage.\n";
 
 /* Display order for "all": the baselines, then the LP rounding, then the MILP. */
@@ -139,11 +144,11 @@ enum { PT_FITS = 0, PT_INFEASIBLE, PT_TIMEOUT, PT_ERROR };
 static const char *pt_status_name[] = {"fits", "infeasible", "timeout", "error"};
 
 typedef struct {
-  int status, has_schedule, optimal;
+  int status, has_schedule, optimal, milp_ran;
   double overhead;          /* NaN unless fits */
   double cost, baseline_cost, bound, seconds;
   uint64_t peak_total;
-  char schedule[64], note[160], err[320];
+  char schedule[64], source[64], note[160], err[320];
 } sweep_point;
 
 typedef struct {
@@ -331,6 +336,8 @@ static void sweep_json(const sweep_result *r, uint64_t ckpt_total, uint64_t lb, 
       json_num(&w, "bound", p->bound);
       json_num(&w, "solve_seconds", p->seconds);
       mlsys_jw_key(&w, "schedule"); mlsys_jw_str(&w, p->has_schedule ? p->schedule : NULL);
+      mlsys_jw_key(&w, "source"); mlsys_jw_str(&w, p->has_schedule ? p->source : NULL);
+      mlsys_jw_key(&w, "milp_ran"); mlsys_jw_bool(&w, p->milp_ran);
       mlsys_jw_key(&w, "note"); mlsys_jw_str(&w, p->note);
       mlsys_jw_key(&w, "error"); mlsys_jw_str(&w, p->status == PT_FITS ? NULL : p->err);
       mlsys_jw_end(&w);
@@ -525,6 +532,8 @@ int cmd_remat_sweep(int argc, char **argv) {
           p->optimal = st == MLSYS_OK && s.optimal;
           p->bound = st == MLSYS_OK ? s.bound : NAN;
           snprintf(p->schedule, sizeof p->schedule, "%s", s.method);
+          snprintf(p->source, sizeof p->source, "%s", s.source);
+          p->milp_ran = s.milp_ran;
           snprintf(p->note, sizeof p->note, "%s", s.solver_note);
           if (st == MLSYS_OK) p->overhead = p->baseline_cost > 0 ? s.cost / p->baseline_cost : 1.0;
         }
@@ -588,7 +597,8 @@ typedef struct {
   int batch;
   double seconds, cost, baseline_cost;
   uint64_t peak_total, peak;
-  char schedule[64], err[320];
+  int milp_ran;
+  char schedule[64], source[64], note[160], err[320];
 } mb_row;
 
 static void mb_run(const mlsys_remat_graph *g, uint64_t memory, mlsys_remat_method m, double cap,
@@ -606,6 +616,9 @@ static void mb_run(const mlsys_remat_graph *g, uint64_t memory, mlsys_remat_meth
     row->peak_total = s.peak_total;
     row->peak = s.peak;
     snprintf(row->schedule, sizeof row->schedule, "%s", s.method);
+    snprintf(row->source, sizeof row->source, "%s", s.source);
+    snprintf(row->note, sizeof row->note, "%s", s.solver_note);
+    row->milp_ran = s.milp_ran;
   }
   mlsys_remat_schedule_free(&s);
 }
@@ -689,6 +702,9 @@ int cmd_remat_max_batch(int argc, char **argv) {
       mlsys_jw_key(&w, "activation_peak"); if (ok) mlsys_jw_u64(&w, r->peak); else mlsys_jw_null(&w);
       json_num(&w, "seconds", r->seconds);
       mlsys_jw_key(&w, "schedule"); mlsys_jw_str(&w, ok ? r->schedule : NULL);
+      mlsys_jw_key(&w, "source"); mlsys_jw_str(&w, ok ? r->source : NULL);
+      mlsys_jw_key(&w, "milp_ran"); mlsys_jw_bool(&w, ok && r->milp_ran);
+      mlsys_jw_key(&w, "note"); mlsys_jw_str(&w, ok ? r->note : NULL);
       mlsys_jw_key(&w, "error"); mlsys_jw_str(&w, ok ? NULL : r->err);
       mlsys_jw_end(&w);
     }
@@ -700,8 +716,8 @@ int cmd_remat_max_batch(int argc, char **argv) {
            cli_fmt_bytes(mem, b1, sizeof b1));
     if (isinf(cap)) printf("no cost cap\n");
     else printf("cost cap %.4fx the checkpoint-all compute%s\n", cap, caps ? "" : " (one extra forward pass)");
-    printf("%-15s %10s %9s %9s %10s %12s %9s\n", "method", "max batch", "vs ckpt", "vs chen", "overhead", "peak",
-           "time");
+    printf("%-15s %10s %9s %9s %10s %12s %9s  %s\n", "method", "max batch", "vs ckpt", "vs chen", "overhead", "peak",
+           "time", "schedule from");
     for (i = 0; i < nm; i++) {
       const mb_row *r = &rows[i];
       char g1[16] = "-", g2[16] = "-", ov[16] = "-", pk[32] = "-";
@@ -711,8 +727,9 @@ int cmd_remat_max_batch(int argc, char **argv) {
         snprintf(ov, sizeof ov, "%.4fx", r->baseline_cost > 0 ? r->cost / r->baseline_cost : 1.0);
         cli_fmt_bytes(r->peak_total, pk, sizeof pk);
       }
-      printf("%-15s %10d %9s %9s %10s %12s %7.1f s\n", mlsys_remat_method_name(r->m), r->batch, g1, g2, ov, pk,
-             r->seconds);
+      printf("%-15s %10d %9s %9s %10s %12s %7.1f s  %s%s\n", mlsys_remat_method_name(r->m), r->batch, g1, g2, ov, pk,
+             r->seconds, r->st == MLSYS_OK ? r->source : "-",
+             r->st == MLSYS_OK && r->m == MLSYS_REMAT_MILP && !r->milp_ran ? " (no MILP ran)" : "");
       if (r->st != MLSYS_OK && r->st != MLSYS_ERR_INFEASIBLE) printf("  error: %s\n", r->err);
     }
   }

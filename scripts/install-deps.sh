@@ -11,7 +11,7 @@ set -eu
 #   coinor-cbc, glpk-utils        independent solvers the tests cross-check exported models against
 #   libstb-dev                    stb_image for the image headers (later issues)
 #   clang, libclang-rt-14-dev     libFuzzer targets (`make fuzz`) and sanitizer runtimes
-#   unzip                         tests/test_remat_dtr.c unpacks the DTR traces (../shared/data/dtr/logs.zip)
+#   unzip                         the DTR traces (tests/data/dtr/logs.zip): tests/test_remat_dtr.c, import-dtr
 #   libcurl4-openssl-dev          S3 and Azure object stores of mlsys_transfer.h (HTTP, SigV4 signing)
 #   libssl-dev                    libcrypto: HMAC-SHA256 for Azure SharedKey, SHA-256 payload hashes for S3
 #   libjpeg62-turbo-dev           libjpeg-turbo: the fast JPEG decoder of mlsys_pipeline.h (stb_image is the other)

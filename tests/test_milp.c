@@ -16,6 +16,9 @@
    Helpers
    --------------------------------------------------------------------------------------------------------------- */
 static const mlsys_milp_backend backends[2] = {MLSYS_SOLVER_LPSOLVE, MLSYS_SOLVER_CBC};
+/* The time limit of solves whose status is checked: a safety net against a hang that never binds on these models
+   (each solves in well under a second), so no verdict depends on the machine's load. */
+#define NEVER_BINDS 600.0
 static int nbackends(void) { return mlsys_milp_has_backend(MLSYS_SOLVER_CBC) ? 2 : 1; }
 
 /* The error detail, shortened for messages (keeps -Wformat-truncation quiet). */
@@ -603,7 +606,6 @@ static mlsys_milp *model_unbounded_empty_column(int maximize, mlsys_var_kind kin
 static void expect_status(mlsys_milp *m, mlsys_milp_opts *o, mlsys_status want, mlsys_milp_status wstat,
                           int maximize, const char *what) {
   mlsys_milp_result r;
-  double t0 = mlsys_now();
   mlsys_status st;
   mlsys_clear_error();
   st = solve_checked(m, o, &r, what);
@@ -621,8 +623,6 @@ static void expect_status(mlsys_milp *m, mlsys_milp_opts *o, mlsys_status want, 
   if (wstat == MLSYS_MILP_INFEASIBLE && !o->use_cutoff)   /* nothing feasible: the bound is past every value */
     CHECK_MSG(r.bound == (maximize ? -INFINITY : INFINITY), "%s (%s): bound %g", what,
               mlsys_milp_backend_name(o->backend), r.bound);
-  CHECK_MSG(mlsys_now() - t0 < 3.0, "%s (%s) took %.2f s", what, mlsys_milp_backend_name(o->backend),
-            mlsys_now() - t0);
   mlsys_milp_result_free(&r);
 }
 
@@ -634,7 +634,7 @@ TEST(milp_infeasible_models_reported_by_both_backends) {
       mlsys_milp *m;
       o.backend = backends[b];
       o.relax = relax;
-      o.time_limit = 10;   /* a hang would otherwise stall the suite; none of these needs a second */
+      o.time_limit = NEVER_BINDS;   /* a hang would otherwise stall the suite; none of these needs a second */
       m = model_infeasible_lp();
       expect_status(m, &o, MLSYS_ERR_INFEASIBLE, MLSYS_MILP_INFEASIBLE, 0, "x + y >= 30, x, y <= 10");
       mlsys_milp_free(m);
@@ -668,7 +668,7 @@ TEST(milp_unbounded_models_reported_by_both_backends) {
       mlsys_milp *m;
       o.backend = backends[b];
       o.relax = relax;
-      o.time_limit = 10;
+      o.time_limit = NEVER_BINDS;
       for (mx = 0; mx < 2; mx++) {
         m = model_unbounded_int(mx);
         expect_status(m, &o, MLSYS_ERR_UNBOUNDED, MLSYS_MILP_UNBOUNDED, mx, mx ? "max x + y" : "min -x - y");
@@ -701,7 +701,7 @@ TEST(milp_unbounded_models_reported_by_both_backends) {
         CHECK(r.status != MLSYS_MILP_UNBOUNDED && r.x == NULL);
         mlsys_milp_result_free(&r);
         mlsys_milp_free(m);
-        o.time_limit = 10;
+        o.time_limit = NEVER_BINDS;
       }
     }
 }
@@ -736,7 +736,7 @@ TEST(milp_random_unbounded_and_infeasible_variants) {
     for (b = 0; b < nbackends(); b++) {
       mlsys_milp_opts o = {0};
       o.backend = backends[b];
-      o.time_limit = 10;
+      o.time_limit = NEVER_BINDS;
       if (i % 4 < 2) expect_status(m, &o, MLSYS_ERR_UNBOUNDED, MLSYS_MILP_UNBOUNDED, mx, "knapsack + ray");
       else expect_status(m, &o, MLSYS_ERR_INFEASIBLE, MLSYS_MILP_INFEASIBLE, mx, "knapsack + sum x >= 3n+1");
       cnt[b]++;
@@ -894,7 +894,10 @@ TEST(milp_time_limit_is_honoured) {
       o.time_limit = 0.5;
       st = solve_checked(m, &o, &r, "market split");
       dt = mlsys_now() - t0;
-      CHECK_MSG(dt < 1.5, "%s, variant %d: %.2f s with a 0.5 s limit", mlsys_milp_backend_name(o.backend), variant, dt);
+      /* the limit stopped it (these instances run for hours without one); how soon after 0.5 s it returns depends on
+         the machine's load, so only a limit that was ignored fails here, not a busy machine */
+      CHECK_MSG(dt < 0.5 + 60, "%s, variant %d: %.2f s with a 0.5 s limit", mlsys_milp_backend_name(o.backend),
+                variant, dt);
       CHECK(r.seconds <= dt + 1e-3);
       if (st == MLSYS_OK) {
         CHECK(r.status == MLSYS_MILP_FEASIBLE || r.status == MLSYS_MILP_OPTIMAL);
@@ -918,11 +921,11 @@ TEST(milp_time_limit_is_honoured) {
   CHECK(limited >= nbackends());   /* these instances do not finish in 0.5 s */
 }
 
-typedef struct { double t_stop; long calls; int improvements; double last, first; int stop_on_improve; } cb_state;
+typedef struct { long stop_at, calls; int improvements; double last, first; int stop_on_improve; } cb_state;
+/* Asks to stop at the (stop_at + 1)-th poll: a point in the solver's work, not in time. */
 static int stop_after(void *ud) {
   cb_state *s = (cb_state *)ud;
-  s->calls++;
-  return mlsys_now() >= s->t_stop;
+  return ++s->calls > s->stop_at;
 }
 static int count_improve(void *ud, double objective, double seconds) {
   cb_state *s = (cb_state *)ud;
@@ -932,29 +935,26 @@ static int count_improve(void *ud, double objective, double seconds) {
   return s->stop_on_improve;
 }
 
+/* Promptness in work, not in seconds: the solve returns at the first poll that asks it to stop, without polling
+   again (a solver that kept going would poll on), and reports the best it had (FEASIBLE) or nothing (CANCELED). */
 TEST(milp_should_stop_stops_promptly) {
   int b, k;
   for (b = 0; b < nbackends(); b++)
-    for (k = 0; k < 2; k++) {   /* stop after 0.3 s, and stop at once */
+    for (k = 0; k < 2; k++) {   /* stop at the 51st poll, and at the first */
       mlsys_milp *m = market_split(7, 5, 40, 1, 0);
       mlsys_milp_opts o = {0};
       mlsys_milp_result r;
       cb_state s;
-      double t0, dt, slack, wait = k ? 0 : 0.3;
       mlsys_status st;
       memset(&s, 0, sizeof s);
+      s.stop_at = k ? 0 : 50;
       o.backend = backends[b];
-      slack = o.backend == MLSYS_SOLVER_LPSOLVE ? 0.2 : 1.0;   /* CBC polls only where it runs cut generators */
       o.should_stop = stop_after;
       o.ud = &s;
-      o.time_limit = 5;   /* only a safety net: a backend that ignores should_stop fails below instead of hanging */
-      t0 = mlsys_now();
-      s.t_stop = t0 + wait;
+      o.time_limit = NEVER_BINDS;   /* a safety net: a backend that ignores should_stop fails below, not hangs */
       st = solve_checked(m, &o, &r, "market split, stopped");
-      dt = mlsys_now() - t0;
-      CHECK(s.calls > 0);
-      CHECK_MSG(dt < wait + slack, "%s: stop requested after %.1f s, returned after %.2f s",
-                mlsys_milp_backend_name(o.backend), wait, dt);
+      CHECK_MSG(s.calls == s.stop_at + 1, "%s: asked to stop at poll %ld, polled %ld times",
+                mlsys_milp_backend_name(o.backend), s.stop_at + 1, s.calls);
       if (st == MLSYS_OK) CHECK_MSG(r.status == MLSYS_MILP_FEASIBLE, "%s", mlsys_milp_status_str(r.status));
       else {
         CHECK_MSG(st == MLSYS_ERR_CANCELED, "%s: %s", mlsys_milp_backend_name(o.backend), lasterr());
@@ -977,7 +977,7 @@ TEST(milp_on_improve_reports_improving_objectives) {
       o.backend = backends[b];
       o.on_improve = count_improve;
       o.ud = &s;
-      o.time_limit = 5;
+      o.time_limit = NEVER_BINDS;   /* a 2 x 16 market split: solved in well under a second */
       if (solve_checked(m, &o, &r, "on_improve") == MLSYS_OK) {
         CHECK(r.status == MLSYS_MILP_OPTIMAL);
         if (s.improvements) {
@@ -1051,7 +1051,7 @@ TEST(milp_relative_gap_is_reported_and_valid) {
       double opt = I.brute;
       o.backend = backends[b];
       o.mip_gap_rel = 0.5;
-      o.time_limit = 10;
+      o.time_limit = NEVER_BINDS;   /* the exact solve below must prove the optimum: 35 items, well under a second */
       if (solve_checked(I.m, &o, &r, "knapsack, gap 0.5") == MLSYS_OK) {
         CHECK(r.objective <= opt + 1e-9);
         CHECK_MSG(r.bound >= opt - 1e-6, "%s: bound %.10g below the optimum %.10g", mlsys_milp_backend_name(o.backend),

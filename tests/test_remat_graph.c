@@ -1,7 +1,8 @@
 /* Tests for section 1 of mlsys_remat.h: the graph data model, its JSON and text formats, validation and messages.
 
-   Fixtures: tests/data/remat/ (t8.* = Checkmate's "test" network of spec 7.4 T8 in both forms; vgg16_mini.* = the
-   spec 2.2 header shape with realistic byte and FLOP counts). Run from the repository root. */
+   Fixtures: tests/data/remat/ (t8.* = the Checkmate repository's Keras "test" network, test case T8 of the
+   project's specification, in both forms; vgg16_mini.* = the JSON header shape of the doc block with realistic
+   byte and FLOP counts). Run from the repository root. */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_remat.h"
 #include "tests/test.h"

@@ -1,8 +1,13 @@
-/* mlsys_remat.h: the MILP's size against the spec's measured table, the real exported graphs (load, validate,
-   solve with every method), and the LP bound/rounding relations on them. */
+/* mlsys_remat.h: the MILP's size against the table the project's specification measured (docs/remat.md, "The
+   model as built", quotes the chain L=8 row), the real exported graphs (load, validate, solve with every method),
+   and the LP bound/rounding relations on them. */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_remat.h"
 #include "tests/test.h"
+
+/* The limit of solves whose outcome is checked: a safety net that never binds here (AlexNet's LP on lp_solve
+   takes a few seconds), so no verdict depends on the machine's load. */
+#define NEVER_BINDS 600.0
 
 /* Spec §3.2 "Counts" (measured with the authors' formulation): binaries, U columns, rows M1-M6, for the model
    without our dominance rows. */
@@ -127,7 +132,7 @@ TEST(lp_bound_below_every_schedule_and_backends_agree) {
   memset(&o, 0, sizeof o);
   o.method = MLSYS_REMAT_LP_ROUND;
   o.backend = MLSYS_SOLVER_LPSOLVE;
-  o.time_limit = 60;
+  o.time_limit = NEVER_BINDS;   /* the LP must finish: its bound is the oracle below */
   REQUIRE_OK(mlsys_remat_solve(&g, budget, &o, &lp1));
   REQUIRE(!isnan(lp1.bound));
   if (mlsys_milp_has_backend(MLSYS_SOLVER_CBC)) {

@@ -1,9 +1,9 @@
 /* The training graphs exported from PyTorch by tools/export_torch_graph.py (tests/data/graphs/): they load, have
-   the node and edge counts the spec measured (checkmate.md §2.4: VGG16 81/116, VGG19 93/134, ResNet-50 351/539,
-   MobileNetV2 307/466) or that this exporter gives (the others), keep the canonical layout of §2.1 (forward
-   0..L-1, loss L, bwd(i) = 2L - i with fwd_of = i), are scheduled validly by checkpoint-all, and scale linearly
-   with the batch (vgg16_b2 against vgg16_b4). Regenerate the files with the commands in tools/README.md.
-   Run from the repository root. */
+   the node and edge counts measured on the Checkmate repository's exports by the project's specification (VGG16
+   81/116, VGG19 93/134, ResNet-50 351/539, MobileNetV2 307/466) or that this exporter gives (the others), keep
+   the canonical layout of mlsys_remat_graph_chain (forward 0..L-1, loss L, bwd(i) = 2L - i with fwd_of = i), are
+   scheduled validly by checkpoint-all, and scale linearly with the batch (vgg16_b2 against vgg16_b4). Regenerate
+   the files with the commands in tools/README.md. Run from the repository root. */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_remat.h"
 #include "tests/test.h"
@@ -29,7 +29,8 @@ static const real_graph graphs[] = {
 };
 #define NGRAPHS ((int)(sizeof graphs / sizeof graphs[0]))
 
-/* Layout of §2.1 and the fwd_of links; returns the number of violations (each one reported). */
+/* The canonical layout (mlsys_remat_graph_chain's) and the fwd_of links; returns the number of violations (each
+   one reported). */
 static int check_layout(const mlsys_remat_graph *g, const char *file) {
   int n = g->dag.n, L = (n - 1) / 2, v, bad = 0;
   CHECK_MSG(n % 2 == 1 && g->loss == L, "%s: n = %d, loss = %d: not 2L+1 with the loss at L", file, n, g->loss);

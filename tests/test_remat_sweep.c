@@ -9,6 +9,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* A time limit for solves whose verdicts are checked: a safety net that never binds here (the slowest such solve,
+   the chain-8 max-batch MILP on lp_solve, takes a few seconds), so no verdict depends on the machine's load. */
+#define NEVER_BINDS 600.0
+
 /* ---- helpers ---- */
 
 /* The L-layer unit chain with every node `mem` bytes at batch 1, fixed `params` (not scaled) and `inputs`
@@ -58,7 +62,7 @@ static int works_at(const mlsys_remat_graph *g, int b, uint64_t memory, mlsys_re
   int ok = 0;
   memset(&o, 0, sizeof o);
   o.method = m;
-  o.time_limit = 20;
+  o.time_limit = NEVER_BINDS;
   if (mlsys_remat_graph_scale_batch(g, b, &gs) != MLSYS_OK) return 0;
   if (mlsys_remat_solve(&gs, memory, &o, &s) == MLSYS_OK) ok = schedule_ok_at(g, b, &s, memory, cap);
   mlsys_remat_schedule_free(&s);
@@ -232,7 +236,10 @@ TEST(max_batch_milp_chain8_thesis_numbers) {
   mlsys_remat_opts o;
   int b;
   memset(&o, 0, sizeof o);
-  o.time_limit = 20;
+  /* proven on lp_solve in a few seconds (CBC, max batch's default, needs ~40 s for the capped MILP): the limit
+     never binds, so the exact answers below do not depend on the machine's load */
+  o.time_limit = NEVER_BINDS;
+  o.backend = MLSYS_SOLVER_LPSOLVE;
   chain_graph(8, 1, 0, 0, &g);
   REQUIRE_OK(mlsys_remat_max_batch(&g, 53, MLSYS_REMAT_MILP, INFINITY, &o, &b, &s));
   CHECK_EQ_INT(b, 17);
@@ -240,6 +247,8 @@ TEST(max_batch_milp_chain8_thesis_numbers) {
   mlsys_remat_schedule_free(&s);
   REQUIRE_OK(mlsys_remat_max_batch(&g, 53, MLSYS_REMAT_MILP, 0, &o, &b, &s));
   CHECK_EQ_INT(b, 10);
+  CHECK(s.optimal);
+  CHECK_MSG(s.milp_ran == 1 && s.source[0], "milp_ran %d, source '%s': %s", s.milp_ran, s.source, s.solver_note);
   CHECK(schedule_ok_at(&g, b, &s, 53, 25.0 / 17.0));
   CHECK(s.cost <= 25.0 * 10 + 1e-9);
   mlsys_remat_schedule_free(&s);
@@ -305,11 +314,13 @@ TEST(max_batch_milp_and_lp_mlp) {
   int bm, bl, b;
   size_t k;
   memset(&o, 0, sizeof o);
-  o.time_limit = 20;
+  o.time_limit = NEVER_BINDS;   /* CBC proves it in seconds: "bm + 1 fails" rests on the proof, not on the limit */
   REQUIRE_OK(mlsys_remat_graph_load("tests/data/graphs/mlp_b64.json", &g));
   cap = mlsys_remat_one_extra_forward_cap(&g);
   REQUIRE_OK(mlsys_remat_max_batch(&g, memory, MLSYS_REMAT_MILP, 0, &o, &bm, &s));
   CHECK(schedule_ok_at(&g, bm, &s, memory, cap));
+  CHECK(s.optimal);
+  CHECK_MSG(s.milp_ran == 1, "milp_ran %d: %s", s.milp_ran, s.solver_note);   /* 15 nodes: the MILP runs */
   mlsys_remat_schedule_free(&s);
   CHECK(!works_at(&g, bm + 1, memory, MLSYS_REMAT_MILP, cap));
   for (k = 0; k < sizeof ms / sizeof ms[0]; k++) {
@@ -320,6 +331,72 @@ TEST(max_batch_milp_and_lp_mlp) {
   REQUIRE_OK(mlsys_remat_max_batch(&g, memory, MLSYS_REMAT_LP_ROUND, 0, &o, &bl, &s));
   CHECK(schedule_ok_at(&g, bl, &s, memory, cap));
   CHECK(bl <= bm);
+  mlsys_remat_schedule_free(&s);
+  mlsys_remat_graph_free(&g);
+}
+
+/* The method name at the start of a schedule's source ("griewank(s=6)" -> griewank), or -1. */
+static int source_method(const char *source) {
+  char name[64];
+  size_t k = strcspn(source, "(");
+  if (k >= sizeof name) return -1;
+  memcpy(name, source, k);
+  name[k] = 0;
+  return mlsys_remat_method_parse(name);
+}
+
+/* The one-layer training chain f -> loss -> grad (3 nodes, 1 byte each per sample): nothing fits below 3 bytes
+   per sample (the gradient reads f and the loss), and checkpoint-all needs exactly that. */
+static const char chain1_text[] = "remat-graph 1\nname chain1\nbatch 1\nnodes 3\n0 F 1 1 - f :\n1 L 1 1 - loss : 0\n"
+                                  "2 B 1 1 - grad : 0 1\n";
+
+/* Where max batch's MILP answer came from (issue 19): when a baseline reaches the single-operator bound, or the
+   graph is over 60 nodes, no MILP runs and the schedule is a baseline's; the result must say so (milp_ran = 0,
+   source = that baseline) while a MILP that did run says milp_ran = 1. */
+TEST(max_batch_milp_says_whether_a_milp_ran) {
+  static const mlsys_remat_method greedy[] = {MLSYS_REMAT_LIN_GREEDY, MLSYS_REMAT_AP_GREEDY, MLSYS_REMAT_CHEN_GREEDY,
+                                              MLSYS_REMAT_GRIEWANK};
+  mlsys_remat_graph g;
+  mlsys_remat_schedule s, bs;
+  mlsys_remat_opts o;
+  int b, bb, m, k, best = 0;
+  memset(&o, 0, sizeof o);
+  o.time_limit = NEVER_BINDS;
+  /* the bound: 30 bytes hold 10 samples of 3 bytes (11 need 33), which checkpoint-all and every greedy reach */
+  REQUIRE_OK(mlsys_remat_graph_parse(chain1_text, strlen(chain1_text), "chain1", &g));
+  REQUIRE_OK(mlsys_remat_max_batch(&g, 30, MLSYS_REMAT_MILP, 0, &o, &b, &s));
+  CHECK_EQ_INT(b, 10);
+  CHECK(schedule_ok_at(&g, b, &s, 30, mlsys_remat_one_extra_forward_cap(&g)));
+  CHECK_STR(s.method, "checkmate-milp");
+  CHECK_MSG(s.milp_ran == 0, "milp_ran %d: %s", s.milp_ran, s.solver_note);
+  m = source_method(s.source);
+  CHECK_MSG(m >= 0 && m != MLSYS_REMAT_MILP && m != MLSYS_REMAT_LP_ROUND, "source '%s'", s.source);
+  CHECK(s.optimal);   /* the single-operator bound proves it */
+  CHECK_CONTAINS(s.solver_note, "single-operator bound");
+  mlsys_remat_schedule_free(&s);
+  mlsys_remat_graph_free(&g);
+  /* (a MILP that runs says milp_ran = 1: max_batch_milp_chain8_thesis_numbers, max_batch_milp_and_lp_mlp) */
+  /* over 60 nodes (U-Net, n = 87) with the default limit: the best greedy baseline's batch, no MILP */
+  REQUIRE_OK(mlsys_remat_graph_load("tests/data/graphs/unet_b2.json", &g));
+  REQUIRE(g.dag.n > 60);
+  memset(&o, 0, sizeof o);
+  o.time_limit = 60;   /* only decides that no MILP runs (600 s or less); no solve happens to depend on it */
+  REQUIRE_OK(mlsys_remat_max_batch(&g, 2ull << 30, MLSYS_REMAT_MILP, 0, &o, &b, &s));
+  CHECK_STR(s.method, "checkmate-milp");
+  CHECK_MSG(s.milp_ran == 0, "milp_ran %d: %s", s.milp_ran, s.solver_note);
+  CHECK(!s.optimal);
+  m = source_method(s.source);
+  CHECK_MSG(m >= 0 && m != MLSYS_REMAT_MILP && m != MLSYS_REMAT_LP_ROUND, "source '%s'", s.source);
+  CHECK(schedule_ok_at(&g, b, &s, 2ull << 30, mlsys_remat_one_extra_forward_cap(&g)));
+  for (k = 0; k < (int)(sizeof greedy / sizeof greedy[0]); k++) {
+    mlsys_status st = mlsys_remat_max_batch(&g, 2ull << 30, greedy[k], 0, NULL, &bb, &bs);
+    CHECK_MSG(st == MLSYS_OK || st == MLSYS_ERR_INFEASIBLE, "%s: %s", mlsys_remat_method_name(greedy[k]),
+              mlsys_last_error());   /* chen-greedy costs more than the cap here at every batch */
+    if ((int)greedy[k] == m) CHECK_MSG(bb == b, "%s reaches %d, milp says %d from it", s.source, bb, b);
+    if (bb > best) best = bb;
+    if (st == MLSYS_OK) mlsys_remat_schedule_free(&bs);
+  }
+  CHECK_MSG(b == best, "milp %d, best greedy baseline %d", b, best);
   mlsys_remat_schedule_free(&s);
   mlsys_remat_graph_free(&g);
 }
@@ -370,7 +447,8 @@ TEST(cli_sweep_json_and_svg) {
   if (access(bin(), X_OK) != 0) SKIP("%s not built", bin());
   REQUIRE(mkdtemp(dir) != NULL);
   snprintf(svgpath, sizeof svgpath, "%s/chain8.svg", dir);
-  snprintf(args, sizeof args, "remat sweep --graph tests/data/remat/chain8.txt --json --time-limit 20 --svg %s", svgpath);
+  snprintf(args, sizeof args, "remat sweep --graph tests/data/remat/chain8.txt --json --time-limit 600 --svg %s",
+           svgpath);
   r = run(args);
   CHECK_EQ_INT(r.code, 0);
   REQUIRE(r.out);
@@ -492,6 +570,90 @@ TEST(cli_max_batch_json) {
   CHECK_CONTAINS(r.out, "max batch");
   run_free(&r);
   mlsys_remat_graph_free(&g);
+}
+
+/* The milp row of max-batch says which method's schedule it reports and whether a MILP ran: "milp_ran": false
+   and the baseline's name where none ran (a baseline at the single-operator bound; a graph over 60 nodes), true
+   on a small graph. The numbers are held against the baselines' own rows and a hand-computed bound. */
+static const mlsys_json *mb_row_of(const mlsys_json *res, const char *method) {
+  int i;
+  for (i = 0; res && i < res->count; i++)
+    if (!strcmp(mlsys_json_get(&res->items[i], "method")->str, method)) return &res->items[i];
+  return NULL;
+}
+
+TEST(cli_max_batch_says_whether_a_milp_ran) {
+  char dir[] = "/tmp/mlsys_maxbatch_XXXXXX", path[600], args[900];
+  run_result r;
+  mlsys_json_doc doc;
+  const mlsys_json *res, *milp, *src;
+  FILE *f;
+  int m;
+  if (access(bin(), X_OK) != 0) SKIP("%s not built", bin());
+  /* a baseline reaches the single-operator bound: 10 samples of 3 bytes in 30 bytes, proven without a MILP */
+  REQUIRE(mkdtemp(dir) != NULL);
+  snprintf(path, sizeof path, "%s/chain1.txt", dir);
+  REQUIRE((f = fopen(path, "w")) != NULL);
+  fputs(chain1_text, f);
+  fclose(f);
+  snprintf(args, sizeof args, "remat max-batch --graph %s --memory 30 --methods milp --json", path);
+  r = run(args);
+  CHECK_EQ_INT(r.code, 0);
+  REQUIRE(r.out);
+  REQUIRE_OK(mlsys_json_parse(r.out, strlen(r.out), "stdout", &doc));
+  milp = mb_row_of(mlsys_json_get(doc.root, "results"), "milp");
+  REQUIRE(milp);
+  CHECK_EQ_INT(mlsys_json_get(milp, "max_batch")->i64, 10);
+  REQUIRE(mlsys_json_get(milp, "milp_ran") && mlsys_json_get(milp, "source"));
+  CHECK(mlsys_json_get(milp, "milp_ran")->type == MLSYS_JSON_BOOL && !mlsys_json_get(milp, "milp_ran")->boolean);
+  src = mlsys_json_get(milp, "source");
+  CHECK_MSG(src->type == MLSYS_JSON_STRING && (m = source_method(src->str)) >= 0 && m != MLSYS_REMAT_MILP &&
+                m != MLSYS_REMAT_LP_ROUND, "source %s", src->type == MLSYS_JSON_STRING ? src->str : "(not a string)");
+  CHECK_CONTAINS(mlsys_json_get(milp, "note")->str, "single-operator bound");
+  mlsys_json_doc_free(&doc);
+  run_free(&r);
+  unlink(path);
+  rmdir(dir);
+  /* over 60 nodes: the best greedy baseline's row, named, and the table says no MILP ran */
+  r = run("remat max-batch --graph tests/data/graphs/unet_b2.json --memory 2GiB --methods "
+          "lin-greedy,ap-greedy,chen-greedy,griewank,milp --json");
+  CHECK_EQ_INT(r.code, 0);
+  REQUIRE(r.out);
+  REQUIRE_OK(mlsys_json_parse(r.out, strlen(r.out), "stdout", &doc));
+  res = mlsys_json_get(doc.root, "results");
+  milp = mb_row_of(res, "milp");
+  REQUIRE(milp && mlsys_json_get(milp, "milp_ran") && mlsys_json_get(milp, "source"));
+  CHECK(mlsys_json_get(milp, "milp_ran")->type == MLSYS_JSON_BOOL && !mlsys_json_get(milp, "milp_ran")->boolean);
+  src = mlsys_json_get(milp, "source");
+  REQUIRE(src->type == MLSYS_JSON_STRING);
+  m = source_method(src->str);
+  CHECK_MSG(m >= 0 && m != MLSYS_REMAT_MILP && m != MLSYS_REMAT_LP_ROUND, "source %s", src->str);
+  if (m >= 0) {
+    const mlsys_json *row = mb_row_of(res, mlsys_remat_method_name((mlsys_remat_method)m));
+    int i;
+    REQUIRE(row);
+    CHECK_EQ_INT(mlsys_json_get(milp, "max_batch")->i64, mlsys_json_get(row, "max_batch")->i64);
+    for (i = 0; i < res->count; i++)
+      CHECK(mlsys_json_get(milp, "max_batch")->i64 >= mlsys_json_get(&res->items[i], "max_batch")->i64);
+  }
+  mlsys_json_doc_free(&doc);
+  run_free(&r);
+  r = run("remat max-batch --graph tests/data/graphs/unet_b2.json --memory 2GiB --methods milp");
+  CHECK_EQ_INT(r.code, 0);
+  CHECK_CONTAINS(r.out, "(no MILP ran)");
+  run_free(&r);
+  /* 15 nodes: the MILP runs */
+  r = run("remat max-batch --graph tests/data/graphs/mlp_b64.json --memory 4MiB --methods milp --json "
+          "--time-limit 600");
+  CHECK_EQ_INT(r.code, 0);
+  REQUIRE(r.out);
+  REQUIRE_OK(mlsys_json_parse(r.out, strlen(r.out), "stdout", &doc));
+  milp = mb_row_of(mlsys_json_get(doc.root, "results"), "milp");
+  REQUIRE(milp && mlsys_json_get(milp, "milp_ran"));
+  CHECK(mlsys_json_get(milp, "milp_ran")->type == MLSYS_JSON_BOOL && mlsys_json_get(milp, "milp_ran")->boolean);
+  CHECK(mlsys_json_get(milp, "source")->type == MLSYS_JSON_STRING);
+  mlsys_json_doc_free(&doc);
+  run_free(&r);
 }
 
 TEST(cli_bad_input) {
