@@ -34,7 +34,7 @@ static run_result run(const char *args, const char *in_text) {
 static void run_free(run_result *r) { mlsys_free(r->out); mlsys_free(r->err); }
 
 TEST(cli_exists) {
-  if (access(bin(), X_OK) != 0) SKIP("%s not built", bin());
+  if (access(bin(), X_OK) != 0) SKIP_DEP("%s not built (make test builds it)", bin());
   {
     run_result r = run("--help", NULL);
     CHECK_EQ_INT(r.code, 0);
@@ -56,7 +56,7 @@ TEST(cli_solve_json_keys_and_plan_replay) {
   int i, *live_reg_node, maxreg = 0;
   uint64_t live = 0, peak = 0;
   unsigned char *computed;
-  if (access(bin(), X_OK) != 0) SKIP("%s not built", bin());
+  if (access(bin(), X_OK) != 0) SKIP_DEP("%s not built (make test builds it)", bin());
   r = run("remat solve --graph tests/data/remat/chain8.txt --budget 4 --json --time-limit 600", NULL);
   CHECK_EQ_INT(r.code, 0);
   REQUIRE(r.out);
@@ -128,7 +128,7 @@ TEST(cli_solve_json_names_the_schedules_source) {
   run_result r;
   mlsys_json_doc doc;
   const mlsys_json *src, *ran;
-  if (access(bin(), X_OK) != 0) SKIP("%s not built", bin());
+  if (access(bin(), X_OK) != 0) SKIP_DEP("%s not built (make test builds it)", bin());
   r = run("remat solve --graph tests/data/remat/chain8.txt --budget 10 --json", NULL);
   CHECK_EQ_INT(r.code, 0);
   REQUIRE(r.out);
@@ -146,7 +146,7 @@ TEST(cli_solve_json_names_the_schedules_source) {
 
 TEST(cli_infeasible_budget_names_the_minimum) {
   run_result r;
-  if (access(bin(), X_OK) != 0) SKIP("%s not built", bin());
+  if (access(bin(), X_OK) != 0) SKIP_DEP("%s not built (make test builds it)", bin());
   r = run("remat solve --graph tests/data/remat/chain8.txt --budget 2", NULL);
   CHECK_EQ_INT(r.code, 1);
   CHECK_CONTAINS(r.err, "infeasible");
@@ -164,7 +164,7 @@ TEST(cli_method_all_gives_one_object_per_method) {
   run_result r;
   mlsys_json_doc doc;
   int i;
-  if (access(bin(), X_OK) != 0) SKIP("%s not built", bin());
+  if (access(bin(), X_OK) != 0) SKIP_DEP("%s not built (make test builds it)", bin());
   r = run("remat solve --graph tests/data/remat/t8.json --budget 11 --method all --json --time-limit 600", NULL);
   CHECK_EQ_INT(r.code, 0);
   REQUIRE(r.out);
@@ -189,7 +189,7 @@ TEST(cli_method_all_gives_one_object_per_method) {
 
 TEST(cli_usage_and_input_errors) {
   run_result r;
-  if (access(bin(), X_OK) != 0) SKIP("%s not built", bin());
+  if (access(bin(), X_OK) != 0) SKIP_DEP("%s not built (make test builds it)", bin());
   r = run("remat solve --graph tests/data/remat/chain8.txt", NULL);   /* no budget */
   CHECK_EQ_INT(r.code, 2);
   CHECK_CONTAINS(r.err, "--budget");
@@ -226,7 +226,7 @@ TEST(cli_usage_and_input_errors) {
 TEST(cli_info_min_budget_convert) {
   run_result r;
   mlsys_remat_graph a, b;
-  if (access(bin(), X_OK) != 0) SKIP("%s not built", bin());
+  if (access(bin(), X_OK) != 0) SKIP_DEP("%s not built (make test builds it)", bin());
   r = run("remat info --graph tests/data/remat/chain8.txt --json", NULL);
   CHECK_EQ_INT(r.code, 0);
   CHECK_CONTAINS(r.out, "\"nodes\": 17");

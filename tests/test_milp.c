@@ -426,7 +426,7 @@ TEST(milp_cross_check_random_instances) {
          xs.instances, xs.per_backend[0], xs.per_backend[1], xs.brute, xs.glpsol_lp, xs.glpsol_mps, xs.cbc_lp,
          xs.cbc_mps);
   CHECK(xs.instances >= 60);
-  if (!glpsol || !cbc) SKIP("%s not installed (scripts/install-deps.sh): builder-only checks ran", !glpsol ? "glpsol" : "cbc");
+  if (!glpsol || !cbc) SKIP_DEP("%s not installed (scripts/install-deps.sh): builder-only checks ran", !glpsol ? "glpsol" : "cbc");
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -496,7 +496,7 @@ TEST(milp_export_edge_cases_read_back_by_glpsol_and_cbc) {
     }
     mlsys_milp_free(m);
   }
-  if (!glpsol || !cbc) SKIP("%s not installed (scripts/install-deps.sh)", !glpsol ? "glpsol" : "cbc");
+  if (!glpsol || !cbc) SKIP_DEP("%s not installed (scripts/install-deps.sh)", !glpsol ? "glpsol" : "cbc");
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -849,7 +849,7 @@ TEST(milp_lp_relaxation_equals_fractional_knapsack) {
     mlsys_milp_free(mc);
   }
   CHECK(checked >= 10);
-  if (!glpsol || !cbc) SKIP("%s not installed (scripts/install-deps.sh)", !glpsol ? "glpsol" : "cbc");
+  if (!glpsol || !cbc) SKIP_DEP("%s not installed (scripts/install-deps.sh)", !glpsol ? "glpsol" : "cbc");
 }
 
 /* ---------------------------------------------------------------------------------------------------------------

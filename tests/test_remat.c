@@ -971,7 +971,7 @@ TEST(milp_raw_solution_equals_simulator) {
 TEST(cbc_backend_matches_oracle) {
   solve_stats ss;
   int i, b;
-  if (!mlsys_milp_has_backend(MLSYS_SOLVER_CBC)) SKIP("CBC backend not compiled in (-DMLSYS_MILP_CBC)");
+  if (!mlsys_milp_has_backend(MLSYS_SOLVER_CBC)) SKIP_DEP("CBC backend not compiled in (-DMLSYS_MILP_CBC)");
   memset(&ss, 0, sizeof ss);
   build_instances();
   for (i = 0; i < ninst; i++)
@@ -1023,7 +1023,7 @@ TEST(cbc_program_solves_the_dumped_model) {
       {"chain L=4", 1}, {"chain L=6", 2}, {"T8", 1}, {"random#1 L=5", 1}, {"random#2 L=6", 1}, {"random#6 L=5", 2}};
   char dir[] = "/tmp/test_remat_XXXXXX";
   int k, checked = 0;
-  if (!have_tool("cbc")) SKIP("/usr/bin/cbc not installed (scripts/install-deps.sh installs coinor-cbc)");
+  if (!have_tool("cbc")) SKIP_DEP("/usr/bin/cbc not installed (scripts/install-deps.sh installs coinor-cbc)");
   build_instances();
   REQUIRE(mkdtemp(dir) != NULL);
   for (k = 0; k < (int)(sizeof pick / sizeof pick[0]); k++) {

@@ -69,7 +69,7 @@ static int extract(const char *name, char **buf, size_t *len) {
     CHECK_MSG(access(zip_path(), R_OK) == 0, "the DTR traces are not at %s (run from the repository root)",  \
               zip_path());                                                                              \
     REQUIRE(access(zip_path(), R_OK) == 0);                                                             \
-    if (system("unzip -v >/dev/null 2>&1") != 0) SKIP("unzip not installed (scripts/install-deps.sh)");    \
+    if (system("unzip -v >/dev/null 2>&1") != 0) SKIP_DEP("unzip not installed (scripts/install-deps.sh)");    \
   } while (0)
 
 /* ---- an independent scan of a trace: the numbers the import must reproduce ----
@@ -801,7 +801,7 @@ TEST(dtr_cli_import) {
   int fd, rc;
   mlsys_json_doc doc;
   mlsys_remat_graph g;
-  if (access(mlsys_bin(), X_OK) != 0) SKIP("%s not built", mlsys_bin());
+  if (access(mlsys_bin(), X_OK) != 0) SKIP_DEP("%s not built (make test builds it)", mlsys_bin());
   NEED_LOGS();
   REQUIRE(extract(dtr_logs[0], &buf, &len) == 0);
   REQUIRE((fd = mkstemp(path)) >= 0);
@@ -853,7 +853,7 @@ TEST(dtr_cli_import_bundled_trace) {
   char *out, *err, args[PATH_MAX + 300], exe[PATH_MAX + 100], cwd[PATH_MAX];
   int rc;
   mlsys_json_doc doc;
-  if (access(mlsys_bin(), X_OK) != 0) SKIP("%s not built", mlsys_bin());
+  if (access(mlsys_bin(), X_OK) != 0) SKIP_DEP("%s not built (make test builds it)", mlsys_bin());
   NEED_LOGS();
   rc = run_cmd("remat import-dtr --trace unet-6 --summary --json", &out, &err);
   CHECK_EQ_INT(rc, 0);

@@ -89,7 +89,7 @@ static char *graph_text(const mlsys_remat_graph *g) {
 TEST(scale_batch_matches_reexport_vgg16) {
   mlsys_remat_graph g2, g4, s;
   int v, i, j, loss_off = 0;
-  if (access("tests/data/graphs/vgg16_b4.json", R_OK) != 0) SKIP("tests/data/graphs/vgg16_b4.json not exported yet");
+  if (access("tests/data/graphs/vgg16_b4.json", R_OK) != 0) SKIP_DEP("tests/data/graphs/vgg16_b4.json missing (it is committed)");
   REQUIRE_OK(mlsys_remat_graph_load("tests/data/graphs/vgg16_b2.json", &g2));
   REQUIRE_OK(mlsys_remat_graph_load("tests/data/graphs/vgg16_b4.json", &g4));
   REQUIRE(g2.batch == 2 && g4.batch == 4);
@@ -444,7 +444,7 @@ TEST(cli_sweep_json_and_svg) {
   const mlsys_json *root, *budgets, *series, *milp = NULL;
   int i, j, nb;
   size_t len;
-  if (access(bin(), X_OK) != 0) SKIP("%s not built", bin());
+  if (access(bin(), X_OK) != 0) SKIP_DEP("%s not built (make test builds it)", bin());
   REQUIRE(mkdtemp(dir) != NULL);
   snprintf(svgpath, sizeof svgpath, "%s/chain8.svg", dir);
   snprintf(args, sizeof args, "remat sweep --graph tests/data/remat/chain8.txt --json --time-limit 600 --svg %s",
@@ -510,7 +510,7 @@ TEST(cli_sweep_json_and_svg) {
 
 TEST(cli_sweep_csv_and_table) {
   run_result r;
-  if (access(bin(), X_OK) != 0) SKIP("%s not built", bin());
+  if (access(bin(), X_OK) != 0) SKIP_DEP("%s not built (make test builds it)", bin());
   r = run("remat sweep --graph tests/data/remat/chain8.txt --methods chen,checkpoint-all --points 3 --csv");
   CHECK_EQ_INT(r.code, 0);
   CHECK_EQ_INT(count_substr(r.out, "\n"), 1 + 2 * 3);
@@ -536,7 +536,7 @@ TEST(cli_max_batch_json) {
   mlsys_remat_schedule s;
   const mlsys_json *res;
   int i, bck = 0;
-  if (access(bin(), X_OK) != 0) SKIP("%s not built", bin());
+  if (access(bin(), X_OK) != 0) SKIP_DEP("%s not built (make test builds it)", bin());
   REQUIRE_OK(mlsys_remat_graph_load("tests/data/graphs/mlp_b64.json", &g));
   r = run("remat max-batch --graph tests/data/graphs/mlp_b64.json --memory 4MiB --methods checkpoint-all,lin-greedy "
           "--json");
@@ -589,7 +589,7 @@ TEST(cli_max_batch_says_whether_a_milp_ran) {
   const mlsys_json *res, *milp, *src;
   FILE *f;
   int m;
-  if (access(bin(), X_OK) != 0) SKIP("%s not built", bin());
+  if (access(bin(), X_OK) != 0) SKIP_DEP("%s not built (make test builds it)", bin());
   /* a baseline reaches the single-operator bound: 10 samples of 3 bytes in 30 bytes, proven without a MILP */
   REQUIRE(mkdtemp(dir) != NULL);
   snprintf(path, sizeof path, "%s/chain1.txt", dir);
@@ -679,7 +679,7 @@ TEST(cli_bad_input) {
       {"remat max-batch --graph tests/data/graphs/mlp_b64.json --memory 1KiB --methods chen", "even at batch 1", 1},
   };
   size_t k;
-  if (access(bin(), X_OK) != 0) SKIP("%s not built", bin());
+  if (access(bin(), X_OK) != 0) SKIP_DEP("%s not built (make test builds it)", bin());
   for (k = 0; k < sizeof cases / sizeof cases[0]; k++) {
     run_result r = run(cases[k].args);
     CHECK_MSG(r.code == cases[k].code, "'%s': exit %d, expected %d", cases[k].args, r.code, cases[k].code);
