@@ -56,8 +56,9 @@ static const char *fmt_size(double b, char *buf, size_t n) {
 static void print_machine(void) {
   char model[256], date[64];
   bench_machine(model, sizeof model, date, sizeof date);
-  printf("machine: %ld CPU(s), %s; MILP: lp_solve (the library's default: CBC only above 4000 routing binaries%s)\n",
-         sysconf(_SC_NPROCESSORS_ONLN), model, mlsys_milp_has_backend(MLSYS_SOLVER_CBC) ? ", built in" : ", not built in");
+  printf("machine: %ld CPU(s), %s; MILP: the library's default (%s)\n", sysconf(_SC_NPROCESSORS_ONLN), model,
+         mlsys_milp_has_backend(MLSYS_SOLVER_CBC) ? "lp_solve for a bounded amount of work, then CBC"
+                                                  : "lp_solve; CBC not built in");
   printf("date: %s; mode: %s\n", date, quick ? "quick" : "full");
 }
 
@@ -182,6 +183,7 @@ static synth_entry *synth(const char *file, int dgx2, int kind, double buffer, d
   }
   sk.route_time_limit = route_tl;
   sk.sched_time_limit = sched_tl;
+  sk.keep_synthesized = 1;   /* this benchmark measures the synthesizer against the baselines itself */
   {
     double t0 = mlsys_now();
     if (mlsys_coll_synthesize(&phys, &sk, kind, buffer, &e->algo, NULL, &e->stats) == MLSYS_OK) e->ok = 1;
@@ -575,20 +577,146 @@ static int part_bw_one(const machine *m, int kind, int *npass, int *nfail) {
   return 0;
 }
 
+/* ---------------------------------------------------------------------------------------------------------------
+   Part 3: which MILP backend proves the routing and scheduling models first (ARCHITECTURE 22)
+   Every committed sketch (and the A2A cases of part 1), each MILP once with lp_solve and once with CBC under the
+   same limit, on the same model: routing from scratch (the warm start and the lower bound as in the library, which
+   prove many instances before any solver runs: "at once" below), then stage 2 on the CBC routing and stage 3 from
+   that same order with each backend. Wall seconds and the solving thread's CPU seconds (the box is shared, so CPU
+   seconds are the fairer comparison), status and gap.
+   --------------------------------------------------------------------------------------------------------------- */
+typedef struct {
+  const char *file;
+  int dgx2, kind;
+  double buffer;   /* per-rank input (AG, A2A) */
+} solver_case;
+static const solver_case solver_cases[] = {
+  {"sk1-ndv2-n1", 0, MLSYS_COLL_ALLGATHER, MiB},
+  {"sk-ndv2-n1-cUp6", 0, MLSYS_COLL_ALLGATHER, MiB},
+  {"sk1-ndv2-n2", 0, MLSYS_COLL_ALLGATHER, MiB},
+  {"sk2-ndv2-n2", 0, MLSYS_COLL_ALLGATHER, KiB},
+  {"sk3-ndv2-n2", 0, MLSYS_COLL_ALLGATHER, MiB},
+  {"sk1-ndv2-n4", 0, MLSYS_COLL_ALLGATHER, MiB},
+  {"sk2-ndv2-n4", 0, MLSYS_COLL_ALLGATHER, KiB},
+  {"sk1-dgx2-n1", 0 + 1, MLSYS_COLL_ALLGATHER, MiB},
+  {"sk-dgx2-n1", 1, MLSYS_COLL_ALLGATHER, MiB},
+  {"sk2-dgx2-n2", 1, MLSYS_COLL_ALLGATHER, KiB},
+  {"sk1-dgx2-n2", 1, MLSYS_COLL_ALLGATHER, 4 * MiB},
+  {"sk1-ndv2-n2", 0, MLSYS_COLL_ALLTOALL, 16 * MiB},
+  {"sk2-ndv2-n2", 0, MLSYS_COLL_ALLTOALL, 16 * KiB},
+  {"sk2-dgx2-n2", 1, MLSYS_COLL_ALLTOALL, 32 * KiB},
+};
+#define NSOLVER ((int)(sizeof solver_cases / sizeof solver_cases[0]))
+
+static double thread_cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec + 1e-9 * ts.tv_nsec;
+}
+
+static void solver_cell(const mlsys_coll_stats *st, int route, mlsys_status s, double wall, double cpu) {
+  int status = route ? st->route_status : st->sched_status;
+  double gap = route ? st->route_gap : st->sched_gap;
+  if (s != MLSYS_OK) printf(" | %-9s %7.2f %7.2f %7s", s == MLSYS_ERR_TIMEOUT ? "nothing" : "error", wall, cpu, "-");
+  else printf(" | %-9s %7.2f %7.2f %7.3g", mlsys_milp_status_str((mlsys_milp_status)status), wall, cpu, gap);
+}
+
+static int part_solvers(void) {
+  static const int backends[3] = {MLSYS_SOLVER_LPSOLVE, MLSYS_SOLVER_CBC, MLSYS_SOLVER_DEFAULT};
+  double tl = quick ? QUICK_TL : 60;
+  int i, b;
+  char b1[32];
+  if (!mlsys_milp_has_backend(MLSYS_SOLVER_CBC)) {
+    printf("\n== Part 3: skipped (this build has no CBC; make CBC=1)\n");
+    return 0;
+  }
+  printf("\n== Part 3: MILP backends: lp_solve, CBC and the library's default (lp_solve for up to %g CPU s, then CBC\n"
+         "   from its best point), same models, %g s limit per MILP\n", MLSYS__COLL_LPS_CPU_S, tl);
+  printf("%-16s %-4s %-5s %2s %11s | %-33s | %-33s | %-33s | %5s | %-33s | %-33s | %-33s\n", "sketch", "coll", "buf", "C",
+         "route bins", "route lp_solve: status wall cpu gap", "route CBC: status wall cpu gap", "route default", "sbins",
+         "sched lp_solve", "sched CBC", "sched default");
+  for (i = 0; i < NSOLVER; i++) {
+    const solver_case *c = &solver_cases[i];
+    mlsys_coll_sketch sk;
+    mlsys_coll_topo phys, lt;
+    mlsys_coll_def d;
+    mlsys_coll_algo a[3], ord;
+    mlsys_coll_stats st[3], ss[3];
+    mlsys_status rs[3], ssr[3];
+    double rw[3], rc[3], sw[3], sc[3], chunk;
+    int N, C, have = -1;
+    char bins[32];
+    if (load_sketch(c->file, c->dgx2 ? 16 : 8, &sk)) return 1;
+    if (build_phys(c->dgx2, sk.nnodes > 0 ? sk.nnodes : 1, &phys)) { mlsys_coll_sketch_free(&sk); return 1; }
+    N = phys.nranks;
+    C = sk.chunkup > 0 ? sk.chunkup : 1;
+    chunk = c->kind == MLSYS_COLL_ALLGATHER ? c->buffer / C : c->buffer / ((double)N * C);
+    sk.route_time_limit = sk.sched_time_limit = tl;
+    if (mlsys_coll_logical_topo(&phys, &sk, chunk, &lt) || mlsys_coll_def_make(c->kind, N, C, &d)) {
+      fprintf(stderr, "bench_collective: %s: %s\n", c->file, mlsys_last_error());
+      mlsys_coll_sketch_free(&sk); mlsys_coll_topo_free(&phys);
+      return 1;
+    }
+    for (b = 0; b < 3; b++) {
+      double w0, c0;
+      sk.backend = backends[b];
+      memset(&st[b], 0, sizeof st[b]);
+      w0 = mlsys_now(); c0 = thread_cpu_s();
+      rs[b] = mlsys_coll_route(&lt, &sk, &d, chunk, &a[b], &st[b]);
+      rw[b] = mlsys_now() - w0; rc[b] = thread_cpu_s() - c0;
+      if (rs[b] == MLSYS_OK && b < 2) have = b;
+    }
+    snprintf(bins, sizeof bins, "%d(%d)", st[1].route_bins, st[1].route_bins_unsym);
+    printf("%-16s %-4s %-5s %2d %11s", c->file, c->kind == MLSYS_COLL_ALLGATHER ? "AG" : "A2A",
+           fmt_size(c->buffer, b1, sizeof b1), C, bins);
+    for (b = 0; b < 3; b++) solver_cell(&st[b], 1, rs[b], rw[b], rc[b]);
+    /* stage 3 on one routing and one order (CBC's routing when it has one, else lp_solve's), each backend from the
+       same start */
+    if (have >= 0 && mlsys_coll_order(&lt, &sk, &d, &a[have]) == MLSYS_OK) {
+      for (b = 0; b < 3; b++) {
+        double w0, c0;
+        sk.backend = backends[b];
+        memset(&ss[b], 0, sizeof ss[b]);
+        if (mlsys_coll_algo_copy(&a[have], &ord)) return 1;
+        w0 = mlsys_now(); c0 = thread_cpu_s();
+        ssr[b] = mlsys_coll_schedule(&lt, &sk, &d, &ord, &ss[b]);
+        sw[b] = mlsys_now() - w0; sc[b] = thread_cpu_s() - c0;
+        mlsys_coll_algo_free(&ord);
+      }
+      printf(" | %5d", ss[1].sched_bins);
+      for (b = 0; b < 3; b++) solver_cell(&ss[b], 0, ssr[b], sw[b], sc[b]);
+    } else {
+      printf(" | no routing to schedule");
+    }
+    printf("\n");
+    fflush(stdout);
+    for (b = 0; b < 3; b++) if (rs[b] == MLSYS_OK) mlsys_coll_algo_free(&a[b]);
+    mlsys_coll_def_free(&d);
+    mlsys_coll_topo_free(&lt);
+    mlsys_coll_topo_free(&phys);
+    mlsys_coll_sketch_free(&sk);
+  }
+  printf("(bins = routing binaries after (before) the symmetry substitution; sbins = stage-3 binaries; status\n"
+         " \"optimal\" = proven (for routing possibly at once, by the warm start meeting the lower bound: wall ~0);\n"
+         " \"feasible\" = stopped at the limit with an incumbent; wall / cpu = seconds of the solve; gap = relative gap)\n");
+  return 0;
+}
+
 int main(int argc, char **argv) {
-  int do_time = 1, do_bw = 1, do_ar = 0, i, npass = 0, nfail = 0, rc = 0;
+  int do_time = 1, do_bw = 1, do_ar = 0, do_solvers = 0, i, npass = 0, nfail = 0, rc = 0;
   double t0;
   if (argc == 1) quick = 1;
   for (i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "time")) { do_time = 1; do_bw = 0; }
     else if (!strcmp(argv[i], "bw")) { do_time = 0; do_bw = 1; }
+    else if (!strcmp(argv[i], "solvers")) { do_time = do_bw = 0; do_solvers = 1; }
     else if (!strcmp(argv[i], "all")) { do_time = do_bw = 1; }
     else if (!strcmp(argv[i], "--quick")) quick = 1;
     else if (!strcmp(argv[i], "--ar")) do_ar = 1;
     else if (!strcmp(argv[i], "--plots") && i + 1 < argc) plot_dir = argv[++i];
     else if (!strcmp(argv[i], "--sketches") && i + 1 < argc) sketch_dir = argv[++i];
     else {
-      fprintf(stderr, "usage: %s [time|bw|all] [--quick] [--ar] [--plots DIR] [--sketches DIR]\n"
+      fprintf(stderr, "usage: %s [time|bw|solvers|all] [--quick] [--ar] [--plots DIR] [--sketches DIR]\n"
                       "  (no arguments: all --quick)\n", argv[0]);
       return 2;
     }
@@ -597,6 +725,7 @@ int main(int argc, char **argv) {
   t0 = mlsys_now();
   print_machine();
   if (do_time) rc |= part_time();
+  if (do_solvers) rc |= part_solvers();
   if (do_bw) {
     for (i = 0; i < 2; i++) rc |= part_bw_one(&machines[i], MLSYS_COLL_ALLGATHER, &npass, &nfail);
     if (do_ar)

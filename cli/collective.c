@@ -15,7 +15,8 @@ static const char *coll_help =
     "  synth      --topo ndv2|dgx2|FILE --sketch FILE --coll K --size BYTES [--nodes N] [--profile P]\n"
     "             [--chunkup C] [--time-limit S] [--solver lpsolve|cbc] [--instances n] [--xml OUT] [--json]\n"
     "             Synthesize a K algorithm (TACCL: routing MILP, ordering heuristic, scheduling MILP), verify it,\n"
-    "             simulate it and compare it with the ring, direct and hierarchical baselines.\n"
+    "             simulate it and compare it with the ring, direct and hierarchical baselines; when a baseline is\n"
+    "             faster, that baseline is the result (and says so: source), the synthesized time shown beside it.\n"
     "  simulate   --xml FILE [--topo ndv2|dgx2|FILE] [--nodes N] [--size BYTES] [--profile P] [--json]\n"
     "             Verify an MSCCL XML program (ours or the authors') and estimate its time.\n"
     "  baselines  --topo ndv2|dgx2|FILE --coll K --size BYTES [--nodes N] [--profile P] [--json]\n"
@@ -29,26 +30,31 @@ static const char *coll_help =
     "K: allgather, alltoall, reducescatter, allreduce (or ag, a2a, rs, ar). BYTES (1048576, 1MB, 64KiB) is the\n"
     "per-rank input for allgather and alltoall and the per-rank buffer for reducescatter and allreduce\n"
     "(simulate: default 1MB). --chunkup overrides the sketch's input_chunkup; --time-limit bounds each MILP\n"
-    "(default 60 s); --solver picks the MILP backend (default: lp_solve up to 2000 routing binaries, CBC above);\n"
+    "(default 60 s); --solver picks the MILP backend (default: lp_solve for up to 5 CPU seconds per MILP, then\n"
+    "CBC, when built in, from lp_solve's best point for the rest of the limit);\n"
     "--xml OUT lowers the algorithm to an MSCCL program with --instances n (default 1), checks it\n"
     "by abstract interpretation and writes it to OUT (minBytes = maxBytes = 0, as ncclize writes them).\n"
     "\n"
     "Times are microseconds in the alpha-beta model: a send of s bytes over a link costs alpha + beta*s; a link\n"
     "carries one send at a time, and so do a GPU's NVSwitch port and (across nodes) a NIC. synth reports the\n"
-    "algorithm simulated on the physical topology (time_us) and on the sketch's logical topology, the model the\n"
-    "scheduler optimised (sched_time_us). The ring baseline of alltoall is NCCL's p2p algorithm (direct).\n"
+    "synthesized algorithm simulated on the physical topology (synth_time_us), where the baselines run too, and on\n"
+    "the sketch's logical topology, the model the scheduler optimised (sched_time_us); time_us is the returned\n"
+    "one's. The ring baseline of alltoall is NCCL's p2p algorithm (direct).\n"
     "simulate estimates a program's time with the same costs: the steps of a threadblock run in order, a step\n"
     "waits for its dependency and (receives) for the matching send (FIFO per sender, receiver and channel); each\n"
     "send costs alpha + beta*cnt*slot bytes on its link (slot = BYTES / input slots); receives, copies and\n"
     "reductions are free; among the steps ready to go, the one that can start first runs first.\n"
     "\n"
-    "synth --json keys: status (\"ok\"), coll, topology, nranks, nnodes, buffer_bytes, chunkup, chunk_bytes, time_us,\n"
-    "sched_time_us, nic_reordered (true: the schedule's IB order was cyclic on the physical serial NICs, which\n"
-    "then serve their sends in ready order), ring_time_us, ring_nrings, direct_time_us, hier_time_us (null when the baseline does not\n"
-    "exist), speedup_vs_ring (ring_time_us / time_us), algbw_gbps (output bytes per rank / time_us, GB = 1e9),\n"
-    "synth_seconds, route_seconds, order_seconds, sched_seconds, route_time_us (relaxed routing objective),\n"
-    "route_bound_us, route_gap, route_status, sched_gap, transfers, merged, route_binaries, route_binaries_unsym,\n"
-    "verified, xml (the path written, or null).\n"
+    "synth --json keys: status (\"ok\"), coll, topology, nranks, nnodes, buffer_bytes, source (what is returned:\n"
+    "\"synthesized\", or the faster baseline \"ring\", \"direct\" or \"hierarchical\"); of the returned schedule:\n"
+    "chunkup, chunk_bytes, time_us, algbw_gbps (output bytes per rank / time_us, GB = 1e9), speedup_vs_ring\n"
+    "(ring_time_us / time_us), transfers, merged, verified, xml (the path written, or null) and nic_reordered\n"
+    "(true: its IB order was cyclic on the physical serial NICs, which then serve their sends in ready order); of\n"
+    "the synthesized one (also when a baseline is returned): synth_time_us (on the physical topology),\n"
+    "sched_time_us (on the logical one), synth_seconds, route_seconds, order_seconds, sched_seconds,\n"
+    "route_time_us (relaxed routing objective), route_bound_us, route_gap, route_status, sched_gap,\n"
+    "route_binaries, route_binaries_unsym; the baselines: ring_time_us, ring_nrings, direct_time_us, hier_time_us\n"
+    "(null when the baseline does not exist).\n"
     "simulate --json keys: status (\"ok\" | \"invalid\"), coll, ngpus, instances, chunkup, topology, buffer_bytes,\n"
     "threadblocks, steps, sends, verified, time_us, algbw_gbps, error (when invalid).\n"
     "baselines --json keys: status, coll, topology, nranks, nnodes, buffer_bytes, ring_time_us, ring_nrings,\n"
@@ -118,8 +124,6 @@ static int coll_build_topo(const char *cmd, const coll_machine *m, int nnodes, m
 
 /* ---- baselines ---- */
 
-static int coll_rings(const mlsys_coll_topo *t, int R, int *rings) { return mlsys_coll_default_rings(t, R, rings) ? -1 : 0; }
-
 static int coll_last_nic_reordered;   /* the last coll_sim_time needed the ready-order NICs (see the header) */
 static double coll_sim_time(const mlsys_coll_topo *t, mlsys_coll_algo *a, double *algbw) {
   mlsys_coll_sim_result r;
@@ -130,36 +134,11 @@ static double coll_sim_time(const mlsys_coll_topo *t, mlsys_coll_algo *a, double
   return r.makespan_us;
 }
 
-typedef struct {
-  double ring, ring_bw, direct, direct_bw, hier, hier_bw;
-  int ring_nrings;
-} coll_base;
-
-/* Ring: the best of 1, 2, 4 and 8 rings (ALLTOALL: the direct p2p algorithm); direct; hierarchical. NaN = none. */
-static void coll_baselines(const mlsys_coll_topo *t, int kind, double bytes, coll_base *b) {
-  static const int nr[4] = {1, 2, 4, 8};
-  mlsys_coll_algo a;
-  int i, *rings = (int *)malloc((size_t)8 * t->nranks * sizeof(int));
-  double bw = 0, tm;
-  b->ring = b->ring_bw = b->direct = b->direct_bw = b->hier = b->hier_bw = NAN;
-  b->ring_nrings = 0;
-  if (mlsys_coll_algo_direct(kind, t, 1, bytes, &a) == MLSYS_OK) {
-    b->direct = coll_sim_time(t, &a, &b->direct_bw);
-    mlsys_coll_algo_free(&a);
-  }
-  if (mlsys_coll_algo_hierarchical(kind, t, 1, bytes, &a) == MLSYS_OK) {
-    b->hier = coll_sim_time(t, &a, &b->hier_bw);
-    mlsys_coll_algo_free(&a);
-  }
-  if (kind == MLSYS_COLL_ALLTOALL) { b->ring = b->direct; b->ring_bw = b->direct_bw; }
-  else if (rings)
-    for (i = 0; i < 4; i++) {
-      if (coll_rings(t, nr[i], rings) || mlsys_coll_algo_ring(kind, t->nranks, rings, nr[i], 1, bytes, &a)) continue;
-      tm = coll_sim_time(t, &a, &bw);
-      mlsys_coll_algo_free(&a);
-      if (!isnan(tm) && (isnan(b->ring) || tm < b->ring)) { b->ring = tm; b->ring_bw = bw; b->ring_nrings = nr[i]; }
-    }
-  free(rings);
+/* The library's baselines (mlsys_coll_baselines), with NCCL's view of ALLTOALL: its "ring" is the p2p algorithm,
+   which is the direct one. */
+static void coll_baselines(const mlsys_coll_topo *t, int kind, double bytes, mlsys_coll_baseline_times *b) {
+  mlsys_coll_baselines(t, kind, bytes, b, NULL);   /* NaN where a baseline does not run; all NaN on failure */
+  if (kind == MLSYS_COLL_ALLTOALL) { b->ring_us = b->direct_us; b->ring_gbps = b->direct_gbps; }
 }
 
 static void coll_jnum(mlsys_json_writer *w, const char *key, double v) {
@@ -193,10 +172,10 @@ static int coll_synth(const coll_args *a) {
   mlsys_coll_algo algo, cp;
   mlsys_coll_stats stats;
   mlsys_coll_def def;
-  coll_base base;
+  mlsys_coll_baseline_times base;
   uint64_t size = 0;
-  int kind, nodes = 0, chunkup = 0, instances = 1, rc, verified = 0, nmerged, N;
-  double tl = 0, time_us, sched_us, algbw = 0;
+  int kind, nodes = 0, chunkup = 0, instances = 1, rc, verified = 0, nmerged, N, synthesized;
+  double tl = 0, time_us, sched_us, synth_us, synth_bw, algbw = 0;
   int nic_reordered = 0;
   char vmsg[512] = "", b1[32];
   const char *xml_written = NULL;
@@ -261,16 +240,22 @@ static int coll_synth(const coll_args *a) {
   if (mlsys_coll_def_make(kind, N, algo.chunkup, &def)) { rc = cli_fail(cmd, "%s", mlsys_last_error()); goto done; }
   verified = mlsys_coll_verify(&def, &logical, &algo, vmsg, sizeof vmsg) == MLSYS_OK &&
              mlsys_coll_verify(&def, &phys, &algo, vmsg, sizeof vmsg) == MLSYS_OK;
-  time_us = sched_us = NAN;
+  time_us = NAN;
   if (mlsys_coll_algo_copy(&algo, &cp) == MLSYS_OK) {
     time_us = coll_sim_time(&phys, &cp, &algbw);
     nic_reordered = coll_last_nic_reordered;
     mlsys_coll_algo_free(&cp);
   }
-  if (mlsys_coll_algo_copy(&algo, &cp) == MLSYS_OK) { sched_us = coll_sim_time(&logical, &cp, NULL); mlsys_coll_algo_free(&cp); }
   if (isnan(time_us)) { rc = cli_fail(cmd, "simulating the algorithm on %s: %s", phys.name, mlsys_last_error()); goto done; }
-  coll_baselines(&phys, kind, (double)size, &base);
-  nmerged = stats.nmerged;
+  /* the library returned the synthesized schedule or a faster baseline (stats.source); the synthesized one's
+     times stay beside it either way */
+  synthesized = stats.source == MLSYS_COLL_SRC_SYNTHESIZED;
+  synth_us = stats.synth_us;
+  sched_us = stats.synth_logical_us;
+  synth_bw = algbw * time_us / synth_us;   /* same output bytes */
+  base = stats.base;
+  if (kind == MLSYS_COLL_ALLTOALL) { base.ring_us = base.direct_us; base.ring_gbps = base.direct_gbps; }   /* NCCL p2p */
+  nmerged = synthesized ? stats.nmerged : 0;   /* baselines never merge */
   if (a->xml && verified) {
     mlsys_coll_prog prog;
     FILE *f;
@@ -304,14 +289,16 @@ static int coll_synth(const coll_args *a) {
     mlsys_jw_key(&w, "buffer_bytes"); mlsys_jw_u64(&w, size);
     coll_jint(&w, "chunkup", algo.chunkup);
     coll_jnum(&w, "chunk_bytes", algo.chunk_bytes);
+    mlsys_jw_key(&w, "source"); mlsys_jw_str(&w, mlsys_coll_source_name(stats.source));
     coll_jnum(&w, "time_us", time_us);
+    coll_jnum(&w, "synth_time_us", synth_us);
     coll_jnum(&w, "sched_time_us", sched_us);
     mlsys_jw_key(&w, "nic_reordered"); mlsys_jw_bool(&w, nic_reordered);
-    coll_jnum(&w, "ring_time_us", base.ring);
+    coll_jnum(&w, "ring_time_us", base.ring_us);
     coll_jint(&w, "ring_nrings", base.ring_nrings);
-    coll_jnum(&w, "direct_time_us", base.direct);
-    coll_jnum(&w, "hier_time_us", base.hier);
-    coll_jnum(&w, "speedup_vs_ring", base.ring / time_us);
+    coll_jnum(&w, "direct_time_us", base.direct_us);
+    coll_jnum(&w, "hier_time_us", base.hier_us);
+    coll_jnum(&w, "speedup_vs_ring", base.ring_us / time_us);
     coll_jnum(&w, "algbw_gbps", algbw);
     coll_jnum(&w, "synth_seconds", stats.total_s);
     coll_jnum(&w, "route_seconds", stats.route_s);
@@ -331,23 +318,30 @@ static int coll_synth(const coll_args *a) {
     mlsys_jw_end(&w);
     if (mlsys_jw_finish(&w)) rc = cli_fail(cmd, "%s", mlsys_last_error());
   } else {
-    printf("TACCL %s on %s (%d ranks), %s (%llu bytes) per rank, chunkup %d: %s\n", mlsys_coll_kind_name(kind), phys.name, N,
-           cli_fmt_bytes(size, b1, sizeof b1), (unsigned long long)size, algo.chunkup, verified ? "verified" : "NOT verified");
-    coll_row("synthesized", time_us, algbw);
+    char nm[32];
+    snprintf(nm, sizeof nm, "ring (%d ring%s)", base.ring_nrings, base.ring_nrings == 1 ? "" : "s");
+    printf("TACCL %s on %s (%d ranks), %s (%llu bytes) per rank: returns the %s schedule, chunkup %d: %s\n",
+           mlsys_coll_kind_name(kind), phys.name, N, cli_fmt_bytes(size, b1, sizeof b1), (unsigned long long)size,
+           mlsys_coll_source_name(stats.source), algo.chunkup, verified ? "verified" : "NOT verified");
+    coll_row("synthesized", synth_us, synth_bw);
     printf("  %-22s %10.2f us  (on the sketch's logical topology: the scheduler's model)\n", "", sched_us);
-    if (kind == MLSYS_COLL_ALLTOALL) coll_row("NCCL p2p (direct)", base.ring, base.ring_bw);
+    if (kind == MLSYS_COLL_ALLTOALL) coll_row("NCCL p2p (direct)", base.ring_us, base.ring_gbps);
     else {
-      char nm[32];
-      snprintf(nm, sizeof nm, "ring (%d ring%s)", base.ring_nrings, base.ring_nrings == 1 ? "" : "s");
-      coll_row(nm, base.ring, base.ring_bw);
-      coll_row("direct", base.direct, base.direct_bw);
+      coll_row(nm, base.ring_us, base.ring_gbps);
+      coll_row("direct", base.direct_us, base.direct_gbps);
     }
-    coll_row("hierarchical", base.hier, base.hier_bw);
-    if (!isnan(base.ring)) printf("  speedup over %s: %.2fx\n", kind == MLSYS_COLL_ALLTOALL ? "NCCL p2p" : "ring", base.ring / time_us);
+    coll_row("hierarchical", base.hier_us, base.hier_gbps);
+    if (!synthesized)
+      printf("  returned: %s, %.2f us; the synthesized schedule (%.2f us) is %.2fx slower\n",
+             stats.source == MLSYS_COLL_SRC_RING ? nm : kind == MLSYS_COLL_ALLTOALL && stats.source == MLSYS_COLL_SRC_DIRECT
+                 ? "direct (NCCL p2p)" : mlsys_coll_source_name(stats.source),
+             time_us, synth_us, synth_us / time_us);
+    if (!isnan(base.ring_us)) printf("  speedup over %s: %.2fx\n", kind == MLSYS_COLL_ALLTOALL ? "NCCL p2p" : "ring", base.ring_us / time_us);
     printf("  synthesis %.2f s: routing %.2f s (%s, gap %.3g, %d binaries, %d before symmetry), ordering %.2f s,"
-           " scheduling %.2f s; %d transfers, %d merged\n",
+           " scheduling %.2f s; %s %d transfers, %d merged\n",
            stats.total_s, stats.route_s, mlsys_milp_status_str((mlsys_milp_status)stats.route_status), stats.route_gap,
-           stats.route_bins, stats.route_bins_unsym, stats.order_s, stats.sched_s, algo.nxfer, nmerged);
+           stats.route_bins, stats.route_bins_unsym, stats.order_s, stats.sched_s, synthesized ? "" : "returned schedule:",
+           algo.nxfer, nmerged);
     if (xml_written) printf("  MSCCL program (%d instance%s): %s\n", instances, instances == 1 ? "" : "s", xml_written);
   }
   if (!verified) rc = cli_fail(cmd, "the synthesized algorithm fails verification: %s", vmsg);
@@ -616,7 +610,7 @@ static int coll_baselines_cmd(const coll_args *a) {
   const char *cmd = "collective baselines";
   coll_machine m;
   mlsys_coll_topo t;
-  coll_base b;
+  mlsys_coll_baseline_times b;
   uint64_t size;
   int kind, nodes = 1, rc;
   if (!a->coll) return cli_usage_error(cmd, "--coll allgather|alltoall|reducescatter|allreduce is required");
@@ -639,28 +633,28 @@ static int coll_baselines_cmd(const coll_args *a) {
     coll_jint(&w, "nranks", t.nranks);
     coll_jint(&w, "nnodes", nodes);
     mlsys_jw_key(&w, "buffer_bytes"); mlsys_jw_u64(&w, size);
-    coll_jnum(&w, "ring_time_us", b.ring);
+    coll_jnum(&w, "ring_time_us", b.ring_us);
     coll_jint(&w, "ring_nrings", b.ring_nrings);
-    coll_jnum(&w, "ring_algbw_gbps", b.ring_bw);
-    coll_jnum(&w, "direct_time_us", b.direct);
-    coll_jnum(&w, "direct_algbw_gbps", b.direct_bw);
-    coll_jnum(&w, "hier_time_us", b.hier);
-    coll_jnum(&w, "hier_algbw_gbps", b.hier_bw);
+    coll_jnum(&w, "ring_algbw_gbps", b.ring_gbps);
+    coll_jnum(&w, "direct_time_us", b.direct_us);
+    coll_jnum(&w, "direct_algbw_gbps", b.direct_gbps);
+    coll_jnum(&w, "hier_time_us", b.hier_us);
+    coll_jnum(&w, "hier_algbw_gbps", b.hier_gbps);
     mlsys_jw_end(&w);
     if (mlsys_jw_finish(&w)) rc = cli_fail(cmd, "%s", mlsys_last_error());
   } else {
     char b1[32], nm[32];
     printf("%s on %s (%d ranks), %s (%llu bytes) per rank, alpha-beta model:\n", mlsys_coll_kind_name(kind), t.name, t.nranks,
            cli_fmt_bytes(size, b1, sizeof b1), (unsigned long long)size);
-    if (kind == MLSYS_COLL_ALLTOALL) coll_row("NCCL p2p (direct)", b.ring, b.ring_bw);
+    if (kind == MLSYS_COLL_ALLTOALL) coll_row("NCCL p2p (direct)", b.ring_us, b.ring_gbps);
     else {
       snprintf(nm, sizeof nm, "ring (%d ring%s)", b.ring_nrings, b.ring_nrings == 1 ? "" : "s");
-      coll_row(b.ring_nrings ? nm : "ring", b.ring, b.ring_bw);
-      coll_row("direct", b.direct, b.direct_bw);
+      coll_row(b.ring_nrings ? nm : "ring", b.ring_us, b.ring_gbps);
+      coll_row("direct", b.direct_us, b.direct_gbps);
     }
-    coll_row("hierarchical", b.hier, b.hier_bw);
+    coll_row("hierarchical", b.hier_us, b.hier_gbps);
   }
-  if (isnan(b.ring) && isnan(b.direct) && isnan(b.hier)) rc = cli_fail(cmd, "no baseline runs on %s", t.name);
+  if (isnan(b.ring_us) && isnan(b.direct_us) && isnan(b.hier_us)) rc = cli_fail(cmd, "no baseline runs on %s", t.name);
   mlsys_coll_topo_free(&t);
   return rc;
 }

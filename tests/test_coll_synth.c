@@ -23,11 +23,18 @@ static mlsys_coll_cost cost(double a, double b) {
 }
 static int near_rel(double a, double b, double rel) { return fabs(a - b) <= rel * fmax(1.0, fmax(fabs(a), fabs(b))); }
 
-/* The default sketch with the small time limits of this file. */
+/* The default sketch of this file. Every MILP it meets is proven in about a second (the whole file runs in
+   seconds), and verdicts such as "route_status == OPTIMAL" or "two runs give the same schedule" must not depend on
+   how loaded the machine is, so the limits are generous ones that never bind, not small ones that might
+   (t16_t21_two_ndv2_sk1 is the one exception: see there). The known answers here are the synthesizer's own (stage
+   objectives, merges, hops), so the result is the synthesized schedule even where a baseline with bigger chunks is
+   faster (T10, T18's C = 2 cases: one C·MB send pays α once); the choice between the two is tested in
+   synth_returns_faster_baseline / synth_beats_baselines. */
 static void sk_small(mlsys_coll_sketch *sk) {
   mlsys_coll_sketch_default(sk);
-  sk->route_time_limit = 30;
-  sk->sched_time_limit = 10;
+  sk->route_time_limit = 600;
+  sk->sched_time_limit = 600;
+  sk->keep_synthesized = 1;
 }
 /* ndv2-sk-1 on 2 nodes (authors' sk1-ndv2-n2.json): GPU 0 of a node sends to GPU 1 of the other node only
    (logical IB links 0→9 and 8→1), symmetry [[8,16]]. The arrays live in the struct (never sketch_free'd). */
@@ -539,8 +546,10 @@ TEST(t15_verifier_catches_bugs) {
 }
 
 /* ---------------- T16 / T21: combining collectives and CPU execution ---------------- */
+/* cmp_ar: check ALLREDUCE ≤ RS + AG, which holds when the RS and AG inside the ALLREDUCE are the ones synthesized
+   alone, i.e. when their stage-3 MILPs are proven (or absent), not cut by a time limit. */
 static void exec_family(const mlsys_coll_topo *t, const mlsys_coll_sketch *sk, const char *name, int with_a2a,
-                        int kinds_mask) {
+                        int kinds_mask, int cmp_ar) {
   int k;
   char what[96];
   double obj[4] = {-1, -1, -1, -1};
@@ -564,7 +573,7 @@ static void exec_family(const mlsys_coll_topo *t, const mlsys_coll_sketch *sk, c
     obj[k] = st.sched_obj;
     /* ALLREDUCE = RS then AG: running the synthesized RS and AG back to back (merges kept) is an ALLREDUCE
        schedule of time ≤ RS + AG, so the synthesized one must not be slower */
-    if (k == AR && obj[AG] > 0 && obj[RS] > 0)
+    if (cmp_ar && k == AR && obj[AG] > 0 && obj[RS] > 0)
       CHECK_MSG(st.sched_obj <= (obj[AG] + obj[RS]) * (1 + 1e-9), "%s: %.6g > RS %.6g + AG %.6g", what, st.sched_obj, obj[RS], obj[AG]);
     mlsys_coll_algo_free(&a);
     mlsys_coll_topo_free(&lt);
@@ -575,9 +584,9 @@ TEST(t16_t21_ring_bidir) {
   mlsys_coll_sketch sk;
   sk_small(&sk);
   REQUIRE_OK(mlsys_coll_topo_ring(4, 1, cost(10, 0), &t));
-  exec_family(&t, &sk, "T2 ring", 0, 0xf);
+  exec_family(&t, &sk, "T2 ring", 0, 0xf, 1);
   sk.chunkup = 2;
-  exec_family(&t, &sk, "T2 ring C=2", 0, 0xf);
+  exec_family(&t, &sk, "T2 ring C=2", 0, 0xf, 1);
   mlsys_coll_topo_free(&t);
 }
 TEST(t16_t21_ndv2) {
@@ -585,7 +594,7 @@ TEST(t16_t21_ndv2) {
   mlsys_coll_sketch sk;
   sk_small(&sk);
   REQUIRE_OK(ndv2_uniform(&t));
-  exec_family(&t, &sk, "T5 NDv2", 0, 0xf);
+  exec_family(&t, &sk, "T5 NDv2", 0, 0xf, 1);
   mlsys_coll_topo_free(&t);
 }
 TEST(t21_full_alltoall) {
@@ -593,10 +602,10 @@ TEST(t21_full_alltoall) {
   mlsys_coll_sketch sk;
   sk_small(&sk);
   REQUIRE_OK(mlsys_coll_topo_full(4, 0, cost(10, 0), &t));
-  exec_family(&t, &sk, "T3 full", 1, 1 << A2A);
+  exec_family(&t, &sk, "T3 full", 1, 1 << A2A, 1);
   mlsys_coll_topo_free(&t);
   REQUIRE_OK(mlsys_coll_topo_full(4, 1, cost(10, 0), &t));
-  exec_family(&t, &sk, "T4 switch", 1, 1 << A2A);
+  exec_family(&t, &sk, "T4 switch", 1, 1 << A2A, 1);
   mlsys_coll_topo_free(&t);
 }
 TEST(t16_t21_two_ndv2_sk1) {
@@ -604,9 +613,12 @@ TEST(t16_t21_two_ndv2_sk1) {
   mlsys_coll_profile p = prof_t7();
   sk1_t s;
   make_sk1(&s, 1);
-  s.sk.sched_time_limit = 5;   /* stage 3 on 2 nodes: time-limited, the incumbent is the simulated order */
+  /* The ALLREDUCE's joint stage-3 MILP is not proven in minutes by lp_solve (CBC: seconds), so it is cut at 5 s;
+     what is checked here (exact results on random data under random interleavings) holds whatever the cut, and
+     the ALLREDUCE ≤ RS + AG comparison, which would not, is left out. */
+  s.sk.sched_time_limit = 5;
   REQUIRE_OK(mlsys_coll_topo_ndv2(2, &p, &phys));
-  exec_family(&phys, &s.sk, "2xNDv2 sk1", 0, 0xf);
+  exec_family(&phys, &s.sk, "2xNDv2 sk1", 0, 0xf, 0);
   mlsys_coll_topo_free(&phys);
 }
 
@@ -737,32 +749,113 @@ TEST(t19_ring_baselines) {
   mlsys_coll_topo_free(&t);
 }
 
+/* ---------------- never hand back a schedule slower than a baseline (issue 19 #13) ---------------- */
+/* The best baseline on t, computed here from the public builders: 1, 2, 4, 8 default rings, direct, hierarchical. */
+static double best_baseline_us(const mlsys_coll_topo *t, int kind, double bytes) {
+  static const int nr[4] = {1, 2, 4, 8};
+  int rings[8 * 64], j;
+  double best = INFINITY, mk;
+  mlsys_coll_algo b;
+  for (j = 0; j < 4 && kind != A2A; j++)
+    if (mlsys_coll_default_rings(t, nr[j], rings) == MLSYS_OK && mlsys_coll_algo_ring(kind, t->nranks, rings, nr[j], 1, bytes, &b) == MLSYS_OK) {
+      if ((mk = sim_checked(t, &b, "ring")) > 0 && mk < best) best = mk;
+      mlsys_coll_algo_free(&b);
+    }
+  if (mlsys_coll_algo_direct(kind, t, 1, bytes, &b) == MLSYS_OK) {
+    if ((mk = sim_checked(t, &b, "direct")) > 0 && mk < best) best = mk;
+    mlsys_coll_algo_free(&b);
+  }
+  if (mlsys_coll_algo_hierarchical(kind, t, 1, bytes, &b) == MLSYS_OK) {
+    if ((mk = sim_checked(t, &b, "hierarchical")) > 0 && mk < best) best = mk;
+    mlsys_coll_algo_free(&b);
+  }
+  return best;
+}
+/* 8 ranks (one node) joined only by the links of NDv2's double-NVLink cycle 0-1-3-2-6-7-5-4, both ways, α 0.1 µs,
+   β 10 µs/MB. An ALLGATHER of 1 MB with C = 1: every rank receives 7 whole chunks over its 2 in-links, so every
+   C = 1 schedule takes at least ⌈7/2⌉·(α + β) = 40.4 µs, however far the solvers get within their limits; NCCL's
+   two rings (one each way round, half chunks) take 7·(α + β/2) = 35.7 µs. */
+static void ring8_topo(mlsys_coll_topo *t) {
+  static const int cyc[8] = {0, 1, 3, 2, 6, 7, 5, 4};
+  int i;
+  mlsys_coll_topo_empty(8, 8, t);
+  for (i = 0; i < 8; i++) {
+    mlsys_coll_topo_set_link(t, cyc[i], cyc[(i + 1) % 8], MLSYS_COLL_LINK_NVLINK, cost(0.1, 10));
+    mlsys_coll_topo_set_link(t, cyc[(i + 1) % 8], cyc[i], MLSYS_COLL_LINK_NVLINK, cost(0.1, 10));
+  }
+}
+TEST(synth_returns_faster_baseline) {
+  mlsys_coll_topo t, lt;
+  mlsys_coll_sketch sk;
+  mlsys_coll_algo a, b;
+  mlsys_coll_stats st;
+  mlsys_coll_def d;
+  char msg[512];
+  double best, got;
+  mlsys_coll_sketch_default(&sk);   /* the library's defaults: limits 60 s, a baseline may win */
+  ring8_topo(&t);
+  best = best_baseline_us(&t, AG, MB);
+  CHECK_NEAR(best, 7 * (0.1 + 10.0 / 2), 1e-9);   /* the two rings */
+  REQUIRE_OK(mlsys_coll_synthesize(&t, &sk, AG, MB, &a, &lt, &st));
+  /* what came back runs on the physical topology in the best baseline's time, and is a correct ALLGATHER */
+  REQUIRE_OK(mlsys_coll_algo_copy(&a, &b));
+  got = sim_checked(&t, &b, "returned");
+  mlsys_coll_algo_free(&b);
+  CHECK_MSG(near_rel(got, best, 1e-9), "returned %.9g us, best baseline %.9g us", got, best);
+  REQUIRE_OK(mlsys_coll_def_make(AG, 8, a.chunkup, &d));
+  CHECK_MSG(mlsys_coll_verify(&d, &t, &a, msg, sizeof msg) == MLSYS_OK, "%s", msg);
+  CHECK_MSG(mlsys_coll_verify(&d, &lt, &a, msg, sizeof msg) == MLSYS_OK, "on the returned topology: %s", msg);
+  mlsys_coll_def_free(&d);
+  /* ... and it says so: which baseline, and the synthesized schedule's own time (≥ the C = 1 bound) beside it */
+  CHECK_EQ_INT(st.source, MLSYS_COLL_SRC_RING);
+  CHECK_STR(mlsys_coll_source_name(st.source), "ring");
+  CHECK_EQ_INT(st.base.ring_nrings, 2);
+  CHECK_NEAR(st.base.best_us, best, 1e-9 * best);
+  CHECK_NEAR(a.time_us, best, 1e-9 * best);
+  CHECK_MSG(st.synth_us >= 4 * (0.1 + 10) * (1 - 1e-9), "synthesized %.9g us beats the C = 1 bound", st.synth_us);
+  CHECK_NEAR(st.synth_logical_us, st.sched_obj, 1e-6 * st.sched_obj);
+  mlsys_coll_algo_free(&a);
+  mlsys_coll_topo_free(&lt);
+  /* keep_synthesized: the synthesized schedule itself, whose physical time is the synth_us reported above */
+  sk.keep_synthesized = 1;
+  REQUIRE_OK(mlsys_coll_synthesize(&t, &sk, AG, MB, &a, &lt, &st));
+  CHECK_EQ_INT(st.source, MLSYS_COLL_SRC_SYNTHESIZED);
+  CHECK_EQ_INT(a.chunkup, 1);
+  REQUIRE_OK(mlsys_coll_algo_copy(&a, &b));
+  got = sim_checked(&t, &b, "kept");
+  mlsys_coll_algo_free(&b);
+  CHECK_NEAR(got, st.synth_us, 1e-9 * got);
+  CHECK(got >= 4 * (0.1 + 10) * (1 - 1e-9));
+  CHECK_NEAR(st.base.best_us, best, 1e-9 * best);   /* the comparison is still reported */
+  mlsys_coll_algo_free(&a);
+  mlsys_coll_topo_free(&lt);
+  mlsys_coll_topo_free(&t);
+}
+
 /* Synthesized ALLGATHER (2×NDv2, ndv2-sk-1, Table 5.1 costs, 1 MB) simulated on the PHYSICAL topology (serial
-   NICs) is never slower than the best NCCL-style ring (1, 2, 4, 8 rings) in the same model. */
+   NICs) is faster than every baseline in the same model, so synthesis returns it (source "synthesized"). The
+   routing is proven at once (the warm start meets the lower bound) and stage 3 (50 binaries) in well under a
+   second, so the 600 s limits never bind. */
 TEST(synth_beats_baselines) {
   mlsys_coll_topo phys, lt;
   sk1_t s;
-  mlsys_coll_algo a, b;
+  mlsys_coll_algo a;
   mlsys_coll_stats st;
-  int rings[8 * 16], nr[4] = {1, 2, 4, 8}, j;
-  double syn, best_ring = 1e300, hier;
+  double syn, best;
   make_sk1(&s, 1);
+  s.sk.keep_synthesized = 0;   /* the library's default: a faster baseline would be returned */
   REQUIRE_OK(mlsys_coll_topo_ndv2(2, NULL, &phys));
   REQUIRE_OK(synth(&phys, &s.sk, AG, MB, &a, &lt, &st, "2xNDv2 AG"));
+  CHECK_EQ_INT(st.route_status, MLSYS_MILP_OPTIMAL);
+  CHECK_EQ_INT(st.sched_status, MLSYS_MILP_OPTIMAL);
+  CHECK_EQ_INT(st.source, MLSYS_COLL_SRC_SYNTHESIZED);
+  CHECK_STR(mlsys_coll_source_name(st.source), "synthesized");
   syn = sim_checked(&phys, &a, "synth on phys");
-  for (j = 0; j < 4; j++) {
-    double mk;
-    REQUIRE_OK(mlsys_coll_default_rings(&phys, nr[j], rings));
-    REQUIRE_OK(mlsys_coll_algo_ring(AG, 16, rings, nr[j], 1, MB, &b));
-    mk = sim_checked(&phys, &b, "ring");
-    if (mk > 0 && mk < best_ring) best_ring = mk;
-    mlsys_coll_algo_free(&b);
-  }
-  REQUIRE_OK(mlsys_coll_algo_hierarchical(AG, &phys, 1, MB, &b));
-  hier = sim_checked(&phys, &b, "hierarchical");
-  mlsys_coll_algo_free(&b);
-  CHECK_MSG(syn > 0 && syn <= best_ring * (1 + 1e-9), "synthesized %.6g vs best ring %.6g", syn, best_ring);
-  CHECK_MSG(syn <= hier * (1 + 1e-9), "synthesized %.6g vs hierarchical %.6g", syn, hier);
+  best = best_baseline_us(&phys, AG, MB);
+  CHECK_MSG(syn > 0 && syn < best, "synthesized %.6g vs best baseline %.6g", syn, best);
+  CHECK_NEAR(st.synth_us, syn, 1e-9 * syn);
+  CHECK_NEAR(st.base.best_us, best, 1e-9 * best);
+  CHECK_EQ_INT(st.base.best, MLSYS_COLL_SRC_HIERARCHICAL);   /* on NDv2 pairs of nodes (bench/RESULTS.md §4.2) */
   mlsys_coll_algo_free(&a);
   mlsys_coll_topo_free(&lt);
   mlsys_coll_topo_free(&phys);
