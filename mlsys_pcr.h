@@ -1,8 +1,9 @@
 /* mlsys_pcr.h — Progressive Compressed Records (PCR): prefix-readable progressive-JPEG records.      MIT licence.
 
    Implements Progressive Compressed Records (M. Kuchnik, G. Amvrosiadis, V. Smith, "Progressive Compressed Records:
-   Taking a Byte out of Deep Learning Data", VLDB 14, 2021; M. Kuchnik, PhD thesis CMU-CS-23-119, ch. 4), following
-   ../shared/specs/pcr.md. A record stores N images as progressive JPEGs re-laid out so that scan group g holds scan g
+   Taking a Byte out of Deep Learning Data", VLDB 14, 2021; M. Kuchnik, PhD thesis CMU-CS-23-119, ch. 4); docs/pcr.md is
+   the guide. Section numbers (§) in the comments are those of the design specification the header was written from
+   (not shipped with it). A record stores N images as progressive JPEGs re-laid out so that scan group g holds scan g
    of every image. Reading the first R(k) bytes of a record gives every image at fidelity k (k scans); reading all K
    groups gives the exact coefficients of the source JPEG (a lossless transcode). Fidelity is chosen at read time.
 
