@@ -1,8 +1,9 @@
 /* mlsys_pcr.h — Progressive Compressed Records (PCR): prefix-readable progressive-JPEG records.      MIT licence.
 
    Implements Progressive Compressed Records (M. Kuchnik, G. Amvrosiadis, V. Smith, "Progressive Compressed Records:
-   Taking a Byte out of Deep Learning Data", VLDB 14, 2021; M. Kuchnik, PhD thesis CMU-CS-23-119, ch. 4), following
-   ../shared/specs/pcr.md. A record stores N images as progressive JPEGs re-laid out so that scan group g holds scan g
+   Taking a Byte out of Deep Learning Data", VLDB 14, 2021; M. Kuchnik, PhD thesis CMU-CS-23-119, ch. 4); docs/pcr.md is
+   the guide. Section numbers (§) in the comments are those of the design specification the header was written from
+   (not shipped with it). A record stores N images as progressive JPEGs re-laid out so that scan group g holds scan g
    of every image. Reading the first R(k) bytes of a record gives every image at fidelity k (k scans); reading all K
    groups gives the exact coefficients of the source JPEG (a lossless transcode). Fidelity is chosen at read time.
 
@@ -379,6 +380,13 @@ MLSYS_DEF mlsys_status mlsys_pcr_grad_similarity(mlsys_pcr_reader *const *recs, 
    (d's backend); mean_msssim[0] = 0. Records must share K; those holding the images scored are loaded to K. */
 MLSYS_DEF mlsys_status mlsys_pcr_msssim_profile(mlsys_pcr_reader *const *recs, int nrec, int n_images, const mlsys_pcr_decode_desc *d,
                                                 double *mean_msssim /* [K+1] */);
+/* Progress of long work: called with the units done so far and the total (here: images scored, 1..n); return nonzero
+   to stop (the call then fails with MLSYS_ERR_CANCELED). It runs in the caller's thread. */
+typedef int (*mlsys_pcr_progress_fn)(void *user, uint64_t done, uint64_t total);
+/* mlsys_pcr_msssim_profile calling fn (NULL: none) after each image is scored at every k: the profile of N images
+   decodes each K times and computes K − 1 MS-SSIMs, tens of ms per photo, so N = 256 takes minutes. */
+MLSYS_DEF mlsys_status mlsys_pcr_msssim_profile_progress(mlsys_pcr_reader *const *recs, int nrec, int n_images, const mlsys_pcr_decode_desc *d,
+                                                         double *mean_msssim, mlsys_pcr_progress_fn fn, void *user);
 /* §3.7(a): the smallest k with mean_msssim[k] ≥ tau (0 → 0.95); K when none. */
 MLSYS_DEF int mlsys_pcr_select_k_msssim(const double *mean_msssim, int K, double tau);
 /* §3.7(b)'s rule alone: the smallest candidate k in 1..K with score[k] > threshold (strict, as [repo]); K when none. */
@@ -3059,6 +3067,11 @@ done:
 
 MLSYS_DEF mlsys_status mlsys_pcr_msssim_profile(mlsys_pcr_reader *const *recs, int nrec, int n_images, const mlsys_pcr_decode_desc *d,
                                                 double *mean) {
+  return mlsys_pcr_msssim_profile_progress(recs, nrec, n_images, d, mean, NULL, NULL);
+}
+
+MLSYS_DEF mlsys_status mlsys_pcr_msssim_profile_progress(mlsys_pcr_reader *const *recs, int nrec, int n_images, const mlsys_pcr_decode_desc *d,
+                                                         double *mean, mlsys_pcr_progress_fn fn, void *user) {
   int K, k;
   uint64_t total, nimg, q;
   mlsys_pcr_decode_desc dec;
@@ -3088,6 +3101,9 @@ MLSYS_DEF mlsys_status mlsys_pcr_msssim_profile(mlsys_pcr_reader *const *recs, i
       mean[k] += m;
     }
     mlsys_free(ref);
+    if (fn && fn(user, q + 1, nimg))
+      return mlsys__pcr_fail(MLSYS_PCR_P_NONE, MLSYS_ERR_CANCELED, "msssim_profile: stopped by the progress callback after %llu of %llu images",
+                             (unsigned long long)(q + 1), (unsigned long long)nimg);
   }
   for (k = 1; k <= K; k++) mean[k] /= (double)nimg;
   return MLSYS_OK;

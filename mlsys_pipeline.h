@@ -1,8 +1,9 @@
 /* mlsys_pipeline.h — input pipelines in C, traced and tuned by their resource use (Plumber).          MIT licence.
 
-   Implements Plumber (Kuchnik et al., "Plumber: Diagnosing and Removing Performance Bottlenecks in Machine Learning
-   Data Pipelines", MLSys 2022; M. Kuchnik, PhD thesis, ch. 5 and Appendix 1) and selective data augmentation (thesis
-   ch. 3), following ../shared/specs/plumber.md:
+   Implements Plumber (M. Kuchnik, A. Klimovic, J. Šimša, V. Smith, G. Amvrosiadis, "Plumber: Diagnosing and Removing
+   Performance Bottlenecks in Machine Learning Data Pipelines", MLSys 2022; M. Kuchnik, PhD thesis CMU-CS-23-119, ch. 5
+   and Appendix 1) and selective data augmentation (thesis ch. 3); docs/pipeline.md is the guide. Section numbers (§)
+   in the comments are those of the design specification the header was written from (not shipped with it):
      - a runtime with tf.data's operators (§2.1): range, from_memory, files and TFRecord sources (disk counters, a
        token-bucket/latency throttle for slow storage), user-defined generator sources (mlsys_pipe_generator: open /
        next / close callbacks per pass, optionally a disk operator reporting its bytes), map (user C functions;
@@ -11,7 +12,10 @@
        repeat, take, interleave; deterministic per-element RNG streams (outputs do not depend on workers or
        parallelism); clean shutdown;
      - tracing (§2.4): per operator elements in and out, own thread-CPU time (children excluded), bytes, disk bytes,
-       RNG draws, over windows (mlsys_pipe_trace), at two clock reads per element per operator (no_trace: none);
+       RNG draws, elements skipped on errors (counted once per element, the first errors kept with their files), over
+       windows of a time (mlsys_pipe_trace) or of a number of elements (mlsys_pipe_trace_elements: the same work on
+       any machine), at two clock reads per element per operator (no_trace: none); a trace where nothing reaches the
+       root fails, naming what was skipped;
      - the analysis of a window (§2.5, §3): visit ratios, per-core rates, the bottleneck, the CPU LP in closed form and
        through lp_solve, the disk bound, materialised sizes and the cache rule with the random closure, prefetch sizing,
        the piecewise fit of a parallelism sweep, the size estimator, tf.data AUTOTUNE's output-time model;
@@ -98,13 +102,23 @@ typedef struct {
   double observed_bytes;    /* their total size */
   double records_per_file;  /* 0 → produced / files_observed */
   int node;                 /* the runtime's node id (snapshots of a running pipeline); 0 otherwise */
+  int64_t skipped;          /* elements it dropped on an error (on_error = SKIP) */
 } mlsys_pipe_op;
 
+#define MLSYS_PIPE_SKIP_LOG 8       /* errors a snapshot keeps of the elements skipped (the first distinct ones) */
 typedef struct {
   int nops;
   mlsys_pipe_op *op;
   double seconds;           /* window wall time T */
   double process_cpu_s;     /* the process's CPU time in the window (0: unknown) */
+  /* Elements skipped on errors since the iterator was opened (not per window: a diff keeps the later snapshot's). A
+     skip is an (operator, element seq) pair, counted once however many passes repeat it, so over the JPEG pipeline
+     skipped_distinct is the number of files that failed; exact up to 65 536 pairs, a lower bound beyond. skip_log
+     holds the errors of the first MLSYS_PIPE_SKIP_LOG of them in the order they happened, each naming the operator,
+     the node, the seq, the file when the element came from a files source, and the cause. */
+  int64_t skipped_distinct;
+  int nskip_log;
+  char **skip_log;
 } mlsys_pipe_snapshot;
 
 typedef struct {
@@ -311,6 +325,11 @@ typedef struct mlsys_pipe_throttle mlsys_pipe_throttle;
    latency_s after it was issued (the latency overlaps the transfer). Thread-safe; destroy after the iterators. */
 MLSYS_DEF mlsys_status mlsys_pipe_throttle_create(double bytes_per_s, double bucket_bytes, double latency_s, mlsys_pipe_throttle **out);
 MLSYS_DEF void mlsys_pipe_throttle_destroy(mlsys_pipe_throttle *t);
+/* What a throttle has served so far: the files read through it, their bytes, and the most file reads that were in
+   flight at once (a read is in flight from its issue to the end of its latency): whether parallel reads overlap is a
+   count, not a speed, so a test can check it on a loaded machine. */
+typedef struct { int64_t reads; double bytes; int max_in_flight; } mlsys_pipe_throttle_stats;
+MLSYS_DEF void mlsys_pipe_throttle_get_stats(mlsys_pipe_throttle *t, mlsys_pipe_throttle_stats *out);
 typedef struct {
   mlsys_pipe_throttle *throttle;  /* NULL: full speed */
   int parallelism;          /* files: reads in flight on the worker pool (0 → 1), ordered */
@@ -401,8 +420,20 @@ MLSYS_DEF void mlsys_pipe_snapshot_free(mlsys_pipe_snapshot *s);
 /* ---- tracing windows and tuning (spec §3.6, §3.8, §4) ---- */
 /* Opens the pipe at root, pulls for warmup_s (and until every cache in the chain is complete, at most 120 s) without
    counting, then for `seconds`, and returns that window (a finite pipeline that ends earlier gives a shorter window;
-   one that ends during the warm-up is measured from the open). *elems = root elements in the window. */
+   one that ends during the warm-up is measured from the open). *elems = root elements in the window. A pipeline that
+   ends before any element reaches the root is an error, not an empty window: when elements were skipped on errors
+   (on_error = SKIP: e.g. every image of the JPEG pipeline failed to decode) it has the first error's status and names
+   the first skipped elements (file, cause) and how many there were; otherwise MLSYS_ERR_ARG (an empty input, or fewer
+   elements than one batch with drop_remainder). Elements skipped in a window that did produce are in the snapshot
+   (skipped, skipped_distinct, skip_log). */
 MLSYS_DEF mlsys_status mlsys_pipe_trace(mlsys_pipe *p, int root, double seconds, double warmup_s, mlsys_pipe_snapshot *win, int64_t *elems);
+/* The same, with the window bounded by work instead of time: pulls warmup_elements root elements (≥ 0; and until every
+   cache in the chain is complete, with the same 120 s guard against one that never completes) without counting, then
+   `elements` (≥ 1; fewer when the pipeline ends first). How much every operator did in the window is then fixed by the
+   pipeline, not by the machine's speed or load (a synchronous chain's counters are exactly reproducible); the window's
+   seconds, and so its rates, are still measured. Tests and comparisons across machines use this one. */
+MLSYS_DEF mlsys_status mlsys_pipe_trace_elements(mlsys_pipe *p, int root, int64_t elements, int64_t warmup_elements, mlsys_pipe_snapshot *win,
+                                                 int64_t *elems);
 /* The machine this process sees: online CPUs and MemAvailable (for the cache rule). */
 MLSYS_DEF void mlsys_pipe_machine_detect(mlsys_pipe_machine *m);
 /* The per-operator rate table of a window (operator, kind, p, elements, R, R·p, cores, bottleneck/random/stale) and
@@ -415,6 +446,9 @@ typedef struct {
   int method;               /* MLSYS_PIPE_TUNE_* */
   double trace_seconds;     /* per tracing window (0 → 3) */
   double warmup_seconds;    /* (0 → 0.5) */
+  int64_t trace_elements;   /* > 0: every window (tuning and the final measurement) is this many root elements instead
+                               of trace_seconds (mlsys_pipe_trace_elements: the same work on any machine) */
+  int64_t warmup_elements;  /* with trace_elements: root elements pulled before each window (0 → ⌈trace_elements / 4⌉) */
   int passes;               /* Plumber LP passes (0 → 2); AUTOTUNE rounds (0 → 2); LOCAL / RANDOM_WALK steps (0 → 4) */
   int no_cache, no_prefetch;/* Plumber: skip the cache rule (PLUMBER-NOCACHE) / the prefetch pass */
   const char *cache_path;   /* Plumber's inserted cache: NULL = memory */
@@ -1581,6 +1615,9 @@ MLSYS_DEF mlsys_status mlsys_pipe_node_info(const mlsys_pipe *p, int node, int *
 struct mlsys_pipe_throttle {
   pthread_mutex_t mu;
   double rate, bucket, latency, level, last;
+  int64_t reads;            /* statistics (under mu) */
+  double bytes;
+  int in_flight, max_in_flight;
 };
 MLSYS_DEF mlsys_status mlsys_pipe_throttle_create(double bytes_per_s, double bucket_bytes, double latency_s, mlsys_pipe_throttle **out) {
   mlsys_pipe_throttle *t;
@@ -1599,6 +1636,21 @@ MLSYS_DEF void mlsys_pipe_throttle_destroy(mlsys_pipe_throttle *t) {
   pthread_mutex_destroy(&t->mu);
   mlsys_free(t);
 }
+MLSYS_DEF void mlsys_pipe_throttle_get_stats(mlsys_pipe_throttle *t, mlsys_pipe_throttle_stats *out) {
+  memset(out, 0, sizeof *out);
+  if (!t) return;
+  pthread_mutex_lock(&t->mu);
+  out->reads = t->reads; out->bytes = t->bytes; out->max_in_flight = t->max_in_flight;
+  pthread_mutex_unlock(&t->mu);
+}
+/* a file read through t begins (+1) or ends (−1) */
+static void mlsys__pipe_throttle_flight(mlsys_pipe_throttle *t, int d) {
+  if (!t) return;
+  pthread_mutex_lock(&t->mu);
+  t->in_flight += d;
+  if (d > 0) { t->reads++; if (t->in_flight > t->max_in_flight) t->max_in_flight = t->in_flight; }
+  pthread_mutex_unlock(&t->mu);
+}
 static void mlsys__pipe_sleep_until(double when) {
   struct timespec ts;
   double d = when - mlsys_now();
@@ -1609,8 +1661,15 @@ static void mlsys__pipe_sleep_until(double when) {
 /* takes k tokens; returns when they are available (the level may go negative: later readers wait for the debt) */
 static void mlsys__pipe_throttle_take(mlsys_pipe_throttle *t, double k) {
   double now, wait;
-  if (!t || t->rate <= 0) return;
+  if (!t) return;
+  if (t->rate <= 0) {
+    pthread_mutex_lock(&t->mu);
+    t->bytes += k;
+    pthread_mutex_unlock(&t->mu);
+    return;
+  }
   pthread_mutex_lock(&t->mu);
+  t->bytes += k;
   now = mlsys_now();
   t->level = fmin(t->bucket, t->level + t->rate * (now - t->last));
   t->last = now;
@@ -1634,9 +1693,8 @@ static size_t mlsys__pipe_tread(mlsys_pipe_throttle *t, void *buf, size_t n, FIL
 }
 
 /* files: reads paths[index] (component 0) and passes the index on (component 1) */
-static int mlsys__pipe_files_read(const mlsys__pipe_node *nd, int64_t idx, mlsys_pipe_elem *out) {
+static int mlsys__pipe_files_read1(const mlsys__pipe_node *nd, int64_t idx, mlsys_pipe_elem *out, double issued) {
   const char *path = nd->paths[idx];
-  double issued = mlsys_now();
   FILE *f = fopen(path, "rb");
   long sz;
   uint8_t *b;
@@ -1658,6 +1716,13 @@ static int mlsys__pipe_files_read(const mlsys__pipe_node *nd, int64_t idx, mlsys
   out->comp[1].ndim = 0; out->comp[1].shape[0] = 0;
   if (nd->src.throttle) mlsys__pipe_sleep_until(issued + nd->src.throttle->latency);
   return 0;
+}
+static int mlsys__pipe_files_read(const mlsys__pipe_node *nd, int64_t idx, mlsys_pipe_elem *out) {
+  int rc;
+  mlsys__pipe_throttle_flight(nd->src.throttle, +1);
+  rc = mlsys__pipe_files_read1(nd, idx, out, mlsys_now());
+  mlsys__pipe_throttle_flight(nd->src.throttle, -1);
+  return rc;
 }
 
 /* One TFRecord from a stream at *off (records and file caches). MLSYS_OK with *eof = 1 at a clean end. */
@@ -1780,6 +1845,8 @@ MLSYS_DEF mlsys_status mlsys_pipe_elem_decode(const uint8_t *b, size_t len, mlsy
 
 /* ---- iterator state ---- */
 typedef struct mlsys__pipe_st mlsys__pipe_st;
+typedef struct { uint64_t seq; int node, used; } mlsys__pipe_skslot;
+#define MLSYS__PIPE_SKIP_SET_MAX 65536   /* distinct skipped elements tracked exactly (2 MiB of slots at most) */
 typedef struct mlsys__pipe_task {
   mlsys__pipe_st *s;
   mlsys_pipe_elem in, out;
@@ -1853,6 +1920,13 @@ struct mlsys_pipe_iter {
   int fin, fin_end;
   mlsys_status fin_st;
   char *fin_msg;
+  /* elements skipped on errors (under skmu): the set of (node, seq) pairs seen, and the first errors */
+  pthread_mutex_t skmu;
+  mlsys__pipe_skslot *skset;
+  int64_t skcap, skcount;
+  char *sklog[MLSYS_PIPE_SKIP_LOG];
+  int nsklog;
+  mlsys_status skst;        /* the first skipped error's status */
 };
 
 static uint64_t mlsys__pipe_mix(uint64_t x) {
@@ -1894,12 +1968,72 @@ static mlsys_status mlsys__pipe_pull(mlsys__pipe_st *s, mlsys_pipe_elem *e, int 
   return st;
 }
 
+/* The file an element of s's input came from, when its seq is still the index of a files source: the operators
+   between keep each element's seq (map, filter, shuffle, prefetch, cache, take, repeat). NULL otherwise, and for a
+   files source itself (its read errors name the path). */
+static const char *mlsys__pipe_seq_file(const mlsys__pipe_st *s, uint64_t seq) {
+  const mlsys_pipe *p = s->it->p;
+  int v = s->nd->kind == MLSYS_PIPE_OP_FILES ? -1 : s->nd->in, hops = 0;
+  while (v >= 0 && hops++ <= p->n) {
+    const mlsys__pipe_node *n = &p->node[v];
+    if (n->kind == MLSYS_PIPE_OP_FILES) return seq < (uint64_t)n->npaths ? n->paths[seq] : NULL;
+    if (n->kind != MLSYS_PIPE_OP_MAP && n->kind != MLSYS_PIPE_OP_FILTER && n->kind != MLSYS_PIPE_OP_SHUFFLE &&
+        n->kind != MLSYS_PIPE_OP_PREFETCH && n->kind != MLSYS_PIPE_OP_CACHE && n->kind != MLSYS_PIPE_OP_TAKE &&
+        n->kind != MLSYS_PIPE_OP_REPEAT)
+      return NULL;
+    v = n->in;
+  }
+  return NULL;
+}
+
 static mlsys_status mlsys__pipe_udf_error(mlsys__pipe_st *s, uint64_t seq, int rc, const char *msg) {
   /* a function that returns an mlsys_status (the built-in UDFs do) keeps it; any other nonzero is MLSYS_ERR_ARG */
   mlsys_status code = s->nd->kind == MLSYS_PIPE_OP_FILES ? MLSYS_ERR_IO : rc > 0 && rc <= MLSYS_ERR_CUDA ? (mlsys_status)rc : MLSYS_ERR_ARG;
-  return mlsys_set_error(code, "pipeline: %s '%s' (node %d) failed on element seq %llu (returned %d)%s%s",
-                         mlsys__pipe_kind_name(s->nd->kind), s->nd->name, s->id, (unsigned long long)seq, rc, msg && *msg ? ": " : "",
-                         msg ? msg : "");
+  const char *file = mlsys__pipe_seq_file(s, seq);
+  return mlsys_set_error(code, "pipeline: %s '%s' (node %d) failed on element seq %llu%s%s%s (returned %d)%s%s",
+                         mlsys__pipe_kind_name(s->nd->kind), s->nd->name, s->id, (unsigned long long)seq, file ? ", file '" : "",
+                         file ? file : "", file ? "'" : "", rc, msg && *msg ? ": " : "", msg ? msg : "");
+}
+
+/* An element of s dropped on an error (on_error = SKIP): counted, and its error (msg, status code) kept when it is one
+   of the first distinct (node, seq) pairs, for the snapshots and the trace's failure message. */
+static void mlsys__pipe_skip(mlsys__pipe_st *s, uint64_t seq, mlsys_status code, const char *msg) {
+  mlsys_pipe_iter *it = s->it;
+  int fresh = 0;
+  pthread_mutex_lock(&s->cmu);
+  s->skipped++;
+  pthread_mutex_unlock(&s->cmu);
+  pthread_mutex_lock(&it->skmu);
+  if (it->skcount < MLSYS__PIPE_SKIP_SET_MAX) {
+    if (2 * (it->skcount + 1) > it->skcap) {   /* grow: load factor at most 1/2 */
+      int64_t ncap = it->skcap ? 2 * it->skcap : 64, i;
+      mlsys__pipe_skslot *ns = (mlsys__pipe_skslot *)mlsys_calloc((size_t)ncap, sizeof *ns);
+      if (ns) {
+        for (i = 0; i < it->skcap; i++)
+          if (it->skset[i].used) {
+            uint64_t h = mlsys__pipe_mix(it->skset[i].seq ^ ((uint64_t)it->skset[i].node << 40)) & (uint64_t)(ncap - 1);
+            while (ns[h].used) h = (h + 1) & (uint64_t)(ncap - 1);
+            ns[h] = it->skset[i];
+          }
+        mlsys_free(it->skset);
+        it->skset = ns; it->skcap = ncap;
+      }
+    }
+    if (2 * (it->skcount + 1) <= it->skcap) {
+      uint64_t h = mlsys__pipe_mix(seq ^ ((uint64_t)s->id << 40)) & (uint64_t)(it->skcap - 1);
+      while (it->skset[h].used && !(it->skset[h].seq == seq && it->skset[h].node == s->id)) h = (h + 1) & (uint64_t)(it->skcap - 1);
+      if (!it->skset[h].used) {
+        it->skset[h].used = 1; it->skset[h].seq = seq; it->skset[h].node = s->id;
+        it->skcount++;
+        fresh = 1;
+      }
+    }
+  }
+  if (fresh && it->nsklog < MLSYS_PIPE_SKIP_LOG) {
+    if (it->nsklog == 0) it->skst = code;
+    if ((it->sklog[it->nsklog] = mlsys_strdup(msg && *msg ? msg : "(no message)"))) it->nsklog++;
+  }
+  pthread_mutex_unlock(&it->skmu);
 }
 
 static int mlsys__pipe_files_read(const mlsys__pipe_node *nd, int64_t idx, mlsys_pipe_elem *out);
@@ -2099,7 +2233,6 @@ static mlsys_status mlsys__pipe_pmap_next(mlsys__pipe_st *s, mlsys_pipe_elem *ou
     pthread_mutex_lock(&s->cmu);
     s->cpu_s += t->cpu;
     s->rng_draws += (int64_t)t->draws;
-    if (t->rc && s->nd->map.on_error == MLSYS_PIPE_ON_ERROR_SKIP) s->skipped++;
     pthread_mutex_unlock(&s->cmu);
     if (s->runner_waiting) pthread_cond_signal(&s->cv_put);
     pthread_mutex_unlock(&it->mu);
@@ -2108,7 +2241,11 @@ static mlsys_status mlsys__pipe_pmap_next(mlsys__pipe_st *s, mlsys_pipe_elem *ou
       uint64_t seq = t->in.seq;
       mlsys_status est;
       mlsys_pipe_elem_release(&t->out);
-      est = s->nd->map.on_error == MLSYS_PIPE_ON_ERROR_SKIP ? MLSYS_OK : mlsys__pipe_udf_error(s, seq, rc, t->msg);
+      est = mlsys__pipe_udf_error(s, seq, rc, t->msg);
+      if (s->nd->map.on_error == MLSYS_PIPE_ON_ERROR_SKIP) {
+        mlsys__pipe_skip(s, seq, est, mlsys_last_error());
+        est = MLSYS_OK;
+      }
       mlsys_free(t->msg);
       mlsys_free(t);
       if (!est) continue;
@@ -2337,17 +2474,12 @@ static mlsys_status mlsys__pipe_gen_next(mlsys__pipe_st *s, mlsys_pipe_elem *out
     s->pos++;
     if (!rc) { out->seq = seq; return MLSYS_OK; }
     mlsys_pipe_elem_release(out);
-    if (nd->gen.on_error == MLSYS_PIPE_ON_ERROR_SKIP) {
-      pthread_mutex_lock(&s->cmu);
-      s->skipped++;
-      pthread_mutex_unlock(&s->cmu);
-      continue;
-    }
     {
       char *msg = mlsys__pipe_dup_err();
       mlsys_status st = mlsys__pipe_udf_error(s, seq, rc, msg);
       mlsys_free(msg);
-      return st;
+      if (nd->gen.on_error != MLSYS_PIPE_ON_ERROR_SKIP) return st;
+      mlsys__pipe_skip(s, seq, st, mlsys_last_error());
     }
   }
 }
@@ -2367,7 +2499,7 @@ static mlsys_status mlsys__pipe_records_next(mlsys__pipe_st *s, mlsys_pipe_elem 
                              strerror(errno));
         s->fidx++;
         if (nd->map.on_error != MLSYS_PIPE_ON_ERROR_SKIP) return st;
-        pthread_mutex_lock(&s->cmu); s->skipped++; pthread_mutex_unlock(&s->cmu);
+        mlsys__pipe_skip(s, (uint64_t)(s->fidx - 1), st, mlsys_last_error());
         continue;
       }
       s->foff = 0;
@@ -2379,8 +2511,10 @@ static mlsys_status mlsys__pipe_records_next(mlsys__pipe_st *s, mlsys_pipe_elem 
       fclose(s->rf); s->rf = NULL;
       s->fidx++;
       if (!st) continue;
-      if (nd->map.on_error == MLSYS_PIPE_ON_ERROR_SKIP) { pthread_mutex_lock(&s->cmu); s->skipped++; pthread_mutex_unlock(&s->cmu); continue; }
-      return mlsys_prefix_error("pipeline: records '%s' (node %d), file %lld", nd->name, s->id, (long long)(s->fidx - 1));
+      st = mlsys_prefix_error("pipeline: records '%s' (node %d), file %lld", nd->name, s->id, (long long)(s->fidx - 1));
+      if (nd->map.on_error != MLSYS_PIPE_ON_ERROR_SKIP) return st;
+      mlsys__pipe_skip(s, (uint64_t)(s->fidx - 1), st, mlsys_last_error());
+      continue;
     }
     mlsys__pipe_count_disk(s, (double)(s->foff - off0), 0, 0);
     memset(out, 0, sizeof *out);
@@ -2517,19 +2651,18 @@ static mlsys_status mlsys__pipe_step(mlsys__pipe_st *s, mlsys_pipe_elem *out, in
         out->seq = e.seq;
         pthread_mutex_lock(&s->cmu);
         s->rng_draws += (int64_t)mlsys__pipe_draws(&r0, &rng.r);
-        if (rc && nd->map.on_error == MLSYS_PIPE_ON_ERROR_SKIP) s->skipped++;
         pthread_mutex_unlock(&s->cmu);
         {
           uint64_t seq = e.seq;
+          char *msg;
           mlsys_pipe_elem_release(&e);
           if (!rc) return MLSYS_OK;
           mlsys_pipe_elem_release(out);
-          if (nd->map.on_error != MLSYS_PIPE_ON_ERROR_SKIP) {
-            char *msg = mlsys__pipe_dup_err();
-            st = mlsys__pipe_udf_error(s, seq, rc, msg);
-            mlsys_free(msg);
-            return st;
-          }
+          msg = mlsys__pipe_dup_err();
+          st = mlsys__pipe_udf_error(s, seq, rc, msg);
+          mlsys_free(msg);
+          if (nd->map.on_error != MLSYS_PIPE_ON_ERROR_SKIP) return st;
+          mlsys__pipe_skip(s, seq, st, mlsys_last_error());
         }
       }
     case MLSYS_PIPE_OP_FILES:
@@ -2542,17 +2675,12 @@ static mlsys_status mlsys__pipe_step(mlsys__pipe_st *s, mlsys_pipe_elem *out, in
         mlsys_clear_error();
         if (!(rc = mlsys__pipe_files_read(nd, idx, out))) { out->seq = (uint64_t)idx; return MLSYS_OK; }
         mlsys_pipe_elem_release(out);
-        if (nd->map.on_error == MLSYS_PIPE_ON_ERROR_SKIP) {
-          pthread_mutex_lock(&s->cmu);
-          s->skipped++;
-          pthread_mutex_unlock(&s->cmu);
-          continue;
-        }
         {
           char *msg = mlsys__pipe_dup_err();
           st = mlsys__pipe_udf_error(s, (uint64_t)idx, rc, msg);
           mlsys_free(msg);
-          return st;
+          if (nd->map.on_error != MLSYS_PIPE_ON_ERROR_SKIP) return st;
+          mlsys__pipe_skip(s, (uint64_t)idx, st, mlsys_last_error());
         }
       }
     case MLSYS_PIPE_OP_RECORDS: return mlsys__pipe_records_next(s, out, end);
@@ -2722,6 +2850,9 @@ MLSYS_DEF void mlsys_pipe_close(mlsys_pipe_iter *it) {
   pthread_cond_destroy(&it->cv_work[1]);
   mlsys_free(it->wargs);
   pthread_mutex_destroy(&it->mu);
+  pthread_mutex_destroy(&it->skmu);
+  for (i = 0; i < it->nsklog; i++) mlsys_free(it->sklog[i]);
+  mlsys_free(it->skset);
   mlsys_free(it->st);
   mlsys_free(it->fin_msg);
   mlsys_free(it);
@@ -2744,6 +2875,7 @@ MLSYS_DEF mlsys_status mlsys_pipe_open(mlsys_pipe *p, int root, mlsys_pipe_iter 
   if (!it->st) { mlsys_free(it); return MLSYS_ERR_NOMEM; }
   it->p = p;
   pthread_mutex_init(&it->mu, NULL);
+  pthread_mutex_init(&it->skmu, NULL);
   pthread_cond_init(&it->cv_work[0], NULL);
   pthread_cond_init(&it->cv_work[1], NULL);
   for (v = root, i = 0; v >= 0; v = p->node[v].in, i++) {
@@ -2827,6 +2959,22 @@ MLSYS_DEF int64_t mlsys_pipe_skipped(mlsys_pipe_iter *it, int node) {
   return k;
 }
 
+/* out's skip fields from a count and a log (under mu when given); on failure out is freed */
+static mlsys_status mlsys__pipe_skip_log_copy(mlsys_pipe_snapshot *out, int64_t count, const char *const *log, int n, pthread_mutex_t *mu) {
+  int i;
+  mlsys_status st = MLSYS_OK;
+  if (mu) pthread_mutex_lock(mu);
+  out->skipped_distinct = count;
+  if (n > 0 && (out->skip_log = (char **)mlsys_calloc((size_t)n, sizeof(char *)))) {
+    for (i = 0; i < n && st == MLSYS_OK; i++)
+      if ((out->skip_log[i] = mlsys_strdup(log[i]))) out->nskip_log = i + 1;
+      else st = MLSYS_ERR_NOMEM;
+  } else if (n > 0) st = MLSYS_ERR_NOMEM;
+  if (mu) pthread_mutex_unlock(mu);
+  if (st) { mlsys_pipe_snapshot_free(out); return mlsys_set_error(st, "pipeline: out of memory copying a snapshot's skip log"); }
+  return MLSYS_OK;
+}
+
 MLSYS_DEF mlsys_status mlsys_pipe_snapshot_take(mlsys_pipe_iter *it, mlsys_pipe_snapshot *out) {
   int i;
   memset(out, 0, sizeof *out);
@@ -2855,6 +3003,7 @@ MLSYS_DEF mlsys_status mlsys_pipe_snapshot_take(mlsys_pipe_iter *it, mlsys_pipe_
     o->disk_bytes = s->disk_bytes;
     o->files_observed = s->files_obs;
     o->observed_bytes = s->obs_bytes;
+    o->skipped = s->skipped;
     pthread_mutex_unlock((pthread_mutex_t *)&s->cmu);
     o->declares_random = nd->kind == MLSYS_PIPE_OP_MAP && nd->map.declares_random;
     if (nd->kind == MLSYS_PIPE_OP_BATCH || nd->kind == MLSYS_PIPE_OP_TAKE || nd->kind == MLSYS_PIPE_OP_REPEAT ||
@@ -2864,7 +3013,7 @@ MLSYS_DEF mlsys_status mlsys_pipe_snapshot_take(mlsys_pipe_iter *it, mlsys_pipe_
   out->seconds = mlsys_now() - it->t0;
   out->process_cpu_s = mlsys__pipe_clock(CLOCK_PROCESS_CPUTIME_ID) - it->pcpu0;
   pthread_mutex_unlock(&it->mu);
-  return MLSYS_OK;
+  return mlsys__pipe_skip_log_copy(out, it->skcount, (const char *const *)it->sklog, it->nsklog, &it->skmu);
 }
 
 MLSYS_DEF mlsys_status mlsys_pipe_snapshot_diff(const mlsys_pipe_snapshot *a, const mlsys_pipe_snapshot *b, mlsys_pipe_snapshot *w) {
@@ -2885,16 +3034,21 @@ MLSYS_DEF mlsys_status mlsys_pipe_snapshot_diff(const mlsys_pipe_snapshot *a, co
     o->produced -= x->produced; o->consumed -= x->consumed; o->cpu_s -= x->cpu_s;
     o->bytes_produced -= x->bytes_produced; o->disk_bytes -= x->disk_bytes; o->rng_draws -= x->rng_draws;
     o->files_observed -= x->files_observed; o->observed_bytes -= x->observed_bytes;
+    o->skipped -= x->skipped;
     if (o->cpu_s < 0) o->cpu_s = 0;
   }
   w->seconds = b->seconds - a->seconds;
   w->process_cpu_s = b->process_cpu_s > 0 && a->process_cpu_s >= 0 ? b->process_cpu_s - a->process_cpu_s : 0;
-  return MLSYS_OK;
+  /* the skips are counted since the open: the later snapshot's */
+  return mlsys__pipe_skip_log_copy(w, b->skipped_distinct, (const char *const *)b->skip_log, b->nskip_log, NULL);
 }
 
 MLSYS_DEF void mlsys_pipe_snapshot_free(mlsys_pipe_snapshot *s) {
+  int i;
   if (!s) return;
   mlsys_free(s->op);
+  for (i = 0; i < s->nskip_log; i++) mlsys_free(s->skip_log[i]);
+  mlsys_free(s->skip_log);
   memset(s, 0, sizeof *s);
 }
 
@@ -3638,46 +3792,103 @@ static int mlsys__pipe_caches_done(mlsys_pipe_iter *it) {
   return done;
 }
 
-MLSYS_DEF mlsys_status mlsys_pipe_trace(mlsys_pipe *p, int root, double seconds, double warmup_s, mlsys_pipe_snapshot *win, int64_t *elems) {
+/* The failure of a trace in which no element reached the root (s = the snapshot since the open). */
+static mlsys_status mlsys__pipe_trace_empty(const mlsys_pipe_snapshot *s, mlsys_status first) {
+  char buf[1536];
+  size_t o = 0;
+  int64_t total = 0;
+  int i, shown = s->nskip_log < 3 ? s->nskip_log : 3;
+  for (i = 0; i < s->nops; i++) total += s->op[i].skipped;
+  if (total == 0)
+    return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: no element reached the root '%s' (node %d): the input ended first (an empty "
+                           "source, or fewer elements than one batch with drop_remainder)", s->op[0].name, s->op[0].node);
+  buf[0] = 0;
+  for (i = 0; i < shown && o < sizeof buf; i++)
+    o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s", i ? "; " : "",
+                          s->skip_log[i] + (strncmp(s->skip_log[i], "pipeline: ", 10) ? 0 : 10));
+  if (s->skipped_distinct > shown && o < sizeof buf)
+    snprintf(buf + o, sizeof buf - o, "; and %lld more", (long long)(s->skipped_distinct - shown));
+  return mlsys_set_error(first ? first : MLSYS_ERR_ARG, "pipeline: no element reached the root '%s' (node %d) before the input ended; "
+                         "%lld element%s %s skipped on errors (%lld distinct, on_error = skip): %s", s->op[0].name, s->op[0].node,
+                         (long long)total, total == 1 ? "" : "s", total == 1 ? "was" : "were", (long long)s->skipped_distinct, buf);
+}
+
+/* A window by time (elements ≤ 0) or by work (elements > 0 root elements after warmup_elements). */
+static mlsys_status mlsys__pipe_trace(mlsys_pipe *p, int root, double seconds, double warmup_s, int64_t elements, int64_t warmup_elements,
+                                      mlsys_pipe_snapshot *win, int64_t *elems) {
   mlsys_pipe_iter *it;
   mlsys_pipe_snapshot s0, s1;
   mlsys_pipe_elem e;
-  mlsys_status st;
+  mlsys_status st, first;
   int end = 0, have0 = 0;
+  int64_t k = 0;
   double t0;
   memset(win, 0, sizeof *win);
   memset(&s0, 0, sizeof s0);
+  memset(&s1, 0, sizeof s1);
   if (elems) *elems = 0;
-  if (!(seconds > 0) || warmup_s < 0) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: trace window %g s, warm-up %g s", seconds, warmup_s);
   if ((st = mlsys_pipe_open(p, root, &it))) return st;
   t0 = mlsys_now();
-  /* warm-up: buffers fill, shuffle buffers load, caches complete their first pass (risk 4 of the spec) */
-  while (!end && (mlsys_now() - t0 < warmup_s || (!mlsys__pipe_caches_done(it) && mlsys_now() - t0 < 120))) {
+  /* warm-up: buffers fill, shuffle buffers load, caches complete their first pass (risk 4 of the spec); the 120 s
+     only guards against a cache whose input never ends */
+  while (!end) {
+    int more = elements > 0 ? k < warmup_elements : mlsys_now() - t0 < warmup_s;
+    if (!more && (mlsys__pipe_caches_done(it) || mlsys_now() - t0 >= 120)) break;
     if ((st = mlsys_pipe_next(it, &e, &end))) goto fail;
     mlsys_pipe_elem_release(&e);
+    k++;
   }
   if (!end) {
     if ((st = mlsys_pipe_snapshot_take(it, &s0))) goto fail;
     have0 = 1;
     t0 = mlsys_now();
-    while (!end && mlsys_now() - t0 < seconds) {
+    k = 0;
+    while (!end && (elements > 0 ? k < elements : mlsys_now() - t0 < seconds)) {
       if ((st = mlsys_pipe_next(it, &e, &end))) goto fail;
       mlsys_pipe_elem_release(&e);
+      k++;
     }
   }
   if ((st = mlsys_pipe_snapshot_take(it, &s1))) goto fail;
+  pthread_mutex_lock(&it->skmu);
+  first = it->skst;
+  pthread_mutex_unlock(&it->skmu);
+  mlsys_pipe_close(it);
+  if (s1.op[0].produced == 0) {
+    /* nothing reached the root: an empty window would analyse to X = 0 with a meaningless bottleneck */
+    st = mlsys__pipe_trace_empty(&s1, first);
+    mlsys_pipe_snapshot_free(&s1);
+    mlsys_pipe_snapshot_free(&s0);
+    return st;
+  }
   if (have0) {
     st = mlsys_pipe_snapshot_diff(&s0, &s1, win);
     mlsys_pipe_snapshot_free(&s1);
   } else *win = s1;
   mlsys_pipe_snapshot_free(&s0);
-  mlsys_pipe_close(it);
   if (!st && elems) *elems = win->op[0].produced;
   return st;
 fail:
   mlsys_pipe_snapshot_free(&s0);
   mlsys_pipe_close(it);
   return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_trace(mlsys_pipe *p, int root, double seconds, double warmup_s, mlsys_pipe_snapshot *win, int64_t *elems) {
+  if (win) memset(win, 0, sizeof *win);
+  if (elems) *elems = 0;
+  if (!win || !(seconds > 0) || warmup_s < 0) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: trace window %g s, warm-up %g s", seconds, warmup_s);
+  return mlsys__pipe_trace(p, root, seconds, warmup_s, 0, 0, win, elems);
+}
+
+MLSYS_DEF mlsys_status mlsys_pipe_trace_elements(mlsys_pipe *p, int root, int64_t elements, int64_t warmup_elements, mlsys_pipe_snapshot *win,
+                                                 int64_t *elems) {
+  if (win) memset(win, 0, sizeof *win);
+  if (elems) *elems = 0;
+  if (!win || elements < 1 || warmup_elements < 0)
+    return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: trace window of %lld elements, warm-up %lld (need >= 1 and >= 0)", (long long)elements,
+                           (long long)warmup_elements);
+  return mlsys__pipe_trace(p, root, 0, 0, elements, warmup_elements, win, elems);
 }
 
 MLSYS_DEF void mlsys_pipe_machine_detect(mlsys_pipe_machine *m) {
@@ -3799,15 +4010,22 @@ MLSYS_DEF void mlsys_pipe_print_rates(FILE *log, const mlsys_pipe_snapshot *w, c
           w->seconds > 0 ? w->process_cpu_s / w->seconds : 0, a->unattributed_cores);
 }
 
+/* one tuning window: trace_elements root elements when set, else trace_seconds */
+static mlsys_status mlsys__pipe_tune_trace(mlsys_pipe *p, int root, const mlsys_pipe_tune_desc *d, mlsys_pipe_snapshot *w) {
+  if (d->trace_elements > 0)
+    return mlsys_pipe_trace_elements(p, root, d->trace_elements, d->warmup_elements > 0 ? d->warmup_elements : (d->trace_elements + 3) / 4, w,
+                                     NULL);
+  return mlsys_pipe_trace(p, root, d->trace_seconds > 0 ? d->trace_seconds : 3, d->warmup_seconds > 0 ? d->warmup_seconds : 0.5, w, NULL);
+}
+
 static mlsys_status mlsys__pipe_measure(mlsys_pipe *p, int root, const mlsys_pipe_tune_desc *d, const mlsys_pipe_machine *m,
                                         mlsys_pipe_tune_result *r, FILE *log) {
   mlsys_pipe_analysis a;
   mlsys_pipe_plan pl;
   mlsys_pipe_machine mc = *m;
   mlsys_status st;
-  double T = d->trace_seconds > 0 ? d->trace_seconds : 3, W = d->warmup_seconds > 0 ? d->warmup_seconds : 0.5;
   mlsys_pipe_snapshot_free(&r->last);
-  if ((st = mlsys_pipe_trace(p, root, T, W, &r->last, NULL))) return st;
+  if ((st = mlsys__pipe_tune_trace(p, root, d, &r->last))) return st;
   if ((st = mlsys_pipe_analyze(&r->last, m, &a))) return st;
   r->x_measured = a.x_obs;
   r->bottleneck_node = a.bottleneck >= 0 ? r->last.op[a.bottleneck].node : -1;
@@ -3837,7 +4055,6 @@ MLSYS_DEF mlsys_status mlsys_pipe_tune(mlsys_pipe *p, int root, const mlsys_pipe
   mlsys_pipe_machine m;
   mlsys_status st = MLSYS_OK;
   int ids[256], n, i, pass, has_cache = 0, ncores;
-  double T, W;
   mlsys_rng rng;
   memset(out, 0, sizeof *out);
   out->root = root; out->cache_node = out->cache_after = -1; out->bottleneck_node = -1;
@@ -3845,11 +4062,12 @@ MLSYS_DEF mlsys_status mlsys_pipe_tune(mlsys_pipe *p, int root, const mlsys_pipe
   memset(&d, 0, sizeof d);
   if (dd) d = *dd;
   if (d.method < 0 || d.method > MLSYS_PIPE_TUNE_RANDOM_WALK) return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: tuning method %d", d.method);
+  if (d.trace_elements < 0 || d.warmup_elements < 0)
+    return mlsys_set_error(MLSYS_ERR_ARG, "pipeline: tune: trace_elements %lld, warmup_elements %lld (need >= 0)", (long long)d.trace_elements,
+                           (long long)d.warmup_elements);
   m = d.machine;
   mlsys_pipe_machine_detect(&m);
   ncores = m.cores >= 1 ? (int)ceil(m.cores - 1e-9) : 1;
-  T = d.trace_seconds > 0 ? d.trace_seconds : 3;
-  W = d.warmup_seconds > 0 ? d.warmup_seconds : 0.5;
   mlsys_rng_seed(&rng, d.seed ? d.seed : 1);
   n = mlsys__pipe_chain(p, root, ids, 256);
   for (i = 0; i < n; i++) has_cache |= p->node[ids[i]].kind == MLSYS_PIPE_OP_CACHE;
@@ -3872,7 +4090,7 @@ MLSYS_DEF mlsys_status mlsys_pipe_tune(mlsys_pipe *p, int root, const mlsys_pipe
     for (pass = 0; pass < rounds; pass++) {
       mlsys_pipe_snapshot w;
       double ot;
-      if ((st = mlsys_pipe_trace(p, root, T, W, &w, NULL))) return st;
+      if ((st = mlsys__pipe_tune_trace(p, root, &d, &w))) return st;
       st = mlsys_pipe_autotune_climb(&w, m.cores, 0.5 * m.mem_free_bytes, par, buf, &ot);
       if (!st) {
         if (log) fprintf(log, "  autotune round %d: X_obs %.2f; hill climb to model output time %.3g ms per minibatch:", pass + 1,
@@ -3896,7 +4114,7 @@ MLSYS_DEF mlsys_status mlsys_pipe_tune(mlsys_pipe *p, int root, const mlsys_pipe
     memset(&a, 0, sizeof a); memset(&pl, 0, sizeof pl); memset(&w, 0, sizeof w);
     for (pass = 0; pass < steps; pass++) {
       if (have) { mlsys_pipe_analysis_free(&a); mlsys_pipe_plan_free(&pl); mlsys_pipe_snapshot_free(&w); have = 0; }
-      if ((st = mlsys_pipe_trace(p, out->root, T, W, &w, NULL))) return st;
+      if ((st = mlsys__pipe_tune_trace(p, out->root, &d, &w))) return st;
       if ((st = mlsys_pipe_analyze(&w, &m, &a))) { mlsys_pipe_snapshot_free(&w); return st; }
       if ((st = mlsys_pipe_plan_cpu(&w, &a, &m, MLSYS_PIPE_LP_CLOSED_FORM, &pl))) { mlsys_pipe_analysis_free(&a); mlsys_pipe_snapshot_free(&w); return st; }
       have = 1;

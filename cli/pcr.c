@@ -45,7 +45,7 @@ static const char *pcr_help =
     "        scoring runs on every core; the timed decode on one). --throttle limits the reads to MBPS megabytes\n"
     "        (10^6 B) per second (a token bucket with a 1 MiB burst: slow-storage emulation). A damaged record is an\n"
     "        error naming the record and the group (and the image, for a damaged length table).\n"
-    "  tune  DIR|FILES... [--n-images N] [--tau T] [--bandwidth MBPS] [--json]\n"
+    "  tune  DIR|FILES... [--n-images N] [--tau T] [--bandwidth MBPS] [--progress] [--json]\n"
     "        Over the records (every *.pcr in DIR, sorted, or the files given; all must have the same K): per k the\n"
     "        mean bytes per image E[s_k], its fraction of E[s_K], the Theorem 4.4.1 speedup E[s_K]/E[s_k], and the\n"
     "        mean MS-SSIM against full fidelity over the first N images (default 256; libjpeg); the chosen k is the\n"
@@ -53,7 +53,9 @@ static const char *pcr_help =
     "        the rate storage allows, W/E[s_k] images/s, the single-core libjpeg decode rate r_dec(k) measured on the\n"
     "        first 32 images (the faster of two decodes of each), the predicted rate min(W/E[s_k], cores * r_dec(k)),\n"
     "        and the largest k that is not I/O-bound on this machine's online cores (§3.7c; the smallest k when\n"
-    "        every k is).\n"
+    "        every k is). It first says on stderr how many images it will score (N x (K - 1) MS-SSIMs take about\n"
+    "        30 ms each for a 640x480 photo: minutes at the default N), then shows its progress: a status line when\n"
+    "        stderr is a terminal, or with --progress one line per tenth of the work.\n"
     "\n"
     "pack --json keys: records ([{path, images, bytes, source_bytes}]), images, skipped, skipped_files ([{path,\n"
     "reason}]), bytes, source_bytes, index (path or null), labels (the parent directories, index = label; [] for\n"
@@ -744,18 +746,47 @@ done:
 /* ================================================================================================================
    tune
    ================================================================================================================ */
+/* tune's progress on stderr, as `mlsys remat sweep` shows it: a status line while stderr is a terminal, or with
+   --progress one line per tenth of each stage (a log gets a bounded number of lines, whatever N is) */
+typedef struct {
+  mlsys_progress bar;
+  int lines;                /* --progress */
+  const char *what, *unit;
+  uint64_t next;
+} tune_progress;
+static void tune_progress_begin(tune_progress *p, const char *what, const char *unit, int lines) {
+  memset(p, 0, sizeof *p);
+  mlsys_progress_begin(&p->bar, "mlsys pcr tune", !lines);
+  p->lines = lines;
+  p->what = what;
+  p->unit = unit;
+}
+static int tune_progress_step(void *user, uint64_t done, uint64_t total) {
+  tune_progress *p = (tune_progress *)user;
+  if (p->lines) {
+    if (done >= p->next || done == total) {
+      fprintf(stderr, "mlsys pcr tune: %s: %llu/%llu %s\n", p->what, (unsigned long long)done, (unsigned long long)total, p->unit);
+      p->next = done + (total + 9) / 10;
+    }
+  } else mlsys_progress_update(&p->bar, "%s: %llu/%llu %s", p->what, (unsigned long long)done, (unsigned long long)total, p->unit);
+  return 0;
+}
+
 static int pcr_tune(int argc, char **argv, const char *cmd) {
-  const char *n_s = NULL, *tau_s = NULL, *bw_s = NULL, *json = NULL, *help = NULL;
-  cli_opt opts[] = {{"--n-images", 1, &n_s}, {"--tau", 1, &tau_s}, {"--bandwidth", 1, &bw_s}, {"--json", 0, &json}, {"--help", 0, &help}};
+  const char *n_s = NULL, *tau_s = NULL, *bw_s = NULL, *json = NULL, *help = NULL, *progress = NULL;
+  cli_opt opts[] = {{"--n-images", 1, &n_s}, {"--tau", 1, &tau_s}, {"--bandwidth", 1, &bw_s}, {"--json", 0, &json},
+                    {"--progress", 0, &progress}, {"--help", 0, &help}};
   const char **pos = (const char **)malloc(sizeof(char *) * (size_t)(argc + 1));
   char **paths = NULL;
   int npaths = 0, cappaths = 0, npos, rc, j, K = 0, k, nprof = 0, k_ms, k_io = 0, cores = 1;
   mlsys_pcr_reader **recs = NULL;
   double nimg = 256, tau = 0.95, bw = 0, mean[MLSYS_PCR_MAX_GROUPS + 1], ms[MLSYS_PCR_MAX_GROUPS + 1], dec[MLSYS_PCR_MAX_GROUPS + 1];
-  uint64_t total = 0, covered = 0;
+  uint64_t total = 0, covered = 0, nscore;
   mlsys_pcr_decode_desc dd;
   mlsys_pcr_sys sys;
+  tune_progress prog;
 
+  memset(&prog, 0, sizeof prog);
   if (!pos) return cli_fail(cmd, "out of memory");
   if ((rc = cli_parse_args(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), cmd, pos, argc, &npos))) goto done;
   if (help) { fputs(pcr_help, stdout); rc = CLI_OK; goto done; }
@@ -828,9 +859,26 @@ static int pcr_tune(int argc, char **argv, const char *cmd) {
   if (mlsys_pcr_mean_bytes(recs, npaths, mean)) { cli_fail(cmd, "%s", mlsys_last_error()); goto done; }
   memset(&dd, 0, sizeof dd);
   dd.backend = MLSYS_PCR_DEC_LIBJPEG;
-  if (!json && isatty(2)) fprintf(stderr, "mlsys %s: MS-SSIM of the first %llu images at k = 1..%d against k = %d ...\n", cmd,
-                     (unsigned long long)((uint64_t)nimg < total ? (uint64_t)nimg : total), K, K);
-  if (mlsys_pcr_msssim_profile(recs, nprof, (int)nimg, &dd, ms)) { cli_fail(cmd, "%s", mlsys_last_error()); goto done; }
+  /* say up front how much work this is: the profile alone can take minutes */
+  nscore = (uint64_t)nimg < total ? (uint64_t)nimg : total;
+  {
+    mlsys_pcr_info in0;
+    unsigned m0;
+    mlsys_pcr_get_info(recs[0], &in0);
+    m0 = in0.n_images < 32 ? in0.n_images : 32;
+    fprintf(stderr, "mlsys %s: scoring %llu of %llu images (MS-SSIM at k = 1..%d against k = %d: %llu decodes, %llu scores; "
+            "--n-images sets how many)", cmd, (unsigned long long)nscore, (unsigned long long)total, K - 1, K,
+            (unsigned long long)(nscore * (uint64_t)K), (unsigned long long)(nscore * (uint64_t)(K - 1)));
+    if (bw > 0) fprintf(stderr, ", then timing the decode of %u images at each k (%u decodes)", m0, 2 * m0 * (unsigned)K);
+    fprintf(stderr, "\n");
+  }
+  tune_progress_begin(&prog, "MS-SSIM profile", "images", progress != NULL);
+  if (mlsys_pcr_msssim_profile_progress(recs, nprof, (int)nimg, &dd, ms, tune_progress_step, &prog)) {
+    mlsys_progress_end(&prog.bar);
+    cli_fail(cmd, "%s", mlsys_last_error());
+    goto done;
+  }
+  mlsys_progress_end(&prog.bar);
   k_ms = mlsys_pcr_select_k_msssim(ms, K, tau);
 
   memset(&sys, 0, sizeof sys);
@@ -845,6 +893,7 @@ static int pcr_tune(int argc, char **argv, const char *cmd) {
     mlsys_pcr_get_info(recs[0], &in);
     m = in.n_images < 32 ? in.n_images : 32;
     dec[0] = 0;
+    tune_progress_begin(&prog, "decode rate", "scan counts", progress != NULL);
     for (k = 1; k <= K; k++) {
       double t = 0;
       for (i = 0; i < m; i++) {
@@ -853,17 +902,17 @@ static int pcr_tune(int argc, char **argv, const char *cmd) {
         int w, h;
         double t0, best = 0;
         int rep;
-        if (mlsys_pcr_image_jpeg(recs[0], i, k, NULL, 0, &len)) { free(buf); cli_fail(cmd, "%s", mlsys_last_error()); goto done; }
+        if (mlsys_pcr_image_jpeg(recs[0], i, k, NULL, 0, &len)) { free(buf); mlsys_progress_end(&prog.bar); cli_fail(cmd, "%s", mlsys_last_error()); goto done; }
         if (len > cap) {
           uint8_t *nb = (uint8_t *)realloc(buf, len);
-          if (!nb) { free(buf); cli_fail(cmd, "out of memory"); goto done; }
+          if (!nb) { free(buf); mlsys_progress_end(&prog.bar); cli_fail(cmd, "out of memory"); goto done; }
           buf = nb; cap = len;
         }
         mlsys_pcr_image_jpeg(recs[0], i, k, buf, cap, &len);
         for (rep = 0; rep < 2; rep++) {   /* the faster of two decodes: a preempted one says nothing about the decoder */
           double dt;
           t0 = mlsys_now();
-          if (mlsys_pcr_decode(buf, len, &dd, &px, &w, &h)) { free(buf); cli_fail(cmd, "%s", mlsys_last_error()); goto done; }
+          if (mlsys_pcr_decode(buf, len, &dd, &px, &w, &h)) { free(buf); mlsys_progress_end(&prog.bar); cli_fail(cmd, "%s", mlsys_last_error()); goto done; }
           dt = mlsys_now() - t0;
           mlsys_pcr_free(px);
           best = rep == 0 || dt < best ? dt : best;
@@ -871,7 +920,9 @@ static int pcr_tune(int argc, char **argv, const char *cmd) {
         t += best;
       }
       dec[k] = t > 0 ? m / t : 0;
+      tune_progress_step(&prog, (uint64_t)k, (uint64_t)K);
     }
+    mlsys_progress_end(&prog.bar);
     free(buf);
     sys.bandwidth_Bps = bw * 1e6;
     sys.cores = cores;
@@ -941,6 +992,7 @@ static int pcr_tune(int argc, char **argv, const char *cmd) {
   }
   rc = CLI_OK;
 done:
+  mlsys_progress_end(&prog.bar);   /* clears a status line left by an error */
   if (recs) for (j = 0; j < npaths; j++) mlsys_pcr_close(recs[j]);
   for (j = 0; j < npaths; j++) free(paths[j]);
   free(recs); free(paths); free(pos);

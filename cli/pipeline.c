@@ -12,15 +12,23 @@ static const char *pipe_help =
     "\n"
     "verbs:\n"
     "  run    --images DIR [--batch N] [--tune plumber|plumber-nocache|autotune|naive|heuristic|local|random_walk]\n"
-    "         [--seconds S] [--vs-naive] [--json] [--verbose] (and the pipeline options)\n"
+    "         [--seconds S | --batches N] [--vs-naive] [--json] [--verbose] (and the pipeline options)\n"
     "         Builds files -> decode -> repeat -> random-resized-crop -> flip -> normalize -> batch -> prefetch over\n"
     "         every .jpg/.jpeg below DIR, configures it with the chosen method (default plumber: trace, the CPU LP,\n"
     "         the cache rule, prefetch sizing), then measures it for S seconds (default 3; each tuning window too).\n"
+    "         --batches N makes every window N batches (after a warm-up of N/4) instead: the same work on any\n"
+    "         machine, so the decisions that rest on counts (the cache rule's sizes) do not move with its load.\n"
     "         --vs-naive also measures the NAIVE configuration and prints the speedup. --verbose prints every\n"
     "         tuning step's rate table and decision.\n"
-    "  trace  --images DIR [--batch N] [--parallelism P] [--seconds S] [--json] (and the pipeline options)\n"
-    "         Runs the pipeline with every map at parallelism P (default 1) for S seconds and prints the per-operator\n"
-    "         rate table: elements, per-core rate R, R*p, cores used, the bottleneck, random and stale operators.\n"
+    "  trace  --images DIR [--batch N] [--parallelism P] [--seconds S | --batches N] [--json] (and the pipeline options)\n"
+    "         Runs the pipeline with every map at parallelism P (default 1) for S seconds (or N batches) and prints the\n"
+    "         per-operator rate table: elements, per-core rate R, R*p, cores used, the bottleneck, random and stale\n"
+    "         operators.\n"
+    "\n"
+    "Images that cannot be read or decoded are skipped (--on-error skip, the default): the command then warns on\n"
+    "stderr with their number and the first few files and reasons (over the final measurement, its warm-up included).\n"
+    "When no batch can be made at all (every image failed), it exits 1 naming the files and why, and prints no\n"
+    "throughput. --on-error fail stops at the first such file (exit 1, naming it).\n"
     "\n"
     "pipeline options: --decoder libjpeg|stb (default libjpeg) --size N (crop side, default 224) --fused (decode,\n"
     "crop and flip in one operator, decoding at a DCT scale) --workers N (worker threads, default online CPUs)\n"
@@ -29,13 +37,14 @@ static const char *pipe_help =
     "\n"
     "run --json keys: method, images, throughput (batches/s), images_per_s, predicted (the LP bound at --cores),\n"
     "predicted_at_cores_used, cpu_cores_used, bottleneck, cache_after (operator name or null), config (per operator\n"
-    "from the root: name, kind, parallelism, prefetch, cache), naive_throughput and speedup_vs_naive (with --vs-naive).\n"
-    "trace --json: {seconds, x_obs, cpu_cores_used, bottleneck, ops: [{name, kind, parallelism, elements, rate_per_core,\n"
-    "rate, cores, random, stale}]}.\n";
+    "from the root: name, kind, parallelism, prefetch, cache), skipped_images and skip_errors (the first few messages),\n"
+    "naive_throughput and speedup_vs_naive (with --vs-naive).\n"
+    "trace --json: {seconds, batches, x_obs, cpu_cores_used, bottleneck, skipped_images, skip_errors, ops: [{name, kind,\n"
+    "parallelism, elements, skipped, rate_per_core, rate, cores, random, stale}]}.\n";
 
 typedef struct {
-  const char *images, *batch, *tune, *seconds, *vs_naive, *json, *verbose, *decoder, *size, *fused, *workers, *cores, *mem_free,
-      *on_error, *seed, *parallelism, *help;
+  const char *images, *batch, *tune, *seconds, *batches, *vs_naive, *json, *verbose, *decoder, *size, *fused, *workers, *cores,
+      *mem_free, *on_error, *seed, *parallelism, *help;
 } pipe_args;
 
 typedef struct {
@@ -137,6 +146,40 @@ static void print_config(FILE *f, const mlsys_pipe *p, int root, int json) {
   if (json) fprintf(f, "]");
 }
 
+/* --seconds S or --batches N (not both): *secs, or *batches > 0 */
+static int pipe_window(const char *cmd, const pipe_args *a, double *secs, int64_t *batches) {
+  double v;
+  *batches = 0;
+  if (a->seconds && a->batches) return cli_usage_error(cmd, "--seconds and --batches are two ways to size a window: give one");
+  if (a->seconds && (cli_parse_double(a->seconds, secs) || !(*secs >= 0.1) || *secs > 3600)) return cli_usage_error(cmd, "--seconds must be 0.1..3600");
+  if (a->batches) {
+    if (cli_parse_double(a->batches, &v) || v != floor(v) || v < 1 || v > 1e9) return cli_usage_error(cmd, "--batches must be an integer >= 1");
+    *batches = (int64_t)v;
+  }
+  return CLI_OK;
+}
+
+/* Images skipped on errors (since the window's open): a warning on stderr naming the first few, or JSON keys. */
+static void pipe_skips_warn(const char *cmd, const mlsys_pipe_snapshot *w) {
+  int i, shown = w->nskip_log < 3 ? w->nskip_log : 3;
+  if (w->skipped_distinct <= 0) return;
+  fprintf(stderr, "mlsys %s: warning: %lld image%s could not be read or decoded and %s skipped: ", cmd, (long long)w->skipped_distinct,
+          w->skipped_distinct == 1 ? "" : "s", w->skipped_distinct == 1 ? "was" : "were");
+  for (i = 0; i < shown; i++)   /* the library's messages without their "pipeline: " prefix */
+    fprintf(stderr, "%s%s", i ? "; " : "", w->skip_log[i] + (strncmp(w->skip_log[i], "pipeline: ", 10) ? 0 : 10));
+  if (w->skipped_distinct > shown) fprintf(stderr, "; and %lld more", (long long)(w->skipped_distinct - shown));
+  fprintf(stderr, "\n");
+}
+static void pipe_skips_json(FILE *f, const mlsys_pipe_snapshot *w) {
+  int i;
+  fprintf(f, ", \"skipped_images\": %lld, \"skip_errors\": [", (long long)w->skipped_distinct);
+  for (i = 0; i < w->nskip_log; i++) {
+    if (i) fprintf(f, ", ");
+    cli_json_str(f, w->skip_log[i]);
+  }
+  fprintf(f, "]");
+}
+
 static int tune_method(const char *s, int *m, int *nocache) {
   static const struct { const char *name; int m, nocache; } t[] = {
       {"plumber", MLSYS_PIPE_TUNE_PLUMBER, 0}, {"plumber-nocache", MLSYS_PIPE_TUNE_PLUMBER, 1}, {"naive", MLSYS_PIPE_TUNE_NAIVE, 0},
@@ -156,27 +199,32 @@ static int pipe_run(int argc, char **argv, const char *cmd) {
   mlsys_pipe_machine m;
   mlsys_status st;
   double secs = 3, naive_x = -1;
+  int64_t batches = 0;
+  char window[64];
   int rc, method = MLSYS_PIPE_TUNE_PLUMBER, nocache = 0;
   cli_opt opts[] = {{"--images", 1, &a.images}, {"--batch", 1, &a.batch}, {"--tune", 1, &a.tune}, {"--seconds", 1, &a.seconds},
-                    {"--vs-naive", 0, &a.vs_naive}, {"--json", 0, &a.json}, {"--verbose", 0, &a.verbose}, {"--decoder", 1, &a.decoder},
-                    {"--size", 1, &a.size}, {"--fused", 0, &a.fused}, {"--workers", 1, &a.workers}, {"--cores", 1, &a.cores},
+                    {"--batches", 1, &a.batches}, {"--vs-naive", 0, &a.vs_naive}, {"--json", 0, &a.json}, {"--verbose", 0, &a.verbose},
+                    {"--decoder", 1, &a.decoder}, {"--size", 1, &a.size}, {"--fused", 0, &a.fused}, {"--workers", 1, &a.workers}, {"--cores", 1, &a.cores},
                     {"--mem-free", 1, &a.mem_free}, {"--on-error", 1, &a.on_error}, {"--seed", 1, &a.seed}, {"--help", 0, &a.help}};
   memset(&a, 0, sizeof a);
   memset(&s, 0, sizeof s); memset(&sn, 0, sizeof sn);
   if ((rc = cli_parse(argc, argv, 3, opts, (int)(sizeof opts / sizeof opts[0]), cmd))) return rc;
   if (a.help) { fputs(pipe_help, stdout); return CLI_OK; }
   if (a.tune && tune_method(a.tune, &method, &nocache)) return cli_usage_error(cmd, "--tune: unknown method '%s'", a.tune);
-  if (a.seconds && (cli_parse_double(a.seconds, &secs) || !(secs >= 0.1) || secs > 3600)) return cli_usage_error(cmd, "--seconds must be 0.1..3600");
+  if ((rc = pipe_window(cmd, &a, &secs, &batches))) return rc;
   if ((rc = pipe_machine(cmd, &a, &m))) return rc;
   if ((rc = pipe_build(cmd, &a, &s))) { pipe_setup_free(&s); return rc; }
   memset(&td, 0, sizeof td);
   td.trace_seconds = secs; td.warmup_seconds = fmin(1.0, secs / 3); td.machine = m; td.method = method; td.no_cache = nocache;
+  td.trace_elements = batches;   /* the root's elements are batches */
+  if (batches > 0) snprintf(window, sizeof window, "%lld batches", (long long)batches);
+  else snprintf(window, sizeof window, "%.1f s", secs);
   if (a.vs_naive && method != MLSYS_PIPE_TUNE_NAIVE) {
     mlsys_pipe_tune_desc nd = td;
     mlsys_pipe_tune_result nr;
     if ((rc = pipe_build(cmd, &a, &sn))) { pipe_setup_free(&s); pipe_setup_free(&sn); return rc; }
     nd.method = MLSYS_PIPE_TUNE_NAIVE;
-    if (!a.json) printf("measuring NAIVE (every parallelism 1, no prefetch) for %.1f s ...\n", secs);
+    if (!a.json) printf("measuring NAIVE (every parallelism 1, no prefetch) for %s ...\n", window);
     if ((st = mlsys_pipe_tune(sn.p, sn.nodes.root, &nd, &nr, a.verbose && !a.json ? stdout : NULL))) {
       pipe_setup_free(&s); pipe_setup_free(&sn);
       return cli_fail(cmd, "%s", mlsys_last_error());
@@ -185,8 +233,8 @@ static int pipe_run(int argc, char **argv, const char *cmd) {
     mlsys_pipe_tune_result_free(&nr);
     pipe_setup_free(&sn);
   }
-  if (!a.json) printf("%s over %lld images (batch %d): tuning and measuring, %.1f s per window ...\n", a.tune ? a.tune : "plumber",
-                      (long long)s.n, s.batch, secs);
+  if (!a.json) printf("%s over %lld images (batch %d): tuning and measuring, %s per window ...\n", a.tune ? a.tune : "plumber",
+                      (long long)s.n, s.batch, window);
   if ((st = mlsys_pipe_tune(s.p, s.nodes.root, &td, &r, a.verbose && !a.json ? stdout : NULL))) {
     pipe_setup_free(&s);
     return cli_fail(cmd, "%s", mlsys_last_error());
@@ -202,6 +250,7 @@ static int pipe_run(int argc, char **argv, const char *cmd) {
     if (ca) cli_json_str(stdout, ca); else printf("null");
     printf(", \"config\": ");
     print_config(stdout, s.p, r.root, 1);
+    pipe_skips_json(stdout, &r.last);
     if (naive_x >= 0) printf(", \"naive_throughput\": %.4f, \"speedup_vs_naive\": %.3f", naive_x, naive_x > 0 ? r.x_measured / naive_x : 0);
     printf("}\n");
   } else {
@@ -216,6 +265,7 @@ static int pipe_run(int argc, char **argv, const char *cmd) {
     printf("bottleneck: %s\n", r.bottleneck);
     if (naive_x >= 0) printf("naive:      %.2f batches/s -> speedup %.2fx\n", naive_x, naive_x > 0 ? r.x_measured / naive_x : 0);
   }
+  pipe_skips_warn(cmd, &r.last);
   mlsys_pipe_tune_result_free(&r);
   pipe_setup_free(&s);
   return CLI_OK;
@@ -229,8 +279,10 @@ static int pipe_trace(int argc, char **argv, const char *cmd) {
   mlsys_pipe_analysis an;
   mlsys_status st;
   double secs = 3;
+  int64_t batches = 0;
   int rc, par = 1, v, i;
-  cli_opt opts[] = {{"--images", 1, &a.images}, {"--batch", 1, &a.batch}, {"--seconds", 1, &a.seconds}, {"--parallelism", 1, &a.parallelism},
+  cli_opt opts[] = {{"--images", 1, &a.images}, {"--batch", 1, &a.batch}, {"--seconds", 1, &a.seconds}, {"--batches", 1, &a.batches},
+                    {"--parallelism", 1, &a.parallelism},
                     {"--json", 0, &a.json}, {"--decoder", 1, &a.decoder}, {"--size", 1, &a.size}, {"--fused", 0, &a.fused},
                     {"--workers", 1, &a.workers}, {"--cores", 1, &a.cores}, {"--mem-free", 1, &a.mem_free}, {"--on-error", 1, &a.on_error},
                     {"--seed", 1, &a.seed}, {"--help", 0, &a.help}};
@@ -238,7 +290,7 @@ static int pipe_trace(int argc, char **argv, const char *cmd) {
   memset(&s, 0, sizeof s);
   if ((rc = cli_parse(argc, argv, 3, opts, (int)(sizeof opts / sizeof opts[0]), cmd))) return rc;
   if (a.help) { fputs(pipe_help, stdout); return CLI_OK; }
-  if (a.seconds && (cli_parse_double(a.seconds, &secs) || !(secs >= 0.1) || secs > 3600)) return cli_usage_error(cmd, "--seconds must be 0.1..3600");
+  if ((rc = pipe_window(cmd, &a, &secs, &batches))) return rc;
   if ((rc = pipe_int(cmd, "--parallelism", a.parallelism, 1, 4096, &par))) return rc;
   if ((rc = pipe_machine(cmd, &a, &m))) return rc;
   if ((rc = pipe_build(cmd, &a, &s))) { pipe_setup_free(&s); return rc; }
@@ -247,31 +299,37 @@ static int pipe_trace(int argc, char **argv, const char *cmd) {
     mlsys_pipe_node_info(s.p, v, &kind, NULL, NULL);
     if (kind == MLSYS_PIPE_OP_MAP && par > 1) mlsys_pipe_set_knob(s.p, v, MLSYS_PIPE_KNOB_PARALLELISM, par);
   }
-  if ((st = mlsys_pipe_trace(s.p, s.nodes.root, secs, fmin(1.0, secs / 3), &w, NULL)) || (st = mlsys_pipe_analyze(&w, &m, &an))) {
+  st = batches > 0 ? mlsys_pipe_trace_elements(s.p, s.nodes.root, batches, (batches + 3) / 4, &w, NULL)
+                   : mlsys_pipe_trace(s.p, s.nodes.root, secs, fmin(1.0, secs / 3), &w, NULL);
+  if (st || (st = mlsys_pipe_analyze(&w, &m, &an))) {
     mlsys_pipe_snapshot_free(&w);
     pipe_setup_free(&s);
     return cli_fail(cmd, "%s", mlsys_last_error());
   }
   if (a.json) {
-    printf("{\"seconds\": %.3f, \"x_obs\": %.4f, \"cpu_cores_used\": %.3f, \"bottleneck\": ", w.seconds, an.x_obs,
+    printf("{\"seconds\": %.3f, \"batches\": %lld, \"x_obs\": %.4f, \"cpu_cores_used\": %.3f, \"bottleneck\": ", w.seconds,
+           (long long)w.op[0].produced, an.x_obs,
            w.seconds > 0 ? w.process_cpu_s / w.seconds : 0);
     cli_json_str(stdout, an.bottleneck >= 0 ? w.op[an.bottleneck].name : "-");
+    pipe_skips_json(stdout, &w);
     printf(", \"ops\": [");
     for (i = 0; i < w.nops; i++) {
       printf("%s{\"name\": ", i ? ", " : "");
       cli_json_str(stdout, w.op[i].name);
-      printf(", \"kind\": \"%s\", \"parallelism\": %d, \"elements\": %lld, \"rate_per_core\": %.4f, \"rate\": %.4f, \"cores\": %.4f, "
-             "\"random\": %s, \"stale\": %s}", mlsys_pipe_kind_name(w.op[i].kind), w.op[i].parallelism, (long long)w.op[i].produced,
+      printf(", \"kind\": \"%s\", \"parallelism\": %d, \"elements\": %lld, \"skipped\": %lld, \"rate_per_core\": %.4f, \"rate\": %.4f, "
+             "\"cores\": %.4f, \"random\": %s, \"stale\": %s}", mlsys_pipe_kind_name(w.op[i].kind), w.op[i].parallelism,
+             (long long)w.op[i].produced, (long long)w.op[i].skipped,
              an.op[i].in_lp ? an.op[i].R : 0, an.op[i].in_lp ? an.op[i].Rp : 0, an.op[i].u, an.op[i].random ? "true" : "false",
              an.op[i].stale ? "true" : "false");
     }
     printf("]}\n");
   } else {
-    printf("%lld images, batch %d, every map at parallelism %d, %.1f s window (R in minibatches/s per core):\n", (long long)s.n, s.batch, par,
-           w.seconds);
+    printf("%lld images, batch %d, every map at parallelism %d, %.1f s window of %lld batches (R in minibatches/s per core):\n",
+           (long long)s.n, s.batch, par, w.seconds, (long long)w.op[0].produced);
     mlsys_pipe_print_rates(stdout, &w, &an);
     printf("bottleneck: %s\n", an.bottleneck >= 0 ? w.op[an.bottleneck].name : "-");
   }
+  pipe_skips_warn(cmd, &w);
   mlsys_pipe_analysis_free(&an);
   mlsys_pipe_snapshot_free(&w);
   pipe_setup_free(&s);

@@ -328,6 +328,38 @@ TEST(tune_profile_and_choosers) {
   mlsys_json_doc_free(&doc);
 }
 
+TEST(tune_says_how_many_it_scores_and_shows_progress) {
+  /* issue 19 #4: `tune --bandwidth 25` printed nothing for minutes. It now says up front, on stderr, how many images it
+     will score; with --progress it reports each tenth of the work on stderr (a status line only on a terminal, which a
+     test's pipe is not, so without --progress no progress line appears here). A record of two photos keeps it short. */
+  char args[512];
+  run_result r;
+  NEED_PHOTOS();
+  REQUIRE(tmpdir());
+  snprintf(args, sizeof args, "pcr pack --out %s/two " PHOTOS "/fruits.jpg " PHOTOS "/baboon.jpg", g_tmp);
+  r = run(args);
+  REQUIRE(r.code == 0);
+  run_free(&r);
+  snprintf(args, sizeof args, "pcr tune %s/two --n-images 1 --json", g_tmp);
+  r = run(args);
+  CHECK_EQ_INT(r.code, 0);
+  CHECK_CONTAINS(r.err, "scoring 1 of 2 images");
+  CHECK(r.err && !strstr(r.err, "MS-SSIM profile:"));
+  CHECK(r.out && r.out[0] == '{');   /* stdout stays the JSON alone */
+  run_free(&r);
+  /* more images asked for than the records hold: the count says what will really be scored */
+  snprintf(args, sizeof args, "pcr tune %s/two --n-images 1000 --bandwidth 25 --progress", g_tmp);
+  r = run(args);
+  CHECK_EQ_INT(r.code, 0);
+  CHECK_CONTAINS(r.err, "scoring 2 of 2 images");
+  CHECK_CONTAINS(r.err, "then timing the decode of 2 images at each k");
+  CHECK_CONTAINS(r.err, "MS-SSIM profile: 1/2 images");
+  CHECK_CONTAINS(r.err, "MS-SSIM profile: 2/2 images");
+  CHECK_CONTAINS(r.err, "decode rate: 10/10 scan counts");
+  CHECK(r.out && strstr(r.out, "I/O model at 25 MB/s"));
+  run_free(&r);
+}
+
 TEST(tune_refuses_mixed_K) {
   char args[512];
   run_result r;

@@ -309,11 +309,17 @@ TEST(generator_disk_counters_and_the_analysis) {
   }
 }
 
-/* spins ~20 µs of CPU per element so that the tuner sees work */
+/* spins 20 µs of this thread's CPU per element so that the tuner sees work (CPU time, not wall time: a preempted
+   spin still does the same work) */
+static double thread_cpu(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
 static int spin_map(void *user, const mlsys_pipe_elem *in, mlsys_pipe_elem *out, mlsys_pipe_rng *rng) {
-  double t0 = mlsys_now();
+  double t0 = thread_cpu();
   (void)user; (void)rng;
-  while (mlsys_now() - t0 < 20e-6) {}
+  while (thread_cpu() - t0 < 20e-6) {}
   return mlsys_pipe_elem_copy(in, out) ? -1 : 0;
 }
 
@@ -339,10 +345,11 @@ TEST(generator_in_a_tuned_pipeline) {
   REQUIRE_OK(mlsys_pipe_repeat(p, mp, -1, &rp));
   REQUIRE_OK(mlsys_pipe_batch(p, rp, 8, 0, &b));
   memset(&td, 0, sizeof td);
-  td.method = MLSYS_PIPE_TUNE_PLUMBER; td.trace_seconds = 0.3; td.warmup_seconds = 0.1; td.passes = 1;
+  td.method = MLSYS_PIPE_TUNE_PLUMBER; td.trace_elements = 20; td.warmup_elements = 5; td.passes = 1;   /* batches, not seconds */
   td.machine.cores = 2; td.machine.mem_free_bytes = 1e9;
   REQUIRE_OK(mlsys_pipe_tune(p, b, &td, &r, NULL));
   CHECK(r.x_measured > 0);
+  CHECK_EQ_INT(r.last.op[0].produced, 20);
   CHECK_EQ_INT(r.cache_after, mp);
   REQUIRE_OK(mlsys_pipe_node_info(p, g, &kind, NULL, NULL));
   CHECK_EQ_INT(kind, MLSYS_PIPE_OP_GENERATOR);
