@@ -19,5 +19,5 @@ static void corpus_free(void) {
   g_n = -1;
 }
 #define NEED_CORPUS() \
-  do { if (!corpus()) SKIP("%s has no photographs: run scripts/install-deps.sh (Debian package opencv-doc)", OPENCV_DIR); } while (0)
+  do { if (!corpus()) SKIP_DEP("%s has no photographs: run scripts/install-deps.sh (Debian package opencv-doc)", OPENCV_DIR); } while (0)
 #endif

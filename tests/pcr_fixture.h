@@ -58,7 +58,7 @@ static int pcr_find(const char *name) {
 }
 #define NEED_PHOTOS()                                                                                                  \
   do {                                                                                                                 \
-    if (pcr_photos() < 59) SKIP("%s has %d JPEGs (59 expected): run scripts/install-deps.sh (Debian opencv-doc)", PCR_DATA_DIR, g_nph); \
+    if (pcr_photos() < 59) SKIP_DEP("%s has %d JPEGs (59 expected): run scripts/install-deps.sh (Debian opencv-doc)", PCR_DATA_DIR, g_nph); \
   } while (0)
 
 /* A record of photos [from, to) (label = photo index) in memory; d may be NULL. */

@@ -14,7 +14,7 @@
 #define PHOTOS "/usr/share/doc/opencv-doc/examples/data"
 #define PNG_AS_JPG "/usr/share/doc/opencv-doc/opencv4/html/board.jpg"
 #define NEED_PHOTOS() \
-  do { if (access(PHOTOS, R_OK)) SKIP("%s missing: run scripts/install-deps.sh (Debian package opencv-doc)", PHOTOS); } while (0)
+  do { if (access(PHOTOS, R_OK)) SKIP_DEP("%s missing: run scripts/install-deps.sh (Debian package opencv-doc)", PHOTOS); } while (0)
 
 static double num(const mlsys_json *o, const char *key) {
   const mlsys_json *v = mlsys_json_get(o, key);
@@ -138,7 +138,7 @@ TEST(pack_skips_a_png_named_jpg) {
   run_result r;
   mlsys_json_doc doc;
   NEED_PHOTOS();
-  if (access(PNG_AS_JPG, R_OK)) SKIP("%s missing: run scripts/install-deps.sh (Debian package opencv-doc)", PNG_AS_JPG);
+  if (access(PNG_AS_JPG, R_OK)) SKIP_DEP("%s missing: run scripts/install-deps.sh (Debian package opencv-doc)", PNG_AS_JPG);
   REQUIRE(tmpdir());
   snprintf(dir, sizeof dir, "%s/mixed", g_tmp);
   snprintf(cmd, sizeof cmd, "mkdir -p %s && cp " PNG_AS_JPG " " PHOTOS "/fruits.jpg " PHOTOS "/baboon.jpg %s/", dir, dir);

@@ -58,7 +58,7 @@ static int is_jpeg_file(const char *path, uint8_t **b, size_t *n) {
 TEST(transcode_equals_jpegtran_and_keeps_pixels) {
   int64_t i, done = 0, gray = 0;
   NEED_CORPUS();
-  if (system("command -v jpegtran >/dev/null 2>&1") != 0) SKIP("jpegtran missing: run scripts/install-deps.sh (libjpeg-turbo-progs)");
+  if (system("command -v jpegtran >/dev/null 2>&1") != 0) SKIP_DEP("jpegtran missing: run scripts/install-deps.sh (libjpeg-turbo-progs)");
   for (i = 0; i < g_n; i++) {
     uint8_t *in, *out, *ref, *p0, *p1;
     size_t n, olen, rlen;

@@ -26,7 +26,7 @@ TEST(run_json_plumber_vs_naive) {
   mlsys_json_doc doc;
   const mlsys_json *cfg;
   int i, saw_cache = 0, saw_prefetch = 0;
-  if (access(PHOTOS, R_OK)) SKIP("%s missing: run scripts/install-deps.sh (opencv-doc)", PHOTOS);
+  if (access(PHOTOS, R_OK)) SKIP_DEP("%s missing: run scripts/install-deps.sh (opencv-doc)", PHOTOS);
   r = run("pipeline run --images " PHOTOS " --batch 16 --batches 6 --cores 2 --mem-free 1GiB --vs-naive --json");
   CHECK_EQ_INT(r.code, 0);
   REQUIRE(r.out);
@@ -62,7 +62,7 @@ TEST(run_naive_and_heuristic_knobs) {
   const mlsys_json *cfg;
   int i, k;
   static const char *method[2] = {"naive", "heuristic"};
-  if (access(PHOTOS, R_OK)) SKIP("%s missing: run scripts/install-deps.sh (opencv-doc)", PHOTOS);
+  if (access(PHOTOS, R_OK)) SKIP_DEP("%s missing: run scripts/install-deps.sh (opencv-doc)", PHOTOS);
   for (k = 0; k < 2; k++) {
     char args[512];
     snprintf(args, sizeof args, "pipeline run --images %s --batch 8 --batches 4 --cores 3 --tune %s --json", PHOTOS, method[k]);
@@ -99,7 +99,7 @@ TEST(trace_json_table) {
   mlsys_json_doc doc;
   const mlsys_json *ops;
   int i, found_decode = 0;
-  if (access(PHOTOS, R_OK)) SKIP("%s missing: run scripts/install-deps.sh (opencv-doc)", PHOTOS);
+  if (access(PHOTOS, R_OK)) SKIP_DEP("%s missing: run scripts/install-deps.sh (opencv-doc)", PHOTOS);
   r = run("pipeline trace --images " PHOTOS " --batch 8 --batches 8 --json");
   CHECK_EQ_INT(r.code, 0);
   REQUIRE(r.out);
@@ -162,7 +162,7 @@ TEST(every_image_fails_exit_1_naming_the_files) {
   static const char *verb[4] = {"run --batches 2", "run --seconds 0.2 --json", "trace --batches 2", "trace --json"};
   int k;
   run_result r;
-  if (access(PHOTOS, R_OK)) SKIP("%s missing: run scripts/install-deps.sh (opencv-doc)", PHOTOS);
+  if (access(PHOTOS, R_OK)) SKIP_DEP("%s missing: run scripts/install-deps.sh (opencv-doc)", PHOTOS);
   REQUIRE(mkdtemp(dir));
   REQUIRE(put_photo(dir, "cut.jpg", "fruits.jpg", 5000));   /* header and part of the scan: truncated */
   for (k = 0; k < 4; k++) {
@@ -189,7 +189,7 @@ TEST(some_images_fail_warn_naming_them) {
   mlsys_json_doc doc;
   const mlsys_json *errs;
   run_result r;
-  if (access(PHOTOS, R_OK)) SKIP("%s missing: run scripts/install-deps.sh (opencv-doc)", PHOTOS);
+  if (access(PHOTOS, R_OK)) SKIP_DEP("%s missing: run scripts/install-deps.sh (opencv-doc)", PHOTOS);
   REQUIRE(mkdtemp(dir));
   REQUIRE(put_photo(dir, "a.jpg", "baboon.jpg", 0) && put_photo(dir, "b.jpg", "fruits.jpg", 0) && put_photo(dir, "c.jpg", "home.jpg", 0));
   REQUIRE(put_photo(dir, "cut.jpg", "apple.jpg", 3000));
