@@ -467,9 +467,17 @@ static inline unsigned mlsys_cuda_blocks(size_t n, unsigned threads) {
   return (unsigned)(b > 2147483647u ? 2147483647u : (b ? b : 1));
 }
 /* Device count (0 when there is no usable device: then the GPU tests report "skipped"). */
+/* Devices visible to this process; 0 when there are none, and also when the query fails, in which case
+   mlsys_last_error() says why (a driver/runtime mismatch, a sandbox without the device) so that a caller can tell
+   "no GPU" from "a GPU the runtime cannot use". */
 static inline int mlsys_cuda_device_count(void) {
   int c = 0;
-  if (cudaGetDeviceCount(&c) != cudaSuccess) { cudaGetLastError(); return 0; }
+  cudaError_t e = cudaGetDeviceCount(&c);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    if (e != cudaErrorNoDevice) mlsys_set_error(MLSYS_ERR_CUDA, "cudaGetDeviceCount: %s", cudaGetErrorString(e));
+    return 0;
+  }
   return c;
 }
 /* "NVIDIA H100 80GB HBM3, sm_90, 132 SMs, 79.1 GiB" into buf. */

@@ -55,7 +55,9 @@ static inline size_t mlsys_coll_cuda_esize(int dtype) {
 /* The reduction operators, shared by host and device so both sides compute the same expression. Integers wrap
    (two's complement, computed in unsigned arithmetic: signed overflow is undefined in C++). min/max are written
    as comparisons, not fmin/fmax: identical on both sides for every input, NaN included (the same expressions
-   as mlsys_coll_exec_cpu's element loops: a < b ? a : b, so the order of the operands matters only there).
+   as mlsys_coll_exec_cpu's element loops: a < b ? a : b, so the order of the operands matters only there). Sums
+   and products are identical too except for the bits of a NaN: an invalid operation gives the GPU's canonical
+   +NaN and x86's negative default NaN, and x86 keeps a NaN operand's payload.
    dst = op(dst, src) is computed as op(a = dst, b = src). */
 template <typename T> struct mlsys__coll_uns { typedef T type; };
 template <> struct mlsys__coll_uns<int32_t> { typedef uint32_t type; };
@@ -677,6 +679,27 @@ done:
   return st;
 }
 
+/* Scratch and staging: stream-ordered (cudaMallocAsync, served from the device's pool after the first call) where
+   the device has memory pools, else plain cudaMalloc, freed after the stream has drained. Pools exist on every
+   CUDA 11.2+ GPU, but a sandbox or a driver may not offer them; the executors must not fail for that. */
+static int mlsys__cx_pools(void) {
+  int dev = 0, pools = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, dev) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return pools;
+}
+static cudaError_t mlsys__cx_malloc(void **p, size_t n, cudaStream_t s) {
+  return mlsys__cx_pools() ? cudaMallocAsync(p, n, s) : cudaMalloc(p, n);
+}
+static cudaError_t mlsys__cx_free(void *p, cudaStream_t s) {
+  cudaError_t e;
+  if (mlsys__cx_pools()) return cudaFreeAsync(p, s);
+  if ((e = cudaStreamSynchronize(s)) != cudaSuccess) return e;
+  return cudaFree(p);
+}
+
 /* Device pointers of every (rank, buffer) for one execution: IN/OUT are the caller's, SCRATCH and STAGING live in one
    stream-ordered allocation. */
 typedef struct { char **base; size_t slot_bytes; void *arena; } mlsys__cx_mem;
@@ -690,7 +713,8 @@ static void *mlsys__cx_ptr(const mlsys__cx_mem *M, int rank, int buf, long long 
 /* Runs program p for all p->ngpus ranks on the current device: d_in[r] / d_out[r] are device buffers of rank r with
    i_chunks·chunk_elems/instances and o_chunks·chunk_elems/instances elements (the layout of mlsys_coll_exec_cpu:
    chunk_elems elements per chunk of the collective, a multiple of p->instances); scratch and staging
-   are allocated on stream s (cudaMallocAsync) and freed on it. A transfer is a cudaMemcpyAsync device-to-device, a
+   are allocated on stream s (cudaMallocAsync; cudaMalloc where the device has no memory pools) and freed on it.
+   A transfer is a cudaMemcpyAsync device-to-device, a
    local copy the copy kernel, a reduction the reduce kernel — all on s, in the plan's phase order (a legal
    sequential execution), so the outputs equal mlsys_coll_exec_cpu's (bit for bit for integer types; for floating
    point too, since every slot sees the same reductions in the same operand order). Returns when everything is
@@ -727,9 +751,9 @@ static mlsys_status mlsys_coll_exec_emul_cuda(const mlsys_coll_prog *p, int dtyp
   }
   if (total) {
     size_t at = 0;
-    if ((ce = cudaMallocAsync(&M.arena, total, s)) != cudaSuccess) {
+    if ((ce = mlsys__cx_malloc(&M.arena, total, s)) != cudaSuccess) {
       M.arena = NULL;
-      st = mlsys_set_error(MLSYS_ERR_CUDA, "emulated executor: cudaMallocAsync of %zu bytes of scratch and staging: %s", total, cudaGetErrorString(ce));
+      st = mlsys_set_error(MLSYS_ERR_CUDA, "emulated executor: allocating %zu bytes of scratch and staging: %s", total, cudaGetErrorString(ce));
       goto done;
     }
     for (g = 0; g < pl.ngpus; g++)
@@ -754,8 +778,8 @@ static mlsys_status mlsys_coll_exec_emul_cuda(const mlsys_coll_prog *p, int dtyp
   }
 done:
   if (M.arena) {
-    ce = cudaFreeAsync(M.arena, s);
-    if (ce != cudaSuccess && !st) st = mlsys_set_error(MLSYS_ERR_CUDA, "emulated executor: cudaFreeAsync: %s", cudaGetErrorString(ce));
+    ce = mlsys__cx_free(M.arena, s);
+    if (ce != cudaSuccess && !st) st = mlsys_set_error(MLSYS_ERR_CUDA, "emulated executor: freeing scratch and staging: %s", cudaGetErrorString(ce));
   }
   mlsys_free(M.base);
   mlsys__cx_plan_free(&pl);
@@ -836,9 +860,9 @@ static mlsys_status mlsys_coll_exec_nccl(const mlsys_coll_prog *p, int rank, ncc
     }
     M.slot_bytes = E * es;
     total = (size_t)(n[MLSYS__CX_SCR] + n[MLSYS__CX_STG]) * M.slot_bytes;
-    if (total && (ce = cudaMallocAsync(&M.arena, total, s)) != cudaSuccess) {
+    if (total && (ce = mlsys__cx_malloc(&M.arena, total, s)) != cudaSuccess) {
       M.arena = NULL;
-      st = mlsys_set_error(MLSYS_ERR_CUDA, "NCCL executor: cudaMallocAsync of %zu bytes of scratch and staging: %s", total, cudaGetErrorString(ce));
+      st = mlsys_set_error(MLSYS_ERR_CUDA, "NCCL executor: allocating %zu bytes of scratch and staging: %s", total, cudaGetErrorString(ce));
       goto done;
     }
     base[MLSYS__CX_IN] = (char *)sendbuf;
@@ -878,8 +902,8 @@ static mlsys_status mlsys_coll_exec_nccl(const mlsys_coll_prog *p, int rank, ncc
 done:
   if (in_group) ncclGroupEnd();   /* closes the group after a failed call; its own error is already recorded */
   if (M.arena) {
-    ce = cudaFreeAsync(M.arena, s);
-    if (ce != cudaSuccess && !st) st = mlsys_set_error(MLSYS_ERR_CUDA, "NCCL executor: cudaFreeAsync: %s", cudaGetErrorString(ce));
+    ce = mlsys__cx_free(M.arena, s);
+    if (ce != cudaSuccess && !st) st = mlsys_set_error(MLSYS_ERR_CUDA, "NCCL executor: freeing scratch and staging: %s", cudaGetErrorString(ce));
   }
   mlsys__cx_plan_free(&pl);
   return st;
@@ -889,7 +913,8 @@ done:
    For each size sizes[i] (bytes) it times, with cudaEvents on s, nburst sends of sizes[i] one after the other
    (each its own NCCL operation: T_seq = n·(α + β·s)) and one send of nburst·sizes[i] bytes (T_bat = α + n·β·s);
    t_seq_us[i], t_bat_us[i] are means over 5 repetitions after one warm-up, in µs. Feed them, with n = nburst
-   and sizes in MB, to mlsys_coll_fit_alpha_beta. Synchronises s. */
+   and sizes in MB, to mlsys_coll_fit_alpha_beta. Synchronises s. Each rank must be driven by its own process or
+   thread: the sends and receives are not grouped, so one thread calling it for both ranks would deadlock. */
 static mlsys_status mlsys_coll_profile_link(ncclComm_t comm, int rank, int peer, const size_t *sizes, int nsizes,
                                             int nburst, cudaStream_t s, double *t_seq_us, double *t_bat_us) {
   const int reps = 5;

@@ -11,6 +11,7 @@
 #   GPU_TEST_TIMEOUT   seconds per test program (default 240)
 #   GPU_BENCH_TIMEOUT  seconds per benchmark (default 180)
 #   GPU_RUN_BUDGET     seconds for the whole run; benchmarks that would start after it are skipped (default 480)
+#   GPU_NCCL_TIMEOUT   seconds for each NCCL program (default 60)
 #   GPU_ONLY           a regular expression: run only the programs whose name matches it
 set -u
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -21,6 +22,7 @@ table=$out/gpu-summary.txt
 : > "$log"
 : > "$table.tmp"
 export LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export NCCL_DEBUG=${NCCL_DEBUG:-WARN}   # an NCCL failure says why
 t_test=${GPU_TEST_TIMEOUT:-240}
 t_bench=${GPU_BENCH_TIMEOUT:-180}
 budget=${GPU_RUN_BUDGET:-480}
@@ -74,6 +76,8 @@ run() {
   if [ -n "$only" ] && ! [[ $name =~ $only ]]; then return; fi
   limit=$t_test
   [ "$kind" = bench ] && limit=$t_bench
+  # NCCL has never started in these sandboxes: a hang in ncclCommInitAll must not eat the lease
+  [[ $name == *_nccl ]] && limit=${GPU_NCCL_TIMEOUT:-60}
   local prog=("$here/bin/$name")
   if [ -f "$here/data/$name.py" ]; then prog=(python3 "$here/data/$name.py"); fi   # a peer in Python (PyTorch)
   if [ ! -x "$here/bin/$name" ] && [ ! -f "$here/data/$name.py" ]; then
@@ -103,6 +107,9 @@ run() {
     status=TIMEOUT; failed=1; summary="killed after $limit s"
   elif [ $rc != 0 ]; then
     status=FAIL; failed=1; summary=$(printf '%s\n' "$o" | grep -m1 -E 'FAIL|error|Error' || printf '%s\n' "$o" | tail -n 1)
+  elif [ $gpu_present = 1 ] && printf '%s\n' "$o" | grep -qiE 'no CUDA device'; then
+    # nvidia-smi lists a GPU but the program saw none (driver, sandbox, CUDA_VISIBLE_DEVICES): a failed run, not a skip
+    status=FAIL; failed=1; summary="nvidia-smi lists a GPU but the program found none: $(printf '%s\n' "$o" | grep -m1 -iE 'cuda' | cut -c1-80)"
   elif printf '%s\n' "$o" | grep -qiE 'no CUDA device'; then
     # test.h programs run their host-side checks without a device: keep their counts beside the reason
     status=skipped; summary="no CUDA device$(printf '%s\n' "$o" | grep -E '^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$' | tail -n 1 | sed 's/^/; host-side checks: /')"

@@ -60,10 +60,10 @@ static void bench_kernels(const gpu_roof *roof) {
   printf("elementwise kernels, 256 MiB:\n");
   const size_t nf = bytes / 4, nd = bytes / 8;
   gpu_roof_line(roof, "cudaMemcpy device-to-device", timed([&] { cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice); }, 9), 2.0 * bytes, 0);
-  gpu_roof_line(roof, "copy kernel (float)", timed([&] { mlsys_coll_cuda_copy(b, a, nf, MLSYS_COLL_F32, 0); }, 9), 2.0 * bytes, 0);
-  gpu_roof_line(roof, "reduce float sum (b += a)", timed([&] { mlsys_coll_cuda_reduce(b, a, nf, MLSYS_COLL_F32, MLSYS_COLL_SUM, 0); }, 9), 3.0 * bytes, (double)nf);
-  gpu_roof_line(roof, "reduce double max (b = max(b, a))", timed([&] { mlsys_coll_cuda_reduce(b, a, nd, MLSYS_COLL_F64, MLSYS_COLL_MAX, 0); }, 9), 3.0 * bytes, (double)nd);
-  gpu_roof_line(roof, "reduce int64 prod", timed([&] { mlsys_coll_cuda_reduce(b, a, nd, MLSYS_COLL_I64, MLSYS_COLL_PROD, 0); }, 9), 3.0 * bytes, (double)nd);
+  gpu_roof_line(roof, "copy kernel (float)", timed([&] { TRY(mlsys_coll_cuda_copy(b, a, nf, MLSYS_COLL_F32, 0)); }, 9), 2.0 * bytes, 0);
+  gpu_roof_line(roof, "reduce float sum (b += a)", timed([&] { TRY(mlsys_coll_cuda_reduce(b, a, nf, MLSYS_COLL_F32, MLSYS_COLL_SUM, 0)); }, 9), 3.0 * bytes, (double)nf);
+  gpu_roof_line(roof, "reduce double max (b = max(b, a))", timed([&] { TRY(mlsys_coll_cuda_reduce(b, a, nd, MLSYS_COLL_F64, MLSYS_COLL_MAX, 0)); }, 9), 3.0 * bytes, (double)nd);
+  gpu_roof_line(roof, "reduce int64 prod", timed([&] { TRY(mlsys_coll_cuda_reduce(b, a, nd, MLSYS_COLL_I64, MLSYS_COLL_PROD, 0)); }, 9), 3.0 * bytes, (double)nd);
   cudaFree(a);
   cudaFree(b);
 }
@@ -119,7 +119,7 @@ static void bench_emulated(const gpu_roof *roof) {
       }
       double bytes, flops;
       plan_work(&p, E, 4, &bytes, &flops);
-      double s = timed([&] { mlsys_coll_exec_emul_cuda(&p, MLSYS_COLL_F32, MLSYS_COLL_SUM, din, dout, E, 0); }, 7);
+      double s = timed([&] { TRY(mlsys_coll_exec_emul_cuda(&p, MLSYS_COLL_F32, MLSYS_COLL_SUM, din, dout, E, 0)); }, 7);
       char what[96];
       snprintf(what, sizeof what, "%s ring/direct, %zu MiB per rank", mlsys_coll_kind_name(kinds[k]), sizes[si] >> 20);
       gpu_roof_line(roof, what, s, bytes, flops);
@@ -157,7 +157,7 @@ static void bench_nccl(const gpu_roof *roof) {
     plan_work(&p, E, 4, &bytes, &flops);
     char what[96];
     snprintf(what, sizeof what, "mlsys_coll_exec_nccl ALLGATHER, %zu MiB", sizes[si] >> 20);
-    gpu_roof_line(roof, what, timed([&] { mlsys_coll_exec_nccl(&p, 0, comm, 0, in, out, E, ncclFloat32, ncclSum); }, 9), bytes, flops);
+    gpu_roof_line(roof, what, timed([&] { TRY(mlsys_coll_exec_nccl(&p, 0, comm, 0, in, out, E, ncclFloat32, ncclSum)); }, 9), bytes, flops);
     snprintf(what, sizeof what, "ncclAllGather (stock), %zu MiB", sizes[si] >> 20);
     gpu_roof_line(roof, what, timed([&] { ncclAllGather(in, out, n, ncclFloat32, comm, 0); }, 9), 2.0 * sizes[si], 0);
     snprintf(what, sizeof what, "ncclAllReduce (stock), %zu MiB", sizes[si] >> 20);
@@ -172,7 +172,13 @@ static void bench_nccl(const gpu_roof *roof) {
 #endif
 
 int main(int argc, char **argv) {
-  if (mlsys_cuda_device_count() == 0) { printf("skipped: no CUDA device\n"); return 0; }
+  if (mlsys_cuda_device_count() == 0) { printf("skipped: no CUDA device%s%s\n", *mlsys_last_error() ? ": " : "", mlsys_last_error()); return 0; }
+  {   // keep freed scratch mapped: the default pool's release threshold of 0 would unmap it after every timed run
+    cudaMemPool_t mp;
+    uint64_t thr = UINT64_MAX;
+    if (cudaDeviceGetDefaultMemPool(&mp, 0) == cudaSuccess) cudaMemPoolSetAttribute(mp, cudaMemPoolAttrReleaseThreshold, &thr);
+    cudaGetLastError();
+  }
   gpu_roof roof;
   CU(gpu_roof_measure(&roof));
   gpu_roof_print(&roof);

@@ -31,7 +31,7 @@
   } while (0)
 
 int main(int argc, char **argv) {
-  if (mlsys_cuda_device_count() == 0) { printf("skipped: no CUDA device\n"); return 0; }
+  if (mlsys_cuda_device_count() == 0) { printf("skipped: no CUDA device%s%s\n", *mlsys_last_error() ? ": " : "", mlsys_last_error()); return 0; }
   const int steps = argc > 1 ? atoi(argv[1]) : 512;
   gpu_roof roof;
   cudaError_t ce = gpu_roof_measure(&roof);
@@ -76,7 +76,7 @@ int main(int argc, char **argv) {
       for (size_t k = 0; k < sizeof marks / sizeof marks[0]; k++)
         if (t + 1 == marks[k] && t + 1 > prev) {
           double now = mlsys_now(), n = t + 1 - prev, per = (now - tprev) / n;
-          double pm = 0.5 * (prev + t + 1);   // mean context length over the window
+          double pm = 0.5 * (prev + t + 2);   // mean context (positions attended) over the window: p + 1 at p
           double bytes = 4 * (weights + 2 * L * pm * C + 2 * L * C) + (copy ? 4 * V : 0);
           double flops = 2 * (L * mac_layer + V * C) + 4 * L * pm * C;
           char what[96];

@@ -80,7 +80,8 @@ static void plan_work(const mlsys_remat_graph *g, const cnn_model *m, const mlsy
     *flops += g->dag.cost[v];
     *bytes += (double)g->dag.size[v];
     for (int k = 0; k < o->nin; k++) *bytes += (double)g->dag.size[p->reg_node[p->in_regs[o->in_off + k]]];
-    if (B->layer >= 0 && !B->backward && B->x < 0) *bytes += 4.0 * m->batch * cnn_layer_in_count(&m->layer[B->layer]);
+    // conv1 reads the input (fixed memory, not a dep) in its forward and in its backward (weight gradient)
+    if (B->layer >= 0 && B->x < 0 && (!B->backward || B->layer == 0)) *bytes += 4.0 * m->batch * cnn_layer_in_count(&m->layer[B->layer]);
     if (B->layer >= 0) {
       const cnn_layer *L = &m->layer[B->layer];
       *bytes += 4.0 * (double)(L->nw + L->nb);                                 // parameters read
@@ -181,7 +182,7 @@ static void bench_batch(const gpu_roof *roof, const mlsys_remat_graph *g8, int b
 }
 
 int main(int argc, char **argv) {
-  if (mlsys_cuda_device_count() == 0) { printf("skipped: no CUDA device\n"); return 0; }
+  if (mlsys_cuda_device_count() == 0) { printf("skipped: no CUDA device%s%s\n", *mlsys_last_error() ? ": " : "", mlsys_last_error()); return 0; }
   gpu_roof roof;
   cudaError_t ce = gpu_roof_measure(&roof);
   if (ce != cudaSuccess) { printf("FAIL: measuring the ceilings: %s\n", cudaGetErrorString(ce)); return 1; }

@@ -44,7 +44,7 @@ __global__ static void gpu_roof_fma_kernel(float *out, int iters, float a, float
 
 __global__ static void gpu_roof_bf16_kernel(float *out, int iters) {
   using namespace nvcuda;
-  __shared__ __nv_bfloat16 tile[16 * 16];
+  __shared__ __align__(32) __nv_bfloat16 tile[16 * 16];   /* WMMA loads need 256-bit alignment */
   for (int i = threadIdx.x; i < 256; i += blockDim.x) tile[i] = __float2bfloat16(0.001f * (float)(i % 7));
   __syncthreads();
   wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> a;
@@ -63,7 +63,7 @@ __global__ static void gpu_roof_bf16_kernel(float *out, int iters) {
 
 __global__ static void gpu_roof_tf32_kernel(float *out, int iters) {
   using namespace nvcuda;
-  __shared__ float tile[16 * 8];
+  __shared__ __align__(32) float tile[16 * 8];
   for (int i = threadIdx.x; i < 128; i += blockDim.x) tile[i] = 0.001f * (float)(i % 7);
   __syncthreads();
   wmma::fragment<wmma::matrix_a, 16, 16, 8, wmma::precision::tf32, wmma::row_major> a;

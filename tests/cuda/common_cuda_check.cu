@@ -34,7 +34,7 @@ static mlsys_status run(int *mismatches) {
 int main(void) {
   char desc[256];
   int bad = 0;
-  if (mlsys_cuda_device_count() == 0) { printf("no CUDA device: skipped\n"); return 0; }
+  if (mlsys_cuda_device_count() == 0) { printf("no CUDA device: skipped%s%s\n", *mlsys_last_error() ? ": " : "", mlsys_last_error()); return 0; }
   if (mlsys_cuda_describe(0, desc, sizeof desc) == MLSYS_OK) printf("device: %s\n", desc);
   if (run(&bad) != MLSYS_OK) { printf("error: %s\n", mlsys_last_error()); return 1; }
   printf("scale kernel vs CPU reference: %d mismatches\n", bad);

@@ -7,7 +7,8 @@
 //                    sources read before any destination is written, as inside one NCCL group), equals
 //                    mlsys_coll_exec_cpu — so the NCCL rounds are race-free and correct;
 //   (a) kernels:     copy / reduce for int32, int64, float, double × sum, prod, min, max on odd sizes and misaligned
-//                    offsets against the CPU references, bit for bit (special values included: ±0, NaN, ±inf);
+//                    offsets against the CPU references, bit for bit (special values included: ±0, NaN, ±inf; only a
+//                    NaN's own bits may differ: same_elems, checked on the host);
 //   (b) emulation:   programs lowered from ring / direct / relay algorithms (ALLGATHER, ALLTOALL, REDUCESCATTER,
 //                    ALLREDUCE) for 8, 16 and 32 ranks, 1 and 2 instances, run by mlsys_coll_exec_emul_cuda on one
 //                    device: bit-identical to mlsys_coll_exec_cpu, and (integers) to mlsys_coll_reference;
@@ -25,17 +26,20 @@
 #include "kernels/mlsys_collective_kernels.cuh"
 #include "tests/test.h"
 
+static char no_device_why[300];   // why there is no device: empty when the runtime simply found none
 static int have_device(void) {
   static int n = -1;
   if (n < 0) {
     char desc[256];
+    mlsys_clear_error();
     n = mlsys_cuda_device_count();
+    if (n == 0 && *mlsys_last_error()) snprintf(no_device_why, sizeof no_device_why, ": %s", mlsys_last_error());
     if (n > 0 && mlsys_cuda_describe(0, desc, sizeof desc) == MLSYS_OK) printf("  device: %s\n", desc);
   }
   return n > 0;
 }
 #define NEED_DEVICE() \
-  do { if (!have_device()) SKIP("no CUDA device"); } while (0)
+  do { if (!have_device()) SKIP("no CUDA device%s", no_device_why); } while (0)
 #define CUDA_OK(call)                                                                                  \
   do {                                                                                                 \
     cudaError_t e_ = (call);                                                                           \
@@ -564,6 +568,41 @@ TEST(plan_checks_catch_a_squeezed_plan) {
   mlsys_coll_def_free(&d);
 }
 
+// Bit for bit, except that any NaN equals any NaN: an invalid operation (inf - inf, 0 * inf) gives the GPU's
+// canonical +NaN but x86's negative default NaN, and NaN + x keeps the operand's payload on x86. Only the bits of a
+// NaN may differ; everything else, and where NaNs appear, must be identical.
+static int same_elems(const void *x, const void *y, size_t n, int dtype) {
+  size_t es = mlsys_coll_cuda_esize(dtype);
+  for (size_t i = 0; i < n; i++) {
+    const char *a = (const char *)x + i * es, *b = (const char *)y + i * es;
+    if (!memcmp(a, b, es)) continue;
+    if (dtype == MLSYS_COLL_F32) { float u, v; memcpy(&u, a, 4); memcpy(&v, b, 4); if (u != u && v != v) continue; }
+    if (dtype == MLSYS_COLL_F64) { double u, v; memcpy(&u, a, 8); memcpy(&v, b, 8); if (u != u && v != v) continue; }
+    return 0;
+  }
+  return 1;
+}
+
+TEST(same_elems_forgives_only_nan_bits) {   // host: the comparison the kernel test relies on
+  const uint32_t gpu_nan = 0x7fffffffu, x86_nan = 0xffc00000u, one = 0x3f800000u, minus_zero = 0x80000000u;
+  uint32_t a[3] = {one, gpu_nan, minus_zero}, b[3] = {one, x86_nan, minus_zero};
+  CHECK(same_elems(a, b, 3, MLSYS_COLL_F32));
+  b[2] = 0;   // +0 against -0: equal as numbers, different bits: a difference
+  CHECK(!same_elems(a, b, 3, MLSYS_COLL_F32));
+  b[2] = minus_zero; b[1] = one;   // NaN against a number
+  CHECK(!same_elems(a, b, 3, MLSYS_COLL_F32));
+  CHECK(!same_elems(a, b, 3, MLSYS_COLL_I32));   // integers: bits only
+  const uint64_t dn1 = 0x7ff8000000000001ull, dn2 = 0xfff8000000000000ull, d1 = 0x3ff0000000000000ull;
+  uint64_t c[2] = {dn1, d1}, e[2] = {dn2, d1};
+  CHECK(same_elems(c, e, 2, MLSYS_COLL_F64));
+  CHECK(!same_elems(c, e, 2, MLSYS_COLL_I64));
+  {   // and the CPU reference really produces x86's NaN where the GPU gives its own
+    float x = INFINITY, y = -INFINITY, z;
+    CHECK_OK(mlsys_coll_cpu_reduce3(&z, &x, &y, 1, MLSYS_COLL_F32, MLSYS_COLL_SUM));
+    CHECK(z != z);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // (a) kernels against the CPU references
 // ---------------------------------------------------------------------------------------------------------------
@@ -605,7 +644,7 @@ TEST(kernels_match_cpu_references) {
           }
           CUDA_OK(cudaMemcpy(got, dc, nn * es, cudaMemcpyDeviceToHost));
           cases++;
-          if (memcmp(got, ref, nn * es)) {   // nothing outside [oo, oo+n) may change either
+          if (!same_elems(got, ref, nn, dt)) {   // nothing outside [oo, oo+n) may change either
             bad++;
             CHECK_MSG(0, "%s %s n=%zu offsets (%zu,%zu,%zu): GPU differs from the CPU reference", dtype_name[dt],
                       op < 4 ? op_name[op] : "copy", n, oo, oa, ob);
@@ -620,7 +659,7 @@ TEST(kernels_match_cpu_references) {
           mlsys_coll_cpu_reduce(ref + oa * es, hb + ob * es, n, dt, op);
           CUDA_OK(cudaMemcpy(got, da, nn * es, cudaMemcpyDeviceToHost));
           cases++;
-          if (memcmp(got, ref, nn * es)) {
+          if (!same_elems(got, ref, nn, dt)) {
             bad++;
             CHECK_MSG(0, "%s %s in place n=%zu: GPU differs from the CPU reference", dtype_name[dt], op_name[op], n);
           }

@@ -221,7 +221,7 @@ static void check_model(const char *name, mlsys_relm_gpt2_config c, int T, int p
 
 int main(void) {
   char desc[256];
-  if (mlsys_cuda_device_count() == 0) { printf("skipped: no CUDA device\n"); return 0; }
+  if (mlsys_cuda_device_count() == 0) { printf("skipped: no CUDA device%s%s\n", *mlsys_last_error() ? ": " : "", mlsys_last_error()); return 0; }
   if (mlsys_cuda_describe(0, desc, sizeof desc) == MLSYS_OK) printf("device: %s\n", desc);
   printf("kernels vs CPU references:\n");
   check_kernels();

@@ -182,7 +182,7 @@ static float *run_gpu(const mlsys_remat_graph *g, cnn_gpu *G, const mlsys_remat_
 
 int main(void) {
   char desc[256];
-  if (mlsys_cuda_device_count() == 0) { printf("skipped: no CUDA device\n"); return 0; }
+  if (mlsys_cuda_device_count() == 0) { printf("skipped: no CUDA device%s%s\n", *mlsys_last_error() ? ": " : "", mlsys_last_error()); return 0; }
   if (mlsys_cuda_describe(0, desc, sizeof desc) == MLSYS_OK) printf("device: %s\n", desc);
   mlsys_remat_graph g;
   cnn_model m;
