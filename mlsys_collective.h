@@ -61,7 +61,7 @@
    reports times on the physical one (serial NICs), where the baselines run too.
 
    SOLVERS. With CBC compiled in, each MILP goes to lp_solve for up to 5 CPU seconds and then, unless proven, to CBC
-   from lp_solve's best point for the rest of its time limit (neither proves all the authors' sketches fast:
+   (from the same warm start) for the rest of its time limit (neither proves all the authors' sketches fast:
    docs/collective.md "Solvers"); without CBC, lp_solve alone. sketch.backend forces one. Routing stops as soon as
    a solution meets the lower bound; time limits return the best incumbent with its gap (stats.route_gap,
    stats.sched_gap).
@@ -1566,8 +1566,8 @@ MLSYS_DEF mlsys_status mlsys_coll_baselines(const mlsys_coll_topo *t, int kind, 
    proves in about a CPU second routings CBC does not in 60 s (sk2-ndv2-n4, sk2-dgx2-n2 at 1 KiB); stage 3 alike.
    So by default lp_solve goes first for at most MLSYS__COLL_LPS_CPU_S seconds of its thread's CPU time (CPU, not
    wall, time: load on the machine does not move the hand-over), and what it has not proven goes to CBC for the
-   rest of the time limit, started from lp_solve's best point (or the caller's incumbent). Without CBC, or with an
-   explicit backend, one solve as asked.
+   rest of the time limit, started from the caller's incumbent (the better of the two points is kept). Without
+   CBC, or with an explicit backend, one solve as asked.
    --------------------------------------------------------------------------------------------------------------- */
 #define MLSYS__COLL_LPS_CPU_S 5.0
 typedef struct { double end; unsigned n; } mlsys__coll_slice;
@@ -1605,12 +1605,17 @@ static mlsys_status mlsys__coll_milp(const mlsys_milp *m, const mlsys_milp_opts 
     if (co.time_limit < 0.5)   /* the wall-clock limit, not the slice, stopped lp_solve */
       return st == MLSYS_ERR_CANCELED ? mlsys_set_error(MLSYS_ERR_TIMEOUT, "milp: no solution within the time limit of %g s", mo->time_limit) : st;
   }
-  /* lp_solve's best point (integral after rounding; checked, since the rounding can leave a tiny violation) */
-  if (st == MLSYS_OK && res->x && mlsys_milp_max_violation(m, res->x, 1) <= 1e-7) co.incumbent = res->x;
+  /* CBC starts from the caller's incumbent, not from wherever lp_solve stopped, so that its search (and the routing
+     it proves) does not depend on the exact moment of the hand-over; lp_solve's point is kept if it is better */
   st2 = mlsys_milp_solve(m, &co, &cr);
-  if (st2 == MLSYS_OK) { mlsys_milp_result_free(res); *res = cr; return MLSYS_OK; }
+  /* both of this header's MILPs minimise (a makespan); mlsys_milp is opaque outside mlsys_common.h's implementation */
+  if (st2 == MLSYS_OK && (st != MLSYS_OK || cr.status == MLSYS_MILP_OPTIMAL || cr.objective <= res->objective)) {
+    mlsys_milp_result_free(res);
+    *res = cr;
+    return MLSYS_OK;
+  }
   mlsys_milp_result_free(&cr);
-  if (st == MLSYS_OK) return MLSYS_OK;   /* CBC found nothing within the limit: lp_solve's point stands */
+  if (st == MLSYS_OK) return MLSYS_OK;   /* CBC found nothing better within the limit: lp_solve's point stands */
   return st2 == MLSYS_ERR_CANCELED ? mlsys_set_error(MLSYS_ERR_TIMEOUT, "milp: no solution within the time limit of %g s", mo->time_limit) : st2;
 }
 

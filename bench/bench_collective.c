@@ -631,7 +631,7 @@ static int part_solvers(void) {
     return 0;
   }
   printf("\n== Part 3: MILP backends: lp_solve, CBC and the library's default (lp_solve for up to %g CPU s, then CBC\n"
-         "   from its best point), same models, %g s limit per MILP\n", MLSYS__COLL_LPS_CPU_S, tl);
+         "   for the rest of the limit), same models, %g s limit per MILP\n", MLSYS__COLL_LPS_CPU_S, tl);
   printf("%-16s %-4s %-5s %2s %11s | %-33s | %-33s | %-33s | %5s | %-33s | %-33s | %-33s\n", "sketch", "coll", "buf", "C",
          "route bins", "route lp_solve: status wall cpu gap", "route CBC: status wall cpu gap", "route default", "sbins",
          "sched lp_solve", "sched CBC", "sched default");

@@ -31,7 +31,7 @@ static const char *coll_help =
     "per-rank input for allgather and alltoall and the per-rank buffer for reducescatter and allreduce\n"
     "(simulate: default 1MB). --chunkup overrides the sketch's input_chunkup; --time-limit bounds each MILP\n"
     "(default 60 s); --solver picks the MILP backend (default: lp_solve for up to 5 CPU seconds per MILP, then\n"
-    "CBC, when built in, from lp_solve's best point for the rest of the limit);\n"
+    "CBC, when built in, for the rest of the limit);\n"
     "--xml OUT lowers the algorithm to an MSCCL program with --instances n (default 1), checks it\n"
     "by abstract interpretation and writes it to OUT (minBytes = maxBytes = 0, as ncclize writes them).\n"
     "\n"
