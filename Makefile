@@ -10,7 +10,7 @@ NVCC    ?= $(shell command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
 OPT     ?= -O2
 CSTD    := -std=c11 -D_POSIX_C_SOURCE=200809L
 WARN    := -Wall -Wextra -Wno-unused-function -Wstrict-prototypes -Wshadow
-CFLAGS  ?= $(OPT) -g
+CFLAGS  ?= $(OPT) -g1
 LDLIBS  := -llpsolve55 -lcolamd -ldl -lm -lpthread -lcurl -lcrypto -ljpeg
 
 # CBC/Clp: compiled in when pkg-config finds them (install-deps.sh installs them); CBC=0 leaves them out.
@@ -66,8 +66,6 @@ $(BUILD)/cxx_check: tests/cxx_check.cpp $(HEADERS) | $(BUILD)
 $(BUILD):
 	@mkdir -p $(BUILD)
 
-# The GPU bundle builds beside the tests (its nvcc programs are the slowest to compile) when nvcc exists.
-test-build: $(BUILD)/mlsys $(TESTS) $(EXAMPLES) $(BUILD)/cxx_check $(if $(HAVE_NVCC),$(GPU)/.bundled)
 
 # Builds with every core (JOBS=1 for one at a time), then runs every test binary and the GPU bundle check.
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
@@ -118,6 +116,10 @@ $(GPU)/bin/bench_collective_gpu_nccl: bench/cuda/bench_collective_gpu.cu $(CUDA_
 	$(NVCC) $(NVFLAGS) -DMLSYS_HAVE_NCCL -I$(dir $(NCCL_INC)) $< -o $@ $(LDLIBS) -L$(dir $(NCCL_LIB)) -lnccl
 $(GPU)/.bundled: $(GPU_PROGS) scripts/gpu-bundle.sh scripts/gpu-run.sh
 	@bash scripts/gpu-bundle.sh $(GPU)
+
+# The GPU bundle builds beside the tests (its nvcc programs are the slowest to compile) when nvcc exists. This rule
+# sits below the CUDA variables: make expands a rule's prerequisites where it reads the rule.
+test-build: $(BUILD)/mlsys $(TESTS) $(EXAMPLES) $(BUILD)/cxx_check $(if $(HAVE_NVCC),$(GPU)/.bundled)
 	@touch $@
 
 .PHONY: cuda cuda-test gpu-bundle gpu-bundle-check
