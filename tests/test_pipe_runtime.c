@@ -317,7 +317,14 @@ TEST(early_close_is_prompt) {
   mlsys_pipe_close(it);
   after = count_calls(&c);
   printf("  %lld map calls before close, %lld after\n", (long long)before, (long long)after);
-  CHECK_MSG(after - before <= 2 * 3, "close let %lld more calls start (at most 2p = 6 were handed out)", (long long)(after - before));
+  /* how many calls start between the count above and close taking hold depends on scheduling (the buffers were
+     still filling), so that difference is not checked; what is checked: once close has returned no call ever
+     starts again (a late one would be a thread close left running), and the whole run stayed within its buffers */
+  {
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    CHECK_MSG(count_calls(&c) == after, "%lld calls started after close returned", (long long)(count_calls(&c) - after));
+  }
   /* 3 taken + 4 (outer prefetch) + 8 (inner prefetch) + 2p at the map + one element held by each prefetch thread */
   CHECK_MSG(after <= 3 + 4 + 8 + 6 + 2, "%lld calls in all: the pipeline ran ahead of its buffers", (long long)after);
   /* closing right after open, before any next */
