@@ -276,6 +276,14 @@ MLSYS_DEF double mlsys_offload_plan_time(const mlsys_offload_trace *tr, const ml
 MLSYS_DEF mlsys_status mlsys_offload_partition(const mlsys_offload_trace *tr, const mlsys_offload_hw *hw,
                                                const mlsys_offload_part_opts *o, mlsys_offload_blocks *out);
 MLSYS_DEF void mlsys_offload_blocks_free(mlsys_offload_blocks *b);
+/* Per block of a partition, the cost model's terms (out has b->k entries). */
+typedef struct {
+  double compute_us, migration_us;   /* c(B), m(B) */
+  int64_t ws_bytes, in_bytes, evict_bytes;
+  int n_in, n_evict;                 /* tensors copied in / out */
+} mlsys_offload_block_cost;
+MLSYS_DEF mlsys_status mlsys_offload_blocks_costs(const mlsys_offload_trace *tr, const mlsys_offload_hw *hw,
+                                                  const mlsys_offload_blocks *b, mlsys_offload_block_cost *out);
 /* The pilot's label: row j = [#ops in block j (plus the control-flow rows the trace marks, none here), Σ of their
    signatures]; rows k..k_max-1 zero. label has k_max*10 floats; blocks past k_max are added into the last row. */
 MLSYS_DEF void mlsys_offload_blocks_label(const mlsys_offload_trace *tr, const mlsys_offload_blocks *b, int k_max,
@@ -1224,6 +1232,32 @@ MLSYS_DEF double mlsys_offload_plan_time(const mlsys_offload_trace *tr, const ml
 MLSYS_DEF void mlsys_offload_blocks_free(mlsys_offload_blocks *b) {
   mlsys_free(b->start);
   memset(b, 0, sizeof *b);
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_blocks_costs(const mlsys_offload_trace *tr, const mlsys_offload_hw *hw,
+                                                  const mlsys_offload_blocks *b, mlsys_offload_block_cost *out) {
+  mlsys__offload_hwn h;
+  mlsys_offload_facts f;
+  mlsys__offload_bcx x;
+  mlsys_status st;
+  int j;
+  if ((st = mlsys__offload_hw_norm(tr, hw, &h)) || (st = mlsys__offload_check_start(tr, b->start, b->k))) return st;
+  if ((st = mlsys_offload_trace_facts(tr, &f))) return st;
+  if ((st = mlsys__offload_bcx_init(&x, tr, &f))) { mlsys_offload_facts_free(&f); return st; }
+  for (j = 0; j < b->k; j++) {
+    mlsys__offload_bc bc;
+    mlsys__offload_block_cost(&x, b->start[j], b->start[j + 1], &bc);
+    out[j].compute_us = bc.c;
+    out[j].migration_us = mlsys__offload_mig(&h, &bc);
+    out[j].ws_bytes = bc.ws;
+    out[j].in_bytes = bc.in;
+    out[j].evict_bytes = bc.ev;
+    out[j].n_in = bc.nin;
+    out[j].n_evict = bc.nev;
+  }
+  mlsys__offload_bcx_free(&x);
+  mlsys_offload_facts_free(&f);
+  return MLSYS_OK;
 }
 
 /* The op whose own tensors do not fit a buffer, or -1. */

@@ -38,6 +38,10 @@ int cli_file_exists(const char *path);
 int cli_repo_file(const char *rel, char *out, size_t len);
 int cli_usage_error(const char *cmd, const char *fmt, ...) MLSYS__PRINTF(2, 3);
 
+/* One of the DTR paper's traces bundled in tests/data/dtr/logs.zip, by (short) name, into *buf (malloc'd); base gets
+   its file name. CLI_OK, or CLI_ERR after a line naming the problem and the bundled names (cli/remat_dtr.c). */
+int cli_dtr_read_bundled(const char *cmd, const char *name, char **buf, size_t *len, char *base, size_t blen);
+
 int cmd_remat(int argc, char **argv);
 /* Verbs with options of their own, each in its own file (argv[2] is the verb). */
 int cmd_remat_sweep(int argc, char **argv);       /* cli/remat_sweep.c: sweep, max-batch */
@@ -49,5 +53,6 @@ int cmd_pipeline(int argc, char **argv);          /* cli/pipeline.c: run, trace 
 int cmd_pcr(int argc, char **argv);               /* cli/pcr.c: pack, info, read, tune */
 int cmd_relm(int argc, char **argv);              /* cli/relm.c: query, tokenize, count */
 int cmd_index(int argc, char **argv);             /* cli/index.c: bench, tune */
+int cmd_offload(int argc, char **argv);           /* cli/offload.c: simulate, plan */
 
 #endif

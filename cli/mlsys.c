@@ -8,6 +8,7 @@
 #include "mlsys_pcr.h"   /* after mlsys_pipeline.h: its pipeline source is compiled too */
 #include "mlsys_relm.h"
 #include "mlsys_index.h"
+#include "mlsys_offload.h"
 #include "cli/cli.h"
 
 #include <ctype.h>
@@ -28,6 +29,7 @@ static const char *usage =
     "  pcr        progressive compressed records, image fidelity chosen at read time (PCR): pack, info, read, tune\n"
     "  relm       regular-expression queries over language models (ReLM): query, tokenize, count\n"
     "  index      a learned index tuned per workload (MAPLE): bench, tune\n"
+    "  offload    learned CPU-GPU tensor offloading for dynamic networks (DyNN-Offload): simulate, plan\n"
     "\n"
     "Run `mlsys <system> --help` for its verbs and options. Exit codes: 0 ok, 1 error, 2 bad usage.\n";
 
@@ -47,6 +49,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "pcr")) return cmd_pcr(argc, argv);
   if (!strcmp(argv[1], "relm")) return cmd_relm(argc, argv);
   if (!strcmp(argv[1], "index")) return cmd_index(argc, argv);
+  if (!strcmp(argv[1], "offload")) return cmd_offload(argc, argv);
   fprintf(stderr, "mlsys: unknown system '%s'\n\n%s", argv[1], usage);
   return CLI_USAGE;
 }

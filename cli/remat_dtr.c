@@ -21,7 +21,7 @@ static void dtr_short_name(const char *base, char *out, size_t len) {
 /* Reads the bundled trace NAME (a log's file name, without or with ".log", or its short name such as "unet-6")
    into *buf (malloc'd, *len bytes) and its file name into base. Returns CLI_OK, or CLI_ERR after one line on
    stderr naming the problem and the bundled names. */
-static int dtr_read_bundled(const char *cmd, const char *name, char **buf, size_t *len, char *base, size_t blen) {
+int cli_dtr_read_bundled(const char *cmd, const char *name, char **buf, size_t *len, char *base, size_t blen) {
   char zip[4096], cmdline[4700], line[512], names[600] = "", match[512] = "", shortn[128];
   size_t nl = strlen(name), k, cap = 1 << 20, n = 0, r;
   int nmatch = 0;
@@ -144,7 +144,7 @@ int cmd_remat_import_dtr(int argc, char **argv) {
     char *buf = NULL, base[512];
     size_t len = 0;
     mlsys_status st;
-    if ((rc = dtr_read_bundled(cmd, trace, &buf, &len, base, sizeof base)) != CLI_OK) return rc;
+    if ((rc = cli_dtr_read_bundled(cmd, trace, &buf, &len, base, sizeof base)) != CLI_OK) return rc;
     st = mlsys_remat_import_dtr(buf, len, base, &o, &g, &in);
     free(buf);
     if (st != MLSYS_OK) return cli_fail(cmd, "%s", mlsys_last_error());

@@ -1,0 +1,285 @@
+/* cli/offload.c — `mlsys offload simulate|plan`: DyNN-Offload and its baselines on an operator trace. */
+#include "mlsys_offload.h"
+#include "cli/cli.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *offload_help =
+    "usage: mlsys offload simulate --trace FILE --gpu-mem BYTES|PCT [--policy P] [--format auto|dtr|mlsys]\n"
+    "                              [--pcie-gbps G] [--json]\n"
+    "       mlsys offload plan --trace FILE --gpu-mem BYTES|PCT [--part dp|even-ops|even-time|even-bytes] [--k N]\n"
+    "                          [--k-max N] [--format ...] [--pcie-gbps G] [--json]\n"
+    "\n"
+    "DyNN-Offload (HPCA 2024) splits one training iteration's operator stream into execution blocks; GPU memory is two\n"
+    "buffers, and while block i+1 computes, block i's dirty tensors are evicted and block i+2's prefetched. docs/offload.md.\n"
+    "\n"
+    "  --trace FILE     an operator trace: our JSON lines (docs/offload.md) or a DTR prototype log; or NAME, one of the\n"
+    "                   DTR paper's traces bundled with the repository (tests/data/dtr/logs.zip): unet-6,\n"
+    "                   resnet32-56, inceptionv4-64, transformer-10, tv_densenet121-84, treelstm-6, lstm-128,\n"
+    "                   unroll_gan-512\n"
+    "  --gpu-mem M      GPU memory: bytes (\"8GiB\") or a percentage of the trace's peak without offloading (\"50%\")\n"
+    "  --policy P       dynn, dtr, uvm, zero, pytorch or all (default all)\n"
+    "  --pcie-gbps G    host-device bandwidth each way, GB/s (default 12: PCIe 3.0 x16, the seed's platform;\n"
+    "                   24 PCIe 4.0, 50 PCIe 5.0)\n"
+    "  --part K         plan: the partition, the exact DP (default) or an even split into --k blocks\n"
+    "  --k-max N        plan, dp: at most N blocks\n"
+    "  --json           one JSON object on stdout\n"
+    "\n"
+    "simulate prints per policy the iteration time and its parts (compute, exposed migration, recompute, other),\n"
+    "the GPU peak, and whether the policy runs at all in that memory (--json: peak_bytes_no_offload, gpu_mem,\n"
+    "compute_s and policies: {name: {feasible, why, time_s, compute_s, migration_s, recompute_s, other_s,\n"
+    "peak_bytes, bytes_h2d, bytes_d2h, n_blocks, n_remat, n_faults}}). plan prints the blocks (--json: blocks:\n"
+    "[{start, end, ops, compute_us, migration_us, ws_bytes, in_bytes, evict_bytes, vec}], time_us, buf_bytes).\n"
+    "Exit codes: 0 done, 1 bad trace or memory, 2 bad usage.\n";
+
+/* The trace named by --trace: a file, or a bundled DTR trace by name. */
+static int load_trace(const char *cmd, const char *path, const char *format, mlsys_offload_trace *tr) {
+  mlsys_offload_fmt fmt = MLSYS_OFFLOAD_FMT_AUTO;
+  mlsys_status st;
+  if (format) {
+    if (!strcmp(format, "dtr")) fmt = MLSYS_OFFLOAD_FMT_DTR;
+    else if (!strcmp(format, "mlsys")) fmt = MLSYS_OFFLOAD_FMT_MLSYS;
+    else if (strcmp(format, "auto")) return cli_usage_error(cmd, "--format must be auto, dtr or mlsys (got '%s')", format);
+  }
+  if (strcmp(path, "-") != 0 && !strchr(path, '/') && access(path, F_OK) != 0) {
+    char *buf = NULL, base[512];
+    size_t len = 0;
+    int rc;
+    if ((rc = cli_dtr_read_bundled(cmd, path, &buf, &len, base, sizeof base)) != CLI_OK) return rc;
+    st = mlsys_offload_trace_read(buf, len, base, fmt, tr);
+    free(buf);
+  } else if (!strcmp(path, "-")) {
+    char *buf = NULL;
+    size_t len = 0, cap = 0, r;
+    for (;;) {
+      if (len == cap) {
+        char *q = (char *)realloc(buf, cap = cap ? 2 * cap : 1 << 20);
+        if (!q) { free(buf); return cli_fail(cmd, "out of memory reading stdin"); }
+        buf = q;
+      }
+      if ((r = fread(buf + len, 1, cap - len, stdin)) == 0) break;
+      len += r;
+    }
+    st = mlsys_offload_trace_read(buf, len, "stdin", fmt, tr);
+    free(buf);
+  } else
+    st = mlsys_offload_trace_read_file(path, fmt, tr);
+  if (st != MLSYS_OK) return cli_fail(cmd, "%s", mlsys_last_error());
+  return CLI_OK;
+}
+
+/* --gpu-mem: bytes or a percentage of the peak */
+static int parse_gpu_mem(const char *cmd, const char *s, int64_t peak, int64_t *out) {
+  size_t n = strlen(s);
+  if (n > 1 && s[n - 1] == '%') {
+    char buf[64];
+    double pct;
+    if (n >= sizeof buf) return cli_usage_error(cmd, "--gpu-mem '%s' is not a size or a percentage", s);
+    memcpy(buf, s, n - 1);
+    buf[n - 1] = 0;
+    if (cli_parse_double(buf, &pct) || !(pct > 0) || pct > 1e6)
+      return cli_usage_error(cmd, "--gpu-mem '%s': the percentage must be > 0", s);
+    *out = (int64_t)floor((double)peak * pct / 100.0);
+    if (*out < 1) return cli_fail(cmd, "--gpu-mem %s of a %lld-byte peak is less than a byte", s, (long long)peak);
+    return CLI_OK;
+  }
+  {
+    uint64_t b;
+    if (cli_parse_bytes(s, &b) || b == 0 || b > (uint64_t)INT64_MAX)
+      return cli_usage_error(cmd, "--gpu-mem '%s' is not a size (\"8GiB\") or a percentage of the peak (\"50%%\")", s);
+    *out = (int64_t)b;
+  }
+  return CLI_OK;
+}
+
+static int parse_hw(const char *cmd, const char *gbps, mlsys_offload_hw *hw) {
+  if (gbps) {
+    double g;
+    if (cli_parse_double(gbps, &g) || !(g > 0)) return cli_usage_error(cmd, "--pcie-gbps must be a bandwidth > 0 in GB/s");
+    hw->h2d_gbps = hw->d2h_gbps = g;
+  }
+  return CLI_OK;
+}
+
+static int offload_simulate(int argc, char **argv) {
+  const char *trace = NULL, *gpu = NULL, *policy = NULL, *format = NULL, *gbps = NULL, *json = NULL, *help = NULL;
+  cli_opt opts[] = {{"--trace", 1, &trace},  {"--gpu-mem", 1, &gpu},    {"--policy", 1, &policy}, {"--format", 1, &format},
+                    {"--pcie-gbps", 1, &gbps}, {"--json", 0, &json},   {"--help", 0, &help}};
+  const char *cmd = "offload simulate";
+  mlsys_offload_trace tr;
+  mlsys_offload_hw hw;
+  mlsys_offload_simres res[MLSYS_OFFLOAD_POLICY_N_];
+  int64_t peak;
+  int rc, p, want = -1, order[MLSYS_OFFLOAD_POLICY_N_] = {MLSYS_OFFLOAD_POLICY_PYTORCH, MLSYS_OFFLOAD_POLICY_DYNN,
+                                                            MLSYS_OFFLOAD_POLICY_DTR, MLSYS_OFFLOAD_POLICY_UVM,
+                                                            MLSYS_OFFLOAD_POLICY_ZERO};
+  char b1[32], b2[32];
+  if ((rc = cli_parse(argc, argv, 3, opts, (int)(sizeof opts / sizeof opts[0]), cmd)) != CLI_OK) return rc;
+  if (help) { fputs(offload_help, stdout); return CLI_OK; }
+  if (!trace) return cli_usage_error(cmd, "--trace FILE is required");
+  if (!gpu) return cli_usage_error(cmd, "--gpu-mem BYTES|PCT is required");
+  if (policy && strcmp(policy, "all") && (want = mlsys_offload_policy_find(policy)) < 0)
+    return cli_usage_error(cmd, "--policy must be dynn, dtr, uvm, zero, pytorch or all (got '%s')", policy);
+  memset(&hw, 0, sizeof hw);
+  if ((rc = parse_hw(cmd, gbps, &hw)) != CLI_OK) return rc;
+  if ((rc = load_trace(cmd, trace, format, &tr)) != CLI_OK) return rc;
+  if ((peak = mlsys_offload_peak_bytes(&tr)) < 0) { mlsys_offload_trace_free(&tr); return cli_fail(cmd, "%s", mlsys_last_error()); }
+  if ((rc = parse_gpu_mem(cmd, gpu, peak, &hw.gpu_bytes)) != CLI_OK) { mlsys_offload_trace_free(&tr); return rc; }
+  fprintf(stderr, "%s: %d ops, %d tensors, peak %s without offloading; GPU %s\n", tr.name ? tr.name : trace, tr.n_op, tr.n_t,
+          cli_fmt_bytes((uint64_t)peak, b1, sizeof b1), cli_fmt_bytes((uint64_t)hw.gpu_bytes, b2, sizeof b2));
+  for (p = 0; p < MLSYS_OFFLOAD_POLICY_N_; p++) {
+    int q = order[p];
+    if (want >= 0 && q != want) continue;
+    if (mlsys_offload_simulate(&tr, &hw, q, &res[q]) != MLSYS_OK) {
+      rc = cli_fail(cmd, "%s: %s", mlsys_offload_policy_name(q), mlsys_last_error());
+      mlsys_offload_trace_free(&tr);
+      return rc;
+    }
+  }
+  if (json) {
+    int first = 1;
+    printf("{\"trace\":");
+    cli_json_str(stdout, tr.name ? tr.name : trace);
+    printf(",\"ops\":%d,\"peak_bytes_no_offload\":%lld,\"gpu_mem\":%lld,\"pcie_gbps\":%.17g,\"policies\":{", tr.n_op,
+           (long long)peak, (long long)hw.gpu_bytes, hw.h2d_gbps ? hw.h2d_gbps : 12.0);
+    for (p = 0; p < MLSYS_OFFLOAD_POLICY_N_; p++) {
+      int q = order[p];
+      const mlsys_offload_simres *r = &res[q];
+      if (want >= 0 && q != want) continue;
+      printf("%s\"%s\":{\"feasible\":%s,", first ? "" : ",", mlsys_offload_policy_name(q), r->feasible ? "true" : "false");
+      first = 0;
+      printf("\"why\":");
+      cli_json_str(stdout, r->why);
+      printf(",\"time_s\":%.9g,\"compute_s\":%.9g,\"migration_s\":%.9g,\"recompute_s\":%.9g,\"other_s\":%.9g,"
+             "\"peak_bytes\":%lld,\"bytes_h2d\":%lld,\"bytes_d2h\":%lld,\"n_blocks\":%d,\"n_remat\":%d,\"n_faults\":%d}",
+             r->time_us / 1e6, r->compute_us / 1e6, r->migration_us / 1e6, r->recompute_us / 1e6, r->other_us / 1e6,
+             (long long)r->peak_bytes, (long long)r->bytes_h2d, (long long)r->bytes_d2h, r->n_blocks, r->n_remat,
+             r->n_faults);
+    }
+    printf("}}\n");
+  } else {
+    printf("%-8s %12s %12s %12s %12s %12s %12s  %s\n", "policy", "time ms", "compute ms", "migration ms", "recompute ms",
+           "other ms", "GPU peak", "");
+    for (p = 0; p < MLSYS_OFFLOAD_POLICY_N_; p++) {
+      int q = order[p];
+      const mlsys_offload_simres *r = &res[q];
+      if (want >= 0 && q != want) continue;
+      if (!r->feasible) {
+        printf("%-8s %12s %12s %12s %12s %12s %12s  %s\n", mlsys_offload_policy_name(q), "-", "-", "-", "-", "-", "-", r->why);
+        continue;
+      }
+      printf("%-8s %12.2f %12.2f %12.2f %12.2f %12.2f %12s  %.2fx compute\n", mlsys_offload_policy_name(q), r->time_us / 1e3,
+             r->compute_us / 1e3, r->migration_us / 1e3, r->recompute_us / 1e3, r->other_us / 1e3,
+             cli_fmt_bytes((uint64_t)r->peak_bytes, b1, sizeof b1), r->compute_us > 0 ? r->time_us / r->compute_us : 1.0);
+    }
+  }
+  mlsys_offload_trace_free(&tr);
+  return CLI_OK;
+}
+
+static int offload_plan(int argc, char **argv) {
+  const char *trace = NULL, *gpu = NULL, *part = NULL, *k = NULL, *kmax = NULL, *format = NULL, *gbps = NULL, *json = NULL,
+             *help = NULL;
+  cli_opt opts[] = {{"--trace", 1, &trace}, {"--gpu-mem", 1, &gpu},     {"--part", 1, &part}, {"--k", 1, &k},
+                    {"--k-max", 1, &kmax},  {"--format", 1, &format},   {"--pcie-gbps", 1, &gbps},
+                    {"--json", 0, &json},   {"--help", 0, &help}};
+  const char *cmd = "offload plan";
+  static const char *const parts[] = {"dp", "even-ops", "even-time", "even-bytes"};
+  mlsys_offload_trace tr;
+  mlsys_offload_hw hw;
+  mlsys_offload_part_opts po;
+  mlsys_offload_blocks b;
+  mlsys_offload_block_cost *bc;
+  int64_t peak;
+  int rc, j, e;
+  char b1[32], b2[32], b3[32];
+  if ((rc = cli_parse(argc, argv, 3, opts, (int)(sizeof opts / sizeof opts[0]), cmd)) != CLI_OK) return rc;
+  if (help) { fputs(offload_help, stdout); return CLI_OK; }
+  if (!trace) return cli_usage_error(cmd, "--trace FILE is required");
+  if (!gpu) return cli_usage_error(cmd, "--gpu-mem BYTES|PCT is required");
+  memset(&po, 0, sizeof po);
+  if (part) {
+    for (j = 0; j < 4 && strcmp(part, parts[j]); j++) {}
+    if (j == 4) return cli_usage_error(cmd, "--part must be dp, even-ops, even-time or even-bytes (got '%s')", part);
+    po.kind = j;
+  }
+  if (k) {
+    double v;
+    if (cli_parse_double(k, &v) || v < 1 || v > 1e6 || v != floor(v)) return cli_usage_error(cmd, "--k must be a block count >= 1");
+    po.k = (int)v;
+  }
+  if (kmax) {
+    double v;
+    if (cli_parse_double(kmax, &v) || v < 1 || v > 4096 || v != floor(v)) return cli_usage_error(cmd, "--k-max must be 1..4096");
+    po.k_max = (int)v;
+  }
+  if (po.kind != MLSYS_OFFLOAD_PART_DP && !k) return cli_usage_error(cmd, "--part %s needs --k N", part);
+  memset(&hw, 0, sizeof hw);
+  if ((rc = parse_hw(cmd, gbps, &hw)) != CLI_OK) return rc;
+  if ((rc = load_trace(cmd, trace, format, &tr)) != CLI_OK) return rc;
+  if ((peak = mlsys_offload_peak_bytes(&tr)) < 0) { mlsys_offload_trace_free(&tr); return cli_fail(cmd, "%s", mlsys_last_error()); }
+  if ((rc = parse_gpu_mem(cmd, gpu, peak, &hw.gpu_bytes)) != CLI_OK) { mlsys_offload_trace_free(&tr); return rc; }
+  if (mlsys_offload_partition(&tr, &hw, &po, &b) != MLSYS_OK) {
+    rc = cli_fail(cmd, "%s", mlsys_last_error());
+    mlsys_offload_trace_free(&tr);
+    return rc;
+  }
+  if (!(bc = (mlsys_offload_block_cost *)calloc((size_t)b.k, sizeof *bc)) || mlsys_offload_blocks_costs(&tr, &hw, &b, bc)) {
+    free(bc);
+    mlsys_offload_blocks_free(&b);
+    mlsys_offload_trace_free(&tr);
+    return cli_fail(cmd, "%s", mlsys_last_error()[0] ? mlsys_last_error() : "out of memory");
+  }
+  fprintf(stderr, "%s: %d ops, peak %s; GPU %s, two buffers of %s: %d blocks%s, modelled %.3f ms (compute %.3f ms)\n",
+          tr.name ? tr.name : trace, tr.n_op, cli_fmt_bytes((uint64_t)peak, b1, sizeof b1),
+          cli_fmt_bytes((uint64_t)hw.gpu_bytes, b2, sizeof b2), cli_fmt_bytes((uint64_t)b.buf_bytes, b3, sizeof b3), b.k,
+          b.split_extra ? " (even blocks split to fit)" : "", b.time_us / 1e3, b.compute_us / 1e3);
+  if (json) {
+    printf("{\"trace\":");
+    cli_json_str(stdout, tr.name ? tr.name : trace);
+    printf(",\"part\":\"%s\",\"gpu_mem\":%lld,\"buf_bytes\":%lld,\"time_us\":%.9g,\"compute_us\":%.9g,\"split_extra\":%d,"
+           "\"blocks\":[",
+           parts[po.kind], (long long)hw.gpu_bytes, (long long)b.buf_bytes, b.time_us, b.compute_us, b.split_extra);
+  } else
+    printf("%5s %8s %8s %12s %12s %12s %12s %12s\n", "block", "ops", "", "compute ms", "migration ms", "working set",
+           "in", "evict");
+  for (j = 0; j < b.k; j++) {
+    if (json) {
+      float vec[10] = {0};   /* the block's 10-vector (the pilot's label row) */
+      int i;
+      for (i = b.start[j]; i < b.start[j + 1]; i++) {
+        vec[0] += 1;
+        for (e = 0; e < 6; e++) vec[1 + e] += (float)tr.op[i].sig.idiom[e];
+        for (e = 0; e < 3; e++) vec[7 + e] += (float)tr.op[i].sig.dim[e];
+      }
+      printf("%s{\"start\":%d,\"end\":%d,\"ops\":%d,\"compute_us\":%.9g,\"migration_us\":%.9g,\"ws_bytes\":%lld,"
+             "\"in_bytes\":%lld,\"evict_bytes\":%lld,\"vec\":[",
+             j ? "," : "", b.start[j], b.start[j + 1], b.start[j + 1] - b.start[j], bc[j].compute_us, bc[j].migration_us,
+             (long long)bc[j].ws_bytes, (long long)bc[j].in_bytes, (long long)bc[j].evict_bytes);
+      for (e = 0; e < 10; e++) printf("%s%.9g", e ? "," : "", vec[e]);
+      printf("]}");
+    } else
+      printf("%5d %8d %8s %12.3f %12.3f %12s %12s %12s\n", j, b.start[j + 1] - b.start[j], "", bc[j].compute_us / 1e3,
+             bc[j].migration_us / 1e3, cli_fmt_bytes((uint64_t)bc[j].ws_bytes, b1, sizeof b1),
+             cli_fmt_bytes((uint64_t)bc[j].in_bytes, b2, sizeof b2), cli_fmt_bytes((uint64_t)bc[j].evict_bytes, b3, sizeof b3));
+  }
+  if (json) printf("]}\n");
+  free(bc);
+  mlsys_offload_blocks_free(&b);
+  mlsys_offload_trace_free(&tr);
+  return CLI_OK;
+}
+
+int cmd_offload(int argc, char **argv) {
+  if (argc < 3 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h") || !strcmp(argv[2], "help")) {
+    fputs(offload_help, argc < 3 ? stderr : stdout);
+    return argc < 3 ? CLI_USAGE : CLI_OK;
+  }
+  if (!strcmp(argv[2], "simulate")) return offload_simulate(argc, argv);
+  if (!strcmp(argv[2], "plan")) return offload_plan(argc, argv);
+  return cli_usage_error("offload", "unknown verb '%s' (simulate, plan)", argv[2]);
+}
