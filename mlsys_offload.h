@@ -314,6 +314,7 @@ typedef struct {
   int64_t bytes_h2d, bytes_d2h;
   int64_t peak_bytes;       /* GPU bytes at the peak (never above gpu_bytes when feasible) */
   int n_blocks, n_faults, n_evictions, n_remat;
+  int64_t bytes_d2d;        /* DyNN-Offload: tensors carried from one buffer to the other on the GPU */
 } mlsys_offload_simres;
 
 /* DyNN-Offload on a given partition (events: a compute engine and one copy engine, or an H2D and a D2H engine
@@ -327,6 +328,49 @@ MLSYS_DEF mlsys_status mlsys_offload_sim_pytorch(const mlsys_offload_trace *tr, 
 /* One policy with its defaults (DyNN-Offload: the DP partition, then sim_dynn). */
 MLSYS_DEF mlsys_status mlsys_offload_simulate(const mlsys_offload_trace *tr, const mlsys_offload_hw *hw, int policy,
                                               mlsys_offload_simres *r);
+
+/* ================================================================================================================
+   5. Generated DyNN traces
+   ================================================================================================================ */
+/* Operator times from an analytic GPU: max(flops / rate, bytes / bandwidth) + launch. Zero fields: 15 TFLOP/s
+   (fp32, an A100-class GPU at realistic efficiency), 900 GB/s, 4 µs per kernel, 4-byte elements. */
+typedef struct {
+  double tflops, hbm_gbps, launch_us;
+  int elem_bytes;
+} mlsys_offload_gpu_model;
+
+/* A tree (a sentence's constituency parse): parent[i] of node i (-1 for the root), nodes numbered so that every
+   child comes after its parent; leaves are nodes without children. */
+typedef struct {
+  int n;
+  int *parent;
+} mlsys_offload_tree;
+MLSYS_DEF void mlsys_offload_tree_free(mlsys_offload_tree *t);
+/* Every bracketed tree in text ("(S (NP the dog.n) (VP ran.v))", as link-parser prints with !constituents=1; other
+   lines are skipped): *trees (free each and the array) and *n. MLSYS_ERR_PARSE "source:line: ..." for unbalanced
+   brackets. */
+MLSYS_DEF mlsys_status mlsys_offload_trees_parse(const char *text, size_t len, const char *source,
+                                                 mlsys_offload_tree **trees, int *n);
+
+/* One training iteration, forward then the mirrored backward (each forward op's gradient op reads its output's
+   gradient and its saved inputs and writes its inputs' gradients; a weight used many times accumulates one gradient
+   in place) then one SGD update per weight. Weights are PARAM, the sample's embeddings INPUT.
+     treelstm: child-sum Tree-LSTM (Tai et al. 2015) over each tree of the batch (one after another, shared weights):
+               a leaf embeds its word (Gather) and runs the input gates; an inner node sums its children's h, runs
+               one forget gate per child and the cell; the root classifies (MatMul, Softmax).
+     varlstm:  an LSTM over each document of the batch, lengths[i] steps each, then a classifier.
+     varbert:  a transformer encoder of `layers` layers over batch x seq_len tokens (attention, two layer norms, a
+               4x feed-forward), then a classifier; depth and length are the dynamic part.
+     moe:      `layers` transformer layers whose feed-forward is a mixture of `experts` experts with top-k routing:
+               which experts run, and on how many tokens, is drawn per layer from seed (the input-dependent part). */
+MLSYS_DEF mlsys_status mlsys_offload_gen_treelstm(const mlsys_offload_tree *trees, int n_trees, int in_dim, int hidden,
+                                                  const mlsys_offload_gpu_model *gpu, mlsys_offload_trace *tr);
+MLSYS_DEF mlsys_status mlsys_offload_gen_varlstm(const int *lengths, int batch, int in_dim, int hidden,
+                                                 const mlsys_offload_gpu_model *gpu, mlsys_offload_trace *tr);
+MLSYS_DEF mlsys_status mlsys_offload_gen_varbert(int layers, int batch, int seq_len, int hidden,
+                                                 const mlsys_offload_gpu_model *gpu, mlsys_offload_trace *tr);
+MLSYS_DEF mlsys_status mlsys_offload_gen_moe(int layers, int experts, int top_k, int tokens, int hidden, uint64_t seed,
+                                             const mlsys_offload_gpu_model *gpu, mlsys_offload_trace *tr);
 
 /* (development: the parts below are being written beside this file and are inlined before release) */
 #include "offload_frag/dtr_api.h"
@@ -1120,8 +1164,9 @@ static mlsys_status mlsys__offload_hw_norm(const mlsys_offload_trace *tr, const 
 
 typedef struct {
   double c;                 /* compute µs */
-  int64_t ws, in, ev;       /* working set, bytes in, bytes out */
-  int nin, nev;             /* copies */
+  int64_t ws, in, ev;       /* working set, bytes in over PCIe, bytes out */
+  int64_t carry;            /* bytes in from the previous block's buffer (device to device) */
+  int nin, nev, ncarry;     /* copies */
 } mlsys__offload_bc;
 
 /* Scratch for block costs: stamps over tensors so each block is one pass over its ops. */
@@ -1129,6 +1174,7 @@ typedef struct {
   const mlsys_offload_trace *tr;
   const mlsys_offload_facts *f;
   int *seen, *wrote, stamp;
+  int stamp_prev_ok;        /* the previous stamp was the previous block of the same partition */
 } mlsys__offload_bcx;
 
 static void mlsys__offload_block_cost(mlsys__offload_bcx *x, int a, int b, mlsys__offload_bc *o) {
@@ -1143,9 +1189,14 @@ static void mlsys__offload_block_cost(mlsys__offload_bcx *x, int a, int b, mlsys
     for (j = 0; j < op->n_in + op->n_out; j++) {
       int t = tr->ids[op->in0 + j];
       if (x->seen[t] != x->stamp) {
+        /* from outside the block: still in the previous block's buffer (its stamp is one less when the blocks of a
+           partition are costed in order), or over PCIe */
+        if (x->f->first_write[t] < a) {
+          if (x->seen[t] == x->stamp - 1 && x->stamp_prev_ok) { o->carry += tr->t[t].bytes; o->ncarry++; }
+          else { o->in += tr->t[t].bytes; o->nin++; }
+        }
         x->seen[t] = x->stamp;
         o->ws += tr->t[t].bytes;
-        if (x->f->first_write[t] < a) { o->in += tr->t[t].bytes; o->nin++; }
       }
       if (j >= op->n_in && x->wrote[t] != x->stamp) {
         x->wrote[t] = x->stamp;
@@ -1166,6 +1217,7 @@ static mlsys_status mlsys__offload_bcx_init(mlsys__offload_bcx *x, const mlsys_o
   x->tr = tr;
   x->f = f;
   x->stamp = 0;
+  x->stamp_prev_ok = 0;
   x->seen = (int *)mlsys_calloc((size_t)tr->n_t + 1, sizeof(int));
   x->wrote = (int *)mlsys_calloc((size_t)tr->n_t + 1, sizeof(int));
   if (!x->seen || !x->wrote) {
@@ -1181,12 +1233,16 @@ static void mlsys__offload_bcx_free(mlsys__offload_bcx *x) {
 }
 
 /* The model's time of a partition (bc[k] filled): m(B_1) + Σ max(c(B_i), m(B_{i+1})) + c(B_K). */
+static double mlsys__offload_carry_time(const mlsys__offload_hwn *h, const mlsys__offload_bc *b) {
+  return b->carry ? (double)b->carry / h->d2d + h->lat * b->ncarry : 0.0;
+}
+
 static double mlsys__offload_model_time(const mlsys__offload_hwn *h, const mlsys__offload_bc *bc, int k) {
   double t = mlsys__offload_mig(h, &bc[0]);
   int i;
   for (i = 0; i + 1 < k; i++) {
     double m = mlsys__offload_mig(h, &bc[i + 1]);
-    t += bc[i].c > m ? bc[i].c : m;
+    t += (bc[i].c > m ? bc[i].c : m) + mlsys__offload_carry_time(h, &bc[i + 1]);
   }
   return t + bc[k - 1].c;
 }
@@ -1205,7 +1261,9 @@ static mlsys_status mlsys__offload_check_start(const mlsys_offload_trace *tr, co
 static int mlsys__offload_costs(mlsys__offload_bcx *x, const mlsys__offload_hwn *h, const int *start, int k, mlsys__offload_bc *bc) {
   int i, over = -1;
   for (i = 0; i < k; i++) {
+    x->stamp_prev_ok = i > 0;
     mlsys__offload_block_cost(x, start[i], start[i + 1], &bc[i]);
+    x->stamp_prev_ok = 0;
     if (over < 0 && bc[i].ws > h->cbuf) over = i;
   }
   return over;
@@ -1271,16 +1329,22 @@ static int mlsys__offload_oversized_op(mlsys__offload_bcx *x, const mlsys__offlo
   return -1;
 }
 
-/* The exact DP of spec §3.4 over op groups. F[a][b] = earliest start of block [a,b) given everything before a is
-   partitioned; F[b][e] = min_a F[a][b] + max(c(a,b), m(b,e)); T = min_a F[a][n] + c(a,n). With k_max a layer per
-   block count. O(n^3) (times k_max) in groups. */
+/* The exact DP of spec §3.4 over op groups, with the carry of §3.6 item 4: a tensor block B_{i+1} needs that block
+   B_i also touched is still in B_i's buffer and is copied on the GPU at B_{i+1}'s start, not over PCIe. So the cost of
+   a block depends on the one before it, which the DP's state (the last block [a,b)) already holds:
+     F[a][b] = when block [a,b)'s compute can start (its carry done), everything before a partitioned;
+     F[0][b] = m(0,b);  F[b][e] = min_a F[a][b] + max(c(a,b), m_a(b,e)) + carry_a(b,e);  T = min_a F[a][n] + c(a,n)
+   where m_a(b,e) moves over PCIe what [b,e) needs from outside and [a,b) did not touch, plus [b,e)'s evictions.
+   For a fixed (b,e) the bytes [a,b) did not touch are a prefix sum over a of the tensors by the group of their last
+   access before b, so each step is O(1): O(n^3) (times k_max) in groups. */
 static mlsys_status mlsys__offload_dp(mlsys__offload_bcx *x, const mlsys__offload_hwn *h, int k_max, int max_groups,
                                       mlsys_offload_blocks *out) {
   const mlsys_offload_trace *tr = x->tr;
-  int n_op = tr->n_op, ng = 0, *gs = NULL, a, b, e, k, L, i;
+  const mlsys_offload_facts *fa_ = x->f;
+  int n_op = tr->n_op, ng = 0, *gs = NULL, *gof = NULL, a, b, e, k, L, i, j;
   size_t W;
-  double *C = NULL, *M = NULL, *F = NULL;
-  int *arg = NULL;
+  double *C = NULL, *TEV = NULL, *M0 = NULL, *F = NULL, *hb = NULL;
+  int *arg = NULL, *hn = NULL, *acc_off = NULL, *acc = NULL, *seen2 = NULL;
   unsigned char *ok = NULL;
   mlsys_status st = MLSYS_OK;
   double best = INFINITY;
@@ -1288,31 +1352,57 @@ static mlsys_status mlsys__offload_dp(mlsys__offload_bcx *x, const mlsys__offloa
   /* groups: consecutive ops, at most ⌈n/max_groups⌉ each, cut early where a group would overflow a buffer (so every
      group fits whenever every op does) */
   {
-    int g = (n_op + max_groups - 1) / max_groups, s = 0;
+    int g = (n_op + max_groups - 1) / max_groups, s0 = 0;
     mlsys__offload_bc bc;
-    if (!(gs = (int *)mlsys_alloc((size_t)n_op + 1, sizeof *gs))) return mlsys_set_error(MLSYS_ERR_NOMEM, "partition: out of memory");
+    gs = (int *)mlsys_alloc((size_t)n_op + 1, sizeof *gs);
+    gof = (int *)mlsys_alloc((size_t)n_op + 1, sizeof *gof);
+    if (!gs || !gof) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "partition: out of memory"); goto done; }
     gs[ng++] = 0;
-    while (s < n_op) {
-      int t = s + 1;
-      while (t < n_op && t - s < g) {
-        mlsys__offload_block_cost(x, s, t + 1, &bc);
+    while (s0 < n_op) {
+      int t = s0 + 1;
+      while (t < n_op && t - s0 < g) {
+        mlsys__offload_block_cost(x, s0, t + 1, &bc);
         if (bc.ws > h->cbuf) break;
         t++;
       }
+      for (i = s0; i < t; i++) gof[i] = ng - 1;
       gs[ng++] = t;
-      s = t;
+      s0 = t;
     }
     ng--;   /* gs[0..ng] */
+  }
+  /* every tensor's accesses in op order (CSR), to find its last access before a block */
+  acc_off = (int *)mlsys_calloc((size_t)tr->n_t + 2, sizeof *acc_off);
+  acc = (int *)mlsys_alloc((size_t)tr->n_ids + 1, sizeof *acc);
+  seen2 = (int *)mlsys_calloc((size_t)tr->n_t + 1, sizeof *seen2);
+  if (!acc_off || !acc || !seen2) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "partition: out of memory"); goto done; }
+  for (i = 0; i < n_op; i++)
+    for (j = 0; j < tr->op[i].n_in + tr->op[i].n_out; j++) acc_off[tr->ids[tr->op[i].in0 + j] + 1]++;
+  for (i = 0; i < tr->n_t; i++) acc_off[i + 1] += acc_off[i];
+  {
+    int *fill = seen2;   /* borrowed as a cursor, reset below */
+    for (i = 0; i < n_op; i++)
+      for (j = 0; j < tr->op[i].n_in + tr->op[i].n_out; j++) {
+        int t = tr->ids[tr->op[i].in0 + j];
+        acc[acc_off[t] + fill[t]++] = i;
+      }
+    memset(seen2, 0, (size_t)tr->n_t * sizeof *seen2);
   }
   W = (size_t)ng + 1;
   L = k_max > 0 ? k_max : 1;   /* layers: blocks so far − 1 when limited */
   C = (double *)mlsys_alloc(W * W, sizeof *C);
-  M = (double *)mlsys_alloc(W * W, sizeof *M);
+  TEV = (double *)mlsys_alloc(W * W, sizeof *TEV);
+  M0 = (double *)mlsys_alloc(W, sizeof *M0);
   ok = (unsigned char *)mlsys_calloc(W * W, 1);
   F = (double *)mlsys_alloc(W * W * (size_t)L, sizeof *F);
   arg = (int *)mlsys_alloc(W * W * (size_t)L, sizeof *arg);
-  if (!C || !M || !ok || !F || !arg) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "partition: out of memory for %d groups", ng); goto done; }
-  /* block costs per pair: one pass per start, stopping once the working set overflows (it only grows) */
+  hb = (double *)mlsys_alloc(W + 1, sizeof *hb);
+  hn = (int *)mlsys_alloc(W + 1, sizeof *hn);
+  if (!C || !TEV || !M0 || !ok || !F || !arg || !hb || !hn) {
+    st = mlsys_set_error(MLSYS_ERR_NOMEM, "partition: out of memory for %d groups", ng);
+    goto done;
+  }
+  /* per pair: compute, fit, eviction time; the first block's full migration */
   for (a = 0; a < ng; a++)
     for (b = a + 1; b <= ng; b++) {
       mlsys__offload_bc bc;
@@ -1320,31 +1410,63 @@ static mlsys_status mlsys__offload_dp(mlsys__offload_bcx *x, const mlsys__offloa
       if (bc.ws > h->cbuf) break;
       ok[a * W + b] = 1;
       C[a * W + b] = bc.c;
-      M[a * W + b] = mlsys__offload_mig(h, &bc);
+      TEV[a * W + b] = bc.ev ? (double)bc.ev / h->d2h + h->lat * bc.nev : 0.0;
+      if (a == 0) M0[b] = mlsys__offload_mig(h, &bc);
     }
   for (i = 0; i < (int)(W * W) * L; i++) { F[i] = INFINITY; arg[i] = -1; }
-  /* layer l = blocks so far − 1 when k_max is set; one layer otherwise */
   for (b = 1; b <= ng; b++)
-    if (ok[0 * W + b]) F[(0 * W + b)] = M[0 * W + b];
-  for (k = 0; k < L; k++) {
-    for (b = 1; b <= ng; b++)
-      for (e = b + 1; e <= ng; e++) {
-        double m;
-        int to = k_max > 0 ? k + 1 : 0;
-        if (!ok[b * W + e] || to >= L) continue;
-        m = M[b * W + e];
+    if (ok[0 * W + b]) F[0 * W + b] = M0[b];
+  for (b = 1; b < ng; b++) {
+    double tot_b = 0;
+    int tot_n = 0;
+    for (i = 0; i <= ng; i++) { hb[i] = 0; hn[i] = 0; }
+    for (e = b + 1; e <= ng; e++) {
+      /* the tensors of group e-1 that come from outside [b, e): by the group of their last access before b */
+      for (i = gs[e - 1]; i < gs[e]; i++)
+        for (j = 0; j < tr->op[i].n_in + tr->op[i].n_out; j++) {
+          int t = tr->ids[tr->op[i].in0 + j], lo, hi, pg = -1;
+          if (seen2[t] == b + 1) continue;
+          seen2[t] = b + 1;
+          if (fa_->first_write[t] >= gs[b]) continue;
+          lo = acc_off[t];
+          hi = acc_off[t + 1];   /* last access < gs[b]: binary search in the sorted accesses */
+          while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (acc[mid] < gs[b]) lo = mid + 1;
+            else hi = mid;
+          }
+          if (lo > acc_off[t]) pg = gof[acc[lo - 1]];
+          hb[pg + 1] += (double)tr->t[t].bytes;
+          hn[pg + 1]++;
+          tot_b += (double)tr->t[t].bytes;
+          tot_n++;
+        }
+      if (!ok[b * W + e]) break;   /* the working set only grows with e */
+      {
+        double tev = TEV[b * W + e], pre_b = hb[0];
+        int pre_n = hn[0];
         for (a = 0; a < b; a++) {
-          double fa = F[(size_t)k * W * W + a * W + b], c, v;
-          if (fa == INFINITY) continue;
+          double tin, m, ct, c;
+          if (a > 0) { pre_b += hb[a]; pre_n += hn[a]; }
+          if (!ok[a * W + b]) continue;
+          tin = pre_n ? pre_b / h->h2d + h->lat * pre_n : 0.0;
+          m = h->overlap ? (tin > tev ? tin : tev) : tin + tev;
+          ct = tot_n - pre_n ? (tot_b - pre_b) / h->d2d + h->lat * (tot_n - pre_n) : 0.0;
           c = C[a * W + b];
-          v = fa + (c > m ? c : m);
-          if (v < F[(size_t)to * W * W + b * W + e]) {
-            F[(size_t)to * W * W + b * W + e] = v;
-            arg[(size_t)to * W * W + b * W + e] = a;
+          for (k = 0; k < L; k++) {
+            double fv = F[(size_t)k * W * W + a * W + b], v;
+            int to = k_max > 0 ? k + 1 : 0;
+            if (fv == INFINITY || to >= L) { if (k_max <= 0) break; continue; }
+            v = fv + (c > m ? c : m) + ct;
+            if (v < F[(size_t)to * W * W + b * W + e]) {
+              F[(size_t)to * W * W + b * W + e] = v;
+              arg[(size_t)to * W * W + b * W + e] = a;
+            }
+            if (k_max <= 0) break;
           }
         }
       }
-    if (k_max <= 0) break;
+    }
   }
   for (k = 0; k < L; k++)
     for (a = 0; a < ng; a++) {
@@ -1361,7 +1483,7 @@ static mlsys_status mlsys__offload_dp(mlsys__offload_bcx *x, const mlsys__offloa
   /* backtrack */
   {
     int cnt = 0, cur_a = best_a, cur_b = ng, l = best_l, *tmp;
-    if (!(tmp = (int *)mlsys_alloc(W + 1, sizeof *tmp))) { st = MLSYS_ERR_NOMEM; goto done; }
+    if (!(tmp = (int *)mlsys_alloc(W + 1, sizeof *tmp))) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "partition: out of memory"); goto done; }
     tmp[cnt++] = ng;
     while (1) {
       tmp[cnt++] = cur_a;
@@ -1374,18 +1496,29 @@ static mlsys_status mlsys__offload_dp(mlsys__offload_bcx *x, const mlsys__offloa
       }
     }
     out->k = cnt - 1;
-    if (!(out->start = (int *)mlsys_alloc((size_t)cnt, sizeof(int)))) { mlsys_free(tmp); st = MLSYS_ERR_NOMEM; goto done; }
+    if (!(out->start = (int *)mlsys_alloc((size_t)cnt, sizeof(int)))) {
+      mlsys_free(tmp);
+      st = mlsys_set_error(MLSYS_ERR_NOMEM, "partition: out of memory");
+      goto done;
+    }
     for (i = 0; i < cnt; i++) out->start[i] = gs[tmp[cnt - 1 - i]];
     mlsys_free(tmp);
     out->time_us = best;
   }
 done:
   mlsys_free(gs);
+  mlsys_free(gof);
+  mlsys_free(acc_off);
+  mlsys_free(acc);
+  mlsys_free(seen2);
   mlsys_free(C);
-  mlsys_free(M);
+  mlsys_free(TEV);
+  mlsys_free(M0);
   mlsys_free(ok);
   mlsys_free(F);
   mlsys_free(arg);
+  mlsys_free(hb);
+  mlsys_free(hn);
   return st;
 }
 
@@ -1592,6 +1725,38 @@ MLSYS_DEF mlsys_status mlsys_offload_sim_dynn(const mlsys_offload_trace *tr, con
     goto done;
   }
   {
+    /* The runtime's evictions, tracked exactly: a tensor leaves block k's buffer over PCIe only if it is dirty (written
+       on the GPU since it was last copied out), needed after block k, and not carried into block k+1 (then it stays
+       dirty in k+1's buffer). The cost model behind the DP counts every dirty live tensor instead (a bound). */
+    unsigned char *dirty = (unsigned char *)mlsys_calloc((size_t)tr->n_t + 1, 1);
+    int *nxt = (int *)mlsys_calloc((size_t)tr->n_t + 1, sizeof(int)), i, j2;
+    if (!dirty || !nxt) {
+      mlsys_free(dirty);
+      mlsys_free(nxt);
+      st = mlsys_set_error(MLSYS_ERR_NOMEM, "simulation: out of memory");
+      goto done;
+    }
+    for (k = 0; k < K; k++) {
+      bc[k].ev = 0;
+      bc[k].nev = 0;
+      if (k + 1 < K)
+        for (i = plan->start[k + 1]; i < plan->start[k + 2]; i++)
+          for (j2 = 0; j2 < tr->op[i].n_in + tr->op[i].n_out; j2++) nxt[tr->ids[tr->op[i].in0 + j2]] = k + 2;
+      for (i = plan->start[k]; i < plan->start[k + 1]; i++)
+        for (j2 = 0; j2 < tr->op[i].n_out; j2++) dirty[tr->ids[tr->op[i].out0 + j2]] = 1;
+      for (i = plan->start[k]; i < plan->start[k + 1]; i++)
+        for (j2 = 0; j2 < tr->op[i].n_in + tr->op[i].n_out; j2++) {
+          int t = tr->ids[tr->op[i].in0 + j2];
+          if (!dirty[t] || f.last_use[t] < plan->start[k + 1] || nxt[t] == k + 2) continue;
+          dirty[t] = 0;   /* copied out once */
+          bc[k].ev += tr->t[t].bytes;
+          bc[k].nev++;
+        }
+    }
+    mlsys_free(dirty);
+    mlsys_free(nxt);
+  }
+  {
     /* events: S = block start; D (or Dh, Dd) = when the copy engine(s) are free */
 #define MLSYS__OFFLOAD_TIN(b) ((b).in ? (double)(b).in / h.h2d + h.lat * (b).nin : 0.0)
 #define MLSYS__OFFLOAD_TEV(b) ((b).ev ? (double)(b).ev / h.d2h + h.lat * (b).nev : 0.0)
@@ -1600,6 +1765,7 @@ MLSYS_DEF mlsys_status mlsys_offload_sim_dynn(const mlsys_offload_trace *tr, con
     for (k = 0; k < K; k++) {
       double ready = 0;
       r->bytes_h2d += bc[k].in;
+      r->bytes_d2d += bc[k].carry;
       r->bytes_d2h += bc[k].ev;
       if (k + 1 < K && bc[k].ws + bc[k + 1].ws > peak) peak = bc[k].ws + bc[k + 1].ws;
       if (bc[k].ws > peak) peak = bc[k].ws;
@@ -1615,7 +1781,7 @@ MLSYS_DEF mlsys_status mlsys_offload_sim_dynn(const mlsys_offload_trace *tr, con
         Dh = Dd = w;
         ready = w;
       }
-      if (k + 1 < K) S = (S + bc[k].c > ready ? S + bc[k].c : ready);
+      if (k + 1 < K) S = (S + bc[k].c > ready ? S + bc[k].c : ready) + mlsys__offload_carry_time(&h, &bc[k + 1]);
       else {
         /* the last block's dirty tensors go out after it; the one before it went during it */
         end = S + bc[k].c;
@@ -1665,6 +1831,499 @@ MLSYS_DEF mlsys_status mlsys_offload_simulate(const mlsys_offload_trace *tr, con
   }
 }
 
+
+/* ================================================================================================================
+   5. Generated DyNN traces
+   ================================================================================================================ */
+MLSYS_DEF void mlsys_offload_tree_free(mlsys_offload_tree *t) {
+  mlsys_free(t->parent);
+  memset(t, 0, sizeof *t);
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_trees_parse(const char *text, size_t len, const char *source,
+                                                 mlsys_offload_tree **trees, int *n) {
+  size_t i = 0;
+  int line = 1, cap = 0, *stack = NULL, scap = 0;
+  mlsys_status st = MLSYS_OK;
+  *trees = NULL;
+  *n = 0;
+  if (!source) source = "trees";
+  while (i < len && !st) {
+    size_t ls = i;
+    /* a tree starts with '(' at the beginning of a line (after blanks); anything else is link-parser chatter */
+    while (i < len && (text[i] == ' ' || text[i] == '\t')) i++;
+    if (i < len && text[i] == '(') {
+      mlsys_offload_tree t;
+      int depth = 0, tcap = 0, start_line = line, in_word = 0;
+      memset(&t, 0, sizeof t);
+      for (; i < len; i++) {
+        char ch = text[i];
+        int isnode = 0, par = depth > 0 ? stack[depth - 1] : -1;
+        if (ch == '\n') line++;
+        if (ch == '(') { isnode = 1; in_word = 0; }
+        else if (ch == ')') {
+          in_word = 0;
+          if (depth == 0) { st = mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: ')' closes nothing", source, line); break; }
+          depth--;
+          if (depth == 0) { i++; break; }
+          continue;
+        } else if (isspace((unsigned char)ch)) { in_word = 0; continue; }
+        else {
+          /* the first word after '(' is the node's label; later words are leaves */
+          if (in_word) continue;
+          in_word = 1;
+          if (i > 0 && text[i - 1] == '(') continue;
+          isnode = 2;
+        }
+        if (isnode) {
+          if (t.n == tcap) {
+            int c = tcap ? 2 * tcap : 32, *q = (int *)mlsys_realloc_array(t.parent, (size_t)c, sizeof *q);
+            if (!q) { st = MLSYS_ERR_NOMEM; break; }
+            t.parent = q;
+            tcap = c;
+          }
+          t.parent[t.n] = par;
+          if (isnode == 1) {
+            if (depth == scap) {
+              int c = scap ? 2 * scap : 64, *q = (int *)mlsys_realloc_array(stack, (size_t)c, sizeof *q);
+              if (!q) { st = MLSYS_ERR_NOMEM; break; }
+              stack = q;
+              scap = c;
+            }
+            stack[depth++] = t.n;
+          }
+          t.n++;
+        }
+      }
+      if (!st && depth != 0)
+        st = mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: the tree that starts here is not closed (%d brackets open)", source,
+                             start_line, depth);
+      /* what follows a tree on its line must be blank: a stray ')' or word means the brackets are off */
+      while (!st && i < len && text[i] != '\n') {
+        if (!isspace((unsigned char)text[i]))
+          st = mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: '%c' after the tree that ends here", source, line, text[i]);
+        i++;
+      }
+      if (st) { mlsys_offload_tree_free(&t); break; }
+      if (*n == cap) {
+        int c = cap ? 2 * cap : 16;
+        mlsys_offload_tree *q = (mlsys_offload_tree *)mlsys_realloc_array(*trees, (size_t)c, sizeof *q);
+        if (!q) { mlsys_offload_tree_free(&t); st = MLSYS_ERR_NOMEM; break; }
+        *trees = q;
+        cap = c;
+      }
+      (*trees)[(*n)++] = t;
+      continue;
+    }
+    (void)ls;
+    while (i < len && text[i] != '\n') i++;
+    if (i < len) { i++; line++; }
+  }
+  mlsys_free(stack);
+  if (st) {
+    int k;
+    if (st == MLSYS_ERR_NOMEM) mlsys_set_error(st, "%s: out of memory reading trees", source);
+    for (k = 0; k < *n; k++) mlsys_offload_tree_free(&(*trees)[k]);
+    mlsys_free(*trees);
+    *trees = NULL;
+    *n = 0;
+  }
+  return st;
+}
+
+/* The generator: forward ops go straight into the trace (their ids kept in fwd[]), the backward and the optimizer
+   are derived from them at the end. */
+typedef struct {
+  mlsys_offload_trace *tr;
+  double rate, bw, launch;   /* flops/µs, bytes/µs, µs */
+  int64_t eb;                /* element bytes */
+  int *fwd, n_fwd, cap_fwd;
+  mlsys_status st;
+} mlsys__offload_gen;
+
+static void mlsys__offload_gen_init(mlsys__offload_gen *G, const mlsys_offload_gpu_model *g, mlsys_offload_trace *tr) {
+  memset(G, 0, sizeof *G);
+  mlsys_offload_trace_init(tr);
+  G->tr = tr;
+  G->rate = (g && g->tflops > 0 ? g->tflops : 15.0) * 1e6;
+  G->bw = (g && g->hbm_gbps > 0 ? g->hbm_gbps : 900.0) * 1e3;
+  G->launch = g && g->launch_us > 0 ? g->launch_us : 4.0;
+  G->eb = g && g->elem_bytes > 0 ? g->elem_bytes : 4;
+}
+
+static int mlsys__offload_gen_tensor(mlsys__offload_gen *G, int64_t elems, mlsys_offload_tkind kind) {
+  int t;
+  if (G->st) return 0;
+  if ((t = mlsys_offload_trace_tensor(G->tr, elems * G->eb, kind)) < 0) G->st = mlsys_last_status();
+  return t < 0 ? 0 : t;
+}
+
+static double mlsys__offload_gen_time(const mlsys__offload_gen *G, double flops, double bytes) {
+  double a = flops / G->rate, b = bytes / G->bw;
+  return (a > b ? a : b) + G->launch;
+}
+
+/* A forward op reading in[0..n) and writing a new activation of `elems` elements; returns the output tensor. */
+static int mlsys__offload_gen_op(mlsys__offload_gen *G, const char *name, int n, const int *in, int64_t elems, double flops,
+                                 int64_t workspace) {
+  int out, i, op;
+  double bytes;
+  if (G->st) return 0;
+  out = mlsys__offload_gen_tensor(G, elems, MLSYS_OFFLOAD_T_ACT);
+  bytes = (double)G->tr->t[out].bytes + (double)workspace;
+  for (i = 0; i < n; i++) bytes += (double)G->tr->t[in[i]].bytes;
+  if (G->st) return 0;
+  if ((op = mlsys_offload_trace_op(G->tr, name, mlsys__offload_gen_time(G, flops, bytes), n, in, 1, &out, workspace, NULL)) < 0) {
+    G->st = mlsys_last_status();
+    return 0;
+  }
+  if (G->n_fwd == G->cap_fwd) {
+    int c = G->cap_fwd ? 2 * G->cap_fwd : 256, *q = (int *)mlsys_realloc_array(G->fwd, (size_t)c, sizeof *q);
+    if (!q) { G->st = mlsys_set_error(MLSYS_ERR_NOMEM, "trace generator: out of memory"); return 0; }
+    G->fwd = q;
+    G->cap_fwd = c;
+  }
+  G->fwd[G->n_fwd++] = op;
+  return out;
+}
+
+/* Backward (reverse order, 2x the forward's time: one product per input), then SGD per weight. The last forward op
+   is the loss: its backward starts the chain. */
+static mlsys_status mlsys__offload_gen_finish(mlsys__offload_gen *G) {
+  mlsys_offload_trace *tr = G->tr;
+  int *grad = NULL, j, i, *in = NULL, *out = NULL, cap = 0, nt0;
+  char name[96];
+  if (G->st) goto fail;
+  nt0 = tr->n_t;
+  if (!(grad = (int *)mlsys_alloc((size_t)nt0 + 1, sizeof *grad))) { G->st = MLSYS_ERR_NOMEM; goto fail; }
+  for (i = 0; i < nt0; i++) grad[i] = -1;
+  for (j = G->n_fwd - 1; j >= 0 && !G->st; j--) {
+    int op = G->fwd[j], nin, nout = 0, n_rd = 0, o, bop;
+    const mlsys_offload_op *f = &tr->op[op];
+    int y = tr->ids[f->out0];
+    double t = 2 * (f->time_us - G->launch) + G->launch;
+    if (j != G->n_fwd - 1 && grad[y] < 0) continue;   /* off the loss's path */
+    nin = f->n_in;
+    if (2 * nin + 2 > cap) {
+      int c = 2 * nin + 8, *q1 = (int *)mlsys_realloc_array(in, (size_t)c, sizeof *q1), *q2;
+      if (q1) in = q1;
+      q2 = (int *)mlsys_realloc_array(out, (size_t)c, sizeof *q2);
+      if (q2) out = q2;
+      if (!q1 || !q2) { G->st = MLSYS_ERR_NOMEM; break; }
+      cap = c;
+    }
+    if (grad[y] >= 0) in[n_rd++] = grad[y];
+    for (i = 0; i < nin; i++) {
+      int x = tr->ids[f->in0 + i], k, dup = 0;
+      in[n_rd++] = x;   /* the saved input */
+      if (tr->t[x].kind == MLSYS_OFFLOAD_T_INPUT) continue;
+      for (k = 0; k < nout; k++) dup |= out[k] == grad[x] && grad[x] >= 0;
+      if (dup) continue;
+      if (grad[x] >= 0) {   /* accumulate: read and write the same gradient */
+        in[n_rd++] = grad[x];
+        out[nout++] = grad[x];
+      } else {
+        int g = mlsys_offload_trace_tensor(tr, tr->t[x].bytes, MLSYS_OFFLOAD_T_GRAD);
+        if (g < 0) { G->st = mlsys_last_status(); break; }
+        {
+          int *q = (int *)mlsys_realloc_array(grad, (size_t)tr->n_t + 1, sizeof *q);
+          if (!q) { G->st = MLSYS_ERR_NOMEM; break; }
+          grad = q;
+          grad[g] = -1;
+        }
+        grad[x] = g;
+        out[nout++] = g;
+      }
+    }
+    if (G->st) break;
+    snprintf(name, sizeof name, "%sBackward", mlsys_offload_op_name(tr, op));
+    if ((bop = mlsys_offload_trace_op(tr, name, t, n_rd, in, nout, out, tr->op[op].workspace, NULL)) < 0) {
+      G->st = mlsys_last_status();
+      break;
+    }
+    tr->op[bop].is_bwd = 1;
+    (void)o;
+  }
+  /* SGD: w -= lr * g, in place */
+  for (i = 0; i < nt0 && !G->st; i++)
+    if (tr->t[i].kind == MLSYS_OFFLOAD_T_PARAM && grad[i] >= 0) {
+      int rd[2] = {i, grad[i]}, op;
+      double bytes = 3.0 * (double)tr->t[i].bytes;
+      if ((op = mlsys_offload_trace_op(tr, "SGD", mlsys__offload_gen_time(G, 2.0 * (double)tr->t[i].bytes / (double)G->eb, bytes),
+                                       2, rd, 1, &i, 0, NULL)) < 0)
+        G->st = mlsys_last_status();
+      else
+        tr->op[op].is_bwd = 1;
+    }
+fail:
+  mlsys_free(grad);
+  mlsys_free(in);
+  mlsys_free(out);
+  mlsys_free(G->fwd);
+  G->fwd = NULL;
+  if (G->st) {
+    if (G->st == MLSYS_ERR_NOMEM) mlsys_set_error(G->st, "trace generator: out of memory");
+    mlsys_offload_trace_free(G->tr);
+  }
+  return G->st;
+}
+
+static int mlsys__offload_gen_param(mlsys__offload_gen *G, int64_t elems) { return mlsys__offload_gen_tensor(G, elems, MLSYS_OFFLOAD_T_PARAM); }
+
+MLSYS_DEF mlsys_status mlsys_offload_gen_treelstm(const mlsys_offload_tree *trees, int n_trees, int in_dim, int hidden,
+                                                  const mlsys_offload_gpu_model *gpu, mlsys_offload_trace *tr) {
+  mlsys__offload_gen G;
+  int64_t h = hidden, d = in_dim;
+  int Wiou, Uiou, Uf, Wc, s, i, *hs = NULL, *cs = NULL, *kids = NULL, kcap = 0, loss_in[64], nl = 0;
+  if (!trees || n_trees < 1 || hidden < 1 || in_dim < 1)
+    return mlsys_set_error(MLSYS_ERR_ARG, "treelstm: need >= 1 tree and positive sizes (got %d trees, in %d, hidden %d)",
+                           n_trees, in_dim, hidden);
+  mlsys__offload_gen_init(&G, gpu, tr);
+  Wiou = mlsys__offload_gen_param(&G, d * 3 * h);
+  Uiou = mlsys__offload_gen_param(&G, h * 3 * h);
+  Uf = mlsys__offload_gen_param(&G, h * h);
+  Wc = mlsys__offload_gen_param(&G, h * 5);
+  for (s = 0; s < n_trees && !G.st; s++) {
+    const mlsys_offload_tree *t = &trees[s];
+    int root = -1;
+    if (t->n < 1) { G.st = mlsys_set_error(MLSYS_ERR_ARG, "treelstm: tree %d is empty", s); break; }
+    hs = (int *)mlsys_realloc_array(hs, (size_t)t->n, sizeof *hs);
+    cs = (int *)mlsys_realloc_array(cs, (size_t)t->n, sizeof *cs);
+    if (!hs || !cs) { G.st = mlsys_set_error(MLSYS_ERR_NOMEM, "treelstm: out of memory"); break; }
+    for (i = 0; i < t->n; i++)
+      if (t->parent[i] >= i || t->parent[i] < -1) {
+        G.st = mlsys_set_error(MLSYS_ERR_ARG, "treelstm: tree %d node %d has parent %d (parents come first)", s, i, t->parent[i]);
+        break;
+      }
+    /* children before parents: reverse node order */
+    for (i = t->n - 1; i >= 0 && !G.st; i--) {
+      int nk = 0, k, iou;
+      for (k = i + 1; k < t->n; k++)
+        if (t->parent[k] == i) {
+          if (nk + 4 > kcap) {
+            int *q = (int *)mlsys_realloc_array(kids, (size_t)(kcap = 2 * kcap + 16), sizeof *q);
+            if (!q) { G.st = mlsys_set_error(MLSYS_ERR_NOMEM, "treelstm: out of memory"); break; }
+            kids = q;
+          }
+          kids[nk++] = k;
+        }
+      if (G.st) break;
+      if (t->parent[i] < 0) root = i;
+      if (nk == 0) {   /* a leaf: its word's embedding, the input gates, the cell */
+        int x = mlsys__offload_gen_tensor(&G, d, MLSYS_OFFLOAD_T_INPUT), in2[2] = {x, Wiou};
+        iou = mlsys__offload_gen_op(&G, "MatMul", 2, in2, 3 * h, 2.0 * (double)(d * 3 * h), 0);
+        cs[i] = mlsys__offload_gen_op(&G, "LSTMCell", 1, &iou, h, 10.0 * (double)h, 0);
+        {
+          int in3[2] = {cs[i], iou};
+          hs[i] = mlsys__offload_gen_op(&G, "Tanh", 2, in3, h, 3.0 * (double)h, 0);
+        }
+      } else {
+        int *hin = (int *)mlsys_alloc((size_t)nk * 3 + 2, sizeof *hin), hsum, in2[2], f, n_cell = 0;
+        if (!hin) { G.st = mlsys_set_error(MLSYS_ERR_NOMEM, "treelstm: out of memory"); break; }
+        for (k = 0; k < nk; k++) hin[k] = hs[kids[k]];
+        hsum = mlsys__offload_gen_op(&G, "ReduceSum", nk, hin, h, (double)(nk * h), 0);
+        in2[0] = hsum; in2[1] = Uiou;
+        iou = mlsys__offload_gen_op(&G, "MatMul", 2, in2, 3 * h, 2.0 * (double)(h * 3 * h), 0);
+        hin[n_cell++] = iou;
+        for (k = 0; k < nk; k++) {   /* one forget gate per child (child-sum) */
+          in2[0] = hs[kids[k]]; in2[1] = Uf;
+          f = mlsys__offload_gen_op(&G, "MatMul", 2, in2, h, 2.0 * (double)(h * h), 0);
+          hin[n_cell++] = f;
+          hin[n_cell++] = cs[kids[k]];
+        }
+        cs[i] = mlsys__offload_gen_op(&G, "LSTMCell", n_cell, hin, h, (double)(10 + 3 * nk) * (double)h, 0);
+        in2[0] = cs[i]; in2[1] = iou;
+        hs[i] = mlsys__offload_gen_op(&G, "Tanh", 2, in2, h, 3.0 * (double)h, 0);
+        mlsys_free(hin);
+      }
+    }
+    if (G.st) break;
+    {   /* the sentence's class from its root */
+      int in2[2] = {hs[root], Wc}, logits = mlsys__offload_gen_op(&G, "MatMul", 2, in2, 5, 10.0 * (double)h, 0);
+      if (nl < 64) loss_in[nl++] = logits;
+      else {   /* fold into a running loss so one op never reads thousands of tensors */
+        int in3[2] = {loss_in[63], logits};
+        loss_in[63] = mlsys__offload_gen_op(&G, "Add", 2, in3, 5, 5, 0);
+      }
+    }
+  }
+  if (!G.st) mlsys__offload_gen_op(&G, "Softmax", nl, loss_in, 1, 10.0 * nl, 0);
+  mlsys_free(hs);
+  mlsys_free(cs);
+  mlsys_free(kids);
+  if (!G.st && !(tr->name = mlsys_strdup("treelstm"))) G.st = MLSYS_ERR_NOMEM;
+  return mlsys__offload_gen_finish(&G);
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_gen_varlstm(const int *lengths, int batch, int in_dim, int hidden,
+                                                 const mlsys_offload_gpu_model *gpu, mlsys_offload_trace *tr) {
+  mlsys__offload_gen G;
+  int64_t h = hidden, d = in_dim;
+  int W, U, Wc, b, t, loss_in[64], nl = 0;
+  if (!lengths || batch < 1 || hidden < 1 || in_dim < 1)
+    return mlsys_set_error(MLSYS_ERR_ARG, "varlstm: need >= 1 document and positive sizes");
+  for (b = 0; b < batch; b++)
+    if (lengths[b] < 1) return mlsys_set_error(MLSYS_ERR_ARG, "varlstm: document %d has %d tokens", b, lengths[b]);
+  mlsys__offload_gen_init(&G, gpu, tr);
+  W = mlsys__offload_gen_param(&G, d * 4 * h);
+  U = mlsys__offload_gen_param(&G, h * 4 * h);
+  Wc = mlsys__offload_gen_param(&G, h * 90);   /* Reuters-21578's 90 topics */
+  for (b = 0; b < batch && !G.st; b++) {
+    int hp = -1, cp = -1;
+    for (t = 0; t < lengths[b] && !G.st; t++) {
+      int x = mlsys__offload_gen_tensor(&G, d, MLSYS_OFFLOAD_T_INPUT), in2[2] = {x, W}, gx, gh = -1, cell[3], n = 0;
+      gx = mlsys__offload_gen_op(&G, "MatMul", 2, in2, 4 * h, 2.0 * (double)(d * 4 * h), 0);
+      cell[n++] = gx;
+      if (hp >= 0) {
+        in2[0] = hp; in2[1] = U;
+        gh = mlsys__offload_gen_op(&G, "MatMul", 2, in2, 4 * h, 2.0 * (double)(h * 4 * h), 0);
+        cell[n++] = gh;
+        cell[n++] = cp;
+      }
+      cp = mlsys__offload_gen_op(&G, "LSTMCell", n, cell, h, 12.0 * (double)h, 0);
+      in2[0] = cp; in2[1] = gx;
+      hp = mlsys__offload_gen_op(&G, "Tanh", 2, in2, h, 3.0 * (double)h, 0);
+    }
+    {
+      int in2[2] = {hp, Wc}, logits = mlsys__offload_gen_op(&G, "MatMul", 2, in2, 90, 180.0 * (double)h, 0);
+      if (nl < 64) loss_in[nl++] = logits;
+      else {
+        int in3[2] = {loss_in[63], logits};
+        loss_in[63] = mlsys__offload_gen_op(&G, "Add", 2, in3, 90, 90, 0);
+      }
+    }
+  }
+  if (!G.st) mlsys__offload_gen_op(&G, "Softmax", nl, loss_in, 1, 90.0 * nl, 0);
+  if (!G.st && !(tr->name = mlsys_strdup("varlstm"))) G.st = MLSYS_ERR_NOMEM;
+  return mlsys__offload_gen_finish(&G);
+}
+
+/* One transformer encoder layer on x (T tokens of d): attention, residual, layer norm; then the feed-forward given
+   by ffn (NULL: the dense 4x one). Returns the layer's output. */
+typedef int (*mlsys__offload_ffn_fn)(mlsys__offload_gen *G, int x, int64_t T, int64_t d, void *ctx);
+static int mlsys__offload_gen_layer(mlsys__offload_gen *G, int x, int64_t B, int64_t L, int64_t d, mlsys__offload_ffn_fn ffn, void *ctx) {
+  int64_t T = B * L, heads = d / 64 > 0 ? d / 64 : 1;
+  int Wqkv = mlsys__offload_gen_param(G, d * 3 * d), Wo = mlsys__offload_gen_param(G, d * d), in2[2], qkv, a, o, r1, x1, f, r2;
+  in2[0] = x; in2[1] = Wqkv;
+  qkv = mlsys__offload_gen_op(G, "MatMul", 2, in2, T * 3 * d, 2.0 * (double)(T * d * 3 * d), 0);
+  /* scores and probabilities: B x heads x L x L, the attention's workspace */
+  a = mlsys__offload_gen_op(G, "Attention", 1, &qkv, T * d, 4.0 * (double)(B * L * L * d), B * heads * L * L * G->eb);
+  in2[0] = a; in2[1] = Wo;
+  o = mlsys__offload_gen_op(G, "MatMul", 2, in2, T * d, 2.0 * (double)(T * d * d), 0);
+  in2[0] = o; in2[1] = x;
+  r1 = mlsys__offload_gen_op(G, "Add", 2, in2, T * d, (double)(T * d), 0);
+  x1 = mlsys__offload_gen_op(G, "LayerNorm", 1, &r1, T * d, 8.0 * (double)(T * d), 0);
+  if (ffn) f = ffn(G, x1, T, d, ctx);
+  else {
+    int W1 = mlsys__offload_gen_param(G, d * 4 * d), W2 = mlsys__offload_gen_param(G, 4 * d * d), f1, g;
+    in2[0] = x1; in2[1] = W1;
+    f1 = mlsys__offload_gen_op(G, "MatMul", 2, in2, T * 4 * d, 2.0 * (double)(T * d * 4 * d), 0);
+    g = mlsys__offload_gen_op(G, "Gelu", 1, &f1, T * 4 * d, 8.0 * (double)(T * 4 * d), 0);
+    in2[0] = g; in2[1] = W2;
+    f = mlsys__offload_gen_op(G, "MatMul", 2, in2, T * d, 2.0 * (double)(T * d * 4 * d), 0);
+  }
+  in2[0] = f; in2[1] = x1;
+  r2 = mlsys__offload_gen_op(G, "Add", 2, in2, T * d, (double)(T * d), 0);
+  return mlsys__offload_gen_op(G, "LayerNorm", 1, &r2, T * d, 8.0 * (double)(T * d), 0);
+}
+
+static int mlsys__offload_gen_head(mlsys__offload_gen *G, int x, int64_t T, int64_t d) {
+  int Wc = mlsys__offload_gen_param(G, d * 2), in2[2] = {x, Wc}, logits;
+  logits = mlsys__offload_gen_op(G, "MatMul", 2, in2, T * 2, 4.0 * (double)(T * d), 0);
+  return mlsys__offload_gen_op(G, "Softmax", 1, &logits, 1, 10.0 * (double)T, 0);
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_gen_varbert(int layers, int batch, int seq_len, int hidden,
+                                                 const mlsys_offload_gpu_model *gpu, mlsys_offload_trace *tr) {
+  mlsys__offload_gen G;
+  int l, x;
+  int64_t T = (int64_t)batch * seq_len;
+  if (layers < 1 || batch < 1 || seq_len < 1 || hidden < 1)
+    return mlsys_set_error(MLSYS_ERR_ARG, "varbert: layers, batch, sequence length and hidden size must be >= 1");
+  mlsys__offload_gen_init(&G, gpu, tr);
+  x = mlsys__offload_gen_tensor(&G, T * hidden, MLSYS_OFFLOAD_T_INPUT);
+  for (l = 0; l < layers && !G.st; l++) x = mlsys__offload_gen_layer(&G, x, batch, seq_len, hidden, NULL, NULL);
+  if (!G.st) mlsys__offload_gen_head(&G, x, T, hidden);
+  if (!G.st && !(tr->name = mlsys_strdup("varbert"))) G.st = MLSYS_ERR_NOMEM;
+  return mlsys__offload_gen_finish(&G);
+}
+
+typedef struct { int experts, top_k; mlsys_rng rng; } mlsys__offload_moe;
+
+/* top-k routing: each token picks k distinct experts, the router's preference skewed (Zipf over a per-layer random
+   order of the experts), so some experts get many tokens and some none, differently in each layer */
+static int mlsys__offload_moe_ffn(mlsys__offload_gen *G, int x, int64_t T, int64_t d, void *ctx) {
+  mlsys__offload_moe *M = (mlsys__offload_moe *)ctx;
+  int E = M->experts, k = M->top_k < E ? M->top_k : E, e, Wr, in2[2], logits, route, *ys, ny = 0, *order;
+  int64_t *cnt, t;
+  double *w, wsum = 0;
+  cnt = (int64_t *)mlsys_calloc((size_t)E, sizeof *cnt);
+  w = (double *)mlsys_alloc((size_t)E, sizeof *w);
+  order = (int *)mlsys_alloc((size_t)E, sizeof *order);
+  ys = (int *)mlsys_alloc((size_t)E + 1, sizeof *ys);
+  if (!cnt || !w || !order || !ys) {
+    G->st = mlsys_set_error(MLSYS_ERR_NOMEM, "moe: out of memory");
+    mlsys_free(cnt); mlsys_free(w); mlsys_free(order); mlsys_free(ys);
+    return 0;
+  }
+  for (e = 0; e < E; e++) order[e] = e;
+  for (e = E - 1; e > 0; e--) {
+    int j = (int)mlsys_rng_below(&M->rng, (uint64_t)e + 1), tmp = order[e];
+    order[e] = order[j];
+    order[j] = tmp;
+  }
+  for (e = 0; e < E; e++) wsum += (w[order[e]] = 1.0 / (e + 1));
+  for (t = 0; t < T; t++) {
+    int picked = 0, guard = 0;
+    unsigned char seen[256] = {0};
+    while (picked < k && guard++ < 1000) {
+      double u = mlsys_rng_uniform(&M->rng) * wsum;
+      for (e = 0; e < E - 1 && u >= w[e]; e++) u -= w[e];
+      if (e < 256 && seen[e]) continue;
+      if (e < 256) seen[e] = 1;
+      cnt[e]++;
+      picked++;
+    }
+  }
+  Wr = mlsys__offload_gen_param(G, d * E);
+  in2[0] = x; in2[1] = Wr;
+  logits = mlsys__offload_gen_op(G, "MatMul", 2, in2, T * E, 2.0 * (double)(T * d * E), 0);
+  route = mlsys__offload_gen_op(G, "TopK", 1, &logits, T * k, (double)(T * E), 0);
+  for (e = 0; e < E; e++) {
+    int W1 = mlsys__offload_gen_param(G, d * 4 * d), W2 = mlsys__offload_gen_param(G, 4 * d * d), xe, h1, g;
+    int64_t n = cnt[e];
+    if (n == 0) continue;   /* this expert runs on no token: no op, no gradient */
+    in2[0] = x; in2[1] = route;
+    xe = mlsys__offload_gen_op(G, "Gather", 2, in2, n * d, (double)(n * d), 0);
+    in2[0] = xe; in2[1] = W1;
+    h1 = mlsys__offload_gen_op(G, "MatMul", 2, in2, n * 4 * d, 2.0 * (double)(n * d * 4 * d), 0);
+    g = mlsys__offload_gen_op(G, "Gelu", 1, &h1, n * 4 * d, 8.0 * (double)(n * 4 * d), 0);
+    in2[0] = g; in2[1] = W2;
+    ys[ny++] = mlsys__offload_gen_op(G, "MatMul", 2, in2, n * d, 2.0 * (double)(n * d * 4 * d), 0);
+  }
+  ys[ny++] = route;
+  e = mlsys__offload_gen_op(G, "ScatterND", ny, ys, T * d, (double)(T * d * k), 0);
+  mlsys_free(cnt); mlsys_free(w); mlsys_free(order); mlsys_free(ys);
+  return e;
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_gen_moe(int layers, int experts, int top_k, int tokens, int hidden, uint64_t seed,
+                                             const mlsys_offload_gpu_model *gpu, mlsys_offload_trace *tr) {
+  mlsys__offload_gen G;
+  mlsys__offload_moe M;
+  int l, x;
+  if (layers < 1 || experts < 1 || experts > 256 || top_k < 1 || tokens < 1 || hidden < 1)
+    return mlsys_set_error(MLSYS_ERR_ARG, "moe: layers, tokens, hidden >= 1, experts 1..256, top_k >= 1");
+  mlsys__offload_gen_init(&G, gpu, tr);
+  M.experts = experts;
+  M.top_k = top_k;
+  mlsys_rng_seed(&M.rng, seed);
+  x = mlsys__offload_gen_tensor(&G, (int64_t)tokens * hidden, MLSYS_OFFLOAD_T_INPUT);
+  for (l = 0; l < layers && !G.st; l++) x = mlsys__offload_gen_layer(&G, x, 1, tokens, hidden, mlsys__offload_moe_ffn, &M);
+  if (!G.st) mlsys__offload_gen_head(&G, x, tokens, hidden);
+  if (!G.st && !(tr->name = mlsys_strdup("moe"))) G.st = MLSYS_ERR_NOMEM;
+  return mlsys__offload_gen_finish(&G);
+}
 
 #include "offload_frag/dtr_impl.h"
 #include "offload_frag/uvm_zero_impl.h"

@@ -551,7 +551,7 @@ TEST(simulator_identities) {
       REQUIRE_OK(mlsys_offload_sim_dynn(&tr, &hw, &b, &rd));
       if (!rd.feasible || rd.peak_bytes > hw.gpu_bytes || rd.time_us < f.compute_us - 1e-9) bad++;
       /* infinite bandwidth, no latency: exactly Σc (rounding aside) */
-      hw.h2d_gbps = hw.d2h_gbps = INFINITY;
+      hw.h2d_gbps = hw.d2h_gbps = hw.d2d_gbps = INFINITY;
       hw.lat_us = -1;
       REQUIRE_OK(mlsys_offload_sim_dynn(&tr, &hw, &b, &rd));
       if (fabs(rd.time_us - f.compute_us) > 1e-9 * f.compute_us) bad++;
@@ -575,20 +575,21 @@ TEST(simulator_identities) {
 }
 
 TEST(dynn_events_by_hand) {
-  /* chain of 2 layers, forward + backward = 4 ops, act 100 B, weights 50 B, forward op 10 µs, backward 20 µs.
-     GPU 600 B, no reserve: buffers 300 B. Bandwidth 1e-3 GB/s = 1 B/µs, no latency, serialised copies.
-     Blocks {op0, op1} {op2, op3} (given):
-       B1 = fwd0 (reads a0 [input, 100], W0 [50]; writes a1 [100]) + fwd1 (reads a1, W1 [50]; writes a2 [100]):
-            ws = 100+50+100+50+100 = 400 > 300 → does not fit. So use 4 blocks of one op each:
-       B1 = fwd0: in = a0 + W0 = 150, ev = a1 (read later) = 100; c = 10
-       B2 = fwd1: in = a1 + W1 = 150 (a1 first written in B1, before B2), ev = a2 = 100; c = 10
-       B3 = bwd1 (reads a2, a1, W1; writes g1 [100], dW1 [50]): in = 250, ev = g1 + dW1 = 150; c = 20
-       B4 = bwd0 (reads g1, a0, W0; writes g0 [100] (a result: nothing reads it), dW0 [50]): in = 250, ev = 150; c = 20
-     (ws of B3 = 100+100+50+100+50 = 400 > 300: needs 900 B of GPU to fit; take GPU 800 → buffers 400.)
-     Events (one engine): S1 = in1 = 150. During B1: prefetch B2 (150): engine 150..300; S2 = max(160, 300) = 300.
-       During B2: evict B1 (100) + prefetch B3 (250): engine 300..650; S3 = max(310, 650) = 650.
-       During B3: evict B2 (100) + prefetch B4 (250): 650..1000; S4 = max(670, 1000) = 1000.
-       During B4: evict B3 (150): 1000..1150. End = max(1000 + 20, 1150) + ev(B4) 150 = 1300. */
+  /* chain of 2 layers (tests' chain_trace): f0 reads a0 (input, 100 B), W0 (50) and writes a1 (100); f1 reads a1, W1
+     (50), writes a2 (100); b1 reads a2, a1, W1 and writes g1 (100), dW1 (50); b0 reads g1, a0, W0 and writes g0 (100,
+     a result: nothing reads it), dW0 (50). Forward 10 µs, backward 20 µs. One block per op, GPU 800 B, no reserve:
+     buffers of 400. PCIe 1 B/µs each way, no latency, serialised copies; on-GPU copies at 1.5e6 B/µs.
+     Per block, what comes from outside: B1 a0 + W0 over PCIe (150); B2 a1 carried from B1's buffer (100), W1 over
+     PCIe (50); B3 a2, a1, W1 all carried (250); B4 g1 carried (100), a0 + W0 over PCIe (150).
+     Evictions (exact, in the simulator): B1 a1 and B2 a2 are carried on, not copied out; B3 dW1 (50: dirty, needed by
+     nobody next, a result); B4 g0 + dW0 (150). Events on one copy engine:
+       S1 = 150. During B1: prefetch B2 (50): 150..200; S2 = max(160, 200) + 100/1.5e6.
+       During B2: evict B1 (0) + prefetch B3 (0); S3 = S2 + 10 + 250/1.5e6 = 210 + 350/1.5e6.
+       During B3: evict B2 (0) + prefetch B4 (150): S3..S3+150; S4 = max(S3 + 20, S3 + 150) + 100/1.5e6 = 360 + 450/1.5e6.
+       During B4: evict B3 (50): S4..S4+50. End = max(S4 + 20, S4 + 50) + 150 = 560 + 450/1.5e6.
+     The cost model (DP objective) counts every dirty live tensor as evicted by its block: m(B1) = 150 + a1 100,
+     m(B2) = 50 + a2 100, m(B3) = 0 + g1 + dW1 150, m(B4) = 150 + 150:
+       T = 250 + max(10, 150) + max(10, 150) + max(20, 300) + 20 + 450/1.5e6 = 870 + 450/1.5e6. */
   mlsys_offload_trace tr;
   mlsys_offload_hw hw;
   mlsys_offload_blocks b;
@@ -600,20 +601,156 @@ TEST(dynn_events_by_hand) {
   b.start = start;
   REQUIRE_OK(mlsys_offload_sim_dynn(&tr, &hw, &b, &r));
   CHECK(r.feasible);
-  CHECK_NEAR(r.time_us, 1300, 1e-9);
-  CHECK_EQ_INT(r.bytes_h2d, 150 + 150 + 250 + 250);
-  CHECK_EQ_INT(r.bytes_d2h, 100 + 100 + 150 + 150);
+  CHECK_NEAR(r.time_us, 560 + 450 / 1.5e6, 1e-9);
+  CHECK_EQ_INT(r.bytes_h2d, 150 + 50 + 0 + 150);
+  CHECK_EQ_INT(r.bytes_d2h, 50 + 150);
+  CHECK_EQ_INT(r.bytes_d2d, 100 + 250 + 100);
   CHECK_EQ_INT(r.peak_bytes, 800);   /* B3 + B4 working sets: 400 + 400 */
-  CHECK_NEAR(r.migration_us, 1300 - 60, 1e-9);
-  /* the model's T for the same blocks: m1 + max(c1, m2) + max(c2, m3) + max(c3, m4) + c4
-     = 250 + max(10, 250) + max(10, 400) + max(20, 400) + 20 = 1320 */
-  CHECK_NEAR(mlsys_offload_plan_time(&tr, &hw, start, 4), 1320, 1e-9);
+  CHECK_NEAR(r.migration_us, 500 + 450 / 1.5e6, 1e-9);
+  CHECK_NEAR(mlsys_offload_plan_time(&tr, &hw, start, 4), 870 + 450 / 1.5e6, 1e-9);
   /* buffers of 300: B3 does not fit */
   hw.gpu_bytes = 600;
   REQUIRE_OK(mlsys_offload_sim_dynn(&tr, &hw, &b, &r));
   CHECK(!r.feasible);
   CHECK_CONTAINS(r.why, "block 2");
   mlsys_offload_trace_free(&tr);
+}
+
+/* ---- generated DyNN traces ---- */
+
+TEST(link_grammar_trees_parse) {
+  /* tests/data/offload/trees.txt: 600 sentences parsed by Debian's link-grammar. The first tree, counted by hand:
+     (S (NP adding.g (SBAR (S (NP users.n {with} {'}) (VP add{&}.v))) {user} {'})
+        (VP is.v (ADJP much easier.a-c (PP than.e (NP adding.g)) {them} (ADVP manually))) .)
+     11 labelled nodes (S NP SBAR S NP VP VP ADJP PP NP ADVP) and 15 words: 26 nodes */
+  char *text;
+  size_t len;
+  mlsys_offload_tree *t;
+  int n, i, leaves = 0, bad = 0;
+  REQUIRE_OK(mlsys_read_file("tests/data/offload/trees.txt", &text, &len));
+  REQUIRE_OK(mlsys_offload_trees_parse(text, len, "trees.txt", &t, &n));
+  CHECK_EQ_INT(n, 600);
+  CHECK_EQ_INT(t[0].n, 26);
+  for (i = 1; i < t[0].n; i++) {
+    int k, kids = 0;
+    for (k = i + 1; k < t[0].n; k++) kids += t[0].parent[k] == i;
+    leaves += kids == 0;
+  }
+  CHECK_EQ_INT(leaves, 15);
+  CHECK_EQ_INT(t[0].parent[0], -1);
+  for (i = 0; i < n; i++) {
+    int k;
+    for (k = 1; k < t[i].n; k++) bad += t[i].parent[k] < 0 || t[i].parent[k] >= k;
+    mlsys_offload_tree_free(&t[i]);
+  }
+  CHECK_EQ_INT(bad, 0);
+  mlsys_free(t);
+  mlsys_free(text);
+  {
+    static const char *broken[] = {"(S (NP a b)\n", "(S a))\n"};
+    for (i = 0; i < 2; i++) {
+      CHECK_EQ_INT(mlsys_offload_trees_parse(broken[i], strlen(broken[i]), "mem", &t, &n), MLSYS_ERR_PARSE);
+      CHECK_CONTAINS(mlsys_last_error(), "mem:1");
+    }
+  }
+}
+
+TEST(treelstm_trace_shape) {
+  /* op counts from the tree shapes: a leaf is 3 forward ops, an inner node with k children 4 + k, each tree one
+     classifier, the batch one loss; every forward op has one backward op (all lie on the loss's path); 4 weights
+     get one SGD each. Then the simulator on it: PyTorch fits at the peak, DO at half the peak, DP never slower than
+     an even split with as many blocks */
+  char *text;
+  size_t len;
+  mlsys_offload_tree *t;
+  mlsys_offload_trace tr;
+  int n, i, k, want_fwd = 0, nb = 200, fwd = 0, bwd = 0, sgd = 0;
+  REQUIRE_OK(mlsys_read_file("tests/data/offload/trees.txt", &text, &len));
+  REQUIRE_OK(mlsys_offload_trees_parse(text, len, "trees.txt", &t, &n));
+  for (i = 0; i < nb; i++) {
+    for (k = 0; k < t[i].n; k++) {
+      int j, kids = 0;
+      for (j = k + 1; j < t[i].n; j++) kids += t[i].parent[j] == k;
+      want_fwd += kids ? 4 + kids : 3;
+    }
+    want_fwd += 1 + (i >= 64);   /* past 64 trees, each classifier is folded into the loss with an Add */
+  }
+  want_fwd += 1;
+  REQUIRE_OK(mlsys_offload_gen_treelstm(t, nb, 300, 1090, NULL, &tr));   /* the DTR prototype's TreeLSTM sizes */
+  for (i = 0; i < tr.n_op; i++) {
+    const char *nm = mlsys_offload_op_name(&tr, i);
+    if (!strcmp(nm, "SGD")) sgd++;
+    else if (tr.op[i].is_bwd) bwd++;
+    else fwd++;
+  }
+  CHECK_EQ_INT(fwd, want_fwd);
+  CHECK_EQ_INT(bwd, want_fwd);
+  CHECK_EQ_INT(sgd, 4);
+  {
+    mlsys_offload_hw hw;
+    mlsys_offload_simres r;
+    mlsys_offload_blocks dp, ev;
+    mlsys_offload_part_opts o;
+    int64_t peak = mlsys_offload_peak_bytes(&tr);
+    memset(&hw, 0, sizeof hw);
+    hw.gpu_bytes = peak / 2;
+    REQUIRE_OK(mlsys_offload_simulate(&tr, &hw, MLSYS_OFFLOAD_POLICY_DYNN, &r));
+    CHECK(r.feasible && r.peak_bytes <= hw.gpu_bytes && r.time_us >= r.compute_us);
+    memset(&o, 0, sizeof o);
+    REQUIRE_OK(mlsys_offload_partition(&tr, &hw, &o, &dp));
+    o.kind = MLSYS_OFFLOAD_PART_EVEN_TIME;
+    o.k = dp.k;
+    REQUIRE_OK(mlsys_offload_partition(&tr, &hw, &o, &ev));
+    printf("    %d trees: %d ops, peak %.1f MB, Σc %.2f ms; at half the peak DO %.2f ms (%d blocks), even time %.2f ms\n", nb,
+           tr.n_op, peak / 1e6, r.compute_us / 1e3, r.time_us / 1e3, dp.k, ev.time_us / 1e3);
+    CHECK(ev.time_us >= dp.time_us);
+    mlsys_offload_blocks_free(&dp);
+    mlsys_offload_blocks_free(&ev);
+  }
+  mlsys_offload_trace_free(&tr);
+  for (i = 0; i < n; i++) mlsys_offload_tree_free(&t[i]);
+  mlsys_free(t);
+  mlsys_free(text);
+}
+
+TEST(varbert_varlstm_moe_shapes) {
+  mlsys_offload_trace tr, tr2;
+  int i, lens[3] = {5, 1, 9}, fwd = 0;
+  int64_t p1, p2;
+  /* varbert: 10 forward ops per layer + classifier + loss; the peak grows with depth */
+  REQUIRE_OK(mlsys_offload_gen_varbert(4, 2, 128, 256, NULL, &tr));
+  for (i = 0; i < tr.n_op; i++) fwd += !tr.op[i].is_bwd;
+  CHECK_EQ_INT(fwd, 4 * 10 + 2);
+  CHECK_EQ_INT(tr.n_op, 2 * fwd + 4 * 4 + 1);   /* backward mirrors; SGD for 4 weights per layer + the classifier */
+  p1 = mlsys_offload_peak_bytes(&tr);
+  mlsys_offload_trace_free(&tr);
+  REQUIRE_OK(mlsys_offload_gen_varbert(8, 2, 128, 256, NULL, &tr));
+  p2 = mlsys_offload_peak_bytes(&tr);
+  CHECK(p2 > p1);
+  mlsys_offload_trace_free(&tr);
+  /* varlstm: first step of a document has no recurrent matmul: 3 ops, later steps 4; one classifier per document */
+  REQUIRE_OK(mlsys_offload_gen_varlstm(lens, 3, 300, 128, NULL, &tr));
+  fwd = 0;
+  for (i = 0; i < tr.n_op; i++) fwd += !tr.op[i].is_bwd;
+  CHECK_EQ_INT(fwd, (3 + 4 * 4) + 3 + (3 + 8 * 4) + 3 + 1);
+  mlsys_offload_trace_free(&tr);
+  /* moe: the same seed gives the same trace, another seed another routing */
+  REQUIRE_OK(mlsys_offload_gen_moe(3, 8, 2, 256, 128, 7, NULL, &tr));
+  REQUIRE_OK(mlsys_offload_gen_moe(3, 8, 2, 256, 128, 7, NULL, &tr2));
+  CHECK(traces_equal(&tr, &tr2));
+  mlsys_offload_trace_free(&tr2);
+  {
+    int differ = 0, s;
+    for (s = 8; s < 16 && !differ; s++) {
+      REQUIRE_OK(mlsys_offload_gen_moe(3, 8, 2, 256, 128, (uint64_t)s, NULL, &tr2));
+      differ = !traces_equal(&tr, &tr2);
+      mlsys_offload_trace_free(&tr2);
+    }
+    CHECK(differ);
+  }
+  mlsys_offload_trace_free(&tr);
+  CHECK_EQ_INT(mlsys_offload_gen_moe(1, 0, 1, 4, 4, 1, NULL, &tr), MLSYS_ERR_ARG);
+  CHECK_EQ_INT(mlsys_offload_gen_varlstm((int[]){0}, 1, 4, 4, NULL, &tr), MLSYS_ERR_ARG);
 }
 
 TEST_MAIN()
