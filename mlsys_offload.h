@@ -2331,7 +2331,8 @@ MLSYS_DEF mlsys_status mlsys_offload_gen_moe(int layers, int experts, int top_k,
 
 static mlsys_status mlsys__offload_simulate_more(const mlsys_offload_trace *tr, const mlsys_offload_hw *hw, int policy,
                                                  mlsys_offload_simres *r) {
-  (void)tr; (void)hw; (void)r;
+  if (policy == MLSYS_OFFLOAD_POLICY_UVM) return mlsys_offload_sim_uvm(tr, hw, NULL, r);
+  if (policy == MLSYS_OFFLOAD_POLICY_ZERO) return mlsys_offload_sim_zero(tr, hw, NULL, r);
   if (policy < 0 || policy >= MLSYS_OFFLOAD_POLICY_N_) return mlsys_set_error(MLSYS_ERR_ARG, "unknown policy %d", policy);
   return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "policy %s is not simulated yet", mlsys_offload_policy_name(policy));
 }

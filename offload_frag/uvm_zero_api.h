@@ -18,7 +18,7 @@
    persist): their pages leave the GPU with no copy. Persistent tensors start on the host.
    The trace runs `iterations` times and the result is the last one. feasible = 0 when the footprint
    (facts.peak_bytes) exceeds oversub_max × gpu_bytes, why "... exceeds UVM cap ..." (the simulation still runs
-   and its numbers are filled in), or when one op's pages alone exceed the capacity (then only compute_us is).
+   and its numbers are filled in), or when one op's pages alone exceed the capacity (then only compute_us is set).
    Result: time_us = compute_us + migration_us (fault service), bytes_h2d/d2h (whole pages), n_faults (batches),
    n_evictions (chunk evictions), peak_bytes = fixed_bytes + most resident page bytes of the reported iteration. */
 typedef struct {
@@ -32,7 +32,7 @@ MLSYS_DEF mlsys_status mlsys_offload_sim_uvm(const mlsys_offload_trace *tr, cons
                                              const mlsys_offload_uvm_opts *o, mlsys_offload_simres *r);
 
 /* ---- ZeRO-Offload (spec §4.4): fp16 parameters and activations on the GPU, optimizer state and step on the CPU ----
-   M = Σ bytes of PARAM tensors / 2 (the trace's parameters are fp16: 2 bytes each). An op is an optimizer op if
+   M = Σ bytes of PARAM tensors / param_bytes (default 2: the trace's parameters are fp16). An op is an optimizer op if
    its name contains "adam", "sgd" or "optim" (any case) or it writes an OPT tensor; it runs on the CPU, so its
    time, workspace and the tensors alive only during optimizer ops leave the GPU.
    GPU bytes = facts' live-byte curve without OPT tensors, at its highest over the other ops (= facts.peak_bytes −
@@ -42,7 +42,7 @@ MLSYS_DEF mlsys_status mlsys_offload_sim_uvm(const mlsys_offload_trace *tr, cons
      no DPU: T = T_fb + max(0, 2M/BW_d2h − overlap) + M/thr + 2M/BW_h2d
      DPU:    T = max(T_fb, 2M/BW_d2h + M/thr + 2M/BW_h2d)     (step t's CPU work under step t+1's GPU work)
    compute_us = T_fb; migration_us = exposed copies; other_us = exposed CPU Adam (with DPU the exposed tail
-   T − T_fb is split between the two in proportion to their durations); bytes_d2h = bytes_h2d = 2M. Per-copy
+   T − T_fb is split between the two in proportion to their durations); bytes_d2h = bytes_h2d = 2M (fp16). Per-copy
    latency is not charged (gradients stream in many buckets; the spec's formula has none). */
 typedef struct {
   double cpu_adam_params_per_us;   /* CPU Adam throughput: 1000 parameters/µs (DeepSpeed PR #735: CPU-Adam steps an
@@ -50,6 +50,8 @@ typedef struct {
                                       INFINITY: free */
   int dpu;                          /* delayed parameter update */
   double overlap_bwd_frac;          /* share of the backward time the gradient stream overlaps: 1; negative = none */
+  int param_bytes;                  /* bytes a parameter takes in the trace: 2 (fp16); 4 for fp32 traces such as
+                                       mlsys_offload_gen_*'s (M = Σ PARAM bytes / param_bytes; the copies stay fp16) */
 } mlsys_offload_zero_opts;          /* zero (or NULL) = defaults */
 MLSYS_DEF mlsys_status mlsys_offload_sim_zero(const mlsys_offload_trace *tr, const mlsys_offload_hw *hw,
                                               const mlsys_offload_zero_opts *o, mlsys_offload_simres *r);

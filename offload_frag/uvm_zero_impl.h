@@ -199,8 +199,8 @@ MLSYS_DEF mlsys_status mlsys_offload_sim_uvm(const mlsys_offload_trace *tr, cons
   r->feasible = 1;
   if ((double)f.peak_bytes > oversub * (double)hw->gpu_bytes) {
     over_cap = 1;
-    mlsys__offload_infeasible(r, "footprint %lld bytes is %.2fx the GPU's %lld: exceeds UVM cap of %gx", (long long)f.peak_bytes,
-                              (double)f.peak_bytes / (double)hw->gpu_bytes, (long long)hw->gpu_bytes, oversub);
+    mlsys__offload_infeasible(r, "footprint %lld bytes exceeds UVM cap of %gx the GPU's %lld bytes", (long long)f.peak_bytes, oversub,
+                              (long long)hw->gpu_bytes);
   }
   /* layout: persistent tensors in id order, then op by op what it writes first, then its workspace */
   u.p0 = (int64_t *)mlsys_alloc((size_t)tr->n_t + 1, sizeof(int64_t));
@@ -306,15 +306,16 @@ MLSYS_DEF mlsys_status mlsys_offload_sim_zero(const mlsys_offload_trace *tr, con
   mlsys_status st;
   double thr, frac, tfb = 0, tbwd = 0, M, d2h, adam, h2d, exposed_d2h, cpu;
   int64_t *delta, base, live = 0, peak, pbytes = 0;
-  int i, t, nparam = 0, peak_op = -1;
+  int i, t, nparam = 0, peak_op = -1, pb;
   if (!tr || !r) return mlsys_set_error(MLSYS_ERR_ARG, "ZeRO-Offload simulation: NULL %s", tr ? "result" : "trace");
   memset(r, 0, sizeof *r);
   if ((st = mlsys__offload_hw_norm(tr, hw, &h))) return st;
   thr = !o || o->cpu_adam_params_per_us == 0 ? 1000.0 : o->cpu_adam_params_per_us;
   frac = !o || o->overlap_bwd_frac == 0 ? 1.0 : o->overlap_bwd_frac < 0 ? 0.0 : o->overlap_bwd_frac;
-  if (!(thr > 0) || !(frac <= 1))
-    return mlsys_set_error(MLSYS_ERR_ARG, "ZeRO-Offload: CPU Adam throughput %g parameters/µs (must be > 0), backward overlap %g (must be <= 1)",
-                           thr, frac);
+  pb = o && o->param_bytes ? o->param_bytes : 2;
+  if (!(thr > 0) || !(frac <= 1) || pb < 0)
+    return mlsys_set_error(MLSYS_ERR_ARG, "ZeRO-Offload: CPU Adam throughput %g parameters/µs (must be > 0), backward overlap %g (must be <= 1), %d bytes a parameter",
+                           thr, frac, pb);
   if ((st = mlsys_offload_trace_facts(tr, &f))) return st;
   if (!(delta = (int64_t *)mlsys_calloc((size_t)tr->n_op + 2, sizeof(int64_t)))) {
     mlsys_offload_facts_free(&f);
@@ -347,12 +348,12 @@ MLSYS_DEF mlsys_status mlsys_offload_sim_zero(const mlsys_offload_trace *tr, con
     mlsys__offload_infeasible(r, "ZeRO-Offload does not apply: no parameters in the trace");
     return MLSYS_OK;
   }
-  M = (double)pbytes / 2;   /* fp16: 2 bytes a parameter */
+  M = (double)pbytes / pb;
   d2h = 2 * M / h.d2h;
   adam = M / thr;
   h2d = 2 * M / h.h2d;
   r->compute_us = tfb;
-  r->bytes_d2h = r->bytes_h2d = pbytes;
+  r->bytes_d2h = r->bytes_h2d = (int64_t)(2 * M);   /* fp16 gradients out, fp16 parameters in */
   r->peak_bytes = peak;
   if (o && o->dpu) {
     double cpu_side = d2h + adam + h2d, tail = cpu_side > tfb ? cpu_side - tfb : 0;
