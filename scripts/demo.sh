@@ -203,4 +203,18 @@ if [ -x build/examples/index_basics ] || make --no-print-directory -s build/exam
   build/examples/index_basics || status=1
   echo
 fi
+echo "== mlsys_offload.h — DyNN-Offload: tensors offloaded to CPU memory for a dynamic network"
+echo "-- The DTR paper's TreeLSTM trace (a real PyTorch run, tests/data/dtr/logs.zip) on a GPU with half the memory"
+echo "   it needs: plain PyTorch runs out of memory; DyNN-Offload (double buffer, exact partition), DTR (recompute),"
+echo "   unified memory and ZeRO-Offload are simulated on the same trace and PCIe 3.0:"
+echo "\$ mlsys offload simulate --trace treelstm-6 --gpu-mem 50%"
+"$M" offload simulate --trace treelstm-6 --gpu-mem 50% || status=1
+echo
+if [ -x build/examples/offload_basics ] || make --no-print-directory -s build/examples/offload_basics >/dev/null 2>&1; then
+  echo "-- The C API (examples/offload_basics.c): a Tree-LSTM iteration over 200 real sentences' parse trees"
+  echo "   (link-grammar), partitioned for half its memory, every policy simulated:"
+  echo "\$ build/examples/offload_basics"
+  build/examples/offload_basics || status=1
+  echo
+fi
 exit $status
