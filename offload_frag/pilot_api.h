@@ -25,7 +25,7 @@ typedef struct {
   float leaky;      /* LeakyReLU slope for x < 0: 0.01 (must be in (0, 1]) */
   float lr;         /* SGD learning rate: 0.01 */
   float w_rows;     /* loss weight on element 0 of each block: 4 */
-  uint64_t seed;    /* weights, projection and shuffling: 1 */
+  uint64_t seed;    /* weights, projection and shuffling: 1 (so seeds 0 and 1 give the same model) */
 } mlsys_offload_pilot_cfg;  /* zero = defaults (field by field) */
 
 #define MLSYS_OFFLOAD_PILOT_MAX_DIM 4096          /* e_proj, d, h, d_out, k_max */

@@ -337,13 +337,21 @@ MLSYS_DEF void mlsys_offload_pilot_afm_features(const mlsys_offload_pilot *m, co
 
 /* ---- forward and backward ---- */
 
+/* u = W x + b. Four partial sums: without -ffast-math the compiler may not reorder one sum, and the dependency chain
+   of a single accumulator made this the whole cost of a forward pass. */
 static void mlsys__offload_pilot_dense(const float *W, const float *b, const float *x, int nin, int nout, float *u) {
   int o, i;
   for (o = 0; o < nout; o++) {
     const float *w = W + (size_t)o * (size_t)nin;
-    float s = b[o];
-    for (i = 0; i < nin; i++) s += w[i] * x[i];
-    u[o] = s;
+    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+    for (i = 0; i + 4 <= nin; i += 4) {
+      s0 += w[i] * x[i];
+      s1 += w[i + 1] * x[i + 1];
+      s2 += w[i + 2] * x[i + 2];
+      s3 += w[i + 3] * x[i + 3];
+    }
+    for (; i < nin; i++) s0 += w[i] * x[i];
+    u[o] = b[o] + ((s0 + s1) + (s2 + s3));
   }
 }
 
