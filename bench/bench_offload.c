@@ -1,0 +1,140 @@
+/* bench/bench_offload.c — DyNN-Offload against its baselines in simulation (bench/RESULTS.md §11).
+
+   Traces: the eight real DTR prototype logs (tests/data/dtr/logs.zip, PyTorch runs of the DTR paper) and generated
+   DyNN iterations (a child-sum Tree-LSTM over 200 link-grammar parses of real sentences, a var-LSTM over documents whose
+   lengths are those sentences' word counts, var-BERT, a top-2 MoE). For each, at 1/2, 1/3, 1/4 and 1/8 of the peak
+   without offloading and at PCIe 3.0 (12 GB/s) and 5.0 (50 GB/s): every policy's simulated iteration time as a
+   multiple of the compute time ("-" = cannot run in that memory), and DyNN-Offload's advantage over DTR. Then the DP
+   partition against the three even splits with as many blocks (seed Fig. 12, H14). Run from the repository root:
+   build/bench_offload [--quick]. Prints markdown. */
+#define MLSYS_IMPLEMENTATION
+#include "mlsys_offload.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *unzip_log(const char *name, size_t *len) {
+  char cmd[512], *buf = NULL;
+  size_t cap = 0, n = 0, r;
+  FILE *p;
+  snprintf(cmd, sizeof cmd, "unzip -p tests/data/dtr/logs.zip 'logs/%s*' 2>/dev/null", name);
+  if (!(p = popen(cmd, "r"))) return NULL;
+  for (;;) {
+    if (n + 65536 > cap) {
+      char *q = (char *)realloc(buf, cap = 2 * cap + 65536);
+      if (!q) { free(buf); pclose(p); return NULL; }
+      buf = q;
+    }
+    if ((r = fread(buf + n, 1, cap - n, p)) == 0) break;
+    n += r;
+  }
+  if (pclose(p) != 0 || n == 0) { free(buf); return NULL; }
+  *len = n;
+  return buf;
+}
+
+typedef struct { const char *name; mlsys_offload_trace tr; } item;
+
+static void row(const item *it, double frac, double gbps) {
+  mlsys_offload_hw hw;
+  mlsys_offload_simres r[MLSYS_OFFLOAD_POLICY_N_];
+  int p;
+  int64_t peak = mlsys_offload_peak_bytes(&it->tr);
+  memset(&hw, 0, sizeof hw);
+  hw.gpu_bytes = (int64_t)(peak * frac);
+  hw.h2d_gbps = hw.d2h_gbps = gbps;
+  printf("| %s | 1/%.0f | %.0f |", it->name, 1 / frac, gbps);
+  for (p = 0; p < MLSYS_OFFLOAD_POLICY_N_; p++) {
+    if (mlsys_offload_simulate(&it->tr, &hw, p, &r[p]) != MLSYS_OK) {
+      r[p].feasible = 0;
+      printf(" error |");
+    } else if (!r[p].feasible) printf(" - |");
+    else printf(" %.2f |", r[p].time_us / r[p].compute_us);
+  }
+  if (r[MLSYS_OFFLOAD_POLICY_DYNN].feasible && r[MLSYS_OFFLOAD_POLICY_DTR].feasible)
+    printf(" %+.0f %% |\n", 100 * (1 - r[MLSYS_OFFLOAD_POLICY_DYNN].time_us / r[MLSYS_OFFLOAD_POLICY_DTR].time_us));
+  else
+    printf(" |\n");
+  fflush(stdout);
+}
+
+static void split_row(const item *it, double frac) {
+  mlsys_offload_hw hw;
+  mlsys_offload_part_opts o;
+  mlsys_offload_blocks dp, b;
+  int kind;
+  memset(&hw, 0, sizeof hw);
+  hw.gpu_bytes = (int64_t)(mlsys_offload_peak_bytes(&it->tr) * frac);
+  memset(&o, 0, sizeof o);
+  if (mlsys_offload_partition(&it->tr, &hw, &o, &dp) != MLSYS_OK) {
+    printf("| %s | 1/%.0f | - | %s |\n", it->name, 1 / frac, mlsys_last_error());
+    return;
+  }
+  printf("| %s | 1/%.0f | %d | %.2f |", it->name, 1 / frac, dp.k, dp.time_us / 1e3);
+  for (kind = MLSYS_OFFLOAD_PART_EVEN_OPS; kind <= MLSYS_OFFLOAD_PART_EVEN_BYTES; kind++) {
+    o.kind = kind;
+    o.k = dp.k;
+    if (mlsys_offload_partition(&it->tr, &hw, &o, &b) != MLSYS_OK) { printf(" error |"); continue; }
+    printf(" %+.0f %% (%d) |", 100 * (b.time_us / dp.time_us - 1), b.k);
+    mlsys_offload_blocks_free(&b);
+  }
+  printf("\n");
+  mlsys_offload_blocks_free(&dp);
+  fflush(stdout);
+}
+
+int main(int argc, char **argv) {
+  static const char *logs[] = {"unet-6", "resnet32-56", "inceptionv4-64", "transformer-10", "tv_densenet121-84",
+                               "treelstm-6", "lstm-128", "unroll_gan-512"};
+  static const double fracs[] = {1.0 / 2, 1.0 / 3, 1.0 / 4, 1.0 / 8};
+  item it[16];
+  int n = 0, i, f, quick = argc > 1 && !strcmp(argv[1], "--quick");
+  char *text;
+  size_t len;
+  mlsys_offload_tree *trees;
+  int nt;
+  for (i = 0; i < 8; i++) {
+    if (!(text = unzip_log(logs[i], &len))) { fprintf(stderr, "bench_offload: cannot unzip %s\n", logs[i]); return 1; }
+    if (mlsys_offload_trace_read(text, len, logs[i], MLSYS_OFFLOAD_FMT_DTR, &it[n].tr)) {
+      fprintf(stderr, "bench_offload: %s\n", mlsys_last_error());
+      return 1;
+    }
+    it[n++].name = logs[i];
+    free(text);
+  }
+  if (mlsys_read_file("tests/data/offload/trees.txt", &text, &len) || mlsys_offload_trees_parse(text, len, "trees", &trees, &nt)) {
+    fprintf(stderr, "bench_offload: %s\n", mlsys_last_error());
+    return 1;
+  }
+  free(text);
+  if (mlsys_offload_gen_treelstm(trees, 200, 300, 150, NULL, &it[n].tr) == MLSYS_OK) it[n++].name = "gen treelstm (200 trees, h 150)";
+  {
+    /* document lengths: the word counts of the sentences, 16 sentences per document */
+    int lens[32], d, s;
+    for (d = 0; d < 32; d++) {
+      lens[d] = 0;
+      for (s = 0; s < 16; s++) lens[d] += trees[d * 16 + s].n / 2;
+    }
+    if (mlsys_offload_gen_varlstm(lens, 32, 300, 256, NULL, &it[n].tr) == MLSYS_OK) it[n++].name = "gen varlstm (32 docs, h 256)";
+  }
+  if (mlsys_offload_gen_varbert(24, 8, 512, 1024, NULL, &it[n].tr) == MLSYS_OK) it[n++].name = "gen varbert (24 x 1024, 8 x 512)";
+  if (mlsys_offload_gen_moe(8, 16, 2, 2048, 512, 1, NULL, &it[n].tr) == MLSYS_OK) it[n++].name = "gen moe (8 layers, 16 experts, top 2)";
+  for (i = 0; i < nt; i++) mlsys_offload_tree_free(&trees[i]);
+  mlsys_free(trees);
+
+  printf("### Iteration time / compute time per policy\n\n| trace | GPU (of peak) | PCIe GB/s |");
+  for (i = 0; i < MLSYS_OFFLOAD_POLICY_N_; i++) printf(" %s |", mlsys_offload_policy_name(i));
+  printf(" DO faster than DTR |\n|---|---|---|---|---|---|---|---|---|\n");
+  for (i = 0; i < n; i++)
+    for (f = 0; f < 4; f++) {
+      if (quick && f > 0) break;
+      row(&it[i], fracs[f], 12);
+      if (!quick) row(&it[i], fracs[f], 50);
+    }
+  printf("\n### DP partition against even splits with as many blocks (model time; PCIe 3.0)\n\n"
+         "| trace | GPU | DP blocks | DP ms | even ops | even time | even bytes |\n|---|---|---|---|---|---|---|\n");
+  for (i = 0; i < n; i++) split_row(&it[i], 0.5);
+  for (i = 0; i < n; i++) mlsys_offload_trace_free(&it[i].tr);
+  return 0;
+}
