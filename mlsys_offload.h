@@ -372,6 +372,34 @@ MLSYS_DEF mlsys_status mlsys_offload_gen_varbert(int layers, int batch, int seq_
 MLSYS_DEF mlsys_status mlsys_offload_gen_moe(int layers, int experts, int top_k, int tokens, int hidden, uint64_t seed,
                                              const mlsys_offload_gpu_model *gpu, mlsys_offload_trace *tr);
 
+/* A generated network at a given batch size, for max-batch searches (the models of mlsys_offload_gen_*). */
+typedef struct {
+  const char *model;                 /* "treelstm", "varlstm", "varbert", "moe" */
+  const mlsys_offload_tree *trees;   /* treelstm: the sentences (batch b uses trees 0..b-1, cycling); varlstm: each
+                                        document is 16 sentences, its length their leaf count */
+  int n_trees;
+  int in_dim, hidden;                /* 0: 300, 150 (treelstm, varlstm), 1024 (varbert), 512 (moe) */
+  int layers, seq_len;               /* varbert / moe: 0: 24, 512 */
+  int experts, top_k;                /* moe: 0: 16, 2 */
+  uint64_t seed;
+  const mlsys_offload_gpu_model *gpu;
+} mlsys_offload_model_desc;
+MLSYS_DEF mlsys_status mlsys_offload_gen_batch(const mlsys_offload_model_desc *m, int batch, mlsys_offload_trace *tr);
+
+/* The largest batch each policy trains in hw->gpu_bytes with time per sample at most (1 + overhead_cap) times
+   PyTorch's time per sample at PyTorch's own largest batch (the seed's 200 % cap: overhead_cap 2; 0 = 2). The search
+   doubles the batch, then bisects, up to batch_limit (0 = 4096), assuming a batch that fails the test makes every
+   larger one fail too. batch[p] = 0: not even batch 1. */
+typedef struct {
+  int batch[MLSYS_OFFLOAD_POLICY_N_];
+  double us_per_sample[MLSYS_OFFLOAD_POLICY_N_];   /* at that batch */
+  int pytorch_batch;
+  double cap_us_per_sample;
+  int evaluations;                                 /* traces generated and simulated */
+} mlsys_offload_max_batch_result;
+MLSYS_DEF mlsys_status mlsys_offload_max_batch(const mlsys_offload_model_desc *m, const mlsys_offload_hw *hw,
+                                               double overhead_cap, int batch_limit, mlsys_offload_max_batch_result *out);
+
 /* (development: the parts below are being written beside this file and are inlined before release) */
 #include "offload_frag/dtr_api.h"
 #include "offload_frag/uvm_zero_api.h"
@@ -954,7 +982,7 @@ static mlsys_status mlsys__offload_read_mlsys(const char *text, size_t len, cons
       else if (tr->n_op)
         st = mlsys__offload_line_err(src, line, "tensor %d comes after the first op (tensors first, then ops)", tr->n_t);
       else if (mlsys_offload_trace_tensor(tr, bytes, (mlsys_offload_tkind)k) < 0)
-        st = mlsys_prefix_error("%s:%d: ", src, line);
+        st = mlsys_prefix_error("%s:%d", src, line);
     } else if ((v = mlsys_json_get(r, "op"))) {
       const char *name = NULL;
       double us = -1;
@@ -993,7 +1021,7 @@ static mlsys_status mlsys__offload_read_mlsys(const char *text, size_t len, cons
       if (!st) st = mlsys__offload_int_list(r, "out", src, line, &obuf, &ocap, &nout);
       if (!st) {
         if ((op = mlsys_offload_trace_op(tr, name, us, nin, ibuf, nout, obuf, ws, sp)) < 0)
-          st = mlsys_prefix_error("%s:%d: ", src, line);
+          st = mlsys_prefix_error("%s:%d", src, line);
         else {
           tr->op[op].afm_row = (int)row;
           tr->op[op].is_bwd = bwd;
@@ -2323,6 +2351,109 @@ MLSYS_DEF mlsys_status mlsys_offload_gen_moe(int layers, int experts, int top_k,
   if (!G.st) mlsys__offload_gen_head(&G, x, tokens, hidden);
   if (!G.st && !(tr->name = mlsys_strdup("moe"))) G.st = MLSYS_ERR_NOMEM;
   return mlsys__offload_gen_finish(&G);
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_gen_batch(const mlsys_offload_model_desc *m, int batch, mlsys_offload_trace *tr) {
+  const char *name = m && m->model ? m->model : "";
+  if (batch < 1) return mlsys_set_error(MLSYS_ERR_ARG, "batch %d: must be >= 1", batch);
+  if (!strcmp(name, "treelstm") || !strcmp(name, "varlstm")) {
+    int i, s, hidden = m->hidden > 0 ? m->hidden : 150, in_dim = m->in_dim > 0 ? m->in_dim : 300;
+    mlsys_status st;
+    if (!m->trees || m->n_trees < 1) return mlsys_set_error(MLSYS_ERR_ARG, "%s needs parsed sentences (trees)", name);
+    if (!strcmp(name, "treelstm")) {
+      mlsys_offload_tree *t = (mlsys_offload_tree *)mlsys_alloc((size_t)batch, sizeof *t);
+      if (!t) return mlsys_set_error(MLSYS_ERR_NOMEM, "treelstm: out of memory for batch %d", batch);
+      for (i = 0; i < batch; i++) t[i] = m->trees[i % m->n_trees];   /* shallow: the trees are only read */
+      st = mlsys_offload_gen_treelstm(t, batch, in_dim, hidden, m->gpu, tr);
+      mlsys_free(t);
+      return st;
+    } else {
+      int *len = (int *)mlsys_alloc((size_t)batch, sizeof *len);
+      if (!len) return mlsys_set_error(MLSYS_ERR_NOMEM, "varlstm: out of memory for batch %d", batch);
+      for (i = 0; i < batch; i++) {
+        len[i] = 0;
+        for (s = 0; s < 16; s++) {
+          const mlsys_offload_tree *t = &m->trees[(i * 16 + s) % m->n_trees];
+          int k, j, leaves = 0;
+          for (k = 0; k < t->n; k++) {
+            int kids = 0;
+            for (j = k + 1; j < t->n && !kids; j++) kids += t->parent[j] == k;
+            leaves += !kids;
+          }
+          len[i] += leaves;
+        }
+      }
+      st = mlsys_offload_gen_varlstm(len, batch, in_dim, hidden, m->gpu, tr);
+      mlsys_free(len);
+      return st;
+    }
+  }
+  if (!strcmp(name, "varbert"))
+    return mlsys_offload_gen_varbert(m->layers > 0 ? m->layers : 24, batch, m->seq_len > 0 ? m->seq_len : 512,
+                                     m->hidden > 0 ? m->hidden : 1024, m->gpu, tr);
+  if (!strcmp(name, "moe"))
+    return mlsys_offload_gen_moe(m->layers > 0 ? m->layers : 24, m->experts > 0 ? m->experts : 16,
+                                 m->top_k > 0 ? m->top_k : 2, batch * (m->seq_len > 0 ? m->seq_len : 512),
+                                 m->hidden > 0 ? m->hidden : 512, m->seed, m->gpu, tr);
+  return mlsys_set_error(MLSYS_ERR_ARG, "unknown model '%s' (treelstm, varlstm, varbert, moe)", name);
+}
+
+/* time per sample of policy p at batch b, or INFINITY when it cannot run; < 0 on error */
+static double mlsys__offload_per_sample(const mlsys_offload_model_desc *m, const mlsys_offload_hw *hw, int p, int b, int *evals) {
+  mlsys_offload_trace tr;
+  mlsys_offload_simres r;
+  mlsys_status st;
+  (*evals)++;
+  if ((st = mlsys_offload_gen_batch(m, b, &tr))) return st == MLSYS_ERR_NOMEM || st == MLSYS_ERR_TOO_BIG ? INFINITY : -1;
+  st = mlsys_offload_simulate(&tr, hw, p, &r);
+  mlsys_offload_trace_free(&tr);
+  if (st) return -1;
+  return r.feasible ? r.time_us / b : INFINITY;
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_max_batch(const mlsys_offload_model_desc *m, const mlsys_offload_hw *hw,
+                                               double overhead_cap, int batch_limit, mlsys_offload_max_batch_result *out) {
+  int p, order[MLSYS_OFFLOAD_POLICY_N_] = {MLSYS_OFFLOAD_POLICY_PYTORCH, MLSYS_OFFLOAD_POLICY_DYNN, MLSYS_OFFLOAD_POLICY_DTR,
+                                           MLSYS_OFFLOAD_POLICY_UVM, MLSYS_OFFLOAD_POLICY_ZERO};
+  double cap = overhead_cap > 0 ? overhead_cap : 2.0;
+  int limit = batch_limit > 0 ? batch_limit : 4096;
+  memset(out, 0, sizeof *out);
+  out->cap_us_per_sample = INFINITY;   /* PyTorch's own search has no cap */
+  for (p = 0; p < MLSYS_OFFLOAD_POLICY_N_; p++) {
+    int q = order[p], lo = 0, hi, b = 1;
+    double t, tlo = 0;
+    /* ok(b): runs and within the cap */
+#define MLSYS__OFFLOAD_OK(bb, tt) ((tt) = mlsys__offload_per_sample(m, hw, q, (bb), &out->evaluations), \
+                                   (tt) < 0 ? -1 : ((tt) <= out->cap_us_per_sample * (1 + 1e-12)))
+    int okv;
+    while (b <= limit) {
+      okv = MLSYS__OFFLOAD_OK(b, t);
+      if (okv < 0) return mlsys_prefix_error("max batch (%s, batch %d)", mlsys_offload_policy_name(q), b);
+      if (!okv) break;
+      lo = b;
+      tlo = t;
+      if (b == limit) break;
+      b = b * 2 > limit ? limit : b * 2;
+    }
+    hi = lo == limit ? limit : (lo ? b : 1);
+    while (lo && hi - lo > 1) {   /* lo passes, hi fails */
+      int mid = lo + (hi - lo) / 2;
+      okv = MLSYS__OFFLOAD_OK(mid, t);
+      if (okv < 0) return mlsys_prefix_error("max batch (%s, batch %d)", mlsys_offload_policy_name(q), mid);
+      if (okv) { lo = mid; tlo = t; }
+      else hi = mid;
+    }
+#undef MLSYS__OFFLOAD_OK
+    out->batch[q] = lo;
+    out->us_per_sample[q] = lo ? tlo : INFINITY;
+    if (q == MLSYS_OFFLOAD_POLICY_PYTORCH) {
+      out->pytorch_batch = lo;
+      out->cap_us_per_sample = lo ? tlo * (1 + cap) : INFINITY;
+      if (!lo) return mlsys_set_error(MLSYS_ERR_INFEASIBLE, "%s: PyTorch cannot run batch 1 in %lld bytes, so there is "
+                                      "no overhead cap to hold the others to", m->model, (long long)hw->gpu_bytes);
+    }
+  }
+  return MLSYS_OK;
 }
 
 #include "offload_frag/dtr_impl.h"

@@ -29,7 +29,7 @@ static const char *usage =
     "  pcr        progressive compressed records, image fidelity chosen at read time (PCR): pack, info, read, tune\n"
     "  relm       regular-expression queries over language models (ReLM): query, tokenize, count\n"
     "  index      a learned index tuned per workload (MAPLE): bench, tune\n"
-    "  offload    learned CPU-GPU tensor offloading for dynamic networks (DyNN-Offload): simulate, plan\n"
+    "  offload    learned CPU-GPU tensor offloading for dynamic networks (DyNN-Offload): simulate, plan, max-batch\n"
     "\n"
     "Run `mlsys <system> --help` for its verbs and options. Exit codes: 0 ok, 1 error, 2 bad usage.\n";
 

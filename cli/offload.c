@@ -13,6 +13,8 @@ static const char *offload_help =
     "                              [--pcie-gbps G] [--json]\n"
     "       mlsys offload plan --trace FILE --gpu-mem BYTES|PCT [--part dp|even-ops|even-time|even-bytes] [--k N]\n"
     "                          [--k-max N] [--format ...] [--pcie-gbps G] [--json]\n"
+    "       mlsys offload max-batch --model treelstm|varlstm|varbert|moe --gpu-mem BYTES [--layers N] [--hidden N]\n"
+    "                          [--seq-len N] [--limit N] [--cap 2] [--pcie-gbps G] [--json]\n"
     "\n"
     "DyNN-Offload (HPCA 2024) splits one training iteration's operator stream into execution blocks; GPU memory is two\n"
     "buffers, and while block i+1 computes, block i's dirty tensors are evicted and block i+2's prefetched. docs/offload.md.\n"
@@ -34,6 +36,11 @@ static const char *offload_help =
     "compute_s and policies: {name: {feasible, why, time_s, compute_s, migration_s, recompute_s, other_s,\n"
     "peak_bytes, bytes_h2d, bytes_d2h, n_blocks, n_remat, n_faults}}). plan prints the blocks (--json: blocks:\n"
     "[{start, end, ops, compute_us, migration_us, ws_bytes, in_bytes, evict_bytes, vec}], time_us, buf_bytes).\n"
+    "max-batch generates the model's iteration at growing batch sizes (treelstm: the link-grammar parses of\n"
+    "tests/data/offload/trees.txt; varlstm: documents of 16 of those sentences; varbert, moe: --layers x --seq-len)\n"
+    "and reports the largest batch each policy trains in --gpu-mem with time per sample within (1 + --cap) times\n"
+    "PyTorch's at its own largest batch (the seed's 200 %% cap; --json: pytorch_batch, cap_us_per_sample, policies:\n"
+    "{name: {batch, us_per_sample, x_pytorch}}).\n"
     "Exit codes: 0 done, 1 bad trace or memory, 2 bad usage.\n";
 
 /* The trace named by --trace: a file, or a bundled DTR trace by name. */
@@ -274,6 +281,82 @@ static int offload_plan(int argc, char **argv) {
   return CLI_OK;
 }
 
+static int offload_max_batch(int argc, char **argv) {
+  const char *model = NULL, *gpu = NULL, *layers = NULL, *hidden = NULL, *seq = NULL, *limit = NULL, *cap = NULL,
+             *gbps = NULL, *json = NULL, *help = NULL;
+  cli_opt opts[] = {{"--model", 1, &model},  {"--gpu-mem", 1, &gpu}, {"--layers", 1, &layers}, {"--hidden", 1, &hidden},
+                    {"--seq-len", 1, &seq},  {"--limit", 1, &limit}, {"--cap", 1, &cap},       {"--pcie-gbps", 1, &gbps},
+                    {"--json", 0, &json},    {"--help", 0, &help}};
+  const char *cmd = "offload max-batch";
+  mlsys_offload_model_desc m;
+  mlsys_offload_hw hw;
+  mlsys_offload_max_batch_result r;
+  mlsys_offload_tree *trees = NULL;
+  int rc, n = 0, p, lim = 0, i;
+  double capv = 2;
+  char *text = NULL, path[4096];
+  size_t len;
+  uint64_t g;
+  if ((rc = cli_parse(argc, argv, 3, opts, (int)(sizeof opts / sizeof opts[0]), cmd)) != CLI_OK) return rc;
+  if (help) { fputs(offload_help, stdout); return CLI_OK; }
+  if (!model) return cli_usage_error(cmd, "--model treelstm|varlstm|varbert|moe is required");
+  if (strcmp(model, "treelstm") && strcmp(model, "varlstm") && strcmp(model, "varbert") && strcmp(model, "moe"))
+    return cli_usage_error(cmd, "--model must be treelstm, varlstm, varbert or moe (got '%s')", model);
+  if (!gpu || cli_parse_bytes(gpu, &g) || g == 0 || g > (uint64_t)INT64_MAX)
+    return cli_usage_error(cmd, "--gpu-mem BYTES is required (\"16GiB\")");
+  memset(&m, 0, sizeof m);
+  m.model = model;
+  m.seed = 1;
+  {
+    const char *vals[4] = {layers, hidden, seq, limit};
+    int *dst[4] = {&m.layers, &m.hidden, &m.seq_len, &lim};
+    const char *names[4] = {"--layers", "--hidden", "--seq-len", "--limit"};
+    for (i = 0; i < 4; i++)
+      if (vals[i]) {
+        double v;
+        if (cli_parse_double(vals[i], &v) || v < 1 || v > 1e6 || v != floor(v))
+          return cli_usage_error(cmd, "%s must be a whole number >= 1", names[i]);
+        *dst[i] = (int)v;
+      }
+  }
+  if (cap && (cli_parse_double(cap, &capv) || !(capv > 0))) return cli_usage_error(cmd, "--cap must be > 0 (2 = 200 %%)");
+  memset(&hw, 0, sizeof hw);
+  hw.gpu_bytes = (int64_t)g;
+  if ((rc = parse_hw(cmd, gbps, &hw)) != CLI_OK) return rc;
+  if (!strcmp(model, "treelstm") || !strcmp(model, "varlstm")) {
+    if (!cli_repo_file("tests/data/offload/trees.txt", path, sizeof path))
+      return cli_fail(cmd, "tests/data/offload/trees.txt is not beside this binary's repository");
+    if (mlsys_read_file(path, &text, &len) || mlsys_offload_trees_parse(text, len, path, &trees, &n)) {
+      mlsys_free(text);
+      return cli_fail(cmd, "%s", mlsys_last_error());
+    }
+    m.trees = trees;
+    m.n_trees = n;
+  }
+  fprintf(stderr, "%s: searching the largest batch per policy in %s (each step generates and simulates one iteration)\n",
+          model, gpu);
+  if (mlsys_offload_max_batch(&m, &hw, capv, lim, &r) != MLSYS_OK) rc = cli_fail(cmd, "%s", mlsys_last_error());
+  else if (json) {
+    printf("{\"model\":\"%s\",\"gpu_mem\":%lld,\"cap\":%.9g,\"pytorch_batch\":%d,\"cap_us_per_sample\":%.9g,\"evaluations\":%d,"
+           "\"policies\":{",
+           model, (long long)hw.gpu_bytes, capv, r.pytorch_batch, r.cap_us_per_sample, r.evaluations);
+    for (p = 0; p < MLSYS_OFFLOAD_POLICY_N_; p++)
+      printf("%s\"%s\":{\"batch\":%d,\"us_per_sample\":%.9g,\"x_pytorch\":%.9g}", p ? "," : "", mlsys_offload_policy_name(p),
+             r.batch[p], r.batch[p] ? r.us_per_sample[p] : 0.0, r.pytorch_batch ? (double)r.batch[p] / r.pytorch_batch : 0.0);
+    printf("}}\n");
+  } else {
+    printf("%-8s %8s %14s %10s\n", "policy", "batch", "us/sample", "x pytorch");
+    for (p = 0; p < MLSYS_OFFLOAD_POLICY_N_; p++)
+      printf("%-8s %8d %14.2f %10.2f\n", mlsys_offload_policy_name(p), r.batch[p], r.batch[p] ? r.us_per_sample[p] : 0.0,
+             r.pytorch_batch ? (double)r.batch[p] / r.pytorch_batch : 0.0);
+    printf("(cap: %.2f us per sample = %.0f %% over PyTorch at batch %d)\n", r.cap_us_per_sample, 100 * capv, r.pytorch_batch);
+  }
+  for (i = 0; i < n; i++) mlsys_offload_tree_free(&trees[i]);
+  mlsys_free(trees);
+  mlsys_free(text);
+  return rc;
+}
+
 int cmd_offload(int argc, char **argv) {
   if (argc < 3 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h") || !strcmp(argv[2], "help")) {
     fputs(offload_help, argc < 3 ? stderr : stdout);
@@ -281,5 +364,6 @@ int cmd_offload(int argc, char **argv) {
   }
   if (!strcmp(argv[2], "simulate")) return offload_simulate(argc, argv);
   if (!strcmp(argv[2], "plan")) return offload_plan(argc, argv);
-  return cli_usage_error("offload", "unknown verb '%s' (simulate, plan)", argv[2]);
+  if (!strcmp(argv[2], "max-batch")) return offload_max_batch(argc, argv);
+  return cli_usage_error("offload", "unknown verb '%s' (simulate, plan, max-batch)", argv[2]);
 }

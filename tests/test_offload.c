@@ -753,4 +753,46 @@ TEST(varbert_varlstm_moe_shapes) {
   CHECK_EQ_INT(mlsys_offload_gen_varlstm((int[]){0}, 1, 4, 4, NULL, &tr), MLSYS_ERR_ARG);
 }
 
+TEST(max_batch_search_equals_linear_scan) {
+  /* a small var-BERT: for each policy, the searched max batch equals a linear scan's last batch before the first
+     that fails (runs within the 200 % cap of PyTorch's per-sample time at PyTorch's own max batch); DyNN-Offload
+     never trains less than PyTorch (it runs resident when the model fits) */
+  mlsys_offload_model_desc m;
+  mlsys_offload_hw hw;
+  mlsys_offload_max_batch_result r;
+  int p, limit = 24;
+  memset(&m, 0, sizeof m);
+  m.model = "varbert";
+  m.layers = 3;
+  m.seq_len = 64;
+  m.hidden = 128;
+  memset(&hw, 0, sizeof hw);
+  {
+    mlsys_offload_trace tr;
+    REQUIRE_OK(mlsys_offload_gen_batch(&m, 4, &tr));
+    hw.gpu_bytes = mlsys_offload_peak_bytes(&tr);   /* PyTorch fits batch 4, not much more */
+    mlsys_offload_trace_free(&tr);
+  }
+  REQUIRE_OK(mlsys_offload_max_batch(&m, &hw, 2, limit, &r));
+  CHECK(r.pytorch_batch >= 4);
+  for (p = 0; p < MLSYS_OFFLOAD_POLICY_N_; p++) {
+    int b, last = 0;
+    for (b = 1; b <= limit; b++) {
+      mlsys_offload_trace tr;
+      mlsys_offload_simres sr;
+      REQUIRE_OK(mlsys_offload_gen_batch(&m, b, &tr));
+      REQUIRE_OK(mlsys_offload_simulate(&tr, &hw, p, &sr));
+      mlsys_offload_trace_free(&tr);
+      if (!sr.feasible || (p != MLSYS_OFFLOAD_POLICY_PYTORCH && sr.time_us / b > r.cap_us_per_sample * (1 + 1e-12))) break;
+      last = b;
+    }
+    CHECK_MSG(r.batch[p] == last, "%s: search %d, scan %d", mlsys_offload_policy_name(p), r.batch[p], last);
+  }
+  printf("    max batch at %.1f MB: pytorch %d, dynn %d, dtr %d, uvm %d, zero %d (%d evaluations)\n", hw.gpu_bytes / 1e6,
+         r.batch[0], r.batch[1], r.batch[2], r.batch[3], r.batch[4], r.evaluations);
+  CHECK(r.batch[MLSYS_OFFLOAD_POLICY_DYNN] >= r.pytorch_batch);
+  m.model = "resnet";
+  CHECK_EQ_INT(mlsys_offload_max_batch(&m, &hw, 2, limit, &r), MLSYS_ERR_ARG);
+}
+
 TEST_MAIN()
