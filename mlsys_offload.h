@@ -388,8 +388,9 @@ MLSYS_DEF mlsys_status mlsys_offload_gen_batch(const mlsys_offload_model_desc *m
 
 /* The largest batch each policy trains in hw->gpu_bytes with time per sample at most (1 + overhead_cap) times
    PyTorch's time per sample at PyTorch's own largest batch (the seed's 200 % cap: overhead_cap 2; 0 = 2). The search
-   doubles the batch, then bisects, up to batch_limit (0 = 4096), assuming a batch that fails the test makes every
-   larger one fail too. batch[p] = 0: not even batch 1. */
+   doubles the batch while it still runs, keeping the last that passed, then bisects up to the next that failed (up
+   to batch_limit, 0 = 4096): it assumes no batch between a failure and the next success once one has passed.
+   batch[p] = 0: no batch passed. */
 typedef struct {
   int batch[MLSYS_OFFLOAD_POLICY_N_];
   double us_per_sample[MLSYS_OFFLOAD_POLICY_N_];   /* at that batch */
@@ -2424,18 +2425,19 @@ MLSYS_DEF mlsys_status mlsys_offload_max_batch(const mlsys_offload_model_desc *m
     double t, tlo = 0;
     /* ok(b): runs and within the cap */
 #define MLSYS__OFFLOAD_OK(bb, tt) ((tt) = mlsys__offload_per_sample(m, hw, q, (bb), &out->evaluations), \
-                                   (tt) < 0 ? -1 : ((tt) <= out->cap_us_per_sample * (1 + 1e-12)))
-    int okv;
+                                   (tt) < 0 ? -1 : ((tt) < INFINITY && (tt) <= out->cap_us_per_sample * (1 + 1e-12)))
+    int okv, fail = 0;
+    /* doubling while the batch still runs (a small batch may miss the cap on per-sample overhead alone and a
+       larger one meet it), remembering the last that passed; then bisect between it and the next that failed */
     while (b <= limit) {
       okv = MLSYS__OFFLOAD_OK(b, t);
       if (okv < 0) return mlsys_prefix_error("max batch (%s, batch %d)", mlsys_offload_policy_name(q), b);
-      if (!okv) break;
-      lo = b;
-      tlo = t;
+      if (okv) { lo = b; tlo = t; }
+      else if (t == INFINITY || lo) { fail = b; break; }
       if (b == limit) break;
       b = b * 2 > limit ? limit : b * 2;
     }
-    hi = lo == limit ? limit : (lo ? b : 1);
+    hi = fail ? fail : lo;
     while (lo && hi - lo > 1) {   /* lo passes, hi fails */
       int mid = lo + (hi - lo) / 2;
       okv = MLSYS__OFFLOAD_OK(mid, t);
@@ -2462,6 +2464,7 @@ MLSYS_DEF mlsys_status mlsys_offload_max_batch(const mlsys_offload_model_desc *m
 
 static mlsys_status mlsys__offload_simulate_more(const mlsys_offload_trace *tr, const mlsys_offload_hw *hw, int policy,
                                                  mlsys_offload_simres *r) {
+  if (policy == MLSYS_OFFLOAD_POLICY_DTR) return mlsys_offload_sim_dtr(tr, hw, NULL, r);
   if (policy == MLSYS_OFFLOAD_POLICY_UVM) return mlsys_offload_sim_uvm(tr, hw, NULL, r);
   if (policy == MLSYS_OFFLOAD_POLICY_ZERO) return mlsys_offload_sim_zero(tr, hw, NULL, r);
   if (policy < 0 || policy >= MLSYS_OFFLOAD_POLICY_N_) return mlsys_set_error(MLSYS_ERR_ARG, "unknown policy %d", policy);

@@ -72,8 +72,8 @@ static int mlsys__offload_dtr_find(mlsys__offload_dtr *D, int x) {
   return x;
 }
 
-/* Calls f(D, u, arg) for each evicted neighbour u of v: the producer's inputs and the outputs of v's consumers
-   that have run (a consumer not yet run has nothing evicted). A macro keeps the two loops in one place. */
+/* BODY runs with u bound to each evicted neighbour of v: the inputs of v's producer, and the outputs of v's
+   consumers (only those that have run can be evicted). Macros, so every search shares the two loops. */
 #define MLSYS__DTR_FOR_EVICTED_PARENTS(D, v, u, BODY)                                                          \
   do {                                                                                                         \
     if ((D)->prod[v] >= 0) {                                                                                   \
@@ -105,20 +105,30 @@ static void mlsys__offload_dtr_next_stamp(int **seen, int *stamp, size_t n) {
   ++*stamp;
 }
 
+/* Pushes v's unvisited evicted parents (dir 0) or children (dir 1) on the search stack; returns its new height. */
+static int mlsys__offload_dtr_push(mlsys__offload_dtr *D, int v, int dir, int sp) {
+#define MLSYS__DTR_VISIT(u)                                                                                    \
+  do {                                                                                                         \
+    if (D->seen[u] != D->stamp) { D->seen[u] = D->stamp; D->stk[sp++] = u; }                                  \
+  } while (0)
+  if (dir == 0) MLSYS__DTR_FOR_EVICTED_PARENTS(D, v, u, MLSYS__DTR_VISIT(u));
+  else MLSYS__DTR_FOR_EVICTED_CHILDREN(D, v, u, MLSYS__DTR_VISIT(u));
+#undef MLSYS__DTR_VISIT
+  return sp;
+}
+
 /* Σ c over the evicted ancestors of v reachable through evicted storages (simrd's region_rev), plus with both the
    evicted descendants reachable the same way (region): e*(v). In a DAG the two sets are disjoint. */
 static double mlsys__offload_dtr_estar(mlsys__offload_dtr *D, int v, int both) {
   double sum = 0;
-  int sp = 0, dir;
+  int sp, dir;
   for (dir = 0; dir < (both ? 2 : 1); dir++) {
     mlsys__offload_dtr_next_stamp(&D->seen, &D->stamp, (size_t)D->nv);
-    if (dir == 0) MLSYS__DTR_FOR_EVICTED_PARENTS(D, v, u, if (D->seen[u] != D->stamp) { D->seen[u] = D->stamp; D->stk[sp++] = u; });
-    else MLSYS__DTR_FOR_EVICTED_CHILDREN(D, v, u, if (D->seen[u] != D->stamp) { D->seen[u] = D->stamp; D->stk[sp++] = u; });
+    sp = mlsys__offload_dtr_push(D, v, dir, 0);
     while (sp > 0) {
       int w = D->stk[--sp];
       sum += D->c[w];
-      if (dir == 0) MLSYS__DTR_FOR_EVICTED_PARENTS(D, w, u, if (D->seen[u] != D->stamp) { D->seen[u] = D->stamp; D->stk[sp++] = u; });
-      else MLSYS__DTR_FOR_EVICTED_CHILDREN(D, w, u, if (D->seen[u] != D->stamp) { D->seen[u] = D->stamp; D->stk[sp++] = u; });
+      sp = mlsys__offload_dtr_push(D, w, dir, sp);
     }
   }
   return sum;
@@ -150,7 +160,8 @@ static double mlsys__offload_dtr_h(mlsys__offload_dtr *D, int k, int v) {
     case MLSYS_OFFLOAD_H_DTR_LOCAL: return mlsys__offload_dtr_ratio(D->c[v], den);
     case MLSYS_OFFLOAD_H_LRU: return D->last_access[v];
     case MLSYS_OFFLOAD_H_SIZE: return mlsys__offload_dtr_ratio(1.0, (double)D->m[v]);
-    case MLSYS_OFFLOAD_H_MSPS: return mlsys__offload_dtr_ratio(D->c[v] + mlsys__offload_dtr_estar(D, v, 0), (double)D->m[v]);
+    case MLSYS_OFFLOAD_H_MSPS:
+      return mlsys__offload_dtr_ratio(D->c[v] + mlsys__offload_dtr_estar(D, v, 0), (double)D->m[v]);
     default: return mlsys_rng_uniform(&D->rng);
   }
 }
@@ -204,7 +215,10 @@ static int mlsys__offload_dtr_evict(mlsys__offload_dtr *D, int v) {
   if (D->n_uf == D->cap_uf) {
     int nc, *p, *s;
     double *val;
-    if (D->cap_uf > INT_MAX / 4) { mlsys_set_error(MLSYS_ERR_TOO_BIG, "DTR: more than %d evictions", D->cap_uf); return 0; }
+    if (D->cap_uf > INT_MAX / 4) {
+      mlsys_set_error(MLSYS_ERR_TOO_BIG, "DTR: more than %d evictions", D->cap_uf);
+      return 0;
+    }
     nc = D->cap_uf ? 2 * D->cap_uf : 1024;
     if (!(p = (int *)mlsys_realloc_array(D->uf_par, (size_t)nc, sizeof(int)))) return 0;
     D->uf_par = p;
@@ -287,11 +301,12 @@ static mlsys_status mlsys__offload_dtr_perform(mlsys__offload_dtr *D, int top) {
       }
       if (D->state[v] != 2 || D->prod[v] < 0 || D->prod[v] >= F->op)
         return mlsys_set_error(MLSYS_ERR_ARG, "DTR: op %d reads tensor %d before any op writes it", F->op, D->vt[v]);
-      if (++D->n_remat > D->remat_limit) {
+      if (D->n_remat >= D->remat_limit) {
         mlsys__offload_dtr_stop(D, "more than %ld rematerialisations (op %d needs tensor %d again)", D->remat_limit,
                                 F->op, D->vt[v]);
         return MLSYS_OK;
       }
+      D->n_remat++;
       if (D->o->on_event) mlsys__offload_dtr_event(D, MLSYS_OFFLOAD_DTR_EV_REMAT, D->prod[v], v, 0);
       D->fr[sp].op = D->prod[v];
       D->fr[sp].k = -1;
@@ -308,8 +323,8 @@ static mlsys_status mlsys__offload_dtr_perform(mlsys__offload_dtr *D, int top) {
       double h = 0;
       int v = mlsys__offload_dtr_choose(D, F->op, &h);
       if (v < 0) {
-        mlsys__offload_dtr_stop(D, "out of memory at op %d (%s)%s: it needs %lld bytes, %lld of the %lld-byte budget are "
-                                "pinned or locked", F->op, mlsys_offload_op_name(tr, F->op),
+        mlsys__offload_dtr_stop(D, "out of memory at op %d (%s)%s: it needs %lld bytes; nothing evictable is left in "
+                                "the %lld of the %lld-byte budget in use", F->op, mlsys_offload_op_name(tr, F->op),
                                 F->target >= 0 ? " (a rematerialisation)" : "", (long long)need, (long long)D->mem,
                                 (long long)D->budget);
         return MLSYS_OK;
@@ -352,8 +367,9 @@ static mlsys_status mlsys__offload_dtr_perform(mlsys__offload_dtr *D, int top) {
         D->slot_f[s] &= (unsigned char)~MLSYS__DTR_LOCKED;
       }
     if (F->target < 0 && !D->o->no_eager) {
-      for (s = op->in0; s < op->out0 + op->n_out; s++) {
-        int v = D->slot_v[s];
+      int a;
+      for (a = 0; a < op->n_in + op->n_out; a++) {
+        int v = D->slot_v[a < op->n_in ? op->in0 + a : op->out0 + a - op->n_in];
         if (!D->pinned[v] && D->state[v] == 1 && D->last_use[v] == F->op && D->lock[v] == 0) {
           if (!mlsys__offload_dtr_evict(D, v)) return mlsys_last_status();
           if (D->o->on_event) mlsys__offload_dtr_event(D, MLSYS_OFFLOAD_DTR_EV_FREE, F->op, v, 0);
@@ -393,7 +409,7 @@ static mlsys_status mlsys__offload_dtr_build(mlsys__offload_dtr *D, const mlsys_
   }
   for (j = 0; j < tr->n_op; j++) nw += tr->op[j].n_out;
   if (nw + nv > INT_MAX / 2) { st = mlsys_set_error(MLSYS_ERR_TOO_BIG, "DTR: too many tensor writes"); goto done; }
-  nw += nv;
+  nw += nv + 1;   /* + 1: no zero-sized allocations for an empty trace */
   D->vt = (int *)mlsys_alloc((size_t)nw, sizeof(int));
   D->prod = (int *)mlsys_alloc((size_t)nw, sizeof(int));
   D->last_use = (int *)mlsys_alloc((size_t)nw, sizeof(int));
@@ -543,3 +559,8 @@ done:
   if (st) memset(r, 0, sizeof *r);
   return st;
 }
+
+#undef MLSYS__DTR_FOR_EVICTED_PARENTS
+#undef MLSYS__DTR_FOR_EVICTED_CHILDREN
+#undef MLSYS__DTR_LOCKED
+#undef MLSYS__DTR_SKIP
