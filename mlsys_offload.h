@@ -21,10 +21,17 @@
         kind); a builder, our JSON-lines format (read/write), and the DTR prototype's operator logs (through
         mlsys_remat.h's reader: one DTR parser in the project).
      3. Hardware description and the partition of a trace into execution blocks: the exact dynamic program over the
-        double-buffer cost model (the seed's Sentinel stand-in) and the three even-split heuristics; block labels
-        (the pilot's 10-vectors).
-     4. Simulators (discrete events, CPU only, one trace, one hardware description): DyNN-Offload's double buffer,
-        plain PyTorch.
+        double-buffer cost model with on-GPU carries between buffers (the seed's Sentinel stand-in) and the three
+        even-split heuristics; per-block costs; block labels (the pilot's 10-vectors).
+     4. Simulators (discrete events, CPU only, one trace, one hardware description): DyNN-Offload's double buffer
+        (exact dirty tracking) and plain PyTorch; mlsys_offload_simulate runs any policy.
+     5. Generated DyNN iterations (child-sum Tree-LSTM over parse trees read from link-parser's output, var-LSTM,
+        var-BERT, top-k MoE: forward, mirrored backward, SGD), max batch per policy under the seed's 200 % overhead
+        cap, and the baselines: DTR (h_DTR^eq with union-find, exact e*, local, LRU, size, MSPS, random; √n
+        sampling, the 1 % filter, eager eviction), UVM (64 KiB faults, 2 MiB chunks, LRU by migration, the 2x cap),
+        ZeRO-Offload (CPU Adam, gradient streaming, delayed parameter update).
+     6. The pilot model (three-expert MLP, forward, backprop and SGD, model file) and the mis-prediction cache.
+   The `mlsys offload simulate|plan|max-batch` command (cli/offload.c) and docs/offload.md are the tour.
 
    USAGE: in exactly one .c file
        #define MLSYS_OFFLOAD_IMPLEMENTATION   // with MLSYS_COMMON_IMPLEMENTATION and MLSYS_REMAT_IMPLEMENTATION,
@@ -47,8 +54,9 @@
    trace in the memory given (PyTorch above its peak, a block larger than DyNN-Offload's half buffer) is not an
    error: the result says feasible = 0 and why.
 
-   NOT DONE (this version): the pilot model, the mapper from block vectors to a branch path, the DTR, UVM and
-   ZeRO-Offload simulators, the CUDA runtime and the `mlsys offload` command are the next steps of docs/offload.md.
+   NOT DONE (this version): the mapper from predicted block vectors back to a branch path (spec §3.5), training the
+   pilot on labels from real structure (`mlsys offload train-pilot`), and the CUDA runtime with its Tree-LSTM; see
+   docs/offload.md.
 */
 #ifndef MLSYS_OFFLOAD_H
 #define MLSYS_OFFLOAD_H
@@ -330,7 +338,7 @@ MLSYS_DEF mlsys_status mlsys_offload_simulate(const mlsys_offload_trace *tr, con
                                               mlsys_offload_simres *r);
 
 /* ================================================================================================================
-   5. Generated DyNN traces
+   5. Generated DyNN traces, max batch, and the baselines' simulators (DTR, UVM, ZeRO-Offload)
    ================================================================================================================ */
 /* Operator times from an analytic GPU: max(flops / rate, bytes / bandwidth) + launch. Zero fields: 15 TFLOP/s
    (fp32, an A100-class GPU at realistic efficiency), 900 GB/s, 4 µs per kernel, 4-byte elements. */
@@ -401,10 +409,227 @@ typedef struct {
 MLSYS_DEF mlsys_status mlsys_offload_max_batch(const mlsys_offload_model_desc *m, const mlsys_offload_hw *hw,
                                                double overhead_cap, int batch_limit, mlsys_offload_max_batch_result *out);
 
-/* (development: the parts below are being written beside this file and are inlined before release) */
-#include "offload_frag/dtr_api.h"
-#include "offload_frag/uvm_zero_api.h"
-#include "offload_frag/pilot_api.h"
+/* ---- DTR (spec §4.3): Dynamic Tensor Rematerialization, the prototype's simulator (simrd RuntimeV2) on a trace ----
+   Storages: every tensor a trace op writes, one storage per write (copy-on-write, as DTR handles mutation: an op
+   that reads and writes tensor t reads t's previous version and writes a new one, so both are resident while it
+   runs). Pinned, never evictable and resident from the start: PARAM, INPUT and OPT tensors, tensors with
+   facts.first_write −1, and tensors an op reads at their first write (they existed before); writes to them are in
+   place and allocate nothing. The producer of a storage is the op that wrote it; c(s) = that op's time.
+   Ops run in trace order (PerformOp, §4.3): every input's last access := clock; resident inputs are locked, then
+   each evicted input is rematerialised (its producer re-run recursively, with an explicit stack) and locked; the
+   op allocates all its non-pinned outputs plus its workspace, evicting (argmin h over the pool) until that fits
+   the budget (nothing evictable left: feasible = 0, why names the op and the bytes); clock += time; a trace op's
+   outputs get last access := clock (a re-run leaves its outputs' stamps, which the consumer that needed them set,
+   as simrd does); inputs unlocked; the workspace is freed. A re-run op restores all its outputs that are
+   not resident (dead ones too, as simrd does: they stay until evicted) and frees the duplicate copies of those
+   that were. After each trace op (not after re-runs) eager eviction frees its inputs and outputs whose last use
+   it was (facts.last_use; for an older version, the last op that reads it): like an eviction (they join the
+   evicted neighbourhoods and classes: a descendant's rematerialisation may need them again) but not counted in
+   n_evictions.
+   Pool (the prototype's `aps`): a storage enters on creation and on rematerialisation when m > 0 and m ≥ 1% of the
+   running mean of the sizes of all storages offered so far (keep_small: no filter); locked storages stay in it
+   but are skipped; evicted ones are swap-removed when a scan meets them. A scan starts at entry 0 and steps by a
+   stride uniform in [1, max(1, ⌊√n⌋)] (n the pool's size when the scan starts; exhaustive: stride 1); it stops at
+   an h ≤ 0; ties go to the first minimum met. A sampled scan that meets no evictable storage is repeated with
+   stride 1 (the prototype asserts instead). h = +∞ when its denominator is 0 (staleness 0: the outputs of the op
+   just run); such a storage is still chosen when every candidate is +∞.
+   h_DTR^eq: a union-find node per eviction, valued c(s) and merged with the classes of the evicted neighbours
+   (producer's inputs, consumers' outputs); a rematerialised storage subtracts its c from its class and leaves it
+   (classes are never split). h_DTR: exact e* (evicted ancestors through evicted storages plus evicted descendants
+   through evicted storages). h_MSPS: c plus the evicted ancestors. Staleness = clock − last access.
+   Result: time_us = clock = compute_us (Σ op times once) + recompute_us; n_remat (re-runs), n_evictions
+   (heuristic evictions), peak_bytes = fixed_bytes + most bytes resident (pinned included, workspace during its
+   op); migration and byte counts 0. Infeasible (feasible = 0): the numbers are those reached when it stopped. */
+typedef enum { MLSYS_OFFLOAD_H_DTR_EQ, MLSYS_OFFLOAD_H_DTR, MLSYS_OFFLOAD_H_DTR_LOCAL, MLSYS_OFFLOAD_H_LRU,
+               MLSYS_OFFLOAD_H_SIZE, MLSYS_OFFLOAD_H_MSPS, MLSYS_OFFLOAD_H_RANDOM } mlsys_offload_dtr_heur;
+#define MLSYS_OFFLOAD_H_N_ 7
+
+/* What the simulator did, for tests and traces of a run. */
+typedef enum {
+  MLSYS_OFFLOAD_DTR_EV_SCORE,    /* a candidate was scored: h, and (always) h_eq, h_dtr, h_local of it */
+  MLSYS_OFFLOAD_DTR_EV_EVICT,    /* the heuristic evicted it: h */
+  MLSYS_OFFLOAD_DTR_EV_FREE,     /* eager eviction after its last use */
+  MLSYS_OFFLOAD_DTR_EV_REMAT,    /* op will be re-run to restore tensor (its inputs first, then RUN) */
+  MLSYS_OFFLOAD_DTR_EV_RUN       /* op ran (its outputs allocated, clock advanced); tensor: the one a re-run
+                                    restores, -1 for the trace's own run */
+} mlsys_offload_dtr_ev_kind;
+typedef struct {
+  int kind;                      /* mlsys_offload_dtr_ev_kind */
+  int op;                        /* SCORE, EVICT: the op whose allocation needs room; FREE: the op just run; REMAT,
+                                    RUN: the op (re-)run */
+  int tensor;                    /* trace tensor id */
+  double clock;                  /* µs at the event (RUN: after the op) */
+  double h;                      /* SCORE, EVICT: the value of the heuristic in use */
+  double h_eq, h_dtr, h_local;   /* SCORE: the three DTR variants of the same storage (one denominator) */
+} mlsys_offload_dtr_event;
+
+typedef struct {
+  int64_t budget;        /* bytes for tensors (0: hw->gpu_bytes - trace fixed_bytes) */
+  int heuristic;         /* mlsys_offload_dtr_heur; 0 = h_DTR^eq, the prototype's default */
+  int exhaustive;        /* 1: score every candidate (no √n random-stride sampling) */
+  int keep_small;        /* 1: no 1%-of-mean-size filter */
+  int no_eager;          /* 1: no eager eviction of tensors whose last use has passed */
+  uint64_t seed;         /* sampling and h_rand */
+  long remat_limit;      /* stop (feasible=0, why) after this many rematerialisations; 0: 1e8 */
+  /* optional: called for every event, in order (h_eq/h_dtr/h_local of SCORE events are computed only then) */
+  void (*on_event)(void *ctx, const mlsys_offload_dtr_event *e);
+  void *event_ctx;
+} mlsys_offload_dtr_opts;  /* NULL = defaults (with hw->gpu_bytes) */
+
+MLSYS_DEF mlsys_status mlsys_offload_sim_dtr(const mlsys_offload_trace *tr, const mlsys_offload_hw *hw,
+                                             const mlsys_offload_dtr_opts *o, mlsys_offload_simres *r);
+/* "dtr_eq", "dtr", "dtr_local", "lru", "size", "msps", "random"; "?" out of range. */
+MLSYS_DEF const char *mlsys_offload_dtr_heur_name(int heuristic);
+/* ---- UVM (spec §4.2): unified memory, page faults on demand, no prefetch ----
+   Every tensor is managed memory in pages of fault_page bytes (a tensor of b bytes holds ⌈b/fault_page⌉ pages; a
+   partial last page still moves whole). Layout: one address space, pages handed out in allocation order: first
+   the tensors alive before the first op (PARAM, OPT and those facts.first_write says exist) in id order, then op by
+   op the tensors it writes first (in its output order), then its workspace. A tensor starts on a page boundary;
+   consecutive tensors share a chunk of evict_chunk bytes. Every iteration reuses the same addresses (as PyTorch's
+   caching allocator hands back the same blocks).
+   Residency: capacity = gpu_bytes − fixed_bytes, counted in whole pages. An op touches every page of its inputs,
+   outputs and workspace; they must all be resident while it runs (an op larger than the capacity: feasible = 0).
+   Pages that hold data elsewhere (host) migrate H2D; pages of a tensor the op writes first, and workspace, are
+   populated on the GPU with no copy. Room is made by evicting chunks, oldest migration first (LRU by migration
+   time, not access time: the driver does not see GPU accesses; a chunk's time is the last moment pages moved into
+   it, by migration or population, counted in page order within an op); an evicted chunk writes back every resident
+   page it holds (UVM cannot tell clean pages) except the pages the faulting op is touching, which stay. One op's
+   service (its migrations and evictions) is one fault batch: fault_us + bytes_in/BW_h2d + bytes_out/BW_d2h, and
+   compute waits for all of it. An op that only populates fresh pages with room to spare does not fault.
+   Tensors are freed after their last use (facts.last_use; PARAM, OPT and tensors alive before the first op
+   persist): their pages leave the GPU with no copy. Persistent tensors start on the host.
+   The trace runs `iterations` times and the result is the last one. feasible = 0 when the footprint
+   (facts.peak_bytes) exceeds oversub_max × gpu_bytes, why "... exceeds UVM cap ..." (the simulation still runs
+   and its numbers are filled in), or when one op's pages alone exceed the capacity (then only compute_us is set).
+   Result: time_us = compute_us + migration_us (fault service), bytes_h2d/d2h (whole pages), n_faults (batches),
+   n_evictions (chunk evictions), peak_bytes = fixed_bytes + most resident page bytes of the reported iteration. */
+typedef struct {
+  int64_t fault_page;      /* fault granularity: 65536 */
+  int64_t evict_chunk;     /* eviction granularity, a multiple of fault_page: 2 MiB */
+  double fault_us;         /* per fault batch: 30 µs; negative = none */
+  double oversub_max;      /* footprint / gpu_bytes above this is infeasible ("exceeds UVM cap"): 2; INFINITY: no cap */
+  int iterations;          /* simulate this many iterations, report the last (warm): 2 */
+} mlsys_offload_uvm_opts;  /* zero (or NULL) = defaults */
+MLSYS_DEF mlsys_status mlsys_offload_sim_uvm(const mlsys_offload_trace *tr, const mlsys_offload_hw *hw,
+                                             const mlsys_offload_uvm_opts *o, mlsys_offload_simres *r);
+
+/* ---- ZeRO-Offload (spec §4.4): fp16 parameters and activations on the GPU, optimizer state and step on the CPU ----
+   M = Σ bytes of PARAM tensors / param_bytes (default 2: the trace's parameters are fp16). An op is an optimizer op if
+   its name contains "adam", "sgd" or "optim" (any case) or it writes an OPT tensor; it runs on the CPU, so its
+   time, workspace and the tensors alive only during optimizer ops leave the GPU.
+   GPU bytes = facts' live-byte curve without OPT tensors, at its highest over the other ops (= facts.peak_bytes −
+   OPT bytes when the peak is not at an optimizer op); feasible iff ≤ gpu_bytes. A trace without PARAM tensors:
+   feasible = 0, why "no parameters in the trace".
+   T_fb = Σ times of the other ops, T_bwd = the part of them marked is_bwd; overlap = overlap_bwd_frac · T_bwd.
+     no DPU: T = T_fb + max(0, 2M/BW_d2h − overlap) + M/thr + 2M/BW_h2d
+     DPU:    T = max(T_fb, 2M/BW_d2h + M/thr + 2M/BW_h2d)     (step t's CPU work under step t+1's GPU work)
+   compute_us = T_fb; migration_us = exposed copies; other_us = exposed CPU Adam (with DPU the exposed tail
+   T − T_fb is split between the two in proportion to their durations); bytes_d2h = bytes_h2d = 2M (fp16). Per-copy
+   latency is not charged (gradients stream in many buckets; the spec's formula has none). */
+typedef struct {
+  double cpu_adam_params_per_us;   /* CPU Adam throughput: 1000 parameters/µs (DeepSpeed PR #735: CPU-Adam steps an
+                                      11.6B-parameter GPT-2 in 8.2 s ≈ 1,400/µs on a server CPU; rounded down);
+                                      INFINITY: free */
+  int dpu;                          /* delayed parameter update */
+  double overlap_bwd_frac;          /* share of the backward time the gradient stream overlaps: 1; negative = none */
+  int param_bytes;                  /* bytes a parameter takes in the trace: 2 (fp16); 4 for fp32 traces such as
+                                       mlsys_offload_gen_*'s (M = Σ PARAM bytes / param_bytes; the copies stay fp16) */
+} mlsys_offload_zero_opts;          /* zero (or NULL) = defaults */
+MLSYS_DEF mlsys_status mlsys_offload_sim_zero(const mlsys_offload_trace *tr, const mlsys_offload_hw *hw,
+                                              const mlsys_offload_zero_opts *o, mlsys_offload_simres *r);
+/* ================================================================================================================
+   6. The pilot model (spec §3.3) and the mis-prediction cache (§3.6)
+   ================================================================================================================ */
+/* The pilot predicts, per sample, the K_max×10 block vectors (mlsys_offload_blocks_label) from three inputs: the
+   sample after embedding (x_e), the network's AFM (x_a) and its basic type (0 CNN, 1 RNN/LSTM, 2 transformer).
+     h_e = LReLU(W_e x_e + b_e) ∈ R^d,  h_a = LReLU(W_a x_a + b_a) ∈ R^d,
+     expert t (only t = nn_type runs): [h_e; h_a] → LReLU → h → LReLU → h → LReLU → d_out = z,
+     ŷ = W_o z + b_o ∈ R^{k_max·10} (log1p space; decode y = max(0, round(expm1(ŷ)))).
+   Parameters, flat, in this order (matrices row-major, [out][in]): W_e [d][e_proj+2], b_e [d], W_a [d][afm_dim],
+   b_a [d]; for t = 0, 1, 2: W1 [h][2d], b1 [h], W2 [h][h], b2 [h], W3 [d_out][h], b3 [d_out]; W_o [k_max·10][d_out],
+   b_o [k_max·10]. Init (seeded): weights uniform in ±sqrt(6 / ((1 + leaky²)·fan_in)) (He/Kaiming-uniform for
+   LeakyReLU) for the layers followed by LReLU, ±sqrt(3 / fan_in) for the linear output layer; biases 0.
+   Loss of one sample: (1/(k_max·10)) Σ_i w_i (ŷ_i − log1p(label_i))², w_i = w_rows on element 0 of each block
+   (the row count), 1 elsewhere. Training: plain SGD on the minibatch mean.
+   Threads: a model holds its own scratch, so forward, features, loss, grad and train on ONE model must not run
+   concurrently (forward allocates nothing); distinct models are independent. */
+typedef struct {
+  int e_proj;       /* random projection width of the pooled embedding: 32 */
+  int d;            /* input-feature layer width: 16 */
+  int h;            /* hidden width of each expert MLP: 32 */
+  int d_out;        /* expert output width: 32 */
+  int k_max;        /* blocks predicted: 16 */
+  int afm_full;     /* 0: compact AFM features (11 numbers), 1: full (afm_rows_max × 9, log1p dims) */
+  int afm_rows_max; /* full mode: 256 */
+  float leaky;      /* LeakyReLU slope for x < 0: 0.01 (must be in (0, 1]) */
+  float lr;         /* SGD learning rate: 0.01 */
+  float w_rows;     /* loss weight on element 0 of each block: 4 */
+  uint64_t seed;    /* weights, projection and shuffling: 1 (so seeds 0 and 1 give the same model) */
+} mlsys_offload_pilot_cfg;  /* zero = defaults (field by field) */
+
+#define MLSYS_OFFLOAD_PILOT_MAX_DIM 4096          /* e_proj, d, h, d_out, k_max */
+#define MLSYS_OFFLOAD_PILOT_MAX_ROWS 65536        /* afm_rows_max */
+#define MLSYS_OFFLOAD_PILOT_MAX_PARAMS (1u << 26) /* 256 MB of weights; larger configs are MLSYS_ERR_TOO_BIG */
+#define MLSYS_OFFLOAD_PILOT_VERSION 1u            /* of the model file */
+
+typedef struct mlsys_offload_pilot mlsys_offload_pilot;
+/* MLSYS_ERR_ARG for a negative or out-of-range field (named), MLSYS_ERR_TOO_BIG above MAX_PARAMS. */
+MLSYS_DEF mlsys_status mlsys_offload_pilot_create(const mlsys_offload_pilot_cfg *cfg, mlsys_offload_pilot **out);
+MLSYS_DEF void mlsys_offload_pilot_free(mlsys_offload_pilot *m);          /* NULL is fine */
+MLSYS_DEF size_t mlsys_offload_pilot_nparams(const mlsys_offload_pilot *m);
+/* The configuration with every default filled in (what the model file stores). */
+MLSYS_DEF mlsys_offload_pilot_cfg mlsys_offload_pilot_config(const mlsys_offload_pilot *m);
+/* x_e (e_proj + 2 floats): the mean over the n_tok rows of emb[n_tok][emb_dim], times a Gaussian projection P
+   [emb_dim][e_proj] with entries N(0, 1/emb_dim) (a function of (seed, emb_dim) only, so the file does not store it;
+   it is cached in the model for the last emb_dim), then log1p(n_tok), log1p(n_tok·emb_dim·4) (fp32 bytes).
+   n_tok = 0 gives a zero projection. Accumulates in double. */
+MLSYS_DEF void mlsys_offload_pilot_features(const mlsys_offload_pilot *m, const float *emb, int n_tok, int emb_dim, float *x_e);
+/* AFM features from rows (section 1): compact: log1p of the 9 column sums, log1p(#rows that are not all zero),
+   log1p(#all-zero rows, the control-flow rows); full: afm_rows_max rows (zero-padded or truncated) of
+   [idiom[0..5], log1p(dim[0..2])]. Negative entries count as 0. afm_dim is 11 or afm_rows_max·9. */
+MLSYS_DEF int mlsys_offload_pilot_afm_dim(const mlsys_offload_pilot *m);
+MLSYS_DEF void mlsys_offload_pilot_afm_features(const mlsys_offload_pilot *m, const mlsys_offload_sig *afm, int n_rows, float *x_a);
+/* Raw output ŷ (k_max·10 floats, log1p space). Allocation-free. An nn_type outside 0..2 fills ŷ with NaN and sets
+   MLSYS_ERR_ARG. */
+MLSYS_DEF void mlsys_offload_pilot_forward(const mlsys_offload_pilot *m, const float *x_e, const float *x_a, int nn_type, float *yhat);
+/* pred[i] = max(0, round(expm1(ŷ_i))) (half away from zero; NaN gives 0, above INT32_MAX gives INT32_MAX). The
+   number of blocks is the first k with pred[10k] = 0. */
+MLSYS_DEF void mlsys_offload_pilot_decode(const mlsys_offload_pilot *m, const float *yhat, int32_t *pred);
+/* One SGD epoch over n samples (x_e [n][e_proj+2], x_a [n][afm_dim], nn_type [n], labels [n][k_max·10]: the
+   integers of mlsys_offload_blocks_label, as floats, ≥ 0), shuffled with the pilot's own rng, in minibatches of
+   `batch` (the last one shorter). Returns the mean over the epoch of each sample's loss before its update, or NaN
+   with MLSYS_ERR_ARG on bad arguments (n or batch < 1, an nn_type outside 0..2, a negative or non-finite label). */
+MLSYS_DEF float mlsys_offload_pilot_train_epoch(mlsys_offload_pilot *m, int n, const float *x_e, const float *x_a,
+                                                const int *nn_type, const float *labels, int batch);
+/* Loss of one sample (NaN with MLSYS_ERR_ARG on bad arguments) and its gradient d loss / d parameter (flat order
+   above; grad has nparams floats, zero for the experts that did not run). */
+MLSYS_DEF float mlsys_offload_pilot_loss(const mlsys_offload_pilot *m, const float *x_e, const float *x_a, int nn_type, const float *label);
+MLSYS_DEF mlsys_status mlsys_offload_pilot_grad(mlsys_offload_pilot *m, const float *x_e, const float *x_a, int nn_type,
+                                                const float *label, float *grad);
+MLSYS_DEF float *mlsys_offload_pilot_params(mlsys_offload_pilot *m);   /* flat, nparams; writable */
+/* Model file (spec §2.3(f)), little-endian: "MLSYSPLT", u32 version, u32 MLSYS_OFFLOAD_CATALOG_VERSION (labels
+   depend on the idiom table), i32 e_proj, d, h, d_out, k_max, afm_full, afm_rows_max, f32 leaky, lr, w_rows,
+   u64 seed, u64 nparams, nparams × f32 weights, u32 CRC-32C (mlsys_crc32c) of every byte before it. Loading
+   rebuilds the projection and reseeds the shuffling rng from the seed (a loaded model trains like a new one
+   with those weights). Errors: MLSYS_ERR_PARSE naming the problem (truncated, bad magic, CRC mismatch, a config
+   field out of range, nparams not matching the config, trailing bytes, a non-finite weight), MLSYS_ERR_UNSUPPORTED
+   (another file or catalogue version), MLSYS_ERR_TOO_BIG; source names the buffer in messages. Save writes
+   path.tmp, then renames it. */
+MLSYS_DEF mlsys_status mlsys_offload_pilot_save(const mlsys_offload_pilot *m, const char *path);
+MLSYS_DEF mlsys_status mlsys_offload_pilot_load(const char *path, mlsys_offload_pilot **out);
+MLSYS_DEF mlsys_status mlsys_offload_pilot_load_mem(const void *buf, size_t len, const char *source, mlsys_offload_pilot **out);
+
+/* Mis-prediction cache (§3.6): when a sample's decoded pilot output equals one recorded for a mis-predicted case,
+   the runtime uses that case's correct blocks. A hash map from k_max·10 int32 (the prediction) to k_max·10 int32
+   (the true label); keys compare exactly. */
+typedef struct mlsys_offload_mcache mlsys_offload_mcache;
+MLSYS_DEF mlsys_status mlsys_offload_mcache_create(int k_max, mlsys_offload_mcache **out);   /* 1..MAX_DIM */
+MLSYS_DEF void mlsys_offload_mcache_free(mlsys_offload_mcache *c);                          /* NULL is fine */
+/* Insert, or overwrite the value of an existing key. MLSYS_ERR_NOMEM leaves the cache as it was. */
+MLSYS_DEF mlsys_status mlsys_offload_mcache_put(mlsys_offload_mcache *c, const int32_t *pred, const int32_t *truth);
+/* The stored value (valid until the next put or free), or NULL if absent. */
+MLSYS_DEF const int32_t *mlsys_offload_mcache_get(const mlsys_offload_mcache *c, const int32_t *pred);
+MLSYS_DEF size_t mlsys_offload_mcache_size(const mlsys_offload_mcache *c);
 
 #ifdef __cplusplus
 }
@@ -2458,9 +2683,1762 @@ MLSYS_DEF mlsys_status mlsys_offload_max_batch(const mlsys_offload_model_desc *m
   return MLSYS_OK;
 }
 
-#include "offload_frag/dtr_impl.h"
-#include "offload_frag/uvm_zero_impl.h"
-#include "offload_frag/pilot_impl.h"
+/* ================================================================================================================
+   DTR simulator (spec §4.3; simrd RuntimeV2Optimized with eager eviction, CheckpointPool's sampling)
+   ================================================================================================================ */
+static const char *const mlsys__offload_heur_names[MLSYS_OFFLOAD_H_N_] = {"dtr_eq", "dtr", "dtr_local", "lru",
+                                                                         "size", "msps", "random"};
+MLSYS_DEF const char *mlsys_offload_dtr_heur_name(int heuristic) {
+  return heuristic >= 0 && heuristic < MLSYS_OFFLOAD_H_N_ ? mlsys__offload_heur_names[heuristic] : "?";
+}
+
+/* One PerformOp in flight: k < 0 before its inputs are locked, then the input being made resident; target is the
+   storage a re-run restores (-1 for the trace's own op). Producers precede consumers, so an op is on the stack at
+   most once and the stack never holds more than n_op frames. */
+typedef struct { int op, k, target; } mlsys__offload_dtr_frame;
+
+#define MLSYS__DTR_LOCKED 1   /* slot flag: this input is locked by its op's frame */
+#define MLSYS__DTR_SKIP 2     /* slot flag: an output that allocates nothing (pinned, or listed twice) */
+
+typedef struct {
+  const mlsys_offload_trace *tr;
+  const mlsys_offload_dtr_opts *o;
+  int heur, nv;
+  /* storages (tensor versions) */
+  int *vt, *prod, *last_use, *lock, *ecn;
+  int64_t *m;
+  double *c, *last_access;
+  unsigned char *state, *pinned, *in_pool;   /* state: 0 not computed yet, 1 resident, 2 evicted */
+  /* per entry of tr->ids: its storage, and the flags above */
+  int *slot_v;
+  unsigned char *slot_f;
+  int *rd0, *rd;                 /* ops that read storage v: rd[rd0[v] .. rd0[v+1]) */
+  /* union-find of evicted storages (h_DTR^eq's classes): a node per eviction */
+  int *uf_par, *uf_seen, n_uf, cap_uf, uf_stamp;
+  double *uf_val;
+  int *pool, n_pool;
+  double size_sum;
+  long size_cnt;
+  int *seen, stamp, *stk;        /* graph searches */
+  mlsys__offload_dtr_frame *fr;
+  mlsys_rng rng;
+  int64_t budget, mem, peak;
+  double clock, recompute;
+  long n_remat, n_evict, remat_limit;
+  int stopped;                   /* infeasible: r->why says why */
+  mlsys_offload_simres *r;
+} mlsys__offload_dtr;
+
+static void mlsys__offload_dtr_free(mlsys__offload_dtr *D) {
+  mlsys_free(D->vt); mlsys_free(D->prod); mlsys_free(D->last_use); mlsys_free(D->lock); mlsys_free(D->ecn);
+  mlsys_free(D->m); mlsys_free(D->c); mlsys_free(D->last_access); mlsys_free(D->state); mlsys_free(D->pinned);
+  mlsys_free(D->in_pool); mlsys_free(D->slot_v); mlsys_free(D->slot_f); mlsys_free(D->rd0); mlsys_free(D->rd);
+  mlsys_free(D->uf_par); mlsys_free(D->uf_seen); mlsys_free(D->uf_val); mlsys_free(D->pool); mlsys_free(D->seen);
+  mlsys_free(D->stk); mlsys_free(D->fr);
+}
+
+static void mlsys__offload_dtr_event(mlsys__offload_dtr *D, int kind, int op, int v, double h) {
+  mlsys_offload_dtr_event e;
+  memset(&e, 0, sizeof e);
+  e.kind = kind;
+  e.op = op;
+  e.tensor = D->vt[v];
+  e.clock = D->clock;
+  e.h = h;
+  D->o->on_event(D->o->event_ctx, &e);
+}
+
+static int mlsys__offload_dtr_find(mlsys__offload_dtr *D, int x) {
+  while (D->uf_par[x] >= 0) {
+    int p = D->uf_par[x];
+    if (D->uf_par[p] >= 0) D->uf_par[x] = D->uf_par[p];   /* path halving */
+    x = p;
+  }
+  return x;
+}
+
+/* BODY runs with u bound to each evicted neighbour of v: the inputs of v's producer, and the outputs of v's
+   consumers (only those that have run can be evicted). Macros, so every search shares the two loops. */
+#define MLSYS__DTR_FOR_EVICTED_PARENTS(D, v, u, BODY)                                                          \
+  do {                                                                                                         \
+    if ((D)->prod[v] >= 0) {                                                                                   \
+      const mlsys_offload_op *mlsys__po = &(D)->tr->op[(D)->prod[v]];                                          \
+      int mlsys__i;                                                                                            \
+      for (mlsys__i = 0; mlsys__i < mlsys__po->n_in; mlsys__i++) {                                             \
+        int u = (D)->slot_v[mlsys__po->in0 + mlsys__i];                                                        \
+        if ((D)->state[u] == 2) { BODY; }                                                                      \
+      }                                                                                                        \
+    }                                                                                                          \
+  } while (0)
+#define MLSYS__DTR_FOR_EVICTED_CHILDREN(D, v, u, BODY)                                                         \
+  do {                                                                                                         \
+    int mlsys__a, mlsys__i;                                                                                    \
+    for (mlsys__a = (D)->rd0[v]; mlsys__a < (D)->rd0[(v) + 1]; mlsys__a++) {                                   \
+      const mlsys_offload_op *mlsys__co = &(D)->tr->op[(D)->rd[mlsys__a]];                                     \
+      for (mlsys__i = 0; mlsys__i < mlsys__co->n_out; mlsys__i++) {                                            \
+        int u = (D)->slot_v[mlsys__co->out0 + mlsys__i];                                                       \
+        if ((D)->state[u] == 2) { BODY; }                                                                      \
+      }                                                                                                        \
+    }                                                                                                          \
+  } while (0)
+
+static void mlsys__offload_dtr_next_stamp(int **seen, int *stamp, size_t n) {
+  if (*stamp == INT_MAX) {
+    memset(*seen, 0, n * sizeof **seen);
+    *stamp = 0;
+  }
+  ++*stamp;
+}
+
+/* Pushes v's unvisited evicted parents (dir 0) or children (dir 1) on the search stack; returns its new height. */
+static int mlsys__offload_dtr_push(mlsys__offload_dtr *D, int v, int dir, int sp) {
+#define MLSYS__DTR_VISIT(u)                                                                                    \
+  do {                                                                                                         \
+    if (D->seen[u] != D->stamp) { D->seen[u] = D->stamp; D->stk[sp++] = u; }                                  \
+  } while (0)
+  if (dir == 0) MLSYS__DTR_FOR_EVICTED_PARENTS(D, v, u, MLSYS__DTR_VISIT(u));
+  else MLSYS__DTR_FOR_EVICTED_CHILDREN(D, v, u, MLSYS__DTR_VISIT(u));
+#undef MLSYS__DTR_VISIT
+  return sp;
+}
+
+/* Σ c over the evicted ancestors of v reachable through evicted storages (simrd's region_rev), plus with both the
+   evicted descendants reachable the same way (region): e*(v). In a DAG the two sets are disjoint. */
+static double mlsys__offload_dtr_estar(mlsys__offload_dtr *D, int v, int both) {
+  double sum = 0;
+  int sp, dir;
+  for (dir = 0; dir < (both ? 2 : 1); dir++) {
+    mlsys__offload_dtr_next_stamp(&D->seen, &D->stamp, (size_t)D->nv);
+    sp = mlsys__offload_dtr_push(D, v, dir, 0);
+    while (sp > 0) {
+      int w = D->stk[--sp];
+      sum += D->c[w];
+      sp = mlsys__offload_dtr_push(D, w, dir, sp);
+    }
+  }
+  return sum;
+}
+
+/* Σ value(E) over the distinct classes E of v's evicted neighbours. */
+static double mlsys__offload_dtr_classes(mlsys__offload_dtr *D, int v) {
+  double sum = 0;
+  mlsys__offload_dtr_next_stamp(&D->uf_seen, &D->uf_stamp, (size_t)D->cap_uf);
+#define MLSYS__DTR_ADD_CLASS(u)                                                                                \
+  do {                                                                                                         \
+    int mlsys__r = mlsys__offload_dtr_find(D, D->ecn[u]);                                                      \
+    if (D->uf_seen[mlsys__r] != D->uf_stamp) { D->uf_seen[mlsys__r] = D->uf_stamp; sum += D->uf_val[mlsys__r]; } \
+  } while (0)
+  MLSYS__DTR_FOR_EVICTED_PARENTS(D, v, u, MLSYS__DTR_ADD_CLASS(u));
+  MLSYS__DTR_FOR_EVICTED_CHILDREN(D, v, u, MLSYS__DTR_ADD_CLASS(u));
+#undef MLSYS__DTR_ADD_CLASS
+  return sum;
+}
+
+static double mlsys__offload_dtr_ratio(double num, double den) { return den > 0 ? num / den : INFINITY; }
+
+/* h(v) under heuristic k (the table of §4.3; the minimum is evicted). */
+static double mlsys__offload_dtr_h(mlsys__offload_dtr *D, int k, int v) {
+  double den = (double)D->m[v] * (D->clock - D->last_access[v]);
+  switch (k) {
+    case MLSYS_OFFLOAD_H_DTR_EQ: return mlsys__offload_dtr_ratio(D->c[v] + mlsys__offload_dtr_classes(D, v), den);
+    case MLSYS_OFFLOAD_H_DTR: return mlsys__offload_dtr_ratio(D->c[v] + mlsys__offload_dtr_estar(D, v, 1), den);
+    case MLSYS_OFFLOAD_H_DTR_LOCAL: return mlsys__offload_dtr_ratio(D->c[v], den);
+    case MLSYS_OFFLOAD_H_LRU: return D->last_access[v];
+    case MLSYS_OFFLOAD_H_SIZE: return mlsys__offload_dtr_ratio(1.0, (double)D->m[v]);
+    case MLSYS_OFFLOAD_H_MSPS:
+      return mlsys__offload_dtr_ratio(D->c[v] + mlsys__offload_dtr_estar(D, v, 0), (double)D->m[v]);
+    default: return mlsys_rng_uniform(&D->rng);
+  }
+}
+
+/* CheckpointPool::evict's scan: the storage to evict for op, or -1 when nothing in the pool is evictable. */
+static int mlsys__offload_dtr_choose(mlsys__offload_dtr *D, int op, double *h_out) {
+  int pass;
+  for (pass = 0; pass < 2; pass++) {
+    int i = 0, best = -1, smax = 1;
+    double hb = 0;
+    if (!D->o->exhaustive && pass == 0) {
+      smax = (int)floor(sqrt((double)D->n_pool));
+      if (smax < 1) smax = 1;
+    }
+    while (i < D->n_pool) {
+      int v = D->pool[i];
+      if (D->state[v] != 1) {   /* evicted since it entered: swap-remove */
+        D->pool[i] = D->pool[--D->n_pool];
+        D->in_pool[v] = 0;
+        continue;
+      }
+      if (D->lock[v] == 0) {
+        double h = mlsys__offload_dtr_h(D, D->heur, v);
+        if (D->o->on_event) {
+          mlsys_offload_dtr_event e;
+          memset(&e, 0, sizeof e);
+          e.kind = MLSYS_OFFLOAD_DTR_EV_SCORE;
+          e.op = op;
+          e.tensor = D->vt[v];
+          e.clock = D->clock;
+          e.h = h;
+          e.h_eq = mlsys__offload_dtr_h(D, MLSYS_OFFLOAD_H_DTR_EQ, v);
+          e.h_dtr = mlsys__offload_dtr_h(D, MLSYS_OFFLOAD_H_DTR, v);
+          e.h_local = mlsys__offload_dtr_h(D, MLSYS_OFFLOAD_H_DTR_LOCAL, v);
+          D->o->on_event(D->o->event_ctx, &e);
+        }
+        if (best < 0 || h < hb) { best = v; hb = h; }
+        if (h <= 0) break;
+      }
+      i += smax > 1 ? mlsys_rng_range(&D->rng, 1, smax) : 1;
+    }
+    if (best >= 0) { *h_out = hb; return best; }
+    if (smax == 1) break;   /* that was a full scan */
+  }
+  return -1;
+}
+
+/* Evict v (or free it eagerly): its memory goes, and it joins the classes of its evicted neighbours. */
+static int mlsys__offload_dtr_evict(mlsys__offload_dtr *D, int v) {
+  int node, r;
+  if (D->n_uf == D->cap_uf) {
+    int nc, *p, *s;
+    double *val;
+    if (D->cap_uf > INT_MAX / 4) {
+      mlsys_set_error(MLSYS_ERR_TOO_BIG, "DTR: more than %d evictions", D->cap_uf);
+      return 0;
+    }
+    nc = D->cap_uf ? 2 * D->cap_uf : 1024;
+    if (!(p = (int *)mlsys_realloc_array(D->uf_par, (size_t)nc, sizeof(int)))) return 0;
+    D->uf_par = p;
+    if (!(val = (double *)mlsys_realloc_array(D->uf_val, (size_t)nc, sizeof(double)))) return 0;
+    D->uf_val = val;
+    if (!(s = (int *)mlsys_realloc_array(D->uf_seen, (size_t)nc, sizeof(int)))) return 0;
+    memset(s + D->cap_uf, 0, (size_t)(nc - D->cap_uf) * sizeof(int));
+    D->uf_seen = s;
+    D->cap_uf = nc;
+  }
+  D->state[v] = 2;
+  D->mem -= D->m[v];
+  node = D->n_uf++;
+  D->uf_par[node] = -1;
+  D->uf_val[node] = D->c[v];
+  D->ecn[v] = node;
+  /* simrd's EqClassNode.merge(neighbour's class, v's class): the neighbour's root hangs under v's */
+#define MLSYS__DTR_MERGE(u)                                                                                    \
+  do {                                                                                                         \
+    int mlsys__l = mlsys__offload_dtr_find(D, D->ecn[u]);                                                      \
+    r = mlsys__offload_dtr_find(D, node);                                                                      \
+    if (mlsys__l != r) { D->uf_par[mlsys__l] = r; D->uf_val[r] += D->uf_val[mlsys__l]; }                       \
+  } while (0)
+  MLSYS__DTR_FOR_EVICTED_PARENTS(D, v, u, if (u != v) MLSYS__DTR_MERGE(u));
+  MLSYS__DTR_FOR_EVICTED_CHILDREN(D, v, u, if (u != v) MLSYS__DTR_MERGE(u));
+#undef MLSYS__DTR_MERGE
+  return 1;
+}
+
+static void mlsys__offload_dtr_pool_add(mlsys__offload_dtr *D, int v) {
+  double mean = D->size_cnt ? D->size_sum / (double)D->size_cnt : 0;
+  int ok = D->m[v] > 0 && (D->o->keep_small || D->size_cnt == 0 || (double)D->m[v] >= 0.01 * mean);
+  D->size_sum += (double)D->m[v];
+  D->size_cnt++;
+  if (ok && !D->in_pool[v]) {
+    D->pool[D->n_pool++] = v;
+    D->in_pool[v] = 1;
+  }
+}
+
+static void mlsys__offload_dtr_stop(mlsys__offload_dtr *D, const char *fmt, ...) MLSYS__PRINTF(2, 3);
+static void mlsys__offload_dtr_stop(mlsys__offload_dtr *D, const char *fmt, ...) {
+  va_list ap;
+  D->stopped = 1;
+  D->r->feasible = 0;
+  va_start(ap, fmt);
+  vsnprintf(D->r->why, sizeof D->r->why, fmt, ap);
+  va_end(ap);
+}
+
+/* PerformOp(top) with its rematerialisations (spec §4.3's core loop). */
+static mlsys_status mlsys__offload_dtr_perform(mlsys__offload_dtr *D, int top) {
+  const mlsys_offload_trace *tr = D->tr;
+  int sp = 0, s;
+  D->fr[sp].op = top;
+  D->fr[sp].k = -1;
+  D->fr[sp].target = -1;
+  sp = 1;
+  while (sp > 0) {
+    mlsys__offload_dtr_frame *F = &D->fr[sp - 1];
+    const mlsys_offload_op *op = &tr->op[F->op];
+    int64_t need;
+    int pushed = 0;
+    if (F->k < 0) {
+      for (s = op->in0; s < op->in0 + op->n_in; s++) D->last_access[D->slot_v[s]] = D->clock;
+      for (s = op->in0; s < op->in0 + op->n_in; s++) {
+        int v = D->slot_v[s];
+        D->slot_f[s] &= (unsigned char)~MLSYS__DTR_LOCKED;
+        if (!D->pinned[v] && D->state[v] == 1) { D->lock[v]++; D->slot_f[s] |= MLSYS__DTR_LOCKED; }
+      }
+      F->k = 0;
+    }
+    for (; F->k < op->n_in; F->k++) {
+      int v = D->slot_v[op->in0 + F->k];
+      if (D->pinned[v] || (D->slot_f[op->in0 + F->k] & MLSYS__DTR_LOCKED)) continue;
+      if (D->state[v] == 1) {   /* restored meanwhile (a sibling of an earlier re-run) */
+        D->lock[v]++;
+        D->slot_f[op->in0 + F->k] |= MLSYS__DTR_LOCKED;
+        continue;
+      }
+      if (D->state[v] != 2 || D->prod[v] < 0 || D->prod[v] >= F->op)
+        return mlsys_set_error(MLSYS_ERR_ARG, "DTR: op %d reads tensor %d before any op writes it", F->op, D->vt[v]);
+      if (D->n_remat >= D->remat_limit) {
+        mlsys__offload_dtr_stop(D, "more than %ld rematerialisations (op %d needs tensor %d again)", D->remat_limit,
+                                F->op, D->vt[v]);
+        return MLSYS_OK;
+      }
+      D->n_remat++;
+      if (D->o->on_event) mlsys__offload_dtr_event(D, MLSYS_OFFLOAD_DTR_EV_REMAT, D->prod[v], v, 0);
+      D->fr[sp].op = D->prod[v];
+      D->fr[sp].k = -1;
+      D->fr[sp].target = v;
+      sp++;
+      pushed = 1;
+      break;
+    }
+    if (pushed) continue;
+    need = op->workspace;
+    for (s = op->out0; s < op->out0 + op->n_out; s++)
+      if (!(D->slot_f[s] & MLSYS__DTR_SKIP)) need += D->m[D->slot_v[s]];
+    while (need > D->budget - D->mem) {
+      double h = 0;
+      int v = mlsys__offload_dtr_choose(D, F->op, &h);
+      if (v < 0) {
+        mlsys__offload_dtr_stop(D, "out of memory at op %d (%s)%s: it needs %lld bytes; nothing evictable is left in "
+                                "the %lld of the %lld-byte budget in use", F->op, mlsys_offload_op_name(tr, F->op),
+                                F->target >= 0 ? " (a rematerialisation)" : "", (long long)need, (long long)D->mem,
+                                (long long)D->budget);
+        return MLSYS_OK;
+      }
+      if (!mlsys__offload_dtr_evict(D, v)) return mlsys_last_status();
+      D->n_evict++;
+      if (D->o->on_event) mlsys__offload_dtr_event(D, MLSYS_OFFLOAD_DTR_EV_EVICT, F->op, v, h);
+    }
+    D->clock += op->time_us;
+    if (F->target >= 0) D->recompute += op->time_us;
+    if (D->o->on_event) {
+      mlsys_offload_dtr_event e;
+      memset(&e, 0, sizeof e);
+      e.kind = MLSYS_OFFLOAD_DTR_EV_RUN;
+      e.op = F->op;
+      e.tensor = F->target >= 0 ? D->vt[F->target] : -1;
+      e.clock = D->clock;
+      D->o->on_event(D->o->event_ctx, &e);
+    }
+    D->mem += need;
+    if (D->mem > D->peak) D->peak = D->mem;
+    D->mem -= op->workspace;
+    for (s = op->out0; s < op->out0 + op->n_out; s++) {
+      int v = D->slot_v[s];
+      if (D->slot_f[s] & MLSYS__DTR_SKIP) continue;
+      if (D->state[v] == 1) { D->mem -= D->m[v]; continue; }   /* a re-run's duplicate of a resident sibling */
+      if (D->state[v] == 2) {   /* restored: it leaves its class, which keeps the others' value */
+        int root = mlsys__offload_dtr_find(D, D->ecn[v]);
+        D->uf_val[root] -= D->c[v];
+        D->ecn[v] = -1;
+      } else {
+        D->last_access[v] = D->clock;   /* simrd stamps a new tensor; a re-run keeps its outputs' stamps */
+      }
+      D->state[v] = 1;
+      mlsys__offload_dtr_pool_add(D, v);
+    }
+    for (s = op->in0; s < op->in0 + op->n_in; s++)
+      if (D->slot_f[s] & MLSYS__DTR_LOCKED) {
+        D->lock[D->slot_v[s]]--;
+        D->slot_f[s] &= (unsigned char)~MLSYS__DTR_LOCKED;
+      }
+    if (F->target < 0 && !D->o->no_eager) {
+      int a;
+      for (a = 0; a < op->n_in + op->n_out; a++) {
+        int v = D->slot_v[a < op->n_in ? op->in0 + a : op->out0 + a - op->n_in];
+        if (!D->pinned[v] && D->state[v] == 1 && D->last_use[v] == F->op && D->lock[v] == 0) {
+          if (!mlsys__offload_dtr_evict(D, v)) return mlsys_last_status();
+          if (D->o->on_event) mlsys__offload_dtr_event(D, MLSYS_OFFLOAD_DTR_EV_FREE, F->op, v, 0);
+        }
+      }
+    }
+    sp--;
+  }
+  return MLSYS_OK;
+}
+
+/* Storages, their producers, consumers and last uses (module comment in the API). */
+static mlsys_status mlsys__offload_dtr_build(mlsys__offload_dtr *D, const mlsys_offload_facts *f) {
+  const mlsys_offload_trace *tr = D->tr;
+  int *pv = NULL, *cur = NULL, i, j, nv = 0;
+  long s, nw = 0;
+  unsigned char *pin_t = NULL;
+  mlsys_status st = MLSYS_OK;
+  if (tr->n_ids > INT_MAX / 2) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "DTR: a trace of %ld operands", tr->n_ids);
+  pin_t = (unsigned char *)mlsys_calloc((size_t)tr->n_t + 1, 1);
+  pv = (int *)mlsys_alloc((size_t)tr->n_t + 1, sizeof(int));
+  cur = (int *)mlsys_alloc((size_t)tr->n_t + 1, sizeof(int));
+  if (!pin_t || !pv || !cur) { st = MLSYS_ERR_NOMEM; goto done; }
+  for (i = 0; i < tr->n_t; i++) {
+    int k = tr->t[i].kind;
+    pin_t[i] = k == MLSYS_OFFLOAD_T_PARAM || k == MLSYS_OFFLOAD_T_INPUT || k == MLSYS_OFFLOAD_T_OPT ||
+               f->first_write[i] < 0;
+  }
+  for (j = 0; j < tr->n_op; j++)
+    for (i = 0; i < tr->op[j].n_in; i++) {
+      int t = tr->ids[tr->op[j].in0 + i];
+      if (f->first_write[t] == j) pin_t[t] = 1;   /* read by its first writer: it existed before */
+    }
+  for (i = 0; i < tr->n_t; i++) {
+    pv[i] = pin_t[i] ? nv++ : -1;
+    cur[i] = -1;
+  }
+  for (j = 0; j < tr->n_op; j++) nw += tr->op[j].n_out;
+  if (nw + nv > INT_MAX / 2) { st = mlsys_set_error(MLSYS_ERR_TOO_BIG, "DTR: too many tensor writes"); goto done; }
+  nw += nv + 1;   /* + 1: no zero-sized allocations for an empty trace */
+  D->vt = (int *)mlsys_alloc((size_t)nw, sizeof(int));
+  D->prod = (int *)mlsys_alloc((size_t)nw, sizeof(int));
+  D->last_use = (int *)mlsys_alloc((size_t)nw, sizeof(int));
+  D->lock = (int *)mlsys_calloc((size_t)nw, sizeof(int));
+  D->ecn = (int *)mlsys_alloc((size_t)nw, sizeof(int));
+  D->m = (int64_t *)mlsys_alloc((size_t)nw, sizeof(int64_t));
+  D->c = (double *)mlsys_alloc((size_t)nw, sizeof(double));
+  D->last_access = (double *)mlsys_calloc((size_t)nw, sizeof(double));
+  D->state = (unsigned char *)mlsys_calloc((size_t)nw, 1);
+  D->pinned = (unsigned char *)mlsys_calloc((size_t)nw, 1);
+  D->in_pool = (unsigned char *)mlsys_calloc((size_t)nw, 1);
+  D->pool = (int *)mlsys_alloc((size_t)nw, sizeof(int));
+  D->seen = (int *)mlsys_calloc((size_t)nw, sizeof(int));
+  D->stk = (int *)mlsys_alloc((size_t)nw, sizeof(int));
+  D->rd0 = (int *)mlsys_calloc((size_t)nw + 1, sizeof(int));
+  D->slot_v = (int *)mlsys_alloc((size_t)tr->n_ids + 1, sizeof(int));
+  D->slot_f = (unsigned char *)mlsys_calloc((size_t)tr->n_ids + 1, 1);
+  D->rd = (int *)mlsys_alloc((size_t)tr->n_ids + 1, sizeof(int));
+  D->fr = (mlsys__offload_dtr_frame *)mlsys_alloc((size_t)tr->n_op + 1, sizeof *D->fr);
+  if (!D->vt || !D->prod || !D->last_use || !D->lock || !D->ecn || !D->m || !D->c || !D->last_access || !D->state ||
+      !D->pinned || !D->in_pool || !D->pool || !D->seen || !D->stk || !D->rd0 || !D->slot_v || !D->slot_f || !D->rd ||
+      !D->fr) {
+    st = MLSYS_ERR_NOMEM;
+    goto done;
+  }
+  for (i = 0; i < tr->n_t; i++)
+    if (pv[i] >= 0) {
+      int v = pv[i];
+      D->vt[v] = i;
+      D->prod[v] = -1;
+      D->last_use[v] = tr->n_op;
+      D->m[v] = tr->t[i].bytes;
+      D->c[v] = 0;
+      D->ecn[v] = -1;
+      D->state[v] = 1;
+      D->pinned[v] = 1;
+    }
+  for (j = 0; j < tr->n_op; j++) {
+    const mlsys_offload_op *o = &tr->op[j];
+    for (s = o->in0; s < o->in0 + o->n_in; s++) {
+      int t = tr->ids[s], v = pin_t[t] ? pv[t] : cur[t];
+      if (v < 0) {   /* facts would have made it pinned: a defensive check */
+        st = mlsys_set_error(MLSYS_ERR_ARG, "DTR: op %d reads tensor %d before it exists", j, t);
+        goto done;
+      }
+      D->slot_v[s] = v;
+      D->last_use[v] = j;
+    }
+    for (s = o->out0; s < o->out0 + o->n_out; s++) {
+      int t = tr->ids[s], v;
+      if (pin_t[t]) {
+        v = pv[t];
+        D->slot_f[s] = MLSYS__DTR_SKIP;
+      } else if (cur[t] >= 0 && D->prod[cur[t]] == j) {
+        v = cur[t];
+        D->slot_f[s] = MLSYS__DTR_SKIP;
+      } else {
+        v = cur[t] = nv++;
+        D->vt[v] = t;
+        D->prod[v] = j;
+        D->last_use[v] = j;
+        D->m[v] = tr->t[t].bytes;
+        D->c[v] = o->time_us;
+        D->ecn[v] = -1;
+      }
+      D->slot_v[s] = v;
+    }
+  }
+  /* the last version of a tensor lives as long as facts say (a gradient nothing reads: to the end) */
+  for (i = 0; i < tr->n_t; i++)
+    if (cur[i] >= 0 && f->last_use[i] > D->last_use[cur[i]]) D->last_use[cur[i]] = f->last_use[i];
+  /* consumers, each op once per storage */
+  for (j = 0; j < tr->n_op; j++)
+    for (s = tr->op[j].in0; s < tr->op[j].in0 + tr->op[j].n_in; s++) {
+      int v = D->slot_v[s];
+      if (D->seen[v] != j + 1) { D->seen[v] = j + 1; D->rd0[v + 1]++; }
+    }
+  for (i = 0; i < nv; i++) D->rd0[i + 1] += D->rd0[i];
+  memset(D->seen, 0, (size_t)nv * sizeof(int));
+  memcpy(D->stk, D->rd0, (size_t)nv * sizeof(int));   /* fill cursors */
+  for (j = 0; j < tr->n_op; j++)
+    for (s = tr->op[j].in0; s < tr->op[j].in0 + tr->op[j].n_in; s++) {
+      int v = D->slot_v[s];
+      if (D->seen[v] != j + 1) { D->seen[v] = j + 1; D->rd[D->stk[v]++] = j; }
+    }
+  memset(D->seen, 0, (size_t)nv * sizeof(int));
+  D->nv = nv;
+done:
+  mlsys_free(pin_t);
+  mlsys_free(pv);
+  mlsys_free(cur);
+  if (st == MLSYS_ERR_NOMEM) mlsys_set_error(st, "DTR: out of memory for a trace of %d ops", tr->n_op);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_sim_dtr(const mlsys_offload_trace *tr, const mlsys_offload_hw *hw,
+                                             const mlsys_offload_dtr_opts *o, mlsys_offload_simres *r) {
+  mlsys__offload_dtr D;
+  mlsys_offload_dtr_opts def;
+  mlsys_offload_facts f;
+  mlsys_status st;
+  int j, v;
+  int64_t pinned = 0;
+  memset(r, 0, sizeof *r);
+  memset(&D, 0, sizeof D);
+  if (!o) {
+    memset(&def, 0, sizeof def);
+    o = &def;
+  }
+  if (o->heuristic < 0 || o->heuristic >= MLSYS_OFFLOAD_H_N_)
+    return mlsys_set_error(MLSYS_ERR_ARG, "DTR: unknown heuristic %d (0..%d)", o->heuristic, MLSYS_OFFLOAD_H_N_ - 1);
+  if (o->budget < 0 || o->remat_limit < 0)
+    return mlsys_set_error(MLSYS_ERR_ARG, "DTR: budget %lld bytes and remat limit %ld must be ≥ 0", (long long)o->budget,
+                           o->remat_limit);
+  if (!o->budget && (!hw || hw->gpu_bytes <= 0))
+    return mlsys_set_error(MLSYS_ERR_ARG, "DTR: no budget and no GPU memory size (hw->gpu_bytes)");
+  if ((st = mlsys_offload_trace_facts(tr, &f))) return st;
+  D.tr = tr;
+  D.o = o;
+  D.r = r;
+  D.heur = o->heuristic;
+  D.budget = o->budget ? o->budget : hw->gpu_bytes - tr->fixed_bytes;
+  if (D.budget < 0) D.budget = 0;
+  D.remat_limit = o->remat_limit ? o->remat_limit : 100000000L;
+  mlsys_rng_seed(&D.rng, o->seed);
+  r->feasible = 1;
+  r->compute_us = f.compute_us;
+  r->n_blocks = 1;
+  if ((st = mlsys__offload_dtr_build(&D, &f))) goto done;
+  for (v = 0; v < D.nv; v++)
+    if (D.pinned[v]) pinned += D.m[v];
+  D.mem = D.peak = pinned;
+  if (pinned > D.budget) {
+    mlsys__offload_dtr_stop(&D, "out of memory before op 0: the pinned tensors (weights, inputs, optimizer state) "
+                            "need %lld bytes, the budget is %lld", (long long)pinned, (long long)D.budget);
+  }
+  for (j = 0; j < tr->n_op && !D.stopped; j++)
+    if ((st = mlsys__offload_dtr_perform(&D, j))) goto done;
+  r->time_us = D.clock;
+  r->recompute_us = D.recompute;
+  r->n_remat = (int)(D.n_remat < INT_MAX ? D.n_remat : INT_MAX);
+  r->n_evictions = (int)(D.n_evict < INT_MAX ? D.n_evict : INT_MAX);
+  r->peak_bytes = tr->fixed_bytes + D.peak;
+done:
+  mlsys__offload_dtr_free(&D);
+  mlsys_offload_facts_free(&f);
+  if (st) memset(r, 0, sizeof *r);
+  return st;
+}
+
+#undef MLSYS__DTR_FOR_EVICTED_PARENTS
+#undef MLSYS__DTR_FOR_EVICTED_CHILDREN
+#undef MLSYS__DTR_LOCKED
+#undef MLSYS__DTR_SKIP
+/* ================================================================================================================
+   UVM and ZeRO-Offload simulators (spec §4.2, §4.4)
+   ================================================================================================================ */
+/* Page states. PIN marks the pages of the op being served: they are never evicted for it. */
+enum { MLSYS__UVM_FREE, MLSYS__UVM_HOST, MLSYS__UVM_FRESH, MLSYS__UVM_GPU, MLSYS__UVM_PIN = 0x80 };
+
+/* A chunk's place in the LRU-by-migration order. Migration times only grow, so the order is a FIFO: a chunk that
+   migrates again is appended with its new time and its older entry goes stale (time mismatch). */
+typedef struct {
+  int64_t chunk, stamp;
+} mlsys__uvm_ent;
+
+typedef struct {
+  const mlsys_offload_trace *tr;
+  const mlsys_offload_facts *f;
+  int64_t page, ppc, cap;      /* page bytes, pages per chunk, resident capacity in pages */
+  int64_t npages, nchunk;
+  int64_t *p0, *w0;            /* first page of each tensor / of each op's workspace */
+  unsigned char *st;           /* [npages] */
+  int64_t *nres, *stamp;       /* [nchunk] resident pages, migration time */
+  int64_t *mark, mark_now;     /* [n_t] tensors already seen in the current op */
+  mlsys__uvm_ent *q;
+  int64_t qh, qn, qcap, seq;
+  int64_t resident, peak, in_pages, out_pages;
+  int n_faults, n_evict;
+  double mig_us;
+} mlsys__uvm;
+
+static int mlsys__uvm_persist(const mlsys__uvm *u, int t) {
+  int k = u->tr->t[t].kind;
+  return k == MLSYS_OFFLOAD_T_PARAM || k == MLSYS_OFFLOAD_T_OPT || u->f->first_write[t] < 0;
+}
+
+static int64_t mlsys__uvm_np(const mlsys__uvm *u, int64_t bytes) { return bytes / u->page + (bytes % u->page != 0); }
+
+static void mlsys__uvm_free(mlsys__uvm *u) {
+  mlsys_free(u->p0);
+  mlsys_free(u->w0);
+  mlsys_free(u->st);
+  mlsys_free(u->nres);
+  mlsys_free(u->stamp);
+  mlsys_free(u->mark);
+  mlsys_free(u->q);
+}
+
+/* Pages [a, a+n) leave the GPU with no copy (a dead tensor or a finished workspace). */
+static void mlsys__uvm_release(mlsys__uvm *u, int64_t a, int64_t n) {
+  int64_t p;
+  for (p = a; p < a + n; p++) {
+    if (u->st[p] == MLSYS__UVM_GPU) {
+      u->nres[p / u->ppc]--;
+      u->resident--;
+    }
+    u->st[p] = MLSYS__UVM_FREE;
+  }
+}
+
+/* The ranges an op touches, in migration order: distinct inputs, distinct outputs not read, workspace. Fills
+   a[]/n[] (room for n_in + n_out + 1) and returns their count. */
+static int mlsys__uvm_ranges(mlsys__uvm *u, int i, int64_t *a, int64_t *n) {
+  const mlsys_offload_op *o = &u->tr->op[i];
+  int j, k = 0;
+  u->mark_now++;
+  for (j = 0; j < o->n_in + o->n_out; j++) {
+    int t = u->tr->ids[j < o->n_in ? o->in0 + j : o->out0 + j - o->n_in];
+    if (u->mark[t] == u->mark_now) continue;
+    u->mark[t] = u->mark_now;
+    a[k] = u->p0[t];
+    n[k++] = mlsys__uvm_np(u, u->tr->t[t].bytes);
+  }
+  a[k] = u->w0[i];
+  n[k++] = mlsys__uvm_np(u, o->workspace);
+  return k;
+}
+
+/* Serve and run op i. Returns the pages it touches when they exceed the capacity (it cannot run), else 0. */
+static int64_t mlsys__uvm_op(mlsys__uvm *u, int i, double fault_us, double h2d, double d2h, int64_t *a, int64_t *n) {
+  const mlsys_offload_op *o = &u->tr->op[i];
+  int64_t need = 0, host = 0, fresh = 0, over, ev = 0, pos, p;
+  int j, k;
+  /* tensors first written here, and the workspace, come into existence: no data anywhere yet */
+  for (j = 0; j < o->n_out; j++) {
+    int t = u->tr->ids[o->out0 + j];
+    if (!mlsys__uvm_persist(u, t) && u->f->first_write[t] == i && u->st[u->p0[t]] == MLSYS__UVM_FREE)
+      memset(u->st + u->p0[t], MLSYS__UVM_FRESH, (size_t)mlsys__uvm_np(u, u->tr->t[t].bytes));
+  }
+  k = mlsys__uvm_ranges(u, i, a, n);
+  memset(u->st + a[k - 1], MLSYS__UVM_FRESH, (size_t)n[k - 1]);
+  for (j = 0; j < k; j++)
+    for (p = a[j]; p < a[j] + n[j]; p++) {
+      unsigned char s = u->st[p];
+      need++;
+      if (s == MLSYS__UVM_HOST) host++;
+      else if (s != MLSYS__UVM_GPU) fresh++;
+      u->st[p] = (unsigned char)(s | MLSYS__UVM_PIN);
+    }
+  if (need > u->cap) {
+    for (j = 0; j < k; j++)
+      for (p = a[j]; p < a[j] + n[j]; p++) u->st[p] &= (unsigned char)~MLSYS__UVM_PIN;
+    return need;
+  }
+  /* room: evict chunks in migration order, each writing back its resident pages this op does not touch. Enough
+     exist: need <= cap, so resident - (need - host - fresh) >= over. */
+  over = u->resident + host + fresh - u->cap;
+  for (pos = u->qh; over > 0 && pos < u->qn; pos++) {
+    int64_t c = u->q[pos].chunk, hi, got = 0;
+    if (u->stamp[c] != u->q[pos].stamp || u->nres[c] == 0) {
+      if (pos == u->qh) u->qh++;
+      continue;
+    }
+    hi = (c + 1) * u->ppc < u->npages ? (c + 1) * u->ppc : u->npages;
+    for (p = c * u->ppc; p < hi; p++)
+      if (u->st[p] == MLSYS__UVM_GPU) {
+        u->st[p] = MLSYS__UVM_HOST;
+        got++;
+      }
+    if (got) u->n_evict++;
+    u->nres[c] -= got;
+    u->resident -= got;
+    over -= got;
+    ev += got;
+    if (u->nres[c] == 0 && pos == u->qh) u->qh++;
+  }
+  if (host || ev) {
+    u->n_faults++;
+    u->mig_us += fault_us + (double)(host * u->page) / h2d + (double)(ev * u->page) / d2h;
+  }
+  u->in_pages += host;
+  u->out_pages += ev;
+  /* migrate/populate; a chunk's time is that of the last page moved into it */
+  for (j = 0; j < k; j++)
+    for (p = a[j]; p < a[j] + n[j]; p++) {
+      unsigned char s = (unsigned char)(u->st[p] & ~MLSYS__UVM_PIN);
+      int64_t c = p / u->ppc;
+      u->st[p] = MLSYS__UVM_GPU;
+      if (s == MLSYS__UVM_GPU) continue;
+      /* a new time unless c is already the newest; an empty chunk may have lost its entry, so it gets one */
+      if (u->nres[c] == 0 || u->stamp[c] != u->seq) {
+        u->stamp[c] = ++u->seq;
+        if (u->qn == u->qcap) {   /* compact the consumed head before growing */
+          if (u->qh > 0) {
+            memmove(u->q, u->q + u->qh, (size_t)(u->qn - u->qh) * sizeof *u->q);
+            u->qn -= u->qh;
+            u->qh = 0;
+          }
+          if (u->qn * 2 > u->qcap) {
+            mlsys__uvm_ent *nq = (mlsys__uvm_ent *)mlsys_realloc_array(u->q, (size_t)u->qcap * 2, sizeof *u->q);
+            if (!nq) return -1;
+            u->q = nq;
+            u->qcap *= 2;
+          }
+        }
+        u->q[u->qn].chunk = c;
+        u->q[u->qn++].stamp = u->seq;
+      }
+      u->nres[c]++;
+      u->resident++;
+    }
+  if (u->resident > u->peak) u->peak = u->resident;
+  /* run, then drop the workspace and the tensors whose last use this was */
+  mlsys__uvm_release(u, a[k - 1], n[k - 1]);
+  for (j = 0; j < o->n_in + o->n_out; j++) {
+    int t = u->tr->ids[(j < o->n_in ? o->in0 + j : o->out0 + j - o->n_in)];
+    if (!mlsys__uvm_persist(u, t) && u->f->last_use[t] == i) mlsys__uvm_release(u, u->p0[t], mlsys__uvm_np(u, u->tr->t[t].bytes));
+  }
+  return 0;
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_sim_uvm(const mlsys_offload_trace *tr, const mlsys_offload_hw *hw,
+                                             const mlsys_offload_uvm_opts *o, mlsys_offload_simres *r) {
+  mlsys__offload_hwn h;
+  mlsys_offload_facts f;
+  mlsys__uvm u;
+  mlsys_status st = MLSYS_OK;
+  int64_t pos = 0, *a = NULL, *n = NULL, chunk, fixed;
+  double fault_us, oversub;
+  int iters, it, i, t, maxio = 0, over_cap = 0;
+  if (!tr || !r) return mlsys_set_error(MLSYS_ERR_ARG, "UVM simulation: NULL %s", tr ? "result" : "trace");
+  memset(r, 0, sizeof *r);
+  if ((st = mlsys__offload_hw_norm(tr, hw, &h))) return st;
+  memset(&u, 0, sizeof u);
+  u.page = o && o->fault_page ? o->fault_page : 65536;
+  chunk = o && o->evict_chunk ? o->evict_chunk : 2 * 1024 * 1024;
+  fault_us = !o || o->fault_us == 0 ? 30.0 : o->fault_us < 0 ? 0.0 : o->fault_us;
+  oversub = o && o->oversub_max ? o->oversub_max : 2.0;
+  iters = o && o->iterations ? o->iterations : 2;
+  if (u.page <= 0 || chunk <= 0 || chunk % u.page)
+    return mlsys_set_error(MLSYS_ERR_ARG, "UVM: the eviction chunk (%lld bytes) must be a positive multiple of the fault page (%lld)",
+                           (long long)chunk, (long long)u.page);
+  if (!(oversub > 0) || isnan(fault_us) || iters < 0)
+    return mlsys_set_error(MLSYS_ERR_ARG, "UVM: oversubscription cap %g, fault time %g µs, %d iterations", oversub, fault_us, iters);
+  if ((st = mlsys_offload_trace_facts(tr, &f))) return st;
+  u.tr = tr;
+  u.f = &f;
+  u.ppc = chunk / u.page;
+  fixed = tr->fixed_bytes;
+  u.cap = hw->gpu_bytes > fixed ? (hw->gpu_bytes - fixed) / u.page : 0;
+  r->compute_us = f.compute_us;
+  r->feasible = 1;
+  if ((double)f.peak_bytes > oversub * (double)hw->gpu_bytes) {
+    over_cap = 1;
+    mlsys__offload_infeasible(r, "footprint %lld bytes exceeds UVM cap of %gx the GPU's %lld bytes", (long long)f.peak_bytes, oversub,
+                              (long long)hw->gpu_bytes);
+  }
+  /* layout: persistent tensors in id order, then op by op what it writes first, then its workspace */
+  u.p0 = (int64_t *)mlsys_alloc((size_t)tr->n_t + 1, sizeof(int64_t));
+  u.w0 = (int64_t *)mlsys_alloc((size_t)tr->n_op + 1, sizeof(int64_t));
+  u.mark = (int64_t *)mlsys_calloc((size_t)tr->n_t + 1, sizeof(int64_t));
+  if (!u.p0 || !u.w0 || !u.mark) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "UVM: out of memory"); goto done; }
+  for (t = 0; t < tr->n_t; t++) {
+    u.p0[t] = -1;
+    if (mlsys__uvm_persist(&u, t)) { u.p0[t] = pos; pos += mlsys__uvm_np(&u, tr->t[t].bytes); }
+  }
+  for (i = 0; i < tr->n_op; i++) {
+    const mlsys_offload_op *op = &tr->op[i];
+    int j;
+    for (j = 0; j < op->n_out; j++) {
+      t = tr->ids[op->out0 + j];
+      if (u.p0[t] < 0) { u.p0[t] = pos; pos += mlsys__uvm_np(&u, tr->t[t].bytes); }
+    }
+    u.w0[i] = pos;
+    pos += mlsys__uvm_np(&u, op->workspace);
+    if (op->n_in + op->n_out > maxio) maxio = op->n_in + op->n_out;
+  }
+  for (t = 0; t < tr->n_t; t++)
+    if (u.p0[t] < 0) u.p0[t] = 0;   /* unreachable: a non-persistent tensor has a first write */
+  /* a byte of state per page: 2^28 pages is 16 TiB at 64 KiB */
+  if (pos > ((int64_t)1 << 28)) {
+    st = mlsys_set_error(MLSYS_ERR_TOO_BIG, "UVM: %lld pages of %lld bytes to track; use a larger fault page", (long long)pos,
+                         (long long)u.page);
+    goto done;
+  }
+  u.npages = pos;
+  u.nchunk = pos / u.ppc + 1;
+  u.qcap = 1024;
+  u.st = (unsigned char *)mlsys_calloc((size_t)pos + 1, 1);
+  u.nres = (int64_t *)mlsys_calloc((size_t)u.nchunk, sizeof(int64_t));
+  u.stamp = (int64_t *)mlsys_calloc((size_t)u.nchunk, sizeof(int64_t));
+  u.q = (mlsys__uvm_ent *)mlsys_alloc((size_t)u.qcap, sizeof *u.q);
+  a = (int64_t *)mlsys_alloc((size_t)maxio + 1, sizeof(int64_t));
+  n = (int64_t *)mlsys_alloc((size_t)maxio + 1, sizeof(int64_t));
+  if (!u.st || !u.nres || !u.stamp || !u.q || !a || !n) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "UVM: out of memory"); goto done; }
+  for (t = 0; t < tr->n_t; t++)   /* persistent tensors start on the host */
+    if (mlsys__uvm_persist(&u, t)) memset(u.st + u.p0[t], MLSYS__UVM_HOST, (size_t)mlsys__uvm_np(&u, tr->t[t].bytes));
+  for (it = 0; it < iters; it++) {
+    if (it == iters - 1) {   /* report the last iteration only */
+      u.in_pages = u.out_pages = 0;
+      u.n_faults = u.n_evict = 0;
+      u.mig_us = 0;
+      u.peak = u.resident;
+    }
+    for (i = 0; i < tr->n_op; i++) {
+      int64_t big = mlsys__uvm_op(&u, i, fault_us, h.h2d, h.d2h, a, n);
+      if (big < 0) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "UVM: out of memory"); goto done; }
+      if (big > 0) {   /* r holds only compute_us so far */
+        if (!over_cap)
+          mlsys__offload_infeasible(r, "op %d (%s) touches %lld bytes of %lld-byte pages, more than the %lld UVM can keep resident", i,
+                                    mlsys_offload_op_name(tr, i), (long long)(big * u.page), (long long)u.page,
+                                    (long long)(u.cap * u.page));
+        goto done;
+      }
+    }
+    for (t = 0; t < tr->n_t; t++)   /* results of the iteration (unread gradients) die at its end */
+      if (!mlsys__uvm_persist(&u, t)) mlsys__uvm_release(&u, u.p0[t], mlsys__uvm_np(&u, tr->t[t].bytes));
+  }
+  r->migration_us = u.mig_us;
+  r->time_us = r->compute_us + u.mig_us;
+  r->bytes_h2d = u.in_pages * u.page;
+  r->bytes_d2h = u.out_pages * u.page;
+  r->n_faults = u.n_faults;
+  r->n_evictions = u.n_evict;
+  r->peak_bytes = fixed + u.peak * u.page;
+done:
+  mlsys_free(a);
+  mlsys_free(n);
+  mlsys__uvm_free(&u);
+  mlsys_offload_facts_free(&f);
+  return st;
+}
+
+/* ---- ZeRO-Offload ---- */
+static int mlsys__zero_has(const char *s, const char *w) {
+  size_t i, j, n = strlen(w);
+  for (i = 0; s[i]; i++) {
+    for (j = 0; j < n && s[i + j] && tolower((unsigned char)s[i + j]) == w[j]; j++) {}
+    if (j == n) return 1;
+  }
+  return 0;
+}
+
+/* §4.4: the optimizer step runs on the CPU, so these ops leave the GPU's time and memory */
+static int mlsys__zero_is_optim(const mlsys_offload_trace *tr, int i) {
+  const char *nm = mlsys_offload_op_name(tr, i);
+  const mlsys_offload_op *o = &tr->op[i];
+  int j;
+  if (mlsys__zero_has(nm, "adam") || mlsys__zero_has(nm, "sgd") || mlsys__zero_has(nm, "optim")) return 1;
+  for (j = 0; j < o->n_out; j++)
+    if (tr->t[tr->ids[o->out0 + j]].kind == MLSYS_OFFLOAD_T_OPT) return 1;
+  return 0;
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_sim_zero(const mlsys_offload_trace *tr, const mlsys_offload_hw *hw,
+                                              const mlsys_offload_zero_opts *o, mlsys_offload_simres *r) {
+  mlsys__offload_hwn h;
+  mlsys_offload_facts f;
+  mlsys_status st;
+  double thr, frac, tfb = 0, tbwd = 0, M, d2h, adam, h2d, exposed_d2h, cpu;
+  int64_t *delta, base, live = 0, peak, pbytes = 0;
+  int i, t, nparam = 0, peak_op = -1, pb;
+  if (!tr || !r) return mlsys_set_error(MLSYS_ERR_ARG, "ZeRO-Offload simulation: NULL %s", tr ? "result" : "trace");
+  memset(r, 0, sizeof *r);
+  if ((st = mlsys__offload_hw_norm(tr, hw, &h))) return st;
+  thr = !o || o->cpu_adam_params_per_us == 0 ? 1000.0 : o->cpu_adam_params_per_us;
+  frac = !o || o->overlap_bwd_frac == 0 ? 1.0 : o->overlap_bwd_frac < 0 ? 0.0 : o->overlap_bwd_frac;
+  pb = o && o->param_bytes ? o->param_bytes : 2;
+  if (!(thr > 0) || !(frac <= 1) || pb < 0)
+    return mlsys_set_error(MLSYS_ERR_ARG, "ZeRO-Offload: CPU Adam throughput %g parameters/µs (must be > 0), backward overlap %g (must be <= 1), %d bytes a parameter",
+                           thr, frac, pb);
+  if ((st = mlsys_offload_trace_facts(tr, &f))) return st;
+  if (!(delta = (int64_t *)mlsys_calloc((size_t)tr->n_op + 2, sizeof(int64_t)))) {
+    mlsys_offload_facts_free(&f);
+    return mlsys_set_error(MLSYS_ERR_NOMEM, "ZeRO-Offload: out of memory");
+  }
+  /* facts' live-byte curve with OPT left on the CPU, read at the GPU's ops only */
+  base = tr->fixed_bytes;
+  for (t = 0; t < tr->n_t; t++) {
+    int k = tr->t[t].kind;
+    if (k == MLSYS_OFFLOAD_T_PARAM) { nparam++; pbytes += tr->t[t].bytes; }
+    if (k == MLSYS_OFFLOAD_T_OPT) continue;
+    if (k == MLSYS_OFFLOAD_T_PARAM || f.first_write[t] < 0) base += tr->t[t].bytes;
+    else if (f.last_use[t] >= 0) {
+      delta[f.first_write[t]] += tr->t[t].bytes;
+      delta[f.last_use[t] + 1] -= tr->t[t].bytes;
+    }
+  }
+  peak = base;
+  for (i = 0; i < tr->n_op; i++) {
+    live += delta[i];
+    if (mlsys__zero_is_optim(tr, i)) continue;
+    tfb += tr->op[i].time_us;
+    if (tr->op[i].is_bwd) tbwd += tr->op[i].time_us;
+    if (base + live + tr->op[i].workspace > peak) { peak = base + live + tr->op[i].workspace; peak_op = i; }
+  }
+  mlsys_free(delta);
+  mlsys_offload_facts_free(&f);
+  r->feasible = 1;
+  if (!nparam) {
+    mlsys__offload_infeasible(r, "ZeRO-Offload does not apply: no parameters in the trace");
+    return MLSYS_OK;
+  }
+  M = (double)pbytes / pb;
+  d2h = 2 * M / h.d2h;
+  adam = M / thr;
+  h2d = 2 * M / h.h2d;
+  r->compute_us = tfb;
+  r->bytes_d2h = r->bytes_h2d = (int64_t)(2 * M);   /* fp16 gradients out, fp16 parameters in */
+  r->peak_bytes = peak;
+  if (o && o->dpu) {
+    double cpu_side = d2h + adam + h2d, tail = cpu_side > tfb ? cpu_side - tfb : 0;
+    r->time_us = tfb + tail;
+    cpu = tail > 0 ? tail * adam / cpu_side : 0;
+    r->other_us = cpu;
+    r->migration_us = tail - cpu;
+  } else {
+    exposed_d2h = d2h - frac * tbwd > 0 ? d2h - frac * tbwd : 0;
+    r->other_us = adam;
+    r->migration_us = exposed_d2h + h2d;
+    r->time_us = tfb + exposed_d2h + adam + h2d;
+  }
+  if (peak > hw->gpu_bytes) {
+    if (peak_op >= 0)
+      mlsys__offload_infeasible(r, "ZeRO-Offload needs %lld GPU bytes at op %d (%s) (fp16 parameters and activations; optimizer state on the CPU), the GPU has %lld",
+                                (long long)peak, peak_op, mlsys_offload_op_name(tr, peak_op), (long long)hw->gpu_bytes);
+    else
+      mlsys__offload_infeasible(r, "ZeRO-Offload needs %lld GPU bytes for the fp16 parameters and resident tensors, the GPU has %lld",
+                                (long long)peak, (long long)hw->gpu_bytes);
+  }
+  return MLSYS_OK;
+}
+/* ================================================================================================================
+   6. The pilot model (spec §3.3, §2.3(f)) and the mis-prediction cache (§3.6)
+   ================================================================================================================ */
+#define MLSYS__OFFLOAD_PILOT_MAGIC "MLSYSPLT"
+#define MLSYS__OFFLOAD_PILOT_HDR 72   /* magic 8, versions 8, 7 ints 28, 3 floats 12, seed 8, nparams 8 */
+
+/* Offsets of each parameter group in the flat vector (the order the public header documents). */
+typedef struct {
+  size_t we, be, wa, ba, w1[3], b1[3], w2[3], b2[3], w3[3], b3[3], wo, bo, n;
+} mlsys__offload_pilot_layout;
+
+/* The projection of §3.3 for one embedding width, cached because generating it costs emb_dim·e_proj normals. */
+typedef struct {
+  float *P;                       /* [dim][e_proj] */
+  int dim;
+} mlsys__offload_pilot_proj;
+
+struct mlsys_offload_pilot {
+  mlsys_offload_pilot_cfg cfg;    /* defaults filled in */
+  int xe, xa, ny;                 /* widths of x_e, x_a and ŷ */
+  mlsys__offload_pilot_layout L;
+  float *p, *g;                   /* parameters; the minibatch gradient */
+  float *ws;                      /* all scratch below lives in this one block */
+  float *uc, *c;                  /* [2d] pre-activations and [h_e; h_a] */
+  float *u1, *a1, *u2, *a2, *u3, *z, *y;
+  float *gy, *gz, *g2, *g1, *gc;  /* backward: d loss / d (ŷ, z, a2, a1, c) */
+  double *acc;                    /* [e_proj] features' accumulators */
+  mlsys__offload_pilot_proj *pc;  /* behind a pointer so const entry points may refill it */
+  mlsys_rng rng;                  /* minibatch shuffling */
+};
+
+/* Independent streams from one user seed: weights, projection (per width), shuffling. */
+#define MLSYS__OFFLOAD_PILOT_S_PROJ 0xD1B54A32D192ED03ull
+#define MLSYS__OFFLOAD_PILOT_S_SHUF 0x9E3779B97F4A7C15ull
+
+static const char *mlsys__offload_pilot_field_names[] = {"e_proj", "d", "h", "d_out", "k_max"};
+
+/* Fill defaults (zero fields) and check ranges. strict (a file's config): zero is an error, since the writer always
+   stores the resolved values. */
+static mlsys_status mlsys__offload_pilot_resolve(const mlsys_offload_pilot_cfg *in, mlsys_offload_pilot_cfg *out, int strict,
+                                                 const char *name) {
+  static const int dflt[5] = {32, 16, 32, 32, 16};
+  int v[5], i;
+  mlsys_offload_pilot_cfg c;
+  if (in) c = *in;
+  else memset(&c, 0, sizeof c);
+  v[0] = c.e_proj; v[1] = c.d; v[2] = c.h; v[3] = c.d_out; v[4] = c.k_max;
+  for (i = 0; i < 5; i++) {
+    if (v[i] == 0 && !strict) v[i] = dflt[i];
+    if (v[i] < 1 || v[i] > MLSYS_OFFLOAD_PILOT_MAX_DIM)
+      return mlsys_set_error(strict ? MLSYS_ERR_PARSE : MLSYS_ERR_ARG, "%s: %s = %d is outside 1..%d", name,
+                             mlsys__offload_pilot_field_names[i], v[i], MLSYS_OFFLOAD_PILOT_MAX_DIM);
+  }
+  c.e_proj = v[0]; c.d = v[1]; c.h = v[2]; c.d_out = v[3]; c.k_max = v[4];
+  if (c.afm_full != 0 && c.afm_full != 1)
+    return mlsys_set_error(strict ? MLSYS_ERR_PARSE : MLSYS_ERR_ARG, "%s: afm_full = %d is neither 0 nor 1", name, c.afm_full);
+  if (c.afm_rows_max == 0 && !strict) c.afm_rows_max = 256;
+  if (c.afm_rows_max < 1 || c.afm_rows_max > MLSYS_OFFLOAD_PILOT_MAX_ROWS)
+    return mlsys_set_error(strict ? MLSYS_ERR_PARSE : MLSYS_ERR_ARG, "%s: afm_rows_max = %d is outside 1..%d", name,
+                           c.afm_rows_max, MLSYS_OFFLOAD_PILOT_MAX_ROWS);
+  if (c.leaky == 0.0f && !strict) c.leaky = 0.01f;
+  if (!(c.leaky > 0.0f && c.leaky <= 1.0f))
+    return mlsys_set_error(strict ? MLSYS_ERR_PARSE : MLSYS_ERR_ARG, "%s: leaky = %g is outside (0, 1]", name, (double)c.leaky);
+  if (c.lr == 0.0f && !strict) c.lr = 0.01f;
+  if (!(c.lr > 0.0f && c.lr <= FLT_MAX))
+    return mlsys_set_error(strict ? MLSYS_ERR_PARSE : MLSYS_ERR_ARG, "%s: lr = %g is not a positive finite number", name, (double)c.lr);
+  if (c.w_rows == 0.0f && !strict) c.w_rows = 4.0f;
+  if (!(c.w_rows > 0.0f && c.w_rows <= FLT_MAX))
+    return mlsys_set_error(strict ? MLSYS_ERR_PARSE : MLSYS_ERR_ARG, "%s: w_rows = %g is not a positive finite number", name,
+                           (double)c.w_rows);
+  if (c.seed == 0 && !strict) c.seed = 1;
+  if (c.seed == 0) return mlsys_set_error(MLSYS_ERR_PARSE, "%s: seed is 0 (a saved model stores its resolved seed)", name);
+  *out = c;
+  return MLSYS_OK;
+}
+
+/* Parameter offsets and count of a resolved config; uint64 arithmetic (the limits keep it far from overflow). */
+static uint64_t mlsys__offload_pilot_layout_of(const mlsys_offload_pilot_cfg *c, mlsys__offload_pilot_layout *L) {
+  uint64_t d = (uint64_t)c->d, h = (uint64_t)c->h, o = (uint64_t)c->d_out, ny = (uint64_t)c->k_max * 10u;
+  uint64_t xe = (uint64_t)c->e_proj + 2u, xa = c->afm_full ? (uint64_t)c->afm_rows_max * 9u : 11u, n = 0;
+  mlsys__offload_pilot_layout l;
+  int t;
+  memset(&l, 0, sizeof l);
+  l.we = (size_t)n; n += d * xe;
+  l.be = (size_t)n; n += d;
+  l.wa = (size_t)n; n += d * xa;
+  l.ba = (size_t)n; n += d;
+  for (t = 0; t < 3; t++) {
+    l.w1[t] = (size_t)n; n += h * 2u * d;
+    l.b1[t] = (size_t)n; n += h;
+    l.w2[t] = (size_t)n; n += h * h;
+    l.b2[t] = (size_t)n; n += h;
+    l.w3[t] = (size_t)n; n += o * h;
+    l.b3[t] = (size_t)n; n += o;
+  }
+  l.wo = (size_t)n; n += ny * o;
+  l.bo = (size_t)n; n += ny;
+  l.n = (size_t)n;
+  if (L) *L = l;
+  return n;
+}
+
+static void mlsys__offload_pilot_free_parts(mlsys_offload_pilot *m) {
+  if (!m) return;
+  if (m->pc) mlsys_free(m->pc->P);
+  mlsys_free(m->pc);
+  mlsys_free(m->p);
+  mlsys_free(m->g);
+  mlsys_free(m->ws);
+  mlsys_free(m->acc);
+  mlsys_free(m);
+}
+
+/* Allocate a model for a resolved config; weights uninitialised. */
+static mlsys_status mlsys__offload_pilot_alloc(const mlsys_offload_pilot_cfg *c, const char *name, mlsys_offload_pilot **out) {
+  mlsys_offload_pilot *m;
+  uint64_t np = mlsys__offload_pilot_layout_of(c, NULL);
+  size_t d = (size_t)c->d, h = (size_t)c->h, o = (size_t)c->d_out, ny = (size_t)c->k_max * 10u, nws;
+  float *w;
+  *out = NULL;
+  if (np > MLSYS_OFFLOAD_PILOT_MAX_PARAMS)
+    return mlsys_set_error(MLSYS_ERR_TOO_BIG, "%s: %llu parameters, above the limit of %u", name, (unsigned long long)np,
+                           (unsigned)MLSYS_OFFLOAD_PILOT_MAX_PARAMS);
+  m = (mlsys_offload_pilot *)mlsys_calloc(1, sizeof *m);
+  if (!m) return MLSYS_ERR_NOMEM;
+  m->cfg = *c;
+  m->xe = c->e_proj + 2;
+  m->xa = c->afm_full ? c->afm_rows_max * 9 : 11;
+  m->ny = (int)ny;
+  mlsys__offload_pilot_layout_of(c, &m->L);
+  nws = 2 * (2 * d) + 4 * h + 2 * o + ny + ny + o + 2 * h + 2 * d;
+  m->p = (float *)mlsys_alloc((size_t)np, sizeof(float));
+  m->g = (float *)mlsys_calloc((size_t)np, sizeof(float));
+  m->ws = (float *)mlsys_calloc(nws, sizeof(float));
+  m->acc = (double *)mlsys_calloc((size_t)c->e_proj, sizeof(double));
+  m->pc = (mlsys__offload_pilot_proj *)mlsys_calloc(1, sizeof *m->pc);
+  if (!m->p || !m->g || !m->ws || !m->acc || !m->pc) {
+    mlsys__offload_pilot_free_parts(m);
+    return MLSYS_ERR_NOMEM;
+  }
+  w = m->ws;
+  m->uc = w; w += 2 * d;
+  m->c = w; w += 2 * d;
+  m->u1 = w; w += h;
+  m->a1 = w; w += h;
+  m->u2 = w; w += h;
+  m->a2 = w; w += h;
+  m->u3 = w; w += o;
+  m->z = w; w += o;
+  m->y = w; w += ny;
+  m->gy = w; w += ny;
+  m->gz = w; w += o;
+  m->g2 = w; w += h;
+  m->g1 = w; w += h;
+  m->gc = w; w += 2 * d;
+  mlsys_rng_seed(&m->rng, c->seed ^ MLSYS__OFFLOAD_PILOT_S_SHUF);
+  *out = m;
+  return MLSYS_OK;
+}
+
+static void mlsys__offload_pilot_init_layer(mlsys_rng *r, float *W, float *b, int nin, int nout, double gain) {
+  double bound = sqrt(gain / (double)nin);
+  size_t i, n = (size_t)nin * (size_t)nout;
+  for (i = 0; i < n; i++) W[i] = (float)((2.0 * mlsys_rng_uniform(r) - 1.0) * bound);
+  for (i = 0; i < (size_t)nout; i++) b[i] = 0.0f;
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_pilot_create(const mlsys_offload_pilot_cfg *cfg, mlsys_offload_pilot **out) {
+  mlsys_offload_pilot_cfg c;
+  mlsys_offload_pilot *m;
+  mlsys_status s;
+  mlsys_rng r;
+  double g;
+  int t, d;
+  if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "pilot create: out is NULL");
+  *out = NULL;
+  if ((s = mlsys__offload_pilot_resolve(cfg, &c, 0, "pilot config")) != MLSYS_OK) return s;
+  if ((s = mlsys__offload_pilot_alloc(&c, "pilot config", &m)) != MLSYS_OK) return s;
+  /* He/Kaiming-uniform for LeakyReLU layers: Var = 2 / ((1 + a²) fan_in); the linear output layer gets Var = 1/fan_in */
+  g = 6.0 / (1.0 + (double)c.leaky * (double)c.leaky);
+  d = c.d;
+  mlsys_rng_seed(&r, c.seed);
+  mlsys__offload_pilot_init_layer(&r, m->p + m->L.we, m->p + m->L.be, m->xe, d, g);
+  mlsys__offload_pilot_init_layer(&r, m->p + m->L.wa, m->p + m->L.ba, m->xa, d, g);
+  for (t = 0; t < 3; t++) {
+    mlsys__offload_pilot_init_layer(&r, m->p + m->L.w1[t], m->p + m->L.b1[t], 2 * d, c.h, g);
+    mlsys__offload_pilot_init_layer(&r, m->p + m->L.w2[t], m->p + m->L.b2[t], c.h, c.h, g);
+    mlsys__offload_pilot_init_layer(&r, m->p + m->L.w3[t], m->p + m->L.b3[t], c.h, c.d_out, g);
+  }
+  mlsys__offload_pilot_init_layer(&r, m->p + m->L.wo, m->p + m->L.bo, c.d_out, m->ny, 3.0);
+  *out = m;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF void mlsys_offload_pilot_free(mlsys_offload_pilot *m) { mlsys__offload_pilot_free_parts(m); }
+
+MLSYS_DEF size_t mlsys_offload_pilot_nparams(const mlsys_offload_pilot *m) { return m ? m->L.n : 0; }
+
+MLSYS_DEF mlsys_offload_pilot_cfg mlsys_offload_pilot_config(const mlsys_offload_pilot *m) {
+  mlsys_offload_pilot_cfg c;
+  if (m) return m->cfg;
+  memset(&c, 0, sizeof c);
+  return c;
+}
+
+MLSYS_DEF float *mlsys_offload_pilot_params(mlsys_offload_pilot *m) { return m ? m->p : NULL; }
+
+/* ---- features ---- */
+
+/* N(0,1) pairs by Box-Muller (both values used, so half the logs of mlsys_rng_normal). */
+typedef struct {
+  mlsys_rng r;
+  double spare;
+  int has;
+} mlsys__offload_pilot_gauss;
+
+static double mlsys__offload_pilot_gauss_next(mlsys__offload_pilot_gauss *g) {
+  double u1, u2, rad;
+  if (g->has) {
+    g->has = 0;
+    return g->spare;
+  }
+  u1 = 1.0 - mlsys_rng_uniform(&g->r);   /* (0, 1]: log is finite */
+  u2 = mlsys_rng_uniform(&g->r);
+  rad = sqrt(-2.0 * log(u1));
+  g->spare = rad * sin(6.283185307179586 * u2);
+  g->has = 1;
+  return rad * cos(6.283185307179586 * u2);
+}
+
+static void mlsys__offload_pilot_gauss_seed(mlsys__offload_pilot_gauss *g, uint64_t seed, int emb_dim) {
+  mlsys_rng_seed(&g->r, seed ^ (MLSYS__OFFLOAD_PILOT_S_PROJ * (uint64_t)(unsigned)emb_dim));
+  g->has = 0;
+  g->spare = 0.0;
+}
+
+static void mlsys__offload_pilot_fill_nan(float *x, int n) {
+  int i;
+  if (x)
+    for (i = 0; i < n; i++) x[i] = NAN;
+}
+
+MLSYS_DEF void mlsys_offload_pilot_features(const mlsys_offload_pilot *m, const float *emb, int n_tok, int emb_dim, float *x_e) {
+  int E, j, k, t;
+  double scale;
+  const float *P = NULL;
+  mlsys__offload_pilot_gauss gen;
+  if (!m || !x_e) {
+    mlsys_set_error(MLSYS_ERR_ARG, "pilot features: NULL model or output");
+    return;
+  }
+  E = m->cfg.e_proj;
+  if (n_tok < 0 || (n_tok > 0 && (!emb || emb_dim < 1))) {
+    mlsys_set_error(MLSYS_ERR_ARG, "pilot features: bad embedding (n_tok %d, emb_dim %d, emb %s)", n_tok, emb_dim,
+                    emb ? "given" : "NULL");
+    mlsys__offload_pilot_fill_nan(x_e, m->xe);
+    return;
+  }
+  for (j = 0; j < E; j++) m->acc[j] = 0.0;
+  if (n_tok > 0) {
+    scale = 1.0 / sqrt((double)emb_dim);
+    if (m->pc->dim != emb_dim) {
+      /* refill the cache; if that allocation fails, the same values are generated on the fly below */
+      float *nP = (float *)mlsys_realloc_array(m->pc->P, (size_t)emb_dim * (size_t)E, sizeof(float));
+      if (nP) {
+        size_t i, n = (size_t)emb_dim * (size_t)E;
+        mlsys__offload_pilot_gauss_seed(&gen, m->cfg.seed, emb_dim);
+        for (i = 0; i < n; i++) nP[i] = (float)(mlsys__offload_pilot_gauss_next(&gen) * scale);
+        m->pc->P = nP;
+        m->pc->dim = emb_dim;
+      } else {
+        mlsys_clear_error();
+      }
+    }
+    if (m->pc->dim == emb_dim) P = m->pc->P;
+    else mlsys__offload_pilot_gauss_seed(&gen, m->cfg.seed, emb_dim);
+    for (k = 0; k < emb_dim; k++) {
+      double mean = 0.0;
+      for (t = 0; t < n_tok; t++) mean += (double)emb[(size_t)t * (size_t)emb_dim + (size_t)k];
+      mean /= (double)n_tok;
+      for (j = 0; j < E; j++) {
+        float pv = P ? P[(size_t)k * (size_t)E + (size_t)j] : (float)(mlsys__offload_pilot_gauss_next(&gen) * scale);
+        m->acc[j] += (double)pv * mean;
+      }
+    }
+  }
+  for (j = 0; j < E; j++) x_e[j] = (float)m->acc[j];
+  x_e[E] = (float)log1p((double)n_tok);
+  x_e[E + 1] = (float)log1p((double)n_tok * (double)emb_dim * 4.0);
+}
+
+MLSYS_DEF int mlsys_offload_pilot_afm_dim(const mlsys_offload_pilot *m) { return m ? m->xa : 0; }
+
+MLSYS_DEF void mlsys_offload_pilot_afm_features(const mlsys_offload_pilot *m, const mlsys_offload_sig *afm, int n_rows, float *x_a) {
+  int r, i;
+  if (!m || !x_a) {
+    mlsys_set_error(MLSYS_ERR_ARG, "pilot AFM features: NULL model or output");
+    return;
+  }
+  if (n_rows < 0 || (n_rows > 0 && !afm)) {
+    mlsys_set_error(MLSYS_ERR_ARG, "pilot AFM features: bad AFM (%d rows, rows %s)", n_rows, afm ? "given" : "NULL");
+    mlsys__offload_pilot_fill_nan(x_a, m->xa);
+    return;
+  }
+  if (!m->cfg.afm_full) {
+    double s[9];
+    long nop = 0, ncf = 0;
+    memset(s, 0, sizeof s);
+    for (r = 0; r < n_rows; r++) {
+      int nz = 0;
+      for (i = 0; i < MLSYS_OFFLOAD_NIDIOM; i++) {
+        nz |= afm[r].idiom[i] != 0;
+        if (afm[r].idiom[i] > 0) s[i] += (double)afm[r].idiom[i];
+      }
+      for (i = 0; i < 3; i++) {
+        nz |= afm[r].dim[i] != 0;
+        if (afm[r].dim[i] > 0) s[6 + i] += (double)afm[r].dim[i];
+      }
+      if (nz) nop++;
+      else ncf++;
+    }
+    for (i = 0; i < 9; i++) x_a[i] = (float)log1p(s[i]);
+    x_a[9] = (float)log1p((double)nop);
+    x_a[10] = (float)log1p((double)ncf);
+    return;
+  }
+  for (r = 0; r < m->cfg.afm_rows_max; r++) {
+    float *x = x_a + (size_t)r * 9u;
+    if (r < n_rows) {
+      for (i = 0; i < MLSYS_OFFLOAD_NIDIOM; i++) x[i] = afm[r].idiom[i] > 0 ? (float)afm[r].idiom[i] : 0.0f;
+      for (i = 0; i < 3; i++) x[6 + i] = afm[r].dim[i] > 0 ? (float)log1p((double)afm[r].dim[i]) : 0.0f;
+    } else {
+      for (i = 0; i < 9; i++) x[i] = 0.0f;
+    }
+  }
+}
+
+/* ---- forward and backward ---- */
+
+/* u = W x + b. Four partial sums: without -ffast-math the compiler may not reorder one sum, and the dependency chain
+   of a single accumulator made this the whole cost of a forward pass. */
+static void mlsys__offload_pilot_dense(const float *W, const float *b, const float *x, int nin, int nout, float *u) {
+  int o, i;
+  for (o = 0; o < nout; o++) {
+    const float *w = W + (size_t)o * (size_t)nin;
+    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
+    for (i = 0; i + 4 <= nin; i += 4) {
+      s0 += w[i] * x[i];
+      s1 += w[i + 1] * x[i + 1];
+      s2 += w[i + 2] * x[i + 2];
+      s3 += w[i + 3] * x[i + 3];
+    }
+    for (; i < nin; i++) s0 += w[i] * x[i];
+    u[o] = b[o] + ((s0 + s1) + (s2 + s3));
+  }
+}
+
+static void mlsys__offload_pilot_lrelu(const float *u, float *a, int n, float leaky) {
+  int i;
+  for (i = 0; i < n; i++) a[i] = u[i] > 0.0f ? u[i] : leaky * u[i];
+}
+
+/* Accumulate d/dW += go xᵀ and d/db += go; gx = Wᵀ go (when gx is given). */
+static void mlsys__offload_pilot_dense_bwd(const float *W, const float *x, int nin, int nout, const float *go, float *GW, float *Gb,
+                                           float *gx) {
+  int o, i;
+  if (gx)
+    for (i = 0; i < nin; i++) gx[i] = 0.0f;
+  for (o = 0; o < nout; o++) {
+    const float *w = W + (size_t)o * (size_t)nin;
+    float *gw = GW + (size_t)o * (size_t)nin, g = go[o];
+    if (g == 0.0f) continue;
+    Gb[o] += g;
+    for (i = 0; i < nin; i++) gw[i] += g * x[i];
+    if (gx)
+      for (i = 0; i < nin; i++) gx[i] += w[i] * g;
+  }
+}
+
+/* ga ⊙ LReLU'(u), in place (the kink at 0 takes the leaky side). */
+static void mlsys__offload_pilot_lrelu_bwd(const float *u, float *g, int n, float leaky) {
+  int i;
+  for (i = 0; i < n; i++)
+    if (!(u[i] > 0.0f)) g[i] *= leaky;
+}
+
+/* The forward pass of §3.3 into the model's scratch (m->y holds ŷ). t is 0..2. */
+static void mlsys__offload_pilot_fwd(const mlsys_offload_pilot *m, const float *x_e, const float *x_a, int t) {
+  const float *p = m->p;
+  const mlsys__offload_pilot_layout *L = &m->L;
+  int d = m->cfg.d, h = m->cfg.h, o = m->cfg.d_out;
+  float a = m->cfg.leaky;
+  mlsys__offload_pilot_dense(p + L->we, p + L->be, x_e, m->xe, d, m->uc);
+  mlsys__offload_pilot_dense(p + L->wa, p + L->ba, x_a, m->xa, d, m->uc + d);
+  mlsys__offload_pilot_lrelu(m->uc, m->c, 2 * d, a);
+  mlsys__offload_pilot_dense(p + L->w1[t], p + L->b1[t], m->c, 2 * d, h, m->u1);
+  mlsys__offload_pilot_lrelu(m->u1, m->a1, h, a);
+  mlsys__offload_pilot_dense(p + L->w2[t], p + L->b2[t], m->a1, h, h, m->u2);
+  mlsys__offload_pilot_lrelu(m->u2, m->a2, h, a);
+  mlsys__offload_pilot_dense(p + L->w3[t], p + L->b3[t], m->a2, h, o, m->u3);
+  mlsys__offload_pilot_lrelu(m->u3, m->z, o, a);
+  mlsys__offload_pilot_dense(p + L->wo, p + L->bo, m->z, o, m->ny, m->y);
+}
+
+/* Loss of the sample whose forward pass is in scratch; with G, also accumulate scale · d loss / d params into G. */
+static double mlsys__offload_pilot_bwd(const mlsys_offload_pilot *m, const float *x_e, const float *x_a, int t, const float *label,
+                                       float *G, float scale) {
+  const float *p = m->p;
+  const mlsys__offload_pilot_layout *L = &m->L;
+  int d = m->cfg.d, h = m->cfg.h, o = m->cfg.d_out, ny = m->ny, i;
+  float a = m->cfg.leaky;
+  double loss = 0.0;
+  for (i = 0; i < ny; i++) {
+    double w = i % 10 == 0 ? (double)m->cfg.w_rows : 1.0, e = (double)m->y[i] - log1p((double)label[i]);
+    loss += w * e * e;
+    m->gy[i] = (float)(scale * 2.0 * w * e / (double)ny);
+  }
+  loss /= (double)ny;
+  if (!G) return loss;
+  mlsys__offload_pilot_dense_bwd(p + L->wo, m->z, o, ny, m->gy, G + L->wo, G + L->bo, m->gz);
+  mlsys__offload_pilot_lrelu_bwd(m->u3, m->gz, o, a);
+  mlsys__offload_pilot_dense_bwd(p + L->w3[t], m->a2, h, o, m->gz, G + L->w3[t], G + L->b3[t], m->g2);
+  mlsys__offload_pilot_lrelu_bwd(m->u2, m->g2, h, a);
+  mlsys__offload_pilot_dense_bwd(p + L->w2[t], m->a1, h, h, m->g2, G + L->w2[t], G + L->b2[t], m->g1);
+  mlsys__offload_pilot_lrelu_bwd(m->u1, m->g1, h, a);
+  mlsys__offload_pilot_dense_bwd(p + L->w1[t], m->c, 2 * d, h, m->g1, G + L->w1[t], G + L->b1[t], m->gc);
+  mlsys__offload_pilot_lrelu_bwd(m->uc, m->gc, 2 * d, a);
+  mlsys__offload_pilot_dense_bwd(p + L->we, x_e, m->xe, d, m->gc, G + L->we, G + L->be, NULL);
+  mlsys__offload_pilot_dense_bwd(p + L->wa, x_a, m->xa, d, m->gc + d, G + L->wa, G + L->ba, NULL);
+  return loss;
+}
+
+MLSYS_DEF void mlsys_offload_pilot_forward(const mlsys_offload_pilot *m, const float *x_e, const float *x_a, int nn_type, float *yhat) {
+  if (!m || !yhat) {
+    mlsys_set_error(MLSYS_ERR_ARG, "pilot forward: NULL model or output");
+    return;
+  }
+  if (!x_e || !x_a || nn_type < 0 || nn_type > 2) {
+    mlsys_set_error(MLSYS_ERR_ARG, "pilot forward: %s", !x_e || !x_a ? "NULL features" : "nn_type is not 0, 1 or 2");
+    mlsys__offload_pilot_fill_nan(yhat, m->ny);
+    return;
+  }
+  mlsys__offload_pilot_fwd(m, x_e, x_a, nn_type);
+  memcpy(yhat, m->y, (size_t)m->ny * sizeof(float));
+}
+
+MLSYS_DEF void mlsys_offload_pilot_decode(const mlsys_offload_pilot *m, const float *yhat, int32_t *pred) {
+  int i;
+  if (!m || !yhat || !pred) return;
+  for (i = 0; i < m->ny; i++) {
+    double v = expm1((double)yhat[i]);
+    if (!(v > 0.0)) pred[i] = 0;   /* NaN too */
+    else if (v >= (double)INT32_MAX) pred[i] = INT32_MAX;
+    else pred[i] = (int32_t)floor(v + 0.5);
+  }
+}
+
+/* Argument checks shared by loss, grad and training; NULL on success, else what is wrong. */
+static const char *mlsys__offload_pilot_bad_sample(const mlsys_offload_pilot *m, const float *x_e, const float *x_a, int nn_type,
+                                                   const float *label) {
+  int i;
+  if (!x_e || !x_a || !label) return "NULL features or label";
+  if (nn_type < 0 || nn_type > 2) return "nn_type is not 0, 1 or 2";
+  for (i = 0; i < m->ny; i++)
+    if (!(label[i] >= 0.0f && label[i] <= FLT_MAX)) return "a label is negative or not finite";
+  return NULL;
+}
+
+MLSYS_DEF float mlsys_offload_pilot_loss(const mlsys_offload_pilot *m, const float *x_e, const float *x_a, int nn_type, const float *label) {
+  const char *bad;
+  if (!m) {
+    mlsys_set_error(MLSYS_ERR_ARG, "pilot loss: NULL model");
+    return NAN;
+  }
+  if ((bad = mlsys__offload_pilot_bad_sample(m, x_e, x_a, nn_type, label)) != NULL) {
+    mlsys_set_error(MLSYS_ERR_ARG, "pilot loss: %s", bad);
+    return NAN;
+  }
+  mlsys__offload_pilot_fwd(m, x_e, x_a, nn_type);
+  return (float)mlsys__offload_pilot_bwd(m, x_e, x_a, nn_type, label, NULL, 1.0f);
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_pilot_grad(mlsys_offload_pilot *m, const float *x_e, const float *x_a, int nn_type,
+                                                const float *label, float *grad) {
+  const char *bad;
+  if (!m || !grad) return mlsys_set_error(MLSYS_ERR_ARG, "pilot grad: NULL model or gradient");
+  if ((bad = mlsys__offload_pilot_bad_sample(m, x_e, x_a, nn_type, label)) != NULL)
+    return mlsys_set_error(MLSYS_ERR_ARG, "pilot grad: %s", bad);
+  memset(grad, 0, m->L.n * sizeof(float));
+  mlsys__offload_pilot_fwd(m, x_e, x_a, nn_type);
+  mlsys__offload_pilot_bwd(m, x_e, x_a, nn_type, label, grad, 1.0f);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF float mlsys_offload_pilot_train_epoch(mlsys_offload_pilot *m, int n, const float *x_e, const float *x_a,
+                                                const int *nn_type, const float *labels, int batch) {
+  int *perm, i, b0;
+  size_t j, np;
+  double total = 0.0;
+  float lr;
+  if (!m) {
+    mlsys_set_error(MLSYS_ERR_ARG, "pilot train: NULL model");
+    return NAN;
+  }
+  if (n < 1 || batch < 1 || !x_e || !x_a || !nn_type || !labels) {
+    mlsys_set_error(MLSYS_ERR_ARG, "pilot train: %s", n < 1 ? "no samples" : batch < 1 ? "batch < 1" : "NULL inputs");
+    return NAN;
+  }
+  for (i = 0; i < n; i++) {
+    const char *bad = mlsys__offload_pilot_bad_sample(m, x_e, x_a, nn_type[i], labels + (size_t)i * (size_t)m->ny);
+    if (bad) {
+      mlsys_set_error(MLSYS_ERR_ARG, "pilot train: sample %d: %s", i, bad);
+      return NAN;
+    }
+  }
+  perm = (int *)mlsys_alloc((size_t)n, sizeof(int));
+  if (!perm) return NAN;
+  for (i = 0; i < n; i++) perm[i] = i;
+  for (i = n - 1; i > 0; i--) {   /* Fisher-Yates */
+    int k = (int)mlsys_rng_below(&m->rng, (uint64_t)i + 1u), tmp = perm[i];
+    perm[i] = perm[k];
+    perm[k] = tmp;
+  }
+  np = m->L.n;
+  lr = m->cfg.lr;
+  for (b0 = 0; b0 < n; b0 += batch) {
+    int B = n - b0 < batch ? n - b0 : batch;
+    memset(m->g, 0, np * sizeof(float));
+    for (i = 0; i < B; i++) {
+      int s = perm[b0 + i];
+      const float *xe = x_e + (size_t)s * (size_t)m->xe, *xa = x_a + (size_t)s * (size_t)m->xa;
+      mlsys__offload_pilot_fwd(m, xe, xa, nn_type[s]);
+      total += mlsys__offload_pilot_bwd(m, xe, xa, nn_type[s], labels + (size_t)s * (size_t)m->ny, m->g, 1.0f / (float)B);
+    }
+    for (j = 0; j < np; j++) m->p[j] -= lr * m->g[j];
+  }
+  mlsys_free(perm);
+  return (float)(total / (double)n);
+}
+
+/* ---- model file ---- */
+
+static void mlsys__offload_pilot_wr32(uint8_t *b, uint32_t v) {
+  b[0] = (uint8_t)v; b[1] = (uint8_t)(v >> 8); b[2] = (uint8_t)(v >> 16); b[3] = (uint8_t)(v >> 24);
+}
+static uint32_t mlsys__offload_pilot_rd32(const uint8_t *b) {
+  return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+static void mlsys__offload_pilot_wr64(uint8_t *b, uint64_t v) {
+  mlsys__offload_pilot_wr32(b, (uint32_t)v);
+  mlsys__offload_pilot_wr32(b + 4, (uint32_t)(v >> 32));
+}
+static uint64_t mlsys__offload_pilot_rd64(const uint8_t *b) {
+  return (uint64_t)mlsys__offload_pilot_rd32(b) | (uint64_t)mlsys__offload_pilot_rd32(b + 4) << 32;
+}
+static uint32_t mlsys__offload_pilot_fbits(float f) {
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return u;
+}
+static float mlsys__offload_pilot_bitsf(uint32_t u) {
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_pilot_save(const mlsys_offload_pilot *m, const char *path) {
+  const mlsys_offload_pilot_cfg *c;
+  size_t len, i;
+  uint8_t *b;
+  char *tmp;
+  FILE *f;
+  int ok;
+  if (!m || !path) return mlsys_set_error(MLSYS_ERR_ARG, "pilot save: NULL model or path");
+  c = &m->cfg;
+  len = MLSYS__OFFLOAD_PILOT_HDR + m->L.n * 4 + 4;
+  b = (uint8_t *)mlsys_alloc(len, 1);
+  tmp = (char *)mlsys_alloc(strlen(path) + 5, 1);
+  if (!b || !tmp) {
+    mlsys_free(b);
+    mlsys_free(tmp);
+    return MLSYS_ERR_NOMEM;
+  }
+  memcpy(b, MLSYS__OFFLOAD_PILOT_MAGIC, 8);
+  mlsys__offload_pilot_wr32(b + 8, MLSYS_OFFLOAD_PILOT_VERSION);
+  mlsys__offload_pilot_wr32(b + 12, MLSYS_OFFLOAD_CATALOG_VERSION);
+  mlsys__offload_pilot_wr32(b + 16, (uint32_t)c->e_proj);
+  mlsys__offload_pilot_wr32(b + 20, (uint32_t)c->d);
+  mlsys__offload_pilot_wr32(b + 24, (uint32_t)c->h);
+  mlsys__offload_pilot_wr32(b + 28, (uint32_t)c->d_out);
+  mlsys__offload_pilot_wr32(b + 32, (uint32_t)c->k_max);
+  mlsys__offload_pilot_wr32(b + 36, (uint32_t)c->afm_full);
+  mlsys__offload_pilot_wr32(b + 40, (uint32_t)c->afm_rows_max);
+  mlsys__offload_pilot_wr32(b + 44, mlsys__offload_pilot_fbits(c->leaky));
+  mlsys__offload_pilot_wr32(b + 48, mlsys__offload_pilot_fbits(c->lr));
+  mlsys__offload_pilot_wr32(b + 52, mlsys__offload_pilot_fbits(c->w_rows));
+  mlsys__offload_pilot_wr64(b + 56, c->seed);
+  mlsys__offload_pilot_wr64(b + 64, (uint64_t)m->L.n);
+  for (i = 0; i < m->L.n; i++) mlsys__offload_pilot_wr32(b + MLSYS__OFFLOAD_PILOT_HDR + 4 * i, mlsys__offload_pilot_fbits(m->p[i]));
+  mlsys__offload_pilot_wr32(b + len - 4, mlsys_crc32c(0, b, len - 4));
+  strcpy(tmp, path);
+  strcat(tmp, ".tmp");
+  f = fopen(tmp, "wb");
+  if (!f) {
+    mlsys_set_error(MLSYS_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno));
+    mlsys_free(b);
+    mlsys_free(tmp);
+    return MLSYS_ERR_IO;
+  }
+  ok = fwrite(b, 1, len, f) == len;
+  ok = (fclose(f) == 0) && ok;
+  if (!ok || rename(tmp, path) != 0) {
+    mlsys_set_error(MLSYS_ERR_IO, "%s: cannot write the pilot model: %s", path, strerror(errno));
+    remove(tmp);
+    mlsys_free(b);
+    mlsys_free(tmp);
+    return MLSYS_ERR_IO;
+  }
+  mlsys_free(b);
+  mlsys_free(tmp);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_pilot_load_mem(const void *buf, size_t len, const char *source, mlsys_offload_pilot **out) {
+  const uint8_t *b = (const uint8_t *)buf;
+  const char *name = source ? source : "pilot model";
+  mlsys_offload_pilot_cfg c;
+  mlsys_offload_pilot *m;
+  mlsys_status s;
+  uint64_t np, want_np;
+  uint32_t v, crc, want;
+  size_t need, i;
+  if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "%s: load without an output", name);
+  *out = NULL;
+  if (!b && len) return mlsys_set_error(MLSYS_ERR_ARG, "%s: NULL buffer", name);
+  if (len < 8 || memcmp(b, MLSYS__OFFLOAD_PILOT_MAGIC, 8) != 0) {
+    if (len < 8 && (len == 0 || memcmp(b, MLSYS__OFFLOAD_PILOT_MAGIC, len) == 0))
+      return mlsys_set_error(MLSYS_ERR_PARSE, "%s: truncated: %zu bytes, the header alone is %d", name, len, MLSYS__OFFLOAD_PILOT_HDR);
+    return mlsys_set_error(MLSYS_ERR_PARSE, "%s: bad magic (not an mlsys pilot model file)", name);
+  }
+  if (len < MLSYS__OFFLOAD_PILOT_HDR)
+    return mlsys_set_error(MLSYS_ERR_PARSE, "%s: truncated: %zu bytes, the header alone is %d", name, len, MLSYS__OFFLOAD_PILOT_HDR);
+  if ((v = mlsys__offload_pilot_rd32(b + 8)) != MLSYS_OFFLOAD_PILOT_VERSION)
+    return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "%s: unsupported version %u (this build reads version %u)", name, v,
+                           MLSYS_OFFLOAD_PILOT_VERSION);
+  np = mlsys__offload_pilot_rd64(b + 64);
+  if (np > MLSYS_OFFLOAD_PILOT_MAX_PARAMS)
+    return mlsys_set_error(MLSYS_ERR_TOO_BIG, "%s: %llu parameters, above the limit of %u", name, (unsigned long long)np,
+                           (unsigned)MLSYS_OFFLOAD_PILOT_MAX_PARAMS);
+  need = MLSYS__OFFLOAD_PILOT_HDR + (size_t)np * 4 + 4;
+  if (len < need) return mlsys_set_error(MLSYS_ERR_PARSE, "%s: truncated: %zu bytes, expected %zu", name, len, need);
+  if (len > need) return mlsys_set_error(MLSYS_ERR_PARSE, "%s: %zu trailing bytes after the CRC", name, len - need);
+  crc = mlsys__offload_pilot_rd32(b + need - 4);
+  want = mlsys_crc32c(0, b, need - 4);
+  if (crc != want)
+    return mlsys_set_error(MLSYS_ERR_PARSE, "%s: CRC mismatch: stored 0x%08x, computed 0x%08x (the file is damaged)", name, crc, want);
+  /* the CRC holds: what follows catches files from a broken writer */
+  if ((v = mlsys__offload_pilot_rd32(b + 12)) != MLSYS_OFFLOAD_CATALOG_VERSION)
+    return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "%s: trained with idiom catalogue version %u, this build has version %d (retrain)",
+                           name, v, MLSYS_OFFLOAD_CATALOG_VERSION);
+  memset(&c, 0, sizeof c);
+  c.e_proj = (int32_t)mlsys__offload_pilot_rd32(b + 16);
+  c.d = (int32_t)mlsys__offload_pilot_rd32(b + 20);
+  c.h = (int32_t)mlsys__offload_pilot_rd32(b + 24);
+  c.d_out = (int32_t)mlsys__offload_pilot_rd32(b + 28);
+  c.k_max = (int32_t)mlsys__offload_pilot_rd32(b + 32);
+  c.afm_full = (int32_t)mlsys__offload_pilot_rd32(b + 36);
+  c.afm_rows_max = (int32_t)mlsys__offload_pilot_rd32(b + 40);
+  c.leaky = mlsys__offload_pilot_bitsf(mlsys__offload_pilot_rd32(b + 44));
+  c.lr = mlsys__offload_pilot_bitsf(mlsys__offload_pilot_rd32(b + 48));
+  c.w_rows = mlsys__offload_pilot_bitsf(mlsys__offload_pilot_rd32(b + 52));
+  c.seed = mlsys__offload_pilot_rd64(b + 56);
+  if ((s = mlsys__offload_pilot_resolve(&c, &c, 1, name)) != MLSYS_OK) return s;
+  want_np = mlsys__offload_pilot_layout_of(&c, NULL);
+  if (want_np != np)
+    return mlsys_set_error(MLSYS_ERR_PARSE, "%s: the file holds %llu parameters, its config needs %llu", name, (unsigned long long)np,
+                           (unsigned long long)want_np);
+  for (i = 0; i < (size_t)np; i++) {
+    float f = mlsys__offload_pilot_bitsf(mlsys__offload_pilot_rd32(b + MLSYS__OFFLOAD_PILOT_HDR + 4 * i));
+    if (!isfinite(f)) return mlsys_set_error(MLSYS_ERR_PARSE, "%s: weight %zu is not finite", name, i);
+  }
+  if ((s = mlsys__offload_pilot_alloc(&c, name, &m)) != MLSYS_OK) return s;
+  for (i = 0; i < (size_t)np; i++) m->p[i] = mlsys__offload_pilot_bitsf(mlsys__offload_pilot_rd32(b + MLSYS__OFFLOAD_PILOT_HDR + 4 * i));
+  *out = m;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_pilot_load(const char *path, mlsys_offload_pilot **out) {
+  char *data;
+  size_t len;
+  mlsys_status s;
+  if (out) *out = NULL;
+  if (!path) return mlsys_set_error(MLSYS_ERR_ARG, "pilot load: path is NULL");
+  if ((s = mlsys_read_file(path, &data, &len)) != MLSYS_OK) return s;
+  s = mlsys_offload_pilot_load_mem(data, len, path, out);
+  mlsys_free(data);
+  return s;
+}
+
+/* ---- mis-prediction cache: open addressing, linear probing, load ≤ 1/2 ---- */
+
+struct mlsys_offload_mcache {
+  int w;                          /* k_max·10 */
+  size_t cap, n;                  /* cap: a power of two */
+  uint8_t *used;
+  int32_t *key, *val;             /* [cap][w] each */
+};
+
+static uint64_t mlsys__offload_mcache_hash(const int32_t *k, int w) {
+  uint64_t h = 0x243F6A8885A308D3ull;
+  int i;
+  for (i = 0; i < w; i++) {
+    h ^= (uint64_t)(uint32_t)k[i];
+    h *= 0x100000001B3ull;
+    h ^= h >> 29;
+  }
+  h ^= h >> 33;   /* splitmix64's finaliser: spread every input bit over the low bits the mask keeps */
+  h *= 0xFF51AFD7ED558CCDull;
+  h ^= h >> 33;
+  h *= 0xC4CEB9FE1A85EC53ull;
+  h ^= h >> 33;
+  return h;
+}
+
+/* The slot holding key, or the empty slot where it would go. */
+static size_t mlsys__offload_mcache_slot(const mlsys_offload_mcache *c, const int32_t *k) {
+  size_t mask = c->cap - 1, i = (size_t)mlsys__offload_mcache_hash(k, c->w) & mask, bytes = (size_t)c->w * sizeof(int32_t);
+  while (c->used[i] && memcmp(c->key + i * (size_t)c->w, k, bytes) != 0) i = (i + 1) & mask;
+  return i;
+}
+
+static mlsys_status mlsys__offload_mcache_alloc(int w, size_t cap, mlsys_offload_mcache *c) {
+  c->w = w;
+  c->cap = cap;
+  c->n = 0;
+  c->used = (uint8_t *)mlsys_calloc(cap, 1);
+  c->key = (int32_t *)mlsys_alloc(cap, (size_t)w * sizeof(int32_t));
+  c->val = (int32_t *)mlsys_alloc(cap, (size_t)w * sizeof(int32_t));
+  if (!c->used || !c->key || !c->val) {
+    mlsys_free(c->used);
+    mlsys_free(c->key);
+    mlsys_free(c->val);
+    return MLSYS_ERR_NOMEM;
+  }
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_mcache_create(int k_max, mlsys_offload_mcache **out) {
+  mlsys_offload_mcache *c;
+  if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "mis-prediction cache: out is NULL");
+  *out = NULL;
+  if (k_max < 1 || k_max > MLSYS_OFFLOAD_PILOT_MAX_DIM)
+    return mlsys_set_error(MLSYS_ERR_ARG, "mis-prediction cache: k_max = %d is outside 1..%d", k_max, MLSYS_OFFLOAD_PILOT_MAX_DIM);
+  c = (mlsys_offload_mcache *)mlsys_calloc(1, sizeof *c);
+  if (!c) return MLSYS_ERR_NOMEM;
+  if (mlsys__offload_mcache_alloc(k_max * 10, 16, c) != MLSYS_OK) {
+    mlsys_free(c);
+    return MLSYS_ERR_NOMEM;
+  }
+  *out = c;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF void mlsys_offload_mcache_free(mlsys_offload_mcache *c) {
+  if (!c) return;
+  mlsys_free(c->used);
+  mlsys_free(c->key);
+  mlsys_free(c->val);
+  mlsys_free(c);
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_mcache_put(mlsys_offload_mcache *c, const int32_t *pred, const int32_t *truth) {
+  size_t i, w, bytes;
+  if (!c || !pred || !truth) return mlsys_set_error(MLSYS_ERR_ARG, "mis-prediction cache put: NULL cache, key or value");
+  w = (size_t)c->w;
+  bytes = w * sizeof(int32_t);
+  if ((c->n + 1) * 2 > c->cap) {
+    mlsys_offload_mcache g;
+    size_t j;
+    if (c->cap > SIZE_MAX / 4 || mlsys__offload_mcache_alloc(c->w, c->cap * 2, &g) != MLSYS_OK) return MLSYS_ERR_NOMEM;
+    for (j = 0; j < c->cap; j++)
+      if (c->used[j]) {
+        size_t k = mlsys__offload_mcache_slot(&g, c->key + j * w);
+        g.used[k] = 1;
+        memcpy(g.key + k * w, c->key + j * w, bytes);
+        memcpy(g.val + k * w, c->val + j * w, bytes);
+      }
+    g.n = c->n;
+    mlsys_free(c->used);
+    mlsys_free(c->key);
+    mlsys_free(c->val);
+    *c = g;
+  }
+  i = mlsys__offload_mcache_slot(c, pred);
+  if (!c->used[i]) {
+    c->used[i] = 1;
+    memcpy(c->key + i * w, pred, bytes);
+    c->n++;
+  }
+  memcpy(c->val + i * w, truth, bytes);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF const int32_t *mlsys_offload_mcache_get(const mlsys_offload_mcache *c, const int32_t *pred) {
+  size_t i;
+  if (!c || !pred) return NULL;
+  i = mlsys__offload_mcache_slot(c, pred);
+  return c->used[i] ? c->val + i * (size_t)c->w : NULL;
+}
+
+MLSYS_DEF size_t mlsys_offload_mcache_size(const mlsys_offload_mcache *c) { return c ? c->n : 0; }
 
 static mlsys_status mlsys__offload_simulate_more(const mlsys_offload_trace *tr, const mlsys_offload_hw *hw, int policy,
                                                  mlsys_offload_simres *r) {

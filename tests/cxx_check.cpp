@@ -7,6 +7,7 @@
 #include "mlsys_pcr.h"
 #include "mlsys_relm.h"
 #include "mlsys_index.h"
+#include "mlsys_offload.h"
 
 int main() {
   mlsys_remat_graph g;
@@ -35,5 +36,16 @@ int main() {
   if (mlsys_index_create(&ic, keys, NULL, 3, &ix) != MLSYS_OK) return 1;
   ok = ok && mlsys_index_find(ix, 3, &v) == 1 && v == mlsys_index_payload_of(3) && mlsys_index_insert(ix, 4, 9) == 1;
   mlsys_index_free(ix);
+  // DyNN-Offload: a 2-op trace fits its peak and runs in Σc under PyTorch
+  mlsys_offload_trace tr;
+  mlsys_offload_trace_init(&tr);
+  int x = mlsys_offload_trace_tensor(&tr, 100, MLSYS_OFFLOAD_T_INPUT), y = mlsys_offload_trace_tensor(&tr, 50, MLSYS_OFFLOAD_T_ACT);
+  ok = ok && mlsys_offload_trace_op(&tr, "Relu", 2.5, 1, &x, 1, &y, 0, NULL) == 0;
+  mlsys_offload_hw hw = {};
+  hw.gpu_bytes = mlsys_offload_peak_bytes(&tr);
+  mlsys_offload_simres r;
+  ok = ok && hw.gpu_bytes == 150 && mlsys_offload_simulate(&tr, &hw, MLSYS_OFFLOAD_POLICY_PYTORCH, &r) == MLSYS_OK && r.feasible &&
+       r.time_us == 2.5;
+  mlsys_offload_trace_free(&tr);
   return ok ? 0 : 1;
 }
