@@ -31,6 +31,8 @@
         sampling, the 1 % filter, eager eviction), UVM (64 KiB faults, 2 MiB chunks, LRU by migration, the 2x cap),
         ZeRO-Offload (CPU Adam, gradient streaming, delayed parameter update).
      6. The pilot model (three-expert MLP, forward, backprop and SGD, model file) and the mis-prediction cache.
+     7. The mapper (spec §3.5): from predicted block vectors back to a branch path and block boundaries (a memoised
+        search, the closest-row-count fallback, a state cap), and paths and labels from decisions.
    The `mlsys offload simulate|plan|max-batch` command (cli/offload.c) and docs/offload.md are the tour.
 
    USAGE: in exactly one .c file
@@ -54,7 +56,7 @@
    trace in the memory given (PyTorch above its peak, a block larger than DyNN-Offload's half buffer) is not an
    error: the result says feasible = 0 and why.
 
-   NOT DONE (this version): the mapper from predicted block vectors back to a branch path (spec §3.5), training the
+   NOT DONE (this version): the backward/optimizer mirror of a mapped path and its per-block tensor sets, training the
    pilot on labels from real structure (`mlsys offload train-pilot`), and the CUDA runtime with its Tree-LSTM; see
    docs/offload.md.
 */
@@ -630,6 +632,35 @@ MLSYS_DEF mlsys_status mlsys_offload_mcache_put(mlsys_offload_mcache *c, const i
 /* The stored value (valid until the next put or free), or NULL if absent. */
 MLSYS_DEF const int32_t *mlsys_offload_mcache_get(const mlsys_offload_mcache *c, const int32_t *pred);
 MLSYS_DEF size_t mlsys_offload_mcache_size(const mlsys_offload_mcache *c);
+
+/* ================================================================================================================
+   Mapper (spec §3.5): pilot prediction -> resolved path and block boundaries
+   ================================================================================================================ */
+/* A resolved path: one execution of the program as AFM row indices. An OP emits its row; a BRANCH emits its zero
+   row, then the chosen alternative's rows; a LOOP emits its zero row once, then its body's rows once per trip.
+   Decisions, in execution order of the statements: the alternative of each BRANCH, the trip count of each LOOP
+   (taken when the LOOP statement is reached, so an outer loop's count precedes its body's decisions). A loop whose
+   body emits no rows always runs exactly loop_min times in the mapper's answers (more trips change nothing). */
+typedef struct {
+  int n_rows; int *row;            /* resolved AFM-row sequence */
+  int k; int *block_start;         /* k+1 entries into row[], block_start[k] = n_rows */
+  int n_dec; int *decision;        /* branch alternatives / loop trip counts in execution order */
+  int exact;                       /* 1: every block's 10-vector equals the prediction's */
+  long states;                     /* search states visited */
+} mlsys_offload_resolved;
+MLSYS_DEF void mlsys_offload_resolved_free(mlsys_offload_resolved *r);
+/* Expand decisions into a path (k = 1 block covering it): MLSYS_ERR_ARG naming the problem if the decisions do not
+   fit the program (wrong count, alternative out of range, trips out of range). */
+MLSYS_DEF mlsys_status mlsys_offload_path(const mlsys_offload_prog *p, const int *decision, int n_dec, mlsys_offload_resolved *out);
+/* Labels of a path cut at block_start (k blocks) into k_max*10 int32 (blocks past k_max are added into the last row). */
+MLSYS_DEF void mlsys_offload_path_label(const mlsys_offload_prog *p, const mlsys_offload_resolved *r, int k_max, int32_t *label);
+/* The mapper. K = first k with pred[10k] = 0 (or k_max). Exact search: depth-first over (program position, block,
+   running block sums, loop counters) with memoised failed states; max_states bounds it (0 = 1e6). Without an exact
+   match, the fallback of §3.5 (exact = 0). MLSYS_ERR_ARG for k_max < 1, no blocks, a negative entry, a program
+   without root or with a negative signature entry; MLSYS_ERR_INFEASIBLE when no complete path was found within
+   Q_K[0] + slack rows (also when max_states ran out before one was found). */
+MLSYS_DEF mlsys_status mlsys_offload_map(const mlsys_offload_prog *p, const int32_t *pred, int k_max, long max_states,
+                                         mlsys_offload_resolved *out);
 
 #ifdef __cplusplus
 }
@@ -4447,6 +4478,511 @@ static mlsys_status mlsys__offload_simulate_more(const mlsys_offload_trace *tr, 
   if (policy == MLSYS_OFFLOAD_POLICY_ZERO) return mlsys_offload_sim_zero(tr, hw, NULL, r);
   if (policy < 0 || policy >= MLSYS_OFFLOAD_POLICY_N_) return mlsys_set_error(MLSYS_ERR_ARG, "unknown policy %d", policy);
   return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "policy %s is not simulated yet", mlsys_offload_policy_name(policy));
+}
+
+/* ================================================================================================================
+   Mapper (spec §3.5)
+   ================================================================================================================ */
+MLSYS_DEF void mlsys_offload_resolved_free(mlsys_offload_resolved *r) {
+  if (!r) return;
+  mlsys_free(r->row);
+  mlsys_free(r->block_start);
+  mlsys_free(r->decision);
+  memset(r, 0, sizeof *r);
+}
+
+/* Rows of a node's subtree in the AFM (a shared node counts at each occurrence, as in mlsys_offload_afm). */
+static int64_t mlsys__offload_map_nrows(const mlsys_offload_prog *p, int v, int depth) {
+  const mlsys_offload_pnode *nd = &p->node[v];
+  int64_t n = nd->kind == MLSYS_OFFLOAD_PN_SEQ ? 0 : 1;
+  int i;
+  if (depth > p->n_node) return 0;
+  for (i = 0; i < nd->n_child; i++) n += mlsys__offload_map_nrows(p, p->child[nd->first_child + i], depth + 1);
+  return n;
+}
+
+typedef struct {
+  int *row;
+  int n, cap, di;
+  const int *dec;
+  int n_dec;
+} mlsys__offload_pathb;
+
+static mlsys_status mlsys__offload_path_push(mlsys__offload_pathb *b, int r) {
+  if (b->n == b->cap) {
+    int c = b->cap ? 2 * b->cap : 64;
+    int *q;
+    if (c > (1 << 28)) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "resolved path longer than %d rows", 1 << 28);
+    if (!(q = (int *)mlsys_realloc_array(b->row, (size_t)c, sizeof *q))) return MLSYS_ERR_NOMEM;
+    b->row = q;
+    b->cap = c;
+  }
+  b->row[b->n++] = r;
+  return MLSYS_OK;
+}
+
+static mlsys_status mlsys__offload_path_rec(const mlsys_offload_prog *p, int v, int r, int depth, mlsys__offload_pathb *b) {
+  const mlsys_offload_pnode *nd = &p->node[v];
+  mlsys_status st;
+  int i, d;
+  if (depth > p->n_node) return mlsys_set_error(MLSYS_ERR_CYCLE, "program: node %d is its own descendant", v);
+  if (nd->kind == MLSYS_OFFLOAD_PN_OP) return mlsys__offload_path_push(b, r);
+  if (nd->kind == MLSYS_OFFLOAD_PN_SEQ) {
+    for (i = 0; i < nd->n_child; i++) {
+      int c = p->child[nd->first_child + i];
+      if ((st = mlsys__offload_path_rec(p, c, r, depth + 1, b))) return st;
+      r += (int)mlsys__offload_map_nrows(p, c, 0);
+    }
+    return MLSYS_OK;
+  }
+  if ((st = mlsys__offload_path_push(b, r))) return st;
+  if (b->di >= b->n_dec)
+    return mlsys_set_error(MLSYS_ERR_ARG, "decisions: only %d given, the path needs more (at AFM row %d)", b->n_dec, r);
+  d = b->dec[b->di++];
+  if (nd->kind == MLSYS_OFFLOAD_PN_BRANCH) {
+    int q = r + 1;
+    if (d < 0 || d >= nd->n_child)
+      return mlsys_set_error(MLSYS_ERR_ARG, "decision %d: branch at AFM row %d has %d alternatives, not alternative %d",
+                             b->di - 1, r, nd->n_child, d);
+    for (i = 0; i < d; i++) q += (int)mlsys__offload_map_nrows(p, p->child[nd->first_child + i], 0);
+    return mlsys__offload_path_rec(p, p->child[nd->first_child + d], q, depth + 1, b);
+  }
+  if (d < nd->loop_min || (nd->loop_max >= 0 && d > nd->loop_max))
+    return mlsys_set_error(MLSYS_ERR_ARG, "decision %d: loop at AFM row %d runs %d..%d times, not %d", b->di - 1, r,
+                           nd->loop_min, nd->loop_max, d);
+  for (i = 0; i < d; i++)
+    if ((st = mlsys__offload_path_rec(p, p->child[nd->first_child], r + 1, depth + 1, b))) return st;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_path(const mlsys_offload_prog *p, const int *decision, int n_dec, mlsys_offload_resolved *out) {
+  mlsys__offload_pathb b;
+  mlsys_status st;
+  int n_afm = 0;
+  memset(out, 0, sizeof *out);
+  if (!p || n_dec < 0 || (n_dec > 0 && !decision)) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_offload_path: bad arguments");
+  if ((st = mlsys_offload_afm(p, NULL, 0, &n_afm))) return st;
+  memset(&b, 0, sizeof b);
+  b.dec = decision;
+  b.n_dec = n_dec;
+  st = mlsys__offload_path_rec(p, p->root, 0, 0, &b);
+  if (!st && b.di != n_dec) st = mlsys_set_error(MLSYS_ERR_ARG, "decisions: %d given, the path uses %d", n_dec, b.di);
+  if (!st) {
+    out->block_start = (int *)mlsys_alloc(2, sizeof(int));
+    out->decision = (int *)mlsys_alloc((size_t)(n_dec > 0 ? n_dec : 1), sizeof(int));
+    if (!out->block_start || !out->decision) st = MLSYS_ERR_NOMEM;
+  }
+  if (st) {
+    mlsys_free(b.row);
+    mlsys_offload_resolved_free(out);
+    return st;
+  }
+  out->row = b.row;
+  out->n_rows = b.n;
+  out->k = 1;
+  out->block_start[0] = 0;
+  out->block_start[1] = b.n;
+  if (n_dec) memcpy(out->decision, decision, (size_t)n_dec * sizeof(int));
+  out->n_dec = n_dec;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF void mlsys_offload_path_label(const mlsys_offload_prog *p, const mlsys_offload_resolved *r, int k_max, int32_t *label) {
+  int b, i, e;
+  int64_t acc[10];
+  mlsys_offload_sig *rows;
+  int n_afm = 0;
+  if (k_max < 1 || !label) return;
+  memset(label, 0, (size_t)k_max * 10 * sizeof *label);
+  if (!p || !r || mlsys_offload_afm(p, NULL, 0, &n_afm) || n_afm <= 0) return;
+  if (!(rows = (mlsys_offload_sig *)mlsys_alloc((size_t)n_afm, sizeof *rows))) return;
+  if (mlsys_offload_afm(p, rows, n_afm, &n_afm)) { mlsys_free(rows); return; }
+  memset(acc, 0, sizeof acc);
+  for (b = 0; b < r->k; b++) {
+    int kk = b < k_max ? b : k_max - 1;
+    if (b <= k_max - 1) memset(acc, 0, sizeof acc);
+    for (i = r->block_start[b]; i < r->block_start[b + 1]; i++) {
+      const mlsys_offload_sig *s = &rows[r->row[i]];
+      acc[0]++;
+      for (e = 0; e < 6; e++) acc[1 + e] += s->idiom[e];
+      for (e = 0; e < 3; e++) acc[7 + e] += s->dim[e];
+    }
+    for (e = 0; e < 10; e++) label[kk * 10 + e] = (int32_t)(acc[e] > INT32_MAX ? INT32_MAX : acc[e] < INT32_MIN ? INT32_MIN : acc[e]);
+  }
+  mlsys_free(rows);
+}
+
+/* The program as a control-flow graph, so that a search state is (pc, loop counters, block, sums). */
+enum { MLSYS__OM_EMIT, MLSYS__OM_BR, MLSYS__OM_JMP, MLSYS__OM_PUSH, MLSYS__OM_HEAD, MLSYS__OM_INC };
+typedef struct { int op, a, b, row, lmin, lmax; } mlsys__offload_mins;
+
+typedef struct {
+  mlsys__offload_mins *ins;
+  int n_ins, cap_ins;
+  int *tgt;
+  int n_tgt, cap_tgt;
+  int n_row, depth, max_depth;
+  const mlsys_offload_prog *p;
+  const mlsys_offload_sig *afm;
+  /* search */
+  int mode, K, fs, ks;                       /* mode 0 exact, 1 fallback; frame and key strides */
+  const int64_t *P;
+  int64_t Q[10], budget;
+  int64_t *fr;
+  int n_fr, cap_fr;
+  int64_t *pool;
+  int n_pool, cap_pool;
+  int *tab;
+  int cap_tab;
+  long states, max_states;
+  int have_best;
+  int64_t best0, best1;
+  int *best_dec;
+  int n_best_dec, cap_best_dec;
+} mlsys__offload_mapper;
+
+static int mlsys__offload_map_ins(mlsys__offload_mapper *m, int op, int a, int b, int row) {
+  if (m->n_ins == m->cap_ins) {
+    int c = m->cap_ins ? 2 * m->cap_ins : 64;
+    mlsys__offload_mins *q = (mlsys__offload_mins *)mlsys_realloc_array(m->ins, (size_t)c, sizeof *q);
+    if (!q) return -1;
+    m->ins = q;
+    m->cap_ins = c;
+  }
+  m->ins[m->n_ins].op = op;
+  m->ins[m->n_ins].a = a;
+  m->ins[m->n_ins].b = b;
+  m->ins[m->n_ins].row = row;
+  m->ins[m->n_ins].lmin = m->ins[m->n_ins].lmax = 0;
+  return m->n_ins++;
+}
+
+static mlsys_status mlsys__offload_map_flat(mlsys__offload_mapper *m, int v, int depth) {
+  const mlsys_offload_prog *p = m->p;
+  const mlsys_offload_pnode *nd = &p->node[v];
+  mlsys_status st;
+  int i;
+  if (depth > p->n_node) return mlsys_set_error(MLSYS_ERR_CYCLE, "program: node %d is its own descendant", v);
+  if (nd->kind == MLSYS_OFFLOAD_PN_SEQ) {
+    for (i = 0; i < nd->n_child; i++)
+      if ((st = mlsys__offload_map_flat(m, p->child[nd->first_child + i], depth + 1))) return st;
+    return MLSYS_OK;
+  }
+  if (mlsys__offload_map_ins(m, MLSYS__OM_EMIT, 0, 0, m->n_row++) < 0) return MLSYS_ERR_NOMEM;
+  if (nd->kind == MLSYS_OFFLOAD_PN_BRANCH) {
+    int br = mlsys__offload_map_ins(m, MLSYS__OM_BR, m->n_tgt, nd->n_child, -1), t0 = m->n_tgt;
+    int *jmps;
+    if (br < 0) return MLSYS_ERR_NOMEM;
+    if (m->n_tgt + nd->n_child > m->cap_tgt) {
+      int c = m->cap_tgt ? m->cap_tgt : 16;
+      int *q;
+      while (c < m->n_tgt + nd->n_child) c *= 2;
+      if (!(q = (int *)mlsys_realloc_array(m->tgt, (size_t)c, sizeof *q))) return MLSYS_ERR_NOMEM;
+      m->tgt = q;
+      m->cap_tgt = c;
+    }
+    m->n_tgt += nd->n_child;
+    if (!(jmps = (int *)mlsys_alloc((size_t)nd->n_child, sizeof *jmps))) return MLSYS_ERR_NOMEM;
+    for (i = 0; i < nd->n_child; i++) {
+      m->tgt[t0 + i] = m->n_ins;
+      if ((st = mlsys__offload_map_flat(m, p->child[nd->first_child + i], depth + 1)) ||
+          (jmps[i] = mlsys__offload_map_ins(m, MLSYS__OM_JMP, 0, 0, -1)) < 0) {
+        mlsys_free(jmps);
+        return st ? st : MLSYS_ERR_NOMEM;
+      }
+    }
+    for (i = 0; i < nd->n_child; i++) m->ins[jmps[i]].a = m->n_ins;
+    mlsys_free(jmps);
+    return MLSYS_OK;
+  }
+  if (nd->kind == MLSYS_OFFLOAD_PN_LOOP) {
+    int head, r0, inc;
+    if (mlsys__offload_map_ins(m, MLSYS__OM_PUSH, 0, 0, -1) < 0 || (head = mlsys__offload_map_ins(m, MLSYS__OM_HEAD, 0, 0, -1)) < 0)
+      return MLSYS_ERR_NOMEM;
+    r0 = m->n_row;
+    if (++m->depth > m->max_depth) m->max_depth = m->depth;
+    if ((st = mlsys__offload_map_flat(m, p->child[nd->first_child], depth + 1))) return st;
+    m->depth--;
+    if ((inc = mlsys__offload_map_ins(m, MLSYS__OM_INC, head, 0, -1)) < 0) return MLSYS_ERR_NOMEM;
+    m->ins[head].b = inc + 1;
+    m->ins[head].lmin = nd->loop_min;
+    /* a body without rows changes nothing by running more often: it runs exactly loop_min times */
+    m->ins[head].lmax = m->n_row == r0 ? nd->loop_min : nd->loop_max;
+    return MLSYS_OK;
+  }
+  return MLSYS_OK;
+}
+
+/* frame layout: pc, k, sp, choice, entered, acc[10], cnt[D], head[D] */
+#define MLSYS__OM_F(m, i) ((m)->fr + (size_t)(i) * (size_t)(m)->fs)
+
+static uint64_t mlsys__offload_map_hash(const int64_t *k, int n) {
+  uint64_t h = 1469598103934665603ull;
+  int i;
+  for (i = 0; i < n; i++) {
+    h ^= (uint64_t)k[i];
+    h *= 1099511628211ull;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
+/* 1 if the state was seen before, 0 if new (inserted), -1 out of memory */
+static int mlsys__offload_map_seen(mlsys__offload_mapper *m, const int64_t *f) {
+  int64_t key[64 + 12];
+  int D = m->ks - 12, sp = (int)f[2], i;
+  uint64_t h, mask;
+  key[0] = f[0];
+  key[1] = f[1];
+  memcpy(key + 2, f + 5, 10 * sizeof *key);
+  for (i = 0; i < D; i++) {
+    int64_t c = -1;
+    if (i < sp) {
+      const mlsys__offload_mins *hd = &m->ins[f[15 + D + i]];
+      c = f[15 + i];
+      if (hd->lmax < 0 && c > hd->lmin) c = hd->lmin;
+    }
+    key[12 + i] = c;
+  }
+  if (2 * (m->n_pool + 1) > m->cap_tab) {
+    int c = m->cap_tab ? 2 * m->cap_tab : 1024, j;
+    int *t = (int *)mlsys_alloc((size_t)c, sizeof *t);
+    if (!t) return -1;
+    for (j = 0; j < c; j++) t[j] = -1;
+    for (j = 0; j < m->n_pool; j++) {
+      uint64_t x = mlsys__offload_map_hash(m->pool + (size_t)j * (size_t)m->ks, m->ks) & (uint64_t)(c - 1);
+      while (t[x] >= 0) x = (x + 1) & (uint64_t)(c - 1);
+      t[x] = j;
+    }
+    mlsys_free(m->tab);
+    m->tab = t;
+    m->cap_tab = c;
+  }
+  mask = (uint64_t)(m->cap_tab - 1);
+  for (h = mlsys__offload_map_hash(key, m->ks) & mask; m->tab[h] >= 0; h = (h + 1) & mask)
+    if (!memcmp(m->pool + (size_t)m->tab[h] * (size_t)m->ks, key, (size_t)m->ks * sizeof *key)) return 1;
+  if (m->n_pool == m->cap_pool) {
+    int c = m->cap_pool ? 2 * m->cap_pool : 1024;
+    int64_t *q = (int64_t *)mlsys_realloc_array(m->pool, (size_t)c * (size_t)m->ks, sizeof *q);
+    if (!q) return -1;
+    m->pool = q;
+    m->cap_pool = c;
+  }
+  memcpy(m->pool + (size_t)m->n_pool * (size_t)m->ks, key, (size_t)m->ks * sizeof *key);
+  m->tab[h] = m->n_pool++;
+  return 0;
+}
+
+/* Decisions of the path on the frame stack 0..top (each frame's choice led to the next). */
+static mlsys_status mlsys__offload_map_decisions(mlsys__offload_mapper *m, int top) {
+  int i, D = m->ks - 12, n = 0, ns = 0;
+  int *slot = NULL;
+  if (top + 1 > m->cap_best_dec) {
+    int *q = (int *)mlsys_realloc_array(m->best_dec, (size_t)top + 1, sizeof *q);
+    if (!q) return MLSYS_ERR_NOMEM;
+    m->best_dec = q;
+    m->cap_best_dec = top + 1;
+  }
+  if (D > 0 && !(slot = (int *)mlsys_alloc((size_t)D, sizeof *slot))) return MLSYS_ERR_NOMEM;
+  for (i = 0; i < top; i++) {
+    const int64_t *f = MLSYS__OM_F(m, i);
+    int pc = (int)f[0], ch = (int)f[3];
+    const mlsys__offload_mins *in;
+    if (ch < 1 || pc >= m->n_ins) continue;   /* choice 0 closes a block */
+    in = &m->ins[pc];
+    if (in->op == MLSYS__OM_PUSH) { slot[ns++] = n; m->best_dec[n++] = 0; }
+    else if (in->op == MLSYS__OM_BR) m->best_dec[n++] = ch - 1;
+    else if (in->op == MLSYS__OM_HEAD && ch == 2) m->best_dec[slot[--ns]] = (int)f[15 + f[2] - 1];
+  }
+  mlsys_free(slot);
+  m->n_best_dec = n;
+  return MLSYS_OK;
+}
+
+/* Returns 1 when an exact path was found (decisions in best_dec), 0 when the search ended, -1 out of memory. */
+static int mlsys__offload_map_search(mlsys__offload_mapper *m) {
+  int D = m->ks - 12, top = 0, e;
+  m->n_pool = 0;
+  if (m->tab) { int j; for (j = 0; j < m->cap_tab; j++) m->tab[j] = -1; }
+  memset(m->fr, 0, (size_t)m->fs * sizeof *m->fr);
+  m->fr[3] = -1;
+  while (top >= 0) {
+    int64_t *f = MLSYS__OM_F(m, top), *g;
+    int pc = (int)f[0], k = (int)f[1], c, ok = 0, nsucc = 0;
+    const mlsys__offload_mins *in = pc < m->n_ins ? &m->ins[pc] : NULL;
+    const int64_t *Pk = m->P + (size_t)k * 10;
+    int closable = 0;
+    if (m->mode == 0) {
+      closable = !memcmp(f + 5, Pk, 10 * sizeof *Pk);
+      if (closable && k == m->K - 1 && !in) {
+        return mlsys__offload_map_decisions(m, top) ? -1 : 1;
+      }
+      closable = closable && k < m->K - 1;
+    }
+    if (!f[4]) {
+      int s;
+      f[4] = 1;
+      if (++m->states > m->max_states) return 0;
+      if (m->mode == 1) {
+        if (f[5] > m->budget) { top--; continue; }
+        if (!in) {
+          int64_t d0 = f[5] > m->Q[0] ? f[5] - m->Q[0] : m->Q[0] - f[5], d1 = 0;
+          for (e = 1; e < 10; e++) d1 += f[5 + e] > m->Q[e] ? f[5 + e] - m->Q[e] : m->Q[e] - f[5 + e];
+          if (!m->have_best || d0 < m->best0 || (d0 == m->best0 && d1 < m->best1)) {
+            if (mlsys__offload_map_decisions(m, top)) return -1;
+            m->have_best = 1;
+            m->best0 = d0;
+            m->best1 = d1;
+          }
+          top--;
+          continue;
+        }
+      } else {
+        for (e = 0; e < 10; e++) if (f[5 + e] > Pk[e]) break;
+        if (e < 10) { top--; continue; }
+      }
+      if ((s = mlsys__offload_map_seen(m, f)) < 0) return -1;
+      if (s) { top--; continue; }
+    }
+    if (in) nsucc = in->op == MLSYS__OM_BR ? in->b : in->op == MLSYS__OM_HEAD ? 2 : 1;
+    for (c = (int)f[3] + 1; c <= nsucc; c++) {
+      if (c == 0) { if (closable) { ok = 1; break; } continue; }
+      if (in->op == MLSYS__OM_HEAD) {
+        int64_t cnt = f[15 + f[2] - 1];
+        if (c == 1 && (in->lmax < 0 || cnt < in->lmax)) { ok = 1; break; }
+        if (c == 2 && cnt >= in->lmin) { ok = 1; break; }
+        continue;
+      }
+      ok = 1;
+      break;
+    }
+    if (!ok) { top--; continue; }
+    f[3] = c;
+    if (top + 2 > m->cap_fr) {
+      int cc = 2 * m->cap_fr;
+      int64_t *q = (int64_t *)mlsys_realloc_array(m->fr, (size_t)cc * (size_t)m->fs, sizeof *q);
+      if (!q) return -1;
+      m->fr = q;
+      m->cap_fr = cc;
+      f = MLSYS__OM_F(m, top);
+    }
+    g = MLSYS__OM_F(m, top + 1);
+    memcpy(g, f, (size_t)m->fs * sizeof *g);
+    g[3] = -1;
+    g[4] = 0;
+    top++;
+    if (c == 0) { g[1]++; memset(g + 5, 0, 10 * sizeof *g); continue; }
+    switch (in->op) {
+      case MLSYS__OM_EMIT: {
+        const mlsys_offload_sig *s = &m->afm[in->row];
+        g[5]++;
+        for (e = 0; e < 6; e++) g[6 + e] += s->idiom[e];
+        for (e = 0; e < 3; e++) g[12 + e] += s->dim[e];
+        g[0]++;
+        break;
+      }
+      case MLSYS__OM_BR: g[0] = m->tgt[in->a + c - 1]; break;
+      case MLSYS__OM_JMP: g[0] = in->a; break;
+      case MLSYS__OM_PUSH: g[15 + g[2]] = 0; g[15 + D + g[2]] = pc + 1; g[2]++; g[0]++; break;
+      case MLSYS__OM_INC: g[15 + g[2] - 1]++; g[0] = in->a; break;
+      default: /* HEAD */
+        if (c == 1) g[0]++;
+        else { g[2]--; g[0] = in->b; }
+        break;
+    }
+  }
+  return 0;
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_map(const mlsys_offload_prog *p, const int32_t *pred, int k_max, long max_states,
+                                         mlsys_offload_resolved *out) {
+  mlsys__offload_mapper m;
+  mlsys_offload_sig *afm = NULL;
+  int64_t *P = NULL;
+  int n_afm = 0, K, i, e, r = 0, exact = 0;
+  mlsys_status st;
+  if (out) memset(out, 0, sizeof *out);
+  if (!p || !pred || !out) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_offload_map: NULL argument");
+  if (k_max < 1) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_offload_map: k_max is %d, needs at least 1", k_max);
+  for (i = 0; i < k_max * 10; i++)
+    if (pred[i] < 0) return mlsys_set_error(MLSYS_ERR_ARG, "prediction: block %d element %d is negative (%d)", i / 10, i % 10, (int)pred[i]);
+  for (K = 0; K < k_max && pred[10 * K] != 0; K++) {}
+  if (K == 0) return mlsys_set_error(MLSYS_ERR_ARG, "prediction has 0 blocks (its first row count is 0)");
+  if (p->root < 0) return mlsys_set_error(MLSYS_ERR_ARG, "program has no root");
+  if ((st = mlsys_offload_afm(p, NULL, 0, &n_afm))) return st;
+  if (!(afm = (mlsys_offload_sig *)mlsys_alloc((size_t)(n_afm > 0 ? n_afm : 1), sizeof *afm))) return MLSYS_ERR_NOMEM;
+  if ((st = mlsys_offload_afm(p, afm, n_afm, &n_afm))) { mlsys_free(afm); return st; }
+  for (i = 0; i < n_afm; i++) {
+    for (e = 0; e < 6; e++) if (afm[i].idiom[e] < 0) break;
+    if (e < 6 || afm[i].dim[0] < 0 || afm[i].dim[1] < 0 || afm[i].dim[2] < 0) {
+      mlsys_free(afm);
+      return mlsys_set_error(MLSYS_ERR_ARG, "program: AFM row %d has a negative entry (the search prunes on growing sums)", i);
+    }
+  }
+  memset(&m, 0, sizeof m);
+  m.p = p;
+  m.afm = afm;
+  if ((st = mlsys__offload_map_flat(&m, p->root, 0))) goto done;
+  if (m.max_depth > 64) { st = mlsys_set_error(MLSYS_ERR_TOO_BIG, "program: loops nested %d deep (64 at most)", m.max_depth); goto done; }
+  if (!(P = (int64_t *)mlsys_alloc((size_t)K * 10, sizeof *P))) { st = MLSYS_ERR_NOMEM; goto done; }
+  for (i = 0; i < K * 10; i++) { P[i] = pred[i]; m.Q[i % 10] += pred[i]; }
+  m.P = P;
+  m.K = K;
+  m.ks = 12 + m.max_depth;
+  m.fs = 15 + 2 * m.max_depth;
+  m.cap_fr = 256;
+  m.max_states = max_states > 0 ? max_states : 1000000L;
+  if (!(m.fr = (int64_t *)mlsys_alloc((size_t)m.cap_fr * (size_t)m.fs, sizeof *m.fr))) { st = MLSYS_ERR_NOMEM; goto done; }
+  m.mode = 0;
+  r = mlsys__offload_map_search(&m);
+  if (r < 0) { st = MLSYS_ERR_NOMEM; goto done; }
+  if (r == 1) exact = 1;
+  else {
+    /* §3.5 fallback: closest total row count among complete paths within Q_K[0] + slack; its own state budget */
+    int64_t slack = m.Q[0] / 10;
+    long used = m.states;
+    if (slack > 64) slack = 64;
+    if (slack < 1) slack = 1;
+    m.budget = m.Q[0] + slack;
+    m.mode = 1;
+    m.K = 1;
+    m.states = 0;
+    r = mlsys__offload_map_search(&m);
+    m.states += used;
+    if (r < 0) { st = MLSYS_ERR_NOMEM; goto done; }
+    if (!m.have_best) {
+      st = mlsys_set_error(MLSYS_ERR_INFEASIBLE, "no complete path of at most %lld rows found (%ld states)",
+                           (long long)m.budget, m.states);
+      goto done;
+    }
+  }
+  if ((st = mlsys_offload_path(p, m.best_dec, m.n_best_dec, out))) goto done;
+  {
+    int *bs = (int *)mlsys_alloc((size_t)K + 1, sizeof *bs), nb = 0;
+    int64_t cum = 0;
+    if (!bs) { st = MLSYS_ERR_NOMEM; mlsys_offload_resolved_free(out); goto done; }
+    bs[nb++] = 0;
+    for (i = 0; i < K - 1; i++) {
+      cum += P[i * 10];
+      if (cum < out->n_rows && cum > bs[nb - 1]) bs[nb++] = (int)cum;
+    }
+    bs[nb] = out->n_rows;
+    mlsys_free(out->block_start);
+    out->block_start = bs;
+    out->k = nb;
+  }
+  out->exact = exact;
+  out->states = m.states;
+done:
+  mlsys_free(afm);
+  mlsys_free(P);
+  mlsys_free(m.ins);
+  mlsys_free(m.tgt);
+  mlsys_free(m.fr);
+  mlsys_free(m.pool);
+  mlsys_free(m.tab);
+  mlsys_free(m.best_dec);
+  return st;
 }
 
 #endif /* MLSYS_OFFLOAD_IMPLEMENTATION_DONE */
