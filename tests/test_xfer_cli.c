@@ -116,7 +116,7 @@ TEST(plan_pair_without_a_row) {
 
 /* Issue 19 item 12: the issue's command, and the default goal (the max flow) on a route where lp_solve called it
    infeasible, plan without a solver failure. Item 8: with no --grid the committed grid is found beside the binary's
-   repository from any working directory (no ../shared). */
+   repository from any working directory (tests/data/skyplane, nothing outside the repository). */
 TEST(plan_numerics_and_default_grid) {
   run_result r = run("transfer plan --src azure:canadacentral --dst gcp:asia-northeast1-a --max-cost-per-gb 0.2 --json");
   char exe[2048], cwd[1024], cmd[8192], outp[] = "/tmp/mlsys_xcli_outXXXXXX";
