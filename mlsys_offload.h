@@ -350,10 +350,14 @@ typedef struct {
 } mlsys_offload_gpu_model;
 
 /* A tree (a sentence's constituency parse): parent[i] of node i (-1 for the root), nodes numbered so that every
-   child comes after its parent; leaves are nodes without children. */
+   child comes after its parent; leaves are nodes without children. word[i]: for a word (a leaf the parser read from
+   the text) the 64-bit FNV-1a hash of its token as printed ("dog.n", with link-grammar's part-of-speech suffix), 0
+   for a labelled node ("NP"); NULL when the tree was built by hand. It seeds the word's embedding in the pilot's
+   datasets (mlsys_offload_pilot_data_treelstm). */
 typedef struct {
   int n;
   int *parent;
+  uint64_t *word;
 } mlsys_offload_tree;
 MLSYS_DEF void mlsys_offload_tree_free(mlsys_offload_tree *t);
 /* Every bracketed tree in text ("(S (NP the dog.n) (VP ran.v))", as link-parser prints with !constituents=1; other
@@ -661,6 +665,100 @@ MLSYS_DEF void mlsys_offload_path_label(const mlsys_offload_prog *p, const mlsys
    Q_K[0] + slack rows (also when max_states ran out before one was found). */
 MLSYS_DEF mlsys_status mlsys_offload_map(const mlsys_offload_prog *p, const int32_t *pred, int k_max, long max_states,
                                          mlsys_offload_resolved *out);
+
+/* ================================================================================================================
+   Pilot datasets, training and evaluation end to end (spec §3.3, §3.4, §7.4 item 11)
+   ================================================================================================================ */
+/* Weights stay on the GPU: a copy of tr in which PARAM and OPT tensors, and the gradients of the weights (GRAD tensors
+   that an op reads while writing a PARAM: the optimizer's input), leave every op's tensor lists; their bytes move to
+   fixed_bytes (resident under every policy) and the tensors keep their ids with 0 bytes. For networks whose shared
+   weights fill a buffer on their own (a Tree-LSTM's gate matrices are 90 % of one sentence's iteration), double
+   buffering cannot move them block by block; pinned, DyNN-Offload moves the activations and their gradients only. */
+MLSYS_DEF mlsys_status mlsys_offload_trace_pin_weights(const mlsys_offload_trace *tr, mlsys_offload_trace *out);
+
+/* The Tree-LSTM's static forward program (mlsys_offload_gen_treelstm's ops), for its AFM: LOOP over nodes { BRANCH
+   { leaf: MatMul, LSTMCell, Tanh | inner: ReduceSum, MatMul, LOOP over children { MatMul }, LSTMCell, Tanh } },
+   MatMul, Softmax; nn_type 1 (RNN/LSTM). Dims are zero (the operators' shapes are not part of the label here). */
+MLSYS_DEF mlsys_status mlsys_offload_prog_treelstm(mlsys_offload_prog *p);
+
+/* Labelled pilot samples (spec §3.4): per sample, a Tree-LSTM iteration over `batch` consecutive trees
+   (mlsys_offload_gen_treelstm), its weights pinned (mlsys_offload_trace_pin_weights) when pin_weights, partitioned by
+   the DP with k_max = the pilot's k_max at hw; label = mlsys_offload_blocks_label. x_e = mlsys_offload_pilot_features
+   of the sample's words: each leaf's embedding is in_dim values N(0, 1) drawn from an rng seeded with its word hash
+   (tree.word) xor embed_seed — a fixed random embedding table, as an untrained embedding layer has (the seed used
+   GloVe vectors, which are not here). x_a = the AFM features of mlsys_offload_prog_treelstm. */
+typedef struct {
+  int in_dim, hidden;                 /* 0: 300, 150 (Tai et al.) */
+  int batch;                          /* trees per sample: 0 = 1 */
+  int pin_weights;                    /* 1: weights resident (above); 0: everything offloadable */
+  uint64_t embed_seed;
+  const mlsys_offload_gpu_model *gpu; /* NULL: defaults */
+  mlsys_offload_hw hw;                /* the GPU the labels are planned for (gpu_bytes required unless act_frac) */
+  double act_frac;                    /* > 0: gpu_bytes = the largest sample's resident bytes (fixed + persistent) +
+                                         act_frac × the median over samples of the rest of its peak (activations) */
+  void (*progress)(void *ctx, int done, int total);
+  void *progress_ctx;
+} mlsys_offload_data_opts;
+
+typedef struct {
+  int n;                              /* labelled samples */
+  int xe_dim, xa_dim, k_max;
+  float *x_e, *x_a, *label;           /* [n][xe_dim], [n][xa_dim], [n][k_max·10] */
+  int *nn_type;                       /* [n] */
+  int *first_tree;                    /* [n] the sample's first tree */
+  mlsys_offload_trace *trace;         /* [n] the traces the labels were planned on (pinned when pin_weights) */
+  int n_infeasible;                   /* samples skipped: one op's tensors exceed a buffer at hw */
+  int n_over_k_max;                   /* labelled samples whose DP plan needed every one of the k_max blocks */
+  int64_t gpu_bytes;                  /* the budget the labels were planned for */
+} mlsys_offload_pilot_data;
+MLSYS_DEF void mlsys_offload_pilot_data_free(mlsys_offload_pilot_data *d);
+/* Samples from trees [0, n_trees) in steps of batch (a last partial batch is dropped). MLSYS_ERR_INFEASIBLE when no
+   sample is feasible at hw. */
+MLSYS_DEF mlsys_status mlsys_offload_pilot_data_treelstm(const mlsys_offload_pilot *m, const mlsys_offload_tree *trees,
+                                                         int n_trees, const mlsys_offload_data_opts *o,
+                                                         mlsys_offload_pilot_data *out);
+
+/* Training with early stopping on the validation set's exact-match rate, ties broken by its mean loss (the parameters
+   of the best epoch are kept; train_epoch's shuffling makes it deterministic for a seed). val NULL: the training set. */
+typedef struct {
+  int max_epochs;                     /* 0: 200 */
+  int patience;                       /* epochs without a better validation score before stopping: 0 = 30 */
+  int batch;                          /* minibatch: 0 = 32 */
+  void (*progress)(void *ctx, int epoch, float loss, double val_exact);
+  void *progress_ctx;
+} mlsys_offload_fit_opts;
+typedef struct {
+  int epochs, best_epoch;
+  double best_val_exact, best_val_loss, final_loss;
+} mlsys_offload_fit_result;
+MLSYS_DEF mlsys_status mlsys_offload_pilot_fit(mlsys_offload_pilot *m, const mlsys_offload_pilot_data *train,
+                                               const mlsys_offload_pilot_data *val, const mlsys_offload_fit_opts *o,
+                                               mlsys_offload_fit_result *out);
+
+/* The runtime on a predicted label (§3.6): its block op counts (element 0 of each row, up to the first zero row) cut
+   the sample's op stream, as the seed's operator counter does; ops past the predicted blocks form one more block.
+   A block whose tensors do not fit a buffer is split greedily where they stop fitting, and each added piece's
+   inputs are fetched on demand: its migration is added to the simulated time in full (no overlap; an upper bound).
+   out: the simulation (sim_dynn on the repaired partition, plus that exposed time in time_us and migration_us;
+   n_faults = pieces fetched on demand). */
+MLSYS_DEF mlsys_status mlsys_offload_sim_predicted(const mlsys_offload_trace *tr, const mlsys_offload_hw *hw,
+                                                   const int32_t *pred, int k_max, mlsys_offload_simres *out);
+
+/* Held-out evaluation, samples in order (the mis-prediction cache fills as it goes, as at runtime). */
+typedef struct {
+  int n;
+  int exact;                          /* decoded prediction == label, all k_max·10 integers (the spec's accuracy) */
+  int k_exact;                        /* the number of blocks predicted right */
+  int mispred;                        /* runtime mis-predictions without the cache: block op counts != the label's */
+  int mispred_cache;                  /* with the cache (a hit uses the recorded true label) */
+  int cache_hits;
+  int faulted;                        /* samples whose predicted plan needed on-demand fetches (no cache) */
+  double time_oracle_us;              /* Σ simulated time on the labels' own plans */
+  double time_pred_us, time_cache_us; /* Σ on the predicted plans, without and with the cache */
+  double compute_us;                  /* Σ kernel time */
+} mlsys_offload_pilot_eval;
+MLSYS_DEF mlsys_status mlsys_offload_pilot_evaluate(mlsys_offload_pilot *m, const mlsys_offload_pilot_data *d,
+                                                    const mlsys_offload_hw *hw, mlsys_offload_pilot_eval *out);
 
 #ifdef __cplusplus
 }
@@ -2122,6 +2220,7 @@ MLSYS_DEF mlsys_status mlsys_offload_simulate(const mlsys_offload_trace *tr, con
    ================================================================================================================ */
 MLSYS_DEF void mlsys_offload_tree_free(mlsys_offload_tree *t) {
   mlsys_free(t->parent);
+  mlsys_free(t->word);
   memset(t, 0, sizeof *t);
 }
 
@@ -2163,11 +2262,21 @@ MLSYS_DEF mlsys_status mlsys_offload_trees_parse(const char *text, size_t len, c
         if (isnode) {
           if (t.n == tcap) {
             int c = tcap ? 2 * tcap : 32, *q = (int *)mlsys_realloc_array(t.parent, (size_t)c, sizeof *q);
-            if (!q) { st = MLSYS_ERR_NOMEM; break; }
-            t.parent = q;
+            uint64_t *w = q ? (uint64_t *)mlsys_realloc_array(t.word, (size_t)c, sizeof *w) : NULL;
+            if (q) t.parent = q;
+            if (w) t.word = w;
+            if (!q || !w) { st = MLSYS_ERR_NOMEM; break; }
             tcap = c;
           }
           t.parent[t.n] = par;
+          t.word[t.n] = 0;
+          if (isnode == 2) {   /* FNV-1a over the token; never 0, which means "no word" */
+            uint64_t hsh = 14695981039346656037ull;
+            size_t e;
+            for (e = i; e < len && !isspace((unsigned char)text[e]) && text[e] != '(' && text[e] != ')'; e++)
+              hsh = (hsh ^ (unsigned char)text[e]) * 1099511628211ull;
+            t.word[t.n] = hsh ? hsh : 1;
+          }
           if (isnode == 1) {
             if (depth == scap) {
               int c = scap ? 2 * scap : 64, *q = (int *)mlsys_realloc_array(stack, (size_t)c, sizeof *q);
@@ -4982,6 +5091,493 @@ done:
   mlsys_free(m.pool);
   mlsys_free(m.tab);
   mlsys_free(m.best_dec);
+  return st;
+}
+
+/* ================================================================================================================
+   Pilot datasets, training and evaluation end to end
+   ================================================================================================================ */
+MLSYS_DEF mlsys_status mlsys_offload_trace_pin_weights(const mlsys_offload_trace *tr, mlsys_offload_trace *out) {
+  unsigned char *pin = NULL;
+  int i, j, *ids = NULL, cap = 0;
+  mlsys_status st = MLSYS_OK;
+  mlsys_offload_trace_init(out);
+  if (!tr) return mlsys_set_error(MLSYS_ERR_ARG, "pin weights: no trace");
+  if (!(pin = (unsigned char *)mlsys_calloc((size_t)tr->n_t + 1, 1))) goto nomem;
+  for (i = 0; i < tr->n_t; i++) pin[i] = tr->t[i].kind == MLSYS_OFFLOAD_T_PARAM || tr->t[i].kind == MLSYS_OFFLOAD_T_OPT;
+  /* a weight's gradient: a GRAD tensor read by an op that writes a weight */
+  for (i = 0; i < tr->n_op; i++) {
+    const mlsys_offload_op *o = &tr->op[i];
+    int writes_param = 0;
+    for (j = 0; j < o->n_out; j++) writes_param |= tr->t[tr->ids[o->out0 + j]].kind == MLSYS_OFFLOAD_T_PARAM;
+    if (writes_param)
+      for (j = 0; j < o->n_in; j++) {
+        int t = tr->ids[o->in0 + j];
+        if (tr->t[t].kind == MLSYS_OFFLOAD_T_GRAD) pin[t] = 1;
+      }
+  }
+  out->fixed_bytes = tr->fixed_bytes;
+  for (i = 0; i < tr->n_t; i++) {
+    if (pin[i]) out->fixed_bytes += tr->t[i].bytes;
+    if (mlsys_offload_trace_tensor(out, pin[i] ? 0 : tr->t[i].bytes, (mlsys_offload_tkind)tr->t[i].kind) < 0) goto fail;
+  }
+  for (i = 0; i < tr->n_op; i++) {
+    const mlsys_offload_op *o = &tr->op[i];
+    int n_in = 0, n_out = 0, op;
+    if (o->n_in + o->n_out > cap) {
+      int c = o->n_in + o->n_out + 16, *q = (int *)mlsys_realloc_array(ids, (size_t)c, sizeof *q);
+      if (!q) goto nomem;
+      ids = q;
+      cap = c;
+    }
+    for (j = 0; j < o->n_in; j++)
+      if (!pin[tr->ids[o->in0 + j]]) ids[n_in++] = tr->ids[o->in0 + j];
+    for (j = 0; j < o->n_out; j++)
+      if (!pin[tr->ids[o->out0 + j]]) ids[n_in + n_out++] = tr->ids[o->out0 + j];
+    if ((op = mlsys_offload_trace_op(out, mlsys_offload_op_name(tr, i), o->time_us, n_in, ids, n_out, ids + n_in,
+                                     o->workspace, &o->sig)) < 0)
+      goto fail;
+    out->op[op].afm_row = o->afm_row;
+    out->op[op].is_bwd = o->is_bwd;
+  }
+  if (tr->name && !(out->name = mlsys_strdup(tr->name))) goto nomem;
+  mlsys_free(pin);
+  mlsys_free(ids);
+  return MLSYS_OK;
+nomem:
+  mlsys_set_error(MLSYS_ERR_NOMEM, "pin weights: out of memory");
+fail:
+  st = mlsys_last_status();
+  mlsys_free(pin);
+  mlsys_free(ids);
+  mlsys_offload_trace_free(out);
+  return st ? st : MLSYS_ERR_NOMEM;
+}
+
+static int mlsys__offload_prog_named(mlsys_offload_prog *p, const char *op) {
+  mlsys_offload_sig s;
+  memset(&s, 0, sizeof s);
+  mlsys_offload_op_idioms(op, s.idiom);
+  return mlsys_offload_prog_op(p, &s);
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_prog_treelstm(mlsys_offload_prog *p) {
+  int leaf[3], inner[5], kid, alts[2], body, loop, top[3];
+  mlsys_offload_prog_init(p, 1);
+  leaf[0] = mlsys__offload_prog_named(p, "MatMul");
+  leaf[1] = mlsys__offload_prog_named(p, "LSTMCell");
+  leaf[2] = mlsys__offload_prog_named(p, "Tanh");
+  inner[0] = mlsys__offload_prog_named(p, "ReduceSum");
+  inner[1] = mlsys__offload_prog_named(p, "MatMul");
+  kid = mlsys__offload_prog_named(p, "MatMul");
+  inner[2] = mlsys_offload_prog_loop(p, kid, 1, -1);
+  inner[3] = mlsys__offload_prog_named(p, "LSTMCell");
+  inner[4] = mlsys__offload_prog_named(p, "Tanh");
+  alts[0] = mlsys_offload_prog_seq(p, 3, leaf);
+  alts[1] = mlsys_offload_prog_seq(p, 5, inner);
+  body = mlsys_offload_prog_branch(p, 2, alts);
+  loop = mlsys_offload_prog_loop(p, body, 1, -1);
+  top[0] = loop;
+  top[1] = mlsys__offload_prog_named(p, "MatMul");
+  top[2] = mlsys__offload_prog_named(p, "Softmax");
+  if (mlsys_offload_prog_seq(p, 3, top) < 0 || leaf[0] < 0 || inner[2] < 0 || body < 0 || loop < 0) {
+    mlsys_offload_prog_free(p);
+    return mlsys_last_status() ? mlsys_last_status() : MLSYS_ERR_NOMEM;
+  }
+  return MLSYS_OK;
+}
+
+MLSYS_DEF void mlsys_offload_pilot_data_free(mlsys_offload_pilot_data *d) {
+  int i;
+  if (!d) return;
+  for (i = 0; d->trace && i < d->n; i++) mlsys_offload_trace_free(&d->trace[i]);
+  mlsys_free(d->trace);
+  mlsys_free(d->x_e);
+  mlsys_free(d->x_a);
+  mlsys_free(d->label);
+  mlsys_free(d->nn_type);
+  mlsys_free(d->first_tree);
+  memset(d, 0, sizeof *d);
+}
+
+static int mlsys__offload_cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_pilot_data_treelstm(const mlsys_offload_pilot *m, const mlsys_offload_tree *trees,
+                                                         int n_trees, const mlsys_offload_data_opts *o,
+                                                         mlsys_offload_pilot_data *out) {
+  mlsys_offload_pilot_cfg cfg;
+  mlsys_offload_prog prog;
+  mlsys_offload_hw hw;
+  mlsys_offload_sig *afm = NULL;
+  float *emb = NULL, *xa = NULL;
+  int in_dim, hidden, batch, n_s, s, n_rows = 0, cap_rows = 0, cap_emb = 0, i;
+  mlsys_status st = MLSYS_OK;
+  memset(out, 0, sizeof *out);
+  if (!m || !o || !trees || n_trees < 1)
+    return mlsys_set_error(MLSYS_ERR_ARG, "pilot data: need a pilot, options and at least one tree");
+  in_dim = o->in_dim ? o->in_dim : 300;
+  hidden = o->hidden ? o->hidden : 150;
+  batch = o->batch ? o->batch : 1;
+  if (in_dim < 1 || hidden < 1 || batch < 1 || (o->hw.gpu_bytes <= 0 && !(o->act_frac > 0)) || !(o->act_frac >= 0))
+    return mlsys_set_error(MLSYS_ERR_ARG, "pilot data: in_dim %d, hidden %d, batch %d and GPU bytes %lld must be positive",
+                           in_dim, hidden, batch, (long long)o->hw.gpu_bytes);
+  n_s = n_trees / batch;
+  if (n_s < 1) return mlsys_set_error(MLSYS_ERR_ARG, "pilot data: %d trees make no batch of %d", n_trees, batch);
+  cfg = mlsys_offload_pilot_config(m);
+  out->xe_dim = cfg.e_proj + 2;
+  out->xa_dim = mlsys_offload_pilot_afm_dim(m);
+  out->k_max = cfg.k_max;
+  /* the AFM is the network's, the same for every sample */
+  if ((st = mlsys_offload_prog_treelstm(&prog))) return st;
+  for (;;) {
+    st = mlsys_offload_afm(&prog, afm, cap_rows, &n_rows);
+    if (st != MLSYS_ERR_TOO_BIG && !(st == MLSYS_OK && n_rows > cap_rows)) break;
+    mlsys_free(afm);
+    cap_rows = n_rows > cap_rows ? n_rows : 2 * cap_rows + 16;
+    if (!(afm = (mlsys_offload_sig *)mlsys_alloc((size_t)cap_rows, sizeof *afm))) { st = MLSYS_ERR_NOMEM; break; }
+  }
+  mlsys_offload_prog_free(&prog);
+  if (st) goto done;
+  if (!(xa = (float *)mlsys_alloc((size_t)out->xa_dim, sizeof *xa))) { st = MLSYS_ERR_NOMEM; goto done; }
+  mlsys_offload_pilot_afm_features(m, afm, n_rows, xa);
+  out->x_e = (float *)mlsys_alloc((size_t)n_s * out->xe_dim, sizeof *out->x_e);
+  out->x_a = (float *)mlsys_alloc((size_t)n_s * out->xa_dim, sizeof *out->x_a);
+  out->label = (float *)mlsys_alloc((size_t)n_s * out->k_max * 10, sizeof *out->label);
+  out->nn_type = (int *)mlsys_alloc((size_t)n_s, sizeof *out->nn_type);
+  out->first_tree = (int *)mlsys_alloc((size_t)n_s, sizeof *out->first_tree);
+  out->trace = (mlsys_offload_trace *)mlsys_calloc((size_t)n_s, sizeof *out->trace);
+  if (!out->x_e || !out->x_a || !out->label || !out->nn_type || !out->first_tree || !out->trace) { st = MLSYS_ERR_NOMEM; goto done; }
+  hw = o->hw;
+  if (o->act_frac > 0) {
+    /* a first pass for the budget: the largest resident part, plus a share of the median activation peak */
+    int64_t *act = (int64_t *)mlsys_alloc((size_t)n_s, sizeof *act), res_max = 0;
+    if (!act) { st = MLSYS_ERR_NOMEM; goto done; }
+    for (s = 0; s < n_s && !st; s++) {
+      mlsys_offload_trace tr, pinned, *use = &tr;
+      mlsys_offload_facts f;
+      if ((st = mlsys_offload_gen_treelstm(trees + (size_t)s * batch, batch, in_dim, hidden, o->gpu, &tr))) break;
+      if (o->pin_weights) {
+        st = mlsys_offload_trace_pin_weights(&tr, &pinned);
+        mlsys_offload_trace_free(&tr);
+        if (st) break;
+        use = &pinned;
+      }
+      if (!(st = mlsys_offload_trace_facts(use, &f))) {
+        int64_t res = f.persistent_bytes;
+        if (res > res_max) res_max = res;
+        act[s] = f.peak_bytes - res;
+        mlsys_offload_facts_free(&f);
+      }
+      mlsys_offload_trace_free(use);
+    }
+    if (!st) {
+      qsort(act, (size_t)n_s, sizeof *act, mlsys__offload_cmp_i64);
+      hw.gpu_bytes = res_max + (int64_t)(o->act_frac * (double)act[n_s / 2]);
+    }
+    mlsys_free(act);
+    if (st) goto done;
+  }
+  out->gpu_bytes = hw.gpu_bytes;
+  for (s = 0; s < n_s && !st; s++) {
+    mlsys_offload_trace tr, pinned, *use = &tr;
+    mlsys_offload_part_opts po;
+    mlsys_offload_blocks b;
+    int n_leaf = 0, b0 = s * batch, j, k;
+    if (o->progress) o->progress(o->progress_ctx, s, n_s);
+    if ((st = mlsys_offload_gen_treelstm(trees + b0, batch, in_dim, hidden, o->gpu, &tr))) break;
+    if (o->pin_weights) {
+      st = mlsys_offload_trace_pin_weights(&tr, &pinned);
+      mlsys_offload_trace_free(&tr);
+      if (st) break;
+      use = &pinned;
+    }
+    memset(&po, 0, sizeof po);
+    po.kind = MLSYS_OFFLOAD_PART_DP;
+    po.k_max = cfg.k_max;
+    st = mlsys_offload_partition(use, &hw, &po, &b);
+    if (st == MLSYS_ERR_INFEASIBLE) {
+      out->n_infeasible++;
+      mlsys_offload_trace_free(use);
+      st = MLSYS_OK;
+      continue;
+    }
+    if (st) { mlsys_offload_trace_free(use); break; }
+    out->n_over_k_max += b.k >= cfg.k_max;
+    mlsys_offload_blocks_label(use, &b, cfg.k_max, out->label + (size_t)out->n * cfg.k_max * 10);
+    mlsys_offload_blocks_free(&b);
+    /* the sample after embedding: one row per word */
+    for (j = 0; j < batch; j++)
+      for (i = 0; i < trees[b0 + j].n; i++) n_leaf += trees[b0 + j].word && trees[b0 + j].word[i] != 0;
+    if ((size_t)n_leaf * in_dim > (size_t)cap_emb) {
+      float *q = (float *)mlsys_realloc_array(emb, (size_t)n_leaf * in_dim, sizeof *q);
+      if (!q) { st = MLSYS_ERR_NOMEM; mlsys_offload_trace_free(use); break; }
+      emb = q;
+      cap_emb = n_leaf * in_dim;
+    }
+    k = 0;
+    for (j = 0; j < batch; j++)
+      for (i = 0; i < trees[b0 + j].n; i++)
+        if (trees[b0 + j].word && trees[b0 + j].word[i]) {
+          mlsys_rng r;
+          int e;
+          mlsys_rng_seed(&r, trees[b0 + j].word[i] ^ o->embed_seed);
+          for (e = 0; e < in_dim; e++) emb[(size_t)k * in_dim + e] = (float)mlsys_rng_normal(&r);
+          k++;
+        }
+    mlsys_offload_pilot_features(m, emb, n_leaf, in_dim, out->x_e + (size_t)out->n * out->xe_dim);
+    memcpy(out->x_a + (size_t)out->n * out->xa_dim, xa, (size_t)out->xa_dim * sizeof *xa);
+    out->nn_type[out->n] = 1;
+    out->first_tree[out->n] = b0;
+    out->trace[out->n] = *use;
+    out->n++;
+  }
+  if (!st && o->progress) o->progress(o->progress_ctx, n_s, n_s);
+  if (!st && out->n == 0)
+    st = mlsys_set_error(MLSYS_ERR_INFEASIBLE, "pilot data: none of the %d samples fits %lld GPU bytes (one op's tensors "
+                         "exceed a buffer; try pin_weights or more memory)", n_s, (long long)hw.gpu_bytes);
+done:
+  if (st == MLSYS_ERR_NOMEM) mlsys_set_error(st, "pilot data: out of memory");
+  mlsys_free(afm);
+  mlsys_free(xa);
+  mlsys_free(emb);
+  if (st) mlsys_offload_pilot_data_free(out);
+  return st;
+}
+
+/* Exact-match count of the decoded predictions, and the mean loss. */
+static int mlsys__offload_exact_count(mlsys_offload_pilot *m, const mlsys_offload_pilot_data *d, float *yhat, int32_t *pred,
+                                      double *loss) {
+  int s, i, n = 0, ny = d->k_max * 10;
+  *loss = 0;
+  for (s = 0; s < d->n; s++) {
+    *loss += mlsys_offload_pilot_loss(m, d->x_e + (size_t)s * d->xe_dim, d->x_a + (size_t)s * d->xa_dim, d->nn_type[s],
+                                      d->label + (size_t)s * ny) / d->n;
+    int same = 1;
+    mlsys_offload_pilot_forward(m, d->x_e + (size_t)s * d->xe_dim, d->x_a + (size_t)s * d->xa_dim, d->nn_type[s], yhat);
+    mlsys_offload_pilot_decode(m, yhat, pred);
+    for (i = 0; i < ny && same; i++) same = (float)pred[i] == d->label[(size_t)s * ny + i];
+    n += same;
+  }
+  return n;
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_pilot_fit(mlsys_offload_pilot *m, const mlsys_offload_pilot_data *train,
+                                               const mlsys_offload_pilot_data *val, const mlsys_offload_fit_opts *o,
+                                               mlsys_offload_fit_result *out) {
+  mlsys_offload_fit_opts d;
+  size_t np;
+  float *best = NULL, *yhat = NULL, *p;
+  int32_t *pred = NULL;
+  int e, ny, since = 0, best_n = -1;
+  double best_loss = INFINITY;
+  memset(out, 0, sizeof *out);
+  memset(&d, 0, sizeof d);
+  if (o) d = *o;
+  if (!d.max_epochs) d.max_epochs = 200;
+  if (!d.patience) d.patience = 30;
+  if (!d.batch) d.batch = 32;
+  if (!m || !train || train->n < 1 || d.max_epochs < 1 || d.patience < 1 || d.batch < 1)
+    return mlsys_set_error(MLSYS_ERR_ARG, "pilot fit: need a pilot, >= 1 training sample and positive epochs, patience, batch");
+  if (!val) val = train;
+  {
+    mlsys_offload_pilot_cfg c = mlsys_offload_pilot_config(m);
+    if (train->k_max != c.k_max || val->k_max != c.k_max || train->xe_dim != c.e_proj + 2 ||
+        train->xa_dim != mlsys_offload_pilot_afm_dim(m) || val->xe_dim != train->xe_dim || val->xa_dim != train->xa_dim)
+      return mlsys_set_error(MLSYS_ERR_ARG, "pilot fit: the data's widths (x_e %d, x_a %d, k_max %d) are not the pilot's "
+                             "(%d, %d, %d)", train->xe_dim, train->xa_dim, train->k_max, c.e_proj + 2,
+                             mlsys_offload_pilot_afm_dim(m), c.k_max);
+  }
+  ny = train->k_max * 10;
+  np = mlsys_offload_pilot_nparams(m);
+  p = mlsys_offload_pilot_params(m);
+  best = (float *)mlsys_alloc(np, sizeof *best);
+  yhat = (float *)mlsys_alloc((size_t)ny, sizeof *yhat);
+  pred = (int32_t *)mlsys_alloc((size_t)ny, sizeof *pred);
+  if (!best || !yhat || !pred) {
+    mlsys_free(best);
+    mlsys_free(yhat);
+    mlsys_free(pred);
+    return mlsys_set_error(MLSYS_ERR_NOMEM, "pilot fit: out of memory");
+  }
+  memcpy(best, p, np * sizeof *p);
+  for (e = 0; e < d.max_epochs && since < d.patience; e++) {
+    float loss = mlsys_offload_pilot_train_epoch(m, train->n, train->x_e, train->x_a, train->nn_type, train->label, d.batch);
+    int n_ok;
+    double vloss;
+    if (loss != loss) {   /* bad labels: train_epoch said why */
+      mlsys_free(best);
+      mlsys_free(yhat);
+      mlsys_free(pred);
+      return mlsys_last_status() ? mlsys_last_status() : MLSYS_ERR_ARG;
+    }
+    n_ok = mlsys__offload_exact_count(m, val, yhat, pred, &vloss);
+    out->epochs = e + 1;
+    out->final_loss = loss;
+    if (n_ok > best_n || (n_ok == best_n && vloss < best_loss)) {
+      best_n = n_ok;
+      best_loss = vloss;
+      out->best_epoch = e + 1;
+      memcpy(best, p, np * sizeof *p);
+      since = 0;
+    } else {
+      since++;
+    }
+    if (d.progress) d.progress(d.progress_ctx, e + 1, loss, (double)n_ok / val->n);
+  }
+  memcpy(p, best, np * sizeof *p);
+  out->best_val_exact = best_n < 0 ? 0 : (double)best_n / val->n;
+  out->best_val_loss = best_loss;
+  mlsys_free(best);
+  mlsys_free(yhat);
+  mlsys_free(pred);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_sim_predicted(const mlsys_offload_trace *tr, const mlsys_offload_hw *hw,
+                                                   const int32_t *pred, int k_max, mlsys_offload_simres *out) {
+  mlsys__offload_hwn h;
+  mlsys_offload_facts f;
+  mlsys__offload_bcx x;
+  mlsys_offload_blocks b;
+  mlsys_status st;
+  int *start = NULL, *added = NULL, k = 0, j, n, i;
+  double exposed = 0;
+  memset(out, 0, sizeof *out);
+  memset(&b, 0, sizeof b);
+  if (!tr || !pred || k_max < 1) return mlsys_set_error(MLSYS_ERR_ARG, "predicted plan: need a trace, a prediction and k_max >= 1");
+  if ((st = mlsys__offload_hw_norm(tr, hw, &h))) return st;
+  n = tr->n_op;
+  if (n < 1) return mlsys_set_error(MLSYS_ERR_ARG, "predicted plan: the trace has no ops");
+  if ((st = mlsys_offload_trace_facts(tr, &f))) return st;
+  if ((st = mlsys__offload_bcx_init(&x, tr, &f))) { mlsys_offload_facts_free(&f); return st; }
+  /* at most one block per op */
+  start = (int *)mlsys_alloc((size_t)n + 1, sizeof *start);
+  added = (int *)mlsys_calloc((size_t)n + 1, sizeof *added);
+  if (!start || !added) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "predicted plan: out of memory"); goto done; }
+  {
+    /* the operator counter's cut points */
+    int *cut = (int *)mlsys_alloc((size_t)k_max + 2, sizeof *cut), nc = 0;
+    int64_t cum = 0;
+    if (!cut) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "predicted plan: out of memory"); goto done; }
+    cut[nc++] = 0;
+    for (j = 0; j < k_max && pred[10 * j] > 0 && cum < n; j++) {
+      cum += pred[10 * j];
+      if (cum > n) cum = n;
+      cut[nc++] = (int)cum;
+    }
+    if (cut[nc - 1] < n) cut[nc++] = n;   /* ops past the prediction: one more block */
+    /* repair: split a block where its tensors stop fitting a buffer */
+    start[k++] = 0;
+    for (j = 0; j + 1 < nc; j++) {
+      int a = cut[j], e = cut[j + 1];
+      while (a < e) {
+        mlsys__offload_bc bc;
+        int lo = a + 1, hi = e, fit = a;
+        mlsys__offload_block_cost(&x, a, e, &bc);
+        if (bc.ws <= h.cbuf) { fit = e; }
+        else {
+          /* the longest prefix that fits (ws grows with the block) */
+          while (lo <= hi) {
+            int mid = lo + (hi - lo) / 2;
+            mlsys__offload_block_cost(&x, a, mid, &bc);
+            if (bc.ws <= h.cbuf) { fit = mid; lo = mid + 1; } else hi = mid - 1;
+          }
+          if (fit == a) {
+            st = mlsys_set_error(MLSYS_ERR_INFEASIBLE, "predicted plan: op %d (%s) alone needs more than a buffer of %lld bytes",
+                                 a, mlsys_offload_op_name(tr, a), (long long)h.cbuf);
+            break;
+          }
+        }
+        if (fit < e) added[k] = 1;   /* the block starting at fit was not predicted */
+        a = fit;
+        if (a < n) start[k++] = a;
+      }
+      if (st) break;
+    }
+    mlsys_free(cut);
+    if (st) goto done;
+    start[k] = n;
+  }
+  b.k = k;
+  b.start = start;
+  if ((st = mlsys_offload_sim_dynn(tr, hw, &b, out))) goto done;
+  for (j = 1; j < k; j++)
+    if (added[j]) {
+      mlsys__offload_bc bc;
+      mlsys__offload_block_cost(&x, start[j], start[j + 1], &bc);
+      exposed += (bc.in ? (double)bc.in / h.h2d + h.lat * bc.nin : 0.0);
+      out->n_faults++;
+    }
+  (void)i;
+  out->time_us += exposed;
+  out->migration_us += exposed;
+done:
+  mlsys_free(start);
+  mlsys_free(added);
+  mlsys__offload_bcx_free(&x);
+  mlsys_offload_facts_free(&f);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_pilot_evaluate(mlsys_offload_pilot *m, const mlsys_offload_pilot_data *d,
+                                                    const mlsys_offload_hw *hw, mlsys_offload_pilot_eval *out) {
+  mlsys_offload_mcache *cache = NULL;
+  float *yhat = NULL;
+  int32_t *pred = NULL, *truth = NULL;
+  int s, i, ny;
+  mlsys_status st = MLSYS_OK;
+  memset(out, 0, sizeof *out);
+  if (!m || !d || !hw || !d->trace) return mlsys_set_error(MLSYS_ERR_ARG, "pilot evaluate: need a pilot, data with traces and hardware");
+  if (d->k_max != mlsys_offload_pilot_config(m).k_max)
+    return mlsys_set_error(MLSYS_ERR_ARG, "pilot evaluate: the data's k_max %d is not the pilot's %d", d->k_max,
+                           mlsys_offload_pilot_config(m).k_max);
+  ny = d->k_max * 10;
+  if ((st = mlsys_offload_mcache_create(d->k_max, &cache))) return st;
+  yhat = (float *)mlsys_alloc((size_t)ny, sizeof *yhat);
+  pred = (int32_t *)mlsys_alloc((size_t)ny, sizeof *pred);
+  truth = (int32_t *)mlsys_alloc((size_t)ny, sizeof *truth);
+  if (!yhat || !pred || !truth) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "pilot evaluate: out of memory"); goto done; }
+  for (s = 0; s < d->n; s++) {
+    const float *lab = d->label + (size_t)s * ny;
+    const int32_t *hit, *use;
+    mlsys_offload_simres r;
+    int same = 1, cuts = 1, cuts_c = 1, kp = 0, kt = 0;
+    for (i = 0; i < ny; i++) truth[i] = (int32_t)lab[i];
+    mlsys_offload_pilot_forward(m, d->x_e + (size_t)s * d->xe_dim, d->x_a + (size_t)s * d->xa_dim, d->nn_type[s], yhat);
+    mlsys_offload_pilot_decode(m, yhat, pred);
+    for (i = 0; i < ny; i++) same &= pred[i] == truth[i];
+    while (kp < d->k_max && pred[10 * kp]) kp++;
+    while (kt < d->k_max && truth[10 * kt]) kt++;
+    out->k_exact += kp == kt;
+    /* the runtime plan is the op counts up to the first empty block */
+    for (i = 0; i < d->k_max && (pred[10 * i] || truth[10 * i]); i++) cuts &= pred[10 * i] == truth[10 * i];
+    hit = mlsys_offload_mcache_get(cache, pred);
+    use = hit ? hit : pred;
+    out->cache_hits += hit != NULL;
+    for (i = 0; i < d->k_max && (use[10 * i] || truth[10 * i]); i++) cuts_c &= use[10 * i] == truth[10 * i];
+    out->n++;
+    out->exact += same;
+    out->mispred += !cuts;
+    out->mispred_cache += !cuts_c;
+    if ((st = mlsys_offload_sim_predicted(&d->trace[s], hw, truth, d->k_max, &r))) goto done;
+    out->time_oracle_us += r.time_us;
+    out->compute_us += r.compute_us;
+    if ((st = mlsys_offload_sim_predicted(&d->trace[s], hw, pred, d->k_max, &r))) goto done;
+    out->time_pred_us += r.time_us;
+    out->faulted += r.n_faults > 0;
+    if (use != pred && (st = mlsys_offload_sim_predicted(&d->trace[s], hw, use, d->k_max, &r))) goto done;
+    out->time_cache_us += r.time_us;
+    /* a mis-prediction is recorded with its true blocks (the seed's runtime cache) */
+    if (!cuts_c && (st = mlsys_offload_mcache_put(cache, pred, truth))) goto done;
+  }
+done:
+  mlsys_offload_mcache_free(cache);
+  mlsys_free(yhat);
+  mlsys_free(pred);
+  mlsys_free(truth);
   return st;
 }
 
