@@ -15,6 +15,8 @@ static const char *offload_help =
     "                          [--k-max N] [--format ...] [--pcie-gbps G] [--json]\n"
     "       mlsys offload max-batch --model treelstm|varlstm|varbert|moe --gpu-mem BYTES [--layers N] [--hidden N]\n"
     "                          [--seq-len N] [--limit N] [--cap 2] [--pcie-gbps G] [--json]\n"
+    "       mlsys offload train-pilot [--trees FILE] [--limit N] [--act-frac 0.5] [--no-pin] [--epochs 200]\n"
+    "                          [--out pilot.bin] [--pcie-gbps G] [--json]\n"
     "\n"
     "DyNN-Offload (HPCA 2024) splits one training iteration's operator stream into execution blocks; GPU memory is two\n"
     "buffers, and while block i+1 computes, block i's dirty tensors are evicted and block i+2's prefetched. docs/offload.md.\n"
@@ -41,6 +43,13 @@ static const char *offload_help =
     "and reports the largest batch each policy trains in --gpu-mem with time per sample within (1 + --cap) times\n"
     "PyTorch's at its own largest batch (the seed's 200 %% cap; --json: pytorch_batch, cap_us_per_sample, policies:\n"
     "{name: {batch, us_per_sample, x_pytorch}}).\n"
+    "train-pilot labels one Tree-LSTM iteration per sentence (the DP's blocks at a GPU of the resident part plus\n"
+    "--act-frac x the median activation peak; weights pinned unless --no-pin), trains the pilot on the first 70 %% of\n"
+    "the trees (default: the 3,000 link-grammar parses of tests/data/offload), stops early on the next 10 %%, and\n"
+    "evaluates on the last 20 %%: exact matches, mis-predictions with and without the cache, simulated time on the\n"
+    "predicted plans against the labels' (--json: trees, gpu_mem, samples, params, epochs, val_exact, test: {n, exact,\n"
+    "k_exact, mispred, mispred_cache, cache_hits, faulted, time_label_us, time_pred_us, time_cache_us, compute_us},\n"
+    "inference_us, out).\n"
     "Exit codes: 0 done, 1 bad trace or memory, 2 bad usage.\n";
 
 /* The trace named by --trace: a file, or a bundled DTR trace by name. */
@@ -357,6 +366,155 @@ static int offload_max_batch(int argc, char **argv) {
   return rc;
 }
 
+static void tp_data_progress(void *ctx, int done, int total) {
+  if (done == total || done % 200 == 0) fprintf(stderr, "\r%s: labelling %d/%d samples", (const char *)ctx, done, total);
+  if (done == total) fputc('\n', stderr);
+}
+static void tp_fit_progress(void *ctx, int epoch, float loss, double val_exact) {
+  (void)ctx;
+  if (epoch % 10 == 0) fprintf(stderr, "  epoch %4d: training loss %.4f, validation exact %.3f\n", epoch, loss, val_exact);
+}
+
+/* One file's trees appended to *trees. */
+static int tp_read_trees(const char *cmd, const char *path, mlsys_offload_tree **trees, int *n) {
+  char *text = NULL;
+  size_t len;
+  mlsys_offload_tree *t = NULL, *all;
+  int k = 0, i;
+  if (mlsys_read_file(path, &text, &len) || mlsys_offload_trees_parse(text, len, path, &t, &k)) {
+    mlsys_free(text);
+    return cli_fail(cmd, "%s", mlsys_last_error());
+  }
+  mlsys_free(text);
+  if (!(all = (mlsys_offload_tree *)mlsys_realloc_array(*trees, (size_t)(*n + k) + 1, sizeof *all))) {
+    for (i = 0; i < k; i++) mlsys_offload_tree_free(&t[i]);
+    mlsys_free(t);
+    return cli_fail(cmd, "out of memory reading %s", path);
+  }
+  memcpy(all + *n, t, (size_t)k * sizeof *t);
+  mlsys_free(t);
+  *trees = all;
+  *n += k;
+  return CLI_OK;
+}
+
+static int offload_train_pilot(int argc, char **argv) {
+  const char *treesf = NULL, *act = NULL, *epochs = NULL, *out = NULL, *gbps = NULL, *nopin = NULL, *json = NULL,
+             *help = NULL, *limit = NULL;
+  cli_opt opts[] = {{"--trees", 1, &treesf}, {"--act-frac", 1, &act},  {"--epochs", 1, &epochs}, {"--out", 1, &out},
+                    {"--pcie-gbps", 1, &gbps}, {"--no-pin", 0, &nopin}, {"--limit", 1, &limit},  {"--json", 0, &json},
+                    {"--help", 0, &help}};
+  const char *cmd = "offload train-pilot";
+  mlsys_offload_tree *trees = NULL;
+  mlsys_offload_pilot *m = NULL;
+  mlsys_offload_pilot_data d[3];
+  mlsys_offload_data_opts o;
+  mlsys_offload_fit_opts fo;
+  mlsys_offload_fit_result fr;
+  mlsys_offload_pilot_eval ev;
+  int rc, n = 0, i, cut[4], max_ep = 200, lim = 0;
+  double actf = 0.5, t0, infer_us = 0;
+  char path[4096], b1[32];
+  memset(d, 0, sizeof d);
+  if ((rc = cli_parse(argc, argv, 3, opts, (int)(sizeof opts / sizeof opts[0]), cmd)) != CLI_OK) return rc;
+  if (help) { fputs(offload_help, stdout); return CLI_OK; }
+  if (act && (cli_parse_double(act, &actf) || !(actf > 0) || actf > 1e6))
+    return cli_usage_error(cmd, "--act-frac must be > 0 (the share of the median sample's activation peak)");
+  if (epochs) {
+    double v;
+    if (cli_parse_double(epochs, &v) || v < 1 || v > 1e5 || v != floor(v)) return cli_usage_error(cmd, "--epochs must be 1..100000");
+    max_ep = (int)v;
+  }
+  if (limit) {
+    double v;
+    if (cli_parse_double(limit, &v) || v < 10 || v > 1e7 || v != floor(v)) return cli_usage_error(cmd, "--limit must be a tree count >= 10");
+    lim = (int)v;
+  }
+  memset(&o, 0, sizeof o);
+  if ((rc = parse_hw(cmd, gbps, &o.hw)) != CLI_OK) return rc;
+  if (treesf) rc = tp_read_trees(cmd, treesf, &trees, &n);
+  else {
+    static const char *const def[2] = {"tests/data/offload/trees.txt", "tests/data/offload/trees_docs.txt"};
+    for (i = 0; i < 2 && rc == CLI_OK; i++) {
+      if (!cli_repo_file(def[i], path, sizeof path)) rc = cli_fail(cmd, "%s is not beside this binary's repository (use --trees FILE)", def[i]);
+      else rc = tp_read_trees(cmd, path, &trees, &n);
+    }
+  }
+  if (rc != CLI_OK) goto done;
+  if (lim && lim < n) n = lim;
+  if (n < 10) { rc = cli_fail(cmd, "%d trees: need at least 10 (70 %% train, 10 %% validation, 20 %% test)", n); goto done; }
+  if (mlsys_offload_pilot_create(NULL, &m)) { rc = cli_fail(cmd, "%s", mlsys_last_error()); goto done; }
+  /* by tree: the first 70 % train, the next 10 % validate (early stopping), the last 20 % are the held-out test */
+  cut[0] = 0; cut[1] = n * 7 / 10; cut[2] = n * 8 / 10; cut[3] = n;
+  o.pin_weights = !nopin;
+  o.act_frac = actf;
+  for (i = 0; i < 3; i++) {
+    static const char *const what[3] = {"training", "validation", "test"};
+    if (i == 1) { o.act_frac = 0; o.hw.gpu_bytes = d[0].gpu_bytes; }   /* the budget the training labels got */
+    o.progress = json ? NULL : tp_data_progress;
+    o.progress_ctx = (void *)what[i];
+    if (mlsys_offload_pilot_data_treelstm(m, trees + cut[i], cut[i + 1] - cut[i], &o, &d[i])) {
+      rc = cli_fail(cmd, "%s samples: %s", what[i], mlsys_last_error());
+      goto done;
+    }
+  }
+  fprintf(stderr, "Tree-LSTM (300 -> 150) on %d trees, weights %s; GPU %s (%.2f x the median activation peak above the "
+          "resident part); samples %d / %d / %d (infeasible %d / %d / %d); pilot %zu parameters\n",
+          n, nopin ? "offloadable" : "pinned", cli_fmt_bytes((uint64_t)d[0].gpu_bytes, b1, sizeof b1), actf, d[0].n, d[1].n,
+          d[2].n, d[0].n_infeasible, d[1].n_infeasible, d[2].n_infeasible, mlsys_offload_pilot_nparams(m));
+  memset(&fo, 0, sizeof fo);
+  fo.max_epochs = max_ep;
+  fo.progress = json ? NULL : tp_fit_progress;
+  if (mlsys_offload_pilot_fit(m, &d[0], &d[1], &fo, &fr) ||
+      mlsys_offload_pilot_evaluate(m, &d[2], &o.hw, &ev)) {
+    rc = cli_fail(cmd, "%s", mlsys_last_error());
+    goto done;
+  }
+  {
+    /* per-sample inference: forward + decode, timed over the test set (a measurement, not a check) */
+    float y[160];
+    int32_t pr[160];
+    int s, rep;
+    t0 = mlsys_now();
+    for (rep = 0; rep < 20; rep++)
+      for (s = 0; s < d[2].n; s++) {
+        mlsys_offload_pilot_forward(m, d[2].x_e + (size_t)s * d[2].xe_dim, d[2].x_a + (size_t)s * d[2].xa_dim, 1, y);
+        mlsys_offload_pilot_decode(m, y, pr);
+      }
+    infer_us = (mlsys_now() - t0) * 1e6 / (20.0 * d[2].n);
+  }
+  if (out && mlsys_offload_pilot_save(m, out)) { rc = cli_fail(cmd, "%s", mlsys_last_error()); goto done; }
+  if (json) {
+    printf("{\"trees\":%d,\"gpu_mem\":%lld,\"pinned\":%s,\"samples\":{\"train\":%d,\"val\":%d,\"test\":%d},"
+           "\"infeasible\":{\"train\":%d,\"val\":%d,\"test\":%d},\"params\":%zu,\"epochs\":%d,\"best_epoch\":%d,"
+           "\"val_exact\":%.9g,\"val_loss\":%.9g,\"test\":{\"n\":%d,\"exact\":%d,\"k_exact\":%d,\"mispred\":%d,"
+           "\"mispred_cache\":%d,\"cache_hits\":%d,\"faulted\":%d,\"time_label_us\":%.9g,\"time_pred_us\":%.9g,"
+           "\"time_cache_us\":%.9g,\"compute_us\":%.9g},\"inference_us\":%.9g,\"out\":",
+           n, (long long)d[0].gpu_bytes, nopin ? "false" : "true", d[0].n, d[1].n, d[2].n, d[0].n_infeasible,
+           d[1].n_infeasible, d[2].n_infeasible, mlsys_offload_pilot_nparams(m), fr.epochs, fr.best_epoch,
+           fr.best_val_exact, fr.best_val_loss, ev.n, ev.exact, ev.k_exact, ev.mispred, ev.mispred_cache, ev.cache_hits,
+           ev.faulted, ev.time_oracle_us, ev.time_pred_us, ev.time_cache_us, ev.compute_us, infer_us);
+    if (out) cli_json_str(stdout, out); else printf("null");
+    printf("}\n");
+  } else {
+    printf("pilot: %zu parameters, %d epochs (best %d), validation exact %.3f, loss %.4f; inference %.2f us per sample\n",
+           mlsys_offload_pilot_nparams(m), fr.epochs, fr.best_epoch, fr.best_val_exact, fr.best_val_loss, infer_us);
+    printf("test, %d samples: exact %d (%.1f %%), block count right %d, mis-predicted %d without the cache, %d with it "
+           "(%d hits); on-demand fetches in %d\n", ev.n, ev.exact, 100.0 * ev.exact / ev.n, ev.k_exact, ev.mispred,
+           ev.mispred_cache, ev.cache_hits, ev.faulted);
+    printf("simulated iteration time, summed: label plans %.1f ms, predicted %.1f ms (%.2fx), with the cache %.1f ms; "
+           "kernels %.1f ms\n", ev.time_oracle_us / 1e3, ev.time_pred_us / 1e3, ev.time_pred_us / ev.time_oracle_us,
+           ev.time_cache_us / 1e3, ev.compute_us / 1e3);
+    if (out) printf("saved %s\n", out);
+  }
+done:
+  for (i = 0; i < 3; i++) mlsys_offload_pilot_data_free(&d[i]);
+  mlsys_offload_pilot_free(m);
+  for (i = 0; i < n; i++) mlsys_offload_tree_free(&trees[i]);
+  mlsys_free(trees);
+  return rc;
+}
+
 int cmd_offload(int argc, char **argv) {
   if (argc < 3 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h") || !strcmp(argv[2], "help")) {
     fputs(offload_help, argc < 3 ? stderr : stdout);
@@ -365,5 +523,6 @@ int cmd_offload(int argc, char **argv) {
   if (!strcmp(argv[2], "simulate")) return offload_simulate(argc, argv);
   if (!strcmp(argv[2], "plan")) return offload_plan(argc, argv);
   if (!strcmp(argv[2], "max-batch")) return offload_max_batch(argc, argv);
-  return cli_usage_error("offload", "unknown verb '%s' (simulate, plan, max-batch)", argv[2]);
+  if (!strcmp(argv[2], "train-pilot")) return offload_train_pilot(argc, argv);
+  return cli_usage_error("offload", "unknown verb '%s' (simulate, plan, max-batch, train-pilot)", argv[2]);
 }

@@ -153,6 +153,10 @@ TEST(bad_input_and_usage) {
       {"offload plan --trace unet-6 --gpu-mem 50% --part zigzag --k 3", 2, "--part"},
       {"offload plan --trace unet-6 --gpu-mem 1KB", 1, "buffer"},
       {"offload frobnicate", 2, "frobnicate"},
+      {"offload train-pilot --act-frac -1", 2, "--act-frac"},
+      {"offload train-pilot --epochs 0", 2, "--epochs"},
+      {"offload train-pilot --limit 3", 2, "--limit"},
+      {"offload train-pilot --trees /nonexistent/trees.txt", 1, "/nonexistent/trees.txt"},
   };
   int i;
   char path[] = "/tmp/mlsys_offload_badXXXXXX";
@@ -179,6 +183,59 @@ TEST(bad_input_and_usage) {
     run_free(&r);
     unlink(path);
   }
+}
+
+/* train-pilot on the first 100 bundled trees for 5 epochs: the documented keys, sample counts that add up, the saved
+   model loads, and the JSON's test counts equal the library's evaluation of that model on the same samples. */
+TEST(train_pilot_json_and_model_file) {
+  mlsys_json_doc doc;
+  const mlsys_json *t, *smp;
+  char path[] = "/tmp/mlsys_pilotXXXXXX", args[256];
+  int fd = mkstemp(path);
+  mlsys_offload_pilot *m = NULL;
+  REQUIRE(fd >= 0);
+  close(fd);
+  snprintf(args, sizeof args, "offload train-pilot --limit 100 --epochs 5 --out %s --json", path);
+  REQUIRE(run_json(args, &doc));
+  t = mlsys_json_get(doc.root, "test");
+  smp = mlsys_json_get(doc.root, "samples");
+  REQUIRE(t && smp);
+  CHECK(num(doc.root, "trees") == 100);
+  CHECK(num(smp, "train") + num(mlsys_json_get(doc.root, "infeasible"), "train") == 70);
+  CHECK(num(smp, "test") + num(mlsys_json_get(doc.root, "infeasible"), "test") == 20);
+  CHECK(num(doc.root, "epochs") == 5 && num(doc.root, "best_epoch") >= 1);
+  CHECK(num(t, "n") == num(smp, "test") && num(t, "exact") <= num(t, "n") && num(t, "mispred") <= num(t, "n"));
+  CHECK(num(t, "time_pred_us") >= num(t, "compute_us") && num(t, "time_label_us") >= num(t, "compute_us"));
+  CHECK(num(doc.root, "params") > 0 && num(doc.root, "inference_us") > 0);
+  REQUIRE_OK(mlsys_offload_pilot_load(path, &m));
+  CHECK(mlsys_offload_pilot_nparams(m) == (size_t)num(doc.root, "params"));
+  {
+    /* the same test samples through the library, from the saved model */
+    char *a = NULL;
+    size_t la = 0;
+    mlsys_offload_tree *tr = NULL;
+    mlsys_offload_data_opts o;
+    mlsys_offload_pilot_data d;
+    mlsys_offload_pilot_eval ev;
+    int n = 0, i;
+    REQUIRE_OK(mlsys_read_file("tests/data/offload/trees.txt", &a, &la));
+    REQUIRE_OK(mlsys_offload_trees_parse(a, la, "trees", &tr, &n));
+    memset(&o, 0, sizeof o);
+    o.pin_weights = 1;
+    o.hw.gpu_bytes = (int64_t)num(doc.root, "gpu_mem");
+    REQUIRE_OK(mlsys_offload_pilot_data_treelstm(m, tr + 80, 20, &o, &d));
+    REQUIRE_OK(mlsys_offload_pilot_evaluate(m, &d, &o.hw, &ev));
+    CHECK(ev.n == num(t, "n") && ev.exact == num(t, "exact") && ev.mispred == num(t, "mispred") &&
+          ev.k_exact == num(t, "k_exact"));
+    CHECK_NEAR(ev.time_pred_us, num(t, "time_pred_us"), 1e-6 * ev.time_pred_us);
+    mlsys_offload_pilot_data_free(&d);
+    for (i = 0; i < n; i++) mlsys_offload_tree_free(&tr[i]);
+    free(tr);
+    free(a);
+  }
+  mlsys_offload_pilot_free(m);
+  mlsys_json_doc_free(&doc);
+  unlink(path);
 }
 
 TEST_MAIN()
