@@ -95,7 +95,7 @@ NCCL_LIB  := $(firstword $(foreach d,$(CUDA_ROOT)/lib64 $(CUDA_ROOT)/lib /usr/li
 NCCL_INC  := $(firstword $(wildcard $(CUDA_ROOT)/include/nccl.h /usr/include/nccl.h))
 NVFLAGS   := -std=c++17 -O2 -lineinfo -gencode arch=compute_90,code=[sm_90,compute_90] -I. -DMLSYS_CUDA \
              $(filter -D%,$(CPPFLAGS)) $(filter -I%,$(CPPFLAGS)) -Xlinker --as-needed
-CUDA_DEPS := $(HEADERS) $(wildcard kernels/*.cuh) $(wildcard bench/cuda/*.cuh) tests/test.h examples/remat_cnn_layers.h
+CUDA_DEPS := $(HEADERS) $(wildcard kernels/*.cuh) $(wildcard bench/cuda/*.cuh) $(wildcard tests/cuda/*.h) tests/test.h examples/remat_cnn_layers.h
 GPU_PROGS := $(patsubst tests/cuda/%.cu,$(GPU)/bin/%,$(wildcard tests/cuda/*.cu)) \
              $(patsubst bench/cuda/%.cu,$(GPU)/bin/%,$(wildcard bench/cuda/*.cu))
 ifneq ($(and $(NCCL_LIB),$(NCCL_INC)),)

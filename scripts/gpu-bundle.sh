@@ -36,6 +36,7 @@ for b in "$gpu"/bin/*; do
 done
 [ $missing = 0 ] || exit 1
 cp "$root/tests/data/graphs/smallcnn_b8.json" "$gpu/data/tests/data/graphs/"
+mkdir -p "$gpu/data/tests/data/offload" && cp "$root/tests/data/offload/trees.txt" "$gpu/data/tests/data/offload/"
 cp "$root"/bench/cuda/*.py "$gpu/data/"   # the peers that run in Python (PyTorch, on the GPU machine's python3)
 cp "$root/scripts/gpu-run.sh" "$gpu/run.sh"
 chmod +x "$gpu/run.sh"
