@@ -84,6 +84,54 @@ static void split_row(const item *it, double frac) {
   fflush(stdout);
 }
 
+/* H5: the largest batch per policy within the seed's 200 % cap over PyTorch's time per sample at its own largest
+   batch (mlsys_offload_max_batch; doubling then bisection up to `limit`). */
+static void max_batch_rows(void) {
+  static const struct { const char *model, *gpu_txt; int64_t gpu; int layers, seq, hidden, limit; } cfg[] = {
+      {"treelstm", "8 MB", 8000000, 0, 0, 0, 1024},
+      {"varbert", "16 GiB", 16LL << 30, 12, 128, 768, 8192},
+      {"moe", "4 GiB", 4LL << 30, 8, 128, 0, 1024},
+  };
+  char *text;
+  size_t len;
+  mlsys_offload_tree *trees;
+  int nt, c, p;
+  if (mlsys_read_file("tests/data/offload/trees.txt", &text, &len) || mlsys_offload_trees_parse(text, len, "trees", &trees, &nt)) {
+    fprintf(stderr, "bench_offload: %s\n", mlsys_last_error());
+    return;
+  }
+  free(text);
+  printf("\n### Largest batch within 200 %% of PyTorch's time per sample (H5; PCIe 3.0)\n\n"
+         "| model | GPU | search limit | pytorch | dynn | dtr | uvm | zero | simulations |\n|---|---|---|---|---|---|---|---|---|\n");
+  for (c = 0; c < (int)(sizeof cfg / sizeof cfg[0]); c++) {
+    mlsys_offload_model_desc m;
+    mlsys_offload_hw hw;
+    mlsys_offload_max_batch_result r;
+    memset(&m, 0, sizeof m);
+    memset(&hw, 0, sizeof hw);
+    m.model = cfg[c].model;
+    m.trees = trees;
+    m.n_trees = nt;
+    m.layers = cfg[c].layers;
+    m.seq_len = cfg[c].seq;
+    m.hidden = cfg[c].hidden;
+    m.seed = 1;
+    hw.gpu_bytes = cfg[c].gpu;
+    if (mlsys_offload_max_batch(&m, &hw, 2, cfg[c].limit, &r)) {
+      printf("| %s | %s | %d | %s |\n", cfg[c].model, cfg[c].gpu_txt, cfg[c].limit, mlsys_last_error());
+      continue;
+    }
+    printf("| %s | %s | %d |", cfg[c].model, cfg[c].gpu_txt, cfg[c].limit);
+    for (p = 0; p < MLSYS_OFFLOAD_POLICY_N_; p++)
+      if (r.batch[p]) printf(" %d (%.2fx) |", r.batch[p], (double)r.batch[p] / r.pytorch_batch);
+      else printf(" - |");
+    printf(" %d |\n", r.evaluations);
+    fflush(stdout);
+  }
+  for (c = 0; c < nt; c++) mlsys_offload_tree_free(&trees[c]);
+  mlsys_free(trees);
+}
+
 int main(int argc, char **argv) {
   static const char *logs[] = {"unet-6", "resnet32-56", "inceptionv4-64", "transformer-10", "tv_densenet121-84",
                                "treelstm-6", "lstm-128", "unroll_gan-512"};
@@ -136,5 +184,6 @@ int main(int argc, char **argv) {
          "| trace | GPU | DP blocks | DP ms | even ops | even time | even bytes |\n|---|---|---|---|---|---|---|\n");
   for (i = 0; i < n; i++) split_row(&it[i], 0.5);
   for (i = 0; i < n; i++) mlsys_offload_trace_free(&it[i].tr);
+  if (!quick) max_batch_rows();
   return 0;
 }
