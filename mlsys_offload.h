@@ -353,7 +353,7 @@ typedef struct {
    child comes after its parent; leaves are nodes without children. word[i]: for a word (a leaf the parser read from
    the text) the 64-bit FNV-1a hash of its token as printed ("dog.n", with link-grammar's part-of-speech suffix), 0
    for a labelled node ("NP"); NULL when the tree was built by hand. It seeds the word's embedding in the pilot's
-   datasets (mlsys_offload_pilot_data_treelstm). */
+   datasets (mlsys_offload_pilot_data_make). */
 typedef struct {
   int n;
   int *parent;
@@ -676,20 +676,36 @@ MLSYS_DEF mlsys_status mlsys_offload_map(const mlsys_offload_prog *p, const int3
    buffering cannot move them block by block; pinned, DyNN-Offload moves the activations and their gradients only. */
 MLSYS_DEF mlsys_status mlsys_offload_trace_pin_weights(const mlsys_offload_trace *tr, mlsys_offload_trace *out);
 
-/* The Tree-LSTM's static forward program (mlsys_offload_gen_treelstm's ops), for its AFM: LOOP over nodes { BRANCH
-   { leaf: MatMul, LSTMCell, Tanh | inner: ReduceSum, MatMul, LOOP over children { MatMul }, LSTMCell, Tanh } },
-   MatMul, Softmax; nn_type 1 (RNN/LSTM). Dims are zero (the operators' shapes are not part of the label here). */
-MLSYS_DEF mlsys_status mlsys_offload_prog_treelstm(mlsys_offload_prog *p);
+/* The generated networks' static forward programs (the ops of mlsys_offload_gen_*), for their AFMs. Dims are zero
+   (the operators' shapes are not part of the labels here).
+     treelstm: LOOP over nodes { BRANCH { leaf: MatMul, LSTMCell, Tanh | inner: ReduceSum, MatMul, LOOP over children
+               { MatMul }, LSTMCell, Tanh } }, MatMul, Softmax; nn_type 1
+     varlstm:  LOOP over steps { MatMul, BRANCH { first step: nothing | MatMul }, LSTMCell, Tanh }, MatMul, Softmax; 1
+     varbert:  LOOP over layers { MatMul, Attention, MatMul, Add, LayerNorm, MatMul, Gelu, MatMul, Add, LayerNorm },
+               MatMul, Softmax; nn_type 2
+     moe:      the same with the feed-forward replaced by MatMul (router), TopK, LOOP over the experts that got tokens
+               { Gather, MatMul, Gelu, MatMul }, ScatterND; nn_type 2
+   MLSYS_ERR_ARG for another name. */
+MLSYS_DEF mlsys_status mlsys_offload_prog_model(const char *model, mlsys_offload_prog *p);
+MLSYS_DEF mlsys_status mlsys_offload_prog_treelstm(mlsys_offload_prog *p);   /* prog_model("treelstm") */
 
-/* Labelled pilot samples (spec §3.4): per sample, a Tree-LSTM iteration over `batch` consecutive trees
-   (mlsys_offload_gen_treelstm), its weights pinned (mlsys_offload_trace_pin_weights) when pin_weights, partitioned by
-   the DP with k_max = the pilot's k_max at hw; label = mlsys_offload_blocks_label. x_e = mlsys_offload_pilot_features
-   of the sample's words: each leaf's embedding is in_dim values N(0, 1) drawn from an rng seeded with its word hash
-   (tree.word) xor embed_seed — a fixed random embedding table, as an untrained embedding layer has (the seed used
-   GloVe vectors, which are not here). x_a = the AFM features of mlsys_offload_prog_treelstm. */
+/* Labelled pilot samples (spec §3.4) from real sentences: sample i is sentences [i·batch, (i+1)·batch) (a last
+   partial one is dropped) run through one generated iteration of `model`:
+     treelstm: mlsys_offload_gen_treelstm over those trees (the structure is each tree);
+     varlstm:  one document of L steps, L = the sentences' word count (mlsys_offload_gen_varlstm);
+     varbert:  one sequence of L tokens through `layers` layers (mlsys_offload_gen_varbert);
+     moe:      L tokens through `layers` MoE layers, the router's draws seeded by the hash of the sample's words
+               (mlsys_offload_gen_moe): which experts run, and on how many tokens, is a function of the input.
+   Its weights are pinned (mlsys_offload_trace_pin_weights) when pin_weights; the DP partitions it with k_max = the
+   pilot's k_max at hw; label = mlsys_offload_blocks_label. x_e = mlsys_offload_pilot_features of the sample's words:
+   each word's embedding is in_dim values N(0, 1) drawn from an rng seeded with its hash (tree.word) xor embed_seed —
+   a fixed random embedding table, as an untrained embedding layer has (the seed used GloVe vectors, which are not
+   here). x_a = the AFM features of mlsys_offload_prog_model; nn_type 1 (treelstm, varlstm) or 2. */
 typedef struct {
-  int in_dim, hidden;                 /* 0: 300, 150 (Tai et al.) */
-  int batch;                          /* trees per sample: 0 = 1 */
+  const char *model;                  /* "treelstm" (NULL), "varlstm", "varbert", "moe" */
+  int in_dim, hidden;                 /* 0: 300 and 150 (treelstm, varlstm: Tai et al.), 768 (varbert), 512 (moe) */
+  int layers, experts, top_k;         /* varbert, moe: 0 = 12 and 8 layers; moe: 16 experts, top 2 */
+  int batch;                          /* sentences per sample: 0 = 1 (treelstm), 4 (the others) */
   int pin_weights;                    /* 1: weights resident (above); 0: everything offloadable */
   uint64_t embed_seed;
   const mlsys_offload_gpu_model *gpu; /* NULL: defaults */
@@ -712,11 +728,10 @@ typedef struct {
   int64_t gpu_bytes;                  /* the budget the labels were planned for */
 } mlsys_offload_pilot_data;
 MLSYS_DEF void mlsys_offload_pilot_data_free(mlsys_offload_pilot_data *d);
-/* Samples from trees [0, n_trees) in steps of batch (a last partial batch is dropped). MLSYS_ERR_INFEASIBLE when no
-   sample is feasible at hw. */
-MLSYS_DEF mlsys_status mlsys_offload_pilot_data_treelstm(const mlsys_offload_pilot *m, const mlsys_offload_tree *trees,
-                                                         int n_trees, const mlsys_offload_data_opts *o,
-                                                         mlsys_offload_pilot_data *out);
+/* MLSYS_ERR_INFEASIBLE when no sample is feasible at hw; MLSYS_ERR_ARG naming a bad option. */
+MLSYS_DEF mlsys_status mlsys_offload_pilot_data_make(const mlsys_offload_pilot *m, const mlsys_offload_tree *trees,
+                                                     int n_trees, const mlsys_offload_data_opts *o,
+                                                     mlsys_offload_pilot_data *out);
 
 /* Training with early stopping on the validation set's exact-match rate, ties broken by its mean loss (the parameters
    of the best epoch are kept; train_epoch's shuffling makes it deterministic for a seed). val NULL: the training set. */
@@ -5161,31 +5176,70 @@ static int mlsys__offload_prog_named(mlsys_offload_prog *p, const char *op) {
   return mlsys_offload_prog_op(p, &s);
 }
 
-MLSYS_DEF mlsys_status mlsys_offload_prog_treelstm(mlsys_offload_prog *p) {
-  int leaf[3], inner[5], kid, alts[2], body, loop, top[3];
-  mlsys_offload_prog_init(p, 1);
-  leaf[0] = mlsys__offload_prog_named(p, "MatMul");
-  leaf[1] = mlsys__offload_prog_named(p, "LSTMCell");
-  leaf[2] = mlsys__offload_prog_named(p, "Tanh");
-  inner[0] = mlsys__offload_prog_named(p, "ReduceSum");
-  inner[1] = mlsys__offload_prog_named(p, "MatMul");
-  kid = mlsys__offload_prog_named(p, "MatMul");
-  inner[2] = mlsys_offload_prog_loop(p, kid, 1, -1);
-  inner[3] = mlsys__offload_prog_named(p, "LSTMCell");
-  inner[4] = mlsys__offload_prog_named(p, "Tanh");
-  alts[0] = mlsys_offload_prog_seq(p, 3, leaf);
-  alts[1] = mlsys_offload_prog_seq(p, 5, inner);
-  body = mlsys_offload_prog_branch(p, 2, alts);
-  loop = mlsys_offload_prog_loop(p, body, 1, -1);
-  top[0] = loop;
+/* a SEQ of named ops; where names[i] is NULL, nodes[i] is an existing node */
+static int mlsys__offload_prog_seqv(mlsys_offload_prog *p, int n, const char *const *names, const int *nodes) {
+  int ids[16], i;
+  for (i = 0; i < n; i++) ids[i] = names[i] ? mlsys__offload_prog_named(p, names[i]) : nodes[i];
+  for (i = 0; i < n; i++)
+    if (ids[i] < 0) return -1;
+  return mlsys_offload_prog_seq(p, n, ids);
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_prog_model(const char *model, mlsys_offload_prog *p) {
+  int ok, top[3], nodes[8];
+  if (!model) model = "treelstm";
+  if (strcmp(model, "treelstm") && strcmp(model, "varlstm") && strcmp(model, "varbert") && strcmp(model, "moe"))
+    return mlsys_set_error(MLSYS_ERR_ARG, "program: unknown model '%s' (treelstm, varlstm, varbert, moe)", model);
+  mlsys_offload_prog_init(p, strcmp(model, "treelstm") && strcmp(model, "varlstm") ? 2 : 1);
+  if (!strcmp(model, "treelstm")) {
+    static const char *const leaf[3] = {"MatMul", "LSTMCell", "Tanh"};
+    const char *inner[5] = {"ReduceSum", "MatMul", NULL, "LSTMCell", "Tanh"};
+    int alts[2], kid = mlsys__offload_prog_named(p, "MatMul");
+    nodes[2] = kid >= 0 ? mlsys_offload_prog_loop(p, kid, 1, -1) : -1;
+    alts[0] = mlsys__offload_prog_seqv(p, 3, leaf, NULL);
+    alts[1] = nodes[2] >= 0 ? mlsys__offload_prog_seqv(p, 5, inner, nodes) : -1;
+    ok = alts[0] >= 0 && alts[1] >= 0;
+    top[0] = ok ? mlsys_offload_prog_branch(p, 2, alts) : -1;
+    top[0] = top[0] >= 0 ? mlsys_offload_prog_loop(p, top[0], 1, -1) : -1;
+  } else if (!strcmp(model, "varlstm")) {
+    const char *body[4] = {"MatMul", NULL, "LSTMCell", "Tanh"};
+    int alts[2];
+    alts[0] = mlsys_offload_prog_seq(p, 0, NULL);   /* the first step has no recurrent input */
+    alts[1] = mlsys__offload_prog_named(p, "MatMul");
+    nodes[1] = alts[0] >= 0 && alts[1] >= 0 ? mlsys_offload_prog_branch(p, 2, alts) : -1;
+    top[0] = nodes[1] >= 0 ? mlsys__offload_prog_seqv(p, 4, body, nodes) : -1;
+    top[0] = top[0] >= 0 ? mlsys_offload_prog_loop(p, top[0], 1, -1) : -1;
+  } else {
+    static const char *const att[5] = {"MatMul", "Attention", "MatMul", "Add", "LayerNorm"};
+    const char *layer[6] = {NULL, "MatMul", "Gelu", "MatMul", "Add", "LayerNorm"};
+    int body = -1;
+    nodes[0] = mlsys__offload_prog_seqv(p, 5, att, NULL);
+    if (nodes[0] >= 0 && !strcmp(model, "moe")) {
+      static const char *const expert[4] = {"Gather", "MatMul", "Gelu", "MatMul"};
+      const char *ffn[4] = {"MatMul", "TopK", NULL, "ScatterND"};
+      const char *rest[4] = {NULL, NULL, "Add", "LayerNorm"};
+      int e = mlsys__offload_prog_seqv(p, 4, expert, NULL), f;
+      int fn[4];
+      fn[2] = e >= 0 ? mlsys_offload_prog_loop(p, e, 1, -1) : -1;
+      f = fn[2] >= 0 ? mlsys__offload_prog_seqv(p, 4, ffn, fn) : -1;
+      nodes[1] = f;
+      body = f >= 0 ? mlsys__offload_prog_seqv(p, 4, rest, nodes) : -1;
+    } else if (nodes[0] >= 0) {
+      body = mlsys__offload_prog_seqv(p, 6, layer, nodes);
+    }
+    top[0] = body >= 0 ? mlsys_offload_prog_loop(p, body, 1, -1) : -1;
+  }
   top[1] = mlsys__offload_prog_named(p, "MatMul");
   top[2] = mlsys__offload_prog_named(p, "Softmax");
-  if (mlsys_offload_prog_seq(p, 3, top) < 0 || leaf[0] < 0 || inner[2] < 0 || body < 0 || loop < 0) {
+  if (top[0] < 0 || top[1] < 0 || top[2] < 0 || mlsys_offload_prog_seq(p, 3, top) < 0) {
+    mlsys_status st = mlsys_last_status();
     mlsys_offload_prog_free(p);
-    return mlsys_last_status() ? mlsys_last_status() : MLSYS_ERR_NOMEM;
+    return st ? st : MLSYS_ERR_NOMEM;
   }
   return MLSYS_OK;
 }
+
+MLSYS_DEF mlsys_status mlsys_offload_prog_treelstm(mlsys_offload_prog *p) { return mlsys_offload_prog_model("treelstm", p); }
 
 MLSYS_DEF void mlsys_offload_pilot_data_free(mlsys_offload_pilot_data *d) {
   int i;
@@ -5205,22 +5259,72 @@ static int mlsys__offload_cmp_i64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-MLSYS_DEF mlsys_status mlsys_offload_pilot_data_treelstm(const mlsys_offload_pilot *m, const mlsys_offload_tree *trees,
-                                                         int n_trees, const mlsys_offload_data_opts *o,
-                                                         mlsys_offload_pilot_data *out) {
+/* The sentences' words (hashes; leaves when a tree was built by hand) and their count. */
+static int mlsys__offload_words(const mlsys_offload_tree *t, int n, uint64_t *word) {
+  int j, i, k = 0;
+  for (j = 0; j < n; j++)
+    for (i = 0; i < t[j].n; i++) {
+      int leaf = 1, c;
+      if (t[j].word) leaf = t[j].word[i] != 0;
+      else
+        for (c = i + 1; c < t[j].n && leaf; c++) leaf = t[j].parent[c] != i;
+      if (!leaf) continue;
+      if (word) word[k] = t[j].word ? t[j].word[i] : (uint64_t)(i + 1);
+      k++;
+    }
+  return k;
+}
+
+/* One sample's iteration (weights pinned when asked). */
+static mlsys_status mlsys__offload_sample_trace(const mlsys_offload_data_opts *o, const char *model, int in_dim, int hidden,
+                                                const mlsys_offload_tree *t, int batch, const uint64_t *word, int n_word,
+                                                mlsys_offload_trace *out) {
+  mlsys_offload_trace tr;
+  mlsys_status st;
+  int L = n_word > 0 ? n_word : 1;
+  if (!strcmp(model, "treelstm")) st = mlsys_offload_gen_treelstm(t, batch, in_dim, hidden, o->gpu, &tr);
+  else if (!strcmp(model, "varlstm")) st = mlsys_offload_gen_varlstm(&L, 1, in_dim, hidden, o->gpu, &tr);
+  else if (!strcmp(model, "varbert"))
+    st = mlsys_offload_gen_varbert(o->layers > 0 ? o->layers : 12, 1, L, hidden, o->gpu, &tr);
+  else {
+    /* the router's draws: a function of the words (FNV-1a over their hashes) */
+    uint64_t h = 14695981039346656037ull;
+    int i;
+    for (i = 0; i < n_word; i++) h = (h ^ word[i]) * 1099511628211ull;
+    st = mlsys_offload_gen_moe(o->layers > 0 ? o->layers : 8, o->experts > 0 ? o->experts : 16, o->top_k > 0 ? o->top_k : 2,
+                               L, hidden, h, o->gpu, &tr);
+  }
+  if (st) return st;
+  if (!o->pin_weights) { *out = tr; return MLSYS_OK; }
+  st = mlsys_offload_trace_pin_weights(&tr, out);
+  mlsys_offload_trace_free(&tr);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_pilot_data_make(const mlsys_offload_pilot *m, const mlsys_offload_tree *trees,
+                                                     int n_trees, const mlsys_offload_data_opts *o,
+                                                     mlsys_offload_pilot_data *out) {
   mlsys_offload_pilot_cfg cfg;
   mlsys_offload_prog prog;
   mlsys_offload_hw hw;
   mlsys_offload_sig *afm = NULL;
   float *emb = NULL, *xa = NULL;
-  int in_dim, hidden, batch, n_s, s, n_rows = 0, cap_rows = 0, cap_emb = 0, i;
+  uint64_t *word = NULL;
+  const char *model;
+  int in_dim, hidden, batch, n_s, s, n_rows = 0, cap_rows = 0, cap_emb = 0, cap_word = 0, tl, nn_type;
   mlsys_status st = MLSYS_OK;
   memset(out, 0, sizeof *out);
   if (!m || !o || !trees || n_trees < 1)
     return mlsys_set_error(MLSYS_ERR_ARG, "pilot data: need a pilot, options and at least one tree");
-  in_dim = o->in_dim ? o->in_dim : 300;
-  hidden = o->hidden ? o->hidden : 150;
-  batch = o->batch ? o->batch : 1;
+  model = o->model ? o->model : "treelstm";
+  tl = !strcmp(model, "treelstm");
+  if (!tl && strcmp(model, "varlstm") && strcmp(model, "varbert") && strcmp(model, "moe"))
+    return mlsys_set_error(MLSYS_ERR_ARG, "pilot data: unknown model '%s' (treelstm, varlstm, varbert, moe)", model);
+  if (o->layers < 0 || o->experts < 0 || o->top_k < 0 || (o->experts && o->top_k > o->experts))
+    return mlsys_set_error(MLSYS_ERR_ARG, "pilot data: layers %d, experts %d, top_k %d", o->layers, o->experts, o->top_k);
+  in_dim = o->in_dim ? o->in_dim : !strcmp(model, "varbert") ? 768 : !strcmp(model, "moe") ? 512 : 300;
+  hidden = o->hidden ? o->hidden : !strcmp(model, "varbert") ? 768 : !strcmp(model, "moe") ? 512 : 150;
+  batch = o->batch ? o->batch : tl ? 1 : 4;
   if (in_dim < 1 || hidden < 1 || batch < 1 || (o->hw.gpu_bytes <= 0 && !(o->act_frac > 0)) || !(o->act_frac >= 0))
     return mlsys_set_error(MLSYS_ERR_ARG, "pilot data: in_dim %d, hidden %d, batch %d and GPU bytes %lld must be positive",
                            in_dim, hidden, batch, (long long)o->hw.gpu_bytes);
@@ -5231,7 +5335,7 @@ MLSYS_DEF mlsys_status mlsys_offload_pilot_data_treelstm(const mlsys_offload_pil
   out->xa_dim = mlsys_offload_pilot_afm_dim(m);
   out->k_max = cfg.k_max;
   /* the AFM is the network's, the same for every sample */
-  if ((st = mlsys_offload_prog_treelstm(&prog))) return st;
+  if ((st = mlsys_offload_prog_model(model, &prog))) return st;
   for (;;) {
     st = mlsys_offload_afm(&prog, afm, cap_rows, &n_rows);
     if (st != MLSYS_ERR_TOO_BIG && !(st == MLSYS_OK && n_rows > cap_rows)) break;
@@ -5239,6 +5343,7 @@ MLSYS_DEF mlsys_status mlsys_offload_pilot_data_treelstm(const mlsys_offload_pil
     cap_rows = n_rows > cap_rows ? n_rows : 2 * cap_rows + 16;
     if (!(afm = (mlsys_offload_sig *)mlsys_alloc((size_t)cap_rows, sizeof *afm))) { st = MLSYS_ERR_NOMEM; break; }
   }
+  nn_type = prog.nn_type;
   mlsys_offload_prog_free(&prog);
   if (st) goto done;
   if (!(xa = (float *)mlsys_alloc((size_t)out->xa_dim, sizeof *xa))) { st = MLSYS_ERR_NOMEM; goto done; }
@@ -5256,22 +5361,24 @@ MLSYS_DEF mlsys_status mlsys_offload_pilot_data_treelstm(const mlsys_offload_pil
     int64_t *act = (int64_t *)mlsys_alloc((size_t)n_s, sizeof *act), res_max = 0;
     if (!act) { st = MLSYS_ERR_NOMEM; goto done; }
     for (s = 0; s < n_s && !st; s++) {
-      mlsys_offload_trace tr, pinned, *use = &tr;
+      mlsys_offload_trace tr;
       mlsys_offload_facts f;
-      if ((st = mlsys_offload_gen_treelstm(trees + (size_t)s * batch, batch, in_dim, hidden, o->gpu, &tr))) break;
-      if (o->pin_weights) {
-        st = mlsys_offload_trace_pin_weights(&tr, &pinned);
-        mlsys_offload_trace_free(&tr);
-        if (st) break;
-        use = &pinned;
+      int nw = mlsys__offload_words(trees + (size_t)s * batch, batch, NULL);
+      if (nw > cap_word) {
+        uint64_t *q = (uint64_t *)mlsys_realloc_array(word, (size_t)nw, sizeof *q);
+        if (!q) { st = MLSYS_ERR_NOMEM; break; }
+        word = q;
+        cap_word = nw;
       }
-      if (!(st = mlsys_offload_trace_facts(use, &f))) {
+      mlsys__offload_words(trees + (size_t)s * batch, batch, word);
+      if ((st = mlsys__offload_sample_trace(o, model, in_dim, hidden, trees + (size_t)s * batch, batch, word, nw, &tr))) break;
+      if (!(st = mlsys_offload_trace_facts(&tr, &f))) {
         int64_t res = f.persistent_bytes;
         if (res > res_max) res_max = res;
         act[s] = f.peak_bytes - res;
         mlsys_offload_facts_free(&f);
       }
-      mlsys_offload_trace_free(use);
+      mlsys_offload_trace_free(&tr);
     }
     if (!st) {
       qsort(act, (size_t)n_s, sizeof *act, mlsys__offload_cmp_i64);
@@ -5282,18 +5389,20 @@ MLSYS_DEF mlsys_status mlsys_offload_pilot_data_treelstm(const mlsys_offload_pil
   }
   out->gpu_bytes = hw.gpu_bytes;
   for (s = 0; s < n_s && !st; s++) {
-    mlsys_offload_trace tr, pinned, *use = &tr;
+    mlsys_offload_trace tr, *use = &tr;
     mlsys_offload_part_opts po;
     mlsys_offload_blocks b;
-    int n_leaf = 0, b0 = s * batch, j, k;
+    int n_leaf, b0 = s * batch, k;
     if (o->progress) o->progress(o->progress_ctx, s, n_s);
-    if ((st = mlsys_offload_gen_treelstm(trees + b0, batch, in_dim, hidden, o->gpu, &tr))) break;
-    if (o->pin_weights) {
-      st = mlsys_offload_trace_pin_weights(&tr, &pinned);
-      mlsys_offload_trace_free(&tr);
-      if (st) break;
-      use = &pinned;
+    n_leaf = mlsys__offload_words(trees + b0, batch, NULL);
+    if (n_leaf > cap_word) {
+      uint64_t *q = (uint64_t *)mlsys_realloc_array(word, (size_t)n_leaf, sizeof *q);
+      if (!q) { st = MLSYS_ERR_NOMEM; break; }
+      word = q;
+      cap_word = n_leaf;
     }
+    mlsys__offload_words(trees + b0, batch, word);
+    if ((st = mlsys__offload_sample_trace(o, model, in_dim, hidden, trees + b0, batch, word, n_leaf, &tr))) break;
     memset(&po, 0, sizeof po);
     po.kind = MLSYS_OFFLOAD_PART_DP;
     po.k_max = cfg.k_max;
@@ -5309,27 +5418,21 @@ MLSYS_DEF mlsys_status mlsys_offload_pilot_data_treelstm(const mlsys_offload_pil
     mlsys_offload_blocks_label(use, &b, cfg.k_max, out->label + (size_t)out->n * cfg.k_max * 10);
     mlsys_offload_blocks_free(&b);
     /* the sample after embedding: one row per word */
-    for (j = 0; j < batch; j++)
-      for (i = 0; i < trees[b0 + j].n; i++) n_leaf += trees[b0 + j].word && trees[b0 + j].word[i] != 0;
     if ((size_t)n_leaf * in_dim > (size_t)cap_emb) {
       float *q = (float *)mlsys_realloc_array(emb, (size_t)n_leaf * in_dim, sizeof *q);
       if (!q) { st = MLSYS_ERR_NOMEM; mlsys_offload_trace_free(use); break; }
       emb = q;
       cap_emb = n_leaf * in_dim;
     }
-    k = 0;
-    for (j = 0; j < batch; j++)
-      for (i = 0; i < trees[b0 + j].n; i++)
-        if (trees[b0 + j].word && trees[b0 + j].word[i]) {
-          mlsys_rng r;
-          int e;
-          mlsys_rng_seed(&r, trees[b0 + j].word[i] ^ o->embed_seed);
-          for (e = 0; e < in_dim; e++) emb[(size_t)k * in_dim + e] = (float)mlsys_rng_normal(&r);
-          k++;
-        }
+    for (k = 0; k < n_leaf; k++) {
+      mlsys_rng r;
+      int e;
+      mlsys_rng_seed(&r, word[k] ^ o->embed_seed);
+      for (e = 0; e < in_dim; e++) emb[(size_t)k * in_dim + e] = (float)mlsys_rng_normal(&r);
+    }
     mlsys_offload_pilot_features(m, emb, n_leaf, in_dim, out->x_e + (size_t)out->n * out->xe_dim);
     memcpy(out->x_a + (size_t)out->n * out->xa_dim, xa, (size_t)out->xa_dim * sizeof *xa);
-    out->nn_type[out->n] = 1;
+    out->nn_type[out->n] = nn_type;
     out->first_tree[out->n] = b0;
     out->trace[out->n] = *use;
     out->n++;
@@ -5343,6 +5446,7 @@ done:
   mlsys_free(afm);
   mlsys_free(xa);
   mlsys_free(emb);
+  mlsys_free(word);
   if (st) mlsys_offload_pilot_data_free(out);
   return st;
 }

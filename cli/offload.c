@@ -15,8 +15,8 @@ static const char *offload_help =
     "                          [--k-max N] [--format ...] [--pcie-gbps G] [--json]\n"
     "       mlsys offload max-batch --model treelstm|varlstm|varbert|moe --gpu-mem BYTES [--layers N] [--hidden N]\n"
     "                          [--seq-len N] [--limit N] [--cap 2] [--pcie-gbps G] [--json]\n"
-    "       mlsys offload train-pilot [--trees FILE] [--limit N] [--act-frac 0.5] [--no-pin] [--epochs 200]\n"
-    "                          [--out pilot.bin] [--pcie-gbps G] [--json]\n"
+    "       mlsys offload train-pilot [--model treelstm|varlstm|varbert|moe] [--samples N] [--batch B] [--trees FILE]\n"
+    "                          [--act-frac 0.5] [--no-pin] [--epochs 200] [--out pilot.bin] [--pcie-gbps G] [--json]\n"
     "\n"
     "DyNN-Offload (HPCA 2024) splits one training iteration's operator stream into execution blocks; GPU memory is two\n"
     "buffers, and while block i+1 computes, block i's dirty tensors are evicted and block i+2's prefetched. docs/offload.md.\n"
@@ -43,13 +43,15 @@ static const char *offload_help =
     "and reports the largest batch each policy trains in --gpu-mem with time per sample within (1 + --cap) times\n"
     "PyTorch's at its own largest batch (the seed's 200 %% cap; --json: pytorch_batch, cap_us_per_sample, policies:\n"
     "{name: {batch, us_per_sample, x_pytorch}}).\n"
-    "train-pilot labels one Tree-LSTM iteration per sentence (the DP's blocks at a GPU of the resident part plus\n"
-    "--act-frac x the median activation peak; weights pinned unless --no-pin), trains the pilot on the first 70 %% of\n"
-    "the trees (default: the 3,000 link-grammar parses of tests/data/offload), stops early on the next 10 %%, and\n"
-    "evaluates on the last 20 %%: exact matches, mis-predictions with and without the cache, simulated time on the\n"
-    "predicted plans against the labels' (--json: trees, gpu_mem, samples, params, epochs, val_exact, test: {n, exact,\n"
-    "k_exact, mispred, mispred_cache, cache_hits, faulted, time_label_us, time_pred_us, time_cache_us, compute_us},\n"
-    "inference_us, out).\n"
+    "train-pilot labels one generated iteration per sample (treelstm: a sentence's tree; varlstm, varbert, moe: a\n"
+    "document of --batch sentences, 4 by default, as its length and router draws) with the DP's blocks at a GPU of the\n"
+    "resident part plus --act-frac x the median activation peak (weights pinned unless --no-pin), trains the pilot\n"
+    "on the first 70 %% of the samples (at most --samples; sentences: the 3,000 link-grammar parses of\n"
+    "tests/data/offload, or --trees FILE), stops early on the next 10 %%, and evaluates on the last 20 %%: exact\n"
+    "matches, mis-predictions with and without the cache, simulated time on the predicted plans against the labels',\n"
+    "and a baseline that predicts the label of the training sample nearest in x_e (--json: model, trees, gpu_mem,\n"
+    "samples, params, epochs, val_exact, test: {n, exact, k_exact, mispred, mispred_cache, cache_hits, faulted,\n"
+    "time_label_us, time_pred_us, time_cache_us, compute_us}, nearest: {exact, k_exact, time_us}, inference_us, out).\n"
     "Exit codes: 0 done, 1 bad trace or memory, 2 bad usage.\n";
 
 /* The trace named by --trace: a file, or a bundled DTR trace by name. */
@@ -400,10 +402,10 @@ static int tp_read_trees(const char *cmd, const char *path, mlsys_offload_tree *
 
 static int offload_train_pilot(int argc, char **argv) {
   const char *treesf = NULL, *act = NULL, *epochs = NULL, *out = NULL, *gbps = NULL, *nopin = NULL, *json = NULL,
-             *help = NULL, *limit = NULL;
-  cli_opt opts[] = {{"--trees", 1, &treesf}, {"--act-frac", 1, &act},  {"--epochs", 1, &epochs}, {"--out", 1, &out},
-                    {"--pcie-gbps", 1, &gbps}, {"--no-pin", 0, &nopin}, {"--limit", 1, &limit},  {"--json", 0, &json},
-                    {"--help", 0, &help}};
+             *help = NULL, *samples = NULL, *model = NULL, *batchs = NULL;
+  cli_opt opts[] = {{"--trees", 1, &treesf},  {"--act-frac", 1, &act},  {"--epochs", 1, &epochs}, {"--out", 1, &out},
+                    {"--pcie-gbps", 1, &gbps}, {"--no-pin", 0, &nopin}, {"--samples", 1, &samples}, {"--model", 1, &model},
+                    {"--batch", 1, &batchs},   {"--json", 0, &json},    {"--help", 0, &help}};
   const char *cmd = "offload train-pilot";
   mlsys_offload_tree *trees = NULL;
   mlsys_offload_pilot *m = NULL;
@@ -412,8 +414,8 @@ static int offload_train_pilot(int argc, char **argv) {
   mlsys_offload_fit_opts fo;
   mlsys_offload_fit_result fr;
   mlsys_offload_pilot_eval ev;
-  int rc, n = 0, i, cut[4], max_ep = 200, lim = 0;
-  double actf = 0.5, t0, infer_us = 0;
+  int rc, n = 0, i, cut[4], max_ep = 200, max_s = 0, batch, ns, nn_exact = 0, nn_k = 0;
+  double actf = 0.5, t0, infer_us = 0, nn_time = 0;
   char path[4096], b1[32];
   memset(d, 0, sizeof d);
   if ((rc = cli_parse(argc, argv, 3, opts, (int)(sizeof opts / sizeof opts[0]), cmd)) != CLI_OK) return rc;
@@ -425,10 +427,19 @@ static int offload_train_pilot(int argc, char **argv) {
     if (cli_parse_double(epochs, &v) || v < 1 || v > 1e5 || v != floor(v)) return cli_usage_error(cmd, "--epochs must be 1..100000");
     max_ep = (int)v;
   }
-  if (limit) {
+  if (!model) model = "treelstm";
+  if (strcmp(model, "treelstm") && strcmp(model, "varlstm") && strcmp(model, "varbert") && strcmp(model, "moe"))
+    return cli_usage_error(cmd, "--model must be treelstm, varlstm, varbert or moe (got '%s')", model);
+  batch = strcmp(model, "treelstm") ? 4 : 1;
+  if (samples) {
     double v;
-    if (cli_parse_double(limit, &v) || v < 10 || v > 1e7 || v != floor(v)) return cli_usage_error(cmd, "--limit must be a tree count >= 10");
-    lim = (int)v;
+    if (cli_parse_double(samples, &v) || v < 10 || v > 1e7 || v != floor(v)) return cli_usage_error(cmd, "--samples must be a count >= 10");
+    max_s = (int)v;
+  }
+  if (batchs) {
+    double v;
+    if (cli_parse_double(batchs, &v) || v < 1 || v > 1e4 || v != floor(v)) return cli_usage_error(cmd, "--batch must be 1..10000 sentences");
+    batch = (int)v;
   }
   memset(&o, 0, sizeof o);
   if ((rc = parse_hw(cmd, gbps, &o.hw)) != CLI_OK) return rc;
@@ -441,11 +452,14 @@ static int offload_train_pilot(int argc, char **argv) {
     }
   }
   if (rc != CLI_OK) goto done;
-  if (lim && lim < n) n = lim;
-  if (n < 10) { rc = cli_fail(cmd, "%d trees: need at least 10 (70 %% train, 10 %% validation, 20 %% test)", n); goto done; }
+  ns = n / batch;
+  if (max_s && max_s < ns) ns = max_s;
+  if (ns < 10) { rc = cli_fail(cmd, "%d samples of %d sentences: need at least 10 (70 %% train, 10 %% validation, 20 %% test)", ns, batch); goto done; }
   if (mlsys_offload_pilot_create(NULL, &m)) { rc = cli_fail(cmd, "%s", mlsys_last_error()); goto done; }
-  /* by tree: the first 70 % train, the next 10 % validate (early stopping), the last 20 % are the held-out test */
-  cut[0] = 0; cut[1] = n * 7 / 10; cut[2] = n * 8 / 10; cut[3] = n;
+  /* by sentence: the first 70 % of the samples train, the next 10 % validate (early stopping), the last 20 % test */
+  cut[0] = 0; cut[1] = ns * 7 / 10 * batch; cut[2] = ns * 8 / 10 * batch; cut[3] = ns * batch;
+  o.model = model;
+  o.batch = batch;
   o.pin_weights = !nopin;
   o.act_frac = actf;
   for (i = 0; i < 3; i++) {
@@ -453,14 +467,14 @@ static int offload_train_pilot(int argc, char **argv) {
     if (i == 1) { o.act_frac = 0; o.hw.gpu_bytes = d[0].gpu_bytes; }   /* the budget the training labels got */
     o.progress = json ? NULL : tp_data_progress;
     o.progress_ctx = (void *)what[i];
-    if (mlsys_offload_pilot_data_treelstm(m, trees + cut[i], cut[i + 1] - cut[i], &o, &d[i])) {
+    if (mlsys_offload_pilot_data_make(m, trees + cut[i], cut[i + 1] - cut[i], &o, &d[i])) {
       rc = cli_fail(cmd, "%s samples: %s", what[i], mlsys_last_error());
       goto done;
     }
   }
-  fprintf(stderr, "Tree-LSTM (300 -> 150) on %d trees, weights %s; GPU %s (%.2f x the median activation peak above the "
+  fprintf(stderr, "%s on %d sentences (%d per sample), weights %s; GPU %s (%.2f x the median activation peak above the "
           "resident part); samples %d / %d / %d (infeasible %d / %d / %d); pilot %zu parameters\n",
-          n, nopin ? "offloadable" : "pinned", cli_fmt_bytes((uint64_t)d[0].gpu_bytes, b1, sizeof b1), actf, d[0].n, d[1].n,
+          model, cut[3], batch, nopin ? "offloadable" : "pinned", cli_fmt_bytes((uint64_t)d[0].gpu_bytes, b1, sizeof b1), actf, d[0].n, d[1].n,
           d[2].n, d[0].n_infeasible, d[1].n_infeasible, d[2].n_infeasible, mlsys_offload_pilot_nparams(m));
   memset(&fo, 0, sizeof fo);
   fo.max_epochs = max_ep;
@@ -482,18 +496,42 @@ static int offload_train_pilot(int argc, char **argv) {
         mlsys_offload_pilot_decode(m, y, pr);
       }
     infer_us = (mlsys_now() - t0) * 1e6 / (20.0 * d[2].n);
+    /* a baseline without the MLP: the label of the training sample nearest in x_e */
+    for (s = 0; s < d[2].n; s++) {
+      const float *x = d[2].x_e + (size_t)s * d[2].xe_dim, *lab = d[2].label + (size_t)s * d[2].k_max * 10, *best_l = NULL;
+      double best = INFINITY;
+      int t, e, same = 1, kp = 0, kt = 0;
+      mlsys_offload_simres r;
+      for (t = 0; t < d[0].n; t++) {
+        const float *y2 = d[0].x_e + (size_t)t * d[0].xe_dim;
+        double dist = 0;
+        for (e = 0; e < d[2].xe_dim; e++) dist += ((double)x[e] - y2[e]) * ((double)x[e] - y2[e]);
+        if (dist < best) { best = dist; best_l = d[0].label + (size_t)t * d[0].k_max * 10; }
+      }
+      for (e = 0; e < d[2].k_max * 10; e++) {
+        pr[e] = (int32_t)best_l[e];
+        same &= best_l[e] == lab[e];
+      }
+      while (kp < d[2].k_max && best_l[10 * kp] > 0) kp++;
+      while (kt < d[2].k_max && lab[10 * kt] > 0) kt++;
+      nn_exact += same;
+      nn_k += kp == kt;
+      if (mlsys_offload_sim_predicted(&d[2].trace[s], &o.hw, pr, d[2].k_max, &r)) { rc = cli_fail(cmd, "%s", mlsys_last_error()); goto done; }
+      nn_time += r.time_us;
+    }
   }
   if (out && mlsys_offload_pilot_save(m, out)) { rc = cli_fail(cmd, "%s", mlsys_last_error()); goto done; }
   if (json) {
-    printf("{\"trees\":%d,\"gpu_mem\":%lld,\"pinned\":%s,\"samples\":{\"train\":%d,\"val\":%d,\"test\":%d},"
+    printf("{\"model\":\"%s\",\"trees\":%d,\"gpu_mem\":%lld,\"pinned\":%s,\"samples\":{\"train\":%d,\"val\":%d,\"test\":%d},"
            "\"infeasible\":{\"train\":%d,\"val\":%d,\"test\":%d},\"params\":%zu,\"epochs\":%d,\"best_epoch\":%d,"
            "\"val_exact\":%.9g,\"val_loss\":%.9g,\"test\":{\"n\":%d,\"exact\":%d,\"k_exact\":%d,\"mispred\":%d,"
            "\"mispred_cache\":%d,\"cache_hits\":%d,\"faulted\":%d,\"time_label_us\":%.9g,\"time_pred_us\":%.9g,"
-           "\"time_cache_us\":%.9g,\"compute_us\":%.9g},\"inference_us\":%.9g,\"out\":",
-           n, (long long)d[0].gpu_bytes, nopin ? "false" : "true", d[0].n, d[1].n, d[2].n, d[0].n_infeasible,
+           "\"time_cache_us\":%.9g,\"compute_us\":%.9g},\"nearest\":{\"exact\":%d,\"k_exact\":%d,\"time_us\":%.9g},"
+           "\"inference_us\":%.9g,\"out\":",
+           model, cut[3], (long long)d[0].gpu_bytes, nopin ? "false" : "true", d[0].n, d[1].n, d[2].n, d[0].n_infeasible,
            d[1].n_infeasible, d[2].n_infeasible, mlsys_offload_pilot_nparams(m), fr.epochs, fr.best_epoch,
            fr.best_val_exact, fr.best_val_loss, ev.n, ev.exact, ev.k_exact, ev.mispred, ev.mispred_cache, ev.cache_hits,
-           ev.faulted, ev.time_oracle_us, ev.time_pred_us, ev.time_cache_us, ev.compute_us, infer_us);
+           ev.faulted, ev.time_oracle_us, ev.time_pred_us, ev.time_cache_us, ev.compute_us, nn_exact, nn_k, nn_time, infer_us);
     if (out) cli_json_str(stdout, out); else printf("null");
     printf("}\n");
   } else {
@@ -505,6 +543,8 @@ static int offload_train_pilot(int argc, char **argv) {
     printf("simulated iteration time, summed: label plans %.1f ms, predicted %.1f ms (%.2fx), with the cache %.1f ms; "
            "kernels %.1f ms\n", ev.time_oracle_us / 1e3, ev.time_pred_us / 1e3, ev.time_pred_us / ev.time_oracle_us,
            ev.time_cache_us / 1e3, ev.compute_us / 1e3);
+    printf("nearest training sample's label instead: exact %d, block count right %d, %.1f ms (%.2fx)\n", nn_exact, nn_k,
+           nn_time / 1e3, nn_time / ev.time_oracle_us);
     if (out) printf("saved %s\n", out);
   }
 done:

@@ -155,7 +155,8 @@ TEST(bad_input_and_usage) {
       {"offload frobnicate", 2, "frobnicate"},
       {"offload train-pilot --act-frac -1", 2, "--act-frac"},
       {"offload train-pilot --epochs 0", 2, "--epochs"},
-      {"offload train-pilot --limit 3", 2, "--limit"},
+      {"offload train-pilot --samples 3", 2, "--samples"},
+      {"offload train-pilot --model cnn", 2, "--model"},
       {"offload train-pilot --trees /nonexistent/trees.txt", 1, "/nonexistent/trees.txt"},
   };
   int i;
@@ -195,7 +196,7 @@ TEST(train_pilot_json_and_model_file) {
   mlsys_offload_pilot *m = NULL;
   REQUIRE(fd >= 0);
   close(fd);
-  snprintf(args, sizeof args, "offload train-pilot --limit 100 --epochs 5 --out %s --json", path);
+  snprintf(args, sizeof args, "offload train-pilot --samples 100 --epochs 5 --out %s --json", path);
   REQUIRE(run_json(args, &doc));
   t = mlsys_json_get(doc.root, "test");
   smp = mlsys_json_get(doc.root, "samples");
@@ -223,7 +224,7 @@ TEST(train_pilot_json_and_model_file) {
     memset(&o, 0, sizeof o);
     o.pin_weights = 1;
     o.hw.gpu_bytes = (int64_t)num(doc.root, "gpu_mem");
-    REQUIRE_OK(mlsys_offload_pilot_data_treelstm(m, tr + 80, 20, &o, &d));
+    REQUIRE_OK(mlsys_offload_pilot_data_make(m, tr + 80, 20, &o, &d));
     REQUIRE_OK(mlsys_offload_pilot_evaluate(m, &d, &o.hw, &ev));
     CHECK(ev.n == num(t, "n") && ev.exact == num(t, "exact") && ev.mispred == num(t, "mispred") &&
           ev.k_exact == num(t, "k_exact"));

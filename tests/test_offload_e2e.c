@@ -162,12 +162,12 @@ static void make_data(mlsys_offload_pilot *m) {
   memset(&o, 0, sizeof o);
   o.pin_weights = 1;
   o.act_frac = 0.5;
-  REQUIRE_OK(mlsys_offload_pilot_data_treelstm(m, g_trees, 300, &o, &g_train));
+  REQUIRE_OK(mlsys_offload_pilot_data_make(m, g_trees, 300, &o, &g_train));
   memset(&g_hw, 0, sizeof g_hw);
   g_hw.gpu_bytes = g_train.gpu_bytes;
   o.act_frac = 0;
   o.hw = g_hw;
-  REQUIRE_OK(mlsys_offload_pilot_data_treelstm(m, g_trees + 300, 150, &o, &g_test));
+  REQUIRE_OK(mlsys_offload_pilot_data_make(m, g_trees + 300, 150, &o, &g_test));
 }
 
 TEST(labels_are_the_dp_plans_of_the_sample_traces) {
@@ -343,14 +343,14 @@ TEST(data_bad_input) {
   mlsys_offload_pilot_data d;
   load_trees();
   memset(&o, 0, sizeof o);
-  CHECK(mlsys_offload_pilot_data_treelstm(m, g_trees, 10, &o, &d) == MLSYS_ERR_ARG);   /* no budget */
+  CHECK(mlsys_offload_pilot_data_make(m, g_trees, 10, &o, &d) == MLSYS_ERR_ARG);   /* no budget */
   CHECK_CONTAINS(mlsys_last_error(), "GPU bytes");
   o.hw.gpu_bytes = 1000;   /* far too small: every sample is infeasible */
-  CHECK(mlsys_offload_pilot_data_treelstm(m, g_trees, 10, &o, &d) == MLSYS_ERR_INFEASIBLE);
+  CHECK(mlsys_offload_pilot_data_make(m, g_trees, 10, &o, &d) == MLSYS_ERR_INFEASIBLE);
   CHECK_CONTAINS(mlsys_last_error(), "none of the 10 samples");
   CHECK(d.n == 0 && d.trace == NULL);
   o.batch = 20;
-  CHECK(mlsys_offload_pilot_data_treelstm(m, g_trees, 10, &o, &d) == MLSYS_ERR_ARG);
+  CHECK(mlsys_offload_pilot_data_make(m, g_trees, 10, &o, &d) == MLSYS_ERR_ARG);
   mlsys_offload_pilot_free(m);
 }
 
