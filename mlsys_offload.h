@@ -5320,7 +5320,7 @@ MLSYS_DEF mlsys_status mlsys_offload_pilot_data_make(const mlsys_offload_pilot *
   tl = !strcmp(model, "treelstm");
   if (!tl && strcmp(model, "varlstm") && strcmp(model, "varbert") && strcmp(model, "moe"))
     return mlsys_set_error(MLSYS_ERR_ARG, "pilot data: unknown model '%s' (treelstm, varlstm, varbert, moe)", model);
-  if (o->layers < 0 || o->experts < 0 || o->top_k < 0 || (o->experts && o->top_k > o->experts))
+  if (o->layers < 0 || o->experts < 0 || o->top_k < 0 || o->top_k > (o->experts ? o->experts : 16))
     return mlsys_set_error(MLSYS_ERR_ARG, "pilot data: layers %d, experts %d, top_k %d", o->layers, o->experts, o->top_k);
   in_dim = o->in_dim ? o->in_dim : !strcmp(model, "varbert") ? 768 : !strcmp(model, "moe") ? 512 : 300;
   hidden = o->hidden ? o->hidden : !strcmp(model, "varbert") ? 768 : !strcmp(model, "moe") ? 512 : 150;

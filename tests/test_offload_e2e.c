@@ -337,6 +337,96 @@ TEST(fit_and_evaluate_on_held_out_trees) {
   mlsys_offload_pilot_free(m2);
 }
 
+TEST(other_models_programs_and_labels) {
+  static const struct { const char *model; int rows, nzero, zero[3], nn_type; } P[] = {
+      /* varlstm: loop, MatMul, branch, (first step: nothing | MatMul), LSTMCell, Tanh, MatMul, Softmax */
+      {"varlstm", 8, 2, {0, 2}, 1},
+      /* varbert: loop, 10 layer ops, MatMul, Softmax */
+      {"varbert", 13, 1, {0}, 2},
+      /* moe: loop, 5 attention ops, router MatMul, TopK, expert loop, Gather MatMul Gelu MatMul, ScatterND, Add,
+         LayerNorm, MatMul, Softmax */
+      {"moe", 18, 2, {0, 8}, 2},
+  };
+  int c;
+  mlsys_offload_prog p;
+  CHECK(mlsys_offload_prog_model("cnn", &p) == MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "cnn");
+  load_trees();
+  for (c = 0; c < 3; c++) {
+    mlsys_offload_sig rows[32];
+    mlsys_offload_pilot *m = new_pilot();
+    mlsys_offload_data_opts o;
+    mlsys_offload_pilot_data d;
+    int n = 0, i, e, s, z, pairs = 0;
+    REQUIRE_OK(mlsys_offload_prog_model(P[c].model, &p));
+    CHECK_EQ_INT(p.nn_type, P[c].nn_type);
+    REQUIRE_OK(mlsys_offload_afm(&p, rows, 32, &n));
+    CHECK_MSG(n == P[c].rows, "%s: %d AFM rows", P[c].model, n);
+    for (z = 0; z < P[c].nzero; z++)
+      for (e = 0; e < MLSYS_OFFLOAD_NIDIOM; e++) CHECK(rows[P[c].zero[z]].idiom[e] == 0);
+    mlsys_offload_prog_free(&p);
+    /* 12 documents of 4 sentences, small layers so the DP stays quick */
+    memset(&o, 0, sizeof o);
+    o.model = P[c].model;
+    o.pin_weights = 1;
+    o.act_frac = 1;
+    o.hidden = 64;
+    o.in_dim = 64;
+    o.layers = 2;
+    REQUIRE_OK(mlsys_offload_pilot_data_make(m, g_trees, 48, &o, &d));
+    CHECK(d.n + d.n_infeasible == 12 && d.n >= 6);
+    for (s = 0; s < d.n; s++) {
+      const float *lab = d.label + (size_t)s * 160;
+      int k, sum = 0;
+      CHECK_EQ_INT(d.nn_type[s], P[c].nn_type);
+      CHECK_EQ_INT(d.first_tree[s] % 4, 0);
+      for (k = 0; k < 16 && lab[10 * k] > 0; k++) sum += (int)lab[10 * k];
+      CHECK_EQ_INT(sum, d.trace[s].n_op);
+      /* varlstm and varbert: the iteration depends on the length only, so equal lengths give equal labels */
+      if (strcmp(P[c].model, "moe"))
+        for (i = 0; i < s; i++) {
+          int li = 0, ls = 0, j, t;
+          for (j = 0; j < 4; j++)
+            for (t = 0; t < g_trees[d.first_tree[i] + j].n; t++) li += g_trees[d.first_tree[i] + j].word[t] != 0;
+          for (j = 0; j < 4; j++)
+            for (t = 0; t < g_trees[d.first_tree[s] + j].n; t++) ls += g_trees[d.first_tree[s] + j].word[t] != 0;
+          if (li == ls) {
+            CHECK(!memcmp(lab, d.label + (size_t)i * 160, 160 * sizeof(float)));
+            pairs++;
+          }
+        }
+    }
+    if (strcmp(P[c].model, "moe")) CHECK_MSG(pairs >= 3, "%s: %d pairs of equal length", P[c].model, pairs);
+    mlsys_offload_pilot_data_free(&d);
+    mlsys_offload_pilot_free(m);
+  }
+  {
+    /* MoE: the router follows the words, so the same sentences give the same trace and others differ */
+    mlsys_offload_pilot *m = new_pilot();
+    mlsys_offload_data_opts o;
+    mlsys_offload_pilot_data a, b;
+    memset(&o, 0, sizeof o);
+    o.model = "moe";
+    o.hidden = o.in_dim = 64;
+    o.layers = 2;
+    o.hw.gpu_bytes = 1LL << 30;
+    REQUIRE_OK(mlsys_offload_pilot_data_make(m, g_trees, 8, &o, &a));
+    REQUIRE_OK(mlsys_offload_pilot_data_make(m, g_trees, 8, &o, &b));
+    REQUIRE(a.n == 2 && b.n == 2);
+    CHECK(a.trace[0].n_op == b.trace[0].n_op && a.trace[0].n_t == b.trace[0].n_t);
+    CHECK(a.trace[0].n_op != a.trace[1].n_op || a.trace[0].n_ids != a.trace[1].n_ids);
+    mlsys_offload_pilot_data_free(&a);
+    mlsys_offload_pilot_data_free(&b);
+    o.top_k = 20;
+    CHECK(mlsys_offload_pilot_data_make(m, g_trees, 8, &o, &a) == MLSYS_ERR_ARG);
+    o.top_k = 0;
+    o.model = "gru";
+    CHECK(mlsys_offload_pilot_data_make(m, g_trees, 8, &o, &a) == MLSYS_ERR_ARG);
+    CHECK_CONTAINS(mlsys_last_error(), "gru");
+    mlsys_offload_pilot_free(m);
+  }
+}
+
 TEST(data_bad_input) {
   mlsys_offload_pilot *m = new_pilot();
   mlsys_offload_data_opts o;
