@@ -52,6 +52,13 @@ static void check_trees(const char *text, size_t len) {
   for (i = 0; i < n; i++) {
     FUZZ_CHECK(t[i].n >= 1 && t[i].parent[0] == -1);
     for (k = 1; k < t[i].n; k++) FUZZ_CHECK(t[i].parent[k] >= 0 && t[i].parent[k] < k);
+    /* a word (hashed, never 0) has no children; a labelled node may have none either ("(NP)") */
+    FUZZ_CHECK(t[i].word != NULL);
+    for (k = 0; k < t[i].n; k++) {
+      int c, kids = 0;
+      for (c = k + 1; c < t[i].n && !kids; c++) kids = t[i].parent[c] == k;
+      FUZZ_CHECK(t[i].word[k] == 0 || !kids);
+    }
     mlsys_offload_tree_free(&t[i]);
   }
   mlsys_free(t);
