@@ -14,25 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *unzip_log(const char *name, size_t *len) {
-  char cmd[512], *buf = NULL;
-  size_t cap = 0, n = 0, r;
-  FILE *p;
-  snprintf(cmd, sizeof cmd, "unzip -p tests/data/dtr/logs.zip 'logs/%s*' 2>/dev/null", name);
-  if (!(p = popen(cmd, "r"))) return NULL;
-  for (;;) {
-    if (n + 65536 > cap) {
-      char *q = (char *)realloc(buf, cap = 2 * cap + 65536);
-      if (!q) { free(buf); pclose(p); return NULL; }
-      buf = q;
-    }
-    if ((r = fread(buf + n, 1, cap - n, p)) == 0) break;
-    n += r;
-  }
-  if (pclose(p) != 0 || n == 0) { free(buf); return NULL; }
-  *len = n;
-  return buf;
-}
+#include "tests/dtr_logs.h"
 
 typedef struct { const char *name; mlsys_offload_trace tr; } item;
 
@@ -143,7 +125,7 @@ int main(int argc, char **argv) {
   mlsys_offload_tree *trees;
   int nt;
   for (i = 0; i < 8; i++) {
-    if (!(text = unzip_log(logs[i], &len))) { fprintf(stderr, "bench_offload: cannot unzip %s\n", logs[i]); return 1; }
+    if (dtr_log_extract(logs[i], &text, &len)) { fprintf(stderr, "bench_offload: cannot unzip %s\n", logs[i]); return 1; }
     if (mlsys_offload_trace_read(text, len, logs[i], MLSYS_OFFLOAD_FMT_DTR, &it[n].tr)) {
       fprintf(stderr, "bench_offload: %s\n", mlsys_last_error());
       return 1;

@@ -4,6 +4,7 @@
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_offload.h"
 #include "tests/test.h"
+#include "tests/dtr_logs.h"
 
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -279,25 +280,6 @@ TEST(native_format_round_trip_and_bad_input) {
 
 /* ---- DTR logs ---- */
 
-static char *unzip_log(const char *name, size_t *len) {
-  char cmd[512], *buf = NULL;
-  size_t cap = 0, n = 0, r;
-  FILE *p;
-  snprintf(cmd, sizeof cmd, "unzip -p tests/data/dtr/logs.zip '*%s' 2>/dev/null", name);
-  if (!(p = popen(cmd, "r"))) return NULL;
-  for (;;) {
-    if (n + 65536 > cap) {
-      char *q = (char *)realloc(buf, cap = 2 * cap + 65536);
-      if (!q) { free(buf); pclose(p); return NULL; }
-      buf = q;
-    }
-    if ((r = fread(buf + n, 1, cap - n, p)) == 0) break;
-    n += r;
-  }
-  if (pclose(p) != 0 || n == 0) { free(buf); return NULL; }
-  *len = n;
-  return buf;
-}
 
 static const char *const dtr_logs[] = {
     "unet-6-8000000000.0-2020-10-1-10-57-18-default.log",
@@ -318,7 +300,7 @@ TEST(dtr_logs_import_and_simulate) {
   if (system("command -v unzip >/dev/null 2>&1") != 0) SKIP_DEP("unzip is not installed");
   for (i = 0; i < (int)(sizeof dtr_logs / sizeof dtr_logs[0]); i++) {
     size_t len = 0;
-    char *text = unzip_log(dtr_logs[i], &len);
+    char *text = NULL;
     mlsys_offload_trace tr;
     mlsys_remat_graph g;
     mlsys_remat_dtr_opts o;
@@ -328,7 +310,7 @@ TEST(dtr_logs_import_and_simulate) {
     mlsys_offload_simres rp, rd;
     int64_t bytes = 0;
     int j;
-    if (!text) printf("    tests/data/dtr/logs.zip has no %s\n", dtr_logs[i]);
+    if (dtr_log_extract(dtr_logs[i], &text, &len)) printf("    %s has no %s\n", dtr_zip_path(), dtr_logs[i]);
     REQUIRE(text != NULL);
     REQUIRE_OK(mlsys_offload_trace_read(text, len, dtr_logs[i], MLSYS_OFFLOAD_FMT_AUTO, &tr));
     memset(&o, 0, sizeof o);

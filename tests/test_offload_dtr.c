@@ -8,6 +8,7 @@
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_offload.h"
 #include "tests/test.h"
+#include "tests/dtr_logs.h"
 
 #include <unistd.h>
 
@@ -1017,33 +1018,6 @@ TEST(dtr_deterministic_and_never_below_sum_c) {
 /* ================================================================================================================
    The real TreeLSTM trace (DTR prototype log) at 50% of its peak
    ================================================================================================================ */
-static const char *zip_path(void) {
-  const char *z = getenv("MLSYS_DTR_LOGS");
-  return z && *z ? z : "tests/data/dtr/logs.zip";
-}
-
-static int extract(const char *name, char **buf, size_t *len) {
-  char cmd[1024];
-  size_t cap = 1 << 20, n = 0, r;
-  FILE *p;
-  char *b = (char *)malloc(cap);
-  snprintf(cmd, sizeof cmd, "unzip -p '%s' 'logs/%s' 2>/dev/null", zip_path(), name);
-  if (!b || !(p = popen(cmd, "r"))) { free(b); return -1; }
-  while ((r = fread(b + n, 1, cap - n - 1, p)) > 0) {
-    n += r;
-    if (cap - n - 1 == 0) {
-      char *nb = (char *)realloc(b, cap * 2);
-      if (!nb) { pclose(p); free(b); return -1; }
-      b = nb;
-      cap *= 2;
-    }
-  }
-  if (pclose(p) != 0 || n == 0) { free(b); return -1; }
-  b[n] = 0;
-  *buf = b;
-  *len = n;
-  return 0;
-}
 
 TEST(dtr_treelstm_log_every_heuristic) {
   const char *name = "treelstm-6-8000000000.0-2020-10-1-12-54-1-default.log";
@@ -1052,10 +1026,10 @@ TEST(dtr_treelstm_log_every_heuristic) {
   mlsys_offload_trace tr;
   mlsys_offload_facts f;
   int h, frac;
-  CHECK_MSG(access(zip_path(), R_OK) == 0, "the DTR traces are not at %s (run from the repository root)", zip_path());
-  REQUIRE(access(zip_path(), R_OK) == 0);
+  CHECK_MSG(access(dtr_zip_path(), R_OK) == 0, "the DTR traces are not at %s (run from the repository root)", dtr_zip_path());
+  REQUIRE(access(dtr_zip_path(), R_OK) == 0);
   if (system("unzip -v >/dev/null 2>&1") != 0) SKIP_DEP("unzip not installed (scripts/install-deps.sh)");
-  REQUIRE(extract(name, &text, &len) == 0);
+  REQUIRE(dtr_log_extract(name, &text, &len) == 0);
   REQUIRE_OK(mlsys_offload_trace_from_dtr(text, len, name, &tr));
   free(text);
   REQUIRE_OK(mlsys_offload_trace_facts(&tr, &f));

@@ -9,6 +9,7 @@
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_remat.h"
 #include "tests/test.h"
+#include "tests/dtr_logs.h"
 
 /* The limit of solves whose outcome is checked: a safety net that never binds (the 8-layer chain is proven in
    well under a second), so no verdict depends on the machine's load. */
@@ -33,42 +34,14 @@ static const char *const dtr_logs[] = {
 };
 #define NLOGS ((int)(sizeof dtr_logs / sizeof dtr_logs[0]))
 
-static const char *zip_path(void) {
-  const char *z = getenv("MLSYS_DTR_LOGS");
-  return z && *z ? z : "tests/data/dtr/logs.zip";
-}
-
-/* logs/<name> from the zip into a malloc'd buffer; 0 on success. */
-static int extract(const char *name, char **buf, size_t *len) {
-  char cmd[1024];
-  size_t cap = 1 << 20, n = 0, r;
-  FILE *p;
-  char *b = (char *)malloc(cap);
-  snprintf(cmd, sizeof cmd, "unzip -p '%s' 'logs/%s' 2>/dev/null", zip_path(), name);
-  if (!b || !(p = popen(cmd, "r"))) { free(b); return -1; }
-  while ((r = fread(b + n, 1, cap - n - 1, p)) > 0) {
-    n += r;
-    if (cap - n - 1 == 0) {
-      char *nb = (char *)realloc(b, cap * 2);
-      if (!nb) { pclose(p); free(b); return -1; }
-      b = nb;
-      cap *= 2;
-    }
-  }
-  if (pclose(p) != 0 || n == 0) { free(b); return -1; }
-  b[n] = 0;
-  *buf = b;
-  *len = n;
-  return 0;
-}
 
 /* The traces are part of the repository: a missing file is a failure, not a skip. Only a missing unzip program
    (a tool, like the cbc program elsewhere) skips. */
 #define NEED_LOGS()                                                                                     \
   do {                                                                                                  \
-    CHECK_MSG(access(zip_path(), R_OK) == 0, "the DTR traces are not at %s (run from the repository root)",  \
-              zip_path());                                                                              \
-    REQUIRE(access(zip_path(), R_OK) == 0);                                                             \
+    CHECK_MSG(access(dtr_zip_path(), R_OK) == 0, "the DTR traces are not at %s (run from the repository root)",  \
+              dtr_zip_path());                                                                              \
+    REQUIRE(access(dtr_zip_path(), R_OK) == 0);                                                             \
     if (system("unzip -v >/dev/null 2>&1") != 0) SKIP_DEP("unzip not installed (scripts/install-deps.sh)");    \
   } while (0)
 
@@ -268,7 +241,7 @@ TEST(dtr_traces_match_an_independent_scan) {
     int v, nf = 0, nl = 0, nb = 0;
     double cost = 0;
     uint64_t mem = 0;
-    REQUIRE(extract(dtr_logs[t], &buf, &len) == 0);
+    REQUIRE(dtr_log_extract(dtr_logs[t], &buf, &len) == 0);
     REQUIRE(scan_trace(buf, len, &sc));
     REQUIRE_OK(mlsys_remat_import_dtr(buf, len, dtr_logs[t], NULL, &g, &in));
     CHECK_EQ_INT(g.dag.n, sc.n);
@@ -323,7 +296,7 @@ TEST(dtr_checkpoint_all_is_within_the_traces_own_peak) {
     mlsys_remat_graph g;
     mlsys_remat_schedule s;
     mlsys_remat_sim rep;
-    REQUIRE(extract(dtr_logs[t], &buf, &len) == 0);
+    REQUIRE(dtr_log_extract(dtr_logs[t], &buf, &len) == 0);
     REQUIRE(scan_trace(buf, len, &sc));
     REQUIRE_OK(mlsys_remat_import_dtr(buf, len, dtr_logs[t], NULL, &g, NULL));
     REQUIRE_OK(ckpt_all(&g, &s));
@@ -354,7 +327,7 @@ TEST(dtr_keep_outputs_adds_a_sink) {
   mlsys_remat_schedule s1, s2;
   int sink;
   NEED_LOGS();
-  REQUIRE(extract(dtr_logs[1], &buf, &len) == 0);
+  REQUIRE(dtr_log_extract(dtr_logs[1], &buf, &len) == 0);
   REQUIRE(scan_trace(buf, len, &sc));
   memset(&o, 0, sizeof o);
   REQUIRE_OK(mlsys_remat_import_dtr(buf, len, "resnet32", NULL, &g, &in));
@@ -389,7 +362,7 @@ TEST(dtr_baseline_fits_80_percent_of_checkpoint_all) {
   mlsys_remat_plan p;
   uint64_t budget, fixed, ppeak;
   NEED_LOGS();
-  REQUIRE(extract(dtr_logs[0], &buf, &len) == 0);
+  REQUIRE(dtr_log_extract(dtr_logs[0], &buf, &len) == 0);
   REQUIRE_OK(mlsys_remat_import_dtr(buf, len, dtr_logs[0], NULL, &g, NULL));
   REQUIRE_OK(ckpt_all(&g, &ck));
   fixed = mlsys_remat_fixed_total(&g);
@@ -757,7 +730,7 @@ TEST(dtr_truncated_real_trace) {
   size_t len, cut;
   int ok = 0, bad = 0;
   NEED_LOGS();
-  REQUIRE(extract(dtr_logs[0], &buf, &len) == 0);
+  REQUIRE(dtr_log_extract(dtr_logs[0], &buf, &len) == 0);
   for (cut = 1000; cut < len; cut += len / 97) {
     mlsys_remat_graph g;
     mlsys_status st = mlsys_remat_import_dtr(buf, cut, "cut.log", NULL, &g, NULL);
@@ -803,7 +776,7 @@ TEST(dtr_cli_import) {
   mlsys_remat_graph g;
   if (access(mlsys_bin(), X_OK) != 0) SKIP_DEP("%s not built (make test builds it)", mlsys_bin());
   NEED_LOGS();
-  REQUIRE(extract(dtr_logs[0], &buf, &len) == 0);
+  REQUIRE(dtr_log_extract(dtr_logs[0], &buf, &len) == 0);
   REQUIRE((fd = mkstemp(path)) >= 0);
   REQUIRE(write(fd, buf, len) == (ssize_t)len);
   close(fd);
