@@ -48,7 +48,7 @@ $(BUILD)/mlsys: $(CLI_SRC) cli/cli.h $(HEADERS) | $(BUILD)
 $(BUILD)/test_%: tests/test_%.c $(wildcard tests/*.h) $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
 	$(CC) $(CSTD) $(WARN) $(CFLAGS) $(CPPFLAGS) -I. $< -o $@ $(LDFLAGS) $(LDLIBS)
 
-$(BUILD)/bench_%: bench/bench_%.c $(HEADERS) $(wildcard bench/*.h) | $(BUILD)
+$(BUILD)/bench_%: bench/bench_%.c $(HEADERS) $(wildcard bench/*.h) tests/dtr_logs.h | $(BUILD)
 	$(CC) $(CSTD) $(WARN) $(OPT) -g $(CPPFLAGS) -I. $< -o $@ $(LDLIBS)
 
 # tools that produce committed inputs (tools/README.md)
