@@ -114,6 +114,81 @@ static void max_batch_rows(void) {
   mlsys_free(trees);
 }
 
+/* H15 / G5: mapping time on the generated networks' real programs (mlsys_offload_prog_model) and pilot inference. A
+   path from decisions (varlstm: L steps; moe: layers, each with some experts), its labels cut into k even blocks,
+   mapped back; the median of 201 calls per case. */
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+static void map_rows(void) {
+  static const struct { const char *model; int n1, n2, k; } cases[] = {
+      {"varlstm", 12, 0, 4}, {"varlstm", 25, 0, 4}, {"varlstm", 48, 0, 8}, {"moe", 2, 3, 4}, {"moe", 4, 6, 8}, {"moe", 8, 5, 16},
+  };
+  int c, i, rep;
+  double t[201];
+  printf("\n### Mapper and pilot time (H15: inference 30 µs, mapping 10-15 µs; G5: mapping <= 15 µs for <= 200 rows)\n\n"
+         "| program | path rows | blocks | exact | states | median µs per map |\n|---|---|---|---|---|---|\n");
+  for (c = 0; c < (int)(sizeof cases / sizeof cases[0]); c++) {
+    mlsys_offload_prog p;
+    mlsys_offload_resolved r, m;
+    int dec[64], nd = 0, k = cases[c].k, ok;
+    int32_t label[160];
+    if (mlsys_offload_prog_model(cases[c].model, &p)) continue;
+    if (!strcmp(cases[c].model, "varlstm")) {
+      dec[nd++] = cases[c].n1;
+      for (i = 0; i < cases[c].n1; i++) dec[nd++] = i > 0;
+    } else {
+      dec[nd++] = cases[c].n1;
+      for (i = 0; i < cases[c].n1; i++) dec[nd++] = cases[c].n2 + (i % 3);
+    }
+    if (mlsys_offload_path(&p, dec, nd, &r)) { printf("| %s | %s |\n", cases[c].model, mlsys_last_error()); mlsys_offload_prog_free(&p); continue; }
+    mlsys_free(r.block_start);
+    r.block_start = (int *)mlsys_alloc((size_t)k + 1, sizeof *r.block_start);
+    for (i = 0; i <= k; i++) r.block_start[i] = (int)((long)r.n_rows * i / k);
+    r.k = k;
+    mlsys_offload_path_label(&p, &r, 16, label);
+    for (rep = 0; rep < 201; rep++) {
+      double t0 = mlsys_now();
+      ok = mlsys_offload_map(&p, label, 16, 0, &m) == MLSYS_OK;
+      t[rep] = (mlsys_now() - t0) * 1e6;
+      if (rep < 200) mlsys_offload_resolved_free(&m);
+    }
+    qsort(t, 201, sizeof *t, cmp_dbl);
+    printf("| %s (%s %d) | %d | %d | %s | %ld | %.1f |\n", cases[c].model, strcmp(cases[c].model, "moe") ? "steps" : "layers",
+           cases[c].n1, r.n_rows, k, ok && m.exact ? "yes" : "no", ok ? m.states : 0L, t[100]);
+    if (ok) mlsys_offload_resolved_free(&m);
+    mlsys_offload_resolved_free(&r);
+    mlsys_offload_prog_free(&p);
+  }
+  {
+    /* pilot inference: the default and a configuration near the seed's 3,260 parameters */
+    mlsys_offload_pilot_cfg cfg[2];
+    memset(cfg, 0, sizeof cfg);
+    cfg[1].d = 8; cfg[1].h = 16; cfg[1].d_out = 8; cfg[1].e_proj = 16;
+    printf("\n| pilot | parameters | median µs per inference (forward + decode) |\n|---|---|---|\n");
+    for (c = 0; c < 2; c++) {
+      mlsys_offload_pilot *pl;
+      float xe[64], xa[16], y[160];
+      int32_t pr[160];
+      if (mlsys_offload_pilot_create(&cfg[c], &pl)) continue;
+      for (i = 0; i < 64; i++) xe[i] = (float)(i % 7) * 0.1f;
+      for (i = 0; i < 16; i++) xa[i] = (float)(i % 5) * 0.2f;
+      for (rep = 0; rep < 201; rep++) {
+        double t0 = mlsys_now();
+        for (i = 0; i < 100; i++) {
+          mlsys_offload_pilot_forward(pl, xe, xa, 1, y);
+          mlsys_offload_pilot_decode(pl, y, pr);
+        }
+        t[rep] = (mlsys_now() - t0) * 1e4;
+      }
+      qsort(t, 201, sizeof *t, cmp_dbl);
+      printf("| %s | %zu | %.2f |\n", c ? "small (d 8, h 16, d_out 8, e_proj 16)" : "default", mlsys_offload_pilot_nparams(pl), t[100]);
+      mlsys_offload_pilot_free(pl);
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   static const char *logs[] = {"unet-6", "resnet32-56", "inceptionv4-64", "transformer-10", "tv_densenet121-84",
                                "treelstm-6", "lstm-128", "unroll_gan-512"};
@@ -166,6 +241,7 @@ int main(int argc, char **argv) {
          "| trace | GPU | DP blocks | DP ms | even ops | even time | even bytes |\n|---|---|---|---|---|---|---|\n");
   for (i = 0; i < n; i++) split_row(&it[i], 0.5);
   for (i = 0; i < n; i++) mlsys_offload_trace_free(&it[i].tr);
+  map_rows();
   if (!quick) max_batch_rows();
   return 0;
 }
