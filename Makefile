@@ -114,7 +114,8 @@ $(GPU)/bin/test_collective_cuda_nccl: tests/cuda/test_collective_cuda.cu $(CUDA_
 $(GPU)/bin/bench_collective_gpu_nccl: bench/cuda/bench_collective_gpu.cu $(CUDA_DEPS)
 	@mkdir -p $(@D)
 	$(NVCC) $(NVFLAGS) -DMLSYS_HAVE_NCCL -I$(dir $(NCCL_INC)) $< -o $@ $(LDLIBS) -L$(dir $(NCCL_LIB)) -lnccl
-$(GPU)/.bundled: $(GPU_PROGS) scripts/gpu-bundle.sh scripts/gpu-run.sh
+$(GPU)/.bundled: $(GPU_PROGS) scripts/gpu-bundle.sh scripts/gpu-run.sh tests/data/graphs/smallcnn_b8.json \
+                 tests/data/offload/trees.txt $(wildcard bench/cuda/*.py)
 	@bash scripts/gpu-bundle.sh $(GPU)
 
 # The GPU bundle builds beside the tests (its nvcc programs are the slowest to compile) when nvcc exists. This rule

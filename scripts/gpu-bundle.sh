@@ -52,3 +52,4 @@ if [ "$kb" -gt $((max_mb * 1024)) ]; then
   echo "gpu-bundle: $gpu is $((kb / 1024)) MiB, over the $max_mb MiB a carried path may take" >&2
   exit 1
 fi
+touch "$gpu/.bundled"   # the Makefile's stamp: a second make does not bundle again
