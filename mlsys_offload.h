@@ -1313,7 +1313,7 @@ static mlsys_status mlsys__offload_read_mlsys(const char *text, size_t len, cons
   while (pos < len && !st) {
     size_t e = pos;
     mlsys_json_doc doc;
-    const mlsys_json *r, *v;
+    const mlsys_json *r;
     while (e < len && text[e] != '\n') e++;
     line++;
     {
@@ -1343,7 +1343,7 @@ static mlsys_status mlsys__offload_read_mlsys(const char *text, size_t len, cons
         if (name && !(tr->name = mlsys_strdup(name))) st = MLSYS_ERR_NOMEM;
         header = 1;
       }
-    } else if ((v = mlsys_json_get(r, "t"))) {
+    } else if (mlsys_json_get(r, "t")) {
       int64_t id = -1, bytes = -1;
       const char *kind = "act";
       int k;
@@ -1357,7 +1357,7 @@ static mlsys_status mlsys__offload_read_mlsys(const char *text, size_t len, cons
         st = mlsys__offload_line_err(src, line, "tensor %d comes after the first op (tensors first, then ops)", tr->n_t);
       else if (mlsys_offload_trace_tensor(tr, bytes, (mlsys_offload_tkind)k) < 0)
         st = mlsys_prefix_error("%s:%d", src, line);
-    } else if ((v = mlsys_json_get(r, "op"))) {
+    } else if (mlsys_json_get(r, "op")) {
       const char *name = NULL;
       double us = -1;
       int64_t ws = 0, row = -1;
@@ -2252,7 +2252,6 @@ MLSYS_DEF mlsys_status mlsys_offload_trees_parse(const char *text, size_t len, c
   *n = 0;
   if (!source) source = "trees";
   while (i < len && !st) {
-    size_t ls = i;
     /* a tree starts with '(' at the beginning of a line (after blanks); anything else is link-parser chatter */
     while (i < len && (text[i] == ' ' || text[i] == '\t')) i++;
     if (i < len && text[i] == '(') {
@@ -2328,7 +2327,6 @@ MLSYS_DEF mlsys_status mlsys_offload_trees_parse(const char *text, size_t len, c
       (*trees)[(*n)++] = t;
       continue;
     }
-    (void)ls;
     while (i < len && text[i] != '\n') i++;
     if (i < len) { i++; line++; }
   }

@@ -33,28 +33,7 @@
 enum { N_TREES = 32, DIM = 32, HID = 32, VOCAB = 384 };
 static const float LR = 0.5f;
 
-static char no_device_why[200];
-static int have_device(void) {
-  static int n = -1;
-  if (n < 0) {
-    char desc[512];
-    mlsys_clear_error();
-    n = mlsys_cuda_device_count();
-    if (n == 0 && *mlsys_last_error()) snprintf(no_device_why, sizeof no_device_why, ": %s", mlsys_last_error());
-    if (n > 0 && mlsys_cuda_describe(0, desc, sizeof desc) == MLSYS_OK) printf("  device: %s\n", desc);
-  }
-  return n > 0;
-}
-#define NEED_DEVICE() \
-  do { if (!have_device()) SKIP("no CUDA device%s", no_device_why); } while (0)
-#define CUDA_OK(call)                                                                                  \
-  do {                                                                                                 \
-    cudaError_t e_ = (call);                                                                           \
-    if (e_ != cudaSuccess) {                                                                           \
-      test__fail(__FILE__, __LINE__, "%s: %s", #call, cudaGetErrorString(e_));                         \
-      longjmp(test__env, 1);                                                                           \
-    }                                                                                                  \
-  } while (0)
+#include "tests/cuda/cuda_test.h"
 
 static mlsys_offload_tree *g_trees;
 static int g_ntrees;
