@@ -5277,6 +5277,19 @@ static int mlsys__offload_words(const mlsys_offload_tree *t, int n, uint64_t *wo
   return k;
 }
 
+/* The words into *word (grown as needed); their count, or -1 out of memory. */
+static int mlsys__offload_words_into(const mlsys_offload_tree *t, int n, uint64_t **word, int *cap) {
+  int k = mlsys__offload_words(t, n, NULL);
+  if (k > *cap) {
+    uint64_t *q = (uint64_t *)mlsys_realloc_array(*word, (size_t)k, sizeof *q);
+    if (!q) return -1;
+    *word = q;
+    *cap = k;
+  }
+  mlsys__offload_words(t, n, *word);
+  return k;
+}
+
 /* One sample's iteration (weights pinned when asked). */
 static mlsys_status mlsys__offload_sample_trace(const mlsys_offload_data_opts *o, const char *model, int in_dim, int hidden,
                                                 const mlsys_offload_tree *t, int batch, const uint64_t *word, int n_word,
@@ -5365,14 +5378,8 @@ MLSYS_DEF mlsys_status mlsys_offload_pilot_data_make(const mlsys_offload_pilot *
     for (s = 0; s < n_s && !st; s++) {
       mlsys_offload_trace tr;
       mlsys_offload_facts f;
-      int nw = mlsys__offload_words(trees + (size_t)s * batch, batch, NULL);
-      if (nw > cap_word) {
-        uint64_t *q = (uint64_t *)mlsys_realloc_array(word, (size_t)nw, sizeof *q);
-        if (!q) { st = MLSYS_ERR_NOMEM; break; }
-        word = q;
-        cap_word = nw;
-      }
-      mlsys__offload_words(trees + (size_t)s * batch, batch, word);
+      int nw = mlsys__offload_words_into(trees + (size_t)s * batch, batch, &word, &cap_word);
+      if (nw < 0) { st = MLSYS_ERR_NOMEM; break; }
       if ((st = mlsys__offload_sample_trace(o, model, in_dim, hidden, trees + (size_t)s * batch, batch, word, nw, &tr))) break;
       if (!(st = mlsys_offload_trace_facts(&tr, &f))) {
         int64_t res = f.persistent_bytes;
@@ -5396,14 +5403,7 @@ MLSYS_DEF mlsys_status mlsys_offload_pilot_data_make(const mlsys_offload_pilot *
     mlsys_offload_blocks b;
     int n_leaf, b0 = s * batch, k;
     if (o->progress) o->progress(o->progress_ctx, s, n_s);
-    n_leaf = mlsys__offload_words(trees + b0, batch, NULL);
-    if (n_leaf > cap_word) {
-      uint64_t *q = (uint64_t *)mlsys_realloc_array(word, (size_t)n_leaf, sizeof *q);
-      if (!q) { st = MLSYS_ERR_NOMEM; break; }
-      word = q;
-      cap_word = n_leaf;
-    }
-    mlsys__offload_words(trees + b0, batch, word);
+    if ((n_leaf = mlsys__offload_words_into(trees + b0, batch, &word, &cap_word)) < 0) { st = MLSYS_ERR_NOMEM; break; }
     if ((st = mlsys__offload_sample_trace(o, model, in_dim, hidden, trees + b0, batch, word, n_leaf, &tr))) break;
     memset(&po, 0, sizeof po);
     po.kind = MLSYS_OFFLOAD_PART_DP;
