@@ -575,12 +575,16 @@ typedef struct {
   float lr;         /* SGD learning rate: 0.01 */
   float w_rows;     /* loss weight on element 0 of each block: 4 */
   uint64_t seed;    /* weights, projection and shuffling: 1 (so seeds 0 and 1 give the same model) */
+  /* Ours, not the seed's (0 = the seed's pilot; see docs/offload.md §6d): */
+  int len_code;     /* length code: len_code more x_e features of the token count n (below); 0 = none */
+  int adam;         /* 1: Adam (β1 0.9, β2 0.999, ε 1e-8, step lr) instead of plain SGD; 0 = SGD */
 } mlsys_offload_pilot_cfg;  /* zero = defaults (field by field) */
 
 #define MLSYS_OFFLOAD_PILOT_MAX_DIM 4096          /* e_proj, d, h, d_out, k_max */
 #define MLSYS_OFFLOAD_PILOT_MAX_ROWS 65536        /* afm_rows_max */
 #define MLSYS_OFFLOAD_PILOT_MAX_PARAMS (1u << 26) /* 256 MB of weights; larger configs are MLSYS_ERR_TOO_BIG */
-#define MLSYS_OFFLOAD_PILOT_VERSION 1u            /* of the model file */
+#define MLSYS_OFFLOAD_PILOT_VERSION 2u            /* of the model file (1 is still read and written, above) */
+#define MLSYS_OFFLOAD_PILOT_MAX_CODES (1 << 20)   /* codebook entries */
 
 typedef struct mlsys_offload_pilot mlsys_offload_pilot;
 /* MLSYS_ERR_ARG for a negative or out-of-range field (named), MLSYS_ERR_TOO_BIG above MAX_PARAMS. */
@@ -589,10 +593,12 @@ MLSYS_DEF void mlsys_offload_pilot_free(mlsys_offload_pilot *m);          /* NUL
 MLSYS_DEF size_t mlsys_offload_pilot_nparams(const mlsys_offload_pilot *m);
 /* The configuration with every default filled in (what the model file stores). */
 MLSYS_DEF mlsys_offload_pilot_cfg mlsys_offload_pilot_config(const mlsys_offload_pilot *m);
-/* x_e (e_proj + 2 floats): the mean over the n_tok rows of emb[n_tok][emb_dim], times a Gaussian projection P
+/* x_e (e_proj + 2 + len_code floats): the mean over the n_tok rows of emb[n_tok][emb_dim], times a Gaussian projection P
    [emb_dim][e_proj] with entries N(0, 1/emb_dim) (a function of (seed, emb_dim) only, so the file does not store it;
-   it is cached in the model for the last emb_dim), then log1p(n_tok), log1p(n_tok·emb_dim·4) (fp32 bytes).
-   n_tok = 0 gives a zero projection. Accumulates in double. */
+   it is cached in the model for the last emb_dim), then log1p(n_tok), log1p(n_tok·emb_dim·4) (fp32 bytes), then the
+   length code: for j < len_code, cos(2π n_tok/(j+2)) for even j, sin(2π n_tok/(j+2)) for odd j. log1p(n) alone makes
+   neighbouring lengths 1/n apart, too close for a small MLP to give them different plans; the code's residues tell
+   them apart by a full swing. n_tok = 0 gives a zero projection. Accumulates in double. */
 MLSYS_DEF void mlsys_offload_pilot_features(const mlsys_offload_pilot *m, const float *emb, int n_tok, int emb_dim, float *x_e);
 /* AFM features from rows (section 1): compact: log1p of the 9 column sums, log1p(#rows that are not all zero),
    log1p(#all-zero rows, the control-flow rows); full: afm_rows_max rows (zero-padded or truncated) of
@@ -602,15 +608,26 @@ MLSYS_DEF void mlsys_offload_pilot_afm_features(const mlsys_offload_pilot *m, co
 /* Raw output ŷ (k_max·10 floats, log1p space). Allocation-free. An nn_type outside 0..2 fills ŷ with NaN and sets
    MLSYS_ERR_ARG. */
 MLSYS_DEF void mlsys_offload_pilot_forward(const mlsys_offload_pilot *m, const float *x_e, const float *x_a, int nn_type, float *yhat);
-/* pred[i] = max(0, round(expm1(ŷ_i))) (half away from zero; NaN gives 0, above INT32_MAX gives INT32_MAX). The
-   number of blocks is the first k with pred[10k] = 0. */
+/* Without a codebook: pred[i] = max(0, round(expm1(ŷ_i))) (half away from zero; NaN gives 0, above INT32_MAX gives
+   INT32_MAX). With one: pred = the code c minimising Σ_i w_i (ŷ_i − log1p(c_i))² (the loss's weights; the first such
+   code on ties; a NaN ŷ gives code 0). The number of blocks is the first k with pred[10k] = 0. */
 MLSYS_DEF void mlsys_offload_pilot_decode(const mlsys_offload_pilot *m, const float *yhat, int32_t *pred);
+/* Label snapping (ours, docs/offload.md §6d): the codebook is the set of distinct labels (k_max·10 values each, whole
+   numbers in 0..INT32_MAX, as mlsys_offload_blocks_label gives) that decode may answer. Plans are exact integers;
+   a regression gets within a few percent of them, and rounding each of k_max·10 numbers is then almost never exact.
+   Choosing the nearest plan that the partitioner really produced is the learned counterpart of the mapper's
+   closest-path fallback. Replaces any previous codebook; n = 0 removes it. MLSYS_ERR_ARG for a value that is not a
+   whole number in range (named), MLSYS_ERR_NOMEM leaves the model as it was. Stored in the model file. */
+MLSYS_DEF mlsys_status mlsys_offload_pilot_set_codebook(mlsys_offload_pilot *m, const float *labels, int n);
+MLSYS_DEF int mlsys_offload_pilot_codebook_size(const mlsys_offload_pilot *m);
 /* One SGD epoch over n samples (x_e [n][e_proj+2], x_a [n][afm_dim], nn_type [n], labels [n][k_max·10]: the
    integers of mlsys_offload_blocks_label, as floats, ≥ 0), shuffled with the pilot's own rng, in minibatches of
    `batch` (the last one shorter). Returns the mean over the epoch of each sample's loss before its update, or NaN
    with MLSYS_ERR_ARG on bad arguments (n or batch < 1, an nn_type outside 0..2, a negative or non-finite label). */
 MLSYS_DEF float mlsys_offload_pilot_train_epoch(mlsys_offload_pilot *m, int n, const float *x_e, const float *x_a,
                                                 const int *nn_type, const float *labels, int batch);
+/* (With cfg.adam, one Adam step per minibatch; the moments live in the model and are not saved: a loaded model
+   starts them at zero.) */
 /* Loss of one sample (NaN with MLSYS_ERR_ARG on bad arguments) and its gradient d loss / d parameter (flat order
    above; grad has nparams floats, zero for the experts that did not run). */
 MLSYS_DEF float mlsys_offload_pilot_loss(const mlsys_offload_pilot *m, const float *x_e, const float *x_a, int nn_type, const float *label);
@@ -619,10 +636,13 @@ MLSYS_DEF mlsys_status mlsys_offload_pilot_grad(mlsys_offload_pilot *m, const fl
 MLSYS_DEF float *mlsys_offload_pilot_params(mlsys_offload_pilot *m);   /* flat, nparams; writable */
 /* Model file (spec §2.3(f)), little-endian: "MLSYSPLT", u32 version, u32 MLSYS_OFFLOAD_CATALOG_VERSION (labels
    depend on the idiom table), i32 e_proj, d, h, d_out, k_max, afm_full, afm_rows_max, f32 leaky, lr, w_rows,
-   u64 seed, u64 nparams, nparams × f32 weights, u32 CRC-32C (mlsys_crc32c) of every byte before it. Loading
+   u64 seed, u64 nparams, nparams × f32 weights, u32 CRC-32C (mlsys_crc32c) of every byte before it. A model with a
+   length code, Adam or a codebook is written as version 2: the same header, then i32 len_code, i32 adam, u32 n_codes
+   after nparams, the weights, n_codes × k_max·10 i32 codes, and the CRC (a model without them stays version 1). Loading
    rebuilds the projection and reseeds the shuffling rng from the seed (a loaded model trains like a new one
    with those weights). Errors: MLSYS_ERR_PARSE naming the problem (truncated, bad magic, CRC mismatch, a config
-   field out of range, nparams not matching the config, trailing bytes, a non-finite weight), MLSYS_ERR_UNSUPPORTED
+   field out of range, nparams not matching the config, trailing bytes, a non-finite weight, a negative code, more codes
+   than the limit), MLSYS_ERR_UNSUPPORTED
    (another file or catalogue version), MLSYS_ERR_TOO_BIG; source names the buffer in messages. Save writes
    path.tmp, then renames it. */
 MLSYS_DEF mlsys_status mlsys_offload_pilot_save(const mlsys_offload_pilot *m, const char *path);
@@ -743,6 +763,9 @@ typedef struct {
   int max_epochs;                     /* 0: 200 */
   int patience;                       /* epochs without a better validation score before stopping: 0 = 30 */
   int batch;                          /* minibatch: 0 = 32 */
+  int snap;                           /* 1: the training labels become the pilot's codebook before the first epoch
+                                         (mlsys_offload_pilot_set_codebook), so validation is scored on snapped
+                                         predictions; 0: the codebook is left as it is */
   void (*progress)(void *ctx, int epoch, float loss, double val_exact);
   void *progress_ctx;
 } mlsys_offload_fit_opts;
@@ -763,7 +786,9 @@ MLSYS_DEF mlsys_status mlsys_offload_pilot_fit(mlsys_offload_pilot *m, const mls
 MLSYS_DEF mlsys_status mlsys_offload_sim_predicted(const mlsys_offload_trace *tr, const mlsys_offload_hw *hw,
                                                    const int32_t *pred, int k_max, mlsys_offload_simres *out);
 
-/* Held-out evaluation, samples in order (the mis-prediction cache fills as it goes, as at runtime). */
+/* Held-out evaluation, samples in order (the mis-prediction cache fills as it goes, as at runtime). The cache is keyed
+   on the pilot's raw output, rounded (the codebook-free decode): with a codebook many samples share one snapped
+   answer, and a key on it handed them each other's blocks (varlstm: 12 mis-predictions became 16). */
 typedef struct {
   int n;
   int exact;                          /* decoded prediction == label, all k_max·10 integers (the spec's accuracy) */
@@ -3790,6 +3815,7 @@ MLSYS_DEF mlsys_status mlsys_offload_sim_zero(const mlsys_offload_trace *tr, con
    ================================================================================================================ */
 #define MLSYS__OFFLOAD_PILOT_MAGIC "MLSYSPLT"
 #define MLSYS__OFFLOAD_PILOT_HDR 72   /* magic 8, versions 8, 7 ints 28, 3 floats 12, seed 8, nparams 8 */
+#define MLSYS__OFFLOAD_PILOT_HDR2 84  /* version 2: + len_code, adam, n_codes */
 
 /* Offsets of each parameter group in the flat vector (the order the public header documents). */
 typedef struct {
@@ -3814,6 +3840,11 @@ struct mlsys_offload_pilot {
   double *acc;                    /* [e_proj] features' accumulators */
   mlsys__offload_pilot_proj *pc;  /* behind a pointer so const entry points may refill it */
   mlsys_rng rng;                  /* minibatch shuffling */
+  float *m1, *m2;                 /* Adam's moments (allocated by the first Adam epoch) */
+  long adam_t;                    /* Adam steps taken */
+  int n_codes;                    /* codebook (label snapping) */
+  int32_t *codes;                 /* [n_codes][ny] */
+  float *lcodes;                  /* log1p of codes, for decode */
 };
 
 /* Independent streams from one user seed: weights, projection (per width), shuffling. */
@@ -3855,6 +3886,11 @@ static mlsys_status mlsys__offload_pilot_resolve(const mlsys_offload_pilot_cfg *
   if (!(c.w_rows > 0.0f && c.w_rows <= FLT_MAX))
     return mlsys_set_error(strict ? MLSYS_ERR_PARSE : MLSYS_ERR_ARG, "%s: w_rows = %g is not a positive finite number", name,
                            (double)c.w_rows);
+  if (c.len_code < 0 || c.len_code > MLSYS_OFFLOAD_PILOT_MAX_DIM)
+    return mlsys_set_error(strict ? MLSYS_ERR_PARSE : MLSYS_ERR_ARG, "%s: len_code = %d is outside 0..%d", name, c.len_code,
+                           MLSYS_OFFLOAD_PILOT_MAX_DIM);
+  if (c.adam != 0 && c.adam != 1)
+    return mlsys_set_error(strict ? MLSYS_ERR_PARSE : MLSYS_ERR_ARG, "%s: adam = %d is neither 0 nor 1", name, c.adam);
   if (c.seed == 0 && !strict) c.seed = 1;
   if (c.seed == 0) return mlsys_set_error(MLSYS_ERR_PARSE, "%s: seed is 0 (a saved model stores its resolved seed)", name);
   *out = c;
@@ -3864,7 +3900,7 @@ static mlsys_status mlsys__offload_pilot_resolve(const mlsys_offload_pilot_cfg *
 /* Parameter offsets and count of a resolved config; uint64 arithmetic (the limits keep it far from overflow). */
 static uint64_t mlsys__offload_pilot_layout_of(const mlsys_offload_pilot_cfg *c, mlsys__offload_pilot_layout *L) {
   uint64_t d = (uint64_t)c->d, h = (uint64_t)c->h, o = (uint64_t)c->d_out, ny = (uint64_t)c->k_max * 10u;
-  uint64_t xe = (uint64_t)c->e_proj + 2u, xa = c->afm_full ? (uint64_t)c->afm_rows_max * 9u : 11u, n = 0;
+  uint64_t xe = (uint64_t)c->e_proj + 2u + (uint64_t)c->len_code, xa = c->afm_full ? (uint64_t)c->afm_rows_max * 9u : 11u, n = 0;
   mlsys__offload_pilot_layout l;
   int t;
   memset(&l, 0, sizeof l);
@@ -3895,6 +3931,10 @@ static void mlsys__offload_pilot_free_parts(mlsys_offload_pilot *m) {
   mlsys_free(m->g);
   mlsys_free(m->ws);
   mlsys_free(m->acc);
+  mlsys_free(m->m1);
+  mlsys_free(m->m2);
+  mlsys_free(m->codes);
+  mlsys_free(m->lcodes);
   mlsys_free(m);
 }
 
@@ -3911,7 +3951,7 @@ static mlsys_status mlsys__offload_pilot_alloc(const mlsys_offload_pilot_cfg *c,
   m = (mlsys_offload_pilot *)mlsys_calloc(1, sizeof *m);
   if (!m) return MLSYS_ERR_NOMEM;
   m->cfg = *c;
-  m->xe = c->e_proj + 2;
+  m->xe = c->e_proj + 2 + c->len_code;
   m->xa = c->afm_full ? c->afm_rows_max * 9 : 11;
   m->ny = (int)ny;
   mlsys__offload_pilot_layout_of(c, &m->L);
@@ -4074,6 +4114,11 @@ MLSYS_DEF void mlsys_offload_pilot_features(const mlsys_offload_pilot *m, const 
   for (j = 0; j < E; j++) x_e[j] = (float)m->acc[j];
   x_e[E] = (float)log1p((double)n_tok);
   x_e[E + 1] = (float)log1p((double)n_tok * (double)emb_dim * 4.0);
+  for (j = 0; j < m->cfg.len_code; j++) {
+    /* the residue n mod (j+2) as an angle, reduced exactly in integers first */
+    double ang = 6.283185307179586 * (double)(n_tok % (j + 2)) / (double)(j + 2);
+    x_e[E + 2 + j] = (float)(j % 2 ? sin(ang) : cos(ang));
+  }
 }
 
 MLSYS_DEF int mlsys_offload_pilot_afm_dim(const mlsys_offload_pilot *m) { return m ? m->xa : 0; }
@@ -4231,9 +4276,9 @@ MLSYS_DEF void mlsys_offload_pilot_forward(const mlsys_offload_pilot *m, const f
   memcpy(yhat, m->y, (size_t)m->ny * sizeof(float));
 }
 
-MLSYS_DEF void mlsys_offload_pilot_decode(const mlsys_offload_pilot *m, const float *yhat, int32_t *pred) {
+/* The rounding decode (no codebook). */
+static void mlsys__offload_pilot_round(const mlsys_offload_pilot *m, const float *yhat, int32_t *pred) {
   int i;
-  if (!m || !yhat || !pred) return;
   for (i = 0; i < m->ny; i++) {
     double v = expm1((double)yhat[i]);
     if (!(v > 0.0)) pred[i] = 0;   /* NaN too */
@@ -4241,6 +4286,90 @@ MLSYS_DEF void mlsys_offload_pilot_decode(const mlsys_offload_pilot *m, const fl
     else pred[i] = (int32_t)floor(v + 0.5);
   }
 }
+
+MLSYS_DEF void mlsys_offload_pilot_decode(const mlsys_offload_pilot *m, const float *yhat, int32_t *pred) {
+  int i;
+  if (!m || !yhat || !pred) return;
+  if (m->n_codes > 0) {
+    int c, best = 0;
+    double bd = INFINITY;
+    for (c = 0; c < m->n_codes; c++) {
+      const float *q = m->lcodes + (size_t)c * (size_t)m->ny;
+      double dist = 0.0;
+      for (i = 0; i < m->ny && dist < bd; i++) {
+        double e = (double)yhat[i] - (double)q[i];
+        dist += (i % 10 ? 1.0 : (double)m->cfg.w_rows) * e * e;
+      }
+      if (dist < bd) { bd = dist; best = c; }
+    }
+    memcpy(pred, m->codes + (size_t)best * (size_t)m->ny, (size_t)m->ny * sizeof *pred);
+    return;
+  }
+  mlsys__offload_pilot_round(m, yhat, pred);
+}
+
+/* Install n codes (int32, already checked) as the codebook, dropping repeats; takes nothing on failure. */
+static mlsys_status mlsys__offload_pilot_put_codes(mlsys_offload_pilot *m, const int32_t *codes, int n) {
+  size_t ny = (size_t)m->ny, i;
+  int32_t *q = NULL;
+  float *lq = NULL;
+  int *h = NULL;   /* open addressing: index + 1 of a kept code, 0 = empty */
+  size_t hsz = 4;
+  int k = 0, c;
+  if (n > 0) {
+    while (hsz < 2 * (size_t)n) hsz *= 2;
+    q = (int32_t *)mlsys_alloc((size_t)n * ny, sizeof *q);
+    lq = (float *)mlsys_alloc((size_t)n * ny, sizeof *lq);
+    h = (int *)mlsys_calloc(hsz, sizeof *h);
+    if (!q || !lq || !h) {
+      mlsys_free(q); mlsys_free(lq); mlsys_free(h);
+      return mlsys_set_error(MLSYS_ERR_NOMEM, "pilot codebook: out of memory for %d codes", n);
+    }
+    for (c = 0; c < n; c++) {
+      const int32_t *x = codes + (size_t)c * ny;
+      uint64_t hv = 1469598103934665603ull;
+      size_t slot;
+      int dup = 0;
+      for (i = 0; i < ny; i++) hv = (hv ^ (uint32_t)x[i]) * 1099511628211ull;
+      for (slot = (size_t)hv & (hsz - 1); h[slot] && !dup; slot = (slot + 1) & (hsz - 1))
+        dup = !memcmp(q + (size_t)(h[slot] - 1) * ny, x, ny * sizeof *x);
+      if (dup) continue;
+      h[slot] = k + 1;
+      memcpy(q + (size_t)k * ny, x, ny * sizeof *x);
+      for (i = 0; i < ny; i++) lq[(size_t)k * ny + i] = (float)log1p((double)x[i]);
+      k++;
+    }
+    mlsys_free(h);
+  }
+  mlsys_free(m->codes);
+  mlsys_free(m->lcodes);
+  m->codes = q;
+  m->lcodes = lq;
+  m->n_codes = k;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_offload_pilot_set_codebook(mlsys_offload_pilot *m, const float *labels, int n) {
+  int32_t *tmp;
+  size_t i, tot;
+  mlsys_status st;
+  if (!m) return mlsys_set_error(MLSYS_ERR_ARG, "pilot codebook: NULL model");
+  if (n < 0 || n > MLSYS_OFFLOAD_PILOT_MAX_CODES || (n > 0 && !labels))
+    return mlsys_set_error(MLSYS_ERR_ARG, "pilot codebook: %d codes (%s)", n, n > 0 && !labels ? "NULL labels" : "must be 0..1048576");
+  tot = (size_t)n * (size_t)m->ny;
+  for (i = 0; i < tot; i++)
+    if (!(labels[i] >= 0.0f && labels[i] <= 2147483520.0f && labels[i] == floorf(labels[i])))
+      return mlsys_set_error(MLSYS_ERR_ARG, "pilot codebook: code %zu element %zu is %g, not a whole number in 0..INT32_MAX",
+                             i / (size_t)m->ny, i % (size_t)m->ny, (double)labels[i]);
+  if (n == 0) return mlsys__offload_pilot_put_codes(m, NULL, 0);
+  if (!(tmp = (int32_t *)mlsys_alloc(tot, sizeof *tmp))) return mlsys_set_error(MLSYS_ERR_NOMEM, "pilot codebook: out of memory");
+  for (i = 0; i < tot; i++) tmp[i] = (int32_t)labels[i];
+  st = mlsys__offload_pilot_put_codes(m, tmp, n);
+  mlsys_free(tmp);
+  return st;
+}
+
+MLSYS_DEF int mlsys_offload_pilot_codebook_size(const mlsys_offload_pilot *m) { return m ? m->n_codes : 0; }
 
 /* Argument checks shared by loss, grad and training; NULL on success, else what is wrong. */
 static const char *mlsys__offload_pilot_bad_sample(const mlsys_offload_pilot *m, const float *x_e, const float *x_a, int nn_type,
@@ -4310,6 +4439,18 @@ MLSYS_DEF float mlsys_offload_pilot_train_epoch(mlsys_offload_pilot *m, int n, c
   }
   np = m->L.n;
   lr = m->cfg.lr;
+  if (m->cfg.adam && !m->m1) {
+    m->m1 = (float *)mlsys_calloc(np, sizeof(float));
+    m->m2 = (float *)mlsys_calloc(np, sizeof(float));
+    if (!m->m1 || !m->m2) {
+      mlsys_free(m->m1); mlsys_free(m->m2);
+      m->m1 = m->m2 = NULL;
+      mlsys_free(perm);
+      mlsys_set_error(MLSYS_ERR_NOMEM, "pilot train: out of memory for Adam's moments");
+      return NAN;
+    }
+    m->adam_t = 0;
+  }
   for (b0 = 0; b0 < n; b0 += batch) {
     int B = n - b0 < batch ? n - b0 : batch;
     memset(m->g, 0, np * sizeof(float));
@@ -4319,7 +4460,19 @@ MLSYS_DEF float mlsys_offload_pilot_train_epoch(mlsys_offload_pilot *m, int n, c
       mlsys__offload_pilot_fwd(m, xe, xa, nn_type[s]);
       total += mlsys__offload_pilot_bwd(m, xe, xa, nn_type[s], labels + (size_t)s * (size_t)m->ny, m->g, 1.0f / (float)B);
     }
-    for (j = 0; j < np; j++) m->p[j] -= lr * m->g[j];
+    if (m->cfg.adam) {
+      /* Adam as Kingma and Ba write it (ε outside the bias-corrected root) */
+      double t = (double)++m->adam_t;
+      float c1 = (float)(1.0 / (1.0 - pow(0.9, t))), c2 = (float)(1.0 / (1.0 - pow(0.999, t)));
+      for (j = 0; j < np; j++) {
+        float g = m->g[j];
+        m->m1[j] = 0.9f * m->m1[j] + 0.1f * g;
+        m->m2[j] = 0.999f * m->m2[j] + 0.001f * g * g;
+        m->p[j] -= lr * (m->m1[j] * c1) / (sqrtf(m->m2[j] * c2) + 1e-8f);
+      }
+    } else {
+      for (j = 0; j < np; j++) m->p[j] -= lr * m->g[j];
+    }
   }
   mlsys_free(perm);
   return (float)(total / (double)n);
@@ -4357,10 +4510,13 @@ MLSYS_DEF mlsys_status mlsys_offload_pilot_save(const mlsys_offload_pilot *m, co
   uint8_t *b;
   char *tmp;
   FILE *f;
-  int ok;
+  int ok, v2;
+  size_t hdr, nc;
   if (!m || !path) return mlsys_set_error(MLSYS_ERR_ARG, "pilot save: NULL model or path");
   c = &m->cfg;
-  len = MLSYS__OFFLOAD_PILOT_HDR + m->L.n * 4 + 4;
+  v2 = c->len_code || c->adam || m->n_codes;
+  hdr = v2 ? MLSYS__OFFLOAD_PILOT_HDR2 : MLSYS__OFFLOAD_PILOT_HDR;
+  len = hdr + m->L.n * 4 + (size_t)m->n_codes * (size_t)m->ny * 4 + 4;
   b = (uint8_t *)mlsys_alloc(len, 1);
   tmp = (char *)mlsys_alloc(strlen(path) + 5, 1);
   if (!b || !tmp) {
@@ -4369,7 +4525,7 @@ MLSYS_DEF mlsys_status mlsys_offload_pilot_save(const mlsys_offload_pilot *m, co
     return MLSYS_ERR_NOMEM;
   }
   memcpy(b, MLSYS__OFFLOAD_PILOT_MAGIC, 8);
-  mlsys__offload_pilot_wr32(b + 8, MLSYS_OFFLOAD_PILOT_VERSION);
+  mlsys__offload_pilot_wr32(b + 8, v2 ? 2u : 1u);
   mlsys__offload_pilot_wr32(b + 12, MLSYS_OFFLOAD_CATALOG_VERSION);
   mlsys__offload_pilot_wr32(b + 16, (uint32_t)c->e_proj);
   mlsys__offload_pilot_wr32(b + 20, (uint32_t)c->d);
@@ -4383,7 +4539,14 @@ MLSYS_DEF mlsys_status mlsys_offload_pilot_save(const mlsys_offload_pilot *m, co
   mlsys__offload_pilot_wr32(b + 52, mlsys__offload_pilot_fbits(c->w_rows));
   mlsys__offload_pilot_wr64(b + 56, c->seed);
   mlsys__offload_pilot_wr64(b + 64, (uint64_t)m->L.n);
-  for (i = 0; i < m->L.n; i++) mlsys__offload_pilot_wr32(b + MLSYS__OFFLOAD_PILOT_HDR + 4 * i, mlsys__offload_pilot_fbits(m->p[i]));
+  if (v2) {
+    mlsys__offload_pilot_wr32(b + 72, (uint32_t)c->len_code);
+    mlsys__offload_pilot_wr32(b + 76, (uint32_t)c->adam);
+    mlsys__offload_pilot_wr32(b + 80, (uint32_t)m->n_codes);
+  }
+  for (i = 0; i < m->L.n; i++) mlsys__offload_pilot_wr32(b + hdr + 4 * i, mlsys__offload_pilot_fbits(m->p[i]));
+  nc = (size_t)m->n_codes * (size_t)m->ny;
+  for (i = 0; i < nc; i++) mlsys__offload_pilot_wr32(b + hdr + 4 * m->L.n + 4 * i, (uint32_t)m->codes[i]);
   mlsys__offload_pilot_wr32(b + len - 4, mlsys_crc32c(0, b, len - 4));
   strcpy(tmp, path);
   strcat(tmp, ".tmp");
@@ -4414,9 +4577,9 @@ MLSYS_DEF mlsys_status mlsys_offload_pilot_load_mem(const void *buf, size_t len,
   mlsys_offload_pilot_cfg c;
   mlsys_offload_pilot *m;
   mlsys_status s;
-  uint64_t np, want_np;
-  uint32_t v, crc, want;
-  size_t need, i;
+  uint64_t np, want_np, ncodes = 0, ny;
+  uint32_t v, crc, want, ver;
+  size_t need, i, hdr = MLSYS__OFFLOAD_PILOT_HDR;
   if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "%s: load without an output", name);
   *out = NULL;
   if (!b && len) return mlsys_set_error(MLSYS_ERR_ARG, "%s: NULL buffer", name);
@@ -4427,14 +4590,27 @@ MLSYS_DEF mlsys_status mlsys_offload_pilot_load_mem(const void *buf, size_t len,
   }
   if (len < MLSYS__OFFLOAD_PILOT_HDR)
     return mlsys_set_error(MLSYS_ERR_PARSE, "%s: truncated: %zu bytes, the header alone is %d", name, len, MLSYS__OFFLOAD_PILOT_HDR);
-  if ((v = mlsys__offload_pilot_rd32(b + 8)) != MLSYS_OFFLOAD_PILOT_VERSION)
-    return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "%s: unsupported version %u (this build reads version %u)", name, v,
+  if ((ver = mlsys__offload_pilot_rd32(b + 8)) != 1u && ver != 2u)
+    return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "%s: unsupported version %u (this build reads versions 1 and %u)", name, ver,
                            MLSYS_OFFLOAD_PILOT_VERSION);
+  if (ver == 2u) {
+    hdr = MLSYS__OFFLOAD_PILOT_HDR2;
+    if (len < hdr) return mlsys_set_error(MLSYS_ERR_PARSE, "%s: truncated: %zu bytes, the version 2 header alone is %zu", name, len, hdr);
+    ncodes = mlsys__offload_pilot_rd32(b + 80);
+    if (ncodes > MLSYS_OFFLOAD_PILOT_MAX_CODES)
+      return mlsys_set_error(MLSYS_ERR_PARSE, "%s: %llu codes, above the limit of %d", name, (unsigned long long)ncodes,
+                             MLSYS_OFFLOAD_PILOT_MAX_CODES);
+  }
   np = mlsys__offload_pilot_rd64(b + 64);
   if (np > MLSYS_OFFLOAD_PILOT_MAX_PARAMS)
     return mlsys_set_error(MLSYS_ERR_TOO_BIG, "%s: %llu parameters, above the limit of %u", name, (unsigned long long)np,
                            (unsigned)MLSYS_OFFLOAD_PILOT_MAX_PARAMS);
-  need = MLSYS__OFFLOAD_PILOT_HDR + (size_t)np * 4 + 4;
+  /* k_max is checked after the CRC; bounded here so the size cannot overflow */
+  ny = (uint64_t)(mlsys__offload_pilot_rd32(b + 32) & 0x7FFFFFFFu) * 10u;
+  if (ncodes && ny > (uint64_t)MLSYS_OFFLOAD_PILOT_MAX_DIM * 10u)
+    return mlsys_set_error(MLSYS_ERR_PARSE, "%s: k_max = %d is outside 1..%d", name, (int32_t)mlsys__offload_pilot_rd32(b + 32),
+                           MLSYS_OFFLOAD_PILOT_MAX_DIM);
+  need = hdr + (size_t)np * 4 + (size_t)(ncodes * ny) * 4 + 4;
   if (len < need) return mlsys_set_error(MLSYS_ERR_PARSE, "%s: truncated: %zu bytes, expected %zu", name, len, need);
   if (len > need) return mlsys_set_error(MLSYS_ERR_PARSE, "%s: %zu trailing bytes after the CRC", name, len - need);
   crc = mlsys__offload_pilot_rd32(b + need - 4);
@@ -4457,17 +4633,32 @@ MLSYS_DEF mlsys_status mlsys_offload_pilot_load_mem(const void *buf, size_t len,
   c.lr = mlsys__offload_pilot_bitsf(mlsys__offload_pilot_rd32(b + 48));
   c.w_rows = mlsys__offload_pilot_bitsf(mlsys__offload_pilot_rd32(b + 52));
   c.seed = mlsys__offload_pilot_rd64(b + 56);
+  if (ver == 2u) {
+    c.len_code = (int32_t)mlsys__offload_pilot_rd32(b + 72);
+    c.adam = (int32_t)mlsys__offload_pilot_rd32(b + 76);
+  }
   if ((s = mlsys__offload_pilot_resolve(&c, &c, 1, name)) != MLSYS_OK) return s;
   want_np = mlsys__offload_pilot_layout_of(&c, NULL);
   if (want_np != np)
     return mlsys_set_error(MLSYS_ERR_PARSE, "%s: the file holds %llu parameters, its config needs %llu", name, (unsigned long long)np,
                            (unsigned long long)want_np);
   for (i = 0; i < (size_t)np; i++) {
-    float f = mlsys__offload_pilot_bitsf(mlsys__offload_pilot_rd32(b + MLSYS__OFFLOAD_PILOT_HDR + 4 * i));
+    float f = mlsys__offload_pilot_bitsf(mlsys__offload_pilot_rd32(b + hdr + 4 * i));
     if (!isfinite(f)) return mlsys_set_error(MLSYS_ERR_PARSE, "%s: weight %zu is not finite", name, i);
   }
+  for (i = 0; i < (size_t)(ncodes * ny); i++)
+    if ((int32_t)mlsys__offload_pilot_rd32(b + hdr + 4 * (size_t)np + 4 * i) < 0)
+      return mlsys_set_error(MLSYS_ERR_PARSE, "%s: code %zu element %zu is negative", name, i / (size_t)ny, i % (size_t)ny);
   if ((s = mlsys__offload_pilot_alloc(&c, name, &m)) != MLSYS_OK) return s;
-  for (i = 0; i < (size_t)np; i++) m->p[i] = mlsys__offload_pilot_bitsf(mlsys__offload_pilot_rd32(b + MLSYS__OFFLOAD_PILOT_HDR + 4 * i));
+  for (i = 0; i < (size_t)np; i++) m->p[i] = mlsys__offload_pilot_bitsf(mlsys__offload_pilot_rd32(b + hdr + 4 * i));
+  if (ncodes) {
+    int32_t *q = (int32_t *)mlsys_alloc((size_t)(ncodes * ny), sizeof *q);
+    if (!q) { mlsys_offload_pilot_free(m); return mlsys_set_error(MLSYS_ERR_NOMEM, "%s: out of memory for the codebook", name); }
+    for (i = 0; i < (size_t)(ncodes * ny); i++) q[i] = (int32_t)mlsys__offload_pilot_rd32(b + hdr + 4 * (size_t)np + 4 * i);
+    s = mlsys__offload_pilot_put_codes(m, q, (int)ncodes);
+    mlsys_free(q);
+    if (s) { mlsys_offload_pilot_free(m); return s; }
+  }
   *out = m;
   return MLSYS_OK;
 }
@@ -5346,7 +5537,7 @@ MLSYS_DEF mlsys_status mlsys_offload_pilot_data_make(const mlsys_offload_pilot *
   n_s = n_trees / batch;
   if (n_s < 1) return mlsys_set_error(MLSYS_ERR_ARG, "pilot data: %d trees make no batch of %d", n_trees, batch);
   cfg = mlsys_offload_pilot_config(m);
-  out->xe_dim = cfg.e_proj + 2;
+  out->xe_dim = cfg.e_proj + 2 + cfg.len_code;
   out->xa_dim = mlsys_offload_pilot_afm_dim(m);
   out->k_max = cfg.k_max;
   /* the AFM is the network's, the same for every sample */
@@ -5490,13 +5681,17 @@ MLSYS_DEF mlsys_status mlsys_offload_pilot_fit(mlsys_offload_pilot *m, const mls
   if (!val) val = train;
   {
     mlsys_offload_pilot_cfg c = mlsys_offload_pilot_config(m);
-    if (train->k_max != c.k_max || val->k_max != c.k_max || train->xe_dim != c.e_proj + 2 ||
+    if (train->k_max != c.k_max || val->k_max != c.k_max || train->xe_dim != c.e_proj + 2 + c.len_code ||
         train->xa_dim != mlsys_offload_pilot_afm_dim(m) || val->xe_dim != train->xe_dim || val->xa_dim != train->xa_dim)
       return mlsys_set_error(MLSYS_ERR_ARG, "pilot fit: the data's widths (x_e %d, x_a %d, k_max %d) are not the pilot's "
-                             "(%d, %d, %d)", train->xe_dim, train->xa_dim, train->k_max, c.e_proj + 2,
+                             "(%d, %d, %d)", train->xe_dim, train->xa_dim, train->k_max, c.e_proj + 2 + c.len_code,
                              mlsys_offload_pilot_afm_dim(m), c.k_max);
   }
   ny = train->k_max * 10;
+  if (d.snap) {
+    mlsys_status st = mlsys_offload_pilot_set_codebook(m, train->label, train->n);
+    if (st) return st;
+  }
   np = mlsys_offload_pilot_nparams(m);
   p = mlsys_offload_pilot_params(m);
   best = (float *)mlsys_alloc(np, sizeof *best);
@@ -5632,7 +5827,7 @@ MLSYS_DEF mlsys_status mlsys_offload_pilot_evaluate(mlsys_offload_pilot *m, cons
                                                     const mlsys_offload_hw *hw, mlsys_offload_pilot_eval *out) {
   mlsys_offload_mcache *cache = NULL;
   float *yhat = NULL;
-  int32_t *pred = NULL, *truth = NULL;
+  int32_t *pred = NULL, *truth = NULL, *key = NULL;
   int s, i, ny;
   mlsys_status st = MLSYS_OK;
   memset(out, 0, sizeof *out);
@@ -5645,7 +5840,8 @@ MLSYS_DEF mlsys_status mlsys_offload_pilot_evaluate(mlsys_offload_pilot *m, cons
   yhat = (float *)mlsys_alloc((size_t)ny, sizeof *yhat);
   pred = (int32_t *)mlsys_alloc((size_t)ny, sizeof *pred);
   truth = (int32_t *)mlsys_alloc((size_t)ny, sizeof *truth);
-  if (!yhat || !pred || !truth) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "pilot evaluate: out of memory"); goto done; }
+  key = (int32_t *)mlsys_alloc((size_t)ny, sizeof *key);
+  if (!yhat || !pred || !truth || !key) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "pilot evaluate: out of memory"); goto done; }
   for (s = 0; s < d->n; s++) {
     const float *lab = d->label + (size_t)s * ny;
     const int32_t *hit, *use;
@@ -5654,13 +5850,14 @@ MLSYS_DEF mlsys_status mlsys_offload_pilot_evaluate(mlsys_offload_pilot *m, cons
     for (i = 0; i < ny; i++) truth[i] = (int32_t)lab[i];
     mlsys_offload_pilot_forward(m, d->x_e + (size_t)s * d->xe_dim, d->x_a + (size_t)s * d->xa_dim, d->nn_type[s], yhat);
     mlsys_offload_pilot_decode(m, yhat, pred);
+    mlsys__offload_pilot_round(m, yhat, key);
     for (i = 0; i < ny; i++) same &= pred[i] == truth[i];
     while (kp < d->k_max && pred[10 * kp]) kp++;
     while (kt < d->k_max && truth[10 * kt]) kt++;
     out->k_exact += kp == kt;
     /* the runtime plan is the op counts up to the first empty block */
     for (i = 0; i < d->k_max && (pred[10 * i] || truth[10 * i]); i++) cuts &= pred[10 * i] == truth[10 * i];
-    hit = mlsys_offload_mcache_get(cache, pred);
+    hit = mlsys_offload_mcache_get(cache, key);
     use = hit ? hit : pred;
     out->cache_hits += hit != NULL;
     for (i = 0; i < d->k_max && (use[10 * i] || truth[10 * i]); i++) cuts_c &= use[10 * i] == truth[10 * i];
@@ -5677,9 +5874,10 @@ MLSYS_DEF mlsys_status mlsys_offload_pilot_evaluate(mlsys_offload_pilot *m, cons
     if (use != pred && (st = mlsys_offload_sim_predicted(&d->trace[s], hw, use, d->k_max, &r))) goto done;
     out->time_cache_us += r.time_us;
     /* a mis-prediction is recorded with its true blocks (the seed's runtime cache) */
-    if (!cuts_c && (st = mlsys_offload_mcache_put(cache, pred, truth))) goto done;
+    if (!cuts_c && (st = mlsys_offload_mcache_put(cache, key, truth))) goto done;
   }
 done:
+  mlsys_free(key);
   mlsys_offload_mcache_free(cache);
   mlsys_free(yhat);
   mlsys_free(pred);

@@ -208,8 +208,19 @@ TEST(train_pilot_json_and_model_file) {
   CHECK(num(t, "n") == num(smp, "test") && num(t, "exact") <= num(t, "n") && num(t, "mispred") <= num(t, "n"));
   CHECK(num(t, "time_pred_us") >= num(t, "compute_us") && num(t, "time_label_us") >= num(t, "compute_us"));
   CHECK(num(doc.root, "params") > 0 && num(doc.root, "inference_us") > 0);
+  /* Tree-LSTM plans hardly repeat: ours without snapping, and the labels' counts say why */
+  {
+    const mlsys_json *lb = mlsys_json_get(doc.root, "labels"), *pj = mlsys_json_get(doc.root, "pilot"),
+                     *sj = mlsys_json_get(doc.root, "snap");
+    REQUIRE(lb && pj && sj && pj->type == MLSYS_JSON_STRING);
+    CHECK(!strcmp(pj->str, "ours") && sj->type == MLSYS_JSON_BOOL && !sj->boolean);
+    CHECK(num(lb, "train_distinct") * 4 > num(smp, "train") && num(lb, "train_distinct") <= num(smp, "train"));
+    CHECK(num(lb, "test_seen") <= num(smp, "test"));
+  }
   REQUIRE_OK(mlsys_offload_pilot_load(path, &m));
   CHECK(mlsys_offload_pilot_nparams(m) == (size_t)num(doc.root, "params"));
+  CHECK(mlsys_offload_pilot_config(m).len_code == 32 && mlsys_offload_pilot_config(m).adam == 1);
+  CHECK_EQ_INT(mlsys_offload_pilot_codebook_size(m), 0);
   {
     /* the same test samples through the library, from the saved model */
     char *a = NULL;
@@ -234,6 +245,42 @@ TEST(train_pilot_json_and_model_file) {
     free(tr);
     free(a);
   }
+  mlsys_offload_pilot_free(m);
+  mlsys_json_doc_free(&doc);
+  unlink(path);
+}
+
+/* var-LSTM plans repeat (they follow the document's length): ours snaps, and the saved model holds exactly the
+   training set's distinct plans; --seed-pilot trains the seed's pilot (no length code, SGD, no codebook). */
+TEST(train_pilot_snaps_where_plans_repeat) {
+  mlsys_json_doc doc;
+  char path[] = "/tmp/mlsys_pilotXXXXXX", args[256];
+  int fd = mkstemp(path);
+  mlsys_offload_pilot *m = NULL;
+  const mlsys_json *lb, *sj, *pj;
+  REQUIRE(fd >= 0);
+  close(fd);
+  snprintf(args, sizeof args, "offload train-pilot --model varlstm --samples 200 --epochs 3 --out %s --json", path);
+  REQUIRE(run_json(args, &doc));
+  lb = mlsys_json_get(doc.root, "labels");
+  sj = mlsys_json_get(doc.root, "snap");
+  REQUIRE(lb && sj);
+  CHECK(sj->type == MLSYS_JSON_BOOL && sj->boolean);
+  CHECK(num(lb, "train_distinct") * 4 <= num(mlsys_json_get(doc.root, "samples"), "train"));
+  REQUIRE_OK(mlsys_offload_pilot_load(path, &m));
+  CHECK_EQ_INT(mlsys_offload_pilot_codebook_size(m), (int)num(lb, "train_distinct"));
+  mlsys_offload_pilot_free(m);
+  mlsys_json_doc_free(&doc);
+  snprintf(args, sizeof args, "offload train-pilot --model varlstm --samples 200 --epochs 3 --seed-pilot --out %s --json", path);
+  REQUIRE(run_json(args, &doc));
+  pj = mlsys_json_get(doc.root, "pilot");
+  sj = mlsys_json_get(doc.root, "snap");
+  REQUIRE(pj && sj && pj->type == MLSYS_JSON_STRING);
+  CHECK(!strcmp(pj->str, "seed") && sj->type == MLSYS_JSON_BOOL && !sj->boolean);
+  CHECK(num(doc.root, "params") == 15536);
+  REQUIRE_OK(mlsys_offload_pilot_load(path, &m));
+  CHECK(mlsys_offload_pilot_config(m).len_code == 0 && mlsys_offload_pilot_config(m).adam == 0);
+  CHECK_EQ_INT(mlsys_offload_pilot_codebook_size(m), 0);
   mlsys_offload_pilot_free(m);
   mlsys_json_doc_free(&doc);
   unlink(path);

@@ -878,8 +878,8 @@ TEST(pilot_file_corruption) {
   corrupt_expect(w, len, MLSYS_ERR_PARSE, "seed is 0", "seed");
   memcpy(w, b, len); put32(w + 72 + 4 * 1000, 0x7FC00000u); fix_crc(w, len);   /* NaN */
   corrupt_expect(w, len, MLSYS_ERR_PARSE, "weight 1000 is not finite", "NaN weight");
-  memcpy(w, b, len); put32(w + 8, 2); fix_crc(w, len);
-  corrupt_expect(w, len, MLSYS_ERR_UNSUPPORTED, "unsupported version 2", "version 2");
+  memcpy(w, b, len); put32(w + 8, 3); fix_crc(w, len);
+  corrupt_expect(w, len, MLSYS_ERR_UNSUPPORTED, "unsupported version 3", "version 3");
   corrupt_expect(b, 0, MLSYS_ERR_PARSE, "truncated", "empty");
   corrupt_expect((const uint8_t *)"MLSYSIXM", 8, MLSYS_ERR_PARSE, "bad magic", "another mlsys file");
   free(w);

@@ -24,10 +24,13 @@ static void exercise(mlsys_offload_pilot *m, size_t len) {
   float *xe, *xa, *y, emb[6] = {1, -2, 0.5f, 3, 0, 1};
   int32_t *pred;
   mlsys_offload_sig rows[2];
-  FUZZ_CHECK(len == 72 + 4 * mlsys_offload_pilot_nparams(m) + 4);
+  int nc = mlsys_offload_pilot_codebook_size(m);
+  /* version 1: 72-byte header; version 2: 84 and the codes (a loaded codebook may shrink: repeats are dropped) */
+  FUZZ_CHECK(len == 72 + 4 * mlsys_offload_pilot_nparams(m) + 4 ||
+             (len >= 84 + 4 * mlsys_offload_pilot_nparams(m) + 4 * (size_t)nc * (size_t)(c.k_max * 10) + 4));
   FUZZ_CHECK(c.k_max >= 1 && c.e_proj >= 1 && c.d >= 1 && c.h >= 1 && c.d_out >= 1 && c.seed != 0);
   FUZZ_CHECK(na == (c.afm_full ? c.afm_rows_max * 9 : 11));
-  xe = (float *)malloc(sizeof(float) * (size_t)(c.e_proj + 2));
+  xe = (float *)malloc(sizeof(float) * (size_t)(c.e_proj + 2 + c.len_code));
   xa = (float *)malloc(sizeof(float) * (size_t)na);
   y = (float *)malloc(sizeof(float) * (size_t)ny);
   pred = (int32_t *)malloc(sizeof(int32_t) * (size_t)ny);
