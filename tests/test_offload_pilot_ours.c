@@ -318,4 +318,41 @@ TEST(version2_file_roundtrip_and_corruption) {
   mlsys_offload_pilot_free(m);
 }
 
+/* The fuzz target's version 2 seed (tests/fuzz/corpus/fuzz_offload_pilot/valid_v2: mode byte 0, then a tiny model with
+   a length code, Adam and three codes, one of them repeated); MLSYS_WRITE_CORPUS=1 rewrites it. */
+#define CORPUS_V2 "tests/fuzz/corpus/fuzz_offload_pilot/valid_v2"
+TEST(fuzz_corpus_version2_seed) {
+  mlsys_offload_pilot *m;
+  uint8_t *f;
+  size_t len;
+  if (getenv("MLSYS_WRITE_CORPUS")) {
+    mlsys_offload_pilot_cfg c;
+    float lab[4][10] = {{3, 1, 0, 0, 2, 5, 0, 0, 0, 0}, {7, 2, 1, 0, 4, 9, 0, 0, 0, 0}, {3, 1, 0, 0, 2, 5, 0, 0, 0, 0}, {1}};
+    const char *path = tmp_path("corpus");
+    uint8_t mode = 0, *b;
+    size_t n;
+    FILE *o;
+    memset(&c, 0, sizeof c);
+    c.e_proj = 2; c.d = 2; c.h = 2; c.d_out = 2; c.k_max = 1; c.seed = 3; c.len_code = 2; c.adam = 1;
+    REQUIRE_OK(mlsys_offload_pilot_create(&c, &m));
+    REQUIRE_OK(mlsys_offload_pilot_set_codebook(m, &lab[0][0], 4));
+    REQUIRE_OK(mlsys_offload_pilot_save(m, path));
+    mlsys_offload_pilot_free(m);
+    REQUIRE((b = read_all(path, &n)) != NULL);
+    remove(path);
+    REQUIRE((o = fopen(CORPUS_V2, "wb")) != NULL);
+    fwrite(&mode, 1, 1, o);
+    fwrite(b, 1, n, o);
+    fclose(o);
+    free(b);
+  }
+  REQUIRE((f = read_all(CORPUS_V2, &len)) != NULL);
+  CHECK(f[0] == 0 && len > 85);
+  REQUIRE_OK(mlsys_offload_pilot_load_mem(f + 1, len - 1, "valid_v2", &m));
+  CHECK_EQ_INT(mlsys_offload_pilot_codebook_size(m), 3);
+  CHECK_EQ_INT(mlsys_offload_pilot_nparams(m), 130 + 2 * 2);   /* the tiny v1 seed's 130, W_e two features wider */
+  mlsys_offload_pilot_free(m);
+  free(f);
+}
+
 TEST_MAIN()
