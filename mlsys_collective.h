@@ -381,7 +381,13 @@ typedef struct {
 MLSYS_DEF mlsys_status mlsys_coll_lower(const mlsys_coll_def *d, const mlsys_coll_algo *a, int instances,
                                         mlsys_coll_prog *out);
 MLSYS_DEF void mlsys_coll_prog_free(mlsys_coll_prog *p);
-/* Abstract interpretation of the program: deadlock freedom, slot contents, post-conditions. */
+/* The chunk factor C ("chunkup") of a program's buffers: an allgather's input holds C·n slots (n instances), or in
+   place (inplace=1 without outofplace, as msccl-tools writes them) its output N·C·n; the others' input N·C·n. 0 when
+   gpu 0's buffers fit no layout (or p is NULL). */
+MLSYS_DEF int mlsys_coll_prog_chunkup(const mlsys_coll_prog *p);
+/* Abstract interpretation of the program: deadlock freedom, slot contents, post-conditions. In-place programs
+   (msccl-tools' layout) are checked as such: an allgather's input is the rank's own slice of its output buffer, and
+   an allreduce's or alltoall's output is its input buffer, a reduce-scatter's the rank's slice of it. */
 MLSYS_DEF mlsys_status mlsys_coll_prog_verify(const mlsys_coll_def *d, const mlsys_coll_prog *p, char *msg, size_t msglen);
 MLSYS_DEF mlsys_status mlsys_coll_prog_write_xml(const mlsys_coll_prog *p, FILE *f);
 MLSYS_DEF mlsys_status mlsys_coll_prog_read_xml(const char *text, size_t len, const char *source, mlsys_coll_prog *out);
@@ -394,6 +400,14 @@ enum { MLSYS_COLL_SUM = 0, MLSYS_COLL_PROD, MLSYS_COLL_MIN, MLSYS_COLL_MAX };
    (seed) among the legal orders; the result must not depend on the seed. */
 MLSYS_DEF mlsys_status mlsys_coll_exec_cpu(const mlsys_coll_prog *p, int dtype, int redop, void *const *in,
                                            void *const *out, size_t chunk_elems, uint64_t seed);
+/* exec_cpu on the collective's own buffers whatever the program's layout: in[r] holds rank r's input (allgather C·E
+   elements, the others N·C·E, E = chunk_elems) and out[r] receives its output (reduce-scatter C·E, the others
+   N·C·E), as mlsys_coll_reference takes them; C = mlsys_coll_prog_chunkup(p). An in-place program runs on a staged
+   copy (allgather: out[r] with the rank's input in its slice; the others: a copy of in[r], whose result, or the
+   rank's slice of it for reduce-scatter, is copied to out[r]); in is never written. MLSYS_ERR_ARG when some gpu's
+   buffer counts are not that layout's, else as exec_cpu. */
+MLSYS_DEF mlsys_status mlsys_coll_run_cpu(const mlsys_coll_prog *p, int dtype, int redop, void *const *in,
+                                          void *const *out, size_t chunk_elems, uint64_t seed);
 /* Reference collective (naive) on the same buffers layout, for checking executors. */
 MLSYS_DEF mlsys_status mlsys_coll_reference(int kind, int nranks, int chunkup, int dtype, int redop,
                                             void *const *in, void *const *out, size_t chunk_elems);
@@ -3957,6 +3971,21 @@ static int mlsys__coll_out_slot(const mlsys_coll_def *d, int r, int c) {
   }
 }
 /* Chunk-level input and output slots per rank. */
+/* In place in msccl-tools' sense: the program declares inplace and not outofplace. */
+static int mlsys__coll_prog_inplace(const mlsys_coll_prog *p) { return p->inplace && !p->outofplace; }
+
+MLSYS_DEF int mlsys_coll_prog_chunkup(const mlsys_coll_prog *p) {
+  int N, n, k;
+  if (!p || !p->gpus || p->ngpus < 1 || p->instances < 1) return 0;
+  N = p->ngpus; n = p->instances;
+  if (p->kind == MLSYS_COLL_ALLGATHER)
+    k = mlsys__coll_prog_inplace(p) ? (p->gpus[0].o_chunks % (N * n) ? 0 : p->gpus[0].o_chunks / (N * n))
+                                    : (p->gpus[0].i_chunks % n ? 0 : p->gpus[0].i_chunks / n);
+  else
+    k = p->gpus[0].i_chunks % (N * n) ? 0 : p->gpus[0].i_chunks / (N * n);
+  return k;
+}
+
 static void mlsys__coll_buf_sizes(int kind, int N, int C, int *ni, int *no) {
   switch (kind) {
     case MLSYS_COLL_ALLGATHER: *ni = C; *no = N * C; break;
@@ -4987,11 +5016,19 @@ MLSYS_DEF mlsys_status mlsys_coll_prog_read_xml(const char *text, size_t len, co
       out->nchunksperloop = (int)v;
       if ((st = mlsys__coll_xint(&x, &e, "inplace", 0, 1, 1, &v))) goto fail;
       out->inplace = (int)v;
-      if ((st = mlsys__coll_xint(&x, &e, "outofplace", 0, 1, 1, &v))) goto fail;
+      /* msccl-tools' ncclize writes neither outofplace nor the byte range: an in-place program is only that */
+      v = !out->inplace;
+      if ((st = mlsys__coll_xint(&x, &e, "outofplace", 0, 1, 0, &v))) goto fail;
       out->outofplace = (int)v;
-      if ((st = mlsys__coll_xint(&x, &e, "minBytes", 0, LLONG_MAX, 1, &v))) goto fail;
+      if (!out->inplace && !out->outofplace) {
+        st = mlsys__coll_xerr(&x, e.line, "<algo> has inplace=\"0\" and outofplace=\"0\": it runs neither way");
+        goto fail;
+      }
+      v = 0;
+      if ((st = mlsys__coll_xint(&x, &e, "minBytes", 0, LLONG_MAX, 0, &v))) goto fail;
       out->min_bytes = (unsigned long long)v;
-      if ((st = mlsys__coll_xint(&x, &e, "maxBytes", 0, LLONG_MAX, 1, &v))) goto fail;
+      v = 0;
+      if ((st = mlsys__coll_xint(&x, &e, "maxBytes", 0, LLONG_MAX, 0, &v))) goto fail;
       out->max_bytes = (unsigned long long)v;
       v = 1;
       if ((st = mlsys__coll_xint(&x, &e, "instances", 1, MLSYS__COLL_MAX_INSTANCES, 0, &v))) goto fail;
@@ -5469,7 +5506,9 @@ static mlsys_status mlsys__coll_vstep(mlsys__coll_vs *v, int g, int t) {
   /* writes, checked against the last writer and the readers since */
   if (mlsys__coll_op_writes_dst(op)) {
     mlsys__coll_vbuf *b = &v->vb[g * 3 + sp->dstbuf];
-    if (sp->dstbuf == MLSYS_COLL_BUF_IN) return mlsys__coll_vfail(v, "gpu %d tb %d step %d (%s) writes the input buffer (inputs must not change)", g, t, s, tn);
+    /* out of place, inputs must survive the collective; in place, the input buffer is where the result goes */
+    if (sp->dstbuf == MLSYS_COLL_BUF_IN && !mlsys__coll_prog_inplace(v->p))
+      return mlsys__coll_vfail(v, "gpu %d tb %d step %d (%s) writes the input buffer (inputs must not change in an out-of-place program)", g, t, s, tn);
     for (k = 0; k < cnt; k++) {
       int slot = sp->dstoff + k, h;
       if (!mlsys__coll_vordered(v, b->wr[slot], node)) {
@@ -5514,7 +5553,7 @@ static mlsys_status mlsys__coll_vstep(mlsys__coll_vs *v, int g, int t) {
 MLSYS_DEF mlsys_status mlsys_coll_prog_verify(const mlsys_coll_def *d, const mlsys_coll_prog *p, char *msg, size_t msglen) {
   mlsys__coll_vs v;
   mlsys_status st;
-  int N, C, n, ni, no, g, t, s, b, k, maxcnt = 1, progress;
+  int N, C, n, ni, no, g, t, s, b, k, maxcnt = 1, progress, inpl, rbuf, rbase;
   char c1[64], c2[64];
   if (msg && msglen) msg[0] = 0;
   if (!d || !p) return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "verify: NULL collective or program");
@@ -5524,11 +5563,18 @@ MLSYS_DEF mlsys_status mlsys_coll_prog_verify(const mlsys_coll_def *d, const mls
     return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "verify: program (%s on %d gpus) does not match the collective (%s on %d ranks)",
                             mlsys_coll_kind_name(p->kind), p->ngpus, mlsys_coll_kind_name(d->kind), N);
   mlsys__coll_buf_sizes(d->kind, N, C, &ni, &no);
+  inpl = mlsys__coll_prog_inplace(p);
+  if (inpl) {
+    /* in place (msccl-tools' layout): an allgather's input is its own slice of the output buffer; the others'
+       output is the input buffer (a reduce-scatter's, its own slice of it) */
+    if (d->kind == MLSYS_COLL_ALLGATHER) ni = 0;
+    else no = 0;
+  }
   for (g = 0; g < N; g++) {
     const mlsys_coll_gpu *gp = &p->gpus[g];
     if (gp->i_chunks != ni * n || gp->o_chunks != no * n)
-      return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "verify: gpu %d has %d input and %d output chunks; %s with %d ranks, chunkup %d and %d instance(s) needs %d and %d",
-                              g, gp->i_chunks, gp->o_chunks, mlsys_coll_kind_name(d->kind), N, C, n, ni * n, no * n);
+      return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "verify: gpu %d has %d input and %d output chunks; %s%s with %d ranks, chunkup %d and %d instance(s) needs %d and %d",
+                              g, gp->i_chunks, gp->o_chunks, inpl ? "in-place " : "", mlsys_coll_kind_name(d->kind), N, C, n, ni * n, no * n);
     for (t = 0; t < gp->ntbs; t++)
       for (s = 0; s < gp->tbs[t].nsteps; s++) {
         const mlsys_coll_step *sp = &gp->tbs[t].steps[s];
@@ -5583,6 +5629,10 @@ MLSYS_DEF mlsys_status mlsys_coll_prog_verify(const mlsys_coll_def *d, const mls
       if (!vb->val || !vb->wr || !vb->rh || (v.comb && !vb->bits)) goto out;
       for (u = 0; u < vb->n; u++) {
         vb->wr[u] = -1; vb->rh[u] = -1; vb->val[u] = -1;
+        if (inpl && d->kind == MLSYS_COLL_ALLGATHER) {
+          if (b == MLSYS_COLL_BUF_OUT && u / (C * n) == g) vb->val[u] = u;   /* the rank's slice of its output */
+          continue;
+        }
         if (b != MLSYS_COLL_BUF_IN) continue;
         switch (d->kind) {
           case MLSYS_COLL_ALLGATHER: vb->val[u] = g * C * n + u; break;
@@ -5622,20 +5672,26 @@ MLSYS_DEF mlsys_status mlsys_coll_prog_verify(const mlsys_coll_def *d, const mls
                             v.c.keys[k].a, v.c.keys[k].b, v.c.keys[k].i, mlsys__coll_conn_pending(&v.c, k), stb - v.c.tbase[v.c.keys[k].a], sn - v.nbase[stb]);
       goto out;
     }
-  /* post-conditions (§3.13): outputs hold the right sub-chunks, with all N contributions for RS/AR */
+  /* post-conditions (§3.13): outputs hold the right sub-chunks, with all N contributions for RS/AR; in place, the
+     output is the input buffer (from the rank's slice for RS) except for AG */
+  mlsys__coll_buf_sizes(d->kind, N, C, &ni, &no);
+  rbuf = inpl && d->kind != MLSYS_COLL_ALLGATHER ? MLSYS_COLL_BUF_IN : MLSYS_COLL_BUF_OUT;
   for (g = 0; g < N; g++) {
-    mlsys__coll_vbuf *vb = &v.vb[g * 3 + MLSYS_COLL_BUF_OUT];
-    int u;
-    for (u = 0; u < vb->n; u++) {
-      int j = u / n, want;
+    mlsys__coll_vbuf *vb = &v.vb[g * 3 + rbuf];
+    int u, ui;
+    rbase = inpl && d->kind == MLSYS_COLL_REDUCESCATTER ? g * C * n : 0;
+    for (ui = 0; ui < no * n; ui++) {
+      int j = ui / n, want;
+      u = rbase + ui;
       switch (d->kind) {
-        case MLSYS_COLL_ALLGATHER: want = u; break;
-        case MLSYS_COLL_ALLTOALL: want = (((j / C) * N + g) * C + j % C) * n + u % n; break;
-        case MLSYS_COLL_REDUCESCATTER: want = g * C * n + u; break;
-        default: want = u; break;
+        case MLSYS_COLL_ALLGATHER: want = ui; break;
+        case MLSYS_COLL_ALLTOALL: want = (((j / C) * N + g) * C + j % C) * n + ui % n; break;
+        case MLSYS_COLL_REDUCESCATTER: want = g * C * n + ui; break;
+        default: want = ui; break;
       }
       if (vb->val[u] != want) {
-        st = mlsys__coll_fail(MLSYS_ERR_INFEASIBLE, msg, msglen, "post-condition: gpu %d o[%d] holds %s but should hold %s", g, u,
+        st = mlsys__coll_fail(MLSYS_ERR_INFEASIBLE, msg, msglen, "post-condition: gpu %d %c[%d] holds %s but should hold %s", g,
+                              rbuf == MLSYS_COLL_BUF_IN ? 'i' : 'o', u,
                               mlsys__coll_vchunk(&v, vb->val[u], c1, sizeof c1), mlsys__coll_vchunk(&v, want, c2, sizeof c2));
         goto out;
       }
@@ -5646,8 +5702,8 @@ MLSYS_DEF mlsys_status mlsys_coll_prog_verify(const mlsys_coll_def *d, const mls
           else if (miss < 0) miss = r;
         }
         if (have != N) {
-          st = mlsys__coll_fail(MLSYS_ERR_INFEASIBLE, msg, msglen, "post-condition: gpu %d o[%d] holds %d of the %d contributions to %s (rank %d's is missing)",
-                                g, u, have, N, mlsys__coll_vchunk(&v, want, c1, sizeof c1), miss);
+          st = mlsys__coll_fail(MLSYS_ERR_INFEASIBLE, msg, msglen, "post-condition: gpu %d %c[%d] holds %d of the %d contributions to %s (rank %d's is missing)",
+                                g, rbuf == MLSYS_COLL_BUF_IN ? 'i' : 'o', u, have, N, mlsys__coll_vchunk(&v, want, c1, sizeof c1), miss);
           goto out;
         }
       }
@@ -5666,6 +5722,56 @@ out:
   mlsys_free(v.matched); mlsys_free(v.stamp); mlsys_free(v.stack); mlsys_free(v.pool.v);
   return st;
 }
+MLSYS_DEF mlsys_status mlsys_coll_run_cpu(const mlsys_coll_prog *p, int dtype, int redop, void *const *in,
+                                          void *const *out, size_t chunk_elems, uint64_t seed) {
+  int N, C, r;
+  size_t es = mlsys__coll_dtype_size(dtype), E = chunk_elems, nin, nout;
+  void **w;
+  mlsys_status st;
+  if (!p || !p->gpus || !in || !out) return mlsys_set_error(MLSYS_ERR_ARG, "run_cpu: NULL program or buffer array");
+  if (!(C = mlsys_coll_prog_chunkup(p)))
+    return mlsys_set_error(MLSYS_ERR_ARG, "run_cpu: gpu 0's buffers (%d input, %d output chunks) fit no %s layout for %d gpus",
+                           p->gpus[0].i_chunks, p->gpus[0].o_chunks, mlsys_coll_kind_name(p->kind), p->ngpus);
+  if (!es) return mlsys_set_error(MLSYS_ERR_ARG, "run_cpu: unknown dtype %d", dtype);
+  N = p->ngpus;
+  {
+    /* the buffers given are the collective's: every gpu's program must use exactly that layout */
+    int ni, no, n = p->instances, inpl = mlsys__coll_prog_inplace(p);
+    mlsys__coll_buf_sizes(p->kind, N, C, &ni, &no);
+    if (inpl) {
+      if (p->kind == MLSYS_COLL_ALLGATHER) ni = 0;
+      else no = 0;
+    }
+    for (r = 0; r < N; r++)
+      if (p->gpus[r].i_chunks != ni * n || p->gpus[r].o_chunks != no * n)
+        return mlsys_set_error(MLSYS_ERR_ARG, "run_cpu: gpu %d has %d input and %d output chunks, not the %d and %d of %s%s with chunkup %d",
+                               r, p->gpus[r].i_chunks, p->gpus[r].o_chunks, ni * n, no * n, inpl ? "in-place " : "",
+                               mlsys_coll_kind_name(p->kind), C);
+  }
+  if (!mlsys__coll_prog_inplace(p)) return mlsys_coll_exec_cpu(p, dtype, redop, in, out, chunk_elems, seed);
+  nin = (p->kind == MLSYS_COLL_ALLGATHER ? (size_t)C : (size_t)N * C) * E;
+  nout = (p->kind == MLSYS_COLL_REDUCESCATTER ? (size_t)C : (size_t)N * C) * E;
+  for (r = 0; r < N; r++)
+    if (!in[r] || !out[r]) return mlsys_set_error(MLSYS_ERR_ARG, "run_cpu: NULL buffer for rank %d", r);
+  if (p->kind == MLSYS_COLL_ALLGATHER) {
+    /* the output buffer is the working buffer; the rank's input goes to its slice */
+    for (r = 0; r < N; r++) memcpy((char *)out[r] + (size_t)r * nin * es, in[r], nin * es);
+    return mlsys_coll_exec_cpu(p, dtype, redop, out, out, chunk_elems, seed);
+  }
+  if (!(w = (void **)mlsys_calloc((size_t)N, sizeof *w))) return mlsys_set_error(MLSYS_ERR_NOMEM, "run_cpu: out of memory");
+  st = MLSYS_OK;
+  for (r = 0; r < N && !st; r++) {
+    if (!(w[r] = mlsys_alloc(nin ? nin : 1, es))) st = mlsys_set_error(MLSYS_ERR_NOMEM, "run_cpu: out of memory");
+    else memcpy(w[r], in[r], nin * es);
+  }
+  if (!st) st = mlsys_coll_exec_cpu(p, dtype, redop, w, w, chunk_elems, seed);
+  for (r = 0; r < N && !st; r++)
+    memcpy(out[r], (char *)w[r] + (p->kind == MLSYS_COLL_REDUCESCATTER ? (size_t)r * nout * es : 0), nout * es);
+  for (r = 0; r < N; r++) mlsys_free(w[r]);
+  mlsys_free(w);
+  return st;
+}
+
 /* ---- CPU executor (spec §3.11 exec_cpu): each threadblock is a coroutine; at every step one threadblock that
    can progress (its dependency is done and, for a receive, its message has arrived) is picked at random (seeded),
    so repeated runs cover different legal interleavings. Sends copy into the connection's FIFO and never block. */

@@ -531,15 +531,16 @@ static int coll_simulate(const coll_args *a) {
     if (st) return cli_fail(cmd, "%s", mlsys_last_error());
   }
   N = prog.ngpus; n = prog.instances;
-  /* chunkup from the input buffer: AG holds C·n slots, the others N·C·n (mlsys_coll_lower's layout) */
-  ni = prog.gpus[0].i_chunks;
-  if (prog.kind == MLSYS_COLL_ALLGATHER ? ni % n == 0 : ni % (N * n) == 0)
-    C = prog.kind == MLSYS_COLL_ALLGATHER ? ni / n : ni / (N * n);
+  /* chunkup from the buffers (out of place: AG's input holds C·n slots, the others' N·C·n; in place, AG's output
+     N·C·n); ni = the slots of a rank's input data, which --size fills */
+  C = mlsys_coll_prog_chunkup(&prog);
+  ni = prog.kind == MLSYS_COLL_ALLGATHER ? C * n : N * C * n;
   memset(&def, 0, sizeof def);
   memset(&topo, 0, sizeof topo);
   rc = CLI_OK;
   if (C < 1) {
-    rc = cli_fail(cmd, "%s: gpu 0 has %d input chunks, which is no %s layout for %d gpus and %d instance(s)", a->xml, ni,
+    rc = cli_fail(cmd, "%s: gpu 0 has %d input and %d output chunks, which is no %s%s layout for %d gpus and %d instance(s)",
+                  a->xml, prog.gpus[0].i_chunks, prog.gpus[0].o_chunks, prog.inplace && !prog.outofplace ? "in-place " : "",
                   mlsys_coll_kind_name(prog.kind), N, n);
     goto done;
   }

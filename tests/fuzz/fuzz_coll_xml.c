@@ -3,8 +3,9 @@
    For every input: read it. A failure must be MLSYS_ERR_PARSE with "fuzz:LINE: ..." and a zeroed program. A
    success is written back with the writer, read again and written again: the two writes must be byte-identical.
    When the program is small, it is checked by the program verifier against the collective its header names and
-   run by the CPU executor; a program the verifier accepts must execute and give exactly the reference
-   collective's result (the verifier's promise), and the executor must never crash or hang on the others.
+   run by the CPU executor on the collective's buffers (mlsys_coll_run_cpu, in place or not); a program the verifier
+   accepts must execute and give exactly the reference collective's result (the verifier's promise), and the
+   executor must never crash or hang on the others.
 
    Build and run: make build/fuzz/fuzz_coll_xml && ./build/fuzz/fuzz_coll_xml -max_total_time=60 tests/fuzz/corpus/fuzz_coll_xml */
 #define MLSYS_IMPLEMENTATION
@@ -38,19 +39,6 @@ static char *write_prog(const mlsys_coll_prog *p, size_t *len) {
   return buf;
 }
 
-/* The chunkup the buffer sizes of gpu 0 imply, or 0. */
-static int infer_chunkup(const mlsys_coll_prog *p) {
-  int N = p->ngpus, n = p->instances, den, num;
-  switch (p->kind) {
-    case MLSYS_COLL_ALLGATHER: num = p->gpus[0].i_chunks; den = n; break;
-    case MLSYS_COLL_ALLTOALL: num = p->gpus[0].i_chunks; den = N * n; break;
-    case MLSYS_COLL_REDUCESCATTER: num = p->gpus[0].o_chunks; den = n; break;
-    default: num = p->gpus[0].o_chunks; den = N * n; break;
-  }
-  if (den <= 0 || num <= 0 || num % den || num / den > 64) return 0;
-  return num / den;
-}
-
 static void semantic_checks(const mlsys_coll_prog *p) {
   int g, t, C, steps = 0, chunks = 0, r, ni, no;
   mlsys_coll_def d;
@@ -64,13 +52,13 @@ static void semantic_checks(const mlsys_coll_prog *p) {
     for (t = 0; t < p->gpus[g].ntbs; t++) steps += p->gpus[g].tbs[t].nsteps;
   }
   if (steps > 4000 || chunks > 20000) return;
-  C = infer_chunkup(p);
-  if (!C) return;
+  C = mlsys_coll_prog_chunkup(p);   /* in place or not */
+  if (C < 1 || C > 64) return;
   FUZZ_CHECK(mlsys_coll_def_make(p->kind, p->ngpus, C, &d) == MLSYS_OK);
   vs = mlsys_coll_prog_verify(&d, p, msg, sizeof msg);
   FUZZ_CHECK(vs == MLSYS_OK || vs == MLSYS_ERR_INFEASIBLE || vs == MLSYS_ERR_ARG);
   if (vs != MLSYS_OK) FUZZ_CHECK(msg[0] != 0);
-  /* buffers as the collective's layout needs (the executor trusts the program's own counts) */
+  /* buffers in the collective's layout: run_cpu refuses a program whose counts differ (MLSYS_ERR_ARG) */
   ni = p->kind == MLSYS_COLL_ALLGATHER ? C : p->ngpus * C;
   no = p->kind == MLSYS_COLL_REDUCESCATTER ? C : p->ngpus * C;
   E = (size_t)p->instances;
@@ -79,16 +67,15 @@ static void semantic_checks(const mlsys_coll_prog *p) {
   ref = (void **)calloc((size_t)p->ngpus, sizeof(void *));
   FUZZ_CHECK(in && out && ref);
   for (r = 0; r < p->ngpus; r++) {
-    int i, mi = p->gpus[r].i_chunks > ni * (int)E ? p->gpus[r].i_chunks : ni * (int)E;
-    int mo = p->gpus[r].o_chunks > no * (int)E ? p->gpus[r].o_chunks : no * (int)E;
-    in[r] = calloc((size_t)mi + 1, sizeof(int32_t));
-    out[r] = calloc((size_t)mo + 1, sizeof(int32_t));
+    int i;
+    in[r] = calloc((size_t)ni * E + 1, sizeof(int32_t));
+    out[r] = calloc((size_t)no * E + 1, sizeof(int32_t));
     ref[r] = calloc((size_t)no * E + 1, sizeof(int32_t));
     FUZZ_CHECK(in[r] && out[r] && ref[r]);
-    for (i = 0; i < mi; i++) ((int32_t *)in[r])[i] = (r + 1) * 1000 + i;
+    for (i = 0; i < ni * (int)E; i++) ((int32_t *)in[r])[i] = (r + 1) * 1000 + i;
   }
-  es = mlsys_coll_exec_cpu(p, MLSYS_COLL_I32, MLSYS_COLL_SUM, in, out, E, (uint64_t)steps);
-  FUZZ_CHECK(es == MLSYS_OK || es == MLSYS_ERR_INFEASIBLE);
+  es = mlsys_coll_run_cpu(p, MLSYS_COLL_I32, MLSYS_COLL_SUM, in, out, E, (uint64_t)steps);
+  FUZZ_CHECK(es == MLSYS_OK || es == MLSYS_ERR_INFEASIBLE || es == MLSYS_ERR_ARG);
   if (vs == MLSYS_OK) {
     /* a verified program computes the collective, whatever the interleaving */
     FUZZ_CHECK(es == MLSYS_OK);
