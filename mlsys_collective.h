@@ -18,7 +18,8 @@
      - an α–β simulator whose makespan equals the stage-3 objective for the same schedule, and a symbolic verifier
        (every chunk reaches every destination exactly once; reductions contain every contribution exactly once);
      - lowering to TACCL-EF / MSCCL XML programs (threadblocks, fused rcs/rrs/rrc/rrcs steps, cross-threadblock
-       dependencies, instances), an XML reader/writer (byte-identical round trip), a program verifier and a CPU
+       dependencies, instances), an XML reader/writer (byte-identical round trip; msccl-tools' in-place programs
+       read, verify and run as written, docs/collective.md "Programs"), a program verifier and a CPU
        executor that interleaves threadblocks at random; kernels/mlsys_collective_kernels.cuh adds the CUDA
        reduce/copy kernels, an emulated all-ranks-on-one-GPU executor and an NCCL (ncclSend/ncclRecv) executor.
 
