@@ -80,6 +80,7 @@ demo: deps
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BENCHES) $(BUILD)/mlsys
+	@bash bench/peers/tiktoken-install.sh || echo "bench: tiktoken not installed; bench_relm skips that peer"
 	@for b in $(BENCHES); do echo "== $$b"; ./$$b || exit 1; done
 
 # ---- CUDA (docs/gpu.md) ----------------------------------------------------------------------------------------

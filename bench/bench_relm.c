@@ -67,25 +67,80 @@ static char *corpus(size_t *len, int *nfiles) {
   return all;
 }
 
+/* Bytes that are not part of a well-formed UTF-8 sequence (RFC 3629: no overlongs, surrogates or code points
+   above U+10FFFF) become '?', so that node, which decodes the file as UTF-8 and would turn them into U+FFFD, and we
+   tokenize the same text. Returns how many bytes changed. */
+static size_t utf8_sanitize(unsigned char *s, size_t n) {
+  size_t i = 0, bad = 0;
+  while (i < n) {
+    unsigned c = s[i];
+    size_t k = c < 0x80 ? 1 : (c >= 0xC2 && c <= 0xDF) ? 2 : (c >= 0xE0 && c <= 0xEF) ? 3 : (c >= 0xF0 && c <= 0xF4) ? 4 : 0, j;
+    int ok = k > 0 && i + k <= n;
+    for (j = 1; ok && j < k; j++) ok = (s[i + j] & 0xC0) == 0x80;
+    if (ok && k == 3) ok = !(c == 0xE0 && s[i + 1] < 0xA0) && !(c == 0xED && s[i + 1] >= 0xA0);
+    if (ok && k == 4) ok = !(c == 0xF0 && s[i + 1] < 0x90) && !(c == 0xF4 && s[i + 1] >= 0x90);
+    if (ok) { i += k; continue; }
+    s[i++] = '?';
+    bad++;
+  }
+  return bad;
+}
+
 static int bench_tokenizer(int reps) {
   char model[256], date[64], la[64], *text;
   size_t n, ntok = 0, ntok_small = 0, n_small = 0;
   double best_small = 0;
   int r, nfiles;
-  double best = 1e30, node_best = -1;
+  double best = 1e30, node_best = -1, tk_best = -1;
+  uint64_t our_hash = 1469598103934665603ull, tk_hash = 0;
+  long tk_n = -1;
   mlsys_relm_vocab *v;
   (void)model; (void)date; (void)la;
   printf("\n== tokenizer\n");
   if (mlsys_relm_vocab_load_gpt2_dir(NULL, &v)) { fprintf(stderr, "bench_relm: %s (run scripts/install-deps.sh)\n", mlsys_last_error()); return 1; }
   text = corpus(&n, &nfiles);
-  printf("corpus: %d Debian text files, %.2f MB\n", nfiles, (double)n / 1e6);
+  {
+    size_t bad = utf8_sanitize((unsigned char *)text, n);
+    printf("corpus: %d Debian text files, %.2f MB (%zu bytes outside well-formed UTF-8 replaced by '?')\n", nfiles,
+           (double)n / 1e6, bad);
+  }
   for (r = 0; r < reps; r++) {
     int32_t *t;
     double t0 = thread_cpu();
     if (mlsys_relm_encode(v, text, n, &t, &ntok)) { fprintf(stderr, "%s\n", mlsys_last_error()); return 1; }
     t0 = thread_cpu() - t0;
     if (t0 < best) best = t0;
+    if (r == 0) {
+      size_t i;
+      for (i = 0; i < ntok; i++) our_hash = (our_hash ^ (uint32_t)t[i]) * 1099511628211ull;
+    }
     mlsys_free(t);
+  }
+  {
+    /* the real peer (issue 21): tiktoken, the WASM build of OpenAI's Rust tokenizer, gpt2 encoding, on the whole
+       corpus; node times encode() itself (best of 3, CPU seconds) and hashes the ids so equality is checked too */
+    char path[] = "/tmp/mlsys_bench_relm_all_XXXXXX", cmd[1536];
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL, *p;
+    if (f) {
+      fwrite(text, 1, n, f);
+      fclose(f);
+      snprintf(cmd, sizeof cmd,
+               "node -e 'const {get_encoding}=require(\"./.deps/bench-npm/node_modules/tiktoken\"); const e=get_encoding(\"gpt2\");"
+               " const s=require(\"fs\").readFileSync(process.argv[1],\"utf8\"); let b=1e30, ids=null;"
+               " for (let r=0;r<3;r++){ const t0=process.cpuUsage(); ids=e.encode(s,[],[]); const d=process.cpuUsage(t0); b=Math.min(b,(d.user+d.system)/1e6);}"
+               " let h=0xcbf29ce484222325n; const m=(1n<<64n)-1n; for (const x of ids){ h=((h^BigInt(x))*0x100000001b3n)&m; }"
+               " console.log(b, ids.length, h.toString())' %s 2>/dev/null",
+               path);
+      if ((p = popen(cmd, "r"))) {
+        double tb;
+        long tn;
+        unsigned long long th;
+        if (fscanf(p, "%lf %ld %llu", &tb, &tn, &th) == 3) { tk_best = tb; tk_n = tn; tk_hash = th; }
+        pclose(p);
+      }
+      unlink(path);
+    }
   }
   {
     /* the reference on the first 256 kB (cut at a newline): node reads the file and times encode() itself */
@@ -130,6 +185,11 @@ static int bench_tokenizer(int reps) {
          (double)ntok / best / 1e6);
   printf("| mlsys_relm_encode | first %.0f kB | %zu | %.4f | %.1f | %.2fM |\n", (double)n_small / 1e3, ntok_small, best_small,
          (double)n_small / 1e6 / best_small, (double)ntok_small / best_small / 1e6);
+  if (tk_best > 0)
+    printf("| tiktoken 1.0.22 (WASM, gpt2), node | whole corpus, %.2f MB | %ld | %.3f | %.1f | %.2fM |\n", (double)n / 1e6, tk_n, tk_best,
+           (double)n / 1e6 / tk_best, (double)tk_n / tk_best / 1e6);
+  else
+    printf("| tiktoken (node) | - | - | - | not run (bash bench/peers/tiktoken-install.sh) | - |\n");
   if (node_best > 0)
     printf("| gpt-3-encoder 1.1.4, node | first %.0f kB | %zu | %.3f | %.2f | %.3fM |\n", (double)n_small / 1e3, ntok_small, node_best,
            (double)n_small / 1e6 / node_best, (double)ntok_small / node_best / 1e6);
@@ -137,6 +197,9 @@ static int bench_tokenizer(int reps) {
     printf("| gpt-3-encoder (node) | - | - | - | not run (node or the package missing) | - |\n");
   printf("\ntarget >= 5 MB/s per core: %s", (double)n / 1e6 / best >= 5 ? "met" : "NOT met");
   if (node_best > 0) printf("; %.0fx the reference on the same 256 kB", node_best / best_small);
+  if (tk_best > 0)
+    printf("; %.2fx tiktoken on the whole corpus, token ids %s", tk_best / best,
+           (size_t)tk_n == ntok && tk_hash == our_hash ? "identical" : "DIFFERENT");
   printf("\n");
   free(text);
   mlsys_relm_vocab_free(v);

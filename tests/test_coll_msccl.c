@@ -8,6 +8,7 @@
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_collective.h"
 #include "tests/test.h"
+#include "tests/coll_xml.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,14 +45,6 @@ static int load(const char *name, mlsys_coll_prog *p, char **text, size_t *len) 
   return mlsys_coll_prog_read_xml(*text, *len, path, p) == MLSYS_OK ? 0 : -1;
 }
 
-static char *xml_of(const mlsys_coll_prog *p, size_t *len) {
-  char *buf = NULL;
-  FILE *f = open_memstream(&buf, len);
-  if (!f) return NULL;
-  if (mlsys_coll_prog_write_xml(p, f) != MLSYS_OK) { fclose(f); free(buf); return NULL; }
-  fclose(f);
-  return buf;
-}
 
 /* run_cpu == the naive reference on random int32 and float64 data, over several interleavings; #mismatches. */
 static int runs_match(const mlsys_coll_prog *p, int C, int nseeds) {

@@ -4,6 +4,7 @@
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_collective.h"
 #include "tests/test.h"
+#include "tests/coll_xml.h"
 
 enum { AG = MLSYS_COLL_ALLGATHER, A2A = MLSYS_COLL_ALLTOALL, RS = MLSYS_COLL_REDUCESCATTER, AR = MLSYS_COLL_ALLREDUCE };
 enum { CP = MLSYS_COLL_XF_COPY, RD = MLSYS_COLL_XF_REDUCE };
@@ -192,14 +193,6 @@ static int exec_matches(const mlsys_coll_prog *p, int kind, int N, int C, int dt
   }
   free_bufs(in, N); free_bufs(out, N); free_bufs(ref, N);
   return bad;
-}
-static char *xml_of(const mlsys_coll_prog *p, size_t *len) {
-  char *buf = NULL;
-  FILE *f = open_memstream(&buf, len);
-  if (!f) return NULL;
-  if (mlsys_coll_prog_write_xml(p, f) != MLSYS_OK) { fclose(f); free(buf); return NULL; }
-  fclose(f);
-  return buf;
 }
 static int count_steps(const mlsys_coll_prog *p, int op, int mincnt) {
   int g, t, s, n = 0;

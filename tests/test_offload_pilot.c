@@ -10,6 +10,7 @@
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_offload.h"
 #include "tests/test.h"
+#include "tests/pilot_file.h"
 
 #include <unistd.h>
 
@@ -709,31 +710,6 @@ TEST(pilot_decode) {
   mlsys_offload_pilot_free(m);
 }
 
-static char *tmp_path(const char *tag) {
-  static char buf[4][256];
-  static int k;
-  char *p = buf[k++ & 3];
-  snprintf(p, 256, "/tmp/mlsys_pilot_%s_%ld", tag, (long)getpid());
-  return p;
-}
-
-static uint8_t *read_all(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  uint8_t *b;
-  long n;
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  b = (uint8_t *)malloc((size_t)n + 1);
-  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) { free(b); b = NULL; }
-  fclose(f);
-  *len = (size_t)n;
-  return b;
-}
-
-static void put32(uint8_t *b, uint32_t v) { b[0] = (uint8_t)v; b[1] = (uint8_t)(v >> 8); b[2] = (uint8_t)(v >> 16); b[3] = (uint8_t)(v >> 24); }
-static void fix_crc(uint8_t *b, size_t len) { put32(b + len - 4, mlsys_crc32c(0, b, len - 4)); }
 
 /* Save → load: the same config, weights and outputs bit for bit; the projection rebuilt from the seed; a loaded
    model trains exactly as a new model holding the same weights. */

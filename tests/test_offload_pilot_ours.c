@@ -8,32 +8,10 @@
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_offload.h"
 #include "tests/test.h"
+#include "tests/pilot_file.h"
 
 #include <unistd.h>
 
-static char *tmp_path(const char *tag) {
-  static char buf[256];
-  snprintf(buf, sizeof buf, "/tmp/mlsys_pilot_ours_%s_%d.bin", tag, (int)getpid());
-  return buf;
-}
-
-static uint8_t *read_all(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  uint8_t *b;
-  long n;
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  b = (uint8_t *)malloc((size_t)n + 1);
-  if (b && fread(b, 1, (size_t)n, f) != (size_t)n) { free(b); b = NULL; }
-  fclose(f);
-  *len = (size_t)n;
-  return b;
-}
-static void put32(uint8_t *b, uint32_t v) { b[0] = (uint8_t)v; b[1] = (uint8_t)(v >> 8); b[2] = (uint8_t)(v >> 16); b[3] = (uint8_t)(v >> 24); }
-static uint32_t get32(const uint8_t *b) { return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24; }
-static void fix_crc(uint8_t *b, size_t len) { put32(b + len - 4, mlsys_crc32c(0, b, len - 4)); }
 
 /* x_e's length code: its formula for every length, the rest of x_e untouched by it, and every two lengths up to 2000
    at least 0.1 apart in the code (log1p(n) puts 1000 and 1001 0.001 apart). */
