@@ -3995,6 +3995,16 @@ static void mlsys__coll_buf_sizes(int kind, int N, int C, int *ni, int *no) {
   }
 }
 
+/* The slot counts a program's own buffers must have (per instance): in place (msccl-tools' layout) an allgather's
+   input is its own slice of the output buffer, and the others' output is the input buffer (a reduce-scatter's, its
+   own slice of it), so the aliased buffer has no slots of its own. */
+static void mlsys__coll_prog_buf_sizes(int kind, int N, int C, int inplace, int *ni, int *no) {
+  mlsys__coll_buf_sizes(kind, N, C, ni, no);
+  if (!inplace) return;
+  if (kind == MLSYS_COLL_ALLGATHER) *ni = 0;
+  else *no = 0;
+}
+
 typedef struct { int buf, off; } mlsys__coll_loc;   /* buf -1: the rank does not hold the data */
 
 /* A rank-level operation before threadblocks exist (chunk-level slots). */
@@ -5563,14 +5573,8 @@ MLSYS_DEF mlsys_status mlsys_coll_prog_verify(const mlsys_coll_def *d, const mls
   if (p->kind != d->kind || p->ngpus != N)
     return mlsys__coll_fail(MLSYS_ERR_ARG, msg, msglen, "verify: program (%s on %d gpus) does not match the collective (%s on %d ranks)",
                             mlsys_coll_kind_name(p->kind), p->ngpus, mlsys_coll_kind_name(d->kind), N);
-  mlsys__coll_buf_sizes(d->kind, N, C, &ni, &no);
   inpl = mlsys__coll_prog_inplace(p);
-  if (inpl) {
-    /* in place (msccl-tools' layout): an allgather's input is its own slice of the output buffer; the others'
-       output is the input buffer (a reduce-scatter's, its own slice of it) */
-    if (d->kind == MLSYS_COLL_ALLGATHER) ni = 0;
-    else no = 0;
-  }
+  mlsys__coll_prog_buf_sizes(d->kind, N, C, inpl, &ni, &no);
   for (g = 0; g < N; g++) {
     const mlsys_coll_gpu *gp = &p->gpus[g];
     if (gp->i_chunks != ni * n || gp->o_chunks != no * n)
@@ -5738,11 +5742,7 @@ MLSYS_DEF mlsys_status mlsys_coll_run_cpu(const mlsys_coll_prog *p, int dtype, i
   {
     /* the buffers given are the collective's: every gpu's program must use exactly that layout */
     int ni, no, n = p->instances, inpl = mlsys__coll_prog_inplace(p);
-    mlsys__coll_buf_sizes(p->kind, N, C, &ni, &no);
-    if (inpl) {
-      if (p->kind == MLSYS_COLL_ALLGATHER) ni = 0;
-      else no = 0;
-    }
+    mlsys__coll_prog_buf_sizes(p->kind, N, C, inpl, &ni, &no);
     for (r = 0; r < N; r++)
       if (p->gpus[r].i_chunks != ni * n || p->gpus[r].o_chunks != no * n)
         return mlsys_set_error(MLSYS_ERR_ARG, "run_cpu: gpu %d has %d input and %d output chunks, not the %d and %d of %s%s with chunkup %d",

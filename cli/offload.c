@@ -433,7 +433,7 @@ static int offload_train_pilot(int argc, char **argv) {
   mlsys_offload_fit_result fr;
   mlsys_offload_pilot_eval ev;
   mlsys_offload_pilot_cfg pcfg;
-  int rc, n = 0, i, cut[4], max_ep = 600, max_s = 0, batch, ns, nn_exact = 0, nn_k = 0, seen = 0;
+  int rc, n = 0, i, cut[4], max_ep = 600, max_s = 0, batch, ns, nn_exact = 0, nn_k = 0, seen = 0, distinct = 0;
   double actf = 0.5, t0, infer_us = 0, nn_time = 0;
   char path[4096], b1[32];
   memset(d, 0, sizeof d);
@@ -507,7 +507,8 @@ static int offload_train_pilot(int argc, char **argv) {
   fo.patience = 100;
   /* snap only where plans repeat (on average 4 samples per distinct training label): otherwise the codebook cannot
      hold the test samples' plans, and searching it costs more than the network (Tree-LSTM: 1,739 codes, 289 us) */
-  fo.snap = !seedp && 4 * tp_distinct(&d[0]) <= d[0].n;
+  distinct = tp_distinct(&d[0]);
+  fo.snap = !seedp && 4 * distinct <= d[0].n;
   fo.progress = json ? NULL : tp_fit_progress;
   if (mlsys_offload_pilot_fit(m, &d[0], &d[1], &fo, &fr) ||
       mlsys_offload_pilot_evaluate(m, &d[2], &o.hw, &ev)) {
@@ -567,7 +568,7 @@ static int offload_train_pilot(int argc, char **argv) {
            "\"inference_us\":%.9g,\"out\":",
            model, cut[3], (long long)d[0].gpu_bytes, nopin ? "false" : "true", d[0].n, d[1].n, d[2].n, d[0].n_infeasible,
            d[1].n_infeasible, d[2].n_infeasible, mlsys_offload_pilot_nparams(m), fr.epochs, fr.best_epoch,
-           seedp ? "seed" : "ours", fo.snap ? "true" : "false", fr.best_val_exact, fr.best_val_loss, tp_distinct(&d[0]), seen, ev.n, ev.exact, ev.k_exact, ev.mispred, ev.mispred_cache, ev.cache_hits,
+           seedp ? "seed" : "ours", fo.snap ? "true" : "false", fr.best_val_exact, fr.best_val_loss, distinct, seen, ev.n, ev.exact, ev.k_exact, ev.mispred, ev.mispred_cache, ev.cache_hits,
            ev.faulted, ev.time_oracle_us, ev.time_pred_us, ev.time_cache_us, ev.compute_us, nn_exact, nn_k, nn_time, infer_us);
     if (out) cli_json_str(stdout, out); else printf("null");
     printf("}\n");
@@ -577,7 +578,7 @@ static int offload_train_pilot(int argc, char **argv) {
            mlsys_offload_pilot_nparams(m), fr.epochs, fr.best_epoch, fr.best_val_exact,
            fr.best_val_loss, infer_us);
     printf("labels: %d distinct among %d training samples; %d of %d test labels occur in training (the most a snapped "
-           "pilot can match)\n", tp_distinct(&d[0]), d[0].n, seen, d[2].n);
+           "pilot can match)\n", distinct, d[0].n, seen, d[2].n);
     printf("test, %d samples: exact %d (%.1f %%), block count right %d, mis-predicted %d without the cache, %d with it "
            "(%d hits); on-demand fetches in %d\n", ev.n, ev.exact, 100.0 * ev.exact / ev.n, ev.k_exact, ev.mispred,
            ev.mispred_cache, ev.cache_hits, ev.faulted);
