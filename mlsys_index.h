@@ -374,6 +374,20 @@ MLSYS_DEF mlsys_status mlsys_index_workload_make(const uint64_t *keys, size_t n_
                                                  mlsys_index_workload *w);
 MLSYS_DEF void mlsys_index_workload_free(mlsys_index_workload *w);
 
+/* WORKLOAD FILES: one workload on disk, so that another index (bench/peers/alex, a user's own) replays exactly the
+   operations `mlsys index bench` ran. Little-endian:
+     0  "MLSYSIWL" (8 bytes)      8  u32 version (1)      12  u32 flags (bit 0: exhausted)
+     16 u64 n_bulk               24 u64 n_ops            32  u64 n_inserts
+     40 n_bulk u64 keys (sorted, distinct: the bulk load; payloads are mlsys_index_payload_of(key))
+        n_ops u64 keys, then n_ops u8 operations (0 find, 1 insert)
+        u32 CRC-32C of every byte before it
+   The reader checks the size, the magic, the version, the operation codes, the insert count, the order of the bulk
+   keys and the CRC, and names the first problem. Written to a temporary file, then renamed over path. */
+MLSYS_DEF mlsys_status mlsys_index_workload_write(const char *path, const mlsys_index_workload *w);
+MLSYS_DEF mlsys_status mlsys_index_workload_read(const char *path, mlsys_index_workload *w);
+/* The same from bytes in memory; name (may be NULL) is used in messages. */
+MLSYS_DEF mlsys_status mlsys_index_workload_parse(const void *buf, size_t len, const char *name, mlsys_index_workload *w);
+
 /* ---------------------------------------------------------------------------------------------------------------
    5. The throughput predictor (thesis §6.3.3, spec B3.5).
    The thesis states only the shape of MAPLE's predictor: a CNN turns "a subset of the trace as an image" (256x256,
@@ -516,10 +530,20 @@ MLSYS_DEF mlsys_status mlsys_index_run(mlsys_index_kind kind, const mlsys_index_
 
 /* ---- the tuner ---- */
 typedef enum {
-  MLSYS_INDEX_PREDICT_MODEL = 0,  /* the trained CNN predictor (opts.model) */
+  MLSYS_INDEX_PREDICT_RULE = 0,   /* the default: rank by insert fraction alone (mlsys_index_rule_predict); no model */
+  MLSYS_INDEX_PREDICT_MODEL,      /* the trained CNN predictor (opts.model) */
   MLSYS_INDEX_PREDICT_KNN,        /* the k-NN fallback (opts.knn) */
   MLSYS_INDEX_PREDICT_NONE        /* no prediction: measure every grid entry (the oracle; slow) */
 } mlsys_index_predictor;
+/* The insert-fraction rule (issue 21). On the held-out key sets (real:cities, real:words; 20 workloads) a ranking
+   that looks only at the insert fraction, given the same 10 measurements, picks as well as the CNN predictor: within
+   5 % of the best of the whole grid on 15 of 20 against 14, geometric mean 0.962 of the oracle against 0.957
+   (docs/index.md §5; `maple_train eval`). So it is the default, and the CNN (MLSYS_INDEX_PREDICT_MODEL) an option.
+   Predicted Mops/s of each configuration: exp of its mean log throughput over the training traces of the shipped
+   predictor's training set (tools/maple_training.csv, held-out sets excluded), interpolated linearly between the
+   measured insert fractions 0, 0.15, 0.5, 0.85 and 1 (`maple_train rule` prints the table). Only the configurations
+   of mlsys_index_grid_default (any expected insert fraction) have a prediction; others get NaN (ranked last). */
+MLSYS_DEF mlsys_status mlsys_index_rule_predict(double insert_frac, const mlsys_index_config *cfgs, size_t n, double *mops);
 typedef struct {
   mlsys_index_predictor predictor;
   const mlsys_index_model *model;
@@ -3952,6 +3976,158 @@ MLSYS_DEF mlsys_status mlsys_index_workload_make(const uint64_t *keys, size_t n_
   return MLSYS_OK;
 }
 
+/* ---- workload files (format above) ---- */
+
+#define MLSYS__INDEX_WL_HDR 40
+
+MLSYS_DEF mlsys_status mlsys_index_workload_parse(const void *buf, size_t len, const char *name, mlsys_index_workload *w) {
+  const uint8_t *b = (const uint8_t *)buf;
+  uint64_t nb, no, ni, cnt = 0, need;
+  uint32_t ver, flags, crc;
+  size_t i;
+  if (!w || (!buf && len)) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_index_workload_parse: NULL argument");
+  memset(w, 0, sizeof *w);
+  if (!name) name = "<workload buffer>";
+  if (len < MLSYS__INDEX_WL_HDR + 4)
+    return mlsys_set_error(MLSYS_ERR_PARSE, "%s: %zu bytes is too short for a workload file (header 40 + CRC 4)", name, len);
+  if (memcmp(b, "MLSYSIWL", 8)) return mlsys_set_error(MLSYS_ERR_PARSE, "%s: not a workload file (no MLSYSIWL magic)", name);
+  ver = (uint32_t)mlsys__index_get_le32(b + 8);
+  flags = (uint32_t)mlsys__index_get_le32(b + 12);
+  if (ver != 1) return mlsys_set_error(MLSYS_ERR_PARSE, "%s: workload file version %u (this reader knows 1)", name, ver);
+  if (flags & ~1u) return mlsys_set_error(MLSYS_ERR_PARSE, "%s: unknown flags 0x%x", name, flags);
+  nb = mlsys__index_get_le64(b + 16);
+  no = mlsys__index_get_le64(b + 24);
+  ni = mlsys__index_get_le64(b + 32);
+  /* sizes in 64 bits first: n_bulk and n_ops each below 2^60 cannot overflow the sum */
+  if (nb >= (1ull << 60) || no >= (1ull << 60) ||
+      (need = MLSYS__INDEX_WL_HDR + 8 * nb + 9 * no + 4) != (uint64_t)len)
+    return mlsys_set_error(MLSYS_ERR_PARSE, "%s: %zu bytes, but n_bulk %llu and n_ops %llu need %s", name, len,
+                           (unsigned long long)nb, (unsigned long long)no,
+                           nb >= (1ull << 60) || no >= (1ull << 60) ? "more than any file holds" : "a different size");
+  crc = (uint32_t)mlsys__index_get_le32(b + len - 4);
+  if (mlsys_crc32c(0, b, len - 4) != crc) return mlsys_set_error(MLSYS_ERR_PARSE, "%s: CRC mismatch (the file is damaged)", name);
+  w->bulk = (uint64_t *)mlsys_alloc(nb ? (size_t)nb : 1, sizeof *w->bulk);
+  w->trace.key = (uint64_t *)mlsys_alloc(no ? (size_t)no : 1, sizeof *w->trace.key);
+  w->trace.op = (uint8_t *)mlsys_alloc(no ? (size_t)no : 1, 1);
+  if (!w->bulk || !w->trace.key || !w->trace.op) {
+    mlsys_index_workload_free(w);
+    return mlsys_prefix_error("%s: ", name);
+  }
+  b += MLSYS__INDEX_WL_HDR;
+  for (i = 0; i < (size_t)nb; i++) {
+    w->bulk[i] = mlsys__index_get_le64(b + 8 * i);
+    if (i && w->bulk[i] <= w->bulk[i - 1]) {
+      mlsys_index_workload_free(w);
+      return mlsys_set_error(MLSYS_ERR_PARSE, "%s: bulk key %zu is not above the one before it (they must be sorted and distinct)",
+                             name, i);
+    }
+  }
+  b += 8 * nb;
+  for (i = 0; i < (size_t)no; i++) w->trace.key[i] = mlsys__index_get_le64(b + 8 * i);
+  b += 8 * no;
+  for (i = 0; i < (size_t)no; i++) {
+    if (b[i] > MLSYS_INDEX_OP_INSERT) {
+      mlsys_index_workload_free(w);
+      return mlsys_set_error(MLSYS_ERR_PARSE, "%s: operation %zu has code %u (0 find, 1 insert)", name, i, b[i]);
+    }
+    w->trace.op[i] = b[i];
+    cnt += b[i];
+  }
+  if (cnt != ni) {
+    mlsys_index_workload_free(w);
+    return mlsys_set_error(MLSYS_ERR_PARSE, "%s: the header says %llu inserts, the operations hold %llu", name,
+                           (unsigned long long)ni, (unsigned long long)cnt);
+  }
+  w->n_bulk = (size_t)nb;
+  w->trace.n = (size_t)no;
+  w->n_inserts = (size_t)ni;
+  w->n_finds = (size_t)(no - ni);
+  w->exhausted = (int)(flags & 1);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_index_workload_read(const char *path, mlsys_index_workload *w) {
+  char *buf;
+  size_t len;
+  mlsys_status st;
+  if (!path || !w) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_index_workload_read: NULL argument");
+  memset(w, 0, sizeof *w);
+  if ((st = mlsys_read_file(path, &buf, &len))) return st;
+  st = mlsys_index_workload_parse(buf, len, path, w);
+  mlsys_free(buf);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_index_workload_write(const char *path, const mlsys_index_workload *w) {
+  uint8_t hdr[MLSYS__INDEX_WL_HDR], *chunk = NULL, tail[4];
+  size_t i, done, cap = 1 << 16, tlen, ins = 0;
+  uint32_t crc;
+  char *tmp = NULL;
+  FILE *f = NULL;
+  int bad = 0;
+  mlsys_status st;
+  if (!path || !w || (w->n_bulk && !w->bulk) || (w->trace.n && (!w->trace.op || !w->trace.key)))
+    return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_index_workload_write: NULL argument");
+  for (i = 0; i < w->trace.n; i++) {
+    if (w->trace.op[i] > MLSYS_INDEX_OP_INSERT)
+      return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_index_workload_write: operation %zu has code %u", i, w->trace.op[i]);
+    ins += w->trace.op[i];
+  }
+  for (i = 1; i < w->n_bulk; i++)
+    if (w->bulk[i] <= w->bulk[i - 1])
+      return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_index_workload_write: bulk key %zu is not above the one before it", i);
+  memcpy(hdr, "MLSYSIWL", 8);
+  mlsys__index_put_le(hdr + 8, 1, 4);
+  mlsys__index_put_le(hdr + 12, w->exhausted ? 1 : 0, 4);
+  mlsys__index_put_le(hdr + 16, (uint64_t)w->n_bulk, 8);
+  mlsys__index_put_le(hdr + 24, (uint64_t)w->trace.n, 8);
+  mlsys__index_put_le(hdr + 32, (uint64_t)ins, 8);
+  tlen = strlen(path) + 32;
+  if (!(tmp = (char *)mlsys_alloc(tlen, 1)) || !(chunk = (uint8_t *)mlsys_alloc(cap, 8))) {
+    st = mlsys_prefix_error("%s: ", path);
+    mlsys_free(tmp);
+    return st;
+  }
+  snprintf(tmp, tlen, "%s.tmp%ld", path, (long)getpid());
+  if (!(f = fopen(tmp, "wb"))) {
+    st = mlsys_set_error(MLSYS_ERR_IO, "%s: cannot create %s: %s", path, tmp, strerror(errno));
+    mlsys_free(tmp);
+    mlsys_free(chunk);
+    return st;
+  }
+  crc = mlsys_crc32c(0, hdr, sizeof hdr);
+  if (fwrite(hdr, 1, sizeof hdr, f) != sizeof hdr) bad = 1;
+  /* the bulk keys, then the operation keys, then the codes; chunked so a 200M-operation trace needs no second copy */
+  {
+    const uint64_t *src[2] = {w->bulk, w->trace.key};
+    size_t cnt[2] = {w->n_bulk, w->trace.n}, s;
+    for (s = 0; s < 2 && !bad; s++)
+      for (done = 0; !bad && done < cnt[s];) {
+        size_t m = cnt[s] - done < cap ? cnt[s] - done : cap;
+        for (i = 0; i < m; i++) mlsys__index_put_le(chunk + 8 * i, src[s][done + i], 8);
+        crc = mlsys_crc32c(crc, chunk, 8 * m);
+        if (fwrite(chunk, 8, m, f) != m) bad = 1;
+        done += m;
+      }
+  }
+  if (!bad && w->trace.n) {
+    crc = mlsys_crc32c(crc, w->trace.op, w->trace.n);
+    if (fwrite(w->trace.op, 1, w->trace.n, f) != w->trace.n) bad = 1;
+  }
+  mlsys__index_put_le(tail, crc, 4);
+  if (!bad && fwrite(tail, 1, 4, f) != 4) bad = 1;
+  if (fclose(f) != 0) bad = 1;
+  mlsys_free(chunk);
+  if (bad || rename(tmp, path) != 0) {
+    st = mlsys_set_error(MLSYS_ERR_IO, "%s: %s failed: %s", path, bad ? "writing" : "renaming the temporary file", strerror(errno));
+    remove(tmp);
+    mlsys_free(tmp);
+    return st;
+  }
+  mlsys_free(tmp);
+  return MLSYS_OK;
+}
+
 /* ================ 5. the throughput predictor ================ */
 #include <math.h>
 #include <stdio.h>
@@ -5345,6 +5521,130 @@ MLSYS_DEF void mlsys_index_tune_result_free(mlsys_index_tune_result *r) {
   r->n_cand = 0;
 }
 
+/* ---- the insert-fraction rule (MLSYS_INDEX_PREDICT_RULE) ---- */
+
+/* Mean log(Mops/s) of each default-grid slot (mlsys_index_grid_default order) over the training traces at each
+   insert fraction: generated by `build/maple_train rule` from tools/maple_training.csv (2026-11-27, this repo's
+   2-vCPU AMD EPYC box, 4M keys per generated set, 1M bulk-loaded, 300k operations; real:cities and real:words held
+   out). Regenerate it with the CSV. */
+static const double mlsys__index_rule_frac[5] = {0, 0.15, 0.5, 0.85, 1};
+static const float mlsys__index_rule_logmops[5][136] = {
+    {2.4504f, 2.3712f, 2.4079f, 2.4670f, 2.3901f, 2.4497f, 2.3114f, 2.4088f, 2.4035f, 2.4335f,
+     2.3413f, 2.4007f, 2.3961f, 2.3763f, 2.3251f, 2.3661f, 2.3814f, 2.3646f, 2.4415f, 2.3717f,
+     2.3279f, 2.3917f, 2.4498f, 2.4225f, 2.3934f, 2.4049f, 2.4328f, 2.3495f, 2.4051f, 2.4123f,
+     2.4298f, 1.4737f, 1.4762f, 1.4803f, 1.9139f, 1.8692f, 1.9301f, 1.8822f, 1.9470f, 1.9289f,
+     1.9510f, 2.0145f, 1.8815f, 1.9268f, 1.9181f, 1.9220f, 1.7931f, 1.8441f, 1.8355f, 2.0872f,
+     2.0816f, 2.0855f, 2.1113f, 2.0641f, 2.1233f, 2.0361f, 2.0699f, 1.9726f, 2.0040f, 2.0419f,
+     1.8945f, 2.0763f, 2.0505f, 2.1260f, 2.2186f, 2.1799f, 2.1841f, 2.2064f, 2.1630f, 2.2623f,
+     2.2025f, 2.1842f, 2.1491f, 2.0516f, 2.1182f, 2.0959f, 2.2097f, 2.2216f, 2.1528f, 2.2233f,
+     2.1994f, 2.2282f, 2.2310f, 2.1846f, 2.1990f, 2.2369f, 2.2085f, 2.1178f, 2.0780f, 2.0959f,
+     2.0771f, 2.1439f, 2.1315f, 2.1435f, 2.1741f, 2.1952f, 2.1981f, 2.1384f, 2.1705f, 2.1479f,
+     2.1561f, 2.1489f, 2.0203f, 2.0781f, 2.0056f, 2.0658f, 2.1609f, 2.1970f, 2.1513f, 2.1529f,
+     2.2044f, 2.1107f, 2.1587f, 2.0357f, 2.1115f, 2.1063f, 2.1463f, 2.0375f, 2.0516f, 2.0412f,
+     2.0344f, 2.1129f, 2.1192f, 2.0787f, 2.0502f, 2.0851f, 2.0707f, 2.1142f, 1.9542f, 2.0152f,
+     2.0003f, 1.9908f, 1.9046f, 1.9020f, 1.8415f, 1.9214f},
+    {2.0980f, 1.8191f, 1.9242f, 1.9557f, 1.9472f, 1.9582f, 1.8279f, 1.9062f, 2.0174f, 2.0253f,
+     2.0204f, 1.8144f, 1.9230f, 2.0508f, 2.0633f, 2.0529f, 1.8443f, 1.9653f, 2.1466f, 2.1850f,
+     2.1718f, 1.8585f, 2.0178f, 2.1861f, 2.2447f, 2.2141f, 1.8730f, 2.0246f, 2.2210f, 2.2527f,
+     2.2696f, 1.3112f, 1.3288f, 1.2504f, 1.6939f, 1.6819f, 1.6713f, 1.7296f, 1.5926f, 1.6484f,
+     1.6290f, 1.6590f, 1.6602f, 1.6097f, 1.5959f, 1.6307f, 1.7439f, 1.7851f, 1.7557f, 1.9463f,
+     1.9223f, 1.9091f, 1.9427f, 1.9148f, 1.9534f, 1.9487f, 1.9445f, 1.8545f, 1.9030f, 1.9210f,
+     1.8944f, 2.0652f, 2.0528f, 2.0255f, 2.1234f, 2.1228f, 2.1192f, 2.1218f, 2.1261f, 2.0747f,
+     2.1178f, 2.1014f, 2.0459f, 2.0239f, 2.0457f, 1.9974f, 2.1556f, 2.1679f, 2.1059f, 2.1877f,
+     2.2299f, 2.2073f, 2.1838f, 2.2022f, 2.2248f, 2.1877f, 2.1864f, 2.0435f, 2.0458f, 2.0419f,
+     2.0569f, 2.1281f, 2.1355f, 2.1659f, 2.1503f, 2.1678f, 2.1929f, 2.1700f, 2.1356f, 2.1299f,
+     2.1739f, 2.1335f, 1.9703f, 1.9714f, 1.9699f, 1.9807f, 2.1439f, 2.1411f, 2.1337f, 2.1391f,
+     2.1094f, 2.1487f, 2.1131f, 2.0784f, 2.0890f, 2.0645f, 2.0674f, 1.9353f, 1.9684f, 1.9390f,
+     1.9023f, 2.0612f, 2.0367f, 2.0302f, 2.0156f, 2.0211f, 2.0318f, 2.0152f, 1.9278f, 1.9162f,
+     1.9118f, 1.9589f, 1.8176f, 1.8529f, 1.8518f, 1.8083f},
+    {0.6601f, -0.4440f, -0.3096f, -0.1912f, -0.1240f, -0.1416f, -0.4240f, -0.1320f, 0.0801f, 0.1549f,
+     0.1602f, -0.4116f, 0.0216f, 0.3886f, 0.4840f, 0.4456f, -0.3564f, -0.0134f, 0.6584f, 0.8884f,
+     0.9347f, -0.3543f, 0.0650f, 0.7058f, 1.1380f, 1.1775f, -0.3922f, 0.0858f, 0.7443f, 1.3327f,
+     1.3033f, 0.8807f, 0.8504f, 0.6968f, 1.1552f, 1.1339f, 1.1487f, 1.2462f, 1.0129f, 0.9973f,
+     0.9312f, 0.9599f, 0.9935f, 1.0715f, 1.0726f, 1.0209f, 1.5026f, 1.4342f, 1.5343f, 1.5552f,
+     1.5352f, 1.4571f, 1.4401f, 1.5349f, 1.4727f, 1.5487f, 1.5936f, 1.4426f, 1.5146f, 1.4920f,
+     1.4836f, 1.7561f, 1.8393f, 1.7208f, 1.7117f, 1.6427f, 1.8206f, 1.7735f, 1.8057f, 1.7793f,
+     1.6970f, 1.7743f, 1.7080f, 1.7167f, 1.7057f, 1.8207f, 1.9241f, 1.9221f, 1.8894f, 1.9090f,
+     1.9431f, 1.9590f, 1.8868f, 1.9137f, 1.9384f, 1.9612f, 2.0052f, 1.7408f, 1.7707f, 1.7631f,
+     1.8346f, 1.9648f, 1.9255f, 1.9523f, 1.9468f, 2.0075f, 1.9656f, 1.8932f, 1.8725f, 1.9388f,
+     1.9477f, 1.9301f, 1.7134f, 1.6904f, 1.6721f, 1.6474f, 1.8736f, 1.9074f, 1.8330f, 1.8370f,
+     1.8821f, 1.8487f, 1.7823f, 1.6999f, 1.7746f, 1.7387f, 1.8038f, 1.6149f, 1.7170f, 1.5613f,
+     1.5890f, 1.8035f, 1.8093f, 1.8226f, 1.6762f, 1.7533f, 1.7146f, 1.8285f, 1.6400f, 1.6996f,
+     1.6008f, 1.6909f, 1.5833f, 1.5617f, 1.5717f, 1.6056f},
+    {0.0381f, -1.2233f, -0.9459f, -0.7592f, -0.6949f, -0.6964f, -1.1693f, -0.6868f, -0.4489f, -0.3600f,
+     -0.3867f, -1.0455f, -0.5434f, -0.1759f, -0.0188f, -0.0209f, -1.0000f, -0.5559f, 0.2185f, 0.5072f,
+     0.4927f, -0.9675f, -0.4875f, 0.3828f, 0.9094f, 0.9912f, -0.9897f, -0.5296f, 0.3625f, 0.9462f,
+     1.0940f, 0.5466f, 0.5704f, 0.0836f, 0.9219f, 0.7894f, 0.9587f, 0.9310f, 0.7046f, 0.6608f,
+     0.6615f, 0.6819f, 0.7399f, 0.7436f, 0.7757f, 0.7628f, 1.2926f, 1.3194f, 1.2554f, 1.2624f,
+     1.3534f, 1.2651f, 1.2854f, 1.2832f, 1.2459f, 1.3196f, 1.3562f, 1.1035f, 1.2037f, 1.1906f,
+     1.2353f, 1.7081f, 1.6949f, 1.6348f, 1.6439f, 1.6132f, 1.6010f, 1.6437f, 1.5890f, 1.6580f,
+     1.6005f, 1.6544f, 1.5541f, 1.5728f, 1.6084f, 1.6018f, 1.8576f, 1.8761f, 1.8140f, 1.8696f,
+     1.8041f, 1.8101f, 1.8375f, 1.8455f, 1.8017f, 1.8887f, 1.8047f, 1.6900f, 1.6125f, 1.6622f,
+     1.6482f, 1.9495f, 1.9350f, 1.8236f, 1.8858f, 1.9223f, 1.8246f, 1.9077f, 1.8863f, 1.8203f,
+     1.8883f, 1.8996f, 1.6921f, 1.5807f, 1.6310f, 1.6115f, 1.8281f, 1.9178f, 1.8357f, 1.8614f,
+     1.8152f, 1.8508f, 1.7544f, 1.6380f, 1.6953f, 1.6913f, 1.6416f, 1.5205f, 1.5671f, 1.5341f,
+     1.5841f, 1.8213f, 1.7421f, 1.7597f, 1.6868f, 1.7129f, 1.7033f, 1.6317f, 1.6009f, 1.5998f,
+     1.6316f, 1.6173f, 1.4211f, 1.4684f, 1.3877f, 1.4737f},
+    {0.2308f, -1.0860f, -0.8550f, -0.6794f, -0.6565f, -0.6146f, -0.9765f, -0.6837f, -0.2676f, -0.2211f,
+     -0.2426f, -0.9240f, -0.4325f, 0.0139f, 0.1566f, 0.1341f, -0.9503f, -0.3234f, 0.3767f, 0.5278f,
+     0.6996f, -0.8439f, -0.3819f, 0.4189f, 0.8599f, 0.9371f, -0.8899f, -0.3708f, 0.4951f, 0.9032f,
+     1.0984f, 0.5412f, 0.5868f, 0.1413f, 1.0705f, 0.9718f, 1.0483f, 1.0873f, 0.7419f, 0.7873f,
+     0.7876f, 0.7304f, 0.7810f, 0.7603f, 0.7755f, 0.7952f, 1.3377f, 1.3041f, 1.2279f, 1.5092f,
+     1.5118f, 1.4626f, 1.5788f, 1.2703f, 1.3285f, 1.4144f, 1.3605f, 1.0881f, 1.1619f, 1.0840f,
+     1.1626f, 1.7134f, 1.6943f, 1.6656f, 1.7528f, 1.7673f, 1.7194f, 1.7495f, 1.6104f, 1.6162f,
+     1.6701f, 1.6351f, 1.5284f, 1.5552f, 1.4886f, 1.5571f, 1.9804f, 1.9348f, 1.8915f, 1.8161f,
+     1.8389f, 1.8604f, 1.9355f, 1.8697f, 1.8835f, 1.8122f, 1.8171f, 1.6533f, 1.6710f, 1.7265f,
+     1.5937f, 1.9635f, 2.0088f, 1.9968f, 1.9647f, 1.9466f, 1.8653f, 1.8499f, 1.8520f, 1.8556f,
+     1.8184f, 1.8621f, 1.6117f, 1.6656f, 1.6480f, 1.6429f, 1.9204f, 1.9356f, 1.9619f, 1.8833f,
+     1.7983f, 1.9045f, 1.9061f, 1.7469f, 1.7781f, 1.6700f, 1.8061f, 1.6265f, 1.6241f, 1.6015f,
+     1.6363f, 1.8334f, 1.9077f, 1.8209f, 1.6070f, 1.7237f, 1.7020f, 1.7268f, 1.6126f, 1.5692f,
+     1.6362f, 1.6711f, 1.5489f, 1.4825f, 1.4746f, 1.4542f}
+};
+
+/* The slot of a configuration in mlsys_index_grid_default, or -1 (max_leaf / every_insert set, or knobs off the grid). */
+static int mlsys__index_grid_slot(const mlsys_index_config *c) {
+  int a, b, d, k = 31;
+  if (c->max_leaf_bytes || c->smo_check_every_insert) return -1;
+  if (c->leaf == MLSYS_INDEX_GA) {
+    if (c->msi == 0 && c->msh == 0) return 0;
+    for (a = 0; a < 6; a++)
+      for (b = 0; b < 5; b++)
+        if (c->msi == mlsys__index_mdl_msi_v[a] && c->msh == mlsys__index_mdl_msh_v[b]) return 1 + 5 * a + b;
+    return -1;
+  }
+  if (c->leaf != MLSYS_INDEX_FLOG) return -1;
+  {
+    mlsys_index_config r = mlsys_index_config_resolved(c);
+    for (a = 0; a < 7; a++)
+      for (b = 0; b < 4; b++)
+        for (d = 0; d < 4; d++) {
+          if (mlsys__index_mdl_nf_v[d] > mlsys__index_mdl_mnf_v[b]) continue;
+          if (r.mf_size == (uint32_t)mlsys__index_mdl_mf_v[a] && r.mnf == (uint32_t)mlsys__index_mdl_mnf_v[b] &&
+              r.nf == (uint32_t)mlsys__index_mdl_nf_v[d])
+            return k;
+          k++;
+        }
+  }
+  return -1;
+}
+
+MLSYS_DEF mlsys_status mlsys_index_rule_predict(double insert_frac, const mlsys_index_config *cfgs, size_t n, double *mops) {
+  size_t i;
+  int lo = 0;
+  double t;
+  if ((n && (!cfgs || !mops))) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_index_rule_predict: NULL argument");
+  if (!(insert_frac >= 0 && insert_frac <= 1))
+    return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_index_rule_predict: insert fraction %g is not in [0, 1]", insert_frac);
+  while (lo < 3 && insert_frac > mlsys__index_rule_frac[lo + 1]) lo++;
+  t = (insert_frac - mlsys__index_rule_frac[lo]) / (mlsys__index_rule_frac[lo + 1] - mlsys__index_rule_frac[lo]);
+  for (i = 0; i < n; i++) {
+    int g = mlsys__index_grid_slot(&cfgs[i]);
+    mops[i] = g < 0 ? NAN
+                    : exp((1 - t) * (double)mlsys__index_rule_logmops[lo][g] + t * (double)mlsys__index_rule_logmops[lo + 1][g]);
+  }
+  return MLSYS_OK;
+}
+
 typedef struct { double score; size_t i; } mlsys__index_scored;
 static int mlsys__index_scored_cmp(const void *a, const void *b) {
   const mlsys__index_scored *x = (const mlsys__index_scored *)a, *y = (const mlsys__index_scored *)b;
@@ -5371,6 +5671,8 @@ MLSYS_DEF mlsys_status mlsys_index_tune(const uint64_t *bulk, size_t n_bulk, con
   if (!opt.top_k) opt.top_k = 10;
   if (opt.top_k < 0) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_index_tune: top_k %d < 0", opt.top_k);
   if (!opt.sample) opt.sample = 65536;
+  if ((int)opt.predictor < (int)MLSYS_INDEX_PREDICT_RULE || (int)opt.predictor > (int)MLSYS_INDEX_PREDICT_NONE)
+    return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_index_tune: unknown predictor %d", (int)opt.predictor);
   if (opt.predictor == MLSYS_INDEX_PREDICT_MODEL && !opt.model)
     return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_index_tune: the CNN predictor was asked for but no model was given");
   if (opt.predictor == MLSYS_INDEX_PREDICT_KNN && !opt.knn)
@@ -5387,6 +5689,8 @@ MLSYS_DEF mlsys_status mlsys_index_tune(const uint64_t *bulk, size_t n_bulk, con
   t0 = mlsys_now();
   if (opt.predictor == MLSYS_INDEX_PREDICT_NONE) {
     for (i = 0; i < n_grid; i++) pred[i] = NAN;
+  } else if (opt.predictor == MLSYS_INDEX_PREDICT_RULE) {
+    if ((st = mlsys_index_rule_predict(mlsys_index_trace_insert_frac(prefix), grid, n_grid, pred))) goto done;
   } else {
     /* the bulk set's sample places the trace's keys by rank (spec B3.5: rank, not value) */
     m = n_bulk < opt.sample ? n_bulk : opt.sample;

@@ -4,8 +4,9 @@
    1. `grid` — Fig 6.6 / 6.7. For each key set x insert fraction {1, 0.85, 0.15, 0} (write-only, write-heavy,
       read-heavy, read-only): bulk-load --init keys (default 10M, as the thesis) of a seeded shuffle of --keys keys
       (default 20M per set), then --ops operations (default 10M; the thesis ran 200M) from mlsys_index_workload_make.
-      MAPLE = the tuner's pick on the first --prefix operations (default 200k; CNN predictor from --model PATH or
-      tools/maple_predictor.bin, top 10 measured), then the whole trace with that configuration. Against: ALEX (the
+      MAPLE = the tuner's pick on the first --prefix operations (default 200k; the insert-fraction rule, or with
+      --predictor cnn the CNN from --model PATH or tools/maple_predictor.bin; top 10 measured), then the whole trace
+      with that configuration. Against: ALEX (the
       gapped array with ALEX's cost model, expected insert fraction = the workload's), ALEX-W (expected insert fraction
       1), the B+tree, the fragmented log alone (default knobs) and, read-only, the sorted array. Every lookup of every
       run is checked (run.wrong must be 0, else exit 1). Prints one table per set and the issue's targets, met or not.
@@ -19,7 +20,7 @@
       sorted array with --keys keys bulk loaded (default 10M): --ops random lookups of present keys, --ops inserts of
       new keys (the sorted array: 100 inserts, each moves half of its arrays).
    Options: --keys N --init N --ops N --prefix N --sets A,B,C --model PATH --reps R (median of R runs per cell, default
-   1) --predictor cnn|none|heuristic --top-k K --hard A,B (sets held to the write-heavy 2x target; default
+   1) --predictor rule|cnn|none|heuristic --top-k K --hard A,B (sets held to the write-heavy 2x target; default
    gen:osm_like) --seed S --cpu N|none. Counts take k / M suffixes. The process pins itself to CPU --cpu (default 0)
    when it can (the thesis pinned one core with numactl); pick a core nothing else is busy on. */
 #define _GNU_SOURCE
@@ -160,7 +161,7 @@ static const char *fallback_grid[10] = {"alex",
                                         "flog:mf=256,mnf=64,nf=4",
                                         "flog:mf=1024,mnf=256,nf=8"};
 
-typedef enum { TUNER_CNN, TUNER_SUBSET, TUNER_HEURISTIC } tuner_kind;
+typedef enum { TUNER_RULE, TUNER_CNN, TUNER_SUBSET, TUNER_HEURISTIC } tuner_kind;
 
 /* MAPLE's tuner on the workload's prefix (thesis §6.3: predict, measure the top k, keep the fastest) */
 static int maple_tune(tuner_kind tk, const mlsys_index_model *model, int top_k, const mlsys_index_workload *w, size_t prefix_n,
@@ -180,7 +181,9 @@ static int maple_tune(tuner_kind tk, const mlsys_index_model *model, int top_k, 
     c->tune_measured = 0;
     return 0;
   }
-  if (tk == TUNER_CNN) {
+  if (tk == TUNER_RULE) {
+    to.predictor = MLSYS_INDEX_PREDICT_RULE;
+  } else if (tk == TUNER_CNN) {
     to.predictor = MLSYS_INDEX_PREDICT_MODEL;
     to.model = model;
   } else {
@@ -273,8 +276,11 @@ static int bench_grid(const bopts *o, const char *pin) {
   } else if (o->predictor && !strcmp(o->predictor, "none")) {
     tk = TUNER_SUBSET;
     snprintf(tuner_desc, sizeof tuner_desc, "MAPLE = the fastest of a fixed 10-entry subset of the grid, all measured on the prefix (no predictor)");
+  } else if ((!o->predictor && !o->model) || (o->predictor && !strcmp(o->predictor, "rule"))) {
+    tk = TUNER_RULE;
+    snprintf(tuner_desc, sizeof tuner_desc, "MAPLE = the insert-fraction rule (the default predictor), top %d measured on the prefix", o->top_k);
   } else if (o->predictor && strcmp(o->predictor, "cnn")) {
-    fprintf(stderr, "bench_index: --predictor '%s' is not cnn, none or heuristic\n", o->predictor);
+    fprintf(stderr, "bench_index: --predictor '%s' is not rule, cnn, none or heuristic\n", o->predictor);
     return 2;
   } else {
     char cand[4400], exe[4096];
@@ -726,7 +732,7 @@ out:
 static void usage(void) {
   fprintf(stderr,
           "usage: bench_index grid|sweep|ops [--keys N] [--init N] [--ops N] [--prefix N] [--sets A,B] [--model PATH] [--reps R]\n"
-          "                   [--predictor cnn|none|heuristic] [--top-k K] [--hard A,B] [--seed S] [--cpu N|none]\n"
+          "                   [--predictor rule|cnn|none|heuristic] [--top-k K] [--hard A,B] [--seed S] [--cpu N|none]\n"
           "  grid:  --keys 20M --init 10M --ops 10M --prefix 200k --sets gen:osm_like,gen:words_like,gen:ipv4_like,gen:lognormal\n"
           "  sweep: --keys 4M --init 1M --ops 1M --sets gen:osm_like\n"
           "  ops:   --keys 10M (bulk loaded) --ops 1M --sets gen:osm_like\n");

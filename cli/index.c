@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static const char *index_help =
@@ -16,8 +17,8 @@ static const char *index_help =
     "\n"
     "verbs:\n"
     "  bench --keys SPEC [--init N] [--ops N] [--insert-frac F] [--zipf S] [--config auto|NAME]\n"
-    "        [--predictor cnn|none|heuristic] [--model PATH] [--top-k K] [--prefix N] [--no-baselines]\n"
-    "        [--time-limit S] [--seed S] [--json]\n"
+    "        [--predictor rule|cnn|none|heuristic] [--model PATH] [--top-k K] [--prefix N] [--no-baselines]\n"
+    "        [--time-limit S] [--seed S] [--peer alex [--peer-bin PATH] [--reps N] [--workload-out PATH]] [--json]\n"
     "        Bulk-loads --init keys (default half the keys, at most 10M) of a seeded shuffle of the key set, then runs\n"
     "        --ops operations (default 1M): each inserts the next key with probability F (default 0), else looks up\n"
     "        a key inserted so far (uniformly, or Zipf with exponent S). The run stops early when the keys run out.\n"
@@ -26,7 +27,14 @@ static const char *index_help =
     "        candidates. Then the same bulk set and operations run on the baselines: ALEX (the gapped array with\n"
     "        ALEX's cost model, expected insert fraction F), ALEX-W (expected insert fraction 1), the B+tree, the\n"
     "        fragmented log alone (flog with default knobs) and, for read-only workloads, the sorted array.\n"
-    "  tune --keys SPEC [--insert-frac F] [--init N] [--ops N] [--zipf S] [--predictor cnn|none] [--model PATH]\n"
+    "        --peer alex runs the real microsoft/ALEX instead (bench/peers/alex: --peer-bin, else $MLSYS_ALEX_DRIVER,\n"
+    "        else bench/peers/alex/build/alex_driver, built by bench/peers/alex/build.sh) on the same workload, written\n"
+    "        to a file: --reps rounds (default 3) of MAPLE, ALEX at its default expected insert fraction (1), ALEX at\n"
+    "        the workload's, our own ALEX baseline and the B+tree, one after another on the same core; medians.\n"
+    "  workload --keys SPEC --out PATH [--init N] [--ops N] [--insert-frac F] [--zipf S] [--seed S] [--json]\n"
+    "        Writes the workload bench would run (the same keys, bulk load and operations for the same options) to\n"
+    "        PATH, for another index to replay (format: mlsys_index.h, WORKLOAD FILES).\n"
+    "  tune --keys SPEC [--insert-frac F] [--init N] [--ops N] [--zipf S] [--predictor rule|cnn|none] [--model PATH]\n"
     "        [--top-k K] [--seed S] [--json]\n"
     "        Runs the tuner on the workload's first --ops operations (default 200k) and prints every measured\n"
     "        candidate (predicted and measured Mops/s, memory) and the choice. --predictor none measures the whole\n"
@@ -36,12 +44,20 @@ static const char *index_help =
     "uniform, normal, lognormal, clustered, osm_like, words_like or ipv4_like (N may end in k or M), or real:cities,\n"
     "real:ipv4, real:words (real key sets; see docs/index.md).\n"
     "NAME: alex, alex-w, alex:eif=E, ga:msi=X,msh=Y[,eif=E], flog:mf=M,mnf=F,nf=N (omitted knobs: defaults).\n"
-    "The CNN predictor is read from --model PATH, else $MLSYS_INDEX_MODEL, else tools/maple_predictor.bin in the\n"
-    "current directory or in the repository the binary was built in.\n"
+    "Predictors: rule (the default) ranks the grid by the insert fraction alone, from measurements built into the\n"
+    "library; on held-out key sets it picks as well as cnn, the trained CNN of the thesis (docs/index.md §5), read\n"
+    "from --model PATH, else $MLSYS_INDEX_MODEL, else tools/maple_predictor.bin in the current directory or in the\n"
+    "repository the binary was built in (naming a model selects cnn). none measures every configuration;\n"
+    "heuristic (bench only) measures nothing: the fragmented log above 50 %% inserts, else ALEX.\n"
     "\n"
     "bench --json: {keys, n_keys, init, ops, insert_frac, config, tuned, mops, bytes, ops_done, exhausted,\n"
     "  baselines: {alex, alex-w, btree, flog, sorted-array} (Mops/s; null when not run), baseline_bytes: {...},\n"
     "  speedup_vs_alex, tune_s}\n"
+    "bench --peer alex --json adds: peer: {alex, alex_eif, alex_best, mine_alex (Mops/s medians), alex_bytes,\n"
+    "  alex_commit, reps}, rounds: {maple, alex, alex_eif, mine_alex, btree: [Mops/s of each round]}, speedup_vs_peer\n"
+    "  (MAPLE over the faster ALEX), mine_vs_peer (our ALEX over real ALEX at the same expected insert fraction),\n"
+    "  memory_vs_peer\n"
+    "workload --json: {out, n_bulk, ops, inserts, finds, exhausted, bytes}\n"
     "tune --json: {config, predictor, candidates: [{config, predicted_mops, measured_mops, bytes}], predict_s, measure_s}\n";
 
 /* "1000000", "10M", "200k" → count. */
@@ -76,6 +92,7 @@ static int index_model(const char *cmd, const char *path, mlsys_index_model **m)
 
 typedef struct {
   const char *keys, *init, *ops, *frac, *zipf, *config, *predictor, *model, *topk, *prefix, *nobase, *limit, *seed, *json;
+  const char *peer, *peer_bin, *reps, *wl_out, *out;
 } index_args;
 
 typedef struct {
@@ -145,7 +162,9 @@ static int index_tune_run(const char *cmd, const index_args *a, index_setup *s, 
   mlsys_index_tune_opts to;
   mlsys_index_model *model = NULL;
   mlsys_index_trace prefix = s->w.trace;
-  const char *p = a->predictor ? a->predictor : "cnn";
+  const char *env = getenv("MLSYS_INDEX_MODEL");
+  /* a model named by --model or $MLSYS_INDEX_MODEL means the CNN; otherwise the rule */
+  const char *p = a->predictor ? a->predictor : a->model || (env && *env) ? "cnn" : "rule";
   int rc = CLI_OK;
   memset(&to, 0, sizeof to);
   memset(tr, 0, sizeof *tr);
@@ -156,21 +175,201 @@ static int index_tune_run(const char *cmd, const index_args *a, index_setup *s, 
     *chosen = mlsys_index_tune_heuristic(&prefix);
     return CLI_OK;
   }
-  if (!strcmp(p, "cnn")) {
+  if (!strcmp(p, "rule")) {
+    to.predictor = MLSYS_INDEX_PREDICT_RULE;
+  } else if (!strcmp(p, "cnn")) {
     if ((rc = index_model(cmd, a->model, &model))) return rc;
     to.predictor = MLSYS_INDEX_PREDICT_MODEL;
     to.model = model;
   } else if (!strcmp(p, "none")) {
     to.predictor = MLSYS_INDEX_PREDICT_NONE;
   } else if (!strcmp(p, "knn")) {
-    return cli_fail(cmd, "--predictor knn needs training data the command does not ship; use cnn, heuristic or none");
+    return cli_fail(cmd, "--predictor knn needs training data the command does not ship; use rule, cnn, heuristic or none");
   } else {
-    return cli_usage_error(cmd, "--predictor '%s' is not cnn, knn, heuristic or none", p);
+    return cli_usage_error(cmd, "--predictor '%s' is not rule, cnn, knn, heuristic or none", p);
   }
   if (mlsys_index_tune(s->w.bulk, s->w.n_bulk, &prefix, &to, tr)) rc = cli_fail(cmd, "%s", mlsys_last_error());
   else *chosen = tr->best;
   mlsys_index_model_free(model);
   return rc;
+}
+
+/* ---- the real peer: microsoft/ALEX through bench/peers/alex/alex_driver (issue 21) ---- */
+
+typedef struct {
+  double mops;
+  double bytes;
+} peer_result;
+
+static int alex_driver_path(const char *cmd, const char *given, char *out, size_t n) {
+  const char *use = given ? given : getenv("MLSYS_ALEX_DRIVER");
+  if (use && *use) snprintf(out, n, "%s", use);
+  else cli_repo_file("bench/peers/alex/build/alex_driver", out, n);
+  if (access(out, X_OK))
+    return cli_fail(cmd, "the ALEX driver %s is missing or not executable: build it with ALEX_DIR=<a checkout of microsoft/ALEX> "
+                         "sh bench/peers/alex/build.sh, or give --peer-bin",
+                    out);
+  return CLI_OK;
+}
+
+/* Runs the driver as a child (it inherits our CPU affinity, so both run on the same core) and reads its JSON line. */
+static int alex_driver_run(const char *cmd, const char *bin, const char *wl, double eif, size_t warmup, peer_result *r) {
+  char eifs[40], warms[32], buf[4096];
+  size_t n = 0;
+  int fd[2], status = 0, rc = CLI_OK;
+  pid_t pid;
+  mlsys_json_doc doc;
+  snprintf(eifs, sizeof eifs, "%.17g", eif);
+  snprintf(warms, sizeof warms, "%zu", warmup);
+  if (pipe(fd)) return cli_fail(cmd, "cannot make a pipe to the ALEX driver: %s", strerror(errno));
+  fflush(stdout);
+  fflush(stderr);
+  if ((pid = fork()) < 0) {
+    close(fd[0]);
+    close(fd[1]);
+    return cli_fail(cmd, "cannot start the ALEX driver: %s", strerror(errno));
+  }
+  if (pid == 0) {
+    dup2(fd[1], 1);
+    close(fd[0]);
+    close(fd[1]);
+    execl(bin, bin, wl, "--eif", eifs, "--warmup", warms, (char *)NULL);
+    fprintf(stderr, "%s: cannot run %s: %s\n", cmd, bin, strerror(errno));
+    _exit(127);
+  }
+  close(fd[1]);
+  for (;;) {   /* the driver prints one short line; anything past the buffer is read and dropped */
+    char sink[512];
+    ssize_t got = n < sizeof buf - 1 ? read(fd[0], buf + n, sizeof buf - 1 - n) : read(fd[0], sink, sizeof sink);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) break;
+    if (n < sizeof buf - 1) n += (size_t)got;
+  }
+  close(fd[0]);
+  buf[n] = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  if (!WIFEXITED(status)) return cli_fail(cmd, "the ALEX driver %s was killed by signal %d", bin, WTERMSIG(status));
+  if (WEXITSTATUS(status) == 3) return cli_fail(cmd, "real ALEX returned wrong answers on %s (see its output above)", wl);
+  if (WEXITSTATUS(status)) return cli_fail(cmd, "the ALEX driver %s exited with status %d", bin, WEXITSTATUS(status));
+  if (mlsys_json_parse(buf, n, "the ALEX driver's output", &doc)) return cli_fail(cmd, "%s", mlsys_last_error());
+  if (mlsys_json_get_double(doc.root, "mops", 1, 0, 0, 1e12, &r->mops) || mlsys_json_get_double(doc.root, "bytes", 1, 0, 0, 1e18, &r->bytes))
+    rc = cli_fail(cmd, "%s", mlsys_last_error());
+  mlsys_json_doc_free(&doc);
+  return rc;
+}
+
+static double median_of(double *v, int n) {
+  int i, j;
+  for (i = 1; i < n; i++)
+    for (j = i; j > 0 && v[j] < v[j - 1]; j--) {
+      double t = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = t;
+    }
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* bench --peer alex: reps rounds of MAPLE, real ALEX (eif 1, its default; and eif = the workload's fraction), our
+   ALEX and the B+tree on one workload file, alternating so that drift on the machine hits every arm alike. */
+#define PEER_ARMS 5
+static int index_bench_peer(const char *cmd, const index_args *a, index_setup *s, const mlsys_index_config *cfg,
+                            const char *cfg_name, int tuned, const char *pname, double tune_s, size_t warmup) {
+  static const char *arm[PEER_ARMS] = {"MAPLE", "ALEX (real, eif 1)", "ALEX (real, eif F)", "our ALEX (eif F)", "B+tree"};
+  char bin[4300], wl[4300], commit[128] = "unknown", cpath[4400], bb[32];
+  static double m[PEER_ARMS][100], raw[PEER_ARMS][100];   /* raw: each round in order, for the JSON */
+  double med[PEER_ARMS], bytes[PEER_ARMS], d;
+  int reps = 3, r, k, rc = CLI_OK, same_eif = s->frac == 1, keep = a->wl_out != NULL;
+  mlsys_index_config ours_alex;
+  memset(&ours_alex, 0, sizeof ours_alex);
+  ours_alex.expected_insert_frac = s->frac;
+  if (strcmp(a->peer, "alex")) return cli_usage_error(cmd, "--peer '%s' is not a known peer (alex)", a->peer);
+  if (a->reps) {
+    if (cli_parse_double(a->reps, &d) || d < 1 || d > 100 || d != floor(d)) return cli_usage_error(cmd, "--reps '%s' must be 1..100", a->reps);
+    reps = (int)d;
+  }
+  if ((rc = alex_driver_path(cmd, a->peer_bin, bin, sizeof bin))) return rc;
+  {
+    FILE *f;
+    snprintf(cpath, sizeof cpath, "%s", bin);
+    if (strrchr(cpath, '/')) strcpy(strrchr(cpath, '/') + 1, "ALEX_COMMIT");
+    if ((f = fopen(cpath, "r"))) {
+      if (fgets(commit, sizeof commit, f)) commit[strcspn(commit, "\r\n")] = 0;
+      fclose(f);
+    }
+  }
+  if (keep) snprintf(wl, sizeof wl, "%s", a->wl_out);
+  else {
+    const char *tmp = getenv("TMPDIR");
+    snprintf(wl, sizeof wl, "%s/mlsys-index-workload-%ld.bin", tmp && *tmp ? tmp : "/tmp", (long)getpid());
+  }
+  if (mlsys_index_workload_write(wl, &s->w)) return cli_fail(cmd, "%s", mlsys_last_error());
+  for (k = 0; k < PEER_ARMS; k++) bytes[k] = NAN;
+  for (r = 0; r < reps && !rc; r++) {
+    for (k = 0; k < PEER_ARMS && !rc; k++) {
+      mlsys_index_run_result run;
+      peer_result pr;
+      if (k == 2 && same_eif) { m[2][r] = m[1][r]; bytes[2] = bytes[1]; continue; }
+      if (k == 1 || k == 2) {
+        if ((rc = alex_driver_run(cmd, bin, wl, k == 1 ? 1.0 : s->frac, warmup, &pr))) break;
+        m[k][r] = pr.mops;
+        bytes[k] = pr.bytes;
+        continue;
+      }
+      if (mlsys_index_run(k == 4 ? MLSYS_INDEX_KIND_BTREE : MLSYS_INDEX_KIND_MAPLE, k == 0 ? cfg : &ours_alex, s->w.bulk, s->w.n_bulk,
+                          &s->w.trace, s->limit, &run)) {
+        rc = cli_fail(cmd, "%s: %s", arm[k], mlsys_last_error());
+        break;
+      }
+      if (run.wrong) { rc = cli_fail(cmd, "%s: %zu wrong answers (a bug: please report it)", arm[k], run.wrong); break; }
+      m[k][r] = run.mops;
+      bytes[k] = (double)run.bytes;
+    }
+    if (!rc && !a->json) fprintf(stderr, "%s: round %d of %d done\n", cmd, r + 1, reps);
+  }
+  if (!keep) remove(wl);
+  if (rc) return rc;
+  memcpy(raw, m, sizeof raw);
+  for (k = 0; k < PEER_ARMS; k++) med[k] = median_of(m[k], reps);
+  {
+    int best = med[2] > med[1] ? 2 : 1;
+    double speedup = med[0] / med[best], mine = med[3] / med[2], memr = bytes[0] / bytes[best];
+    if (a->json) {
+      printf("{\"keys\": ");
+      cli_json_str(stdout, a->keys);
+      printf(", \"n_keys\": %zu, \"init\": %zu, \"ops\": %zu, \"insert_frac\": %g, \"config\": ", s->n_keys, s->w.n_bulk, s->w.trace.n, s->frac);
+      cli_json_str(stdout, cfg_name);
+      printf(", \"tuned\": %s, \"predictor\": ", tuned ? "true" : "false");
+      cli_json_str(stdout, tuned ? pname : "-");
+      printf(", \"mops\": %.6g, \"bytes\": %.0f, \"exhausted\": %s, \"baselines\": {\"alex\": %.6g, \"btree\": %.6g}, "
+             "\"baseline_bytes\": {\"alex\": %.0f, \"btree\": %.0f}, \"peer\": {\"alex\": %.6g, \"alex_eif\": %.6g, \"alex_best\": %.6g, "
+             "\"mine_alex\": %.6g, \"alex_bytes\": %.0f, \"alex_eif_bytes\": %.0f, \"alex_commit\": ",
+             med[0], bytes[0], s->w.exhausted ? "true" : "false", med[3], med[4], bytes[3], bytes[4], med[1], med[2], med[best], med[3],
+             bytes[1], bytes[2]);
+      cli_json_str(stdout, commit);
+      printf(", \"reps\": %d}, \"rounds\": {", reps);
+      for (k = 0; k < PEER_ARMS; k++) {
+        static const char *rk[PEER_ARMS] = {"maple", "alex", "alex_eif", "mine_alex", "btree"};
+        printf("%s\"%s\": [", k ? ", " : "", rk[k]);
+        for (r = 0; r < reps; r++) printf("%s%.6g", r ? ", " : "", raw[k][r]);
+        printf("]");
+      }
+      printf("}, \"speedup_vs_peer\": %.6g, \"mine_vs_peer\": %.6g, \"memory_vs_peer\": %.6g, \"tune_s\": %.4f}\n", speedup, mine, memr,
+             tune_s);
+    } else {
+      printf("%s: %zu keys; bulk load %zu, then %zu operations (%.0f %% inserts%s)%s\n", a->keys, s->n_keys, s->w.n_bulk, s->w.trace.n,
+             100 * s->frac, s->zipf > 0 ? ", Zipf lookups" : "", s->w.exhausted ? "; the keys ran out, so the run is shorter" : "");
+      if (tuned) printf("MAPLE's choice (%s predictor, %.2f s of tuning): %s\n", pname, tune_s, cfg_name);
+      else printf("configuration: %s\n", cfg_name);
+      printf("real ALEX: microsoft/ALEX %s (%s); median of %d rounds, one after another on this core\n", commit, bin, reps);
+      for (k = 0; k < PEER_ARMS; k++) {
+        if (k == 2 && same_eif) continue;
+        printf("  %-20s %8.3f Mops/s  %10s%s\n", arm[k], med[k], cli_fmt_bytes((uint64_t)bytes[k], bb, sizeof bb),
+               k == best ? "   <- the faster ALEX" : "");
+      }
+      printf("MAPLE / real ALEX: %.2fx throughput, %.2fx memory; our ALEX / real ALEX (eif F): %.2fx\n", speedup, memr, mine);
+    }
+  }
+  return CLI_OK;
 }
 
 static int index_bench(int argc, char **argv) {
@@ -181,7 +380,8 @@ static int index_bench(int argc, char **argv) {
                     {"--insert-frac", 1, &a.frac}, {"--zipf", 1, &a.zipf},         {"--config", 1, &a.config},
                     {"--predictor", 1, &a.predictor}, {"--model", 1, &a.model},    {"--top-k", 1, &a.topk},
                     {"--prefix", 1, &a.prefix},   {"--no-baselines", 0, &a.nobase}, {"--time-limit", 1, &a.limit},
-                    {"--seed", 1, &a.seed},       {"--json", 0, &a.json}};
+                    {"--seed", 1, &a.seed},       {"--json", 0, &a.json},         {"--peer", 1, &a.peer},
+                    {"--peer-bin", 1, &a.peer_bin}, {"--reps", 1, &a.reps},      {"--workload-out", 1, &a.wl_out}};
   static const char *bname[5] = {"alex", "alex-w", "btree", "flog", "sorted-array"};
   double bmops[5], bbytes[5], tune_s = 0;
   mlsys_index_config cfg, bcfg[5];
@@ -214,6 +414,15 @@ static int index_bench(int argc, char **argv) {
     mlsys_index_run_result wr;
     if (warm.n > prefix_ops) warm.n = prefix_ops;
     (void)mlsys_index_run(MLSYS_INDEX_KIND_MAPLE, &cfg, s.w.bulk, s.w.n_bulk, &warm, s.limit, &wr);
+  }
+  if (a.peer) {
+    mlsys_index_config_format(&cfg, name, sizeof name);
+    rc = index_bench_peer(cmd, &a, &s, &cfg, name, tuned, pname, tune_s, prefix_ops);
+    goto out;
+  }
+  if (a.peer_bin || a.reps || a.wl_out) {
+    rc = cli_usage_error(cmd, "--peer-bin, --reps and --workload-out go with --peer alex");
+    goto out;
   }
   if (mlsys_index_run(MLSYS_INDEX_KIND_MAPLE, &cfg, s.w.bulk, s.w.n_bulk, &s.w.trace, s.limit, &run)) {
     rc = cli_fail(cmd, "%s", mlsys_last_error());
@@ -328,6 +537,39 @@ static int index_tune(int argc, char **argv) {
   return CLI_OK;
 }
 
+/* workload: the bench's workload on disk, for a peer to replay. */
+static int index_workload(int argc, char **argv) {
+  const char *cmd = "index workload";
+  index_args a;
+  index_setup s;
+  cli_opt opts[] = {{"--keys", 1, &a.keys}, {"--init", 1, &a.init}, {"--ops", 1, &a.ops}, {"--insert-frac", 1, &a.frac},
+                    {"--zipf", 1, &a.zipf}, {"--seed", 1, &a.seed}, {"--out", 1, &a.out},  {"--json", 0, &a.json}};
+  struct stat sb;
+  int rc;
+  memset(&a, 0, sizeof a);
+  if ((rc = cli_parse(argc, argv, 3, opts, (int)(sizeof opts / sizeof *opts), cmd))) return rc;
+  if (!a.out) return cli_usage_error(cmd, "--out PATH is required");
+  if ((rc = index_setup_make(cmd, &a, 1000000, &s))) return rc;
+  if (mlsys_index_workload_write(a.out, &s.w)) {
+    index_setup_free(&s);
+    return cli_fail(cmd, "%s", mlsys_last_error());
+  }
+  if (stat(a.out, &sb)) sb.st_size = 0;
+  if (a.json) {
+    printf("{\"out\": ");
+    cli_json_str(stdout, a.out);
+    printf(", \"n_bulk\": %zu, \"ops\": %zu, \"inserts\": %zu, \"finds\": %zu, \"exhausted\": %s, \"bytes\": %lld}\n", s.w.n_bulk,
+           s.w.trace.n, s.w.n_inserts, s.w.n_finds, s.w.exhausted ? "true" : "false", (long long)sb.st_size);
+  } else {
+    char bb[32];
+    printf("%s: bulk load %zu keys, then %zu operations (%zu inserts, %zu lookups)%s; %s written\n", a.out, s.w.n_bulk, s.w.trace.n,
+           s.w.n_inserts, s.w.n_finds, s.w.exhausted ? "; the keys ran out, so the trace is shorter" : "",
+           cli_fmt_bytes((uint64_t)sb.st_size, bb, sizeof bb));
+  }
+  index_setup_free(&s);
+  return CLI_OK;
+}
+
 int cmd_index(int argc, char **argv) {
   if (argc < 3 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h") || !strcmp(argv[2], "help")) {
     fputs(index_help, argc < 3 ? stderr : stdout);
@@ -335,5 +577,6 @@ int cmd_index(int argc, char **argv) {
   }
   if (!strcmp(argv[2], "bench")) return index_bench(argc, argv);
   if (!strcmp(argv[2], "tune")) return index_tune(argc, argv);
-  return cli_usage_error("index", "unknown verb '%s' (bench, tune)", argv[2]);
+  if (!strcmp(argv[2], "workload")) return index_workload(argc, argv);
+  return cli_usage_error("index", "unknown verb '%s' (bench, tune, workload)", argv[2]);
 }

@@ -333,20 +333,21 @@ static void tmp_path(const char *name, char *buf, size_t len) { snprintf(buf, le
 
 /* The CNN path end to end with a model file written here (random weights: the predictions mean nothing, but the
    command must load it, score the grid, measure the top k in predicted order and keep the fastest). */
-static void check_cnn_tune(const char *args, int want) {
+static void check_tune(const char *args, const char *predictor, int want) {
   mlsys_json_doc doc;
   const mlsys_json *cand;
   double best = -1, prev = INFINITY;
   int j, k, chosen_seen = 0;
   REQUIRE(run_json(args, &doc));
-  CHECK_STR(str(doc.root, "predictor"), "cnn");
+  CHECK_STR(str(doc.root, "predictor"), predictor);
   cand = mlsys_json_get(doc.root, "candidates");
   REQUIRE(cand && cand->type == MLSYS_JSON_ARRAY);
   CHECK_EQ_INT(cand->count, want);
   for (j = 0; j < cand->count; j++) {
     const mlsys_json *c = mlsys_json_at(cand, j);
     double p = num(c, "predicted_mops");
-    /* predictions are exp(E[log bin centre]) over bins centred on [0.1, 50] Mops/s */
+    /* CNN predictions are exp(E[log bin centre]) over bins centred on [0.1, 50] Mops/s; the rule's are geometric
+       means of the training set's measurements, inside the same range */
     CHECK_MSG(isfinite(p) && p >= 0.1 * 0.999 && p <= 50 * 1.001, "candidate %d predicted %g", j, p);
     CHECK_MSG(p <= prev, "candidate %d (%g) out of predicted order (previous %g)", j, p, prev);
     prev = p;
@@ -372,12 +373,12 @@ TEST(tune_cnn_with_model_file) {
   mlsys_index_model_free(m);
   snprintf(args, sizeof args, "index tune --json --keys gen:clustered:20k --init 10k --ops 5k --insert-frac 0.3 "
            "--predictor cnn --model %s", model);
-  check_cnn_tune(args, 10);
+  check_tune(args, "cnn", 10);
   snprintf(args, sizeof args, "index tune --json --keys gen:clustered:20k --init 10k --ops 5k --top-k 3 --model %s", model);
-  check_cnn_tune(args, 3);
+  check_tune(args, "cnn", 3);
   /* $MLSYS_INDEX_MODEL names the model when --model does not */
   setenv("MLSYS_INDEX_MODEL", model, 1);
-  check_cnn_tune("index tune --json --keys gen:clustered:20k --init 10k --ops 5k --top-k 2", 2);
+  check_tune("index tune --json --keys gen:clustered:20k --init 10k --ops 5k --top-k 2", "cnn", 2);
   unsetenv("MLSYS_INDEX_MODEL");
   /* bench with the CNN: tuned, and its choice runs */
   {
@@ -407,10 +408,16 @@ static int default_model_exists(void) {
   return stat(p, &st) == 0;
 }
 
-TEST(tune_default_predictor) {
+/* The default predictor is the insert-fraction rule (issue 21): built in, no model file needed. */
+TEST(tune_default_predictor_is_the_rule) {
+  check_tune("index tune --json --keys gen:lognormal:20k --init 10k --ops 5k --insert-frac 0.85", "rule", 10);
+  check_tune("index tune --json --keys gen:lognormal:20k --init 10k --ops 5k --predictor rule --top-k 4", "rule", 4);
+}
+
+TEST(tune_shipped_cnn) {
   if (!default_model_exists())
     SKIP_DEP("tools/maple_predictor.bin is not there yet (tools/maple_train.sh trains it)");
-  check_cnn_tune("index tune --json --keys gen:lognormal:20k --init 10k --ops 5k --insert-frac 0.85", 10);
+  check_tune("index tune --json --keys gen:lognormal:20k --init 10k --ops 5k --insert-frac 0.85 --predictor cnn", "cnn", 10);
 }
 
 TEST(real_key_sets) {

@@ -9,8 +9,13 @@
             on; the report gives the held-out error and how often the tuner's choice (top-10 by prediction, the fastest
             measured) is within 90 % of the best configuration (spec §7.2 test 5).
 
+   eval:    the shipped predictor (--out names it) against rules that see only the insert fraction, on the held-out
+            key sets, from the CSV's measurements (see eval() below; RESULTS §9.3).
+
    usage: maple_train measure --csv tools/maple_training.csv [--init N] [--ops N] [--sets a,b,..]
           maple_train train --csv tools/maple_training.csv --out tools/maple_predictor.bin [--epochs E] [--threads T]
+          maple_train eval --csv tools/maple_training.csv --out tools/maple_predictor.bin [--top-k K]
+          maple_train rule --csv tools/maple_training.csv       (prints the table of MLSYS_INDEX_PREDICT_RULE)
    (tools/maple_train.sh runs both with the values used for the shipped files.) */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_index.h"
@@ -260,12 +265,147 @@ static int train(const char *csv, const char *out, size_t n_keys, size_t init, s
   return 0;
 }
 
+/* eval: the tuner against rules that see only the insert fraction, on the held-out key sets (issue 21). For each
+   held-out trace of the CSV, with the same measurements the CSV holds:
+     cnn    the shipped predictor's top k by prediction, the fastest measured of them (what mlsys_index_tune does)
+     frac   the top k by mean log-throughput over the training traces of the same insert fraction, the fastest
+            measured of them: the same measuring budget, without the trace image (MLSYS_INDEX_PREDICT_RULE)
+     rule   mlsys_index_tune_heuristic: the fragmented log with default knobs above 50 % inserts, else ALEX; one
+            configuration, nothing measured
+   each as a fraction of the oracle (the fastest of the whole grid); "hit" = within 5 % of it. */
+static int eval(const char *csv, const char *model_path, size_t n_keys, size_t init, size_t ops, int top_k) {
+  trace_rows *tr = NULL;
+  size_t n = 0, i, n_test = 0, hit_cnn = 0, hit_frac = 0, hit_rule = 0, cnn_beats = 0, frac_beats = 0;
+  double sum_cnn = 0, sum_frac = 0, sum_rule = 0;
+  mlsys_index_model *m = NULL;
+  float *img = (float *)malloc(2 * MLSYS_INDEX_IMG * MLSYS_INDEX_IMG * sizeof *img);
+  if (read_csv(csv, &tr, &n) || !img) return 1;
+  if (mlsys_index_model_load(model_path, &m)) { fprintf(stderr, "maple_train: %s\n", mlsys_last_error()); return 1; }
+  printf("| held-out workload | oracle (best of %zu) Mops/s | cnn top-%d | fraction rule top-%d | fixed rule |\n", tr[0].n, top_k, top_k);
+  printf("|---|---|---|---|---|\n");
+  for (i = 0; i < n; i++) {
+    uint64_t *keys = NULL, *sample;
+    size_t nk, m_s, j, k, stride, *ord;
+    double *pred, *score, best = 0, cnn = 0, frc = 0, rule = 0;
+    mlsys_index_workload w;
+    mlsys_index_config h;
+    char hname[128];
+    if (!is_held_out(tr[i].set)) continue;
+    n_test++;
+    if (make_workload(tr[i].set, tr[i].frac, tr[i].zipf, n_keys, init, ops, &keys, &nk, &w)) {
+      fprintf(stderr, "maple_train: %s: %s\n", tr[i].set, mlsys_last_error());
+      return 1;
+    }
+    m_s = w.n_bulk < 65536 ? w.n_bulk : 65536;
+    stride = m_s ? w.n_bulk / m_s : 1;
+    sample = (uint64_t *)malloc((m_s ? m_s : 1) * sizeof *sample);
+    for (j = 0; j < m_s; j++) sample[j] = w.bulk[j * stride];
+    pred = (double *)malloc(tr[i].n * sizeof *pred);
+    score = (double *)malloc(tr[i].n * sizeof *score);
+    ord = (size_t *)malloc(tr[i].n * sizeof *ord);
+    if (mlsys_index_trace_image(&w.trace, sample, m_s, img) || mlsys_index_model_predict(m, img, tr[i].cfg, tr[i].n, pred)) {
+      fprintf(stderr, "maple_train: %s\n", mlsys_last_error());
+      return 1;
+    }
+    h = mlsys_index_tune_heuristic(&w.trace);
+    if (h.leaf == MLSYS_INDEX_GA) h.expected_insert_frac = tr[i].frac;   /* the grid's ALEX uses the nominal fraction */
+    mlsys_index_config_format(&h, hname, sizeof hname);
+    for (j = 0; j < tr[i].n; j++) {
+      char cname[128];
+      double sum = 0;
+      size_t cnt = 0, t2;
+      if (tr[i].mops[j] > best) best = tr[i].mops[j];
+      /* the fraction rule's score: mean log throughput of this configuration on the training traces of the same
+         insert fraction, either lookup distribution (the grid, and so the row order, is the same for equal
+         fractions); the table mlsys_index.h ships for MLSYS_INDEX_PREDICT_RULE (maple_train rule prints it) */
+      for (t2 = 0; t2 < n; t2++)
+        if (!is_held_out(tr[t2].set) && tr[t2].frac == tr[i].frac && tr[t2].n == tr[i].n) {
+          sum += log(tr[t2].mops[j]);
+          cnt++;
+        }
+      score[j] = cnt ? sum / (double)cnt : -1e300;
+      mlsys_index_config_format(&tr[i].cfg[j], cname, sizeof cname);
+      if (!strcmp(cname, hname)) rule = tr[i].mops[j];
+    }
+    /* the best measured among the top k of each ranking */
+    for (k = 0; k < 2; k++) {
+      const double *rank = k ? score : pred;
+      double *pick = k ? &frc : &cnn;
+      size_t a, b;
+      for (j = 0; j < tr[i].n; j++) ord[j] = j;
+      for (a = 0; a < (size_t)top_k && a < tr[i].n; a++) {
+        size_t mx = a;
+        for (b = a + 1; b < tr[i].n; b++) if (rank[ord[b]] > rank[ord[mx]]) mx = b;
+        { size_t t = ord[a]; ord[a] = ord[mx]; ord[mx] = t; }
+        if (tr[i].mops[ord[a]] > *pick) *pick = tr[i].mops[ord[a]];
+      }
+    }
+    if (rule == 0) { fprintf(stderr, "maple_train: %s f=%g: the rule's %s is not in the grid\n", tr[i].set, tr[i].frac, hname); return 1; }
+    hit_cnn += cnn >= 0.95 * best;
+    hit_frac += frc >= 0.95 * best;
+    hit_rule += rule >= 0.95 * best;
+    cnn_beats += cnn > frc * 1.05;
+    frac_beats += frc > cnn * 1.05;
+    sum_cnn += log(cnn / best);
+    sum_frac += log(frc / best);
+    sum_rule += log(rule / best);
+    printf("| %s f=%.2f zipf=%.2f | %.3f | %.0f %% | %.0f %% | %.0f %% (%s) |\n", tr[i].set, tr[i].frac, tr[i].zipf, best, 100 * cnn / best,
+           100 * frc / best, 100 * rule / best, hname);
+    free(sample);
+    free(pred);
+    free(score);
+    free(ord);
+    mlsys_free(keys);
+    mlsys_index_workload_free(&w);
+  }
+  printf("\nheld-out traces: %zu. Within 5 %% of the oracle: cnn %zu, fraction rule %zu, fixed rule %zu. Geometric mean of the pick "
+         "over the oracle: cnn %.3f, fraction rule %.3f, fixed rule %.3f. cnn more than 5 %% ahead of the fraction rule on %zu, "
+         "behind on %zu.\n",
+         n_test, hit_cnn, hit_frac, hit_rule, exp(sum_cnn / (double)n_test), exp(sum_frac / (double)n_test),
+         exp(sum_rule / (double)n_test), cnn_beats, frac_beats);
+  /* one line for tests/test_index_tune.c */
+  printf("summary: traces=%zu cnn_hits=%zu rule_hits=%zu fixed_hits=%zu cnn_gm=%.4f rule_gm=%.4f fixed_gm=%.4f\n", n_test, hit_cnn,
+         hit_frac, hit_rule, exp(sum_cnn / (double)n_test), exp(sum_frac / (double)n_test), exp(sum_rule / (double)n_test));
+  mlsys_index_model_free(m);
+  free(img);
+  return 0;
+}
+
+/* rule: prints the table behind MLSYS_INDEX_PREDICT_RULE (mlsys_index.h): for each insert fraction of the training
+   set, the mean log throughput of every default-grid configuration over the training traces (held-out sets excluded,
+   both lookup distributions). */
+static int rule(const char *csv) {
+  trace_rows *tr = NULL;
+  size_t n = 0, i, g, fi;
+  if (read_csv(csv, &tr, &n)) return 1;
+  printf("static const double mlsys__index_rule_frac[%zu] = {", sizeof fracs / sizeof *fracs);
+  for (fi = 0; fi < sizeof fracs / sizeof *fracs; fi++) printf("%s%g", fi ? ", " : "", fracs[fi]);
+  printf("};\nstatic const float mlsys__index_rule_logmops[%zu][136] = {\n", sizeof fracs / sizeof *fracs);
+  for (fi = 0; fi < sizeof fracs / sizeof *fracs; fi++) {
+    printf("    {");
+    for (g = 0; g < 136; g++) {
+      double sum = 0;
+      size_t cnt = 0;
+      for (i = 0; i < n; i++)
+        if (!is_held_out(tr[i].set) && tr[i].frac == fracs[fi] && tr[i].n == 136) {
+          sum += log(tr[i].mops[g]);
+          cnt++;
+        }
+      if (!cnt) { fprintf(stderr, "maple_train: no training trace at insert fraction %g\n", fracs[fi]); return 1; }
+      printf("%s%.4ff", g == 0 ? "" : g % 10 == 0 ? ",\n     " : ", ", sum / (double)cnt);
+    }
+    printf("}%s\n", fi + 1 < sizeof fracs / sizeof *fracs ? "," : "");
+  }
+  printf("};\n");
+  return 0;
+}
+
 int main(int argc, char **argv) {
   const char *csv = "tools/maple_training.csv", *out = "tools/maple_predictor.bin";
   size_t n_keys = 1000000, init = 200000, ops = 100000;
-  int epochs = 30, threads = 2, i;
+  int epochs = 30, threads = 2, top_k = 10, i;
   const char *only = NULL;
-  if (argc < 2) { fprintf(stderr, "usage: maple_train measure|train [--csv F] [--sets A,B] [--out F] [--keys N] [--init N] [--ops N] [--epochs E] [--threads T]\n"); return 2; }
+  if (argc < 2) { fprintf(stderr, "usage: maple_train measure|train|eval|rule [--csv F] [--sets A,B] [--out F] [--keys N] [--init N] [--ops N] [--epochs E] [--threads T] [--top-k K]\n"); return 2; }
   for (i = 2; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--csv")) csv = argv[i + 1];
     else if (!strcmp(argv[i], "--out")) out = argv[i + 1];
@@ -275,10 +415,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--epochs")) epochs = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
     else if (!strcmp(argv[i], "--sets")) only = argv[i + 1];
+    else if (!strcmp(argv[i], "--top-k")) top_k = atoi(argv[i + 1]);
     else { fprintf(stderr, "maple_train: unknown option %s\n", argv[i]); return 2; }
   }
   if (!strcmp(argv[1], "measure")) return measure(csv, n_keys, init, ops, only);
   if (!strcmp(argv[1], "train")) return train(csv, out, n_keys, init, ops, epochs, threads);
+  if (!strcmp(argv[1], "eval")) return eval(csv, out, n_keys, init, ops, top_k);
+  if (!strcmp(argv[1], "rule")) return rule(csv);
   fprintf(stderr, "maple_train: unknown verb %s\n", argv[1]);
   return 2;
 }
