@@ -88,6 +88,11 @@ bench: deps
 	@$(MAKE) --no-print-directory $(BENCHES) $(BUILD)/mlsys
 	@bash bench/peers/tiktoken-install.sh || echo "bench: tiktoken not installed; bench_relm skips that peer"
 	@for b in $(BENCHES); do echo "== $$b"; ./$$b || exit 1; done
+	@echo "== peers: microsoft/ALEX (bench/peers/alex; RESULTS §12.1)"
+	@if sh bench/peers/alex/build.sh; then rm -f $(BUILD)/alex-grid.jsonl; sh bench/peers/alex/grid.sh $(BUILD)/alex-grid.jsonl && \
+	  python3 bench/peers/alex/table.py $(BUILD)/alex-grid.jsonl; else echo "bench: ALEX not built (no ALEX_DIR and no network); skipped"; fi
+	@echo "== peers: PyTorch DataLoader (bench/peers/torch_loader.py; RESULTS §12.2)"
+	@if bash bench/peers/torch-install.sh; then /usr/bin/python3 bench/peers/torch_loader.py; else echo "bench: torch not installed; skipped"; fi
 
 # ---- CUDA (docs/gpu.md) ----------------------------------------------------------------------------------------
 # Every CUDA program (tests/cuda/*.cu, bench/cuda/*.cu) is compiled here with nvcc for sm_90 (no GPU needed) into

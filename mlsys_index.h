@@ -5,9 +5,11 @@
    "B…" section numbers below are those of the project's design specification, which that page follows). An updatable learned index keeps ALEX's tree of linear-model nodes; its
    leaves are one parameterised structure chosen per workload: ALEX's gapped array (sorted, with gaps, model-placed;
    knobs Msi and Msh for when to split) or MAPLE's fragmented log (unsorted append-only fragments picked by a linear
-   model; knobs mf_size, Mnf, nf). A CNN reads a 256x256 image of a trace prefix, scores every configuration of a grid,
-   and the top 10 run for real on this machine: the fastest bulk-loads the index. Keys and payloads are uint64; the
-   index is a map (unique keys).
+   model; knobs mf_size, Mnf, nf). A predictor scores every configuration of a grid and the top 10 run for real on
+   this machine on a trace prefix: the fastest bulk-loads the index. The default predictor ranks by the prefix's
+   insert fraction alone (a table built in); the thesis's CNN over a 256x256 image of the prefix is an option, since
+   on held-out key sets it picks no better (docs/index.md §5). Keys and payloads are uint64; the index is a map
+   (unique keys).
 
    CONTENTS
      1. Shared types: mlsys_index_config (one configuration for every leaf), workload traces.
@@ -24,14 +26,17 @@
      4. Data: SOSD key files (uint64 count, then the keys; _uint32 names widen), key generators (uniform, normal,
         lognormal, clustered, and osm_like / words_like / ipv4_like scaled up from real sets), the real key sets
         (S2 cell ids of 171,038 GeoNames places, 207,937 GeoIP range starts, 412,485 dictionary-word prefixes) and
-        workloads (bulk load, then inserts of unseen keys with probability f, else uniform or Zipf lookups).
+        workloads (bulk load, then inserts of unseen keys with probability f, else uniform or Zipf lookups), and
+        workload files, so another index (bench/peers/alex: the real microsoft/ALEX) replays the same operations.
      5. The throughput predictor (thesis §6.3.3): the trace image (lookups and inserts by time and key rank), the
         CNN (4 conv blocks, 16-32-64-64 channels) + per-knob configuration embeddings + MLP over 16 log-spaced
         throughput bins, trained in C with Adam; the model file (CRC-checked); a k-NN fallback over summary features;
         the default grid (1 ALEX + 30 gapped-array + 105 fragmented-log configurations).
      6. Configuration names ("alex", "alex-w", "ga:msi=2,msh=16", "flog:mf=64,mnf=16,nf=4"), the runner (one
-        workload on MAPLE, the B+tree or the sorted array, timed, every lookup checked) and the tuner.
-   The `mlsys index bench|tune` command (cli/index.c), docs/index.md and bench/RESULTS.md §9 are the tour.
+        workload on MAPLE, the B+tree or the sorted array, timed, every lookup checked) and the tuner with its
+        predictors (the insert-fraction rule, the CNN, the k-NN, none).
+   The `mlsys index bench|tune|workload` command (cli/index.c), docs/index.md and bench/RESULTS.md §9 and §12 are
+   the tour.
 
    USAGE: in exactly one .c file
        #define MLSYS_INDEX_IMPLEMENTATION   // and MLSYS_COMMON_IMPLEMENTATION (or MLSYS_IMPLEMENTATION for every header)
@@ -49,8 +54,10 @@
        if (mlsys_index_find(ix, 42, &v)) printf("%llu\n", (unsigned long long)v);
        mlsys_index_scan(ix, 40, 10, out_keys, out_vals);        // ten pairs from key 40 up, in order
        mlsys_index_free(ix);
-     Tuning:  mlsys_index_model_load("tools/maple_predictor.bin", &m);
-              opts.model = m;  mlsys_index_tune(bulk, n_bulk, &trace_prefix, &opts, &res);   // res.best
+     Tuning:  mlsys_index_tune_opts opts = {0};                // the insert-fraction rule, top 10 measured
+              mlsys_index_tune(bulk, n_bulk, &trace_prefix, &opts, &res);                   // res.best
+              // the CNN instead: mlsys_index_model_load("tools/maple_predictor.bin", &m);
+              //                  opts.predictor = MLSYS_INDEX_PREDICT_MODEL; opts.model = m;
 
    ERRORS: calls that can fail return an mlsys_status (or -1 for the hot-path insert/erase) and set mlsys_last_error()
    to a sentence naming the problem ("x_uint64: SOSD header says N = 16 keys of 8 bytes, so the file must be 8 + 16*8
@@ -908,8 +915,12 @@ static inline ptrdiff_t mlsys__index_ga_pos(const mlsys__index_leaf *L, uint64_t
   ub = mlsys__index_ga_upper(L->u.ga.keys, cap, p, key);
   if (ub == 0) return -1;
   if (L->u.ga.keys[ub - 1] != key) return -1;
+  /* a gap holds the next real key to its right, so the last slot holding `key` is the real one: no bitmap read
+     (one cache line less per lookup; ALEX's find_key relies on the same invariant, which mlsys_index_check checks)
+     except for UINT64_MAX, which the trailing gaps also hold */
+  if (key != UINT64_MAX) return (ptrdiff_t)(ub - 1);
   if (mlsys__index_bit(L->u.ga.bitmap, ub - 1)) return (ptrdiff_t)(ub - 1);
-  if (key == UINT64_MAX) { /* trailing gaps also hold UINT64_MAX: the real one, if any, is the last set bit */
+  {   /* the real UINT64_MAX, if any, is the last set bit */
     ptrdiff_t r = mlsys__index_prev_set(L->u.ga.bitmap, (ptrdiff_t)ub - 1);
     if (r >= 0 && L->u.ga.keys[r] == key) return r;
   }

@@ -1,6 +1,7 @@
-/* tests/pilot_file.h — helpers the pilot model-file tests share (test_offload_pilot.c, test_offload_pilot_ours.c):
+/* tests/pilot_file.h — helpers the binary-file tests share (test_offload_pilot.c, test_offload_pilot_ours.c, and
+   test_index_peer.c for workload files):
    a per-process temporary path, a whole file read into memory, little-endian u32 access and the trailing CRC-32C
-   fixed after an edit (so that mutations reach the checks behind the CRC). Include after mlsys_offload.h. */
+   fixed after an edit (so that mutations reach the checks behind the CRC). Include after mlsys_common.h. */
 #ifndef MLSYS_TESTS_PILOT_FILE_H
 #define MLSYS_TESTS_PILOT_FILE_H
 #include <stdio.h>
