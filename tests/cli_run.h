@@ -15,16 +15,16 @@ static const char *bin(void) {
   return b && *b ? b : "build/mlsys";
 }
 
-/* `mlsys ARGS` with stdin from /dev/null; out/err are NULL when unreadable. Free with run_free. */
-static run_result run(const char *args) {
+/* A shell command line with stdin from /dev/null; out/err are NULL when unreadable. Free with run_free. */
+static run_result run_shell(const char *cmdline) {
   run_result r;
-  char cmd[4096], outp[] = "/tmp/mlsys_cli_outXXXXXX", errp[] = "/tmp/mlsys_cli_errXXXXXX";
+  char cmd[4600], outp[] = "/tmp/mlsys_cli_outXXXXXX", errp[] = "/tmp/mlsys_cli_errXXXXXX";
   int fo = mkstemp(outp), fe = mkstemp(errp), status;
   size_t len;
   memset(&r, 0, sizeof r);
   if (fo >= 0) close(fo);
   if (fe >= 0) close(fe);
-  snprintf(cmd, sizeof cmd, "%s %s </dev/null >%s 2>%s", bin(), args, outp, errp);
+  snprintf(cmd, sizeof cmd, "%s </dev/null >%s 2>%s", cmdline, outp, errp);
   status = system(cmd);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (mlsys_read_file(outp, &r.out, &len) != MLSYS_OK) r.out = NULL;
@@ -32,6 +32,13 @@ static run_result run(const char *args) {
   unlink(outp);
   unlink(errp);
   return r;
+}
+
+/* `mlsys ARGS`, as run_shell. */
+static run_result run(const char *args) {
+  char cmd[4400];
+  snprintf(cmd, sizeof cmd, "%s %s", bin(), args);
+  return run_shell(cmd);
 }
 static void run_free(run_result *r) { mlsys_free(r->out); mlsys_free(r->err); }
 #endif

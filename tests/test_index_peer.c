@@ -42,25 +42,6 @@ static const char *peer_bin(void) {
   return p;
 }
 
-/* Runs a shell command; stdout and stderr captured (NULL when unreadable). */
-static run_result run_sh(const char *cmdline) {
-  run_result r;
-  char cmd[4096], outp[] = "/tmp/mlsys_peer_outXXXXXX", errp[] = "/tmp/mlsys_peer_errXXXXXX";
-  int fo = mkstemp(outp), fe = mkstemp(errp), status;
-  size_t len;
-  memset(&r, 0, sizeof r);
-  if (fo >= 0) close(fo);
-  if (fe >= 0) close(fe);
-  snprintf(cmd, sizeof cmd, "%s </dev/null >%s 2>%s", cmdline, outp, errp);
-  status = system(cmd);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (mlsys_read_file(outp, &r.out, &len) != MLSYS_OK) r.out = NULL;
-  if (mlsys_read_file(errp, &r.err, &len) != MLSYS_OK) r.err = NULL;
-  unlink(outp);
-  unlink(errp);
-  return r;
-}
-
 static double jnum(const mlsys_json *o, const char *key) {
   const mlsys_json *v = mlsys_json_get(o, key);
   return v && v->type == MLSYS_JSON_NUMBER ? v->num : NAN;
@@ -187,7 +168,7 @@ TEST(driver_replays_our_file) {
   REQUIRE_OK(make_wl("real:cities", 50000, 120000, 0.5, 2, &w));
   REQUIRE_OK(mlsys_index_workload_write(p, &w));
   snprintf(cmd, sizeof cmd, "%s %s --eif 0.5 --warmup 1000", peer_bin(), p);
-  r = run_sh(cmd);
+  r = run_shell(cmd);
   CHECK_EQ_INT(r.code, 0);
   REQUIRE(r.out && mlsys_json_parse(r.out, strlen(r.out), "driver", &doc) == MLSYS_OK);
   CHECK_EQ_INT((size_t)jnum(doc.root, "n_bulk"), w.n_bulk);
@@ -212,7 +193,7 @@ TEST(driver_replays_our_file) {
   }
   w.trace.key[w.trace.n - 1] = 12345;   /* not an S2 cell id of any city: never present */
   REQUIRE_OK(mlsys_index_workload_write(p, &w));
-  r = run_sh(cmd);
+  r = run_shell(cmd);
   CHECK_EQ_INT(r.code, 3);
   REQUIRE(r.out && mlsys_json_parse(r.out, strlen(r.out), "driver", &doc) == MLSYS_OK);
   CHECK_EQ_INT((size_t)jnum(doc.root, "wrong"), 1);
@@ -231,7 +212,7 @@ TEST(driver_replays_our_file) {
     fclose(f);
     free(b);
   }
-  r = run_sh(cmd);
+  r = run_shell(cmd);
   CHECK_EQ_INT(r.code, 1);
   CHECK_CONTAINS(r.err, "CRC");
   run_free(&r);

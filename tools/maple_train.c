@@ -69,6 +69,20 @@ static mlsys_status make_workload(const char *set, double frac, double zipf, siz
   return mlsys_index_workload_make(*keys, *nk, &wo, w);
 }
 
+/* every (n_bulk / m)-th bulk key, m = min(n_bulk, 65,536): the sample mlsys_index_tune places trace keys by */
+static uint64_t *bulk_sample(const mlsys_index_workload *w, size_t *m) {
+  size_t j, stride;
+  uint64_t *sample;
+  *m = w->n_bulk < 65536 ? w->n_bulk : 65536;
+  stride = *m ? w->n_bulk / *m : 1;
+  if (!(sample = (uint64_t *)malloc((*m ? *m : 1) * sizeof *sample))) {
+    fprintf(stderr, "maple_train: out of memory\n");
+    exit(1);
+  }
+  for (j = 0; j < *m; j++) sample[j] = w->bulk[j * stride];
+  return sample;
+}
+
 static int measure(const char *csv, size_t n_keys, size_t init, size_t ops, const char *only) {
   FILE *f = fopen(csv, "w");
   mlsys_index_config *grid = NULL;
@@ -175,7 +189,7 @@ static int train(const char *csv, const char *out, size_t n_keys, size_t init, s
   /* training traces first, held-out traces after them: the model's own report uses its items only */
   for (i = 0; i < n; i++) {
     uint64_t *keys = NULL;
-    size_t nk, m_s, j, stride;
+    size_t nk, m_s;
     uint64_t *sample;
     mlsys_index_workload w;
     mlsys_index_trace prefix;
@@ -183,10 +197,7 @@ static int train(const char *csv, const char *out, size_t n_keys, size_t init, s
       fprintf(stderr, "maple_train: %s: %s\n", tr[i].set, mlsys_last_error());
       return 1;
     }
-    m_s = w.n_bulk < 65536 ? w.n_bulk : 65536;
-    stride = m_s ? w.n_bulk / m_s : 1;
-    sample = (uint64_t *)malloc((m_s ? m_s : 1) * sizeof *sample);
-    for (j = 0; j < m_s; j++) sample[j] = w.bulk[j * stride];
+    sample = bulk_sample(&w, &m_s);
     prefix = w.trace;
     if (mlsys_index_trace_image(&prefix, sample, m_s, imgs + i * 2 * MLSYS_INDEX_IMG * MLSYS_INDEX_IMG)) return 1;
     items[i].img = imgs + i * 2 * MLSYS_INDEX_IMG * MLSYS_INDEX_IMG;
@@ -285,7 +296,7 @@ static int eval(const char *csv, const char *model_path, size_t n_keys, size_t i
   printf("|---|---|---|---|---|\n");
   for (i = 0; i < n; i++) {
     uint64_t *keys = NULL, *sample;
-    size_t nk, m_s, j, k, stride, *ord;
+    size_t nk, m_s, j, k, *ord;
     double *pred, *score, best = 0, cnn = 0, frc = 0, rule = 0;
     mlsys_index_workload w;
     mlsys_index_config h;
@@ -296,10 +307,7 @@ static int eval(const char *csv, const char *model_path, size_t n_keys, size_t i
       fprintf(stderr, "maple_train: %s: %s\n", tr[i].set, mlsys_last_error());
       return 1;
     }
-    m_s = w.n_bulk < 65536 ? w.n_bulk : 65536;
-    stride = m_s ? w.n_bulk / m_s : 1;
-    sample = (uint64_t *)malloc((m_s ? m_s : 1) * sizeof *sample);
-    for (j = 0; j < m_s; j++) sample[j] = w.bulk[j * stride];
+    sample = bulk_sample(&w, &m_s);
     pred = (double *)malloc(tr[i].n * sizeof *pred);
     score = (double *)malloc(tr[i].n * sizeof *score);
     ord = (size_t *)malloc(tr[i].n * sizeof *ord);
