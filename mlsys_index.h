@@ -17,7 +17,8 @@
         insert, update, erase, ordered scan, size, memory (every byte counted; fragmented-log metadata is exactly 21
         bytes per fragment), statistics and a full invariant check. Gapped array: density 0.7 after a build, expand
         at 0.8 to 0.6, exponential search, shifts toward the nearest gap, ALEX's cost model or MAPLE's Msi/Msh rule
-        for splits. Fragmented log: AVX2 fragment scans (scalar fallback chosen at run time), expand a fragment up
+        for splits. Fragmented log: each fragment one block of keys, values and one-byte key fingerprints, probed
+        by an AVX2 fingerprint scan (scalar fallback chosen at run time; docs/index.md §1), expand a fragment up
         to mf_size, multiply fragments up to Mnf, split the leaf into leaves of nf fragments. Splits are sideways
         (duplicate child pointers) or downward; model nodes widen their key range for keys past the ends, so
         sorted-ascending streams and outliers near 2^64 keep the tree shallow.
@@ -135,6 +136,7 @@ static inline uint64_t mlsys_index_payload_of(uint64_t key) { return key * 0x9E3
    - FLog after a load, a multiply or a split: max(nf, ceil(n / max(1, mf_size/2))) fragments (≤ Mnf), so fragments
      start about half full; fragment capacity is min(mf_size, next power of two ≥ its keys), empty fragments hold
      no arrays. Multiply: nfrag' = min(2·nfrag, Mnf). Split: n_new = max(2, ceil(n / (nf·mf_size·0.5))).
+     A fragment of capacity c takes 17·c bytes (keys, values, fingerprints), counted in bytes_leaves.
    - An FLog leaf also respects max_leaf_bytes: at most max(1, max_leaf_bytes/16) keys.
    - GA SMO decision at the expansion threshold (n+1 > 0.8·cap); with smo_check_every_insert also after every insert
      once the leaf has seen 16 inserts. Lookups are not monitored, so the "fraction of inserts" in ALEX's empirical
@@ -650,10 +652,11 @@ typedef struct mlsys__index_model {
   mlsys__index_node **child;
 } mlsys__index_model;
 
+/* The fields a lookup or insert reads come first, so that they share the leaf's first cache lines with, for FLog,
+   the metadata block that follows the struct in the same allocation; prev/next (scans only) come last. */
 typedef struct mlsys__index_leaf {
   mlsys__index_node h;
-  struct mlsys__index_leaf *prev, *next; /* leaves in key order (scans) */
-  mlsys__index_lm m;                     /* GA: key → slot; FLog: key → fragment */
+  mlsys__index_lm m; /* GA: key → slot; FLog: key → fragment */
   size_t n;
   union {
     struct {
@@ -663,13 +666,15 @@ typedef struct mlsys__index_leaf {
       double exp_iters, exp_shifts;   /* from the build placement */
     } ga;
     struct {
-      void *meta; /* one block of exactly 21·nfrag bytes: key ptrs, val ptrs, tails (u32), log2 capacities (u8) */
+      void *meta; /* exactly 21·nfrag bytes right after the struct, in the leaf's own allocation (one miss fewer
+                     on the insert path than a block of its own): key ptrs, val ptrs, tails (u32), log2 caps (u8) */
       uint64_t **fk, **fv;
       uint32_t *tail;
       uint8_t *lcap;
       uint32_t nfrag;
     } fl;
   } u;
+  struct mlsys__index_leaf *prev, *next; /* leaves in key order (scans) */
 } mlsys__index_leaf;
 
 struct mlsys_index {
@@ -976,11 +981,62 @@ static inline ptrdiff_t mlsys__index_scan(int avx2, const uint64_t *k, uint32_t 
   return mlsys__index_scan_scalar(k, n, key);
 }
 
+/* FLog fingerprints. Each fragment's key block holds cap keys followed by cap one-byte fingerprints, so a probe
+   for a key reads the fragment's fingerprints (one cache line per 64 keys) and touches a key only where its byte
+   matches (1 in 256 for an absent key). Without them an insert's duplicate check and a lookup read the whole
+   fragment of keys, 8x the bytes: at mf 256 that was 32 cache lines per insert, and the log lost to ALEX's shifts
+   on writes (docs/index.md §6a). An extension of the thesis's FLog (B3.3); costs one byte per slot. */
+#define MLSYS__IX_FKB(cap) ((size_t)(cap) * 17) /* a fragment's block: cap keys, cap values, cap fingerprints */
+static inline uint8_t mlsys__index_fp(uint64_t key) { return (uint8_t)((key * 0x9E3779B97F4A7C15ull) >> 56); }
+static ptrdiff_t mlsys__index_fpscan_scalar(const uint64_t *k, const uint8_t *fp, uint32_t n, uint64_t key) {
+  uint8_t h = mlsys__index_fp(key);
+  uint32_t i;
+  for (i = 0; i < n; i++)
+    if (fp[i] == h && k[i] == key) return (ptrdiff_t)i;
+  return -1;
+}
+#ifdef MLSYS__INDEX_X86
+__attribute__((target("avx2"))) static ptrdiff_t mlsys__index_fpscan_avx2(const uint64_t *k, const uint8_t *fp,
+                                                                         uint32_t n, uint64_t key) {
+  __m256i q = _mm256_set1_epi8((char)mlsys__index_fp(key));
+  uint32_t i = 0, m;
+  if (n < 32) return mlsys__index_fpscan_scalar(k, fp, n, key);
+  for (; i + 32 <= n; i += 32) {
+    m = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(fp + i)), q));
+    for (; m; m &= m - 1) {
+      uint32_t j = i + (uint32_t)__builtin_ctz(m);
+      if (k[j] == key) return (ptrdiff_t)j;
+    }
+  }
+  if (i < n) { /* the last 32 bytes, overlapping what was scanned: never read past the tail */
+    uint32_t b = n - 32;
+    m = (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(fp + b)), q));
+    for (m >>= i - b; m; m &= m - 1) {
+      uint32_t j = i + (uint32_t)__builtin_ctz(m);
+      if (k[j] == key) return (ptrdiff_t)j;
+    }
+  }
+  return -1;
+}
+#endif
+
 static inline size_t mlsys__index_fcap(const mlsys_index *ix, const mlsys__index_leaf *L, uint32_t f) {
   size_t c;
   if (!L->u.fl.fk[f]) return 0;
   c = (size_t)1 << L->u.fl.lcap[f];
   return c < ix->cfg.mf_size ? c : ix->cfg.mf_size;
+}
+static inline uint8_t *mlsys__index_ffp(const mlsys_index *ix, const mlsys__index_leaf *L, uint32_t f) {
+  return (uint8_t *)(void *)(L->u.fl.fk[f] + 2 * mlsys__index_fcap(ix, L, f));
+}
+/* the position of key in fragment f, or -1 */
+static inline ptrdiff_t mlsys__index_fscan(const mlsys_index *ix, const mlsys__index_leaf *L, uint32_t f, uint64_t key) {
+  uint32_t t = L->u.fl.tail[f];
+  if (!t) return -1;
+#ifdef MLSYS__INDEX_X86
+  if (ix->avx2) return mlsys__index_fpscan_avx2(L->u.fl.fk[f], mlsys__index_ffp(ix, L, f), t, key);
+#endif
+  return mlsys__index_fpscan_scalar(L->u.fl.fk[f], mlsys__index_ffp(ix, L, f), t, key);
 }
 
 /* ---- leaf construction and destruction ------------------------------------------------------------------------ */
@@ -995,14 +1051,11 @@ static void mlsys__index_leaf_free(mlsys_index *ix, mlsys__index_leaf *L) {
     mlsys__index_release(&ix->bytes_leaf, L->u.ga.bitmap, 8 * ((cap + 63) / 64));
   } else {
     uint32_t f;
-    if (L->u.fl.meta) {
-      for (f = 0; f < L->u.fl.nfrag; f++) {
-        size_t c = mlsys__index_fcap(ix, L, f);
-        mlsys__index_release(&ix->bytes_leaf, L->u.fl.fk[f], 8 * c);
-        mlsys__index_release(&ix->bytes_leaf, L->u.fl.fv[f], 8 * c);
-      }
-      mlsys__index_release(&ix->bytes_meta, L->u.fl.meta, 21 * (size_t)L->u.fl.nfrag);
+    for (f = 0; f < L->u.fl.nfrag; f++) {
+      size_t c = mlsys__index_fcap(ix, L, f);
+      mlsys__index_release(&ix->bytes_leaf, L->u.fl.fk[f], MLSYS__IX_FKB(c)); /* fv[f] lies in the same block */
     }
+    ix->bytes_meta -= 21 * (size_t)L->u.fl.nfrag; /* the metadata lives in L's allocation, freed below */
   }
   mlsys__index_release(&ix->bytes_leaf, L, sizeof *L);
 }
@@ -1094,13 +1147,14 @@ static int mlsys__index_flog_build(mlsys_index *ix, const uint64_t *k, const uin
     if (F >= mnf) { mlsys_free(bnd); return 1; }
     F = F * 2 < mnf ? F * 2 : mnf;
   }
-  L = (mlsys__index_leaf *)mlsys__index_zalloc(&ix->bytes_leaf, sizeof *L);
-  meta = L ? (unsigned char *)mlsys__index_zalloc(&ix->bytes_meta, 21 * F) : NULL;
-  if (!meta) {
-    mlsys__index_release(&ix->bytes_leaf, L, sizeof *L);
+  L = (mlsys__index_leaf *)mlsys_calloc(1, sizeof *L + 21 * F);
+  if (!L) {
     mlsys_free(bnd);
     return -1;
   }
+  ix->bytes_leaf += sizeof *L;
+  ix->bytes_meta += 21 * F;
+  meta = (unsigned char *)(L + 1);
   L->h.type = MLSYS__IX_FLOG;
   L->m = m;
   L->n = n;
@@ -1116,16 +1170,16 @@ static int mlsys__index_flog_build(mlsys_index *ix, const uint64_t *k, const uin
     cap = mlsys__index_pow2ceil(c);
     L->u.fl.lcap[i] = (uint8_t)mlsys__index_log2(cap);
     if (cap > mf) cap = mf;
-    L->u.fl.fk[i] = (uint64_t *)mlsys__index_alloc(&ix->bytes_leaf, 8 * cap);
+    L->u.fl.fk[i] = (uint64_t *)mlsys__index_alloc(&ix->bytes_leaf, MLSYS__IX_FKB(cap));
     if (!L->u.fl.fk[i]) break;
-    L->u.fl.fv[i] = (uint64_t *)mlsys__index_alloc(&ix->bytes_leaf, 8 * cap);
-    if (!L->u.fl.fv[i]) { /* keep the pair consistent for leaf_free */
-      mlsys__index_release(&ix->bytes_leaf, L->u.fl.fk[i], 8 * cap);
-      L->u.fl.fk[i] = NULL;
-      break;
-    }
+    L->u.fl.fv[i] = L->u.fl.fk[i] + cap;
     memcpy(L->u.fl.fk[i], k + bnd[i], 8 * c);
     memcpy(L->u.fl.fv[i], v + bnd[i], 8 * c);
+    {
+      uint8_t *fp = (uint8_t *)(void *)(L->u.fl.fk[i] + 2 * cap);
+      size_t j;
+      for (j = 0; j < c; j++) fp[j] = mlsys__index_fp(k[bnd[i] + j]);
+    }
     L->u.fl.tail[i] = (uint32_t)c;
   }
   mlsys_free(bnd);
@@ -1462,9 +1516,7 @@ MLSYS_DEF int mlsys_index_find(const mlsys_index *ix, uint64_t key, uint64_t *va
     }
     default: {
       size_t f = mlsys__index_lm_clamp(&L->m, key, L->u.fl.nfrag);
-      ptrdiff_t p;
-      if (!L->u.fl.tail[f]) return 0;
-      p = mlsys__index_scan(ix->avx2, L->u.fl.fk[f], L->u.fl.tail[f], key);
+      ptrdiff_t p = mlsys__index_fscan(ix, L, (uint32_t)f, key);
       if (p < 0) return 0;
       if (val) *val = L->u.fl.fv[f][p];
       return 1;
@@ -1480,7 +1532,7 @@ MLSYS_DEF int mlsys_index_update(mlsys_index *ix, uint64_t key, uint64_t val) {
     L->u.ga.vals[p] = val;
   } else {
     size_t f = mlsys__index_lm_clamp(&L->m, key, L->u.fl.nfrag);
-    ptrdiff_t p = L->u.fl.tail[f] ? mlsys__index_scan(ix->avx2, L->u.fl.fk[f], L->u.fl.tail[f], key) : -1;
+    ptrdiff_t p = mlsys__index_fscan(ix, L, (uint32_t)f, key);
     if (p < 0) return 0;
     L->u.fl.fv[f][p] = val;
   }
@@ -1939,7 +1991,7 @@ static int mlsys__index_ga_insert(mlsys_index *ix, mlsys__index_leaf *L, uint64_
 static int mlsys__index_flog_insert(mlsys_index *ix, mlsys__index_leaf *L, uint64_t key, uint64_t val) {
   size_t f = mlsys__index_lm_clamp(&L->m, key, L->u.fl.nfrag), cap;
   uint32_t t = L->u.fl.tail[f];
-  if (t && mlsys__index_scan(ix->avx2, L->u.fl.fk[f], t, key) >= 0) return 0;
+  if (mlsys__index_fscan(ix, L, (uint32_t)f, key) >= 0) return 0;
   cap = mlsys__index_fcap(ix, L, (uint32_t)f);
   if (L->n + 1 <= ix->flog_max_keys) {
     if (t < cap) goto append;
@@ -1947,15 +1999,15 @@ static int mlsys__index_flog_insert(mlsys_index *ix, mlsys__index_leaf *L, uint6
       size_t nc = cap ? 2 * cap : 1;
       uint64_t *nk, *nv;
       if (nc > ix->cfg.mf_size) nc = ix->cfg.mf_size;
-      nk = (uint64_t *)mlsys__index_alloc(&ix->bytes_leaf, 8 * nc);
-      nv = nk ? (uint64_t *)mlsys__index_alloc(&ix->bytes_leaf, 8 * nc) : NULL;
-      if (!nv) { mlsys__index_release(&ix->bytes_leaf, nk, 8 * nc); return -1; }
+      nk = (uint64_t *)mlsys__index_alloc(&ix->bytes_leaf, MLSYS__IX_FKB(nc));
+      if (!nk) return -1;
+      nv = nk + nc;
       if (t) {
         memcpy(nk, L->u.fl.fk[f], 8 * (size_t)t);
         memcpy(nv, L->u.fl.fv[f], 8 * (size_t)t);
+        memcpy(nk + 2 * nc, L->u.fl.fk[f] + 2 * cap, (size_t)t); /* the fingerprints */
       }
-      mlsys__index_release(&ix->bytes_leaf, L->u.fl.fk[f], 8 * cap);
-      mlsys__index_release(&ix->bytes_leaf, L->u.fl.fv[f], 8 * cap);
+      mlsys__index_release(&ix->bytes_leaf, L->u.fl.fk[f], MLSYS__IX_FKB(cap));
       L->u.fl.fk[f] = nk;
       L->u.fl.fv[f] = nv;
       L->u.fl.lcap[f] = (uint8_t)mlsys__index_log2(mlsys__index_pow2ceil(nc));
@@ -1989,6 +2041,7 @@ static int mlsys__index_flog_insert(mlsys_index *ix, mlsys__index_leaf *L, uint6
   }
 append:
   L->u.fl.fk[f][t] = key;
+  mlsys__index_ffp(ix, L, (uint32_t)f)[t] = mlsys__index_fp(key);
   L->u.fl.fv[f][t] = val;
   L->u.fl.tail[f] = t + 1;
   L->n++;
@@ -2021,9 +2074,11 @@ MLSYS_DEF int mlsys_index_erase(mlsys_index *ix, uint64_t key) {
   } else {
     size_t f = mlsys__index_lm_clamp(&L->m, key, L->u.fl.nfrag);
     uint32_t t = L->u.fl.tail[f];
-    ptrdiff_t p = t ? mlsys__index_scan(ix->avx2, L->u.fl.fk[f], t, key) : -1;
+    ptrdiff_t p = mlsys__index_fscan(ix, L, (uint32_t)f, key);
+    uint8_t *fp = p >= 0 ? mlsys__index_ffp(ix, L, (uint32_t)f) : NULL;
     if (p < 0) return 0;
     L->u.fl.fk[f][p] = L->u.fl.fk[f][t - 1]; /* swap with the last key (B3.3 delete) */
+    fp[p] = fp[t - 1];
     L->u.fl.fv[f][p] = L->u.fl.fv[f][t - 1];
     L->u.fl.tail[f] = t - 1;
   }
@@ -2180,11 +2235,15 @@ static mlsys_status mlsys__index_check_leaf(mlsys__index_chk *c, const mlsys__in
                              ix->flog_max_keys);
     for (f = 0; f < L->u.fl.nfrag; f++) {
       size_t cap = mlsys__index_fcap(ix, L, f), t = L->u.fl.tail[f];
-      if (!!L->u.fl.fk[f] != !!L->u.fl.fv[f])
-        return mlsys_set_error(MLSYS_ERR_ARG, "leaf %zu fragment %u: key/value arrays disagree", no, f);
+      if (L->u.fl.fk[f] ? L->u.fl.fv[f] != L->u.fl.fk[f] + cap : L->u.fl.fv[f] != NULL)
+        return mlsys_set_error(MLSYS_ERR_ARG, "leaf %zu fragment %u: the value array is not the key block's", no, f);
       if (t > cap || cap > ix->cfg.mf_size)
         return mlsys_set_error(MLSYS_ERR_ARG, "leaf %zu fragment %u: tail %zu > cap %zu or cap > mf_size %u", no, f,
                                t, cap, ix->cfg.mf_size);
+      for (i = 0; i < t; i++)
+        if (mlsys__index_ffp(ix, L, f)[i] != mlsys__index_fp(L->u.fl.fk[f][i]))
+          return mlsys_set_error(MLSYS_ERR_ARG, "leaf %zu fragment %u: the fingerprint of key %llu (slot %zu) is stale",
+                                 no, f, (unsigned long long)L->u.fl.fk[f][i], i);
       for (i = 0; i < t; i++)
         if (mlsys__index_lm_clamp(&L->m, L->u.fl.fk[f][i], L->u.fl.nfrag) != f)
           return mlsys_set_error(MLSYS_ERR_ARG, "leaf %zu fragment %u: key %llu belongs to fragment %zu", no, f,

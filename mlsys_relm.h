@@ -91,8 +91,19 @@ MLSYS_DEF int mlsys_relm_token_is_special(const mlsys_relm_vocab *v, int32_t tok
 /* The id of the ordinary token whose bytes are b[0, n), or −1. */
 MLSYS_DEF int32_t mlsys_relm_token_lookup(const mlsys_relm_vocab *v, const uint8_t *b, size_t n);
 
-/* The pre-tokenizer alone: the end offsets of the chunks text[0, n) splits into (*ends from mlsys_alloc). */
+/* What the pre-tokenizer's \s is. MLSYS_RELM_WS_JS (the default) is JavaScript's, as in the reference the spec names
+   (npm gpt-3-encoder): it includes U+FEFF and excludes U+0085. MLSYS_RELM_WS_UNICODE is Unicode's White_Space, as in
+   tiktoken, OpenAI's Python encoder and Hugging Face's tokenizers: U+0085 is white space, U+FEFF is not. The two
+   differ only on text holding those two code points. Set it before the vocabulary is shared between threads.
+   Errors: MLSYS_ERR_ARG (a NULL vocabulary or another value). */
+enum { MLSYS_RELM_WS_JS = 0, MLSYS_RELM_WS_UNICODE = 1 };
+MLSYS_DEF mlsys_status mlsys_relm_vocab_set_whitespace(mlsys_relm_vocab *v, int ws);
+MLSYS_DEF int mlsys_relm_vocab_whitespace(const mlsys_relm_vocab *v);
+
+/* The pre-tokenizer alone: the end offsets of the chunks text[0, n) splits into (*ends from mlsys_alloc); _ws with
+   the white space of MLSYS_RELM_WS_*. */
 MLSYS_DEF mlsys_status mlsys_relm_pretokenize(const char *text, size_t n, size_t **ends, size_t *count);
+MLSYS_DEF mlsys_status mlsys_relm_pretokenize_ws(const char *text, size_t n, int ws, size_t **ends, size_t *count);
 /* The canonical encoding of text[0, n) (any bytes; *toks from mlsys_alloc, NULL with *ntok = 0 for empty text). */
 MLSYS_DEF mlsys_status mlsys_relm_encode(const mlsys_relm_vocab *v, const char *text, size_t n, int32_t **toks, size_t *ntok);
 /* The bytes of toks[0, n) (*text NUL-terminated, from mlsys_alloc). Errors: MLSYS_ERR_ARG naming an id out of range. */
@@ -663,7 +674,11 @@ static int mlsys__relm_in(const uint32_t (*t)[2], int n, uint32_t cp) {
   return 0;
 }
 #define MLSYS__RELM_N(t) ((int)(sizeof(t) / sizeof((t)[0])))
-static int mlsys__relm_class(uint32_t cp) {
+static int mlsys__relm_class(uint32_t cp, int ws) {
+  if (ws == MLSYS_RELM_WS_UNICODE) { /* White_Space = JavaScript's \s − U+FEFF (format, Cf) + U+0085 (control, Cc) */
+    if (cp == 0x85) return MLSYS__RELM_SPACE;
+    if (cp == 0xFEFF) return MLSYS__RELM_OTHER;
+  }
   if (cp < 128) {
     if ((cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z')) return MLSYS__RELM_LETTER;
     if (cp >= '0' && cp <= '9') return MLSYS__RELM_NUMBER;
@@ -697,17 +712,17 @@ static int mlsys__relm_utf8(const uint8_t *s, size_t n, uint32_t *cp) {
 }
 
 /* The class and length of the character at byte i (OTHER for an invalid byte). */
-static int mlsys__relm_char(const uint8_t *s, size_t n, size_t i, int *len) {
+static int mlsys__relm_char(const uint8_t *s, size_t n, size_t i, int *len, int ws) {
   uint32_t cp;
   *len = mlsys__relm_utf8(s + i, n - i, &cp);
   if (cp == 0xFFFD && *len == 1 && s[i] >= 0x80) return MLSYS__RELM_OTHER;
-  return mlsys__relm_class(cp);
+  return mlsys__relm_class(cp, ws);
 }
 
 /* The end of the chunk that starts at byte i: the first alternative of the GPT-2 pattern that matches there, as a
    JavaScript/Python regex engine tries them (spec §2.4):
      's|'t|'re|'ve|'m|'ll|'d | ?\p{L}+ | ?\p{N}+ | ?[^\s\p{L}\p{N}]+ | \s+(?!\S) | \s+                               */
-static size_t mlsys__relm_chunk(const uint8_t *s, size_t n, size_t i) {
+static size_t mlsys__relm_chunk(const uint8_t *s, size_t n, size_t i, int ws) {
   int c0, c1 = -1, l0, l1 = 0;
   size_t j;
   if (s[i] == '\'' && i + 1 < n) {   /* contractions, case-sensitive, in the pattern's order */
@@ -715,8 +730,8 @@ static size_t mlsys__relm_chunk(const uint8_t *s, size_t n, size_t i) {
     if (a == 's' || a == 't' || a == 'm' || a == 'd') return i + 2;
     if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return i + 3;
   }
-  c0 = mlsys__relm_char(s, n, i, &l0);
-  if (i + (size_t)l0 < n) c1 = mlsys__relm_char(s, n, i + (size_t)l0, &l1);
+  c0 = mlsys__relm_char(s, n, i, &l0, ws);
+  if (i + (size_t)l0 < n) c1 = mlsys__relm_char(s, n, i + (size_t)l0, &l1, ws);
   /* ` ?X+` for X = letters, numbers, others in that order: an optional space (U+0020 only) joins the run after it */
   {
     static const int order[3] = {MLSYS__RELM_LETTER, MLSYS__RELM_NUMBER, MLSYS__RELM_OTHER};
@@ -727,7 +742,7 @@ static size_t mlsys__relm_chunk(const uint8_t *s, size_t n, size_t i) {
       else if (c0 == cls) j = i + (size_t)l0;
       else continue;
       while (j < n) {
-        int l, c = mlsys__relm_char(s, n, j, &l);
+        int l, c = mlsys__relm_char(s, n, j, &l, ws);
         if (c != cls) break;
         j += (size_t)l;
       }
@@ -739,7 +754,7 @@ static size_t mlsys__relm_chunk(const uint8_t *s, size_t n, size_t i) {
     size_t last = i;
     j = i;
     while (j < n) {
-      int l, c = mlsys__relm_char(s, n, j, &l);
+      int l, c = mlsys__relm_char(s, n, j, &l, ws);
       if (c != MLSYS__RELM_SPACE) break;
       last = j;
       j += (size_t)l;
@@ -750,13 +765,18 @@ static size_t mlsys__relm_chunk(const uint8_t *s, size_t n, size_t i) {
 }
 
 MLSYS_DEF mlsys_status mlsys_relm_pretokenize(const char *text, size_t n, size_t **ends, size_t *count) {
+  return mlsys_relm_pretokenize_ws(text, n, MLSYS_RELM_WS_JS, ends, count);
+}
+MLSYS_DEF mlsys_status mlsys_relm_pretokenize_ws(const char *text, size_t n, int ws, size_t **ends, size_t *count) {
   size_t i = 0, cap = 16, k = 0;
   size_t *e;
   if ((!text && n) || !ends || !count) return mlsys_set_error(MLSYS_ERR_ARG, "relm: pretokenize with a NULL argument");
+  if (ws != MLSYS_RELM_WS_JS && ws != MLSYS_RELM_WS_UNICODE)
+    return mlsys_set_error(MLSYS_ERR_ARG, "relm: white space %d is neither MLSYS_RELM_WS_JS (0) nor MLSYS_RELM_WS_UNICODE (1)", ws);
   *ends = NULL; *count = 0;
   if (!(e = (size_t *)mlsys_alloc(cap, sizeof(size_t)))) return MLSYS_ERR_NOMEM;
   while (i < n) {
-    size_t j = mlsys__relm_chunk((const uint8_t *)text, n, i);
+    size_t j = mlsys__relm_chunk((const uint8_t *)text, n, i, ws);
     if (k == cap) {
       size_t *q = (size_t *)mlsys_realloc_array(e, cap * 2, sizeof(size_t));
       if (!q) { mlsys_free(e); return MLSYS_ERR_NOMEM; }
@@ -786,6 +806,7 @@ struct mlsys_relm_vocab {
   mlsys__relm_pair *pairs;  /* (left, right) → rank, merged id */
   uint32_t pairmask;
   int32_t byte_tok[256];    /* the token of each single byte */
+  int ws;                   /* MLSYS_RELM_WS_* of the pre-tokenizer */
   /* the byte trie of the ordinary tokens, built on the first ALL-encodings automaton (under trie_mu) */
   pthread_mutex_t trie_mu;
   int32_t *trie_first, *trie_next, *trie_tok;
@@ -1118,6 +1139,14 @@ MLSYS_DEF mlsys_status mlsys_relm_vocab_load_gpt2_dir(const char *dir, mlsys_rel
 MLSYS_DEF int mlsys_relm_vocab_size(const mlsys_relm_vocab *v) { return v ? v->n : 0; }
 MLSYS_DEF int mlsys_relm_vocab_eos(const mlsys_relm_vocab *v) { return v ? v->eos : -1; }
 MLSYS_DEF int mlsys_relm_vocab_merges(const mlsys_relm_vocab *v) { return v ? v->nmerges : 0; }
+MLSYS_DEF mlsys_status mlsys_relm_vocab_set_whitespace(mlsys_relm_vocab *v, int ws) {
+  if (!v) return mlsys_set_error(MLSYS_ERR_ARG, "relm: set_whitespace on a NULL vocabulary");
+  if (ws != MLSYS_RELM_WS_JS && ws != MLSYS_RELM_WS_UNICODE)
+    return mlsys_set_error(MLSYS_ERR_ARG, "relm: white space %d is neither MLSYS_RELM_WS_JS (0) nor MLSYS_RELM_WS_UNICODE (1)", ws);
+  v->ws = ws;
+  return MLSYS_OK;
+}
+MLSYS_DEF int mlsys_relm_vocab_whitespace(const mlsys_relm_vocab *v) { return v ? v->ws : MLSYS_RELM_WS_JS; }
 MLSYS_DEF const uint8_t *mlsys_relm_token_bytes(const mlsys_relm_vocab *v, int32_t tok, int *len) {
   if (!v || tok < 0 || tok >= v->n) { if (len) *len = 0; return NULL; }
   if (len) *len = (int)(v->off[tok + 1] - v->off[tok]);
@@ -1313,7 +1342,7 @@ MLSYS_DEF mlsys_status mlsys_relm_encode(const mlsys_relm_vocab *v, const char *
   cap = n;
   if (!(out = (int32_t *)mlsys_alloc(cap, sizeof(int32_t)))) return MLSYS_ERR_NOMEM;
   while (i < n) {
-    size_t j = mlsys__relm_chunk(s, n, i), nt = 0;
+    size_t j = mlsys__relm_chunk(s, n, i, v->ws), nt = 0;
     const int32_t *hit = j - i <= 64 ? mlsys__relm_cache_get(&cache, s + i, j - i, &nt) : NULL;
     if (hit) {
       memcpy(out + k, hit, nt * sizeof(int32_t));

@@ -48,9 +48,11 @@ static const char *relm_help =
     "        --limit N: stop after N results (default 10; 0 = until the language is exhausted, which for\n"
     "          sample is never). --stats: search statistics on stderr at the end (with --json: a last JSON\n"
     "          line {\"stats\": {...}} on stdout).\n"
-    "  tokenize TEXT|- [--vocab DIR] [--json]\n"
+    "  tokenize TEXT|- [--vocab DIR] [--whitespace js|unicode] [--json]\n"
     "        GPT-2's canonical encoding of TEXT (- reads stdin to its end, bytes as they are, a final newline\n"
-    "        included): the token ids on one line.\n"
+    "        included): the token ids on one line. --whitespace: what the pre-tokenizer's \\s is: js (the\n"
+    "        default, as npm gpt-3-encoder: U+FEFF is space, U+0085 is not) or unicode (White_Space, as tiktoken\n"
+    "        and OpenAI's Python encoder: the other way round).\n"
     "  count --regex RE [--mode all|canonical] [--edits K] [--max-len N] [--vocab DIR] [--json]\n"
     "        The size of RE's token automaton (states, edges), its accepting token paths and its strings.\n"
     "        With --max-len N only paths of at most N tokens and strings of at most N characters count;\n"
@@ -491,8 +493,8 @@ static int read_stdin(char **out, size_t *len) {
 }
 
 static int relm_tokenize_cmd(int argc, char **argv, const char *cmd) {
-  const char *vocab_s = NULL, *json = NULL, *help = NULL;
-  cli_opt opts[] = {{"--vocab", 1, &vocab_s}, {"--json", 0, &json}, {"--help", 0, &help}};
+  const char *vocab_s = NULL, *json = NULL, *help = NULL, *ws_s = NULL;
+  cli_opt opts[] = {{"--vocab", 1, &vocab_s}, {"--whitespace", 1, &ws_s}, {"--json", 0, &json}, {"--help", 0, &help}};
   const char *pos[1];
   char *buf = NULL;
   const char *text;
@@ -504,6 +506,8 @@ static int relm_tokenize_cmd(int argc, char **argv, const char *cmd) {
   if ((rc = cli_parse_args(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), cmd, pos, 1, &npos))) return rc;
   if (help) { fputs(relm_help, stdout); return CLI_OK; }
   if (npos != 1) return cli_usage_error(cmd, "give the TEXT to tokenize (or - to read stdin)");
+  if (ws_s && strcmp(ws_s, "js") && strcmp(ws_s, "unicode"))
+    return cli_usage_error(cmd, "--whitespace must be js or unicode, not '%s'", ws_s);
   if (!strcmp(pos[0], "-")) {
     if (read_stdin(&buf, &len)) return cli_fail(cmd, "cannot read stdin: %s", strerror(errno));
     text = buf;
@@ -513,6 +517,7 @@ static int relm_tokenize_cmd(int argc, char **argv, const char *cmd) {
   }
   if ((rc = relm_vocab(cmd, vocab_s, &v))) goto done;
   rc = CLI_ERR;
+  if (ws_s && !strcmp(ws_s, "unicode")) (void)mlsys_relm_vocab_set_whitespace(v, MLSYS_RELM_WS_UNICODE);
   if (mlsys_relm_encode(v, text, len, &toks, &n)) { cli_fail(cmd, "%s", mlsys_last_error()); goto done; }
   if (json) {
     mlsys_json_writer jw;

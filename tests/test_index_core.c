@@ -543,27 +543,91 @@ TEST(smo_counters_move) {
   mlsys_index_free(ix);
 }
 
-TEST(avx2_matches_scalar) {
+/* The FLog fragment probe (fingerprint bytes, then the key) against a plain scan for the first equal key, on both
+   the AVX2 and the scalar path: lengths 0..599 cover the 32-byte loop, the overlapping last load and short tails;
+   keys are drawn from a few values plus ones whose fingerprint collides with the probe's, so the key comparison
+   behind a matching byte must reject them. */
+TEST(fingerprint_scan_matches_linear_scan) {
   mlsys_rng g;
-  uint64_t buf[80];
-  int t, checked = 0;
-  if (!mlsys__index_cpu_avx2()) SKIP("this CPU has no AVX2 (the scalar path is tested by the FLog differential runs)");
+  static uint64_t buf[600], coll[64];
+  uint8_t fp[600];
+  int t, checked = 0, collided = 0, avx2 = mlsys__index_cpu_avx2();
+  size_t nc = 0;
+  uint64_t x;
   mlsys_rng_seed(&g, 11);
+  for (x = 1000; nc < 64; x++) /* keys that share key 7's fingerprint but are not 7 */
+    if (mlsys__index_fp(x) == mlsys__index_fp(7)) coll[nc++] = x;
   for (t = 0; t < 20000; t++) {
-    uint32_t n = (uint32_t)mlsys_rng_below(&g, 80), i;
+    uint32_t n = (uint32_t)mlsys_rng_below(&g, t < 10000 ? 80 : 600), i;
     uint64_t key;
-    for (i = 0; i < n; i++) buf[i] = mlsys_rng_below(&g, 40) + (mlsys_rng_below(&g, 2) ? UINT64_MAX - 50 : 0);
-    key = mlsys_rng_below(&g, 3) == 0 ? (uint64_t)mlsys_rng_u64(&g) : buf[n ? mlsys_rng_below(&g, n) : 0];
-#ifdef MLSYS__INDEX_X86
-    if (mlsys__index_scan_avx2(buf, n, key) != mlsys__index_scan_scalar(buf, n, key)) {
-      CHECK_MSG(0, "n=%u key=%llu: avx2 %td scalar %td", n, (unsigned long long)key,
-                mlsys__index_scan_avx2(buf, n, key), mlsys__index_scan_scalar(buf, n, key));
+    ptrdiff_t want = -1, got;
+    for (i = 0; i < n; i++) {
+      uint64_t r = mlsys_rng_below(&g, 4);
+      buf[i] = r == 0 ? coll[mlsys_rng_below(&g, 64)] : mlsys_rng_below(&g, 40) + (r == 1 ? UINT64_MAX - 50 : 0);
+      fp[i] = mlsys__index_fp(buf[i]);
+    }
+    key = mlsys_rng_below(&g, 3) == 0 ? (mlsys_rng_below(&g, 2) ? 7 : (uint64_t)mlsys_rng_u64(&g))
+                                      : buf[n ? mlsys_rng_below(&g, n) : 0];
+    for (i = 0; i < n && want < 0; i++)
+      if (buf[i] == key) want = (ptrdiff_t)i;
+    for (i = 0; i < n; i++) collided += buf[i] != key && fp[i] == mlsys__index_fp(key);
+    got = mlsys__index_fpscan_scalar(buf, fp, n, key);
+    if (got != want) {
+      CHECK_MSG(0, "scalar: n=%u key=%llu: got %td, want %td", n, (unsigned long long)key, got, want);
       break;
     }
-    checked++;
+#ifdef MLSYS__INDEX_X86
+    if (avx2 && (got = mlsys__index_fpscan_avx2(buf, fp, n, key)) != want) {
+      CHECK_MSG(0, "avx2: n=%u key=%llu: got %td, want %td", n, (unsigned long long)key, got, want);
+      break;
+    }
 #endif
+    checked++;
   }
+  (void)avx2;
   CHECK(checked == 20000);
+  CHECK(collided > 1000); /* the rejection path ran */
+}
+
+/* Every FLog operation keeps each key's fingerprint beside it (mlsys_index_check verifies them): inserts through
+   fragment expansion, multiplication and splits, erases (swap with the last key) and a re-insert of erased keys,
+   compared with a brute-force set at every step. */
+TEST(flog_fingerprints_survive_every_operation) {
+  mlsys_index_config c = mkcfg(1, 0, 0, 0, 64, 8, 2, 0, 0);
+  mlsys_index *ix = NULL;
+  mlsys_rng g;
+  static uint64_t keys[30000];
+  static unsigned char in[30000];
+  size_t i, n = 30000, live = 0;
+  mlsys_index_stats st;
+  mlsys_rng_seed(&g, 5);
+  for (i = 0; i < n; i++) keys[i] = mlsys_rng_u64(&g) >> 8;
+  REQUIRE_OK(mlsys_index_create(&c, NULL, NULL, 0, &ix));
+  for (i = 0; i < 120000; i++) {
+    size_t j = (size_t)mlsys_rng_below(&g, n);
+    uint64_t v = 0;
+    int op = (int)mlsys_rng_below(&g, 3), r;
+    if (op == 0) {
+      r = mlsys_index_insert(ix, keys[j], j);
+      if (r != (in[j] ? 0 : 1)) { CHECK_MSG(0, "insert %zu returned %d (present %d)", j, r, in[j]); break; }
+      live += !in[j];
+      in[j] = 1;
+    } else if (op == 1) {
+      r = mlsys_index_erase(ix, keys[j]);
+      if (r != in[j]) { CHECK_MSG(0, "erase %zu returned %d (present %d)", j, r, in[j]); break; }
+      live -= in[j];
+      in[j] = 0;
+    } else {
+      r = mlsys_index_find(ix, keys[j], &v);
+      if (r != in[j] || (r && v != j)) { CHECK_MSG(0, "find %zu returned %d v=%llu", j, r, (unsigned long long)v); break; }
+    }
+    if (i % 20000 == 19999) CHECK_OK(mlsys_index_check(ix));
+  }
+  CHECK_EQ_INT(mlsys_index_size(ix), live);
+  CHECK_OK(mlsys_index_check(ix));
+  mlsys_index_get_stats(ix, &st);
+  CHECK(st.smo_frag_expand > 0 && st.smo_frag_multiply > 0 && st.smo_split_sideways + st.smo_split_down > 0);
+  mlsys_index_free(ix);
 }
 
 TEST(config_check_names_field) {

@@ -225,6 +225,25 @@ TEST(tokenize_hello_world) {
   run_free(&r);
 }
 
+/* --whitespace: "x U+0085y" is 87 1587 227 88 for gpt-3-encoder (js, the default) and 87 220 126 227 88 for
+   tiktoken (unicode), both printed by the real packages (test_relm_tokenizer.c) */
+TEST(tokenize_whitespace_modes) {
+  run_result r;
+  NEED_VOCAB();
+  r = run("relm tokenize \"$(printf 'x \\302\\205y')\"");
+  CHECK_EQ_INT(r.code, 0);
+  CHECK_STR(r.out, "87 1587 227 88\n");
+  run_free(&r);
+  r = run("relm tokenize \"$(printf 'x \\302\\205y')\" --whitespace unicode");
+  CHECK_EQ_INT(r.code, 0);
+  CHECK_STR(r.out, "87 220 126 227 88\n");
+  run_free(&r);
+  r = run("relm tokenize \"$(printf 'x \\302\\205y')\" --whitespace js");
+  CHECK_EQ_INT(r.code, 0);
+  CHECK_STR(r.out, "87 1587 227 88\n");
+  run_free(&r);
+}
+
 /* `mlsys relm tokenize - --json` with stdin from a file (run() in cli_run.h reads /dev/null) */
 static int tokenize_stdin(const char *path, mlsys_json_doc *d) {
   char cmd[512];
@@ -594,6 +613,7 @@ TEST(bad_usage_exits_2) {
       "relm query --regex The extra",
       "relm tokenize",                          /* no TEXT */
       "relm tokenize a b",
+      "relm tokenize a --whitespace python",
       "relm count --regex The --mode prefix-canonical",
       "relm count --regex The --max-len",      /* a value missing */
   };

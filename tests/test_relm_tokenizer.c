@@ -310,6 +310,46 @@ TEST(one_long_chunk) {
 }
 
 /* damaged vocabulary files are named */
+/* The white-space modes against both real encoders on the two code points where their \s differ (U+FEFF, U+0085):
+   MLSYS_RELM_WS_JS gives npm gpt-3-encoder's ids, MLSYS_RELM_WS_UNICODE gives tiktoken's. The expected ids were
+   printed by gpt-3-encoder 1.1.4 (Encoder.js under node) and tiktoken 1.0.22 (npm, gpt2 encoding) on 2026-11-28;
+   tiktoken is not a test dependency, so they are copied here. The bench (build/bench_relm tokenizer) checks the
+   whole 20.8 MB corpus against tiktoken in the unicode mode. */
+TEST(whitespace_modes_match_gpt3_encoder_and_tiktoken) {
+  static const struct { const char *text; int32_t js[8]; int njs; int32_t uni[8]; int nuni; } cases[] = {
+      {"\n\n\xEF\xBB\xBF" "Copyright", {628, 171, 119, 123, 15269}, 5, {198, 198, 171, 119, 123, 15269}, 6},
+      {"a\xEF\xBB\xBF b", {64, 171, 119, 123, 275}, 5, {64, 171, 119, 123, 275}, 5},
+      {"\xEF\xBB\xBF\xEF\xBB\xBF x", {171, 119, 123, 171, 119, 123, 2124}, 7, {171, 119, 123, 171, 119, 123, 2124}, 7},
+      {"x \xC2\x85y", {87, 1587, 227, 88}, 4, {87, 220, 126, 227, 88}, 5},
+      {"\xC2\x85\xC2\x85\n z", {126, 227, 126, 227, 198, 1976}, 6, {126, 227, 126, 227, 198, 1976}, 6},
+      {"tab\t\xC2\x85\xEF\xBB\xBF" "end", {8658, 197, 126, 227, 171, 119, 123, 437}, 8, {8658, 197, 126, 227, 171, 119, 123, 437}, 8},
+      {"  \xEF\xBB\xBF", {220, 27332, 119, 123}, 4, {220, 27332, 119, 123}, 4},
+      {"\xC2\x85", {126, 227}, 2, {126, 227}, 2},
+      {"word\xC2\xA0\xC2\x85 next", {4775, 1849, 126, 227, 1306}, 5, {4775, 1849, 126, 227, 1306}, 5},
+      {"\xE2\x80\xA8\xEF\xBB\xBF\xC2\x85 q", {447, 101, 171, 119, 123, 126, 227, 10662}, 8, {447, 101, 171, 119, 123, 126, 227, 10662}, 8},
+  };
+  size_t i, *e = NULL, ne = 0;
+  NEED_VOCAB();
+  CHECK_EQ_INT(mlsys_relm_vocab_whitespace(g_v), MLSYS_RELM_WS_JS);
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) CHECK(encode_eq(cases[i].text, cases[i].js, (size_t)cases[i].njs));
+  CHECK_OK(mlsys_relm_vocab_set_whitespace(g_v, MLSYS_RELM_WS_UNICODE));
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) CHECK(encode_eq(cases[i].text, cases[i].uni, (size_t)cases[i].nuni));
+  CHECK_OK(mlsys_relm_vocab_set_whitespace(g_v, MLSYS_RELM_WS_JS));
+  CHECK(encode_eq(cases[0].text, cases[0].js, (size_t)cases[0].njs));
+  /* the pre-tokenizer alone: "x \u0085y" is x|" \u0085"|y in JS, x|" "|"\u0085"|y in Unicode */
+  CHECK_OK(mlsys_relm_pretokenize_ws("x \xC2\x85y", 5, MLSYS_RELM_WS_JS, &e, &ne));
+  CHECK(ne == 3 && e[0] == 1 && e[1] == 4 && e[2] == 5);
+  mlsys_free(e);
+  CHECK_OK(mlsys_relm_pretokenize_ws("x \xC2\x85y", 5, MLSYS_RELM_WS_UNICODE, &e, &ne));
+  CHECK(ne == 4 && e[0] == 1 && e[1] == 2 && e[2] == 4 && e[3] == 5);
+  mlsys_free(e);
+  CHECK_EQ_INT(mlsys_relm_vocab_set_whitespace(g_v, 2), MLSYS_ERR_ARG);
+  CHECK(strstr(mlsys_last_error(), "white space 2") != NULL);
+  CHECK_EQ_INT(mlsys_relm_pretokenize_ws("x", 1, -1, &e, &ne), MLSYS_ERR_ARG);
+  CHECK_EQ_INT(mlsys_relm_vocab_set_whitespace(NULL, 0), MLSYS_ERR_ARG);
+  CHECK_EQ_INT(mlsys_relm_vocab_whitespace(g_v), MLSYS_RELM_WS_JS);
+}
+
 TEST(bad_vocabulary_files) {
   char dir[] = "/tmp/mlsys_relm_vocab_XXXXXX", a[256], b[256];
   mlsys_relm_vocab *v;
