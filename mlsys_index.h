@@ -932,38 +932,7 @@ static inline ptrdiff_t mlsys__index_ga_pos(const mlsys__index_leaf *L, uint64_t
   return -1;
 }
 
-/* ---- FLog fragment scan: AVX2 (4 keys per compare) with a scalar fallback (B3.3, B3.6) -------------------------- */
-static ptrdiff_t mlsys__index_scan_scalar(const uint64_t *k, uint32_t n, uint64_t key) {
-  uint32_t i;
-  for (i = 0; i < n; i++)
-    if (k[i] == key) return (ptrdiff_t)i;
-  return -1;
-}
-#ifdef MLSYS__INDEX_X86
-__attribute__((target("avx2"))) static ptrdiff_t mlsys__index_scan_avx2(const uint64_t *k, uint32_t n, uint64_t key) {
-  __m256i q = _mm256_set1_epi64x((long long)key);
-  uint32_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    __m256i e0 = _mm256_cmpeq_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(k + i)), q);
-    __m256i e1 = _mm256_cmpeq_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(k + i + 4)), q);
-    int m = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_or_si256(e0, e1)));
-    if (m) {
-      int m0 = _mm256_movemask_pd(_mm256_castsi256_pd(e0));
-      if (m0) return (ptrdiff_t)(i + (uint32_t)__builtin_ctz((unsigned)m0));
-      return (ptrdiff_t)(i + 4 + (uint32_t)__builtin_ctz((unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(e1))));
-    }
-  }
-  if (i + 4 <= n) {
-    int m = _mm256_movemask_pd(
-        _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_loadu_si256((const __m256i *)(const void *)(k + i)), q)));
-    if (m) return (ptrdiff_t)(i + (uint32_t)__builtin_ctz((unsigned)m));
-    i += 4;
-  }
-  for (; i < n; i++)
-    if (k[i] == key) return (ptrdiff_t)i;
-  return -1;
-}
-#endif
+/* ---- FLog fragment probe: fingerprints, AVX2 (32 per compare) with a scalar fallback (B3.3, B3.6) ------------- */
 static int mlsys__index_cpu_avx2(void) {
 #ifdef MLSYS__INDEX_X86
   __builtin_cpu_init();
@@ -972,16 +941,7 @@ static int mlsys__index_cpu_avx2(void) {
   return 0;
 #endif
 }
-static inline ptrdiff_t mlsys__index_scan(int avx2, const uint64_t *k, uint32_t n, uint64_t key) {
-#ifdef MLSYS__INDEX_X86
-  if (avx2) return mlsys__index_scan_avx2(k, n, key);
-#else
-  (void)avx2;
-#endif
-  return mlsys__index_scan_scalar(k, n, key);
-}
-
-/* FLog fingerprints. Each fragment's key block holds cap keys followed by cap one-byte fingerprints, so a probe
+/* FLog fingerprints. Each fragment is one block of cap keys, cap values and cap one-byte fingerprints, so a probe
    for a key reads the fragment's fingerprints (one cache line per 64 keys) and touches a key only where its byte
    matches (1 in 256 for an absent key). Without them an insert's duplicate check and a lookup read the whole
    fragment of keys, 8x the bytes: at mf 256 that was 32 cache lines per insert, and the log lost to ALEX's shifts
@@ -2075,8 +2035,9 @@ MLSYS_DEF int mlsys_index_erase(mlsys_index *ix, uint64_t key) {
     size_t f = mlsys__index_lm_clamp(&L->m, key, L->u.fl.nfrag);
     uint32_t t = L->u.fl.tail[f];
     ptrdiff_t p = mlsys__index_fscan(ix, L, (uint32_t)f, key);
-    uint8_t *fp = p >= 0 ? mlsys__index_ffp(ix, L, (uint32_t)f) : NULL;
+    uint8_t *fp;
     if (p < 0) return 0;
+    fp = mlsys__index_ffp(ix, L, (uint32_t)f);
     L->u.fl.fk[f][p] = L->u.fl.fk[f][t - 1]; /* swap with the last key (B3.3 delete) */
     fp[p] = fp[t - 1];
     L->u.fl.fv[f][p] = L->u.fl.fv[f][t - 1];

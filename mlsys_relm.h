@@ -764,6 +764,13 @@ static size_t mlsys__relm_chunk(const uint8_t *s, size_t n, size_t i, int ws) {
   }
 }
 
+/* 1 (with the error set) when ws is not an MLSYS_RELM_WS_* value */
+static int mlsys__relm_ws_bad(int ws) {
+  if (ws == MLSYS_RELM_WS_JS || ws == MLSYS_RELM_WS_UNICODE) return 0;
+  mlsys_set_error(MLSYS_ERR_ARG, "relm: white space %d is neither MLSYS_RELM_WS_JS (0) nor MLSYS_RELM_WS_UNICODE (1)", ws);
+  return 1;
+}
+
 MLSYS_DEF mlsys_status mlsys_relm_pretokenize(const char *text, size_t n, size_t **ends, size_t *count) {
   return mlsys_relm_pretokenize_ws(text, n, MLSYS_RELM_WS_JS, ends, count);
 }
@@ -771,8 +778,7 @@ MLSYS_DEF mlsys_status mlsys_relm_pretokenize_ws(const char *text, size_t n, int
   size_t i = 0, cap = 16, k = 0;
   size_t *e;
   if ((!text && n) || !ends || !count) return mlsys_set_error(MLSYS_ERR_ARG, "relm: pretokenize with a NULL argument");
-  if (ws != MLSYS_RELM_WS_JS && ws != MLSYS_RELM_WS_UNICODE)
-    return mlsys_set_error(MLSYS_ERR_ARG, "relm: white space %d is neither MLSYS_RELM_WS_JS (0) nor MLSYS_RELM_WS_UNICODE (1)", ws);
+  if (mlsys__relm_ws_bad(ws)) return MLSYS_ERR_ARG;
   *ends = NULL; *count = 0;
   if (!(e = (size_t *)mlsys_alloc(cap, sizeof(size_t)))) return MLSYS_ERR_NOMEM;
   while (i < n) {
@@ -1141,8 +1147,7 @@ MLSYS_DEF int mlsys_relm_vocab_eos(const mlsys_relm_vocab *v) { return v ? v->eo
 MLSYS_DEF int mlsys_relm_vocab_merges(const mlsys_relm_vocab *v) { return v ? v->nmerges : 0; }
 MLSYS_DEF mlsys_status mlsys_relm_vocab_set_whitespace(mlsys_relm_vocab *v, int ws) {
   if (!v) return mlsys_set_error(MLSYS_ERR_ARG, "relm: set_whitespace on a NULL vocabulary");
-  if (ws != MLSYS_RELM_WS_JS && ws != MLSYS_RELM_WS_UNICODE)
-    return mlsys_set_error(MLSYS_ERR_ARG, "relm: white space %d is neither MLSYS_RELM_WS_JS (0) nor MLSYS_RELM_WS_UNICODE (1)", ws);
+  if (mlsys__relm_ws_bad(ws)) return MLSYS_ERR_ARG;
   v->ws = ws;
   return MLSYS_OK;
 }

@@ -86,13 +86,21 @@ static size_t utf8_sanitize(unsigned char *s, size_t n) {
   return bad;
 }
 
+/* FNV-1a over the ids, as the node side hashes tiktoken's */
+static uint64_t ids_hash(const int32_t *t, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  size_t i;
+  for (i = 0; i < n; i++) h = (h ^ (uint32_t)t[i]) * 1099511628211ull;
+  return h;
+}
+
 static int bench_tokenizer(int reps) {
   char model[256], date[64], la[64], *text;
   size_t n, ntok = 0, ntok_small = 0, n_small = 0, ntok_uni = 0;
   double best_small = 0;
   int r, nfiles;
   double best = 1e30, node_best = -1, tk_best = -1;
-  uint64_t our_hash = 0xcbf29ce484222325ull, uni_hash = 0xcbf29ce484222325ull, tk_hash = 0; /* FNV-1a offset, as the node side */
+  uint64_t our_hash = 0, uni_hash = 0, tk_hash = 0;
   long tk_n = -1;
   mlsys_relm_vocab *v;
   (void)model; (void)date; (void)la;
@@ -110,20 +118,15 @@ static int bench_tokenizer(int reps) {
     if (mlsys_relm_encode(v, text, n, &t, &ntok)) { fprintf(stderr, "%s\n", mlsys_last_error()); return 1; }
     t0 = thread_cpu() - t0;
     if (t0 < best) best = t0;
-    if (r == 0) {
-      size_t i;
-      for (i = 0; i < ntok; i++) our_hash = (our_hash ^ (uint32_t)t[i]) * 1099511628211ull;
-    }
+    if (r == 0) our_hash = ids_hash(t, ntok);
     mlsys_free(t);
   }
   {
     /* tiktoken's \s is Unicode White_Space, not JavaScript's: the ids to compare with it come from that mode */
     int32_t *t;
-    size_t i, nu = 0;
     mlsys_relm_vocab_set_whitespace(v, MLSYS_RELM_WS_UNICODE);
-    if (!mlsys_relm_encode(v, text, n, &t, &nu)) {
-      for (i = 0; i < nu; i++) uni_hash = (uni_hash ^ (uint32_t)t[i]) * 1099511628211ull;
-      ntok_uni = nu;
+    if (!mlsys_relm_encode(v, text, n, &t, &ntok_uni)) {
+      uni_hash = ids_hash(t, ntok_uni);
       mlsys_free(t);
     }
     mlsys_relm_vocab_set_whitespace(v, MLSYS_RELM_WS_JS);
