@@ -81,7 +81,8 @@ test: deps
 
 demo: deps
 	@$(MAKE) --no-print-directory $(BUILD)/mlsys $(BUILD)/examples/remat_cnn $(BUILD)/examples/collective_basics $(BUILD)/examples/transfer_basics $(BUILD)/examples/pipeline_basics \
-	  $(BUILD)/examples/pcr_basics $(BUILD)/examples/relm_basics $(BUILD)/examples/index_basics $(BUILD)/examples/offload_basics
+	  $(BUILD)/examples/pcr_basics $(BUILD)/examples/relm_basics $(BUILD)/examples/index_basics $(BUILD)/examples/offload_basics \
+	  $(BUILD)/examples/cloud_basics
 	@MLSYS_BIN=$(BUILD)/mlsys bash scripts/demo.sh
 
 bench: deps

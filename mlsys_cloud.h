@@ -229,6 +229,33 @@ MLSYS_DEF mlsys_status mlsys_cloud_replan(const mlsys_cloud_sim *s, const mlsys_
                                           const mlsys_cloud_progress *pg, const mlsys_cloud_overheads *oh,
                                           const int *surviving, const int *depleted, mlsys_cloud_plan *out);
 
+/* ---- 6. files: an instance catalogue (CSV) and a DNN's profiles (JSON) ------------------------------------------ */
+/* CSV with a header line naming its columns: name (required), short, gpu_name, gpus_per_vm, vcpus, mem_gib,
+   rated_gbps, ondemand_per_hour, spot_per_hour (others are ignored; tests/data/cloud/instances.csv is the seed's).
+   spot = 1 takes spot prices: a type without one gets a NaN price, which the optimizer rejects by name if chosen.
+   cap is -1 (unknown) and pref_rank the row. *out is an array for mlsys_free. */
+MLSYS_DEF mlsys_status mlsys_cloud_catalog_load(const char *text, size_t len, const char *source, int spot,
+                                                mlsys_cloud_itype **out, int *n);
+
+/* One DNN profiled on several instance types:
+     {"dnn": "shufflenet_v2_x2_0",
+      "layers": {"grad_bytes": [...], "ready_frac": [...]},          (optional; backward completion order)
+      "types": {"p3.8xlarge": {"bmax": 1024, "t_fw": [..], "t_bw": [..], "sigma_rel": 0.052}, ...}}
+   t_fw/t_bw are seconds at the sample batches of mlsys_cloud_pwl_points(bmax) (or at "b": [...] when given, which
+   must start at 1 and end at bmax). Every type shares the layer list. */
+typedef struct {
+  char dnn[64];
+  int ntypes;
+  char (*type_name)[32];    /* [ntypes] */
+  mlsys_cloud_cprof *prof;  /* [ntypes], pointing into the layer arrays below */
+  int nlayers;
+  double *grad_bytes, *ready_frac;
+} mlsys_cloud_dnn;
+MLSYS_DEF mlsys_status mlsys_cloud_dnn_load(const char *text, size_t len, const char *source, mlsys_cloud_dnn *out);
+MLSYS_DEF void mlsys_cloud_dnn_free(mlsys_cloud_dnn *d);
+/* the profile of type `name` in d, or NULL */
+MLSYS_DEF const mlsys_cloud_cprof *mlsys_cloud_dnn_find(const mlsys_cloud_dnn *d, const char *name);
+
 #ifdef __cplusplus
 }
 #endif
@@ -1067,6 +1094,253 @@ MLSYS_DEF mlsys_status mlsys_cloud_replan(const mlsys_cloud_sim *s, const mlsys_
     return mlsys_set_error(MLSYS_ERR_ARG, "cloud: a sim needs 1..%d instance types", MLSYS_CLOUD_MAX_TYPES);
   if ((st = mlsys_cloud_replan_problem(s, orig, pg, oh, surviving, depleted, caps, &np)) != MLSYS_OK) return st;
   return mlsys_cloud_optimize(s, &np, out);
+}
+
+/* ---- 6. files ------------------------------------------------------------------------------------------------- */
+/* the next CSV field of line p (no quoting: the catalogue's fields hold none), trimmed; advances p past it and its
+   comma. Returns 1 when a comma followed (another field comes, possibly empty), else 0. */
+static int mlsys__cloud_csv_field(const char **p, const char *end, char *buf, size_t n) {
+  const char *q = *p, *a, *b;
+  size_t k;
+  while (q < end && *q != ',' && *q != '\n') q++;
+  a = *p, b = q;
+  while (a < b && isspace((unsigned char)*a)) a++;
+  while (b > a && isspace((unsigned char)b[-1])) b--;
+  k = (size_t)(b - a) < n - 1 ? (size_t)(b - a) : n - 1;
+  memcpy(buf, a, k);
+  buf[k] = 0;
+  *p = q < end && *q == ',' ? q + 1 : q;
+  return q < end && *q == ',';
+}
+
+static int mlsys__cloud_num(const char *f, double *v) {
+  char *e;
+  if (!*f) return 0;
+  *v = strtod(f, &e);
+  return *e == 0 && isfinite(*v);
+}
+
+MLSYS_DEF mlsys_status mlsys_cloud_catalog_load(const char *text, size_t len, const char *source, int spot,
+                                                mlsys_cloud_itype **out, int *n) {
+  enum { C_NAME, C_SHORT, C_GPU, C_GPUS, C_VCPU, C_MEM, C_RATED, C_OD, C_SPOT, C_N };
+  static const char *const names[C_N] = {"name", "short", "gpu_name", "gpus_per_vm", "vcpus", "mem_gib",
+                                         "rated_gbps", "ondemand_per_hour", "spot_per_hour"};
+  int col[64], ncol = 0, i, line = 1, cap = 0, cnt = 0;
+  const char *p = text, *end = text + len;
+  char f[128];
+  mlsys_cloud_itype *v = NULL;
+  *out = NULL, *n = 0;
+  if (!source) source = "catalog";
+  for (;;) { /* the header */
+    int k = -1, more = mlsys__cloud_csv_field(&p, end, f, sizeof f);
+    for (i = 0; i < C_N; i++)
+      if (!strcmp(f, names[i])) k = i;
+    if (ncol == 64) return mlsys_set_error(MLSYS_ERR_PARSE, "%s:1: more than 64 columns", source);
+    col[ncol++] = k;
+    if (!more) break;
+  }
+  for (i = 0; i < ncol && col[i] != C_NAME; i++) {}
+  if (i == ncol) return mlsys_set_error(MLSYS_ERR_PARSE, "%s:1: no 'name' column in the header", source);
+  while (p < end) {
+    mlsys_cloud_itype t;
+    double price = NAN;
+    int c, more;
+    p++; /* the newline */
+    line++;
+    if (p >= end || *p == '\n' || *p == '\r') continue;
+    memset(&t, 0, sizeof t);
+    t.cap = -1, t.pref_rank = cnt;
+    for (c = 0, more = 1; c < ncol; c++) {
+      double d = 0;
+      int has;
+      if (!more) {
+        mlsys_free(v);
+        return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: %d fields, the header has %d", source, line, c, ncol);
+      }
+      more = mlsys__cloud_csv_field(&p, end, f, sizeof f);
+      if (col[c] < 0) continue;
+      if ((col[c] == C_NAME && strlen(f) >= sizeof t.name) || (col[c] == C_SHORT && strlen(f) >= sizeof t.short_name) ||
+          (col[c] == C_GPU && strlen(f) >= sizeof t.gpu_name)) {
+        mlsys_free(v);
+        return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: %s \"%s\" is too long", source, line, names[col[c]], f);
+      }
+      has = mlsys__cloud_num(f, &d);
+      if (col[c] >= C_GPUS && col[c] != C_NAME && *f && !has) {
+        mlsys_free(v);
+        return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: %s \"%s\" is not a number", source, line, names[col[c]], f);
+      }
+      if (has && d < 0) {
+        mlsys_free(v);
+        return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: %s %g is negative", source, line, names[col[c]], d);
+      }
+      switch (col[c]) {
+        case C_NAME: memcpy(t.name, f, strlen(f) + 1); break; /* lengths checked above */
+        case C_SHORT: memcpy(t.short_name, f, strlen(f) + 1); break;
+        case C_GPU: memcpy(t.gpu_name, f, strlen(f) + 1); break;
+        case C_GPUS: t.gpus_per_vm = (int)d; break;
+        case C_VCPU: t.cpu_cores = (int)d; break;
+        case C_MEM: t.mem_gib = d; break;
+        case C_RATED: t.rated_gbps = d; break;
+        case C_OD: if (!spot && has) price = d; break;
+        case C_SPOT: if (spot && has) price = d, t.is_spot = 1; break;
+        default: break;
+      }
+    }
+    if (more) {
+      mlsys_free(v);
+      return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: more fields than the header's %d", source, line, ncol);
+    }
+    if (p < end && *p == '\r') p++; /* CRLF */
+    if (!t.name[0]) {
+      mlsys_free(v);
+      return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: empty instance name", source, line);
+    }
+    t.price_per_hour = price;
+    if (cnt == cap) {
+      mlsys_cloud_itype *nv = (mlsys_cloud_itype *)mlsys_realloc_array(v, (size_t)(cap ? 2 * cap : 16), sizeof *v);
+      if (!nv) {
+        mlsys_free(v);
+        return mlsys_set_error(MLSYS_ERR_NOMEM, "%s: out of memory", source);
+      }
+      v = nv, cap = cap ? 2 * cap : 16;
+    }
+    v[cnt++] = t;
+  }
+  if (!cnt) return mlsys_set_error(MLSYS_ERR_PARSE, "%s: no instance types after the header", source);
+  *out = v, *n = cnt;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF void mlsys_cloud_dnn_free(mlsys_cloud_dnn *d) {
+  if (!d) return;
+  mlsys_free(d->type_name);
+  mlsys_free(d->prof);
+  mlsys_free(d->grad_bytes);
+  mlsys_free(d->ready_frac);
+  memset(d, 0, sizeof *d);
+}
+
+MLSYS_DEF const mlsys_cloud_cprof *mlsys_cloud_dnn_find(const mlsys_cloud_dnn *d, const char *name) {
+  int i;
+  for (i = 0; i < d->ntypes; i++)
+    if (!strcmp(d->type_name[i], name)) return &d->prof[i];
+  return NULL;
+}
+
+/* a JSON array of n finite numbers in [lo, hi] into v (allocated when *v is NULL and alloc) */
+static mlsys_status mlsys__cloud_json_nums(const mlsys_json *a, const char *what, int maxn, double lo, double hi,
+                                           double *v, int *n) {
+  int i;
+  if (!a || a->type != MLSYS_JSON_ARRAY) return mlsys_json_error_at(a, "'%s' must be an array of numbers", what);
+  if (a->count < 1 || a->count > maxn) return mlsys_json_error_at(a, "'%s' has %d numbers (1..%d)", what, a->count, maxn);
+  for (i = 0; i < a->count; i++) {
+    const mlsys_json *x = &a->items[i];
+    if (x->type != MLSYS_JSON_NUMBER || !(x->num >= lo && x->num <= hi))
+      return mlsys_json_error_at(x, "'%s'[%d] must be a number in [%g, %g]", what, i, lo, hi);
+    v[i] = x->num;
+  }
+  *n = a->count;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_cloud_dnn_load(const char *text, size_t len, const char *source, mlsys_cloud_dnn *out) {
+  mlsys_json_doc doc;
+  const mlsys_json *root, *types, *layers, *x;
+  const char *name;
+  mlsys_status st;
+  int i;
+  memset(out, 0, sizeof *out);
+  if (!source) source = "profile";
+  if ((st = mlsys_json_parse(text, len, source, &doc)) != MLSYS_OK) return st;
+  root = doc.root;
+  if (root->type != MLSYS_JSON_OBJECT) {
+    st = mlsys_json_error_at(root, "a profile is a JSON object");
+    goto done;
+  }
+  if ((st = mlsys_json_get_str(root, "dnn", 1, NULL, &name)) != MLSYS_OK) goto done;
+  snprintf(out->dnn, sizeof out->dnn, "%s", name);
+  if ((st = mlsys_json_get_typed(root, "layers", MLSYS_JSON_OBJECT, 0, &layers)) != MLSYS_OK) goto done;
+  if (layers) {
+    const mlsys_json *gb = mlsys_json_get(layers, "grad_bytes"), *rf = mlsys_json_get(layers, "ready_frac");
+    int n1 = 0, n2 = 0, cnt = gb && gb->type == MLSYS_JSON_ARRAY ? gb->count : 0;
+    if (cnt < 1 || cnt > 1000000) {
+      st = mlsys_json_error_at(gb ? gb : layers, "'layers' needs 'grad_bytes': an array of 1..1000000 numbers");
+      goto done;
+    }
+    out->grad_bytes = (double *)mlsys_alloc((size_t)cnt, sizeof(double));
+    out->ready_frac = (double *)mlsys_alloc((size_t)cnt, sizeof(double));
+    if (!out->grad_bytes || !out->ready_frac) {
+      st = mlsys_set_error(MLSYS_ERR_NOMEM, "%s: out of memory for %d layers", source, cnt);
+      goto done;
+    }
+    if ((st = mlsys__cloud_json_nums(gb, "grad_bytes", cnt, 0, 1e15, out->grad_bytes, &n1)) != MLSYS_OK) goto done;
+    if ((st = mlsys__cloud_json_nums(rf, "ready_frac", cnt, 0, 1, out->ready_frac, &n2)) != MLSYS_OK) goto done;
+    if (n2 != n1) {
+      st = mlsys_json_error_at(rf, "'ready_frac' has %d numbers, 'grad_bytes' %d", n2, n1);
+      goto done;
+    }
+    for (i = 1; i < n1; i++)
+      if (out->ready_frac[i] < out->ready_frac[i - 1]) {
+        st = mlsys_json_error_at(&rf->items[i], "'ready_frac'[%d] goes backwards (layers are in backward order)", i);
+        goto done;
+      }
+    out->nlayers = n1;
+  }
+  if ((st = mlsys_json_get_typed(root, "types", MLSYS_JSON_OBJECT, 1, &types)) != MLSYS_OK) goto done;
+  if (types->count < 1 || types->count > 4096) {
+    st = mlsys_json_error_at(types, "'types' must name 1..4096 instance types");
+    goto done;
+  }
+  out->type_name = (char(*)[32])mlsys_calloc((size_t)types->count, 32);
+  out->prof = (mlsys_cloud_cprof *)mlsys_calloc((size_t)types->count, sizeof *out->prof);
+  if (!out->type_name || !out->prof) {
+    st = mlsys_set_error(MLSYS_ERR_NOMEM, "%s: out of memory", source);
+    goto done;
+  }
+  for (i = 0; i < types->count; i++) {
+    mlsys_cloud_cprof *p = &out->prof[i];
+    double fw[4], bw[4], b[4];
+    int64_t bmax;
+    int nf = 0, nb = 0, nx = 0, k;
+    char what[96];
+    x = &types->items[i];
+    if (strlen(types->keys[i]) >= 32 || !types->keys[i][0]) {
+      st = mlsys_json_error_at(x, "instance type name \"%s\" is empty or longer than 31 bytes", types->keys[i]);
+      goto done;
+    }
+    snprintf(out->type_name[i], 32, "%s", types->keys[i]);
+    if (x->type != MLSYS_JSON_OBJECT) {
+      st = mlsys_json_error_at(x, "'%s' must be an object with bmax, t_fw, t_bw", types->keys[i]);
+      goto done;
+    }
+    if ((st = mlsys_json_get_i64(x, "bmax", 1, 0, 1, 100000000, &bmax)) != MLSYS_OK) goto done;
+    if ((st = mlsys_json_get_double(x, "sigma_rel", 0, 0, -1, 0.999, &p->sigma_rel)) != MLSYS_OK) goto done;
+    if (mlsys_json_get(x, "b")) {
+      if ((st = mlsys__cloud_json_nums(mlsys_json_get(x, "b"), "b", 4, 1, (double)bmax, b, &nx)) != MLSYS_OK) goto done;
+    } else {
+      nx = mlsys_cloud_pwl_points((int)bmax, b);
+    }
+    if ((st = mlsys__cloud_json_nums(mlsys_json_get(x, "t_fw"), "t_fw", 4, 0, 1e9, fw, &nf)) != MLSYS_OK) goto done;
+    if ((st = mlsys__cloud_json_nums(mlsys_json_get(x, "t_bw"), "t_bw", 4, 0, 1e9, bw, &nb)) != MLSYS_OK) goto done;
+    if (nf != nx || nb != nx) {
+      st = mlsys_json_error_at(x, "'%s': %d sample batches but %d t_fw and %d t_bw values", types->keys[i], nx, nf, nb);
+      goto done;
+    }
+    p->bmax = (int)bmax, p->npts = nx;
+    for (k = 0; k < nx; k++) p->b[k] = b[k], p->t_fw[k] = fw[k], p->t_bw[k] = bw[k];
+    p->nlayers = out->nlayers, p->grad_bytes = out->grad_bytes, p->ready_frac = out->ready_frac;
+    snprintf(what, sizeof what, "%s: %s", source, types->keys[i]);
+    if (p->b[0] != 1) {
+      st = mlsys_json_error_at(x, "'%s': the sample batches must start at 1", types->keys[i]);
+      goto done;
+    }
+    if ((st = mlsys_cloud_cprof_check(p, what)) != MLSYS_OK) goto done;
+  }
+  out->ntypes = types->count;
+done:
+  mlsys_json_doc_free(&doc);
+  if (st != MLSYS_OK) mlsys_cloud_dnn_free(out);
+  return st;
 }
 
 #endif /* MLSYS_CLOUD_IMPLEMENTATION_DONE */

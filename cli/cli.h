@@ -54,5 +54,6 @@ int cmd_pcr(int argc, char **argv);               /* cli/pcr.c: pack, info, read
 int cmd_relm(int argc, char **argv);              /* cli/relm.c: query, tokenize, count */
 int cmd_index(int argc, char **argv);             /* cli/index.c: bench, tune, workload */
 int cmd_offload(int argc, char **argv);           /* cli/offload.c: simulate, plan */
+int cmd_cloud(int argc, char **argv);             /* cli/cloud.c: plan, simulate */
 
 #endif

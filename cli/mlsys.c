@@ -9,6 +9,7 @@
 #include "mlsys_relm.h"
 #include "mlsys_index.h"
 #include "mlsys_offload.h"
+#include "mlsys_cloud.h"
 #include "cli/cli.h"
 
 #include <ctype.h>
@@ -30,6 +31,7 @@ static const char *usage =
     "  relm       regular-expression queries over language models (ReLM): query, tokenize, count\n"
     "  index      a learned index tuned per workload (MAPLE): bench, tune\n"
     "  offload    learned CPU-GPU tensor offloading for dynamic networks (DyNN-Offload): simulate, plan, max-batch\n"
+    "  cloud      cloud VMs for data-parallel training under a time limit or budget (Srift): plan, simulate\n"
     "\n"
     "Run `mlsys <system> --help` for its verbs and options. Exit codes: 0 ok, 1 error, 2 bad usage.\n";
 
@@ -50,6 +52,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "relm")) return cmd_relm(argc, argv);
   if (!strcmp(argv[1], "index")) return cmd_index(argc, argv);
   if (!strcmp(argv[1], "offload")) return cmd_offload(argc, argv);
+  if (!strcmp(argv[1], "cloud")) return cmd_cloud(argc, argv);
   fprintf(stderr, "mlsys: unknown system '%s'\n\n%s", argv[1], usage);
   return CLI_USAGE;
 }

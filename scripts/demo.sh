@@ -217,4 +217,22 @@ if [ -x build/examples/offload_basics ] || make --no-print-directory -s build/ex
   build/examples/offload_basics || status=1
   echo
 fi
+echo "== mlsys_cloud.h — Srift: which cloud VMs to rent for data-parallel training"
+echo "-- The paper's case study 3: ShuffleNet v2, 1000 iterations at global batch 6144 on spot VMs (4 p3.8xlarge,"
+echo "   8 g3.8xlarge, 8 g4dn.8xlarge available) within 10 minutes and \$3. Srift simulates every mix (stragglers,"
+echo "   per-layer allreduce overlapped with the backward pass) and keeps the cheapest that meets both limits; CAP"
+echo "   (cheapest types first) and TAP (fastest first) fill every VM to its maximum batch. The profiles hold the"
+echo "   network's real layers, with compute calibrated to the paper's CAP and TAP predictions; Srift's own plan and"
+echo "   time are predicted (the paper: 4p3@1024 + 8g3@128 + 8g4dn@128, 378 s, \$2.72):"
+echo "\$ mlsys cloud plan --profile tests/data/cloud/profile_shufflenet_case3.json --global-batch 6144 --iters 1000 \\"
+echo "    --time-limit 600 --budget 3 --spot --types p3.8xlarge:4,g3.8xlarge:8,g4dn.8xlarge:8"
+"$M" cloud plan --profile tests/data/cloud/profile_shufflenet_case3.json --global-batch 6144 --iters 1000 \
+  --time-limit 600 --budget 3 --spot --types p3.8xlarge:4,g3.8xlarge:8,g4dn.8xlarge:8 || status=1
+echo
+if [ -x build/examples/cloud_basics ] || make --no-print-directory -s build/examples/cloud_basics >/dev/null 2>&1; then
+  echo "-- The C API (examples/cloud_basics.c): the same files, one mix simulated, then Srift, CAP and TAP:"
+  echo "\$ build/examples/cloud_basics"
+  build/examples/cloud_basics || status=1
+  echo
+fi
 exit $status

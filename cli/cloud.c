@@ -1,0 +1,369 @@
+/* cli/cloud.c — `mlsys cloud`: Srift's plan (the cheapest or fastest mix of cloud VMs for data-parallel training
+   under a time limit and/or a budget, beside the CAP and TAP baselines) and the simulation of a given mix. */
+#include "mlsys_cloud.h"
+#include "cli/cli.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *cloud_help =
+    "usage: mlsys cloud <verb> [options]\n"
+    "\n"
+    "verbs:\n"
+    "  plan      --profile FILE --global-batch B --iters N [--time-limit S] [--budget USD] [--goal cost|time]\n"
+    "            [--types NAME[:CAP],...] [--spot] [--catalog CSV] [--eager [--eager-k K] [--solve-budget S]]\n"
+    "            [--max-types K] [--json] (and the simulation options)\n"
+    "            Searches every mix of the types (counts up to CAP, power-of-two per-VM batches up to each type's\n"
+    "            Bmax, the per-VM batches adding up to B) for the cheapest one that runs N iterations within the time\n"
+    "            limit and budget (--goal cost, the default unless only --budget is given) or the fastest (--goal\n"
+    "            time), and prints it beside CAP (cheapest types first, every VM at Bmax) and TAP (fastest first).\n"
+    "            Exit 1 when no mix meets the limits (CAP and TAP are still printed).\n"
+    "  simulate  --profile FILE --config \"4xp3.8xlarge@1024+8xg3.8xlarge@128\" [--iters N] [--spot] [--catalog CSV]\n"
+    "            [--json] (and the simulation options)\n"
+    "            Predicts one mix: seconds per iteration (forward, backward, the allreduce tail), and its cost.\n"
+    "\n"
+    "--profile: a DNN's compute profiles per instance type (JSON; docs/cloud.md §6, e.g.\n"
+    "tests/data/cloud/profile_shufflenet_case3.json). --catalog: instance types and prices (CSV; default\n"
+    "tests/data/cloud/instances.csv, the seed's types with AWS on-demand and the seed's spot prices); --spot takes the\n"
+    "spot prices. --types picks types (default: every profiled type in the catalogue) with availability CAP\n"
+    "(default unknown: up to the global batch); the order is the eager mode's preference.\n"
+    "\n"
+    "simulation options: --straggler-iters N (Monte Carlo iterations, default 1000; 0 = the exact expectation)\n"
+    "--seed N --share eq2|waterfill (how transfers share a VM's bandwidth cap; default eq2, the paper's Eq. 2)\n"
+    "--b-cap GBPS (the per-VM cap; default the bandwidth model's at 512 MiB). The bandwidth model is an alpha-beta\n"
+    "ring from each type's rated Gbps.\n"
+    "\n"
+    "plan --json: {goal, global_batch, iters, time_limit_s, budget, srift, cap, tap} where each plan is {config,\n"
+    "feasible, t_iter, total_time_s, total_cost, cost_per_hour, counts: {type: n}, batches: {type: b}} or {error};\n"
+    "srift adds sims, candidates, complete, solve_s. simulate --json: {config, n, t_iter, t_fw, t_bw, t_pe,\n"
+    "t_compute, b_cap, cost_per_hour, cost_per_iter, iters, total_time_s, total_cost}.\n";
+
+typedef struct {
+  const char *profile, *catalog, *spot, *types, *config, *batch, *iters, *tlim, *budget, *goal, *eager, *eager_k,
+      *solve_budget, *max_types, *json, *straggler, *seed, *share, *bcap, *help;
+} cloud_args;
+
+typedef struct {
+  mlsys_cloud_dnn dnn;
+  mlsys_cloud_itype *cat, ty[MLSYS_CLOUD_MAX_TYPES];
+  mlsys_cloud_cprof pr[MLSYS_CLOUD_MAX_TYPES];
+  int ncat, nty;
+  mlsys_cloud_sim sim;
+} cloud_setup;
+
+static void cloud_setup_free(cloud_setup *c) {
+  mlsys_cloud_dnn_free(&c->dnn);
+  mlsys_free(c->cat);
+}
+
+static int cloud_num(const char *cmd, const char *opt, const char *v, double lo, double hi, int integer, double *out) {
+  double d;
+  if (!v) return CLI_OK;
+  if (cli_parse_double(v, &d) || !(d >= lo && d <= hi) || (integer && d != floor(d)))
+    return cli_usage_error(cmd, "%s must be %s in %g..%g", opt, integer ? "an integer" : "a number", lo, hi);
+  *out = d;
+  return CLI_OK;
+}
+
+static int cloud_read(const char *cmd, const char *path, char **buf, size_t *len) {
+  if (mlsys_read_file(path, buf, len) != MLSYS_OK) return cli_fail(cmd, "%s", mlsys_last_error());
+  return CLI_OK;
+}
+
+/* the profile, the catalogue and the chosen types, into a sim */
+static int cloud_setup_make(const char *cmd, const cloud_args *a, cloud_setup *c) {
+  char *buf = NULL, path[1024];
+  size_t len;
+  int rc, i;
+  double v;
+  memset(c, 0, sizeof *c);
+  if (!a->profile) return cli_usage_error(cmd, "--profile FILE is required");
+  if ((rc = cloud_read(cmd, a->profile, &buf, &len))) return rc;
+  if (mlsys_cloud_dnn_load(buf, len, a->profile, &c->dnn) != MLSYS_OK) {
+    mlsys_free(buf);
+    return cli_fail(cmd, "%s", mlsys_last_error());
+  }
+  mlsys_free(buf);
+  if (a->catalog) snprintf(path, sizeof path, "%s", a->catalog);
+  else if (!cli_repo_file("tests/data/cloud/instances.csv", path, sizeof path))
+    return cli_fail(cmd, "no catalogue: tests/data/cloud/instances.csv was not found; give --catalog CSV");
+  if ((rc = cloud_read(cmd, path, &buf, &len))) return rc;
+  if (mlsys_cloud_catalog_load(buf, len, path, a->spot != NULL, &c->cat, &c->ncat) != MLSYS_OK) {
+    mlsys_free(buf);
+    return cli_fail(cmd, "%s", mlsys_last_error());
+  }
+  mlsys_free(buf);
+  if (a->types) { /* NAME[:CAP],... in preference order */
+    const char *p = a->types;
+    while (*p) {
+      char name[64];
+      size_t k = 0;
+      int cap = -1, j;
+      while (*p && *p != ',' && *p != ':' && k + 1 < sizeof name) name[k++] = *p++;
+      name[k] = 0;
+      if (*p == ':') {
+        char *e;
+        long l = strtol(p + 1, &e, 10);
+        if (e == p + 1 || l < 0 || l > 1000000 || (*e && *e != ',')) return cli_usage_error(cmd, "--types: bad count after %s:", name);
+        cap = (int)l, p = e;
+      }
+      if (*p == ',') p++;
+      if (!name[0]) return cli_usage_error(cmd, "--types: an empty type name");
+      if (c->nty == MLSYS_CLOUD_MAX_TYPES) return cli_usage_error(cmd, "--types: at most %d types", MLSYS_CLOUD_MAX_TYPES);
+      for (j = 0; j < c->ncat && strcmp(c->cat[j].name, name) && strcmp(c->cat[j].short_name, name); j++) {}
+      if (j == c->ncat) return cli_fail(cmd, "--types: %s is not in the catalogue %s", name, path);
+      c->ty[c->nty] = c->cat[j];
+      c->ty[c->nty].cap = cap;
+      c->ty[c->nty].pref_rank = c->nty;
+      c->nty++;
+    }
+  } else { /* every profiled type the catalogue knows, in the profile's order */
+    for (i = 0; i < c->dnn.ntypes && c->nty < MLSYS_CLOUD_MAX_TYPES; i++) {
+      int j;
+      for (j = 0; j < c->ncat && strcmp(c->cat[j].name, c->dnn.type_name[i]); j++) {}
+      if (j == c->ncat) continue;
+      c->ty[c->nty] = c->cat[j];
+      c->ty[c->nty].pref_rank = c->nty;
+      c->nty++;
+    }
+    if (!c->nty) return cli_fail(cmd, "none of the profile's types is in the catalogue %s", path);
+  }
+  for (i = 0; i < c->nty; i++) {
+    const mlsys_cloud_cprof *p = mlsys_cloud_dnn_find(&c->dnn, c->ty[i].name);
+    if (!p) return cli_fail(cmd, "%s has no profile for %s (%s profiles %d types)", a->profile, c->ty[i].name, c->dnn.dnn, c->dnn.ntypes);
+    if (!isfinite(c->ty[i].price_per_hour))
+      return cli_fail(cmd, "%s has no %s price in %s", c->ty[i].name, a->spot ? "spot" : "on-demand", path);
+    c->pr[i] = *p;
+  }
+  c->sim.ntypes = c->nty, c->sim.types = c->ty, c->sim.prof = c->pr;
+  v = -2;
+  if ((rc = cloud_num(cmd, "--straggler-iters", a->straggler, 0, 1e7, 1, &v))) return rc;
+  if (a->straggler) c->sim.straggler_iters = v == 0 ? -1 : (int)v;
+  v = 0;
+  if ((rc = cloud_num(cmd, "--seed", a->seed, 0, 9e15, 1, &v))) return rc;
+  c->sim.seed = (uint64_t)v;
+  v = 0;
+  if ((rc = cloud_num(cmd, "--b-cap", a->bcap, 1e-6, 1e6, 0, &v))) return rc;
+  c->sim.b_cap = v * 1e9 / 8;
+  if (a->share && strcmp(a->share, "eq2") && strcmp(a->share, "waterfill")) return cli_usage_error(cmd, "--share is eq2 or waterfill");
+  c->sim.share_mode = a->share && !strcmp(a->share, "waterfill");
+  return CLI_OK;
+}
+
+static void cloud_plan_text(const cloud_setup *c, const char *who, mlsys_status st, const mlsys_cloud_plan *pl,
+                            const char *err) {
+  char cfg[512];
+  if (st != MLSYS_OK) {
+    printf("  %-6s %s\n", who, err);
+    return;
+  }
+  mlsys_cloud_plan_format(&c->sim, pl, cfg, sizeof cfg);
+  printf("  %-6s %-44s %8.3f s/iter %10.1f s  $%9.3f  %s\n", who, cfg, pl->t_iter, pl->total_time_s, pl->total_cost,
+         pl->feasible ? "meets the limits" : "breaks the limits");
+}
+
+static void cloud_plan_json(mlsys_json_writer *w, const cloud_setup *c, mlsys_status st, const mlsys_cloud_plan *pl,
+                            const char *err, int srift) {
+  char cfg[512];
+  int i;
+  mlsys_jw_object(w);
+  if (st != MLSYS_OK) {
+    mlsys_jw_key(w, "error"), mlsys_jw_str(w, err);
+    if (srift) mlsys_jw_key(w, "sims"), mlsys_jw_i64(w, pl->sims), mlsys_jw_key(w, "complete"), mlsys_jw_bool(w, pl->complete);
+    mlsys_jw_end(w);
+    return;
+  }
+  mlsys_cloud_plan_format(&c->sim, pl, cfg, sizeof cfg);
+  mlsys_jw_key(w, "config"), mlsys_jw_str(w, cfg);
+  mlsys_jw_key(w, "feasible"), mlsys_jw_bool(w, pl->feasible);
+  mlsys_jw_key(w, "t_iter"), mlsys_jw_double(w, pl->t_iter);
+  mlsys_jw_key(w, "total_time_s"), mlsys_jw_double(w, pl->total_time_s);
+  mlsys_jw_key(w, "total_cost"), mlsys_jw_double(w, pl->total_cost);
+  mlsys_jw_key(w, "cost_per_hour"), mlsys_jw_double(w, pl->cost_per_hour);
+  mlsys_jw_key(w, "counts"), mlsys_jw_object(w);
+  for (i = 0; i < c->nty; i++)
+    if (pl->counts[i]) mlsys_jw_key(w, c->ty[i].name), mlsys_jw_i64(w, pl->counts[i]);
+  mlsys_jw_end(w);
+  mlsys_jw_key(w, "batches"), mlsys_jw_object(w);
+  for (i = 0; i < c->nty; i++)
+    if (pl->counts[i]) mlsys_jw_key(w, c->ty[i].name), mlsys_jw_i64(w, pl->batches[i]);
+  mlsys_jw_end(w);
+  if (srift) {
+    mlsys_jw_key(w, "sims"), mlsys_jw_i64(w, pl->sims);
+    mlsys_jw_key(w, "candidates"), mlsys_jw_i64(w, pl->candidates);
+    mlsys_jw_key(w, "complete"), mlsys_jw_bool(w, pl->complete);
+    mlsys_jw_key(w, "solve_s"), mlsys_jw_double(w, pl->solve_s);
+  }
+  mlsys_jw_end(w);
+}
+
+static int cloud_plan(const cloud_args *a) {
+  const char *cmd = "cloud plan";
+  cloud_setup c;
+  mlsys_cloud_problem p;
+  mlsys_cloud_plan ps, pc, pt;
+  mlsys_status ss, sc, st;
+  char es[512] = "", ec[512] = "", et[512] = "";
+  double v;
+  int rc;
+  memset(&p, 0, sizeof p);
+  if (!a->batch || !a->iters) return cli_usage_error(cmd, "--global-batch B and --iters N are required");
+  if ((rc = cloud_num(cmd, "--global-batch", a->batch, 1, 1e8, 1, &v))) return rc;
+  p.global_batch = (int)v;
+  if ((rc = cloud_num(cmd, "--iters", a->iters, 1, 1e12, 1, &v))) return rc;
+  p.iters = (long)v;
+  if ((rc = cloud_num(cmd, "--time-limit", a->tlim, 1e-9, 1e12, 0, &p.time_limit_s))) return rc;
+  if ((rc = cloud_num(cmd, "--budget", a->budget, 1e-9, 1e12, 0, &p.budget))) return rc;
+  if (a->goal && strcmp(a->goal, "cost") && strcmp(a->goal, "time")) return cli_usage_error(cmd, "--goal is cost or time");
+  p.goal = a->goal ? (!strcmp(a->goal, "time") ? MLSYS_CLOUD_MIN_TIME : MLSYS_CLOUD_MIN_COST)
+                   : (a->budget && !a->tlim ? MLSYS_CLOUD_MIN_TIME : MLSYS_CLOUD_MIN_COST);
+  p.eager = a->eager != NULL;
+  v = 0;
+  if ((rc = cloud_num(cmd, "--eager-k", a->eager_k, 1, 1e6, 1, &v))) return rc;
+  p.eager_k = (int)v;
+  if ((rc = cloud_num(cmd, "--solve-budget", a->solve_budget, 1e-6, 1e9, 0, &p.solve_budget_s))) return rc;
+  v = 0;
+  if ((rc = cloud_num(cmd, "--max-types", a->max_types, 1, MLSYS_CLOUD_MAX_TYPES, 1, &v))) return rc;
+  p.max_types = (int)v;
+  if ((rc = cloud_setup_make(cmd, a, &c))) {
+    cloud_setup_free(&c);
+    return rc;
+  }
+  ss = mlsys_cloud_optimize(&c.sim, &p, &ps);
+  if (ss != MLSYS_OK) snprintf(es, sizeof es, "%s", mlsys_last_error());
+  if (ss != MLSYS_OK && ss != MLSYS_ERR_INFEASIBLE) {
+    cloud_setup_free(&c);
+    return cli_fail(cmd, "%s", es);
+  }
+  sc = mlsys_cloud_plan_cap(&c.sim, &p, &pc);
+  if (sc != MLSYS_OK) snprintf(ec, sizeof ec, "%s", mlsys_last_error());
+  st = mlsys_cloud_plan_tap(&c.sim, &p, &pt);
+  if (st != MLSYS_OK) snprintf(et, sizeof et, "%s", mlsys_last_error());
+  if (a->json) {
+    mlsys_json_writer w;
+    mlsys_jw_init(&w, stdout, 0);
+    mlsys_jw_object(&w);
+    mlsys_jw_key(&w, "dnn"), mlsys_jw_str(&w, c.dnn.dnn);
+    mlsys_jw_key(&w, "goal"), mlsys_jw_str(&w, p.goal == MLSYS_CLOUD_MIN_TIME ? "time" : "cost");
+    mlsys_jw_key(&w, "global_batch"), mlsys_jw_i64(&w, p.global_batch);
+    mlsys_jw_key(&w, "iters"), mlsys_jw_i64(&w, p.iters);
+    mlsys_jw_key(&w, "time_limit_s"), p.time_limit_s > 0 ? mlsys_jw_double(&w, p.time_limit_s) : mlsys_jw_null(&w);
+    mlsys_jw_key(&w, "budget"), p.budget > 0 ? mlsys_jw_double(&w, p.budget) : mlsys_jw_null(&w);
+    mlsys_jw_key(&w, "srift"), cloud_plan_json(&w, &c, ss, &ps, es, 1);
+    mlsys_jw_key(&w, "cap"), cloud_plan_json(&w, &c, sc, &pc, ec, 0);
+    mlsys_jw_key(&w, "tap"), cloud_plan_json(&w, &c, st, &pt, et, 0);
+    mlsys_jw_end(&w);
+    mlsys_jw_finish(&w);
+  } else {
+    printf("%s, global batch %d, %ld iterations, minimum %s", c.dnn.dnn, p.global_batch, p.iters,
+           p.goal == MLSYS_CLOUD_MIN_TIME ? "time" : "cost");
+    if (p.time_limit_s > 0) printf(", time limit %g s", p.time_limit_s);
+    if (p.budget > 0) printf(", budget $%g", p.budget);
+    printf("\n");
+    cloud_plan_text(&c, "Srift", ss, &ps, es);
+    cloud_plan_text(&c, "CAP", sc, &pc, ec);
+    cloud_plan_text(&c, "TAP", st, &pt, et);
+    if (ss == MLSYS_OK) {
+      printf("  searched %ld mixes, simulated %ld, in %.3f s%s\n", ps.candidates, ps.sims, ps.solve_s,
+             ps.complete ? "" : " (stopped at the solve budget)");
+      if (sc == MLSYS_OK)
+        printf("  Srift vs CAP: %.2fx the throughput, %.2fx cheaper\n", pc.t_iter / ps.t_iter, pc.total_cost / ps.total_cost);
+      if (st == MLSYS_OK)
+        printf("  Srift vs TAP: %.2fx the throughput, %.2fx cheaper\n", pt.t_iter / ps.t_iter, pt.total_cost / ps.total_cost);
+    }
+  }
+  cloud_setup_free(&c);
+  if (ss != MLSYS_OK) {
+    fprintf(stderr, "mlsys %s: %s\n", cmd, es);
+    return CLI_ERR;
+  }
+  return CLI_OK;
+}
+
+static int cloud_simulate(const cloud_args *a) {
+  const char *cmd = "cloud simulate";
+  cloud_setup c;
+  int counts[MLSYS_CLOUD_MAX_TYPES], batches[MLSYS_CLOUD_MAX_TYPES], rc, i;
+  mlsys_cloud_simres r;
+  double iters = 1, price = 0;
+  char cfg[512];
+  mlsys_cloud_plan pl;
+  if (!a->config) return cli_usage_error(cmd, "--config \"4xp3.8xlarge@1024+...\" is required");
+  if ((rc = cloud_num(cmd, "--iters", a->iters, 1, 1e12, 1, &iters))) return rc;
+  if ((rc = cloud_setup_make(cmd, a, &c))) {
+    cloud_setup_free(&c);
+    return rc;
+  }
+  if (mlsys_cloud_parse_config(c.ty, c.nty, a->config, counts, batches) != MLSYS_OK) {
+    rc = cli_fail(cmd, "%s (types: --types or the profile's)", mlsys_last_error());
+    cloud_setup_free(&c);
+    return rc;
+  }
+  if (mlsys_cloud_simulate(&c.sim, counts, batches, &r) != MLSYS_OK) {
+    rc = cli_fail(cmd, "%s", mlsys_last_error());
+    cloud_setup_free(&c);
+    return rc;
+  }
+  for (i = 0; i < c.nty; i++) price += counts[i] * c.ty[i].price_per_hour;
+  memset(&pl, 0, sizeof pl);
+  pl.ntypes = c.nty;
+  for (i = 0; i < c.nty; i++) pl.counts[i] = counts[i], pl.batches[i] = batches[i];
+  mlsys_cloud_plan_format(&c.sim, &pl, cfg, sizeof cfg);
+  if (a->json) {
+    mlsys_json_writer w;
+    mlsys_jw_init(&w, stdout, 0);
+    mlsys_jw_object(&w);
+    mlsys_jw_key(&w, "dnn"), mlsys_jw_str(&w, c.dnn.dnn);
+    mlsys_jw_key(&w, "config"), mlsys_jw_str(&w, cfg);
+    mlsys_jw_key(&w, "n"), mlsys_jw_i64(&w, r.n);
+    mlsys_jw_key(&w, "t_iter"), mlsys_jw_double(&w, r.t_iter);
+    mlsys_jw_key(&w, "t_fw"), mlsys_jw_double(&w, r.t_fw);
+    mlsys_jw_key(&w, "t_bw"), mlsys_jw_double(&w, r.t_bw);
+    mlsys_jw_key(&w, "t_pe"), mlsys_jw_double(&w, r.t_pe);
+    mlsys_jw_key(&w, "t_compute"), mlsys_jw_double(&w, r.t_compute);
+    mlsys_jw_key(&w, "b_cap"), mlsys_jw_double(&w, r.b_cap);
+    mlsys_jw_key(&w, "cost_per_hour"), mlsys_jw_double(&w, price);
+    mlsys_jw_key(&w, "cost_per_iter"), mlsys_jw_double(&w, r.t_iter * price / 3600);
+    mlsys_jw_key(&w, "iters"), mlsys_jw_double(&w, iters);
+    mlsys_jw_key(&w, "total_time_s"), mlsys_jw_double(&w, r.t_iter * iters);
+    mlsys_jw_key(&w, "total_cost"), mlsys_jw_double(&w, r.t_iter * iters * price / 3600);
+    mlsys_jw_end(&w);
+    mlsys_jw_finish(&w);
+  } else {
+    printf("%s on %s (%d VMs)\n", c.dnn.dnn, cfg, r.n);
+    printf("  t_iter %.4f s = t_fw %.4f + max(t_bw %.4f, t_pe %.4f)   (slowest compute %.4f s)\n", r.t_iter, r.t_fw,
+           r.t_bw, r.t_pe, r.t_compute);
+    if (r.n > 1) printf("  bandwidth cap %.3f Gbps per VM\n", r.b_cap * 8 / 1e9);
+    printf("  $%.4f/h, $%.6f per iteration; %.0f iterations: %.1f s, $%.4f\n", price, r.t_iter * price / 3600, iters,
+           r.t_iter * iters, r.t_iter * iters * price / 3600);
+  }
+  cloud_setup_free(&c);
+  return CLI_OK;
+}
+
+int cmd_cloud(int argc, char **argv) {
+  cloud_args a;
+  const char *verb = argc > 2 ? argv[2] : NULL;
+  cli_opt opts[] = {{"--profile", 1, &a.profile},       {"--catalog", 1, &a.catalog},   {"--spot", 0, &a.spot},
+                    {"--types", 1, &a.types},           {"--config", 1, &a.config},     {"--global-batch", 1, &a.batch},
+                    {"--iters", 1, &a.iters},           {"--time-limit", 1, &a.tlim},   {"--budget", 1, &a.budget},
+                    {"--goal", 1, &a.goal},             {"--eager", 0, &a.eager},       {"--eager-k", 1, &a.eager_k},
+                    {"--solve-budget", 1, &a.solve_budget}, {"--max-types", 1, &a.max_types}, {"--json", 0, &a.json},
+                    {"--straggler-iters", 1, &a.straggler}, {"--seed", 1, &a.seed},     {"--share", 1, &a.share},
+                    {"--b-cap", 1, &a.bcap},            {"--help", 0, &a.help}};
+  int rc;
+  memset(&a, 0, sizeof a);
+  if (!verb || !strcmp(verb, "--help") || !strcmp(verb, "-h") || !strcmp(verb, "help")) {
+    fputs(cloud_help, verb ? stdout : stderr);
+    return verb ? CLI_OK : CLI_USAGE;
+  }
+  if ((rc = cli_parse(argc, argv, 3, opts, (int)(sizeof opts / sizeof *opts), "cloud"))) return rc;
+  if (a.help) {
+    fputs(cloud_help, stdout);
+    return CLI_OK;
+  }
+  if (!strcmp(verb, "plan")) return cloud_plan(&a);
+  if (!strcmp(verb, "simulate")) return cloud_simulate(&a);
+  return cli_usage_error("cloud", "unknown verb '%s' (plan, simulate)", verb);
+}

@@ -1,0 +1,254 @@
+/* tests/test_cloud_cli.c — `mlsys cloud plan|simulate` and the files behind them (mlsys_cloud.h section 6): the
+   seed's case study 3 end to end on tests/data/cloud/profile_shufflenet_case3.json (profiles calibrated on two of the
+   seed's printed predictions, tools/cloud_case3_profile.py; the third, Srift's own plan and time, is predicted), the
+   catalogue and profile readers on the committed files and on broken ones, and usage errors. */
+#define MLSYS_IMPLEMENTATION
+#include "mlsys_cloud.h"
+#include "tests/test.h"
+#include "tests/cli_run.h"
+#include <math.h>
+
+#define PROFILE "tests/data/cloud/profile_shufflenet_case3.json"
+#define CASE3 "--profile " PROFILE " --global-batch 6144 --iters 1000 --spot --types p3.8xlarge:4,g3.8xlarge:8,g4dn.8xlarge:8"
+
+static const mlsys_json *obj(const mlsys_json *o, const char *k) {
+  const mlsys_json *v = mlsys_json_get(o, k);
+  return v;
+}
+static double num(const mlsys_json *o, const char *k) {
+  const mlsys_json *v = mlsys_json_get(o, k);
+  return v && v->type == MLSYS_JSON_NUMBER ? v->num : NAN;
+}
+static const char *str(const mlsys_json *o, const char *k) {
+  const mlsys_json *v = mlsys_json_get(o, k);
+  return v && v->type == MLSYS_JSON_STRING ? v->str : "";
+}
+
+static int run_json(const char *args, int want_code, mlsys_json_doc *doc) {
+  run_result r = run(args);
+  int ok = r.code == want_code && r.out && mlsys_json_parse(r.out, strlen(r.out), "stdout", doc) == MLSYS_OK;
+  if (!ok) fprintf(stderr, "    `mlsys %s`: exit %d\n    stdout: %s\n    stderr: %s\n", args, r.code, r.out ? r.out : "", r.err ? r.err : "");
+  run_free(&r);
+  return ok;
+}
+
+TEST(case3_plan_reproduces_the_seeds_decision) {
+  /* 10 minutes and $3 (§5.2 case 3): the seed's Srift plan, CAP and TAP breaking both limits, and the ratios the
+     seed predicted (1.99x / 1.42x over CAP, 1.96x / 1.55x over TAP) */
+  mlsys_json_doc doc;
+  const mlsys_json *s, *c, *t;
+  REQUIRE(run_json("cloud plan " CASE3 " --time-limit 600 --budget 3 --json", 0, &doc));
+  s = obj(doc.root, "srift"), c = obj(doc.root, "cap"), t = obj(doc.root, "tap");
+  REQUIRE(s && c && t);
+  CHECK_STR(str(doc.root, "goal"), "cost");
+  CHECK_STR(str(s, "config"), "4p3@1024 + 8g3@128 + 8g4dn@128");
+  CHECK_STR(str(c, "config"), "2p3@1024 + 8g3@256 + 8g4dn@256");
+  CHECK_STR(str(t, "config"), "4p3@1024 + 8g4dn@256");
+  CHECK(obj(s, "feasible")->boolean && !obj(c, "feasible")->boolean && !obj(t, "feasible")->boolean);
+  /* calibrated: CAP and TAP at the seed's 751 and 742 s (to the calibration's bisection) */
+  CHECK_NEAR(num(c, "total_time_s"), 751, 0.5);
+  CHECK_NEAR(num(t, "total_time_s"), 742, 0.5);
+  /* predicted: Srift's time and cost beside the seed's 378 s and $2.72 (printed; $2.730 from its time) */
+  CHECK(fabs(num(s, "total_time_s") / 378 - 1) < 0.02);
+  CHECK(fabs(num(s, "total_cost") / 2.730 - 1) < 0.02);
+  CHECK(fabs(num(c, "t_iter") / num(s, "t_iter") / 1.99 - 1) < 0.02);
+  CHECK(fabs(num(c, "total_cost") / num(s, "total_cost") / 1.42 - 1) < 0.02);
+  CHECK(fabs(num(t, "t_iter") / num(s, "t_iter") / 1.96 - 1) < 0.02);
+  CHECK(fabs(num(t, "total_cost") / num(s, "total_cost") / 1.55 - 1) < 0.02);
+  CHECK(obj(s, "complete")->boolean);
+  CHECK_EQ_INT(num(obj(s, "counts"), "p3.8xlarge"), 4);
+  CHECK_EQ_INT(num(obj(s, "batches"), "g4dn.8xlarge"), 128);
+  mlsys_json_doc_free(&doc);
+}
+
+TEST(plan_goals_limits_and_eager) {
+  mlsys_json_doc doc;
+  const mlsys_json *s;
+  /* no limits, minimum time: nothing beats filling every VM, and it must hold the batch */
+  REQUIRE(run_json("cloud plan " CASE3 " --goal time --json", 0, &doc));
+  s = obj(doc.root, "srift");
+  CHECK(obj(s, "feasible")->boolean);
+  CHECK(num(s, "t_iter") <= num(obj(doc.root, "tap"), "t_iter") * (1 + 1e-12));
+  mlsys_json_doc_free(&doc);
+  /* a budget alone means minimum time under it */
+  REQUIRE(run_json("cloud plan " CASE3 " --budget 3 --json", 0, &doc));
+  CHECK_STR(str(doc.root, "goal"), "time");
+  CHECK(num(obj(doc.root, "srift"), "total_cost") <= 3);
+  mlsys_json_doc_free(&doc);
+  /* the eager mode in preference order finds a feasible plan no cheaper than the exhaustive one */
+  REQUIRE(run_json("cloud plan " CASE3 " --time-limit 600 --budget 3 --eager --json", 0, &doc));
+  s = obj(doc.root, "srift");
+  CHECK(obj(s, "feasible")->boolean);
+  CHECK(num(s, "total_cost") >= 2.70);
+  mlsys_json_doc_free(&doc);
+}
+
+TEST(plan_infeasible_exits_1_and_still_prints_the_baselines) {
+  mlsys_json_doc doc;
+  run_result r;
+  REQUIRE(run_json("cloud plan " CASE3 " --time-limit 100 --json", 1, &doc));
+  CHECK_CONTAINS(str(obj(doc.root, "srift"), "error"), "no mix of the 3 types");
+  CHECK_STR(str(obj(doc.root, "cap"), "config"), "2p3@1024 + 8g3@256 + 8g4dn@256");
+  mlsys_json_doc_free(&doc);
+  r = run("cloud plan " CASE3 " --time-limit 100");
+  CHECK_EQ_INT(r.code, 1);
+  CHECK(r.err && strstr(r.err, "mlsys cloud plan: cloud: no mix"));
+  CHECK(r.out && strstr(r.out, "CAP    2p3@1024"));
+  run_free(&r);
+}
+
+TEST(simulate_a_mix) {
+  mlsys_json_doc doc;
+  const mlsys_json *d;
+  REQUIRE(run_json("cloud simulate --profile " PROFILE " --spot --config \"4xp3.8xlarge@1024+8xg3.8xlarge@128+8xg4dn.8xlarge@128\""
+                   " --iters 1000 --json", 0, &doc));
+  d = doc.root;
+  CHECK_STR(str(d, "config"), "4p3@1024 + 8g3@128 + 8g4dn@128");
+  CHECK_EQ_INT(num(d, "n"), 20);
+  CHECK_NEAR(num(d, "t_iter"), num(d, "t_fw") + fmax(num(d, "t_bw"), num(d, "t_pe")), 1e-12);
+  CHECK_NEAR(num(d, "cost_per_hour"), 26.0, 1e-9);
+  CHECK_NEAR(num(d, "total_cost"), num(d, "total_time_s") * 26.0 / 3600, 1e-9);
+  CHECK(num(d, "t_pe") > 0 && num(d, "b_cap") > 1e9);
+  mlsys_json_doc_free(&doc);
+  /* the exact expectation and the water-filling share run too; on-demand prices are the catalogue's */
+  REQUIRE(run_json("cloud simulate --profile " PROFILE " --config \"4p3@1024\" --straggler-iters 0 --share waterfill --json", 0, &doc));
+  CHECK_NEAR(num(doc.root, "cost_per_hour"), 4 * 12.24, 1e-9);
+  mlsys_json_doc_free(&doc);
+}
+
+TEST(cli_errors_are_named) {
+  static const struct {
+    const char *args, *msg;
+    int code;
+  } cases[] = {
+      {"cloud plan --global-batch 64 --iters 10", "--profile FILE is required", 2},
+      {"cloud plan --profile " PROFILE " --iters 10", "--global-batch B and --iters N are required", 2},
+      {"cloud plan " CASE3 " --goal fast", "--goal is cost or time", 2},
+      {"cloud plan --profile /nonexistent.json --global-batch 64 --iters 10", "/nonexistent.json", 1},
+      {"cloud plan --profile " PROFILE " --global-batch 64 --iters 10 --types p4.24xlarge", "p4.24xlarge is not in the catalogue", 1},
+      {"cloud plan --profile " PROFILE " --global-batch 64 --iters 10 --types c5.4xlarge", "has no profile for c5.4xlarge", 1},
+      {"cloud plan --profile " PROFILE " --global-batch 64 --iters 10 --types p3.8xlarge:x", "bad count", 2},
+      {"cloud plan --profile " PROFILE " --global-batch 64 --iters 10 --types p3.2xlarge --spot", "has no profile", 1},
+      {"cloud simulate --profile " PROFILE " --config \"4xp3.8xlarge@2048\"", "batch 2048 exceeds its Bmax 1024", 1},
+      {"cloud simulate --profile " PROFILE " --config \"4xp3.8xlarge\"", "expected TYPE@BATCH", 1},
+      {"cloud simulate --profile " PROFILE, "--config", 2},
+      {"cloud simulate --profile " PROFILE " --config 1p3@1 --share fair", "--share is eq2 or waterfill", 2},
+      {"cloud frobnicate", "unknown verb 'frobnicate'", 2},
+      {"cloud plan --bogus", "--bogus", 2},
+  };
+  size_t i;
+  for (i = 0; i < sizeof cases / sizeof *cases; i++) {
+    run_result r = run(cases[i].args);
+    CHECK_MSG(r.code == cases[i].code, "`%s`: exit %d, want %d", cases[i].args, r.code, cases[i].code);
+    CHECK_MSG(r.err && strstr(r.err, cases[i].msg), "`%s`: stderr \"%s\" lacks \"%s\"", cases[i].args, r.err ? r.err : "", cases[i].msg);
+    run_free(&r);
+  }
+}
+
+/* ---- the readers, on the committed files and on broken text ----------------------------------------------- */
+TEST(catalog_reads_the_seeds_types) {
+  char *buf;
+  size_t len;
+  mlsys_cloud_itype *t;
+  int n, i, found = 0;
+  REQUIRE_OK(mlsys_read_file("tests/data/cloud/instances.csv", &buf, &len));
+  REQUIRE_OK(mlsys_cloud_catalog_load(buf, len, "instances.csv", 1, &t, &n));
+  CHECK_EQ_INT(n, 9);
+  for (i = 0; i < n; i++) {
+    if (!strcmp(t[i].name, "p3.8xlarge")) {
+      CHECK(t[i].price_per_hour == 3.68 && t[i].gpus_per_vm == 4 && !strcmp(t[i].short_name, "p3"));
+      found++;
+    }
+    if (!strcmp(t[i].name, "g4dn.8xlarge")) {
+      CHECK(t[i].price_per_hour == 0.72 && t[i].rated_gbps == 50);
+      found++;
+    }
+    if (!strcmp(t[i].name, "c5.4xlarge")) { /* no spot price in the seed */
+      CHECK(isnan(t[i].price_per_hour));
+      found++;
+    }
+  }
+  CHECK_EQ_INT(found, 3);
+  mlsys_free(t);
+  REQUIRE_OK(mlsys_cloud_catalog_load(buf, len, "instances.csv", 0, &t, &n));
+  CHECK(t[1].price_per_hour == 12.24 && t[1].cap == -1);
+  mlsys_free(t);
+  mlsys_free(buf);
+}
+
+TEST(catalog_bad_input_is_named) {
+  static const struct {
+    const char *text, *msg;
+  } cases[] = {
+      {"short,price\nx,1\n", "no 'name' column"},
+      {"name,rated_gbps\nx,fast\n", "rated_gbps \"fast\" is not a number"},
+      {"name,rated_gbps\nx,-3\n", "rated_gbps -3 is negative"},
+      {"name,rated_gbps\nx\n", "1 fields, the header has 2"},
+      {"name,rated_gbps\nx,1,2\n", "more fields than the header's 2"},
+      {"name\n", "no instance types"},
+      {"name\n,\n", "more fields"},
+      {"name\nthis-name-is-far-too-long-for-an-instance-type\n", "is too long"},
+  };
+  size_t i;
+  for (i = 0; i < sizeof cases / sizeof *cases; i++) {
+    mlsys_cloud_itype *t = NULL;
+    int n;
+    CHECK_EQ_INT(mlsys_cloud_catalog_load(cases[i].text, strlen(cases[i].text), "cat.csv", 0, &t, &n), MLSYS_ERR_PARSE);
+    CHECK_CONTAINS(mlsys_last_error(), cases[i].msg);
+    CHECK(t == NULL);
+  }
+}
+
+TEST(profile_reads_the_case3_file) {
+  char *buf;
+  size_t len;
+  mlsys_cloud_dnn d;
+  const mlsys_cloud_cprof *p;
+  double sum = 0;
+  int i;
+  REQUIRE_OK(mlsys_read_file(PROFILE, &buf, &len));
+  REQUIRE_OK(mlsys_cloud_dnn_load(buf, len, PROFILE, &d));
+  mlsys_free(buf);
+  CHECK_STR(d.dnn, "shufflenet_v2_x2_0");
+  CHECK_EQ_INT(d.ntypes, 3);
+  CHECK_EQ_INT(d.nlayers, 170);
+  for (i = 0; i < d.nlayers; i++) sum += d.grad_bytes[i];
+  CHECK_NEAR(sum, 4.0 * 7393996, 0.5); /* torchvision's ShuffleNet v2 x2.0: 7,393,996 parameters */
+  p = mlsys_cloud_dnn_find(&d, "g3.8xlarge");
+  REQUIRE(p != NULL);
+  CHECK_EQ_INT(p->bmax, 256); /* Table 4 */
+  CHECK(p->sigma_rel == 0.043); /* Table 1 (g3.4xl) */
+  CHECK(p->ready_frac == d.ready_frac && p->nlayers == 170);
+  CHECK(mlsys_cloud_dnn_find(&d, "p4d") == NULL);
+  mlsys_cloud_dnn_free(&d);
+}
+
+TEST(profile_bad_input_is_named) {
+  static const struct {
+    const char *text, *msg;
+  } cases[] = {
+      {"[1]", "a profile is a JSON object"},
+      {"{\"types\": {}}", "'dnn'"},
+      {"{\"dnn\": \"x\", \"types\": {}}", "1..4096 instance types"},
+      {"{\"dnn\": \"x\", \"types\": {\"a\": {\"bmax\": 4, \"t_fw\": [1, 2, 3], \"t_bw\": [1, 2]}}}", "3 sample batches but 3 t_fw and 2 t_bw"},
+      {"{\"dnn\": \"x\", \"types\": {\"a\": {\"bmax\": 0, \"t_fw\": [1], \"t_bw\": [1]}}}", "'bmax'"},
+      {"{\"dnn\": \"x\", \"types\": {\"a\": {\"bmax\": 4, \"t_fw\": [1, -2, 3], \"t_bw\": [1, 2, 3]}}}", "'t_fw'[1]"},
+      {"{\"dnn\": \"x\", \"types\": {\"a\": {\"bmax\": 4, \"b\": [2, 4], \"t_fw\": [1, 2], \"t_bw\": [1, 2]}}}", "must start at 1"},
+      {"{\"dnn\": \"x\", \"types\": {\"a\": {\"bmax\": 4, \"b\": [1, 3, 2, 4], \"t_fw\": [1, 2, 3, 4], \"t_bw\": [1, 2, 3, 4]}}}", "must ascend"},
+      {"{\"dnn\": \"x\", \"layers\": {\"grad_bytes\": [1, 2], \"ready_frac\": [0.5, 0.2]}, \"types\": {\"a\": {\"bmax\": 1, \"t_fw\": [1], \"t_bw\": [1]}}}", "goes backwards"},
+      {"{\"dnn\": \"x\", \"layers\": {\"grad_bytes\": [1, 2], \"ready_frac\": [0.5]}, \"types\": {\"a\": {\"bmax\": 1, \"t_fw\": [1], \"t_bw\": [1]}}}", "'ready_frac' has 1 numbers, 'grad_bytes' 2"},
+      {"{\"dnn\": \"x\", \"types\": {\"a\": {\"bmax\": 4, \"t_fw\": [1, 2, 3], \"t_bw\": [1, 2, 3], \"sigma_rel\": 2}}}", "'sigma_rel'"},
+      {"{\"dnn\": \"x\", \"types\": {\"a\": 3}}", "must be an object"},
+      {"{\"dnn\": \"x\", \"types\": {\"a\": {\"bmax\": 1, \"t_fw\": [1], \"t_bw\": [1]}}", "p.json:1:"},
+  };
+  size_t i;
+  for (i = 0; i < sizeof cases / sizeof *cases; i++) {
+    mlsys_cloud_dnn d;
+    mlsys_status st = mlsys_cloud_dnn_load(cases[i].text, strlen(cases[i].text), "p.json", &d);
+    CHECK_MSG(st == MLSYS_ERR_PARSE || st == MLSYS_ERR_ARG, "case %zu: status %d", i, (int)st);
+    CHECK_MSG(strstr(mlsys_last_error(), cases[i].msg) != NULL, "case %zu: \"%s\" lacks \"%s\"", i, mlsys_last_error(), cases[i].msg);
+    CHECK(d.prof == NULL && d.ntypes == 0);
+  }
+}
+
+TEST_MAIN()
