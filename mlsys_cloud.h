@@ -1173,6 +1173,10 @@ MLSYS_DEF mlsys_status mlsys_cloud_catalog_load(const char *text, size_t len, co
         mlsys_free(v);
         return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: %s %g is negative", source, line, names[col[c]], d);
       }
+      if ((col[c] == C_GPUS || col[c] == C_VCPU) && has && !(d <= 1e6)) {
+        mlsys_free(v);
+        return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: %s %g is out of range (0..1000000)", source, line, names[col[c]], d);
+      }
       switch (col[c]) {
         case C_NAME: memcpy(t.name, f, strlen(f) + 1); break; /* lengths checked above */
         case C_SHORT: memcpy(t.short_name, f, strlen(f) + 1); break;
@@ -1228,10 +1232,11 @@ MLSYS_DEF const mlsys_cloud_cprof *mlsys_cloud_dnn_find(const mlsys_cloud_dnn *d
 }
 
 /* a JSON array of n finite numbers in [lo, hi] into v (allocated when *v is NULL and alloc) */
-static mlsys_status mlsys__cloud_json_nums(const mlsys_json *a, const char *what, int maxn, double lo, double hi,
+static mlsys_status mlsys__cloud_json_nums(const mlsys_json *parent, const char *what, int maxn, double lo, double hi,
                                            double *v, int *n) {
+  const mlsys_json *a = mlsys_json_get(parent, what);
   int i;
-  if (!a || a->type != MLSYS_JSON_ARRAY) return mlsys_json_error_at(a, "'%s' must be an array of numbers", what);
+  if (!a || a->type != MLSYS_JSON_ARRAY) return mlsys_json_error_at(a ? a : parent, "'%s' must be an array of numbers", what);
   if (a->count < 1 || a->count > maxn) return mlsys_json_error_at(a, "'%s' has %d numbers (1..%d)", what, a->count, maxn);
   for (i = 0; i < a->count; i++) {
     const mlsys_json *x = &a->items[i];
@@ -1273,8 +1278,8 @@ MLSYS_DEF mlsys_status mlsys_cloud_dnn_load(const char *text, size_t len, const 
       st = mlsys_set_error(MLSYS_ERR_NOMEM, "%s: out of memory for %d layers", source, cnt);
       goto done;
     }
-    if ((st = mlsys__cloud_json_nums(gb, "grad_bytes", cnt, 0, 1e15, out->grad_bytes, &n1)) != MLSYS_OK) goto done;
-    if ((st = mlsys__cloud_json_nums(rf, "ready_frac", cnt, 0, 1, out->ready_frac, &n2)) != MLSYS_OK) goto done;
+    if ((st = mlsys__cloud_json_nums(layers, "grad_bytes", cnt, 0, 1e15, out->grad_bytes, &n1)) != MLSYS_OK) goto done;
+    if ((st = mlsys__cloud_json_nums(layers, "ready_frac", cnt, 0, 1, out->ready_frac, &n2)) != MLSYS_OK) goto done;
     if (n2 != n1) {
       st = mlsys_json_error_at(rf, "'ready_frac' has %d numbers, 'grad_bytes' %d", n2, n1);
       goto done;
@@ -1316,12 +1321,12 @@ MLSYS_DEF mlsys_status mlsys_cloud_dnn_load(const char *text, size_t len, const 
     if ((st = mlsys_json_get_i64(x, "bmax", 1, 0, 1, 100000000, &bmax)) != MLSYS_OK) goto done;
     if ((st = mlsys_json_get_double(x, "sigma_rel", 0, 0, -1, 0.999, &p->sigma_rel)) != MLSYS_OK) goto done;
     if (mlsys_json_get(x, "b")) {
-      if ((st = mlsys__cloud_json_nums(mlsys_json_get(x, "b"), "b", 4, 1, (double)bmax, b, &nx)) != MLSYS_OK) goto done;
+      if ((st = mlsys__cloud_json_nums(x, "b", 4, 1, (double)bmax, b, &nx)) != MLSYS_OK) goto done;
     } else {
       nx = mlsys_cloud_pwl_points((int)bmax, b);
     }
-    if ((st = mlsys__cloud_json_nums(mlsys_json_get(x, "t_fw"), "t_fw", 4, 0, 1e9, fw, &nf)) != MLSYS_OK) goto done;
-    if ((st = mlsys__cloud_json_nums(mlsys_json_get(x, "t_bw"), "t_bw", 4, 0, 1e9, bw, &nb)) != MLSYS_OK) goto done;
+    if ((st = mlsys__cloud_json_nums(x, "t_fw", 4, 0, 1e9, fw, &nf)) != MLSYS_OK) goto done;
+    if ((st = mlsys__cloud_json_nums(x, "t_bw", 4, 0, 1e9, bw, &nb)) != MLSYS_OK) goto done;
     if (nf != nx || nb != nx) {
       st = mlsys_json_error_at(x, "'%s': %d sample batches but %d t_fw and %d t_bw values", types->keys[i], nx, nf, nb);
       goto done;

@@ -251,4 +251,55 @@ TEST(profile_bad_input_is_named) {
   }
 }
 
+/* the eight torchvision networks' layer lists (tools/export_cloud_layers.py): the parameter totals of the seed's
+   §5.1 list, ready fractions in backward order, and each list through the overlap simulator at 8 VMs */
+static double layer_req(void *ud, int l, double bytes, int c) {
+  mlsys_cloud_itype t;
+  (void)ud, (void)l;
+  memset(&t, 0, sizeof t);
+  t.rated_gbps = 10;
+  return mlsys_cloud_bw_rated(NULL, &t, bytes, 8, c);
+}
+
+TEST(torchvision_layer_lists) {
+  static const struct {
+    const char *dnn;
+    long params;
+    int layers;
+  } nets[8] = {{"alexnet", 61100840, 16},           {"resnet18", 11689512, 62},
+               {"resnet50", 25557032, 161},         {"vgg19", 143667240, 38},
+               {"resnext50_32x4d", 25028904, 161},  {"squeezenet1_1", 1235496, 52},
+               {"shufflenet_v2_x2_0", 7393996, 170}, {"inception_v3", 23834568, 284}};
+  int k;
+  for (k = 0; k < 8; k++) {
+    char path[128], *buf, *p, *line;
+    size_t len;
+    double rf[300], gb[300], t_pe, t_one;
+    long total = 0;
+    int n = 0;
+    snprintf(path, sizeof path, "tests/data/cloud/layers_%s.csv", nets[k].dnn);
+    REQUIRE_OK(mlsys_read_file(path, &buf, &len));
+    p = strchr(buf, '\n');
+    REQUIRE(p && !strncmp(buf, "order,name,numel,grad_bytes,ready_s,ready_frac", 46));
+    for (line = p + 1; *line && n < 300; line = p + 1) {
+      long order, numel, bytes;
+      double rs, f;
+      char name[128];
+      if (sscanf(line, "%ld,%127[^,],%ld,%ld,%lf,%lf", &order, name, &numel, &bytes, &rs, &f) != 6) break;
+      CHECK(order == n && bytes == 4 * numel && f >= 0 && f <= 1 && (n == 0 || f >= rf[n - 1]));
+      rf[n] = f, gb[n] = (double)bytes;
+      total += numel, n++;
+      if (!(p = strchr(line, '\n'))) break;
+    }
+    mlsys_free(buf);
+    CHECK_MSG(total == nets[k].params && n == nets[k].layers, "%s: %ld parameters in %d layers", nets[k].dnn, total, n);
+    /* ready times over a 1 s backward; t_pe is at least the last ready time, and at least one layer's own transfer */
+    REQUIRE_OK(mlsys_cloud_overlap_sim(n, rf, gb, 8, layer_req, NULL, 1.25e9, 0, &t_pe));
+    t_one = rf[n - 1] + mlsys_cloud_allreduce_time(gb[n - 1], 8, layer_req(NULL, 0, mlsys_cloud_pow2_ceil(gb[n - 1]), 1));
+    CHECK(t_pe >= rf[n - 1] && t_pe >= t_one * (1 - 1e-12));
+    /* with no sharing at all every byte moves at 1.25 GB/s at most: t_pe ≥ the total's time at the cap */
+    CHECK(t_pe >= mlsys_cloud_allreduce_time((double)total * 4, 8, 1.25e9) * (1 - 1e-9));
+  }
+}
+
 TEST_MAIN()
