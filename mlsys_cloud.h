@@ -255,6 +255,26 @@ MLSYS_DEF mlsys_status mlsys_cloud_dnn_load(const char *text, size_t len, const 
 MLSYS_DEF void mlsys_cloud_dnn_free(mlsys_cloud_dnn *d);
 /* the profile of type `name` in d, or NULL */
 MLSYS_DEF const mlsys_cloud_cprof *mlsys_cloud_dnn_find(const mlsys_cloud_dnn *d, const char *name);
+/* Writes d as the JSON mlsys_cloud_dnn_load reads (numbers round-trip exactly). */
+MLSYS_DEF mlsys_status mlsys_cloud_dnn_write(const mlsys_cloud_dnn *d, FILE *f);
+
+/* ---- 7. the profiling driver (§3.2) ---------------------------------------------------------------------------- */
+/* Runs one training iteration at `batch` and reports its forward and backward seconds and, when layer_done_s is not
+   NULL, when each of the nlayers trainable layers' gradient was ready (seconds from the backward start, in backward
+   order). Returns 0, 1 when the batch does not fit (out of memory), or < 0 on an error (after mlsys_set_error). */
+typedef int (*mlsys_cloud_iter_fn)(void *ud, int batch, double *t_fw, double *t_bw, double *layer_done_s);
+typedef struct {
+  int nlayers;       /* layers the callback stamps (0: none) */
+  int bmax_limit;    /* largest batch tried; 0 → 65536 */
+  int pow2_only;     /* Bmax among powers of two (the seed's Table 4); else the exact largest batch that fits */
+  int warmup, iters; /* per sample batch; 0 → 2 and 10 */
+} mlsys_cloud_profile_opts;
+/* Finds Bmax (doubling from 1, then bisecting when !pow2_only), times the sample batches of mlsys_cloud_pwl_points,
+   and fills p: means at each sample batch, sigma_rel = std/mean of fw+bw at Bmax, and, with nlayers > 0, the
+   ready fractions at Bmax (mean stamp / mean backward time, made non-decreasing, into ready_frac[nlayers], which p
+   points at; grad_bytes is left to the caller). */
+MLSYS_DEF mlsys_status mlsys_cloud_profile(mlsys_cloud_iter_fn fn, void *ud, const mlsys_cloud_profile_opts *o,
+                                           mlsys_cloud_cprof *p, double *ready_frac);
 
 #ifdef __cplusplus
 }
@@ -1345,6 +1365,130 @@ MLSYS_DEF mlsys_status mlsys_cloud_dnn_load(const char *text, size_t len, const 
 done:
   mlsys_json_doc_free(&doc);
   if (st != MLSYS_OK) mlsys_cloud_dnn_free(out);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_cloud_dnn_write(const mlsys_cloud_dnn *d, FILE *f) {
+  mlsys_json_writer w;
+  int i, k;
+  mlsys_jw_init(&w, f, 1);
+  mlsys_jw_object(&w);
+  mlsys_jw_key(&w, "dnn"), mlsys_jw_str(&w, d->dnn);
+  if (d->nlayers > 0) {
+    mlsys_jw_key(&w, "layers"), mlsys_jw_object(&w);
+    mlsys_jw_key(&w, "grad_bytes"), mlsys_jw_array(&w);
+    for (i = 0; i < d->nlayers; i++) mlsys_jw_double(&w, d->grad_bytes[i]);
+    mlsys_jw_end(&w);
+    mlsys_jw_key(&w, "ready_frac"), mlsys_jw_array(&w);
+    for (i = 0; i < d->nlayers; i++) mlsys_jw_double(&w, d->ready_frac[i]);
+    mlsys_jw_end(&w);
+    mlsys_jw_end(&w);
+  }
+  mlsys_jw_key(&w, "types"), mlsys_jw_object(&w);
+  for (i = 0; i < d->ntypes; i++) {
+    const mlsys_cloud_cprof *p = &d->prof[i];
+    mlsys_jw_key(&w, d->type_name[i]), mlsys_jw_object(&w);
+    mlsys_jw_key(&w, "bmax"), mlsys_jw_i64(&w, p->bmax);
+    mlsys_jw_key(&w, "b"), mlsys_jw_array(&w);
+    for (k = 0; k < p->npts; k++) mlsys_jw_double(&w, p->b[k]);
+    mlsys_jw_end(&w);
+    mlsys_jw_key(&w, "t_fw"), mlsys_jw_array(&w);
+    for (k = 0; k < p->npts; k++) mlsys_jw_double(&w, p->t_fw[k]);
+    mlsys_jw_end(&w);
+    mlsys_jw_key(&w, "t_bw"), mlsys_jw_array(&w);
+    for (k = 0; k < p->npts; k++) mlsys_jw_double(&w, p->t_bw[k]);
+    mlsys_jw_end(&w);
+    mlsys_jw_key(&w, "sigma_rel"), mlsys_jw_double(&w, p->sigma_rel);
+    mlsys_jw_end(&w);
+  }
+  mlsys_jw_end(&w);
+  mlsys_jw_end(&w);
+  if (mlsys_jw_finish(&w) != MLSYS_OK) return mlsys_set_error(MLSYS_ERR_IO, "cloud: writing the profile failed");
+  return MLSYS_OK;
+}
+
+/* ---- 7. the profiling driver ---------------------------------------------------------------------------------- */
+static int mlsys__cloud_try_fit(mlsys_cloud_iter_fn fn, void *ud, int b, double *stamps) {
+  double fw, bw;
+  return fn(ud, b, &fw, &bw, stamps);
+}
+
+MLSYS_DEF mlsys_status mlsys_cloud_profile(mlsys_cloud_iter_fn fn, void *ud, const mlsys_cloud_profile_opts *o,
+                                           mlsys_cloud_cprof *p, double *ready_frac) {
+  int limit = o->bmax_limit > 0 ? o->bmax_limit : 65536, warm = o->warmup > 0 ? o->warmup : 2;
+  int iters = o->iters > 0 ? o->iters : 10, L = o->nlayers, lo, hi, r, k, it, l;
+  double *stamps = NULL, *sum_st = NULL;
+  mlsys_status st = MLSYS_OK;
+  memset(p, 0, sizeof *p);
+  if (L < 0 || (L > 0 && !ready_frac)) return mlsys_set_error(MLSYS_ERR_ARG, "cloud: profile: %d layers and no ready_frac", L);
+  if (L > 0) {
+    stamps = (double *)mlsys_calloc((size_t)L, sizeof *stamps);
+    sum_st = (double *)mlsys_calloc((size_t)L, sizeof *sum_st);
+    if (!stamps || !sum_st) {
+      st = mlsys_set_error(MLSYS_ERR_NOMEM, "cloud: profile: out of memory for %d layers", L);
+      goto done;
+    }
+  }
+  /* Bmax: double while it fits, then (unless pow2_only) bisect between the last fit and the first failure */
+  r = mlsys__cloud_try_fit(fn, ud, 1, stamps);
+  if (r < 0) { st = mlsys_last_status() != MLSYS_OK ? mlsys_last_status() : MLSYS_ERR_ARG; goto done; }
+  if (r > 0) { st = mlsys_set_error(MLSYS_ERR_INFEASIBLE, "cloud: profile: batch 1 does not fit"); goto done; }
+  lo = 1, hi = -1;
+  while (lo * 2 <= limit) {
+    r = mlsys__cloud_try_fit(fn, ud, lo * 2, stamps);
+    if (r < 0) { st = mlsys_last_status() != MLSYS_OK ? mlsys_last_status() : MLSYS_ERR_ARG; goto done; }
+    if (r > 0) { hi = lo * 2; break; }
+    lo *= 2;
+  }
+  if (!o->pow2_only) {
+    if (hi < 0) hi = limit + 1;
+    while (hi - lo > 1) { /* lo fits, hi does not (or is past the limit) */
+      int mid = lo + (hi - lo) / 2;
+      r = mlsys__cloud_try_fit(fn, ud, mid, stamps);
+      if (r < 0) { st = mlsys_last_status() != MLSYS_OK ? mlsys_last_status() : MLSYS_ERR_ARG; goto done; }
+      if (r > 0) hi = mid;
+      else lo = mid;
+    }
+  }
+  p->bmax = lo;
+  p->npts = mlsys_cloud_pwl_points(lo, p->b);
+  for (k = 0; k < p->npts; k++) {
+    int B = (int)p->b[k], last = k == p->npts - 1;
+    double sf = 0, sb = 0, s2 = 0;
+    for (it = 0; it < warm + iters; it++) {
+      double fw = 0, bw = 0;
+      r = fn(ud, B, &fw, &bw, last ? stamps : NULL);
+      if (r != 0) {
+        st = r > 0 ? mlsys_set_error(MLSYS_ERR_ARG, "cloud: profile: batch %d fitted once, then did not", B)
+                   : (mlsys_last_status() != MLSYS_OK ? mlsys_last_status() : MLSYS_ERR_ARG);
+        goto done;
+      }
+      if (!(fw >= 0) || !(bw >= 0) || !isfinite(fw + bw)) {
+        st = mlsys_set_error(MLSYS_ERR_ARG, "cloud: profile: the callback reported %g s forward, %g s backward", fw, bw);
+        goto done;
+      }
+      if (it < warm) continue;
+      sf += fw, sb += bw, s2 += (fw + bw) * (fw + bw);
+      if (last)
+        for (l = 0; l < L; l++) sum_st[l] += stamps[l];
+    }
+    p->t_fw[k] = sf / iters, p->t_bw[k] = sb / iters;
+    if (last) {
+      double mean = (sf + sb) / iters, var = s2 / iters - mean * mean;
+      /* σ_rel < 0 means "no noise" to the simulator: a noise-free callback gets the smallest positive scale */
+      p->sigma_rel = mean > 0 && var > 0 ? sqrt(var) / mean : 1e-12;
+      if (p->sigma_rel >= 1) p->sigma_rel = 0.999;
+      for (l = 0; l < L; l++) {
+        double f = p->t_bw[k] > 0 ? sum_st[l] / iters / p->t_bw[k] : 1;
+        f = f < 0 ? 0 : f > 1 ? 1 : f;
+        ready_frac[l] = l && f < ready_frac[l - 1] ? ready_frac[l - 1] : f;
+      }
+    }
+  }
+  p->nlayers = L, p->ready_frac = L ? ready_frac : NULL;
+done:
+  mlsys_free(stamps);
+  mlsys_free(sum_st);
   return st;
 }
 

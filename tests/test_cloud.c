@@ -619,4 +619,98 @@ TEST(dominance_pruning) {
   CHECK(keep[0] && !keep[1] && keep[2] && !keep[3]);
 }
 
+/* ---- 11. the profiling driver (§3.2) on a callback with known answers ------------------------------------- */
+typedef struct {
+  int fits;         /* largest batch that fits */
+  long calls;
+  int k;            /* iteration counter: the noise pattern */
+  int fail_at;      /* return an error at this batch (0: never) */
+} fake_iter;
+static int fake_step(void *ud, int batch, double *t_fw, double *t_bw, double *stamps) {
+  fake_iter *f = (fake_iter *)ud;
+  double e = (f->k++ & 1) ? 0.1 : -0.1; /* ±10 %: std/mean exactly 0.1 over an even number of iterations */
+  f->calls++;
+  if (f->fail_at && batch == f->fail_at) {
+    mlsys_set_error(MLSYS_ERR_IO, "fake: the device went away");
+    return -1;
+  }
+  if (batch > f->fits) return 1;
+  *t_fw = (0.01 + 0.001 * batch) * (1 + e);
+  *t_bw = (0.02 + 0.002 * batch) * (1 + e);
+  if (stamps) stamps[0] = 0.25 * *t_bw, stamps[1] = 0.75 * *t_bw, stamps[2] = *t_bw;
+  return 0;
+}
+
+TEST(profiling_driver_finds_bmax_and_fits_the_samples) {
+  fake_iter f = {700, 0, 0, 0};
+  mlsys_cloud_profile_opts o = {3, 0, 1, 2, 10};
+  mlsys_cloud_cprof p;
+  double rf[3], gb[3] = {4, 8, 12};
+  int k;
+  REQUIRE_OK(mlsys_cloud_profile(fake_step, &f, &o, &p, rf));
+  CHECK_EQ_INT(p.bmax, 512); /* powers of two, as Table 4 */
+  CHECK_EQ_INT(p.npts, 4);
+  CHECK(p.b[1] == 171 && p.b[2] == 341 && p.b[3] == 512);
+  for (k = 0; k < 4; k++) { /* the ±10 % cancels over 10 iterations after 2 warm-ups */
+    CHECK_NEAR(p.t_fw[k], 0.01 + 0.001 * p.b[k], 1e-12);
+    CHECK_NEAR(p.t_bw[k], 0.02 + 0.002 * p.b[k], 1e-12);
+  }
+  CHECK_NEAR(p.sigma_rel, 0.1, 1e-9);
+  CHECK_NEAR(rf[0], 0.25, 1e-12);
+  CHECK_NEAR(rf[1], 0.75, 1e-12);
+  CHECK_NEAR(rf[2], 1.0, 1e-12);
+  p.grad_bytes = gb;
+  CHECK_OK(mlsys_cloud_cprof_check(&p, "fake"));
+  /* exact Bmax by bisection */
+  o.pow2_only = 0;
+  f.calls = 0;
+  REQUIRE_OK(mlsys_cloud_profile(fake_step, &f, &o, &p, rf));
+  CHECK_EQ_INT(p.bmax, 700);
+  CHECK(f.calls <= 1 + 10 + 10 + 4 * 12); /* doubling to 1024, 8 bisection steps, 4 samples × 12 */
+  /* a limit below what fits */
+  o.bmax_limit = 100;
+  REQUIRE_OK(mlsys_cloud_profile(fake_step, &f, &o, &p, rf));
+  CHECK_EQ_INT(p.bmax, 100);
+  /* nothing fits; the callback's own error passes through */
+  f.fits = 0;
+  CHECK_EQ_INT(mlsys_cloud_profile(fake_step, &f, &o, &p, rf), MLSYS_ERR_INFEASIBLE);
+  CHECK_CONTAINS(mlsys_last_error(), "batch 1 does not fit");
+  f.fits = 700, f.fail_at = 64, o.bmax_limit = 0;
+  CHECK_EQ_INT(mlsys_cloud_profile(fake_step, &f, &o, &p, rf), MLSYS_ERR_IO);
+  CHECK_CONTAINS(mlsys_last_error(), "device went away");
+}
+
+TEST(profile_written_and_read_back_exactly) {
+  fake_iter f = {300, 0, 0, 0};
+  mlsys_cloud_profile_opts o = {3, 0, 0, 1, 4};
+  mlsys_cloud_cprof p[2];
+  mlsys_cloud_dnn d, e;
+  char name[2][32] = {"local-cpu", "other"}, *buf = NULL;
+  double rf[3], gb[3] = {1e6, 2.5e5, 3};
+  size_t len = 0;
+  FILE *fp;
+  int k;
+  REQUIRE_OK(mlsys_cloud_profile(fake_step, &f, &o, &p[0], rf));
+  p[0].grad_bytes = gb;
+  p[1] = p[0];
+  p[1].bmax = 64, p[1].npts = mlsys_cloud_pwl_points(64, p[1].b), p[1].sigma_rel = 0.05;
+  memset(&d, 0, sizeof d);
+  snprintf(d.dnn, sizeof d.dnn, "fake");
+  d.ntypes = 2, d.type_name = name, d.prof = p, d.nlayers = 3, d.grad_bytes = gb, d.ready_frac = rf;
+  fp = open_memstream(&buf, &len);
+  REQUIRE(fp != NULL);
+  REQUIRE_OK(mlsys_cloud_dnn_write(&d, fp));
+  fclose(fp);
+  REQUIRE_OK(mlsys_cloud_dnn_load(buf, len, "mem", &e));
+  free(buf);
+  CHECK_EQ_INT(e.ntypes, 2);
+  CHECK_EQ_INT(e.nlayers, 3);
+  CHECK_STR(e.type_name[0], "local-cpu");
+  CHECK_EQ_INT(e.prof[0].bmax, 300);
+  for (k = 0; k < 4; k++) CHECK(e.prof[0].t_fw[k] == p[0].t_fw[k] && e.prof[0].t_bw[k] == p[0].t_bw[k] && e.prof[0].b[k] == p[0].b[k]);
+  CHECK(e.prof[0].sigma_rel == p[0].sigma_rel && e.prof[1].sigma_rel == 0.05);
+  for (k = 0; k < 3; k++) CHECK(e.ready_frac[k] == rf[k] && e.grad_bytes[k] == gb[k]);
+  mlsys_cloud_dnn_free(&e);
+}
+
 TEST_MAIN()
