@@ -103,7 +103,8 @@ typedef struct {
 MLSYS_DEF int mlsys_cloud_pwl_points(int bmax, double b[4]);
 /* Linear interpolation through (x[k], y[k]), k < n, x ascending; +inf beyond x[n−1] (out of memory) and below x[0]. */
 MLSYS_DEF double mlsys_cloud_pwl_eval(const double *x, const double *y, int n, double B);
-/* Profile from times measured at the sample batches of mlsys_cloud_pwl_points(bmax) (t_fw/t_bw[npts]); checks them. */
+/* Profile from times measured at the sample batches of mlsys_cloud_pwl_points(bmax) (t_fw/t_bw[npts]); checks them.
+   Sets bmax, npts, b, t_fw and t_bw only: zero the struct first (or set sigma_rel and the layers before). */
 MLSYS_DEF mlsys_status mlsys_cloud_cprof_set(mlsys_cloud_cprof *p, int bmax, const double *t_fw, const double *t_bw);
 MLSYS_DEF mlsys_status mlsys_cloud_cprof_check(const mlsys_cloud_cprof *p, const char *what);
 MLSYS_DEF double mlsys_cloud_cprof_fw(const mlsys_cloud_cprof *p, int B);   /* +inf beyond bmax */
@@ -185,7 +186,7 @@ typedef struct {
   mlsys_cloud_simres sim;          /* zero when the sim has a t_iter_fn */
   int feasible;                    /* meets the problem's limits */
   int complete;                    /* the search saw every candidate (no budget cut it short) */
-  long sims, candidates;           /* simulations run; mixes considered (including pruned ones) */
+  long sims, candidates;           /* simulations run; complete mixes the search reached (bounds cut the rest) */
   double solve_s;
 } mlsys_cloud_plan;
 
@@ -276,6 +277,151 @@ typedef struct {
 MLSYS_DEF mlsys_status mlsys_cloud_profile(mlsys_cloud_iter_fn fn, void *ud, const mlsys_cloud_profile_opts *o,
                                            mlsys_cloud_cprof *p, double *ready_frac);
 
+/* ---------- GBDT: gradient-boosted regression trees with XGBoost 1.7 semantics (srift.md §3.3) ----------
+   Trains and evaluates the bandwidth regressors. The trainer follows XGBoost's `tree_method=hist`: every feature is
+   cut into <= max_bin bins (a feature with <= max_bin distinct values gets one bin per value, so the thresholds are
+   data values, as in XGBoost), trees grow depth-wise to max_depth, and a split must satisfy
+       gain = G_L²/(H_L+λ) + G_R²/(H_R+λ) − G²/(H+λ) > 1e-6  and  gain >= γ,  H_L, H_R >= min_child_weight and > 0.
+   That gain is XGBoost's "loss_chg" (JSON loss_changes, dump gain=): twice the textbook ½[...] of the spec, and γ
+   (min_split_loss) is compared with it as XGBoost does, so the same γ means the same thing in both. A leaf holds
+   eta · (−G/(H+λ)) (0 when H < min_child_weight). Missing values (NaN) learn a default direction: bins are scanned
+   with missing rows on the right and, when the node has missing values, again with them on the left.
+
+   Numerics follow XGBoost 1.7's CPU code so that a loaded XGBoost model predicts bit-for-bit what Booster.predict
+   gives: thresholds and leaves are float32, a row goes left when x < threshold (compared in float), NaN takes the
+   default branch, and the prediction is float(base_score) + leaf_1 + leaf_2 + ... accumulated in float32, tree by
+   tree. The trainer keeps float32 predictions and gradients, sums histograms in double and rounds the
+   hyperparameters (eta, λ, γ, min_child_weight, huber_slope) to float, as XGBoost stores them.
+
+   Objectives: squared error (L = ½z², g = z, h = 1, z = ŷ − y) and pseudo-Huber with slope δ
+   (L = δ²(√(1+(z/δ)²) − 1), g = z/√q, h = 1/(q√q), q = 1+(z/δ)²). With large labels the pseudo-Huber hessian
+   vanishes far from the start, so use base_score = NaN (median of y), min_child_weight = 0 and δ in label units
+   (XGBoost issues #7674, #6447; srift.md §3.3).
+
+   Parameters: start from mlsys_cloud_gbdt_params_default() (XGBoost's defaults, base_score = median). Fields for
+   which 0 means nothing also read 0 as the default (n_trees 100, max_depth 6, max_bin 256, eta 0.3, huber_slope 1,
+   subsample 1), but lambda, gamma, min_child_weight and base_score are taken literally: 0 is a real value for each,
+   so a zeroed struct trains with λ = 0, min_child_weight = 0 and base_score = 0.
+
+   Model files (mlsys_cloud_gbdt_load detects which):
+     - ours, written by mlsys_cloud_gbdt_save: line-oriented text, first line "mlsys-cloud-gbdt 1"; floats as %.9g
+       (exact for float32), base_score as %.17g; a save/load round trip predicts bit-identically;
+     - XGBoost's JSON model (Booster.save_model("m.json"), 1.x and 2.x): gbtree boosters with one output and an
+       identity link (reg:squarederror, reg:pseudohubererror, reg:absoluteerror, ...); base_score comes from the file;
+     - XGBoost's text dump (Booster.dump_model / get_dump without a feature map, with or without stats): it carries
+       no base_score, so the caller passes it (base_score_for_dumps; NaN is an error for a dump, ignored otherwise).
+       XGBoost 1.7 prints thresholds and leaves with 9 significant digits (max_digits10 of float), so a dump
+       reproduces the float32 model exactly; its num_feature is the largest f<index> + 1.
+   Categorical splits, multi-output models, dart boosters and non-identity links (logistic, exp) are refused with
+   MLSYS_ERR_UNSUPPORTED. A tree must be a tree: every child index in range, no node reached twice (a cycle or a
+   shared child is MLSYS_ERR_PARSE); nodes unreachable from the root are dropped (XGBoost's deleted nodes). */
+typedef enum {
+  MLSYS_CLOUD_OBJ_SQUARED = 0,       /* reg:squarederror */
+  MLSYS_CLOUD_OBJ_PSEUDO_HUBER = 1,  /* reg:pseudohubererror */
+  MLSYS_CLOUD_OBJ_OTHER = 2          /* a loaded model with another identity-link objective (not trainable here) */
+} mlsys_cloud_obj;
+
+typedef struct {
+  mlsys_cloud_obj obj;
+  double huber_slope;          /* pseudo-Huber δ, in label units; 0 -> 1 (XGBoost's default) */
+  int n_trees;                 /* boosting rounds; 0 -> 100 */
+  int max_depth;               /* 0 -> 6; at most 30 */
+  int max_bin;                 /* bins per feature, 2..65535; 0 -> 256 */
+  double eta;                  /* learning rate; 0 -> 0.3 */
+  double lambda;               /* L2 regularisation of leaf weights (literal; default 1) */
+  double gamma;                /* min_split_loss (literal; default 0) */
+  double min_child_weight;     /* minimum hessian sum in a child (literal; default 1) */
+  double subsample;            /* row fraction per tree, (0, 1]; 0 -> 1 (no sampling; then seed is unused) */
+  double base_score;           /* initial prediction; NaN -> median(y) (literal otherwise; XGBoost 1.7 uses 0.5) */
+  uint64_t seed;               /* row sampling */
+} mlsys_cloud_gbdt_params;
+
+typedef struct mlsys_cloud_gbdt mlsys_cloud_gbdt;   /* opaque forest */
+
+/* One node, for inspection and tests. Nodes are numbered breadth-first from the root 0; children of a split are
+   consecutive (right = left + 1). gain (XGBoost's loss_chg) and cover (hessian sum) are NaN when the source lacks
+   them (a dump without stats); value is the threshold of a split or the (eta-scaled) output of a leaf. */
+typedef struct {
+  int is_leaf;
+  int feature;                 /* split feature, -1 for a leaf */
+  float value;                 /* split: go left when x < value; leaf: the output */
+  int left, right;             /* children within the tree, -1 for a leaf */
+  int default_left;            /* where NaN goes */
+  double gain, cover;
+} mlsys_cloud_gbdt_node_info;
+
+MLSYS_DEF void mlsys_cloud_gbdt_params_default(mlsys_cloud_gbdt_params *p);
+/* X is row-major [nrow][ncol] (NaN = missing; ±inf is an error), y[nrow] finite with |y| <= 1e30. The model is
+   deterministic: the same data, parameters and seed give the same model bytes on every machine (one thread).
+   A leaf weight or prediction that overflows float32 (tiny hessians with λ = 0) fails with MLSYS_ERR_ARG. A split
+   threshold may be ±inf (the all-present-values-left split of a feature whose maximum is near FLT_MAX). */
+MLSYS_DEF mlsys_status mlsys_cloud_gbdt_train(const float *X, const float *y, int nrow, int ncol,
+                                              const mlsys_cloud_gbdt_params *p, mlsys_cloud_gbdt **out);
+/* x[ncol] with ncol >= mlsys_cloud_gbdt_nfeatures(m) (unchecked: a tight loop). NaN = missing. */
+MLSYS_DEF double mlsys_cloud_gbdt_predict(const mlsys_cloud_gbdt *m, const float *x);
+/* Checked batch prediction: MLSYS_ERR_ARG when a split uses a feature >= ncol. */
+MLSYS_DEF mlsys_status mlsys_cloud_gbdt_predict_rows(const mlsys_cloud_gbdt *m, const float *X, int nrow, int ncol,
+                                                     double *out);
+MLSYS_DEF int mlsys_cloud_gbdt_nfeatures(const mlsys_cloud_gbdt *m);   /* declared feature count */
+MLSYS_DEF int mlsys_cloud_gbdt_ntrees(const mlsys_cloud_gbdt *m);
+MLSYS_DEF double mlsys_cloud_gbdt_base_score(const mlsys_cloud_gbdt *m);
+MLSYS_DEF mlsys_cloud_obj mlsys_cloud_gbdt_objective(const mlsys_cloud_gbdt *m);
+MLSYS_DEF int mlsys_cloud_gbdt_tree_nodes(const mlsys_cloud_gbdt *m, int tree);   /* -1 if no such tree */
+MLSYS_DEF mlsys_status mlsys_cloud_gbdt_node(const mlsys_cloud_gbdt *m, int tree, int node,
+                                             mlsys_cloud_gbdt_node_info *out);
+/* The objective at one point: loss, dL/dŷ and d²L/dŷ² (any output pointer may be NULL), in double. */
+MLSYS_DEF void mlsys_cloud_gbdt_loss(mlsys_cloud_obj obj, double huber_slope, double pred, double y, double *loss,
+                                     double *grad, double *hess);
+MLSYS_DEF mlsys_status mlsys_cloud_gbdt_save(const mlsys_cloud_gbdt *m, FILE *f);
+/* text[len] need not be NUL-terminated; source_name prefixes messages ("name:line: ..."). */
+MLSYS_DEF mlsys_status mlsys_cloud_gbdt_load(const char *text, size_t len, const char *source_name,
+                                             double base_score_for_dumps, mlsys_cloud_gbdt **out);
+MLSYS_DEF mlsys_status mlsys_cloud_gbdt_load_file(const char *path, double base_score_for_dumps,
+                                                  mlsys_cloud_gbdt **out);
+MLSYS_DEF void mlsys_cloud_gbdt_free(mlsys_cloud_gbdt *m);
+
+/* Irreducible-error bound of srift.md §3.3, as a fraction (0.096 = 9.6%): rows with identical feature vectors
+   (compared value by value with ==, NaN equal to NaN) form a group; a group's MAPE-optimal constant is the weighted median of its labels with
+   weights 1/y; the result is mean over all rows of |c_G − y| / y. Labels must be finite and > 0; NaN (with the
+   reason in mlsys_last_error()) for bad input or nrow < 1. */
+MLSYS_DEF double mlsys_cloud_mape_lower_bound(const float *X, const float *y, int nrow, int ncol);
+
+/* ---- loopback bandwidth probe (§3.3, §7.2) --------------------------------------------------------------------
+   A CPU analogue of the NCCL probe: nranks forked processes run the ring allreduce (reduce-scatter then allgather,
+   float32 sum) over TCP on 127.0.0.1 for each power-of-two buffer size in [min_bytes, max_bytes], and rank 0 times
+   it. Traffic goes to 127.0.0.1 only. The rows are real bus bandwidths, of this machine's loopback and memory. */
+typedef struct {
+  double bytes;      /* buffer size s per rank */
+  int n;             /* world size */
+  int n_async;       /* concurrent allreduces in flight (always 1 here) */
+  double t_s;        /* mean seconds per allreduce over the timed iterations */
+  double busbw;      /* bytes/s: 2 s (n-1) / (n t) */
+  double algbw;      /* bytes/s: s / t */
+} mlsys_cloud_probe_row;
+
+typedef struct {
+  int nranks;                    /* world size, 2..64 */
+  size_t min_bytes, max_bytes;   /* >= 4 (float32) and <= 1 GiB, rounded up to powers of two; defaults 4 B, 64 MiB */
+  int warmup, iters;             /* per size: untimed and timed allreduces (>= 0, >= 1); defaults 2, 5 */
+  double timeout_s;              /* the whole probe, > 0; default 120 s: then the children are killed, ERR_TIMEOUT */
+  int verify;                    /* check every element after every allreduce (a mismatch is MLSYS_ERR_IO) */
+} mlsys_cloud_probe_opts;
+
+/* The defaults above, with nranks = 2 and verify = 0. */
+MLSYS_DEF void mlsys_cloud_probe_opts_default(mlsys_cloud_probe_opts *o);
+/* Number of rows a probe with these sizes gives (log2(max) - log2(min) + 1 after rounding up); 0 if they are invalid. */
+MLSYS_DEF int mlsys_cloud_probe_nsizes(size_t min_bytes, size_t max_bytes);
+/* Runs the probe: rows[] gets one row per size, ascending (*nrows of them; at most max_rows, else MLSYS_ERR_ARG before
+   anything runs). Forks nranks processes (POSIX; the caller's SIGCHLD must not be SIG_IGN, and the children are
+   reaped by pid, so the caller's other children are left alone). Every child is reaped before this returns, on
+   success, error and timeout alike. Errors: MLSYS_ERR_ARG (options), MLSYS_ERR_TOO_BIG (max_bytes over 1 GiB),
+   MLSYS_ERR_NOMEM, MLSYS_ERR_IO (sockets, fork, a rank that failed or a verify mismatch: size, rank, index and
+   values), MLSYS_ERR_TIMEOUT (timeout_s passed). */
+MLSYS_DEF mlsys_status mlsys_cloud_probe_tcp(const mlsys_cloud_probe_opts *o, mlsys_cloud_probe_row *rows,
+                                             int max_rows, int *nrows);
+/* CSV: the header "bytes,n,n_async,t_s,busbw,algbw", then one line per row (%.17g: exact round trip). */
+MLSYS_DEF mlsys_status mlsys_cloud_probe_write_csv(const mlsys_cloud_probe_row *rows, int n, FILE *f);
+
 #ifdef __cplusplus
 }
 #endif
@@ -290,6 +436,18 @@ MLSYS_DEF mlsys_status mlsys_cloud_profile(mlsys_cloud_iter_fn fn, void *ud, con
 #include <string.h>
 #include <float.h>
 #include <ctype.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define MLSYS__CLOUD_DEFAULT_SIGMA 0.036 /* the seed's median straggler scale (footnote 3) */
 #define MLSYS__CLOUD_ALPHA 30e-6         /* per-hop latency of the built-in α-β model */
@@ -755,6 +913,10 @@ typedef struct {
   int caps[MLSYS_CLOUD_MAX_TYPES], bmax[MLSYS_CLOUD_MAX_TYPES];
   int counts[MLSYS_CLOUD_MAX_TYPES], batches[MLSYS_CLOUD_MAX_TYPES];
   int set[MLSYS_CLOUD_MAX_TYPES], nset;
+  long hold[MLSYS_CLOUD_MAX_TYPES + 1]; /* hold[q]: the most samples set[q..] can take (caps × Bmax) */
+  long vms[MLSYS_CLOUD_MAX_TYPES + 1];  /* vms[q]: the most VMs of set[q..] */
+  double minp[MLSYS_CLOUD_MAX_TYPES + 1]; /* minp[q]: the price of one VM of each of set[q..] */
+  double smu[MLSYS_CLOUD_MAX_TYPES][32]; /* smu[t][k]: the least fw+bw of type t at a power-of-two batch ≥ 2^k */
   int lim_last;                    /* eager: the last type's count limit (0: its cap) */
   int must_last;                   /* eager: the last type of the set must be used */
   mlsys_cloud_plan best;
@@ -824,10 +986,23 @@ static void mlsys__cloud_try(mlsys__cloud_search *S) {
 }
 
 /* assign batches and counts to set[pos..]; rem samples are left to place */
-static void mlsys__cloud_assign(mlsys__cloud_search *S, int pos, int rem) {
+/* Whether no completion of a partial mix (its slowest mean compute so far lb_mu, its price so far) can meet the
+   limits and beat the incumbent: adding types only raises both, so the bound holds for every completion. */
+static int mlsys__cloud_hopeless(const mlsys__cloud_search *S, double lb_mu, double price) {
+  const mlsys_cloud_problem *p = S->p;
+  double t = lb_mu * (double)p->iters, cost = t * price / 3600;
+  if (p->time_limit_s > 0 && t > p->time_limit_s) return 1;
+  if (p->budget > 0 && cost > p->budget) return 1;
+  return S->have && (p->goal == MLSYS_CLOUD_MIN_TIME ? t : cost) > S->best_obj * (1 + 1e-12);
+}
+
+/* assign batches and counts to set[pos..]; rem samples are left to place; lb_mu and price are those of set[0..pos) */
+static void mlsys__cloud_assign(mlsys__cloud_search *S, int pos, int rem, double lb_mu, double price) {
   int i = S->set[pos], last = pos == S->nset - 1, b, c, cap = S->caps[i];
   if (last && S->lim_last > 0 && S->lim_last < cap) cap = S->lim_last;
   for (b = 1; b <= S->bmax[i] && b <= rem && !S->stop; b *= 2) {
+    double mu = S->s->prof ? mlsys_cloud_cprof_fw(&S->s->prof[i], b) + mlsys_cloud_cprof_bw(&S->s->prof[i], b) : 0;
+    double lb = mu > lb_mu ? mu : lb_mu;
     S->batches[i] = b;
     if (last) {
       if (rem % b || rem / b > cap) continue;
@@ -835,8 +1010,23 @@ static void mlsys__cloud_assign(mlsys__cloud_search *S, int pos, int rem) {
       mlsys__cloud_try(S);
     } else {
       for (c = 1; c <= cap && c * b < rem && !S->stop; c++) {
+        long left = rem - c * b;
+        if (left < S->nset - pos - 1) break;    /* the types after this one need a sample each */
+        if (left > S->hold[pos + 1]) continue; /* they cannot take the rest: more VMs here might */
+        if (S->s->prof) {
+          /* some VM of the types after this one gets at least left / (their VMs) samples: a bound on its time */
+          int q, k = 0;
+          double rest = INFINITY, per = (double)left / (double)S->vms[pos + 1];
+          while (k < 31 && (double)(1L << k) < per) k++;
+          for (q = pos + 1; q < S->nset; q++)
+            if (S->smu[S->set[q]][k] < rest) rest = S->smu[S->set[q]][k];
+          if (mlsys__cloud_hopeless(S, rest > lb ? rest : lb, price + c * S->s->types[i].price_per_hour + S->minp[pos + 1]))
+            continue; /* with more VMs here the rest gets fewer samples: not a break */
+        }
+        /* more VMs of this type only add price at the same bound: once hopeless, the rest are too */
+        if (mlsys__cloud_hopeless(S, lb, price + c * S->s->types[i].price_per_hour)) break;
         S->counts[i] = c;
-        mlsys__cloud_assign(S, pos + 1, rem - c * b);
+        mlsys__cloud_assign(S, pos + 1, rem - c * b, lb, price + c * S->s->types[i].price_per_hour);
       }
     }
     S->counts[i] = 0;
@@ -849,8 +1039,17 @@ static void mlsys__cloud_subsets(mlsys__cloud_search *S, const int *order, int m
   int j;
   if (S->stop) return;
   if (S->nset == k) {
+    int q;
     if (S->must_last && S->set[k - 1] != order[m - 1]) return;
-    mlsys__cloud_assign(S, 0, S->p->global_batch);
+    S->hold[k] = 0, S->vms[k] = 0, S->minp[k] = 0;
+    for (q = k - 1; q >= 0; q--) {
+      int t = S->set[q], cap = q == k - 1 && S->lim_last > 0 && S->lim_last < S->caps[t] ? S->lim_last : S->caps[t];
+      S->hold[q] = S->hold[q + 1] + (long)cap * S->bmax[t];
+      S->vms[q] = S->vms[q + 1] + cap;
+      S->minp[q] = S->minp[q + 1] + S->s->types[t].price_per_hour;
+    }
+    if (S->hold[0] < S->p->global_batch) return; /* this subset cannot hold the batch */
+    mlsys__cloud_assign(S, 0, S->p->global_batch, 0, 0);
     return;
   }
   for (j = start; j < m && !S->stop; j++) {
@@ -881,8 +1080,16 @@ MLSYS_DEF mlsys_status mlsys_cloud_optimize(const mlsys_cloud_sim *s, const mlsy
   memset(&S, 0, sizeof S);
   S.s = s, S.p = p, S.t0 = mlsys_now(), S.err = MLSYS_OK;
   for (i = 0; i < s->ntypes; i++) {
+    int e;
     S.caps[i] = mlsys__cloud_cap(s, p, i);
     S.bmax[i] = mlsys__cloud_bmax(s, i, p->global_batch);
+    S.smu[i][31] = INFINITY;
+    for (e = 30; e >= 0; e--) { /* suffix minimum over the power-of-two batches the search may give type i */
+      double mu = INFINITY;
+      if (s->prof && e < 30 && (1L << e) <= S.bmax[i])
+        mu = mlsys_cloud_cprof_fw(&s->prof[i], 1 << e) + mlsys_cloud_cprof_bw(&s->prof[i], 1 << e);
+      S.smu[i][e] = mu < S.smu[i][e + 1] ? mu : S.smu[i][e + 1];
+    }
   }
   mlsys__cloud_pref_order(s, order);
   kmax = p->max_types > 0 && p->max_types < s->ntypes ? p->max_types : s->ntypes;
@@ -1490,6 +1697,2168 @@ done:
   mlsys_free(stamps);
   mlsys_free(sum_st);
   return st;
+}
+
+
+/* ---------- GBDT implementation ---------- */
+
+/* A node of the flat forest: 12 bytes so that prediction walks one small array. left < 0 marks a leaf; the right
+   child is always left + 1 (trees are stored breadth-first). info = feature | default_left << 31. */
+typedef struct {
+  float value;
+  int32_t left;
+  uint32_t info;
+} mlsys__cloud_node;
+
+#define MLSYS__CLOUD_FEAT_MASK 0x7fffffffu
+#define MLSYS__CLOUD_MAX_NODES (1 << 28)      /* whole forest; keeps int arithmetic far from overflow */
+#define MLSYS__CLOUD_MAX_FEATURES (1 << 24)   /* a larger feature index in a model file is refused */
+
+struct mlsys_cloud_gbdt {
+  int ntrees, nfeat;
+  int used_feat;               /* largest split feature + 1: what a row must have */
+  mlsys_cloud_obj obj;
+  double huber_slope;
+  double base_score;           /* used as float(base_score), as XGBoost does */
+  int nnodes;
+  int32_t *tree_off;           /* [ntrees + 1] */
+  mlsys__cloud_node *nodes;    /* [nnodes] */
+  float *gain, *cover;         /* [nnodes]; NaN where unknown */
+  int cap_trees, cap_nodes;    /* growth while building */
+};
+
+MLSYS_DEF void mlsys_cloud_gbdt_params_default(mlsys_cloud_gbdt_params *p) {
+  if (!p) return;
+  memset(p, 0, sizeof *p);
+  p->obj = MLSYS_CLOUD_OBJ_SQUARED;
+  p->huber_slope = 1.0;
+  p->n_trees = 100;
+  p->max_depth = 6;
+  p->max_bin = 256;
+  p->eta = 0.3;
+  p->lambda = 1.0;
+  p->gamma = 0.0;
+  p->min_child_weight = 1.0;
+  p->subsample = 1.0;
+  p->base_score = NAN;
+  p->seed = 0;
+}
+
+MLSYS_DEF void mlsys_cloud_gbdt_free(mlsys_cloud_gbdt *m) {
+  if (!m) return;
+  mlsys_free(m->tree_off);
+  mlsys_free(m->nodes);
+  mlsys_free(m->gain);
+  mlsys_free(m->cover);
+  mlsys_free(m);
+}
+
+static mlsys_cloud_gbdt *mlsys__cloud_new(void) {
+  mlsys_cloud_gbdt *m = (mlsys_cloud_gbdt *)mlsys_calloc(1, sizeof *m);
+  if (!m) return NULL;
+  m->tree_off = (int32_t *)mlsys_calloc(1, sizeof *m->tree_off);
+  if (!m->tree_off) {
+    mlsys_free(m);
+    return NULL;
+  }
+  m->cap_trees = 0;
+  m->base_score = 0.5;
+  m->huber_slope = 1.0;
+  return m;
+}
+
+/* Append one tree given as XGBoost-style parallel arrays over n nodes (left[i] < 0: leaf, value = cond[i]).
+   Walks breadth-first from node 0, renumbering so that children are consecutive, and rejects what would make
+   prediction loop or read out of bounds: a child index outside [0, n), a node reached twice (cycle or shared
+   child), a split with a single child, a negative or too large feature, a non-finite threshold or leaf. Nodes not
+   reachable from the root are dropped; *nreach says how many were kept. what names the tree in messages. */
+static mlsys_status mlsys__cloud_add_tree(mlsys_cloud_gbdt *m, int n, const int32_t *left, const int32_t *right,
+                                          const int32_t *feat, const float *cond, const uint8_t *dl,
+                                          const float *gain, const float *cover, const char *what, int *nreach) {
+  int32_t *order = NULL, *newid = NULL;
+  int head, cnt, k;
+  mlsys_status st = MLSYS_OK;
+  if (n < 1) return mlsys_set_error(MLSYS_ERR_PARSE, "%s has no nodes", what);
+  if (n > MLSYS__CLOUD_MAX_NODES - m->nnodes)
+    return mlsys_set_error(MLSYS_ERR_TOO_BIG, "%s: the forest would exceed %d nodes", what, MLSYS__CLOUD_MAX_NODES);
+  order = (int32_t *)mlsys_alloc((size_t)n, sizeof *order);
+  newid = (int32_t *)mlsys_alloc((size_t)n, sizeof *newid);
+  if (!order || !newid) {
+    st = MLSYS_ERR_NOMEM;
+    goto done;
+  }
+  for (k = 0; k < n; k++) newid[k] = -1;
+  order[0] = 0;
+  newid[0] = 0;
+  cnt = 1;
+  for (head = 0; head < cnt; head++) {
+    int u = order[head], l = left[u], r = right[u];
+    if (l < 0 && r < 0) {
+      if (!isfinite(cond[u])) {
+        st = mlsys_set_error(MLSYS_ERR_PARSE, "%s: leaf %d has a non-finite value", what, u);
+        goto done;
+      }
+      continue;
+    }
+    if (l < 0 || r < 0) {
+      st = mlsys_set_error(MLSYS_ERR_PARSE, "%s: node %d has one child (left %d, right %d)", what, u, l, r);
+      goto done;
+    }
+    if (l >= n || r >= n) {
+      st = mlsys_set_error(MLSYS_ERR_PARSE, "%s: node %d has child index %d out of range [0, %d)", what, u,
+                           l >= n ? l : r, n);
+      goto done;
+    }
+    if (newid[l] >= 0 || newid[r] >= 0 || l == r) {
+      st = mlsys_set_error(MLSYS_ERR_PARSE, "%s: node %d points to node %d, which is already in the tree "
+                           "(a cycle or a shared child)", what, u, newid[l] >= 0 ? l : r);
+      goto done;
+    }
+    if (feat[u] < 0 || feat[u] >= MLSYS__CLOUD_MAX_FEATURES) {
+      st = mlsys_set_error(MLSYS_ERR_PARSE, "%s: node %d splits on feature index %d (must be in [0, %d))", what, u,
+                           (int)feat[u], MLSYS__CLOUD_MAX_FEATURES);
+      goto done;
+    }
+    if (isnan(cond[u])) {   /* ±inf is a legal threshold: the top cut of a feature whose maximum is near FLT_MAX */
+      st = mlsys_set_error(MLSYS_ERR_PARSE, "%s: node %d has a NaN split threshold", what, u);
+      goto done;
+    }
+    newid[l] = cnt;
+    order[cnt++] = l;
+    newid[r] = cnt;
+    order[cnt++] = r;
+  }
+  /* grow the forest arrays (amortised doubling) */
+  if (m->nnodes + cnt > m->cap_nodes) {
+    int cap = m->cap_nodes ? m->cap_nodes : 256;
+    void *a, *b, *c;
+    while (cap < m->nnodes + cnt) cap = cap > MLSYS__CLOUD_MAX_NODES / 2 ? MLSYS__CLOUD_MAX_NODES : cap * 2;
+    a = mlsys_realloc_array(m->nodes, (size_t)cap, sizeof *m->nodes);
+    if (!a) { st = MLSYS_ERR_NOMEM; goto done; }
+    m->nodes = (mlsys__cloud_node *)a;
+    b = mlsys_realloc_array(m->gain, (size_t)cap, sizeof *m->gain);
+    if (!b) { st = MLSYS_ERR_NOMEM; goto done; }
+    m->gain = (float *)b;
+    c = mlsys_realloc_array(m->cover, (size_t)cap, sizeof *m->cover);
+    if (!c) { st = MLSYS_ERR_NOMEM; goto done; }
+    m->cover = (float *)c;
+    m->cap_nodes = cap;
+  }
+  if (m->ntrees + 2 > m->cap_trees) {
+    int cap = m->cap_trees ? m->cap_trees * 2 : 64;
+    void *a = mlsys_realloc_array(m->tree_off, (size_t)cap, sizeof *m->tree_off);
+    if (!a) { st = MLSYS_ERR_NOMEM; goto done; }
+    m->tree_off = (int32_t *)a;
+    m->cap_trees = cap;
+  }
+  for (k = 0; k < cnt; k++) {
+    int u = order[k], g = m->nnodes + k;
+    mlsys__cloud_node *nd = &m->nodes[g];
+    nd->value = cond[u];
+    if (left[u] < 0) {
+      nd->left = -1;
+      nd->info = 0;
+    } else {
+      nd->left = m->nnodes + newid[left[u]];
+      nd->info = (uint32_t)feat[u] | (dl && dl[u] ? 0x80000000u : 0u);
+      if (feat[u] + 1 > m->used_feat) m->used_feat = feat[u] + 1;
+    }
+    m->gain[g] = gain && left[u] >= 0 ? gain[u] : (left[u] < 0 ? 0.0f : NAN);
+    m->cover[g] = cover ? cover[u] : NAN;
+  }
+  m->nnodes += cnt;
+  m->ntrees++;
+  m->tree_off[m->ntrees] = m->nnodes;
+  if (nreach) *nreach = cnt;
+done:
+  mlsys_free(order);
+  mlsys_free(newid);
+  return st;
+}
+
+/* The float32 walk of XGBoost 1.7's CPU predictor (cpu_predictor.cc: GetNextNode, PredValueByOneTree and
+   out_preds[i] += leaf in float, starting from float(base_score)). */
+static float mlsys__cloud_predict_f(const mlsys_cloud_gbdt *m, const float *x) {
+  const mlsys__cloud_node *nd = m->nodes;
+  const int32_t *off = m->tree_off;
+  float acc = (float)m->base_score;
+  int t;
+  for (t = 0; t < m->ntrees; t++) {
+    int32_t k = off[t];
+    while (nd[k].left >= 0) {
+      uint32_t info = nd[k].info;
+      float v = x[info & MLSYS__CLOUD_FEAT_MASK];
+      int go_right = isnan(v) ? !(info >> 31) : !(v < nd[k].value);
+      k = nd[k].left + go_right;
+    }
+    acc += nd[k].value;
+  }
+  return acc;
+}
+
+MLSYS_DEF double mlsys_cloud_gbdt_predict(const mlsys_cloud_gbdt *m, const float *x) {
+  if (!m || !x) return NAN;
+  return (double)mlsys__cloud_predict_f(m, x);
+}
+
+MLSYS_DEF mlsys_status mlsys_cloud_gbdt_predict_rows(const mlsys_cloud_gbdt *m, const float *X, int nrow, int ncol,
+                                                     double *out) {
+  int i;
+  if (!m || (!X && nrow > 0) || (!out && nrow > 0))
+    return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_cloud_gbdt_predict_rows: NULL model, rows or output");
+  if (nrow < 0) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_cloud_gbdt_predict_rows: nrow %d < 0", nrow);
+  if (ncol < m->used_feat)
+    return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_cloud_gbdt_predict_rows: the model splits on feature index %d "
+                           "but rows have %d columns", m->used_feat - 1, ncol);
+  for (i = 0; i < nrow; i++) out[i] = (double)mlsys__cloud_predict_f(m, X + (size_t)i * (size_t)ncol);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF int mlsys_cloud_gbdt_nfeatures(const mlsys_cloud_gbdt *m) { return m ? m->nfeat : 0; }
+MLSYS_DEF int mlsys_cloud_gbdt_ntrees(const mlsys_cloud_gbdt *m) { return m ? m->ntrees : 0; }
+MLSYS_DEF double mlsys_cloud_gbdt_base_score(const mlsys_cloud_gbdt *m) { return m ? m->base_score : NAN; }
+MLSYS_DEF mlsys_cloud_obj mlsys_cloud_gbdt_objective(const mlsys_cloud_gbdt *m) {
+  return m ? m->obj : MLSYS_CLOUD_OBJ_OTHER;
+}
+MLSYS_DEF int mlsys_cloud_gbdt_tree_nodes(const mlsys_cloud_gbdt *m, int tree) {
+  if (!m || tree < 0 || tree >= m->ntrees) return -1;
+  return m->tree_off[tree + 1] - m->tree_off[tree];
+}
+
+MLSYS_DEF mlsys_status mlsys_cloud_gbdt_node(const mlsys_cloud_gbdt *m, int tree, int node,
+                                             mlsys_cloud_gbdt_node_info *out) {
+  int nn = mlsys_cloud_gbdt_tree_nodes(m, tree), g;
+  const mlsys__cloud_node *nd;
+  if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_cloud_gbdt_node: NULL output");
+  if (nn < 0) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_cloud_gbdt_node: no tree %d", tree);
+  if (node < 0 || node >= nn)
+    return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_cloud_gbdt_node: tree %d has no node %d (%d nodes)", tree, node, nn);
+  g = m->tree_off[tree] + node;
+  nd = &m->nodes[g];
+  memset(out, 0, sizeof *out);
+  out->is_leaf = nd->left < 0;
+  out->feature = out->is_leaf ? -1 : (int)(nd->info & MLSYS__CLOUD_FEAT_MASK);
+  out->value = nd->value;
+  out->left = out->is_leaf ? -1 : nd->left - m->tree_off[tree];
+  out->right = out->is_leaf ? -1 : out->left + 1;
+  out->default_left = !out->is_leaf && (nd->info >> 31);
+  out->gain = m->gain[g];
+  out->cover = m->cover[g];
+  return MLSYS_OK;
+}
+
+MLSYS_DEF void mlsys_cloud_gbdt_loss(mlsys_cloud_obj obj, double huber_slope, double pred, double y, double *loss,
+                                     double *grad, double *hess) {
+  double z = pred - y, l, g, h;
+  if (obj == MLSYS_CLOUD_OBJ_PSEUDO_HUBER) {
+    double d = huber_slope > 0 ? huber_slope : 1.0, q = 1.0 + (z / d) * (z / d), sq = sqrt(q);
+    l = d * d * (sq - 1.0);
+    g = z / sq;
+    h = 1.0 / (q * sq);
+  } else {
+    l = 0.5 * z * z;
+    g = z;
+    h = 1.0;
+  }
+  if (loss) *loss = l;
+  if (grad) *grad = g;
+  if (hess) *hess = h;
+}
+
+/* ---------- training ---------- */
+
+/* Gradient pair of one row in float, as XGBoost 1.7 computes it (regression_obj.cu: std::pow of floats promotes
+   to double in the pseudo-Huber scale, the rest is float). */
+static void mlsys__cloud_gpair(mlsys_cloud_obj obj, float slope, float pred, float y, float *g, float *h) {
+  float z = pred - y;
+  if (obj == MLSYS_CLOUD_OBJ_PSEUDO_HUBER) {
+    double scale = 1.0 + ((double)z * (double)z) / ((double)slope * (double)slope);
+    float ssq = (float)sqrt(scale);
+    *g = z / ssq;
+    *h = (float)(1.0 / (scale * (double)ssq));
+  } else {
+    *g = z;
+    *h = 1.0f;
+  }
+}
+
+typedef struct {
+  int feat, bin, dl;           /* feat < 0: no split; left = bins <= bin (bin may be -1), NaN left iff dl */
+  float gain;
+  double GL, HL;
+} mlsys__cloud_split;
+
+typedef struct {
+  int begin, end;              /* rows[begin, end) */
+  double G, H;
+  double *hist;                /* [2 * nbins_total + ncol]: (g, h) per bin, then missing counts per feature */
+  mlsys__cloud_split sp;
+  int id;                      /* index in the tree being built */
+} mlsys__cloud_tnode;
+
+typedef struct {
+  int nrow, ncol, nbins;       /* nbins: total over features */
+  int *fbase, *nb;             /* per feature: first global bin, bin count */
+  float *cuts;                 /* [nbins]: upper bounds (x < cut), the last one above the feature's maximum */
+  float *minv;                 /* per feature: threshold below every value (the all-right split) */
+  uint32_t *gidx;              /* [nrow * ncol] global bin or UINT32_MAX for NaN */
+  float lambda, mcw, gamma, eta;
+} mlsys__cloud_data;
+
+static int mlsys__cloud_cmp_float(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+/* Cut points as XGBoost's hist (quantile.cc AddCutPoint): with k <= max_bin distinct values v_0 < ... < v_{k-1}
+   the cuts are v_1 .. v_{k-1} plus v_{k-1} + (|v_{k-1}| + 1e-5); bin(x) = number of cuts <= x, so a split at a
+   bin boundary is "x < v_j", a data value. With more distinct values: max_bin - 1 equal-count quantiles of the
+   sorted values (unweighted; XGBoost's sketch is approximate, ours exact) plus the same top cut. */
+static mlsys_status mlsys__cloud_bin(mlsys__cloud_data *d, const float *X, int max_bin) {
+  int f, r, nr = d->nrow, nc = d->ncol, total = 0;
+  float *col = (float *)mlsys_alloc((size_t)nr, sizeof *col);
+  float *tmpcuts = (float *)mlsys_alloc((size_t)max_bin + 1, sizeof *tmpcuts);
+  mlsys_status st = MLSYS_OK;
+  d->fbase = (int *)mlsys_calloc((size_t)nc + 1, sizeof(int));
+  d->nb = (int *)mlsys_calloc((size_t)nc, sizeof(int));
+  d->minv = (float *)mlsys_calloc((size_t)nc, sizeof(float));
+  d->cuts = (float *)mlsys_alloc((size_t)nc * ((size_t)max_bin + 1), sizeof(float));
+  d->gidx = (uint32_t *)mlsys_alloc((size_t)nr * (size_t)nc, sizeof(uint32_t));
+  if (!col || !tmpcuts || !d->fbase || !d->nb || !d->minv || !d->cuts || !d->gidx) {
+    st = MLSYS_ERR_NOMEM;
+    goto done;
+  }
+  for (f = 0; f < nc; f++) {
+    int nv = 0, nu = 0, nc_ = 0, i;
+    for (r = 0; r < nr; r++) {
+      float v = X[(size_t)r * nc + f];
+      if (!isnan(v)) col[nv++] = v;
+    }
+    d->fbase[f] = total;
+    if (nv == 0) {         /* an all-missing column: no bins, never split */
+      d->nb[f] = 0;
+      continue;
+    }
+    qsort(col, (size_t)nv, sizeof *col, mlsys__cloud_cmp_float);
+    for (i = 0; i < nv; i++)
+      if (i == 0 || col[i] != col[i - 1]) nu++;
+    if (nu <= max_bin) {
+      for (i = 1; i < nv; i++)
+        if (col[i] != col[i - 1]) tmpcuts[nc_++] = col[i];
+    } else {
+      for (i = 1; i < max_bin; i++) {
+        float c = col[(size_t)((double)i * nv / max_bin)];
+        if (c > col[0] && (nc_ == 0 || c > tmpcuts[nc_ - 1])) tmpcuts[nc_++] = c;
+      }
+    }
+    tmpcuts[nc_++] = (float)((double)col[nv - 1] + (fabs((double)col[nv - 1]) + 1e-5));
+    d->minv[f] = (float)((double)col[0] - (fabs((double)col[0]) + 1e-5));
+    memcpy(d->cuts + total, tmpcuts, (size_t)nc_ * sizeof(float));
+    d->nb[f] = nc_;
+    total += nc_;
+  }
+  d->fbase[nc] = total;
+  d->nbins = total;
+  for (r = 0; r < nr; r++)
+    for (f = 0; f < nc; f++) {
+      float v = X[(size_t)r * nc + f];
+      uint32_t g = UINT32_MAX;
+      if (!isnan(v) && d->nb[f] > 0) {
+        const float *c = d->cuts + d->fbase[f];
+        int lo = 0, hi = d->nb[f] - 1;   /* first cut > v; the last cut exceeds every value */
+        while (lo < hi) {
+          int mid = (lo + hi) / 2;
+          if (c[mid] > v) hi = mid; else lo = mid + 1;
+        }
+        g = (uint32_t)(d->fbase[f] + lo);
+      }
+      d->gidx[(size_t)r * nc + f] = g;
+    }
+done:
+  mlsys_free(col);
+  mlsys_free(tmpcuts);
+  return st;
+}
+
+static void mlsys__cloud_build_hist(const mlsys__cloud_data *d, const int *rows, int begin, int end, const float *gh,
+                                    double *hist) {
+  int i, f, nc = d->ncol;
+  double *miss = hist + 2 * (size_t)d->nbins;
+  memset(hist, 0, (2 * (size_t)d->nbins + (size_t)nc) * sizeof(double));
+  for (i = begin; i < end; i++) {
+    int r = rows[i];
+    const uint32_t *b = d->gidx + (size_t)r * nc;
+    double g = gh[2 * (size_t)r], h = gh[2 * (size_t)r + 1];
+    for (f = 0; f < nc; f++) {
+      uint32_t k = b[f];
+      if (k != UINT32_MAX) {
+        hist[2 * (size_t)k] += g;
+        hist[2 * (size_t)k + 1] += h;
+      } else {
+        miss[f] += 1.0;
+      }
+    }
+  }
+}
+
+/* XGBoost's CalcGain: 0 below min_child_weight, else G²/(H+λ). */
+static double mlsys__cloud_gain_of(const mlsys__cloud_data *d, double G, double H) {
+  if (H < d->mcw || H + d->lambda <= 0) return 0.0;
+  return G * G / (H + d->lambda);
+}
+
+static int mlsys__cloud_valid(const mlsys__cloud_data *d, double HL, double HR) {
+  return HL >= d->mcw && HR >= d->mcw && HL > 0 && HR > 0 && HL + d->lambda > 0 && HR + d->lambda > 0;
+}
+
+/* Best split of a node: every feature, bins scanned left to right with missing rows on the right and, when the node
+   has missing values of that feature, right to left with them on the left (XGBoost's EnumerateSplit +1/-1). The
+   change is rounded to float as XGBoost's loss_chg, and only a strictly larger one replaces the best, so ties go to
+   the lower feature index and the earlier bin, as there. */
+static void mlsys__cloud_eval(const mlsys__cloud_data *d, mlsys__cloud_tnode *t) {
+  int f, b;
+  float root_gain = (float)mlsys__cloud_gain_of(d, t->G, t->H);
+  const double *miss = t->hist + 2 * (size_t)d->nbins;
+  t->sp.feat = -1;
+  t->sp.gain = 0.0f;   /* XGBoost's SplitEntry starts at loss_chg 0: a split must improve strictly */
+  for (f = 0; f < d->ncol; f++) {
+    const double *hf = t->hist + 2 * (size_t)d->fbase[f];
+    int nb = d->nb[f];
+    double GL = 0, HL = 0;
+    for (b = 0; b < nb; b++) {
+      double GR, HR;
+      GL += hf[2 * b];
+      HL += hf[2 * b + 1];
+      GR = t->G - GL;
+      HR = t->H - HL;
+      if (mlsys__cloud_valid(d, HL, HR)) {
+        float chg = (float)(mlsys__cloud_gain_of(d, GL, HL) + mlsys__cloud_gain_of(d, GR, HR) - (double)root_gain);
+        if (chg > t->sp.gain && !isinf(chg)) {
+          t->sp.feat = f;
+          t->sp.bin = b;
+          t->sp.dl = 0;
+          t->sp.gain = chg;
+          t->sp.GL = GL;
+          t->sp.HL = HL;
+        }
+      }
+    }
+    if (miss[f] > 0) {
+      double GR = 0, HR = 0;
+      for (b = nb - 1; b >= 0; b--) {
+        double GLb, HLb;
+        GR += hf[2 * b];
+        HR += hf[2 * b + 1];
+        GLb = t->G - GR;
+        HLb = t->H - HR;
+        if (mlsys__cloud_valid(d, HLb, HR)) {
+          float chg = (float)(mlsys__cloud_gain_of(d, GLb, HLb) + mlsys__cloud_gain_of(d, GR, HR) - (double)root_gain);
+          if (chg > t->sp.gain && !isinf(chg)) {
+            t->sp.feat = f;
+            t->sp.bin = b - 1;
+            t->sp.dl = 1;
+            t->sp.gain = chg;
+            t->sp.GL = GLb;
+            t->sp.HL = HLb;
+          }
+        }
+      }
+    }
+  }
+  /* XGBoost's IsValid: loss_chg > kRtEps (1e-6) and loss_chg >= min_split_loss */
+  if (t->sp.feat >= 0 && !(t->sp.gain > 1e-6f && t->sp.gain >= d->gamma)) t->sp.feat = -1;
+}
+
+/* Leaf weight (XGBoost CalcWeight) times eta, both rounded as XGBoost does: weight in float, then float * float. */
+static float mlsys__cloud_leaf(const mlsys__cloud_data *d, double G, double H) {
+  float w;
+  if (H < d->mcw || H <= 0 || H + d->lambda <= 0) return 0.0f;
+  w = (float)(-G / (H + d->lambda));
+  return w * d->eta;
+}
+
+typedef struct {               /* one tree under construction, XGBoost-style arrays */
+  int n, cap;
+  int32_t *left, *right, *feat;
+  float *cond, *gain, *cover;
+  uint8_t *dl;
+} mlsys__cloud_tbuf;
+
+static int mlsys__cloud_tbuf_push(mlsys__cloud_tbuf *t) {
+  if (t->n == t->cap) {
+    int cap = t->cap ? 2 * t->cap : 64;
+    void *p;
+#define MLSYS__CLOUD_GROW(field)                                                           \
+    p = mlsys_realloc_array(t->field, (size_t)cap, sizeof *t->field);                     \
+    if (!p) return -1;                                                                    \
+    memcpy(&t->field, &p, sizeof p);
+    MLSYS__CLOUD_GROW(left) MLSYS__CLOUD_GROW(right) MLSYS__CLOUD_GROW(feat) MLSYS__CLOUD_GROW(cond)
+    MLSYS__CLOUD_GROW(gain) MLSYS__CLOUD_GROW(cover) MLSYS__CLOUD_GROW(dl)
+#undef MLSYS__CLOUD_GROW
+    t->cap = cap;
+  }
+  t->left[t->n] = t->right[t->n] = -1;
+  t->feat[t->n] = 0;
+  t->cond[t->n] = 0.0f;
+  t->gain[t->n] = 0.0f;
+  t->cover[t->n] = 0.0f;
+  t->dl[t->n] = 0;
+  return t->n++;
+}
+
+static void mlsys__cloud_tbuf_free(mlsys__cloud_tbuf *t) {
+  mlsys_free(t->left);
+  mlsys_free(t->right);
+  mlsys_free(t->feat);
+  mlsys_free(t->cond);
+  mlsys_free(t->gain);
+  mlsys_free(t->cover);
+  mlsys_free(t->dl);
+  memset(t, 0, sizeof *t);
+}
+
+static float mlsys__cloud_median(const float *y, int n, float *scratch) {
+  memcpy(scratch, y, (size_t)n * sizeof *y);
+  qsort(scratch, (size_t)n, sizeof *scratch, mlsys__cloud_cmp_float);
+  /* numpy's median: the mean of the two middle values for even n */
+  return n % 2 ? scratch[n / 2] : (float)(0.5 * ((double)scratch[n / 2 - 1] + (double)scratch[n / 2]));
+}
+
+/* Histograms kept for the subtraction trick are capped: beyond this a node's children are both built from rows. */
+#define MLSYS__CLOUD_HIST_BUDGET ((size_t)512 << 20)
+
+MLSYS_DEF mlsys_status mlsys_cloud_gbdt_train(const float *X, const float *y, int nrow, int ncol,
+                                              const mlsys_cloud_gbdt_params *p, mlsys_cloud_gbdt **out) {
+  mlsys__cloud_data d;
+  mlsys_cloud_gbdt_params q;
+  mlsys_cloud_gbdt *m = NULL;
+  mlsys__cloud_tbuf tb;
+  mlsys__cloud_tnode *level = NULL, *next = NULL;
+  int *rows = NULL, *tmp = NULL, *leaf_of = NULL;
+  float *pred = NULL, *gh = NULL, slope;
+  size_t hsize, hist_bytes = 0;
+  mlsys_rng rng;
+  mlsys_status st = MLSYS_OK;
+  int i, t, cap_level;
+  const char *fn = "mlsys_cloud_gbdt_train";
+
+  memset(&d, 0, sizeof d);
+  memset(&tb, 0, sizeof tb);
+  if (out) *out = NULL;
+  if (!out || !X || !y || !p) return mlsys_set_error(MLSYS_ERR_ARG, "%s: NULL X, y, params or output", fn);
+  if (nrow < 1) return mlsys_set_error(MLSYS_ERR_ARG, "%s: nrow must be >= 1 (got %d)", fn, nrow);
+  if (ncol < 1 || ncol > MLSYS__CLOUD_MAX_FEATURES)
+    return mlsys_set_error(MLSYS_ERR_ARG, "%s: ncol must be in [1, %d] (got %d)", fn, MLSYS__CLOUD_MAX_FEATURES, ncol);
+  if ((size_t)nrow > ((size_t)1 << 40) / (size_t)ncol)
+    return mlsys_set_error(MLSYS_ERR_TOO_BIG, "%s: %d x %d features is too many", fn, nrow, ncol);
+  q = *p;
+  if (q.obj != MLSYS_CLOUD_OBJ_SQUARED && q.obj != MLSYS_CLOUD_OBJ_PSEUDO_HUBER)
+    return mlsys_set_error(MLSYS_ERR_ARG, "%s: unknown objective %d (squared or pseudo-Huber)", fn, (int)q.obj);
+  if (q.n_trees == 0) q.n_trees = 100;
+  if (q.max_depth == 0) q.max_depth = 6;
+  if (q.max_bin == 0) q.max_bin = 256;
+  if (q.eta == 0) q.eta = 0.3;
+  if (q.huber_slope == 0) q.huber_slope = 1.0;
+  if (q.subsample == 0) q.subsample = 1.0;
+  if (q.n_trees < 1 || q.n_trees > 1000000)
+    return mlsys_set_error(MLSYS_ERR_ARG, "%s: n_trees must be in [1, 1000000] (got %d)", fn, q.n_trees);
+  if (q.max_depth < 1 || q.max_depth > 30)
+    return mlsys_set_error(MLSYS_ERR_ARG, "%s: max_depth must be in [1, 30] (got %d)", fn, q.max_depth);
+  if (q.max_bin < 2 || q.max_bin > 65535)
+    return mlsys_set_error(MLSYS_ERR_ARG, "%s: max_bin must be in [2, 65535] (got %d)", fn, q.max_bin);
+  if (!(q.eta > 0 && q.eta <= 1e6))
+    return mlsys_set_error(MLSYS_ERR_ARG, "%s: eta must be > 0 (got %g)", fn, q.eta);
+  if (!(q.lambda >= 0 && q.lambda < 1e30))
+    return mlsys_set_error(MLSYS_ERR_ARG, "%s: lambda must be finite and >= 0 (got %g)", fn, q.lambda);
+  if (!(q.gamma >= 0 && q.gamma < 1e30))
+    return mlsys_set_error(MLSYS_ERR_ARG, "%s: gamma must be finite and >= 0 (got %g)", fn, q.gamma);
+  if (!(q.min_child_weight >= 0 && q.min_child_weight < 1e30))
+    return mlsys_set_error(MLSYS_ERR_ARG, "%s: min_child_weight must be finite and >= 0 (got %g)", fn,
+                           q.min_child_weight);
+  if (!(q.subsample > 0 && q.subsample <= 1))
+    return mlsys_set_error(MLSYS_ERR_ARG, "%s: subsample must be in (0, 1] (got %g)", fn, q.subsample);
+  if (!(q.huber_slope > 0 && q.huber_slope < 1e30))
+    return mlsys_set_error(MLSYS_ERR_ARG, "%s: huber_slope must be > 0 (got %g)", fn, q.huber_slope);
+  if (!isnan(q.base_score) && !(fabs(q.base_score) <= 1e30))
+    return mlsys_set_error(MLSYS_ERR_ARG, "%s: base_score must be NaN (= median) or at most 1e30 in magnitude", fn);
+  /* |y| <= 1e30 keeps float predictions, gradients and eta-scaled leaves finite */
+  for (i = 0; i < nrow; i++)
+    if (!(fabsf(y[i]) <= 1e30f))
+      return mlsys_set_error(MLSYS_ERR_ARG, "%s: label y[%d] is not finite or exceeds 1e30 in magnitude (%g)", fn, i,
+                             y[i]);
+  for (i = 0; i < nrow * ncol; i++)
+    if (isinf(X[i]))
+      return mlsys_set_error(MLSYS_ERR_ARG, "%s: X[%d][%d] is infinite (use NaN for missing)", fn, i / ncol,
+                             i % ncol);
+
+  d.nrow = nrow;
+  d.ncol = ncol;
+  d.lambda = (float)q.lambda;
+  d.mcw = (float)q.min_child_weight;
+  d.gamma = (float)q.gamma;
+  d.eta = (float)q.eta;
+  slope = (float)q.huber_slope;
+  st = mlsys__cloud_bin(&d, X, q.max_bin);
+  if (st) goto done;
+  hsize = 2 * (size_t)d.nbins + (size_t)ncol;
+  rows = (int *)mlsys_alloc((size_t)nrow, sizeof *rows);
+  tmp = (int *)mlsys_alloc((size_t)nrow, sizeof *tmp);
+  leaf_of = (int *)mlsys_alloc((size_t)nrow, sizeof *leaf_of);
+  pred = (float *)mlsys_alloc((size_t)nrow, sizeof *pred);
+  gh = (float *)mlsys_alloc(2 * (size_t)nrow, sizeof *gh);
+  cap_level = 64;
+  level = (mlsys__cloud_tnode *)mlsys_calloc((size_t)cap_level, sizeof *level);
+  next = (mlsys__cloud_tnode *)mlsys_calloc((size_t)cap_level, sizeof *next);
+  m = mlsys__cloud_new();
+  if (!rows || !tmp || !leaf_of || !pred || !gh || !level || !next || !m) {
+    st = MLSYS_ERR_NOMEM;
+    goto done;
+  }
+  m->nfeat = ncol;
+  m->obj = q.obj;
+  m->huber_slope = (double)slope;
+  m->base_score = isnan(q.base_score) ? (double)mlsys__cloud_median(y, nrow, pred) : q.base_score;
+  for (i = 0; i < nrow; i++) pred[i] = (float)m->base_score;
+  mlsys_rng_seed(&rng, q.seed);
+
+  for (t = 0; t < q.n_trees; t++) {
+    int nlev = 0, depth, nr = 0;
+    char what[64];
+    for (i = 0; i < nrow; i++) mlsys__cloud_gpair(q.obj, slope, pred[i], y[i], &gh[2 * i], &gh[2 * i + 1]);
+    for (i = 0; i < nrow; i++)
+      if (q.subsample >= 1 || mlsys_rng_uniform(&rng) < q.subsample) rows[nr++] = i;
+    tb.n = 0;
+    if (mlsys__cloud_tbuf_push(&tb) < 0) { st = MLSYS_ERR_NOMEM; goto done; }
+    memset(&level[0], 0, sizeof level[0]);
+    level[0].begin = 0;
+    level[0].end = nr;
+    level[0].id = 0;
+    level[0].hist = (double *)mlsys_alloc(hsize, sizeof(double));
+    if (!level[0].hist) { st = MLSYS_ERR_NOMEM; goto done; }
+    hist_bytes = hsize * sizeof(double);
+    mlsys__cloud_build_hist(&d, rows, 0, nr, gh, level[0].hist);
+    for (i = 0; i < nr; i++) {
+      level[0].G += gh[2 * rows[i]];
+      level[0].H += gh[2 * rows[i] + 1];
+    }
+    nlev = 1;
+    for (depth = 0; nlev > 0; depth++) {
+      int nnext = 0, k;
+      /* decide each node of this level: a split (when allowed and valid) or a leaf */
+      for (k = 0; k < nlev; k++) {
+        mlsys__cloud_tnode *nd = &level[k];
+        tb.cover[nd->id] = (float)nd->H;
+        if (depth < q.max_depth && nd->hist) mlsys__cloud_eval(&d, nd);
+        else if (depth < q.max_depth) { /* hist dropped for the memory cap: rebuild it */
+          nd->hist = (double *)mlsys_alloc(hsize, sizeof(double));
+          if (!nd->hist) { st = MLSYS_ERR_NOMEM; goto done; }
+          hist_bytes += hsize * sizeof(double);
+          mlsys__cloud_build_hist(&d, rows, nd->begin, nd->end, gh, nd->hist);
+          mlsys__cloud_eval(&d, nd);
+        } else nd->sp.feat = -1;
+        if (nd->sp.feat < 0) {
+          int j;
+          tb.cond[nd->id] = mlsys__cloud_leaf(&d, nd->G, nd->H);
+          for (j = nd->begin; j < nd->end; j++) leaf_of[rows[j]] = nd->id;
+        } else {
+          nnext += 2;
+        }
+      }
+      if (nnext > cap_level) {
+        int newcap = cap_level;
+        void *a, *b;
+        while (newcap < nnext) newcap *= 2;
+        a = mlsys_realloc_array(next, (size_t)newcap, sizeof *next);
+        if (!a) { st = MLSYS_ERR_NOMEM; goto done; }
+        next = (mlsys__cloud_tnode *)a;
+        memset(next + cap_level, 0, (size_t)(newcap - cap_level) * sizeof *next);
+        b = mlsys_realloc_array(level, (size_t)newcap, sizeof *level);
+        if (!b) { st = MLSYS_ERR_NOMEM; goto done; }   /* cleanup walks the old cap_level entries of both */
+        level = (mlsys__cloud_tnode *)b;
+        memset(level + cap_level, 0, (size_t)(newcap - cap_level) * sizeof *level);
+        cap_level = newcap;
+      }
+      nnext = 0;
+      for (k = 0; k < nlev; k++) {
+        mlsys__cloud_tnode *nd = &level[k], *L, *R, *small, *big;
+        const mlsys__cloud_split *s = &nd->sp;
+        int j, nl = 0, nrr = 0, lid, rid;
+        uint32_t lo;
+        if (s->feat < 0) {
+          if (nd->hist) { mlsys_free(nd->hist); hist_bytes -= hsize * sizeof(double); nd->hist = NULL; }
+          continue;
+        }
+        lo = (uint32_t)d.fbase[s->feat];
+        /* stable partition: left rows first */
+        for (j = nd->begin; j < nd->end; j++) {
+          int r = rows[j];
+          uint32_t g = d.gidx[(size_t)r * ncol + s->feat];
+          int goleft = g == UINT32_MAX ? s->dl : (int)(g - lo) <= s->bin;
+          if (goleft) rows[nd->begin + nl++] = r;
+          else tmp[nrr++] = r;
+        }
+        memcpy(rows + nd->begin + nl, tmp, (size_t)nrr * sizeof *rows);
+        lid = mlsys__cloud_tbuf_push(&tb);
+        rid = mlsys__cloud_tbuf_push(&tb);
+        if (lid < 0 || rid < 0) { st = MLSYS_ERR_NOMEM; goto done; }
+        tb.left[nd->id] = lid;
+        tb.right[nd->id] = rid;
+        tb.feat[nd->id] = s->feat;
+        tb.cond[nd->id] = s->bin >= 0 ? d.cuts[d.fbase[s->feat] + s->bin] : d.minv[s->feat];
+        tb.dl[nd->id] = (uint8_t)s->dl;
+        tb.gain[nd->id] = s->gain;
+        L = &next[nnext++];
+        R = &next[nnext++];
+        memset(L, 0, sizeof *L);
+        memset(R, 0, sizeof *R);
+        L->begin = nd->begin;
+        L->end = nd->begin + nl;
+        L->id = lid;
+        L->G = s->GL;
+        L->H = s->HL;
+        R->begin = nd->begin + nl;
+        R->end = nd->end;
+        R->id = rid;
+        R->G = nd->G - s->GL;
+        R->H = nd->H - s->HL;
+        if (depth + 1 >= q.max_depth) {   /* children are leaves: no histograms needed */
+          mlsys_free(nd->hist);
+          hist_bytes -= hsize * sizeof(double);
+          nd->hist = NULL;
+          continue;
+        }
+        /* build the smaller child from rows, the larger = parent - smaller (in place in the parent's buffer) */
+        small = nl <= nrr ? L : R;
+        big = small == L ? R : L;
+        if (hist_bytes + hsize * sizeof(double) > MLSYS__CLOUD_HIST_BUDGET) {
+          mlsys_free(nd->hist);          /* over the cap: both children rebuild their histograms later */
+          hist_bytes -= hsize * sizeof(double);
+          nd->hist = NULL;
+          continue;
+        }
+        small->hist = (double *)mlsys_alloc(hsize, sizeof(double));
+        if (!small->hist) { st = MLSYS_ERR_NOMEM; goto done; }
+        hist_bytes += hsize * sizeof(double);
+        mlsys__cloud_build_hist(&d, rows, small->begin, small->end, gh, small->hist);
+        {
+          size_t z;
+          for (z = 0; z < hsize; z++) nd->hist[z] -= small->hist[z];
+        }
+        big->hist = nd->hist;
+        nd->hist = NULL;
+      }
+      {
+        mlsys__cloud_tnode *sw = level;
+        level = next;
+        next = sw;
+      }
+      nlev = nnext;
+    }
+    /* leaves add to the float predictions, as XGBoost's prediction cache */
+    for (i = 0; i < nrow; i++) {
+      /* rows left out by subsampling still get the tree's prediction */
+      if (q.subsample < 1) continue;
+      pred[i] += tb.cond[leaf_of[i]];
+    }
+    /* a leaf can overflow float when the hessian is tiny (pseudo-Huber far from the labels, λ = 0): say so rather
+       than train on inf */
+    for (i = 0; i < tb.n; i++)
+      if (tb.left[i] < 0 && !isfinite(tb.cond[i])) {
+        st = mlsys_set_error(MLSYS_ERR_ARG, "%s: tree %d: a leaf weight overflows float32 (hessian sum %g; raise "
+                             "lambda or min_child_weight, or rescale y)", fn, t, (double)tb.cover[i]);
+        goto done;
+      }
+    for (i = 0; i < nrow && q.subsample >= 1; i++)
+      if (!isfinite(pred[i])) {
+        st = mlsys_set_error(MLSYS_ERR_ARG, "%s: tree %d: the prediction of row %d overflows float32", fn, t, i);
+        goto done;
+      }
+    snprintf(what, sizeof what, "%s: tree %d", fn, t);
+    st = mlsys__cloud_add_tree(m, tb.n, tb.left, tb.right, tb.feat, tb.cond, tb.dl, tb.gain, tb.cover, what, NULL);
+    if (st) goto done;
+    if (q.subsample < 1) {
+      const mlsys__cloud_node *nd = m->nodes;
+      for (i = 0; i < nrow; i++) {
+        int32_t k = m->tree_off[t];
+        const float *x = X + (size_t)i * ncol;
+        while (nd[k].left >= 0) {
+          float v = x[nd[k].info & MLSYS__CLOUD_FEAT_MASK];
+          k = nd[k].left + (isnan(v) ? !(nd[k].info >> 31) : !(v < nd[k].value));
+        }
+        pred[i] += nd[k].value;
+        if (!isfinite(pred[i])) {
+          st = mlsys_set_error(MLSYS_ERR_ARG, "%s: tree %d: the prediction of row %d overflows float32", fn, t, i);
+          goto done;
+        }
+      }
+    }
+  }
+done:
+  if (level) {
+    for (i = 0; i < cap_level; i++) mlsys_free(level[i].hist);
+  }
+  if (next) {
+    for (i = 0; i < cap_level; i++) mlsys_free(next[i].hist);
+  }
+  mlsys_free(level);
+  mlsys_free(next);
+  mlsys__cloud_tbuf_free(&tb);
+  mlsys_free(rows);
+  mlsys_free(tmp);
+  mlsys_free(leaf_of);
+  mlsys_free(pred);
+  mlsys_free(gh);
+  mlsys_free(d.fbase);
+  mlsys_free(d.nb);
+  mlsys_free(d.cuts);
+  mlsys_free(d.minv);
+  mlsys_free(d.gidx);
+  if (st) {
+    mlsys_cloud_gbdt_free(m);
+    if (st == MLSYS_ERR_NOMEM && !*mlsys_last_error())
+      mlsys_set_error(st, "%s: out of memory", fn);
+    return st;
+  }
+  *out = m;
+  return MLSYS_OK;
+}
+
+/* ---------- saving and loading ---------- */
+
+static const char *mlsys__cloud_obj_name(mlsys_cloud_obj o) {
+  return o == MLSYS_CLOUD_OBJ_SQUARED ? "squared" : o == MLSYS_CLOUD_OBJ_PSEUDO_HUBER ? "pseudo_huber" : "other";
+}
+
+MLSYS_DEF mlsys_status mlsys_cloud_gbdt_save(const mlsys_cloud_gbdt *m, FILE *f) {
+  int t, k;
+  if (!m || !f) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_cloud_gbdt_save: NULL model or stream");
+  fprintf(f, "mlsys-cloud-gbdt 1\n");
+  fprintf(f, "objective %s %.17g\n", mlsys__cloud_obj_name(m->obj), m->huber_slope);
+  fprintf(f, "nfeatures %d\n", m->nfeat);
+  fprintf(f, "base_score %.17g\n", m->base_score);
+  fprintf(f, "ntrees %d\n", m->ntrees);
+  for (t = 0; t < m->ntrees; t++) {
+    int b = m->tree_off[t], n = m->tree_off[t + 1] - b;
+    fprintf(f, "tree %d %d\n", t, n);
+    for (k = b; k < b + n; k++) {
+      const mlsys__cloud_node *nd = &m->nodes[k];
+      if (nd->left < 0)
+        fprintf(f, "l %.9g %.9g\n", (double)nd->value, (double)m->cover[k]);
+      else
+        fprintf(f, "s %u %.9g %d %d %u %.9g %.9g\n", nd->info & MLSYS__CLOUD_FEAT_MASK, (double)nd->value,
+                nd->left - b, nd->left - b + 1, nd->info >> 31, (double)m->gain[k], (double)m->cover[k]);
+    }
+  }
+  fprintf(f, "end\n");
+  if (fflush(f) != 0 || ferror(f)) return mlsys_set_error(MLSYS_ERR_IO, "mlsys_cloud_gbdt_save: write failed");
+  return MLSYS_OK;
+}
+
+/* Line reader over a private NUL-terminated copy: each call returns the next line (without "\r\n") or NULL. */
+typedef struct {
+  char *buf, *p, *end;
+  int line;
+} mlsys__cloud_lines;
+
+static char *mlsys__cloud_next_line(mlsys__cloud_lines *L) {
+  char *s, *e;
+  if (L->p >= L->end) return NULL;
+  s = L->p;
+  e = (char *)memchr(s, '\n', (size_t)(L->end - s));
+  if (!e) e = L->end;
+  *e = 0;
+  L->p = e + 1;
+  if (e > s && e[-1] == '\r') e[-1] = 0;
+  L->line++;
+  return s;
+}
+
+/* A decimal integer that starts right here (no space or '+' skipped), in [lo, hi]; hand-rolled so that overflow
+   needs no errno. */
+static int mlsys__cloud_int(const char **p, int allow_neg, long lo, long hi, long *out) {
+  const char *s = *p;
+  int neg = 0;
+  long v = 0;
+  if (allow_neg && *s == '-') { neg = 1; s++; }
+  if (!(*s >= '0' && *s <= '9')) return 0;
+  while (*s >= '0' && *s <= '9') {
+    if (v > (INT32_MAX - (*s - '0')) / 10) return 0;   /* every caller's range fits in int32 */
+    v = v * 10 + (*s++ - '0');
+  }
+  if (neg) v = -v;
+  if (v < lo || v > hi) return 0;
+  *out = v;
+  *p = s;
+  return 1;
+}
+
+/* A float32 number that starts right here, parsed with strtof (nearest float, no double rounding). */
+static int mlsys__cloud_float(const char **p, float *out) {
+  const char *s = *p;
+  char *e;
+  if (!*s || *s == ' ' || *s == '\t' || *s == '\n' || *s == '\r' || *s == '\f' || *s == '\v') return 0;
+  *out = strtof(s, &e);
+  if (e == s) return 0;
+  *p = e;
+  return 1;
+}
+
+static int mlsys__cloud_lit(const char **p, const char *lit) {
+  size_t n = strlen(lit);
+  if (strncmp(*p, lit, n) != 0) return 0;
+  *p += n;
+  return 1;
+}
+
+static const char *mlsys__cloud_skip_ws(const char *s) {
+  while (*s == ' ' || *s == '\t') s++;
+  return s;
+}
+
+/* Node arrays of one tree being read from a file. */
+typedef struct {
+  int n, cap;
+  int32_t *id, *left, *right, *missing, *feat;
+  float *cond, *gain, *cover;
+  uint8_t *dl;
+  int *line;
+} mlsys__cloud_rtree;
+
+static int mlsys__cloud_rtree_push(mlsys__cloud_rtree *t) {
+  if (t->n == t->cap) {
+    int cap = t->cap ? 2 * t->cap : 64;
+    void *p;
+    if (cap > MLSYS__CLOUD_MAX_NODES) return -1;
+#define MLSYS__CLOUD_GROW(field)                                                           \
+    p = mlsys_realloc_array(t->field, (size_t)cap, sizeof *t->field);                     \
+    if (!p) return -1;                                                                    \
+    memcpy(&t->field, &p, sizeof p);
+    MLSYS__CLOUD_GROW(id) MLSYS__CLOUD_GROW(left) MLSYS__CLOUD_GROW(right) MLSYS__CLOUD_GROW(missing)
+    MLSYS__CLOUD_GROW(feat) MLSYS__CLOUD_GROW(cond) MLSYS__CLOUD_GROW(gain) MLSYS__CLOUD_GROW(cover)
+    MLSYS__CLOUD_GROW(dl) MLSYS__CLOUD_GROW(line)
+#undef MLSYS__CLOUD_GROW
+    t->cap = cap;
+  }
+  t->id[t->n] = t->n;
+  t->left[t->n] = t->right[t->n] = t->missing[t->n] = -1;
+  t->feat[t->n] = 0;
+  t->cond[t->n] = 0.0f;
+  t->gain[t->n] = NAN;
+  t->cover[t->n] = NAN;
+  t->dl[t->n] = 0;
+  t->line[t->n] = 0;
+  return t->n++;
+}
+
+static void mlsys__cloud_rtree_free(mlsys__cloud_rtree *t) {
+  mlsys_free(t->id);
+  mlsys_free(t->left);
+  mlsys_free(t->right);
+  mlsys_free(t->missing);
+  mlsys_free(t->feat);
+  mlsys_free(t->cond);
+  mlsys_free(t->gain);
+  mlsys_free(t->cover);
+  mlsys_free(t->dl);
+  mlsys_free(t->line);
+  memset(t, 0, sizeof *t);
+}
+
+/* ours: "mlsys-cloud-gbdt 1" */
+static mlsys_status mlsys__cloud_load_ours(mlsys__cloud_lines *L, const char *src, mlsys_cloud_gbdt *m) {
+  mlsys__cloud_rtree rt;
+  char *s, what[96];
+  const char *p;
+  long v, ntrees = 0, t, k, nn;
+  char objname[16];
+  double slope, bs;
+  mlsys_status st = MLSYS_OK;
+  memset(&rt, 0, sizeof rt);
+#define MLSYS__CLOUD_BAD(...)                                                              \
+  do {                                                                                     \
+    st = mlsys_set_error(MLSYS_ERR_PARSE, __VA_ARGS__);                                    \
+    goto done;                                                                             \
+  } while (0)
+  s = mlsys__cloud_next_line(L);
+  if (!s || strcmp(s, "mlsys-cloud-gbdt 1") != 0)
+    MLSYS__CLOUD_BAD("%s:%d: expected 'mlsys-cloud-gbdt 1' (this reader knows version 1)", src, L->line);
+  s = mlsys__cloud_next_line(L);
+  if (!s || sscanf(s, "objective %15s %lf", objname, &slope) != 2 || !(slope > 0) || !isfinite(slope))
+    MLSYS__CLOUD_BAD("%s:%d: expected 'objective <name> <huber_slope>'", src, L->line);
+  m->obj = strcmp(objname, "squared") == 0 ? MLSYS_CLOUD_OBJ_SQUARED
+           : strcmp(objname, "pseudo_huber") == 0 ? MLSYS_CLOUD_OBJ_PSEUDO_HUBER : MLSYS_CLOUD_OBJ_OTHER;
+  m->huber_slope = slope;
+  s = mlsys__cloud_next_line(L);
+  p = s;
+  if (!s || !mlsys__cloud_lit(&p, "nfeatures ") || !mlsys__cloud_int(&p, 0, 0, MLSYS__CLOUD_MAX_FEATURES, &v) || *p)
+    MLSYS__CLOUD_BAD("%s:%d: expected 'nfeatures <n>' with n in [0, %d]", src, L->line, MLSYS__CLOUD_MAX_FEATURES);
+  m->nfeat = (int)v;
+  s = mlsys__cloud_next_line(L);
+  if (!s || strncmp(s, "base_score ", 11) != 0)
+    MLSYS__CLOUD_BAD("%s:%d: expected 'base_score <value>'", src, L->line);
+  {
+    char *e;
+    bs = strtod(s + 11, &e);
+    if (e == s + 11 || *e || !isfinite(bs)) MLSYS__CLOUD_BAD("%s:%d: base_score is not a finite number", src, L->line);
+    m->base_score = bs;
+  }
+  s = mlsys__cloud_next_line(L);
+  p = s;
+  if (!s || !mlsys__cloud_lit(&p, "ntrees ") || !mlsys__cloud_int(&p, 0, 0, 100000000, &ntrees) || *p)
+    MLSYS__CLOUD_BAD("%s:%d: expected 'ntrees <n>'", src, L->line);
+  for (t = 0; t < ntrees; t++) {
+    long tid;
+    s = mlsys__cloud_next_line(L);
+    p = s;
+    if (!s || !mlsys__cloud_lit(&p, "tree ") || !mlsys__cloud_int(&p, 0, 0, INT32_MAX, &tid) || tid != t ||
+        !mlsys__cloud_lit(&p, " ") || !mlsys__cloud_int(&p, 0, 1, MLSYS__CLOUD_MAX_NODES, &nn) || *p)
+      MLSYS__CLOUD_BAD("%s:%d: expected 'tree %ld <nodes>' (ntrees says %ld)", src, L->line, t, ntrees);
+    rt.n = 0;
+    for (k = 0; k < nn; k++) {
+      int j;
+      long f, l, r, dl;
+      s = mlsys__cloud_next_line(L);
+      if (!s) MLSYS__CLOUD_BAD("%s:%d: tree %ld ends after %ld of %ld nodes", src, L->line, t, k, nn);
+      if ((j = mlsys__cloud_rtree_push(&rt)) < 0) { st = MLSYS_ERR_NOMEM; goto done; }
+      p = s;
+      if (mlsys__cloud_lit(&p, "l ")) {
+        if (!mlsys__cloud_float(&p, &rt.cond[j]) || !mlsys__cloud_lit(&p, " ") ||
+            !mlsys__cloud_float(&p, &rt.cover[j]) || *p)
+          MLSYS__CLOUD_BAD("%s:%d: expected 'l <value> <cover>'", src, L->line);
+      } else if (mlsys__cloud_lit(&p, "s ")) {
+        if (!mlsys__cloud_int(&p, 0, 0, MLSYS__CLOUD_MAX_FEATURES - 1, &f) || !mlsys__cloud_lit(&p, " ") ||
+            !mlsys__cloud_float(&p, &rt.cond[j]) || !mlsys__cloud_lit(&p, " ") ||
+            !mlsys__cloud_int(&p, 0, 0, INT32_MAX, &l) || !mlsys__cloud_lit(&p, " ") ||
+            !mlsys__cloud_int(&p, 0, 0, INT32_MAX, &r) || !mlsys__cloud_lit(&p, " ") ||
+            !mlsys__cloud_int(&p, 0, 0, 1, &dl) || !mlsys__cloud_lit(&p, " ") ||
+            !mlsys__cloud_float(&p, &rt.gain[j]) || !mlsys__cloud_lit(&p, " ") ||
+            !mlsys__cloud_float(&p, &rt.cover[j]) || *p)
+          MLSYS__CLOUD_BAD("%s:%d: expected 's <feature> <threshold> <left> <right> <default_left> <gain> <cover>'",
+                           src, L->line);
+        if (f >= m->nfeat)
+          MLSYS__CLOUD_BAD("%s:%d: feature index %ld >= nfeatures %d", src, L->line, f, m->nfeat);
+        rt.feat[j] = (int32_t)f;
+        rt.left[j] = (int32_t)l;
+        rt.right[j] = (int32_t)r;
+        rt.dl[j] = (uint8_t)dl;
+      } else {
+        MLSYS__CLOUD_BAD("%s:%d: expected a node line 'l ...' or 's ...'", src, L->line);
+      }
+    }
+    snprintf(what, sizeof what, "%s: tree %ld", src, t);
+    {
+      int nreach = 0;
+      st = mlsys__cloud_add_tree(m, rt.n, rt.left, rt.right, rt.feat, rt.cond, rt.dl, rt.gain, rt.cover, what,
+                                 &nreach);
+      if (st) goto done;
+      if (nreach != rt.n)
+        MLSYS__CLOUD_BAD("%s: %d of its %d nodes are not reachable from node 0", what, rt.n - nreach, rt.n);
+    }
+  }
+  s = mlsys__cloud_next_line(L);
+  if (!s || strcmp(s, "end") != 0) MLSYS__CLOUD_BAD("%s:%d: expected 'end' after %ld trees", src, L->line, ntrees);
+done:
+  mlsys__cloud_rtree_free(&rt);
+  return st;
+}
+
+static int mlsys__cloud_cmp_id(const void *a, const void *b) {
+  int32_t x = ((const int32_t *)a)[0], y = ((const int32_t *)b)[0];
+  return (x > y) - (x < y);
+}
+
+/* Finish one "booster[K]" of a text dump: node ids are sorted (root 0 first), yes/no/missing ids are mapped to
+   positions, and the tree is appended. */
+static mlsys_status mlsys__cloud_dump_tree(mlsys__cloud_rtree *rt, const char *src, int K, mlsys_cloud_gbdt *m) {
+  int32_t *pairs;
+  int i, n = rt->n, nreach = 0;
+  int32_t *left = NULL, *right = NULL, *feat = NULL;
+  float *cond = NULL, *gain = NULL, *cover = NULL;
+  uint8_t *dl = NULL;
+  char what[96];
+  mlsys_status st = MLSYS_OK;
+  snprintf(what, sizeof what, "%s: booster[%d]", src, K);
+  if (n == 0) return mlsys_set_error(MLSYS_ERR_PARSE, "%s has no nodes", what);
+  pairs = (int32_t *)mlsys_alloc((size_t)n, 2 * sizeof(int32_t));
+  left = (int32_t *)mlsys_alloc((size_t)n, sizeof *left);
+  right = (int32_t *)mlsys_alloc((size_t)n, sizeof *right);
+  feat = (int32_t *)mlsys_alloc((size_t)n, sizeof *feat);
+  cond = (float *)mlsys_alloc((size_t)n, sizeof *cond);
+  gain = (float *)mlsys_alloc((size_t)n, sizeof *gain);
+  cover = (float *)mlsys_alloc((size_t)n, sizeof *cover);
+  dl = (uint8_t *)mlsys_alloc((size_t)n, sizeof *dl);
+  if (!pairs || !left || !right || !feat || !cond || !gain || !cover || !dl) {
+    st = MLSYS_ERR_NOMEM;
+    goto done;
+  }
+  for (i = 0; i < n; i++) {
+    pairs[2 * i] = rt->id[i];
+    pairs[2 * i + 1] = i;
+  }
+  qsort(pairs, (size_t)n, 2 * sizeof(int32_t), mlsys__cloud_cmp_id);
+  for (i = 0; i < n; i++) {
+    if (i > 0 && pairs[2 * i] == pairs[2 * i - 2]) {
+      st = mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: node id %d appears twice in booster[%d]", src,
+                           rt->line[pairs[2 * i + 1]], (int)pairs[2 * i], K);
+      goto done;
+    }
+  }
+  if (pairs[0] != 0) {
+    st = mlsys_set_error(MLSYS_ERR_PARSE, "%s has no node 0 (the root)", what);
+    goto done;
+  }
+  for (i = 0; i < n; i++) {
+    int r = pairs[2 * i + 1], c;
+    left[i] = right[i] = -1;
+    feat[i] = rt->feat[r];
+    cond[i] = rt->cond[r];
+    gain[i] = rt->gain[r];
+    cover[i] = rt->cover[r];
+    dl[i] = 0;
+    if (rt->left[r] < 0) continue;
+    for (c = 0; c < 2; c++) {
+      int32_t want = c == 0 ? rt->left[r] : rt->right[r];
+      int lo = 0, hi = n - 1, found = -1;
+      while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (pairs[2 * mid] == want) { found = mid; break; }
+        if (pairs[2 * mid] < want) lo = mid + 1; else hi = mid - 1;
+      }
+      if (found < 0) {
+        st = mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: child %d of node %d is not in booster[%d]", src, rt->line[r],
+                             (int)want, (int)rt->id[r], K);
+        goto done;
+      }
+      if (c == 0) left[i] = found; else right[i] = found;
+    }
+    if (rt->missing[r] == rt->left[r]) dl[i] = 1;
+    else if (rt->missing[r] != rt->right[r]) {
+      st = mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: missing=%d of node %d is neither yes=%d nor no=%d", src,
+                           rt->line[r], (int)rt->missing[r], (int)rt->id[r], (int)rt->left[r], (int)rt->right[r]);
+      goto done;
+    }
+  }
+  st = mlsys__cloud_add_tree(m, n, left, right, feat, cond, dl, gain, cover, what, &nreach);
+  if (!st && nreach != n)
+    st = mlsys_set_error(MLSYS_ERR_PARSE, "%s: %d of its %d nodes are not reachable from node 0", what, n - nreach, n);
+done:
+  mlsys_free(pairs);
+  mlsys_free(left);
+  mlsys_free(right);
+  mlsys_free(feat);
+  mlsys_free(cond);
+  mlsys_free(gain);
+  mlsys_free(cover);
+  mlsys_free(dl);
+  return st;
+}
+
+/* XGBoost text dump (tree_model.cc TextGenerator): "booster[K]:" then one node per line, indented by depth:
+   "ID:[fF<T] yes=A,no=B,missing=C[,gain=G,cover=H]" or "ID:leaf=V[,cover=H]". */
+static mlsys_status mlsys__cloud_load_dump(mlsys__cloud_lines *L, const char *src, mlsys_cloud_gbdt *m) {
+  mlsys__cloud_rtree rt;
+  char *s;
+  const char *p;
+  int K = -1;
+  mlsys_status st = MLSYS_OK;
+  memset(&rt, 0, sizeof rt);
+  while ((s = mlsys__cloud_next_line(L)) != NULL) {
+    long id, v, yes, no, miss;
+    int j;
+    p = mlsys__cloud_skip_ws(s);
+    if (!*p) continue;
+    if (mlsys__cloud_lit(&p, "booster[")) {
+      if (!mlsys__cloud_int(&p, 0, 0, INT32_MAX, &v) || !mlsys__cloud_lit(&p, "]:") || *mlsys__cloud_skip_ws(p))
+        MLSYS__CLOUD_BAD("%s:%d: expected 'booster[<index>]:'", src, L->line);
+      if (v != K + 1) MLSYS__CLOUD_BAD("%s:%d: expected booster[%d], got booster[%ld]", src, L->line, K + 1, v);
+      if (K >= 0 && (st = mlsys__cloud_dump_tree(&rt, src, K, m)) != MLSYS_OK) goto done;
+      rt.n = 0;
+      K = (int)v;
+      continue;
+    }
+    if (K < 0) MLSYS__CLOUD_BAD("%s:%d: a node line before the first 'booster[0]:'", src, L->line);
+    if (!mlsys__cloud_int(&p, 0, 0, INT32_MAX, &id) || !mlsys__cloud_lit(&p, ":"))
+      MLSYS__CLOUD_BAD("%s:%d: expected '<node id>:' at the start of the line", src, L->line);
+    if ((j = mlsys__cloud_rtree_push(&rt)) < 0) {
+      st = mlsys_set_error(MLSYS_ERR_NOMEM, "%s:%d: out of memory (or more than %d nodes)", src, L->line,
+                           MLSYS__CLOUD_MAX_NODES);
+      goto done;
+    }
+    rt.id[j] = (int32_t)id;
+    rt.line[j] = L->line;
+    if (mlsys__cloud_lit(&p, "leaf=")) {
+      if (!mlsys__cloud_float(&p, &rt.cond[j]))
+        MLSYS__CLOUD_BAD("%s:%d: 'leaf=' is not followed by a number", src, L->line);
+      if (mlsys__cloud_lit(&p, ",cover=") && !mlsys__cloud_float(&p, &rt.cover[j]))
+        MLSYS__CLOUD_BAD("%s:%d: 'cover=' is not followed by a number", src, L->line);
+    } else if (mlsys__cloud_lit(&p, "[")) {
+      if (!mlsys__cloud_lit(&p, "f"))
+        MLSYS__CLOUD_BAD("%s:%d: split feature is not of the form f<index> (a dump made with a feature map or "
+                         "feature names cannot be read)", src, L->line);
+      if (!mlsys__cloud_int(&p, 0, 0, MLSYS__CLOUD_MAX_FEATURES - 1, &v))
+        MLSYS__CLOUD_BAD("%s:%d: bad feature index after 'f' (must be in [0, %d))", src, L->line,
+                         MLSYS__CLOUD_MAX_FEATURES);
+      rt.feat[j] = (int32_t)v;
+      if (*p == ':') MLSYS__CLOUD_BAD("%s:%d: a categorical split (unsupported)", src, L->line);
+      if (!mlsys__cloud_lit(&p, "<") || !mlsys__cloud_float(&p, &rt.cond[j]) || !mlsys__cloud_lit(&p, "] yes=") ||
+          !mlsys__cloud_int(&p, 0, 0, INT32_MAX, &yes) || !mlsys__cloud_lit(&p, ",no=") ||
+          !mlsys__cloud_int(&p, 0, 0, INT32_MAX, &no) || !mlsys__cloud_lit(&p, ",missing=") ||
+          !mlsys__cloud_int(&p, 0, 0, INT32_MAX, &miss))
+        MLSYS__CLOUD_BAD("%s:%d: expected '[f<index><<threshold>] yes=<id>,no=<id>,missing=<id>'", src, L->line);
+      rt.left[j] = (int32_t)yes;
+      rt.right[j] = (int32_t)no;
+      rt.missing[j] = (int32_t)miss;
+      if (mlsys__cloud_lit(&p, ",gain=")) {
+        if (!mlsys__cloud_float(&p, &rt.gain[j]) || !mlsys__cloud_lit(&p, ",cover=") ||
+            !mlsys__cloud_float(&p, &rt.cover[j]))
+          MLSYS__CLOUD_BAD("%s:%d: expected ',gain=<g>,cover=<c>'", src, L->line);
+      }
+    } else {
+      MLSYS__CLOUD_BAD("%s:%d: expected 'leaf=' or '[' after the node id", src, L->line);
+    }
+    if (*mlsys__cloud_skip_ws(p)) MLSYS__CLOUD_BAD("%s:%d: unexpected text at the end of the line", src, L->line);
+  }
+  if (K < 0) MLSYS__CLOUD_BAD("%s: no 'booster[0]:' line", src);
+  st = mlsys__cloud_dump_tree(&rt, src, K, m);
+  if (!st) m->nfeat = m->used_feat;
+done:
+  mlsys__cloud_rtree_free(&rt);
+  return st;
+}
+
+/* An XGBoost JSON string holding a number: "5E-1" (1.x) or "[5E-1]" (2.x vector form). */
+static int mlsys__cloud_strnum(const char *s, double *out) {
+  char *e;
+  double v;
+  int br = 0;
+  if (!s) return 0;
+  while (*s == ' ') s++;
+  if (*s == '[') { br = 1; s++; }
+  if (!*s || *s == ' ') return 0;
+  v = strtod(s, &e);
+  if (e == s) return 0;
+  if (br) {
+    if (*e != ']') return 0;
+    e++;
+  }
+  if (*e) return 0;
+  *out = v;
+  return 1;
+}
+
+/* A tree's array member; all must have the same length n (the first read sets it). */
+static mlsys_status mlsys__cloud_json_arr(const mlsys_json *tree, const char *key, int required, int *n,
+                                          const mlsys_json **out) {
+  mlsys_status st = mlsys_json_get_typed(tree, key, MLSYS_JSON_ARRAY, required, out);
+  if (st) return st;
+  if (!*out) return MLSYS_OK;
+  if (*n < 0) *n = (*out)->count;
+  else if ((*out)->count != *n)
+    return mlsys_json_error_at(*out, "'%s' has %d elements, the tree has %d nodes", key, (*out)->count, *n);
+  return MLSYS_OK;
+}
+
+/* An UNSUPPORTED error at a JSON value's position ("src:line:col: ..."), as mlsys_json_error_at does for PARSE. */
+static mlsys_status mlsys__cloud_json_unsup(const mlsys_json *v, const char *fmt, ...) MLSYS__PRINTF(2, 3);
+static mlsys_status mlsys__cloud_json_unsup(const mlsys_json *v, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "%s:%d:%d: %s", v && v->src ? v->src : "?", v ? v->line : 0,
+                         v ? v->col : 0, msg);
+}
+
+static mlsys_status mlsys__cloud_load_json(const char *text, size_t len, const char *src, mlsys_cloud_gbdt *m) {
+  mlsys_json_doc doc;
+  const mlsys_json *root, *learner, *lmp, *obj, *gb, *model, *trees, *tinfo, *v;
+  const char *str;
+  double x;
+  int i, t;
+  mlsys_status st;
+  int32_t *left = NULL, *right = NULL, *feat = NULL;
+  float *cond = NULL, *gain = NULL, *cover = NULL;
+  uint8_t *dl = NULL;
+  memset(&doc, 0, sizeof doc);
+  st = mlsys_json_parse(text, len, src, &doc);
+  if (st) return st;
+  root = doc.root;
+  if (root->type != MLSYS_JSON_OBJECT) {
+    st = mlsys_json_error_at(root, "an XGBoost model is a JSON object");
+    goto done;
+  }
+  if ((st = mlsys_json_get_typed(root, "learner", MLSYS_JSON_OBJECT, 1, &learner)) != MLSYS_OK) goto done;
+  if ((st = mlsys_json_get_typed(learner, "learner_model_param", MLSYS_JSON_OBJECT, 1, &lmp)) != MLSYS_OK) goto done;
+  if ((st = mlsys_json_get_str(lmp, "base_score", 1, NULL, &str)) != MLSYS_OK) goto done;
+  if (!mlsys__cloud_strnum(str, &x) || !isfinite(x)) {
+    st = mlsys_json_error_at(mlsys_json_get(lmp, "base_score"), "base_score \"%s\" is not a finite number", str);
+    goto done;
+  }
+  m->base_score = (double)strtof(str[0] == '[' ? str + 1 : str, NULL);   /* XGBoost holds it as float */
+  if ((st = mlsys_json_get_str(lmp, "num_feature", 0, "0", &str)) != MLSYS_OK) goto done;
+  if (!mlsys__cloud_strnum(str, &x) || !(x >= 0 && x <= MLSYS__CLOUD_MAX_FEATURES) || x != floor(x)) {
+    st = mlsys_json_error_at(mlsys_json_get(lmp, "num_feature"), "num_feature \"%s\" is not an integer in [0, %d]",
+                             str, MLSYS__CLOUD_MAX_FEATURES);
+    goto done;
+  }
+  m->nfeat = (int)x;
+  if ((st = mlsys_json_get_str(lmp, "num_class", 0, "0", &str)) != MLSYS_OK) goto done;
+  if (!mlsys__cloud_strnum(str, &x) || x > 1) {
+    if (mlsys__cloud_strnum(str, &x))
+      st = mlsys__cloud_json_unsup(mlsys_json_get(lmp, "num_class"), "num_class \"%s\": only single-output "
+                                   "regression models are supported", str);
+    else
+      st = mlsys_json_error_at(mlsys_json_get(lmp, "num_class"), "num_class \"%s\" is not a number", str);
+    goto done;
+  }
+  if ((st = mlsys_json_get_str(lmp, "num_target", 0, "1", &str)) != MLSYS_OK) goto done;
+  if (!mlsys__cloud_strnum(str, &x) || x > 1) {
+    st = mlsys__cloud_json_unsup(mlsys_json_get(lmp, "num_target"), "num_target \"%s\": only one target is supported", str);
+    goto done;
+  }
+  m->obj = MLSYS_CLOUD_OBJ_SQUARED;
+  if ((st = mlsys_json_get_typed(learner, "objective", MLSYS_JSON_OBJECT, 0, &obj)) != MLSYS_OK) goto done;
+  if (obj) {
+    static const char *const identity[] = {"reg:squarederror", "reg:linear", "reg:pseudohubererror",
+                                           "reg:absoluteerror", "reg:squaredlogerror", "reg:quantileerror"};
+    int ok = 0;
+    if ((st = mlsys_json_get_str(obj, "name", 1, NULL, &str)) != MLSYS_OK) goto done;
+    for (i = 0; i < (int)(sizeof identity / sizeof identity[0]); i++) ok |= strcmp(str, identity[i]) == 0;
+    if (!ok) {
+      st = mlsys__cloud_json_unsup(obj, "objective '%s' transforms its output (only identity-link regression objectives "
+                          "are supported)", str);
+      goto done;
+    }
+    if (strcmp(str, "reg:pseudohubererror") == 0) {
+      const mlsys_json *ph = mlsys_json_get(obj, "pseudo_huber_param");
+      const char *sl = NULL;
+      m->obj = MLSYS_CLOUD_OBJ_PSEUDO_HUBER;
+      if (ph && ph->type == MLSYS_JSON_OBJECT && mlsys_json_get_str(ph, "huber_slope", 0, "1", &sl) == MLSYS_OK &&
+          mlsys__cloud_strnum(sl, &x) && x > 0 && isfinite(x))
+        m->huber_slope = x;
+      mlsys_clear_error();
+    } else if (strcmp(str, "reg:squarederror") != 0 && strcmp(str, "reg:linear") != 0) {
+      m->obj = MLSYS_CLOUD_OBJ_OTHER;
+    }
+  }
+  if ((st = mlsys_json_get_typed(learner, "gradient_booster", MLSYS_JSON_OBJECT, 1, &gb)) != MLSYS_OK) goto done;
+  if ((st = mlsys_json_get_str(gb, "name", 1, NULL, &str)) != MLSYS_OK) goto done;
+  if (strcmp(str, "gbtree") != 0) {
+    st = mlsys__cloud_json_unsup(gb, "booster '%s' is not supported (only gbtree)", str);
+    goto done;
+  }
+  if ((st = mlsys_json_get_typed(gb, "model", MLSYS_JSON_OBJECT, 1, &model)) != MLSYS_OK) goto done;
+  if ((st = mlsys_json_get_typed(model, "trees", MLSYS_JSON_ARRAY, 1, &trees)) != MLSYS_OK) goto done;
+  if ((st = mlsys_json_get_typed(model, "tree_info", MLSYS_JSON_ARRAY, 0, &tinfo)) != MLSYS_OK) goto done;
+  if (tinfo) {
+    if (tinfo->count != trees->count) {
+      st = mlsys_json_error_at(tinfo, "tree_info has %d entries for %d trees", tinfo->count, trees->count);
+      goto done;
+    }
+    for (i = 0; i < tinfo->count; i++)
+      if (tinfo->items[i].type != MLSYS_JSON_NUMBER || tinfo->items[i].num != 0) {
+        st = mlsys__cloud_json_unsup(&tinfo->items[i], "tree %d belongs to output group %g: only one output is supported",
+                            i, tinfo->items[i].num);
+        goto done;
+      }
+  }
+  for (t = 0; t < trees->count; t++) {
+    const mlsys_json *tr = &trees->items[t], *aL, *aR, *aF, *aC, *aD, *aG = NULL, *aH = NULL, *aT = NULL;
+    int n = -1, nreach = 0;
+    char what[96];
+    if (tr->type != MLSYS_JSON_OBJECT) {
+      st = mlsys_json_error_at(tr, "tree %d is not an object", t);
+      goto done;
+    }
+    if ((st = mlsys__cloud_json_arr(tr, "left_children", 1, &n, &aL)) ||
+        (st = mlsys__cloud_json_arr(tr, "right_children", 1, &n, &aR)) ||
+        (st = mlsys__cloud_json_arr(tr, "split_indices", 1, &n, &aF)) ||
+        (st = mlsys__cloud_json_arr(tr, "split_conditions", 1, &n, &aC)) ||
+        (st = mlsys__cloud_json_arr(tr, "default_left", 1, &n, &aD)) ||
+        (st = mlsys__cloud_json_arr(tr, "loss_changes", 0, &n, &aG)) ||
+        (st = mlsys__cloud_json_arr(tr, "sum_hessian", 0, &n, &aH)) ||
+        (st = mlsys__cloud_json_arr(tr, "split_type", 0, &n, &aT)))
+      goto done;
+    if (n < 1 || n > MLSYS__CLOUD_MAX_NODES) {
+      st = mlsys_json_error_at(tr, "tree %d has %d nodes (must be in [1, %d])", t, n, MLSYS__CLOUD_MAX_NODES);
+      goto done;
+    }
+    if ((v = mlsys_json_get(tr, "tree_param")) && v->type == MLSYS_JSON_OBJECT &&
+        mlsys_json_get_str(v, "num_nodes", 0, NULL, &str) == MLSYS_OK && str &&
+        (!mlsys__cloud_strnum(str, &x) || x != n)) {
+      st = mlsys_json_error_at(v, "tree %d: tree_param.num_nodes \"%s\" but the arrays have %d nodes", t, str, n);
+      goto done;
+    }
+    mlsys_clear_error();
+    left = (int32_t *)mlsys_alloc((size_t)n, sizeof *left);
+    right = (int32_t *)mlsys_alloc((size_t)n, sizeof *right);
+    feat = (int32_t *)mlsys_alloc((size_t)n, sizeof *feat);
+    cond = (float *)mlsys_alloc((size_t)n, sizeof *cond);
+    gain = (float *)mlsys_alloc((size_t)n, sizeof *gain);
+    cover = (float *)mlsys_alloc((size_t)n, sizeof *cover);
+    dl = (uint8_t *)mlsys_alloc((size_t)n, sizeof *dl);
+    if (!left || !right || !feat || !cond || !gain || !cover || !dl) {
+      st = MLSYS_ERR_NOMEM;
+      goto done;
+    }
+    for (i = 0; i < n; i++) {
+      const mlsys_json *l = &aL->items[i], *r = &aR->items[i], *f = &aF->items[i], *c = &aC->items[i],
+                       *d = &aD->items[i];
+      if (l->type != MLSYS_JSON_NUMBER || !l->is_int || l->i64 < -1 || l->i64 > INT32_MAX ||
+          r->type != MLSYS_JSON_NUMBER || !r->is_int || r->i64 < -1 || r->i64 > INT32_MAX) {
+        st = mlsys_json_error_at(l->type != MLSYS_JSON_NUMBER || !l->is_int || l->i64 < -1 || l->i64 > INT32_MAX ? l : r,
+                                 "tree %d node %d: a child index must be an integer >= -1", t, i);
+        goto done;
+      }
+      left[i] = (int32_t)l->i64;
+      right[i] = (int32_t)r->i64;
+      if (f->type != MLSYS_JSON_NUMBER || !f->is_int || f->i64 < 0 || f->i64 >= MLSYS__CLOUD_MAX_FEATURES) {
+        st = mlsys_json_error_at(f, "tree %d node %d: split index must be an integer in [0, %d)", t, i,
+                                 MLSYS__CLOUD_MAX_FEATURES);
+        goto done;
+      }
+      feat[i] = (int32_t)f->i64;
+      if (left[i] >= 0 && m->nfeat > 0 && feat[i] >= m->nfeat) {
+        st = mlsys_json_error_at(f, "tree %d node %d splits on feature %d but num_feature is %d", t, i, feat[i],
+                                 m->nfeat);
+        goto done;
+      }
+      if (c->type != MLSYS_JSON_NUMBER) {
+        st = mlsys_json_error_at(c, "tree %d node %d: split condition must be a number", t, i);
+        goto done;
+      }
+      cond[i] = (float)c->num;
+      if (d->type == MLSYS_JSON_BOOL) dl[i] = (uint8_t)(d->boolean != 0);
+      else if (d->type == MLSYS_JSON_NUMBER && (d->num == 0 || d->num == 1)) dl[i] = (uint8_t)(d->num == 1);
+      else {
+        st = mlsys_json_error_at(d, "tree %d node %d: default_left must be 0, 1 or a boolean", t, i);
+        goto done;
+      }
+      gain[i] = aG && aG->items[i].type == MLSYS_JSON_NUMBER ? (float)aG->items[i].num : NAN;
+      cover[i] = aH && aH->items[i].type == MLSYS_JSON_NUMBER ? (float)aH->items[i].num : NAN;
+      if (aT && !(aT->items[i].type == MLSYS_JSON_NUMBER && aT->items[i].num == 0)) {
+        st = mlsys__cloud_json_unsup(&aT->items[i], "tree %d node %d: a categorical split (unsupported)", t, i);
+        goto done;
+      }
+    }
+    snprintf(what, sizeof what, "%s: tree %d", src, t);
+    st = mlsys__cloud_add_tree(m, n, left, right, feat, cond, dl, gain, cover, what, &nreach);
+    if (st) goto done;
+    mlsys_free(left); mlsys_free(right); mlsys_free(feat); mlsys_free(cond);
+    mlsys_free(gain); mlsys_free(cover); mlsys_free(dl);
+    left = right = feat = NULL;
+    cond = gain = cover = NULL;
+    dl = NULL;
+  }
+  if (m->nfeat == 0) m->nfeat = m->used_feat;
+done:
+  mlsys_free(left); mlsys_free(right); mlsys_free(feat); mlsys_free(cond);
+  mlsys_free(gain); mlsys_free(cover); mlsys_free(dl);
+  mlsys_json_doc_free(&doc);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_cloud_gbdt_load(const char *text, size_t len, const char *source_name,
+                                             double base_score_for_dumps, mlsys_cloud_gbdt **out) {
+  const char *src = source_name ? source_name : "<model>";
+  size_t i = 0;
+  mlsys_cloud_gbdt *m;
+  mlsys__cloud_lines L;
+  mlsys_status st;
+  if (out) *out = NULL;
+  if (!out || (!text && len > 0)) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_cloud_gbdt_load: NULL text or output");
+  if (len >= 3 && (unsigned char)text[0] == 0xEF && (unsigned char)text[1] == 0xBB && (unsigned char)text[2] == 0xBF)
+    i = 3;
+  while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n')) i++;
+  m = mlsys__cloud_new();
+  if (!m) return MLSYS_ERR_NOMEM;
+  memset(&L, 0, sizeof L);
+  if (i < len && text[i] == '{') {
+    st = mlsys__cloud_load_json(text, len, src, m);
+  } else {
+    int ours = len - i >= 16 && memcmp(text + i, "mlsys-cloud-gbdt", 16) == 0;
+    int dump = len - i >= 8 && memcmp(text + i, "booster[", 8) == 0;
+    if (!ours && !dump) {
+      mlsys_cloud_gbdt_free(m);
+      return mlsys_set_error(MLSYS_ERR_PARSE, "%s: not a GBDT model: expected XGBoost JSON ('{'), an XGBoost text "
+                             "dump ('booster[0]:') or 'mlsys-cloud-gbdt'", src);
+    }
+    if (dump && isnan(base_score_for_dumps)) {
+      mlsys_cloud_gbdt_free(m);
+      return mlsys_set_error(MLSYS_ERR_ARG, "%s: an XGBoost text dump carries no base_score: pass it (XGBoost 1.7's "
+                             "default is 0.5)", src);
+    }
+    L.buf = (char *)mlsys_alloc(len - i + 1, 1);
+    if (!L.buf) {
+      mlsys_cloud_gbdt_free(m);
+      return MLSYS_ERR_NOMEM;
+    }
+    memcpy(L.buf, text + i, len - i);
+    L.buf[len - i] = 0;
+    L.p = L.buf;
+    L.end = L.buf + (len - i);
+    /* line numbers count from the file's first line */
+    { size_t k; for (k = 0; k < i; k++) if (text[k] == '\n') L.line++; }
+    if (ours) {
+      st = mlsys__cloud_load_ours(&L, src, m);
+    } else {
+      m->base_score = (double)(float)base_score_for_dumps;
+      if (!isfinite(m->base_score)) {
+        st = mlsys_set_error(MLSYS_ERR_ARG, "%s: base_score_for_dumps %g is not a finite float", src,
+                             base_score_for_dumps);
+      } else {
+        st = mlsys__cloud_load_dump(&L, src, m);
+      }
+    }
+    mlsys_free(L.buf);
+  }
+  if (!st && m->nfeat < m->used_feat) {
+    st = mlsys_set_error(MLSYS_ERR_PARSE, "%s: a split uses feature %d but the model declares %d features", src,
+                         m->used_feat - 1, m->nfeat);
+  }
+  if (st) {
+    if (st == MLSYS_ERR_NOMEM && !*mlsys_last_error()) mlsys_set_error(st, "%s: out of memory", src);
+    mlsys_cloud_gbdt_free(m);
+    return st;
+  }
+  *out = m;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_cloud_gbdt_load_file(const char *path, double base_score_for_dumps,
+                                                  mlsys_cloud_gbdt **out) {
+  char *data = NULL;
+  size_t len = 0;
+  mlsys_status st;
+  if (out) *out = NULL;
+  if (!path || !out) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_cloud_gbdt_load_file: NULL path or output");
+  st = mlsys_read_file(path, &data, &len);
+  if (st) return st;
+  st = mlsys_cloud_gbdt_load(data, len, path, base_score_for_dumps, out);
+  mlsys_free(data);
+  return st;
+}
+
+/* ---------- irreducible error ---------- */
+
+static int mlsys__cloud_rowcmp(const float *X, int ncol, int a, int b) {
+  const float *x = X + (size_t)a * ncol, *y = X + (size_t)b * ncol;
+  int c;
+  for (c = 0; c < ncol; c++) {
+    int na = isnan(x[c]), nb = isnan(y[c]);
+    if (na || nb) {
+      if (na != nb) return na ? 1 : -1;
+      continue;
+    }
+    if (x[c] < y[c]) return -1;
+    if (x[c] > y[c]) return 1;
+  }
+  return 0;
+}
+
+MLSYS_DEF double mlsys_cloud_mape_lower_bound(const float *X, const float *y, int nrow, int ncol) {
+  int *idx = NULL, *tmp = NULL, i, w, g0;
+  double *ys = NULL, total = 0;
+  const char *fn = "mlsys_cloud_mape_lower_bound";
+  if (!X || !y || nrow < 1 || ncol < 1) {
+    mlsys_set_error(MLSYS_ERR_ARG, "%s: needs X, y, nrow >= 1 and ncol >= 1 (got nrow %d, ncol %d)", fn, nrow, ncol);
+    return NAN;
+  }
+  for (i = 0; i < nrow; i++)
+    if (!(y[i] > 0) || !isfinite(y[i])) {
+      mlsys_set_error(MLSYS_ERR_ARG, "%s: label y[%d] = %g must be finite and > 0 (MAPE divides by it)", fn, i, y[i]);
+      return NAN;
+    }
+  idx = (int *)mlsys_alloc((size_t)nrow, sizeof *idx);
+  tmp = (int *)mlsys_alloc((size_t)nrow, sizeof *tmp);
+  ys = (double *)mlsys_alloc((size_t)nrow, sizeof *ys);
+  if (!idx || !tmp || !ys) {
+    mlsys_free(idx); mlsys_free(tmp); mlsys_free(ys);
+    return NAN;
+  }
+  for (i = 0; i < nrow; i++) idx[i] = i;
+  /* bottom-up merge sort of row indices by feature vector (stable; qsort has no context argument) */
+  for (w = 1; w < nrow; w *= 2) {
+    int lo;
+    for (lo = 0; lo < nrow; lo += 2 * w) {
+      int mid = lo + w < nrow ? lo + w : nrow, hi = lo + 2 * w < nrow ? lo + 2 * w : nrow, a = lo, b = mid, k = lo;
+      while (a < mid && b < hi) tmp[k++] = mlsys__cloud_rowcmp(X, ncol, idx[b], idx[a]) < 0 ? idx[b++] : idx[a++];
+      while (a < mid) tmp[k++] = idx[a++];
+      while (b < hi) tmp[k++] = idx[b++];
+    }
+    memcpy(idx, tmp, (size_t)nrow * sizeof *idx);
+  }
+  for (g0 = 0; g0 < nrow;) {
+    int g1 = g0 + 1, n, j;
+    double W = 0, acc = 0, c;
+    while (g1 < nrow && mlsys__cloud_rowcmp(X, ncol, idx[g0], idx[g1]) == 0) g1++;
+    n = g1 - g0;
+    for (j = 0; j < n; j++) ys[j] = (double)y[idx[g0 + j]];
+    /* insertion sort: groups are small (repeated probes of one configuration) */
+    for (j = 1; j < n; j++) {
+      double v = ys[j];
+      int k = j - 1;
+      while (k >= 0 && ys[k] > v) { ys[k + 1] = ys[k]; k--; }
+      ys[k + 1] = v;
+    }
+    /* weighted median with weights 1/y: the smallest label whose cumulative weight reaches half the total
+       minimises sum |c - y_j| / y_j (the objective is piecewise linear in c with slope changing sign there) */
+    for (j = 0; j < n; j++) W += 1.0 / ys[j];
+    c = ys[n - 1];
+    for (j = 0; j < n; j++) {
+      acc += 1.0 / ys[j];
+      if (acc >= 0.5 * W) { c = ys[j]; break; }
+    }
+    for (j = 0; j < n; j++) total += fabs(c - ys[j]) / ys[j];
+    g0 = g1;
+  }
+  mlsys_free(idx);
+  mlsys_free(tmp);
+  mlsys_free(ys);
+  return total / nrow;
+}
+#undef MLSYS__CLOUD_BAD
+
+/* ---- loopback bandwidth probe ----------------------------------------------------------------------------------
+   Layout: the parent only supervises. Before forking it creates one listening socket per rank (127.0.0.1, port 0)
+   and a result pipe; every rank is a child that inherits the listeners, so all ports are known before any child
+   runs and no connect can race a listen. Rank r connects (non-blocking) to rank r+1's listener, then accepts rank
+   r-1 on its own; a hello (magic, rank) checks who is on each end. Data only ever flows right on the connected
+   socket and arrives from the left on the accepted one. Every step sends and receives at once on non-blocking
+   sockets under poll(), so a chunk larger than the socket buffers cannot deadlock the ring. Children write fixed
+   records (< PIPE_BUF, so atomic) to the pipe: rank 0 one per size with the mean time, any rank one on failure.
+   The parent polls the pipe against the deadline; on an error record or the deadline it SIGKILLs every child,
+   and it always reaps them all by pid before returning. Children also carry the deadline (plus a grace second) in
+   every poll, so they end by themselves should the parent die. Buffers are allocated before fork (the children
+   do not call malloc: the caller may have threads) and children leave with _exit (no stdio flush, no atexit). */
+
+#define MLSYS__CLOUD_PROBE_MAX_RANKS 64
+#define MLSYS__CLOUD_PROBE_MAX_BYTES ((size_t)1 << 30)
+#define MLSYS__CLOUD_PROBE_MAGIC 0x54465253u /* "SRFT" */
+#define MLSYS__CLOUD_PROBE_MSG 224
+
+enum { MLSYS__CLOUD_PROBE_REC_ROW = 1, MLSYS__CLOUD_PROBE_REC_ERR = 2 };
+typedef struct {
+  int kind, rank, status, size_idx;
+  double t_s;
+  char msg[MLSYS__CLOUD_PROBE_MSG];
+} mlsys__cloud_probe_rec; /* 248 bytes, one write(): below PIPE_BUF, so records from several ranks never interleave */
+
+typedef struct {
+  int rank, n, left, right; /* left: accepted from rank-1 (receive); right: connected to rank+1 (send) */
+  float *buf, *scratch;
+  double deadline;
+  int status;
+  char msg[MLSYS__CLOUD_PROBE_MSG];
+} mlsys__cloud_probe_ctx;
+
+MLSYS_DEF void mlsys_cloud_probe_opts_default(mlsys_cloud_probe_opts *o) {
+  if (!o) return;
+  memset(o, 0, sizeof *o);
+  o->nranks = 2;
+  o->min_bytes = 4;
+  o->max_bytes = (size_t)64 << 20;
+  o->warmup = 2;
+  o->iters = 5;
+  o->timeout_s = 120;
+}
+
+static size_t mlsys__cloud_probe_pow2(size_t x) {
+  size_t p = 4;
+  while (p < x) p <<= 1;
+  return p;
+}
+
+MLSYS_DEF int mlsys_cloud_probe_nsizes(size_t min_bytes, size_t max_bytes) {
+  size_t a, b;
+  int k = 1;
+  if (min_bytes < 4 || max_bytes < min_bytes || max_bytes > MLSYS__CLOUD_PROBE_MAX_BYTES) return 0;
+  a = mlsys__cloud_probe_pow2(min_bytes);
+  b = mlsys__cloud_probe_pow2(max_bytes);
+  while (a < b) a <<= 1, k++;
+  return k;
+}
+
+static double mlsys__cloud_probe_busbw(double s, int n, double t) {
+  return n <= 1 || !(t > 0) ? 0 : 2.0 * s * (n - 1) / ((double)n * t);
+}
+
+/* ---- child side ---- */
+static int mlsys__cloud_probe_fail(mlsys__cloud_probe_ctx *c, mlsys_status st, const char *fmt, ...) MLSYS__PRINTF(3, 4);
+static int mlsys__cloud_probe_fail(mlsys__cloud_probe_ctx *c, mlsys_status st, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(c->msg, sizeof c->msg, fmt, ap);
+  va_end(ap);
+  c->status = (int)st;
+  return -1;
+}
+
+/* Milliseconds to wait in poll: until the deadline, at most 1 s at a time; < 0 once it has passed. */
+static int mlsys__cloud_probe_wait_ms(double deadline) {
+  double left = deadline - mlsys_now();
+  if (!(left > 0)) return -1;
+  if (left > 1.0) return 1000;
+  return (int)(left * 1000.0) + 1;
+}
+
+/* Chunk c of count floats split n ways: the first count % n chunks get one float more (some may be empty). */
+static void mlsys__cloud_probe_chunk(size_t count, int n, int c, size_t *off, size_t *len) {
+  size_t base = count / (size_t)n, rem = count % (size_t)n, cc = (size_t)c;
+  *off = cc * base + (cc < rem ? cc : rem);
+  *len = base + (cc < rem ? 1 : 0);
+}
+
+/* Send slen bytes right and receive rlen bytes from the left at the same time. With acc, the received floats are
+   added into acc[] as they complete (rb is then scratch); without, they land in rb. */
+static int mlsys__cloud_probe_xfer(mlsys__cloud_probe_ctx *c, const char *sb, size_t slen, char *rb, size_t rlen,
+                                   float *acc) {
+  size_t sent = 0, got = 0, done = 0;
+  int lrank = (c->rank + c->n - 1) % c->n, rrank = (c->rank + 1) % c->n;
+  while (sent < slen || got < rlen) {
+    int progress = 0;
+    if (sent < slen) {
+      ssize_t k = send(c->right, sb + sent, slen - sent, MSG_NOSIGNAL);
+      if (k > 0) {
+        sent += (size_t)k;
+        progress = 1;
+      } else if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        return mlsys__cloud_probe_fail(c, MLSYS_ERR_IO, "rank %d: send to rank %d failed: %s (did it fail?)",
+                                       c->rank, rrank, strerror(errno));
+      }
+    }
+    if (got < rlen) {
+      ssize_t k = recv(c->left, rb + got, rlen - got, 0);
+      if (k > 0) {
+        got += (size_t)k;
+        progress = 1;
+        if (acc) {
+          const float *src = (const float *)(const void *)rb;
+          size_t m = got / sizeof(float), j;
+          for (j = done; j < m; j++) acc[j] += src[j];
+          done = m;
+        }
+      } else if (k == 0) {
+        return mlsys__cloud_probe_fail(c, MLSYS_ERR_IO, "rank %d: rank %d closed the connection (did it fail?)",
+                                       c->rank, lrank);
+      } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        return mlsys__cloud_probe_fail(c, MLSYS_ERR_IO, "rank %d: receive from rank %d failed: %s", c->rank, lrank,
+                                       strerror(errno));
+      }
+    }
+    if (!progress && (sent < slen || got < rlen)) {
+      struct pollfd p[2];
+      int np = 0, ms = mlsys__cloud_probe_wait_ms(c->deadline);
+      if (ms < 0) return mlsys__cloud_probe_fail(c, MLSYS_ERR_TIMEOUT, "rank %d: timed out in a transfer", c->rank);
+      if (sent < slen) p[np].fd = c->right, p[np].events = POLLOUT, p[np].revents = 0, np++;
+      if (got < rlen) p[np].fd = c->left, p[np].events = POLLIN, p[np].revents = 0, np++;
+      if (poll(p, (nfds_t)np, ms) < 0 && errno != EINTR)
+        return mlsys__cloud_probe_fail(c, MLSYS_ERR_IO, "rank %d: poll failed: %s", c->rank, strerror(errno));
+    }
+  }
+  return 0;
+}
+
+/* A token around the ring: rank 0 sends, every other rank passes it on, rank 0 gets it back. */
+static int mlsys__cloud_probe_barrier(mlsys__cloud_probe_ctx *c) {
+  char t = 'B', u = 0;
+  if (c->rank == 0) {
+    if (mlsys__cloud_probe_xfer(c, &t, 1, NULL, 0, NULL) || mlsys__cloud_probe_xfer(c, NULL, 0, &u, 1, NULL)) return -1;
+  } else {
+    if (mlsys__cloud_probe_xfer(c, NULL, 0, &u, 1, NULL) || mlsys__cloud_probe_xfer(c, &t, 1, NULL, 0, NULL)) return -1;
+  }
+  if (u != 'B')
+    return mlsys__cloud_probe_fail(c, MLSYS_ERR_IO, "rank %d: barrier token is 0x%02x, not 'B' (streams out of step)",
+                                   c->rank, (unsigned)(unsigned char)u);
+  return 0;
+}
+
+/* In-place ring allreduce (sum) of count floats in c->buf. */
+static int mlsys__cloud_probe_allreduce(mlsys__cloud_probe_ctx *c, size_t count) {
+  int n = c->n, r = c->rank, k;
+  size_t so, sl, ro, rl;
+  for (k = 0; k < n - 1; k++) { /* reduce-scatter: afterwards rank r holds the sum of chunk r+1 */
+    mlsys__cloud_probe_chunk(count, n, (r - k + n) % n, &so, &sl);
+    mlsys__cloud_probe_chunk(count, n, (r - k - 1 + 2 * n) % n, &ro, &rl);
+    if (mlsys__cloud_probe_xfer(c, (const char *)(c->buf + so), sl * sizeof(float), (char *)c->scratch,
+                                rl * sizeof(float), c->buf + ro))
+      return -1;
+  }
+  for (k = 0; k < n - 1; k++) { /* allgather */
+    mlsys__cloud_probe_chunk(count, n, (r + 1 - k + n) % n, &so, &sl);
+    mlsys__cloud_probe_chunk(count, n, (r - k + n) % n, &ro, &rl);
+    if (mlsys__cloud_probe_xfer(c, (const char *)(c->buf + so), sl * sizeof(float), (char *)(c->buf + ro),
+                                rl * sizeof(float), NULL))
+      return -1;
+  }
+  return 0;
+}
+
+/* Rank r's value at index i: (r mod 8) + 0.25 ((i + 3r) mod 13). Every partial sum is a multiple of 0.25 below 2^11,
+   so the float sum is exact in any order; the per-rank phase makes a misplaced chunk show. */
+static void mlsys__cloud_probe_fill(float *b, size_t count, int r) {
+  size_t i;
+  int j = (3 * r) % 13;
+  float base = (float)(r % 8);
+  for (i = 0; i < count; i++) {
+    b[i] = base + 0.25f * (float)j;
+    if (++j == 13) j = 0;
+  }
+}
+
+static int mlsys__cloud_probe_check(mlsys__cloud_probe_ctx *c, size_t count, const float expect[13]) {
+  size_t i;
+  int j = 0;
+  for (i = 0; i < count; i++) {
+    if (c->buf[i] != expect[j])
+      return mlsys__cloud_probe_fail(c, MLSYS_ERR_IO,
+                                     "verify: size %zu B, n %d: rank %d element %zu is %.9g, expected %.9g",
+                                     count * sizeof(float), c->n, c->rank, i, (double)c->buf[i], (double)expect[j]);
+    if (++j == 13) j = 0;
+  }
+  return 0;
+}
+
+static int mlsys__cloud_probe_nodelay(int fd) {
+  int one = 1, fl = fcntl(fd, F_GETFL);
+  if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) return -1;
+  return setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+static void mlsys__cloud_probe_send_rec(int fd, const mlsys__cloud_probe_rec *rec) {
+  const char *p = (const char *)rec;
+  size_t left = sizeof *rec;
+  while (left > 0) { /* one write in practice (< PIPE_BUF is atomic); the loop is only for EINTR */
+    ssize_t k = write(fd, p, left);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) return;
+    p += k, left -= (size_t)k;
+  }
+}
+
+static int mlsys__cloud_probe_connect(mlsys__cloud_probe_ctx *c, int listener, int right_port) {
+  struct sockaddr_in a;
+  uint32_t hello[2], got[2] = {0, 0};
+  int lrank = (c->rank + c->n - 1) % c->n, rrank = (c->rank + 1) % c->n, ms, err = 0;
+  socklen_t el = sizeof err;
+  struct pollfd p;
+  c->right = socket(AF_INET, SOCK_STREAM, 0);
+  if (c->right < 0 || mlsys__cloud_probe_nodelay(c->right) < 0)
+    return mlsys__cloud_probe_fail(c, MLSYS_ERR_IO, "rank %d: socket: %s", c->rank, strerror(errno));
+  memset(&a, 0, sizeof a);
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons((uint16_t)right_port);
+  if (connect(c->right, (struct sockaddr *)&a, sizeof a) < 0) {
+    if (errno != EINPROGRESS && errno != EINTR)
+      return mlsys__cloud_probe_fail(c, MLSYS_ERR_IO, "rank %d: connect to rank %d (127.0.0.1:%d): %s", c->rank,
+                                     rrank, right_port, strerror(errno));
+    for (;;) {
+      if ((ms = mlsys__cloud_probe_wait_ms(c->deadline)) < 0)
+        return mlsys__cloud_probe_fail(c, MLSYS_ERR_TIMEOUT, "rank %d: timed out connecting to rank %d", c->rank, rrank);
+      p.fd = c->right, p.events = POLLOUT, p.revents = 0;
+      if (poll(&p, 1, ms) > 0) break;
+    }
+    if (getsockopt(c->right, SOL_SOCKET, SO_ERROR, &err, &el) < 0 || err != 0)
+      return mlsys__cloud_probe_fail(c, MLSYS_ERR_IO, "rank %d: connect to rank %d (127.0.0.1:%d): %s", c->rank,
+                                     rrank, right_port, strerror(err ? err : errno));
+  }
+  for (;;) {
+    if ((ms = mlsys__cloud_probe_wait_ms(c->deadline)) < 0)
+      return mlsys__cloud_probe_fail(c, MLSYS_ERR_TIMEOUT, "rank %d: timed out waiting for rank %d to connect",
+                                     c->rank, lrank);
+    p.fd = listener, p.events = POLLIN, p.revents = 0;
+    if (poll(&p, 1, ms) > 0) break;
+  }
+  c->left = accept(listener, NULL, NULL);
+  if (c->left < 0 || mlsys__cloud_probe_nodelay(c->left) < 0)
+    return mlsys__cloud_probe_fail(c, MLSYS_ERR_IO, "rank %d: accept: %s", c->rank, strerror(errno));
+  close(listener);
+  hello[0] = MLSYS__CLOUD_PROBE_MAGIC, hello[1] = (uint32_t)c->rank;
+  if (mlsys__cloud_probe_xfer(c, (const char *)hello, sizeof hello, (char *)got, sizeof got, NULL)) return -1;
+  if (got[0] != MLSYS__CLOUD_PROBE_MAGIC || got[1] != (uint32_t)lrank)
+    return mlsys__cloud_probe_fail(c, MLSYS_ERR_IO, "rank %d: the peer on its listener is not rank %d (hello %08x %u)",
+                                   c->rank, lrank, (unsigned)got[0], (unsigned)got[1]);
+  return 0;
+}
+
+static void mlsys__cloud_probe_child(mlsys__cloud_probe_ctx *c, const mlsys_cloud_probe_opts *o, int listener,
+                                     int right_port, const size_t *sizes, int nsizes, int rec_fd) {
+  mlsys__cloud_probe_rec rec;
+  float expect[13];
+  int si, it, j, r;
+  memset(&rec, 0, sizeof rec);
+  for (j = 0; j < 13; j++) { /* the exact sum over ranks, by index mod 13 */
+    double s = 0;
+    for (r = 0; r < c->n; r++) s += (double)(r % 8) + 0.25 * (double)((j + 3 * r) % 13);
+    expect[j] = (float)s;
+  }
+  if (mlsys__cloud_probe_connect(c, listener, right_port)) goto fail;
+  for (si = 0; si < nsizes; si++) {
+    size_t count = sizes[si] / sizeof(float);
+    double sum = 0;
+    for (it = 0; it < o->warmup + o->iters; it++) {
+      double t0, t1;
+      if (it == 0 || o->verify) mlsys__cloud_probe_fill(c->buf, count, c->rank);
+      if (mlsys__cloud_probe_barrier(c)) goto fail;
+      t0 = mlsys_now();
+      if (mlsys__cloud_probe_allreduce(c, count)) goto fail;
+      t1 = mlsys_now();
+      if (it >= o->warmup) sum += t1 - t0;
+      if (o->verify && mlsys__cloud_probe_check(c, count, expect)) goto fail;
+    }
+    if (c->rank == 0) {
+      rec.kind = MLSYS__CLOUD_PROBE_REC_ROW, rec.rank = 0, rec.size_idx = si, rec.t_s = sum / o->iters;
+      mlsys__cloud_probe_send_rec(rec_fd, &rec);
+    }
+  }
+  _exit(0);
+fail:
+  rec.kind = MLSYS__CLOUD_PROBE_REC_ERR, rec.rank = c->rank, rec.status = c->status;
+  memcpy(rec.msg, c->msg, sizeof rec.msg);
+  rec.msg[sizeof rec.msg - 1] = 0;
+  mlsys__cloud_probe_send_rec(rec_fd, &rec);
+  _exit(1);
+}
+
+/* ---- parent side ---- */
+/* Reap every child (SIGKILL first when kill_first); st[r] gets its wait status, -1 if unknown. */
+static void mlsys__cloud_probe_reap(pid_t *pids, int *st, int n, int kill_first) {
+  int r;
+  if (kill_first)
+    for (r = 0; r < n; r++)
+      if (pids[r] > 0) kill(pids[r], SIGKILL);
+  for (r = 0; r < n; r++) {
+    int s = 0;
+    pid_t w;
+    if (pids[r] <= 0) continue;
+    do w = waitpid(pids[r], &s, 0);
+    while (w < 0 && errno == EINTR);
+    st[r] = w == pids[r] ? s : -1; /* ECHILD: someone else reaped it (a SIGCHLD handler) */
+    pids[r] = -1;
+  }
+}
+
+/* After an error report: a rank that already died of a signal, or exited other than through its own 0 (done) or 1
+   (reported), is the likelier cause than its neighbours' complaints. */
+static int mlsys__cloud_probe_find_crash(pid_t *pids, int *st, int n) {
+  int r;
+  for (r = 0; r < n; r++) {
+    int s = 0;
+    if (pids[r] > 0 && waitpid(pids[r], &s, WNOHANG) == pids[r]) {
+      st[r] = s, pids[r] = -1;
+      if (WIFSIGNALED(s) || (WIFEXITED(s) && WEXITSTATUS(s) > 1)) return r;
+    }
+  }
+  return -1;
+}
+
+MLSYS_DEF mlsys_status mlsys_cloud_probe_tcp(const mlsys_cloud_probe_opts *o, mlsys_cloud_probe_row *rows,
+                                             int max_rows, int *nrows) {
+  int n, nsizes, r, i, pfd[2] = {-1, -1}, *lfd = NULL, *port = NULL, *st = NULL, *have = NULL, failed = 0;
+  pid_t *pids = NULL;
+  size_t *sizes = NULL, maxcount, have_bytes = 0;
+  float *buf = NULL, *scratch = NULL;
+  double *times = NULL, deadline;
+  mlsys_status ret = MLSYS_OK;
+  char rb[sizeof(mlsys__cloud_probe_rec) * 8];
+
+  if (nrows) *nrows = 0;
+  if (!o || !rows || !nrows) return mlsys_set_error(MLSYS_ERR_ARG, "cloud probe: options, rows and nrows are required");
+  n = o->nranks;
+  if (n < 2 || n > MLSYS__CLOUD_PROBE_MAX_RANKS)
+    return mlsys_set_error(MLSYS_ERR_ARG, "cloud probe: nranks %d is outside 2..%d", n, MLSYS__CLOUD_PROBE_MAX_RANKS);
+  if (o->min_bytes < 4 || o->max_bytes < 4)
+    return mlsys_set_error(MLSYS_ERR_ARG, "cloud probe: buffer sizes %zu..%zu B: each must be at least 4 B (one float32)",
+                           o->min_bytes, o->max_bytes);
+  if (o->min_bytes > o->max_bytes)
+    return mlsys_set_error(MLSYS_ERR_ARG, "cloud probe: min_bytes %zu exceeds max_bytes %zu", o->min_bytes,
+                           o->max_bytes);
+  if (o->max_bytes > MLSYS__CLOUD_PROBE_MAX_BYTES)
+    return mlsys_set_error(MLSYS_ERR_TOO_BIG, "cloud probe: max_bytes %zu exceeds the limit of 1 GiB", o->max_bytes);
+  if (o->warmup < 0 || o->iters < 1)
+    return mlsys_set_error(MLSYS_ERR_ARG, "cloud probe: warmup %d must be >= 0 and iters %d >= 1", o->warmup, o->iters);
+  if (!(o->timeout_s > 0))
+    return mlsys_set_error(MLSYS_ERR_ARG, "cloud probe: timeout_s %g must be > 0", o->timeout_s);
+  nsizes = mlsys_cloud_probe_nsizes(o->min_bytes, o->max_bytes);
+  if (max_rows < nsizes)
+    return mlsys_set_error(MLSYS_ERR_ARG, "cloud probe: max_rows %d is fewer than the %d sizes %zu..%zu B", max_rows,
+                           nsizes, mlsys__cloud_probe_pow2(o->min_bytes), mlsys__cloud_probe_pow2(o->max_bytes));
+
+  sizes = (size_t *)mlsys_alloc((size_t)nsizes, sizeof *sizes);
+  times = (double *)mlsys_calloc((size_t)nsizes, sizeof *times);
+  have = (int *)mlsys_calloc((size_t)nsizes, sizeof *have);
+  pids = (pid_t *)mlsys_alloc((size_t)n, sizeof *pids);
+  lfd = (int *)mlsys_alloc((size_t)n, sizeof *lfd);
+  port = (int *)mlsys_alloc((size_t)n, sizeof *port);
+  st = (int *)mlsys_alloc((size_t)n, sizeof *st);
+  if (!sizes || !times || !have || !pids || !lfd || !port || !st) {
+    ret = MLSYS_ERR_NOMEM;
+    goto done;
+  }
+  for (r = 0; r < n; r++) pids[r] = -1, lfd[r] = -1, st[r] = -1;
+  sizes[0] = mlsys__cloud_probe_pow2(o->min_bytes);
+  for (i = 1; i < nsizes; i++) sizes[i] = sizes[i - 1] * 2;
+  maxcount = sizes[nsizes - 1] / sizeof(float);
+  /* Allocated (not touched) here: each child writes its own copy-on-write pages. */
+  buf = (float *)mlsys_alloc(maxcount, sizeof(float));
+  scratch = (float *)mlsys_alloc(maxcount / (size_t)n + 1, sizeof(float));
+  if (!buf || !scratch) {
+    ret = mlsys_prefix_error("cloud probe: buffers of %zu B", sizes[nsizes - 1]);
+    goto done;
+  }
+
+  if (pipe(pfd) < 0) {
+    ret = mlsys_set_error(MLSYS_ERR_IO, "cloud probe: pipe: %s", strerror(errno));
+    goto done;
+  }
+  fcntl(pfd[0], F_SETFD, FD_CLOEXEC);
+  fcntl(pfd[1], F_SETFD, FD_CLOEXEC);
+  for (r = 0; r < n; r++) {
+    struct sockaddr_in a;
+    socklen_t al = sizeof a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = 0;
+    lfd[r] = socket(AF_INET, SOCK_STREAM, 0);
+    if (lfd[r] < 0 || fcntl(lfd[r], F_SETFD, FD_CLOEXEC) < 0 || bind(lfd[r], (struct sockaddr *)&a, sizeof a) < 0 ||
+        listen(lfd[r], 4) < 0 || getsockname(lfd[r], (struct sockaddr *)&a, &al) < 0) {
+      ret = mlsys_set_error(MLSYS_ERR_IO, "cloud probe: listening socket for rank %d on 127.0.0.1: %s", r,
+                            strerror(errno));
+      goto done;
+    }
+    port[r] = (int)ntohs(a.sin_port);
+  }
+
+  deadline = mlsys_now() + o->timeout_s;
+  for (r = 0; r < n; r++) {
+    pid_t p = fork();
+    if (p == 0) {
+      mlsys__cloud_probe_ctx c;
+      int k;
+      close(pfd[0]);
+      for (k = 0; k < n; k++)
+        if (k != r) close(lfd[k]);
+      memset(&c, 0, sizeof c);
+      c.rank = r, c.n = n, c.left = -1, c.right = -1, c.buf = buf, c.scratch = scratch;
+      c.deadline = deadline + 1.0; /* the parent's deadline comes first; this one is for a parent that died */
+      mlsys__cloud_probe_child(&c, o, lfd[r], port[(r + 1) % n], sizes, nsizes, pfd[1]);
+      _exit(1); /* not reached */
+    }
+    if (p < 0) {
+      ret = mlsys_set_error(MLSYS_ERR_IO, "cloud probe: fork of rank %d: %s", r, strerror(errno));
+      failed = 1;
+      goto done;
+    }
+    pids[r] = p;
+  }
+  close(pfd[1]), pfd[1] = -1;
+  for (r = 0; r < n; r++) close(lfd[r]), lfd[r] = -1;
+
+  for (;;) { /* read records until every child has closed the pipe (exited), an error comes, or the deadline */
+    struct pollfd p;
+    ssize_t k;
+    size_t off;
+    int ms = mlsys__cloud_probe_wait_ms(deadline), stop = 0;
+    if (ms < 0) {
+      int ndone = 0;
+      for (i = 0; i < nsizes; i++) ndone += have[i];
+      ret = mlsys_set_error(MLSYS_ERR_TIMEOUT, "cloud probe: timed out after %g s (n %d, %d of %d sizes done)",
+                            o->timeout_s, n, ndone, nsizes);
+      failed = 1;
+      goto done;
+    }
+    p.fd = pfd[0], p.events = POLLIN, p.revents = 0;
+    if (poll(&p, 1, ms) <= 0) continue;
+    k = read(pfd[0], rb + have_bytes, sizeof rb - have_bytes);
+    if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (k < 0) {
+      ret = mlsys_set_error(MLSYS_ERR_IO, "cloud probe: reading the result pipe: %s", strerror(errno));
+      failed = 1;
+      goto done;
+    }
+    if (k == 0) break;
+    have_bytes += (size_t)k;
+    for (off = 0; off + sizeof(mlsys__cloud_probe_rec) <= have_bytes; off += sizeof(mlsys__cloud_probe_rec)) {
+      mlsys__cloud_probe_rec rec;
+      memcpy(&rec, rb + off, sizeof rec);
+      if (rec.kind == MLSYS__CLOUD_PROBE_REC_ROW && rec.size_idx >= 0 && rec.size_idx < nsizes) {
+        times[rec.size_idx] = rec.t_s, have[rec.size_idx] = 1;
+      } else if (rec.kind == MLSYS__CLOUD_PROBE_REC_ERR) {
+        int crash = mlsys__cloud_probe_find_crash(pids, st, n);
+        rec.msg[sizeof rec.msg - 1] = 0;
+        if (crash >= 0 && WIFSIGNALED(st[crash]))
+          ret = mlsys_set_error(MLSYS_ERR_IO, "cloud probe: rank %d was killed by signal %d (then %s)", crash,
+                                WTERMSIG(st[crash]), rec.msg);
+        else if (crash >= 0)
+          ret = mlsys_set_error(MLSYS_ERR_IO, "cloud probe: rank %d exited with status %d (then %s)", crash,
+                                WEXITSTATUS(st[crash]), rec.msg);
+        else
+          ret = mlsys_set_error(rec.status > 0 && rec.status < MLSYS_ERR_COUNT_ ? (mlsys_status)rec.status
+                                                                                   : MLSYS_ERR_IO,
+                                "cloud probe: %s", rec.msg);
+        stop = 1;
+        break;
+      }
+    }
+    if (stop) {
+      failed = 1;
+      goto done;
+    }
+    memmove(rb, rb + off, have_bytes - off);
+    have_bytes -= off;
+  }
+  mlsys__cloud_probe_reap(pids, st, n, 0);
+  for (r = 0; r < n; r++) {
+    if (st[r] != -1 && WIFSIGNALED(st[r])) {
+      ret = mlsys_set_error(MLSYS_ERR_IO, "cloud probe: rank %d was killed by signal %d", r, WTERMSIG(st[r]));
+      goto done;
+    }
+    if (st[r] != -1 && WIFEXITED(st[r]) && WEXITSTATUS(st[r]) != 0) {
+      ret = mlsys_set_error(MLSYS_ERR_IO, "cloud probe: rank %d exited with status %d without a report", r,
+                            WEXITSTATUS(st[r]));
+      goto done;
+    }
+  }
+  for (i = 0; i < nsizes; i++)
+    if (!have[i]) {
+      ret = mlsys_set_error(MLSYS_ERR_IO, "cloud probe: no timing came back for %zu B (n %d)", sizes[i], n);
+      goto done;
+    }
+  for (i = 0; i < nsizes; i++) {
+    mlsys_cloud_probe_row *w = &rows[i];
+    w->bytes = (double)sizes[i];
+    w->n = n;
+    w->n_async = 1;
+    w->t_s = times[i];
+    w->busbw = mlsys__cloud_probe_busbw(w->bytes, n, w->t_s);
+    w->algbw = w->t_s > 0 ? w->bytes / w->t_s : 0;
+  }
+  *nrows = nsizes;
+
+done:
+  if (pids) mlsys__cloud_probe_reap(pids, st, n, failed);
+  if (pfd[0] >= 0) close(pfd[0]);
+  if (pfd[1] >= 0) close(pfd[1]);
+  if (lfd)
+    for (r = 0; r < n; r++)
+      if (lfd[r] >= 0) close(lfd[r]);
+  mlsys_free(sizes), mlsys_free(times), mlsys_free(have), mlsys_free(pids), mlsys_free(lfd), mlsys_free(port);
+  mlsys_free(st), mlsys_free(buf), mlsys_free(scratch);
+  return ret;
+}
+
+MLSYS_DEF mlsys_status mlsys_cloud_probe_write_csv(const mlsys_cloud_probe_row *rows, int n, FILE *f) {
+  int i;
+  if (!f || n < 0 || (n > 0 && !rows)) return mlsys_set_error(MLSYS_ERR_ARG, "cloud probe csv: no file or rows");
+  fprintf(f, "bytes,n,n_async,t_s,busbw,algbw\n");
+  for (i = 0; i < n; i++)
+    fprintf(f, "%.17g,%d,%d,%.17g,%.17g,%.17g\n", rows[i].bytes, rows[i].n, rows[i].n_async, rows[i].t_s,
+            rows[i].busbw, rows[i].algbw);
+  if (ferror(f)) return mlsys_set_error(MLSYS_ERR_IO, "cloud probe csv: write failed: %s", strerror(errno));
+  return MLSYS_OK;
 }
 
 #endif /* MLSYS_CLOUD_IMPLEMENTATION_DONE */

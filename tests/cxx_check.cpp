@@ -8,6 +8,7 @@
 #include "mlsys_relm.h"
 #include "mlsys_index.h"
 #include "mlsys_offload.h"
+#include "mlsys_cloud.h"
 
 int main() {
   mlsys_remat_graph g;

@@ -391,19 +391,20 @@ TEST(profiles_bad_input_is_named) {
 
 /* ---- 8. the optimizer against brute force (spec §7.4 case 9) ------------------------------------------------ */
 typedef struct {
-  mlsys_cloud_itype ty[3];
-  mlsys_cloud_cprof pr[3];
-  double rf[3][12], gb[3][12];
+  mlsys_cloud_itype ty[5];
+  mlsys_cloud_cprof pr[5];
+  double rf[5][12], gb[5][12];
 } rand_inst;
 
 static void rand_instance(mlsys_rng *g, rand_inst *I, int nt, int L) {
   int i, l;
   for (i = 0; i < nt; i++) {
     double fw[4], bw[4], x[4], a = 0.001 + 0.02 * mlsys_rng_uniform(g), b = 1e-4 + 2e-3 * mlsys_rng_uniform(g);
-    int bmax = 1 << (4 + (int)mlsys_rng_below(g, 7)), n, k;
+    int small = nt > 3, bmax = 1 << (small ? 2 + (int)mlsys_rng_below(g, 4) : 4 + (int)mlsys_rng_below(g, 7)), n, k;
     char nm[16];
     snprintf(nm, sizeof nm, "t%d", i);
-    itype(&I->ty[i], nm, "", 0.2 + 4 * mlsys_rng_uniform(g), 1 + (int)mlsys_rng_below(g, 8), i, 5 + 45 * mlsys_rng_uniform(g));
+    itype(&I->ty[i], nm, "", 0.2 + 4 * mlsys_rng_uniform(g), 1 + (int)mlsys_rng_below(g, small ? 4 : 8), i,
+          5 + 45 * mlsys_rng_uniform(g));
     n = mlsys_cloud_pwl_points(bmax, x);
     memset(&I->pr[i], 0, sizeof I->pr[i]);
     for (k = 0; k < n; k++) fw[k] = a + b * x[k] * (k == 1 ? 0.9 : 1), bw[k] = fw[k] * (1.5 + mlsys_rng_uniform(g));
@@ -419,44 +420,44 @@ static void rand_instance(mlsys_rng *g, rand_inst *I, int nt, int L) {
 }
 
 /* every mix: counts 0..cap, power-of-two batches ≤ Bmax, Σ = B; the best objective among those meeting the limits */
+static void brute_rec(const mlsys_cloud_sim *s, const mlsys_cloud_problem *p, int t, int *c, int *b, double *best,
+                      int *found) {
+  mlsys_cloud_plan pl;
+  int k, sum = 0;
+  double obj;
+  if (t == s->ntypes) {
+    for (k = 0; k < s->ntypes; k++) sum += c[k] * b[k];
+    if (sum != p->global_batch) return;
+    if (mlsys_cloud_plan_eval(s, p, c, b, &pl) != MLSYS_OK || !pl.feasible) return;
+    obj = p->goal == MLSYS_CLOUD_MIN_TIME ? pl.total_time_s : pl.total_cost;
+    if (obj < *best) *best = obj;
+    *found = 1;
+    return;
+  }
+  c[t] = 0, b[t] = 1; /* an unused type: counted once */
+  brute_rec(s, p, t + 1, c, b, best, found);
+  for (c[t] = 1; c[t] <= s->types[t].cap; c[t]++)
+    for (b[t] = 1; b[t] <= s->prof[t].bmax; b[t] *= 2) brute_rec(s, p, t + 1, c, b, best, found);
+  c[t] = 0, b[t] = 1;
+}
 static double brute(const mlsys_cloud_sim *s, const mlsys_cloud_problem *p, int *found) {
-  int c[3] = {0, 0, 0}, b[3] = {1, 1, 1}, lb[3], i;
+  int c[MLSYS_CLOUD_MAX_TYPES] = {0}, b[MLSYS_CLOUD_MAX_TYPES] = {0};
   double best = INFINITY;
   *found = 0;
-  for (i = 0; i < 3; i++) lb[i] = i < s->ntypes ? 0 : 0;
-  (void)lb;
-  for (c[0] = 0; c[0] <= (s->ntypes > 0 ? s->types[0].cap : 0); c[0]++)
-    for (b[0] = 1; b[0] <= s->prof[0].bmax; b[0] *= 2)
-      for (c[1] = 0; c[1] <= (s->ntypes > 1 ? s->types[1].cap : 0); c[1]++)
-        for (b[1] = 1; b[1] <= (s->ntypes > 1 ? s->prof[1].bmax : 1); b[1] *= 2)
-          for (c[2] = 0; c[2] <= (s->ntypes > 2 ? s->types[2].cap : 0); c[2]++)
-            for (b[2] = 1; b[2] <= (s->ntypes > 2 ? s->prof[2].bmax : 1); b[2] *= 2) {
-              mlsys_cloud_plan pl;
-              int k, skip = 0, sum = 0;
-              double obj;
-              for (k = 0; k < s->ntypes; k++) {
-                if (!c[k] && b[k] != 1) skip = 1; /* an unused type: count it once */
-                sum += c[k] * b[k];
-              }
-              if (skip || sum != p->global_batch) continue;
-              if (mlsys_cloud_plan_eval(s, p, c, b, &pl) != MLSYS_OK || !pl.feasible) continue;
-              obj = p->goal == MLSYS_CLOUD_MIN_TIME ? pl.total_time_s : pl.total_cost;
-              if (obj < best) best = obj;
-              *found = 1;
-            }
+  brute_rec(s, p, 0, c, b, &best, found);
   return best;
 }
 
 TEST(optimizer_equals_brute_force_on_200_random_instances) {
   mlsys_rng g;
-  int trial, nfeas = 0, ninf = 0;
+  int trial, nfeas = 0, ninf = 0, nbig = 0;
   mlsys_rng_seed(&g, 2026);
   for (trial = 0; trial < 200; trial++) {
     rand_inst I;
     mlsys_cloud_sim s = {0};
     mlsys_cloud_problem p = {0};
     mlsys_cloud_plan pl, pe;
-    int nt = 1 + (int)mlsys_rng_below(&g, 3), found, k;
+    int nt = trial < 160 ? 1 + (int)mlsys_rng_below(&g, 3) : 4 + (int)mlsys_rng_below(&g, 2), found, k;
     double want, got;
     mlsys_status st, se;
     rand_instance(&g, &I, nt, 1 + (int)mlsys_rng_below(&g, 12));
@@ -464,6 +465,7 @@ TEST(optimizer_equals_brute_force_on_200_random_instances) {
     s.share_mode = trial & 1;
     p.global_batch = 1 << (3 + (int)mlsys_rng_below(&g, 9));
     if (trial % 5 == 0) p.global_batch = 24 * (1 + (int)mlsys_rng_below(&g, 40)); /* not a power of two */
+    if (nt > 3) p.global_batch = 8 + (int)mlsys_rng_below(&g, 120); /* 4-5 types with small caps and Bmax */
     p.iters = 100 + (long)mlsys_rng_below(&g, 5000);
     p.goal = trial % 3 == 0 ? MLSYS_CLOUD_MIN_TIME : MLSYS_CLOUD_MIN_COST;
     if (trial % 4 == 1) p.time_limit_s = p.iters * (0.02 + 2 * mlsys_rng_uniform(&g));
@@ -482,6 +484,7 @@ TEST(optimizer_equals_brute_force_on_200_random_instances) {
       for (k = 0, found = 0; k < nt; k++) found += pl.counts[k] * pl.batches[k];
       CHECK_EQ_INT(found, p.global_batch);
       nfeas++;
+      nbig += nt > 3;
     }
     /* eager: feasible or nothing, never better than exhaustive */
     p.eager = 1, p.eager_k = 2;
@@ -495,8 +498,8 @@ TEST(optimizer_equals_brute_force_on_200_random_instances) {
       CHECK_EQ_INT(se, MLSYS_ERR_INFEASIBLE);
     }
   }
-  /* both outcomes were exercised */
-  CHECK(nfeas > 100 && ninf > 5);
+  /* both outcomes were exercised, and the 4-5 type instances (where the search's bounds cut most) found plans */
+  CHECK_MSG(nfeas > 100 && ninf > 5 && nbig > 15, "%d feasible (%d with 4-5 types), %d infeasible", nfeas, nbig, ninf);
 }
 
 TEST(optimizer_sim_budget_stops_and_says_so) {
