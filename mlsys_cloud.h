@@ -422,6 +422,25 @@ MLSYS_DEF mlsys_status mlsys_cloud_probe_tcp(const mlsys_cloud_probe_opts *o, ml
 /* CSV: the header "bytes,n,n_async,t_s,busbw,algbw", then one line per row (%.17g: exact round trip). */
 MLSYS_DEF mlsys_status mlsys_cloud_probe_write_csv(const mlsys_cloud_probe_row *rows, int n, FILE *f);
 
+
+/* ---- 10. the learned bandwidth model (§3.3): two GBDTs split at the MTU -------------------------------------------
+   Features, in this order (float32): type code (the index of the instance's name in type_name; NaN when absent:
+   the trees' default branch), cpu cores, memory GiB, rated Gbps, log2(buffer bytes, a power of two), world size n,
+   allreduces in flight; the label is bus bandwidth in Gbps (tests/data/cloud/xgb has XGBoost-trained examples).
+   Buffers up to the MTU go to `small` (pseudo-Huber in the seed), larger ones to `large` (squared error). */
+#define MLSYS_CLOUD_BW_NFEAT 7
+typedef struct {
+  mlsys_cloud_gbdt *small, *large; /* either may be NULL: the other one serves all sizes */
+  double mtu;                      /* bytes; 0 → MLSYS_CLOUD_MTU */
+  int ntypes;                      /* the type-code dictionary */
+  const char (*type_name)[32];
+} mlsys_cloud_bwmodel;
+MLSYS_DEF void mlsys_cloud_bw_features(const mlsys_cloud_bwmodel *m, const mlsys_cloud_itype *it, double bytes, int n,
+                                       int c, float x[MLSYS_CLOUD_BW_NFEAT]);
+/* An mlsys_cloud_bw_fn with ud = the model: bytes/s. A tree ensemble can predict zero or less for a small buffer
+   (the seed's reason for two models); such a prediction is raised to 1 Mbit/s, so the simulator never divides by it. */
+MLSYS_DEF double mlsys_cloud_bw_gbdt(void *ud, const mlsys_cloud_itype *it, double bytes, int n, int c);
+
 #ifdef __cplusplus
 }
 #endif
@@ -3859,6 +3878,31 @@ MLSYS_DEF mlsys_status mlsys_cloud_probe_write_csv(const mlsys_cloud_probe_row *
             rows[i].busbw, rows[i].algbw);
   if (ferror(f)) return mlsys_set_error(MLSYS_ERR_IO, "cloud probe csv: write failed: %s", strerror(errno));
   return MLSYS_OK;
+}
+
+/* ---- 10. the learned bandwidth model --------------------------------------------------------------------------- */
+MLSYS_DEF void mlsys_cloud_bw_features(const mlsys_cloud_bwmodel *m, const mlsys_cloud_itype *it, double bytes, int n,
+                                       int c, float x[MLSYS_CLOUD_BW_NFEAT]) {
+  int i, code = -1;
+  for (i = 0; m && i < m->ntypes; i++)
+    if (!strcmp(m->type_name[i], it->name)) code = i;
+  x[0] = code < 0 ? NAN : (float)code;
+  x[1] = (float)it->cpu_cores, x[2] = (float)it->mem_gib, x[3] = (float)it->rated_gbps;
+  x[4] = (float)log2(mlsys_cloud_pow2_ceil(bytes));
+  x[5] = (float)n, x[6] = (float)c;
+}
+
+MLSYS_DEF double mlsys_cloud_bw_gbdt(void *ud, const mlsys_cloud_itype *it, double bytes, int n, int c) {
+  const mlsys_cloud_bwmodel *m = (const mlsys_cloud_bwmodel *)ud;
+  const mlsys_cloud_gbdt *g;
+  float x[MLSYS_CLOUD_BW_NFEAT];
+  double gbps;
+  g = bytes <= (m->mtu > 0 ? m->mtu : MLSYS_CLOUD_MTU) ? (m->small ? m->small : m->large) : (m->large ? m->large : m->small);
+  if (!g || mlsys_cloud_gbdt_nfeatures(g) > MLSYS_CLOUD_BW_NFEAT) return NAN; /* the simulator names it */
+  mlsys_cloud_bw_features(m, it, bytes, n, c, x);
+  gbps = mlsys_cloud_gbdt_predict(g, x);
+  if (!(gbps > 1e-3)) gbps = 1e-3;
+  return gbps * 1e9 / 8;
 }
 
 #endif /* MLSYS_CLOUD_IMPLEMENTATION_DONE */

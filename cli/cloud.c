@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char *cloud_help =
-    "usage: mlsys cloud <verb> [options]\n"
+    "usage: mlsys cloud <verb> [options]      (verbs: plan, simulate, gbdt train|predict, probe)\n"
     "\n"
     "verbs:\n"
     "  plan      --profile FILE --global-batch B --iters N [--time-limit S] [--budget USD] [--goal cost|time]\n"
@@ -22,6 +22,20 @@ static const char *cloud_help =
     "  simulate  --profile FILE --config \"4xp3.8xlarge@1024+8xg3.8xlarge@128\" [--iters N] [--spot] [--catalog CSV]\n"
     "            [--json] (and the simulation options)\n"
     "            Predicts one mix: seconds per iteration (forward, backward, the allreduce tail), and its cost.\n"
+    "\n"
+    "  gbdt train   --data CSV --out MODEL [--label COL] [--objective squared|pseudohuber] [--trees N] [--depth D]\n"
+    "               [--eta E] [--lambda L] [--gamma G] [--min-child-weight W] [--huber-slope D] [--max-bin B]\n"
+    "               [--base-score X] [--seed N]\n"
+    "            Trains a gradient-boosted regressor (XGBoost's hist method and defaults; base score the label median\n"
+    "            unless given) on a CSV with a header: every column but the label (default: the last) is a feature,\n"
+    "            nan or an empty field is missing. Writes our model format.\n"
+    "  gbdt predict --model FILE [--features CSV] [--base-score X]\n"
+    "            One prediction per CSV row (default stdin), 9 significant digits, one per line. FILE is our format,\n"
+    "            XGBoost's JSON model (save_model) or its text dump (dump_model; give its --base-score). The first N\n"
+    "            columns are the features (N = the model's); later ones are ignored.\n"
+    "  probe     [--world 2..8] [--min BYTES] [--max BYTES] [--iters N] [--verify] [--out CSV] [--json]\n"
+    "            Ring allreduce among --world forked processes over TCP on 127.0.0.1 (default 2..8 in powers of two,\n"
+    "            4 B to 64 MiB): one row of bus bandwidth per size and world size, the rows a bandwidth model trains on.\n"
     "\n"
     "--profile: a DNN's compute profiles per instance type (JSON; docs/cloud.md §6, e.g.\n"
     "tests/data/cloud/profile_shufflenet_case3.json). --catalog: instance types and prices (CSV; default\n"
@@ -42,6 +56,8 @@ static const char *cloud_help =
 typedef struct {
   const char *profile, *catalog, *spot, *types, *config, *batch, *iters, *tlim, *budget, *goal, *eager, *eager_k,
       *solve_budget, *max_types, *json, *straggler, *seed, *share, *bcap, *help;
+  const char *data, *out, *label, *objective, *trees, *depth, *eta, *lambda, *gamma, *mcw, *huber, *max_bin, *base,
+      *model, *features, *world, *min, *max, *verify;
 } cloud_args;
 
 typedef struct {
@@ -342,6 +358,241 @@ static int cloud_simulate(const cloud_args *a) {
   return CLI_OK;
 }
 
+/* ---- gbdt train | predict ---------------------------------------------------------------------------------- */
+/* A CSV of numbers with a header: *cols names, rows of floats (nan or empty = NaN) into *v (row-major). */
+static int cloud_csv(const char *cmd, const char *path, float **v, int *nrow, int *ncol, char ***names) {
+  char *buf = NULL, *p, *line;
+  size_t len;
+  int cap = 0, n = 0, c, nc = 0, lineno = 1;
+  float *x = NULL;
+  if (path) {
+    if (mlsys_read_file(path, &buf, &len) != MLSYS_OK) return cli_fail(cmd, "%s", mlsys_last_error());
+  } else { /* stdin */
+    size_t cap2 = 1 << 16, got;
+    buf = (char *)malloc(cap2 + 1), len = 0;
+    while (buf && (got = fread(buf + len, 1, cap2 - len, stdin)) > 0) {
+      len += got;
+      if (len == cap2) {
+        char *nb = (char *)realloc(buf, 2 * cap2 + 1);
+        if (!nb) break;
+        buf = nb, cap2 *= 2;
+      }
+    }
+    if (!buf) return cli_fail(cmd, "out of memory reading stdin");
+    path = "stdin";
+  }
+  buf[len] = 0;
+  for (p = buf; *p && *p != '\n'; p++) nc += *p == ',';
+  nc += 1;
+  if (names) {
+    char *q = buf;
+    *names = (char **)calloc((size_t)nc, sizeof **names);
+    for (c = 0; c < nc && *names; c++) {
+      char *e = q;
+      while (*e && *e != ',' && *e != '\n' && *e != '\r') e++;
+      (*names)[c] = strndup(q, (size_t)(e - q));
+      q = *e == ',' ? e + 1 : e;
+    }
+  }
+  line = *p ? p + 1 : p;
+  while (*line) {
+    char *e;
+    lineno++;
+    if (*line == '\n' || *line == '\r') { line++; continue; }
+    if (n == cap) {
+      float *nx = (float *)realloc(x, (size_t)(cap ? 2 * cap : 1024) * (size_t)nc * sizeof *x);
+      if (!nx) { free(x); free(buf); return cli_fail(cmd, "out of memory reading %s", path); }
+      x = nx, cap = cap ? 2 * cap : 1024;
+    }
+    for (c = 0; c < nc; c++) {
+      while (*line == ' ') line++;
+      if (*line == ',' || *line == '\n' || *line == '\r' || !*line || !strncmp(line, "nan", 3)) {
+        x[(size_t)n * nc + c] = NAN;
+        if (!strncmp(line, "nan", 3)) line += 3;
+      } else {
+        double d = strtod(line, &e);
+        if (e == line || !isfinite(d)) {
+          free(x); free(buf);
+          return cli_fail(cmd, "%s:%d: field %d is not a number", path, lineno, c + 1);
+        }
+        x[(size_t)n * nc + c] = (float)d, line = e;
+      }
+      while (*line == ' ' || *line == '\r') line++;
+      if (c + 1 < nc) {
+        if (*line != ',') { free(x); free(buf); return cli_fail(cmd, "%s:%d: %d fields, the header has %d", path, lineno, c + 1, nc); }
+        line++;
+      }
+    }
+    if (*line && *line != '\n') { free(x); free(buf); return cli_fail(cmd, "%s:%d: more fields than the header's %d", path, lineno, nc); }
+    if (*line) line++;
+    n++;
+  }
+  free(buf);
+  if (!n) { free(x); return cli_fail(cmd, "%s: no rows after the header", path); }
+  *v = x, *nrow = n, *ncol = nc;
+  return CLI_OK;
+}
+
+static int cloud_gbdt_train(const cloud_args *a) {
+  const char *cmd = "cloud gbdt train";
+  mlsys_cloud_gbdt_params gp;
+  mlsys_cloud_gbdt *m = NULL;
+  float *v, *X, *y;
+  char **names = NULL;
+  int nrow, ncol, rc, lab, i, j;
+  double d;
+  FILE *f;
+  if (!a->data || !a->out) return cli_usage_error(cmd, "--data CSV and --out MODEL are required");
+  mlsys_cloud_gbdt_params_default(&gp);
+  if (a->objective && strcmp(a->objective, "squared") && strcmp(a->objective, "pseudohuber"))
+    return cli_usage_error(cmd, "--objective is squared or pseudohuber");
+  gp.obj = a->objective && !strcmp(a->objective, "pseudohuber") ? MLSYS_CLOUD_OBJ_PSEUDO_HUBER : MLSYS_CLOUD_OBJ_SQUARED;
+#define GP(opt, field, lo, hi, integer)                                       \
+  d = NAN;                                                                     \
+  if ((rc = cloud_num(cmd, opt, a->field, lo, hi, integer, &d))) return rc; \
+  if (a->field)
+  GP("--trees", trees, 1, 100000, 1) gp.n_trees = (int)d;
+  GP("--depth", depth, 1, 30, 1) gp.max_depth = (int)d;
+  GP("--eta", eta, 1e-9, 1, 0) gp.eta = d;
+  GP("--lambda", lambda, 0, 1e9, 0) gp.lambda = d;
+  GP("--gamma", gamma, 0, 1e30, 0) gp.gamma = d;
+  GP("--min-child-weight", mcw, 0, 1e30, 0) gp.min_child_weight = d;
+  GP("--huber-slope", huber, 1e-30, 1e30, 0) gp.huber_slope = d;
+  GP("--max-bin", max_bin, 2, 65535, 1) gp.max_bin = (int)d;
+  GP("--base-score", base, -1e30, 1e30, 0) gp.base_score = d;
+  GP("--seed", seed, 0, 9e15, 1) gp.seed = (uint64_t)d;
+#undef GP
+  if ((rc = cloud_csv(cmd, a->data, &v, &nrow, &ncol, &names))) return rc;
+  lab = ncol - 1;
+  if (a->label) {
+    for (lab = 0; lab < ncol && names && strcmp(names[lab], a->label); lab++) {}
+    if (lab == ncol) rc = cli_fail(cmd, "%s has no column \"%s\"", a->data, a->label);
+  }
+  if (!rc && ncol < 2) rc = cli_fail(cmd, "%s: a label and at least one feature are needed", a->data);
+  X = rc ? NULL : (float *)malloc((size_t)nrow * (size_t)(ncol - 1) * sizeof *X);
+  y = rc ? NULL : (float *)malloc((size_t)nrow * sizeof *y);
+  if (!rc && (!X || !y)) rc = cli_fail(cmd, "out of memory");
+  if (!rc) {
+    for (i = 0; i < nrow; i++) {
+      int k = 0;
+      for (j = 0; j < ncol; j++)
+        if (j == lab) y[i] = v[(size_t)i * ncol + j];
+        else X[(size_t)i * (ncol - 1) + k++] = v[(size_t)i * ncol + j];
+    }
+    if (mlsys_cloud_gbdt_train(X, y, nrow, ncol - 1, &gp, &m) != MLSYS_OK) rc = cli_fail(cmd, "%s", mlsys_last_error());
+  }
+  if (!rc) {
+    if (!(f = fopen(a->out, "w"))) rc = cli_fail(cmd, "cannot write %s", a->out);
+    else if (mlsys_cloud_gbdt_save(m, f) != MLSYS_OK) rc = cli_fail(cmd, "%s", mlsys_last_error());
+    if (f && fclose(f) != 0 && !rc) rc = cli_fail(cmd, "writing %s failed", a->out);
+  }
+  if (!rc) {
+    double mape = 0;
+    int np = 0;
+    for (i = 0; i < nrow; i++)
+      if (y[i] != 0) mape += fabs(mlsys_cloud_gbdt_predict(m, X + (size_t)i * (ncol - 1)) - y[i]) / fabs(y[i]), np++;
+    fprintf(stderr, "mlsys %s: %d rows, %d features, label \"%s\": %d trees; training MAPE %.4f; wrote %s\n", cmd, nrow,
+            ncol - 1, names && names[lab] ? names[lab] : "?", mlsys_cloud_gbdt_ntrees(m), np ? mape / np : NAN, a->out);
+  }
+  for (i = 0; names && i < ncol; i++) free(names[i]);
+  free(names);
+  free(v), free(X), free(y);
+  mlsys_cloud_gbdt_free(m);
+  return rc;
+}
+
+static int cloud_gbdt_predict(const cloud_args *a) {
+  const char *cmd = "cloud gbdt predict";
+  mlsys_cloud_gbdt *m = NULL;
+  float *v = NULL;
+  double base = NAN;
+  int nrow, ncol, rc, i, nf;
+  if (!a->model) return cli_usage_error(cmd, "--model FILE is required");
+  if ((rc = cloud_num(cmd, "--base-score", a->base, -1e30, 1e30, 0, &base))) return rc;
+  if (mlsys_cloud_gbdt_load_file(a->model, base, &m) != MLSYS_OK) return cli_fail(cmd, "%s", mlsys_last_error());
+  nf = mlsys_cloud_gbdt_nfeatures(m);
+  if ((rc = cloud_csv(cmd, a->features, &v, &nrow, &ncol, NULL))) {
+    mlsys_cloud_gbdt_free(m);
+    return rc;
+  }
+  if (ncol < nf) rc = cli_fail(cmd, "%s has %d columns, the model uses %d features", a->features ? a->features : "stdin", ncol, nf);
+  for (i = 0; !rc && i < nrow; i++) printf("%.9g\n", mlsys_cloud_gbdt_predict(m, v + (size_t)i * ncol));
+  free(v);
+  mlsys_cloud_gbdt_free(m);
+  return rc;
+}
+
+/* ---- probe --------------------------------------------------------------------------------------------------- */
+static int cloud_probe(const cloud_args *a) {
+  const char *cmd = "cloud probe";
+  mlsys_cloud_probe_opts o;
+  mlsys_cloud_probe_row *rows = NULL, *all = NULL;
+  int lo = 2, hi = 8, n, rc = CLI_OK, nall = 0, cap = 0, got;
+  uint64_t bytes;
+  FILE *f = NULL;
+  mlsys_cloud_probe_opts_default(&o);
+  if (a->world) {
+    char *e;
+    long l = strtol(a->world, &e, 10), h = l;
+    if (*e == '.' && e[1] == '.') h = strtol(e + 2, &e, 10);
+    if (*e || l < 2 || h < l || h > 64) return cli_usage_error(cmd, "--world is N or LO..HI within 2..64");
+    lo = (int)l, hi = (int)h;
+  }
+  if (a->min) {
+    if (cli_parse_bytes(a->min, &bytes) || bytes < 4) return cli_usage_error(cmd, "--min must be a size of at least 4 bytes");
+    o.min_bytes = (size_t)bytes;
+  }
+  if (a->max) {
+    if (cli_parse_bytes(a->max, &bytes) || bytes < o.min_bytes) return cli_usage_error(cmd, "--max must be a size of at least --min");
+    o.max_bytes = (size_t)bytes;
+  }
+  if (a->iters) {
+    double d;
+    if ((rc = cloud_num(cmd, "--iters", a->iters, 1, 1e6, 1, &d))) return rc;
+    o.iters = (int)d;
+  }
+  o.verify = a->verify != NULL;
+  cap = mlsys_cloud_probe_nsizes(o.min_bytes, o.max_bytes);
+  if (cap < 1) return cli_usage_error(cmd, "--min/--max: no sizes");
+  rows = (mlsys_cloud_probe_row *)malloc((size_t)cap * sizeof *rows);
+  all = (mlsys_cloud_probe_row *)malloc((size_t)cap * 64 * sizeof *all);
+  if (!rows || !all) { free(rows); free(all); return cli_fail(cmd, "out of memory"); }
+  /* world sizes: LO, then powers of two above it, then HI (2..8 → 2, 4, 8) */
+  for (n = lo; n <= hi && !rc; n = n * 2 <= hi || n == hi ? n * 2 : hi) {
+    o.nranks = n;
+    if (mlsys_cloud_probe_tcp(&o, rows, cap, &got) != MLSYS_OK) rc = cli_fail(cmd, "world %d: %s", n, mlsys_last_error());
+    else memcpy(all + nall, rows, (size_t)got * sizeof *rows), nall += got;
+    if (n == hi) break;
+  }
+  if (!rc && a->out) {
+    if (!(f = fopen(a->out, "w")) || mlsys_cloud_probe_write_csv(all, nall, f) != MLSYS_OK) rc = cli_fail(cmd, "cannot write %s", a->out);
+    if (f && fclose(f) != 0 && !rc) rc = cli_fail(cmd, "writing %s failed", a->out);
+  }
+  if (!rc && a->json) {
+    mlsys_json_writer w;
+    int i;
+    mlsys_jw_init(&w, stdout, 0);
+    mlsys_jw_array(&w);
+    for (i = 0; i < nall; i++) {
+      mlsys_jw_object(&w);
+      mlsys_jw_key(&w, "bytes"), mlsys_jw_double(&w, all[i].bytes);
+      mlsys_jw_key(&w, "n"), mlsys_jw_i64(&w, all[i].n);
+      mlsys_jw_key(&w, "t_s"), mlsys_jw_double(&w, all[i].t_s);
+      mlsys_jw_key(&w, "busbw_gbps"), mlsys_jw_double(&w, all[i].busbw * 8 / 1e9);
+      mlsys_jw_end(&w);
+    }
+    mlsys_jw_end(&w);
+    mlsys_jw_finish(&w);
+  } else if (!rc) {
+    int i;
+    printf("%12s %4s %12s %12s\n", "bytes", "n", "seconds", "busbw Gbps");
+    for (i = 0; i < nall; i++) printf("%12.0f %4d %12.6f %12.4f\n", all[i].bytes, all[i].n, all[i].t_s, all[i].busbw * 8 / 1e9);
+  }
+  free(rows);
+  free(all);
+  return rc;
+}
+
 int cmd_cloud(int argc, char **argv) {
   cloud_args a;
   const char *verb = argc > 2 ? argv[2] : NULL;
@@ -351,12 +602,28 @@ int cmd_cloud(int argc, char **argv) {
                     {"--goal", 1, &a.goal},             {"--eager", 0, &a.eager},       {"--eager-k", 1, &a.eager_k},
                     {"--solve-budget", 1, &a.solve_budget}, {"--max-types", 1, &a.max_types}, {"--json", 0, &a.json},
                     {"--straggler-iters", 1, &a.straggler}, {"--seed", 1, &a.seed},     {"--share", 1, &a.share},
-                    {"--b-cap", 1, &a.bcap},            {"--help", 0, &a.help}};
+                    {"--b-cap", 1, &a.bcap},            {"--help", 0, &a.help},         {"--data", 1, &a.data},
+                    {"--out", 1, &a.out},               {"--label", 1, &a.label},       {"--objective", 1, &a.objective},
+                    {"--trees", 1, &a.trees},           {"--depth", 1, &a.depth},       {"--eta", 1, &a.eta},
+                    {"--lambda", 1, &a.lambda},         {"--gamma", 1, &a.gamma},       {"--min-child-weight", 1, &a.mcw},
+                    {"--huber-slope", 1, &a.huber},     {"--max-bin", 1, &a.max_bin},   {"--base-score", 1, &a.base},
+                    {"--model", 1, &a.model},           {"--features", 1, &a.features}, {"--world", 1, &a.world},
+                    {"--min", 1, &a.min},               {"--max", 1, &a.max},           {"--verify", 0, &a.verify}};
   int rc;
   memset(&a, 0, sizeof a);
   if (!verb || !strcmp(verb, "--help") || !strcmp(verb, "-h") || !strcmp(verb, "help")) {
     fputs(cloud_help, verb ? stdout : stderr);
     return verb ? CLI_OK : CLI_USAGE;
+  }
+  if (!strcmp(verb, "gbdt")) { /* mlsys cloud gbdt train|predict [options] */
+    const char *sub = argc > 3 ? argv[3] : "";
+    if (strcmp(sub, "train") && strcmp(sub, "predict")) return cli_usage_error("cloud", "gbdt takes train or predict");
+    if ((rc = cli_parse(argc, argv, 4, opts, (int)(sizeof opts / sizeof *opts), "cloud gbdt"))) return rc;
+    if (a.help) {
+      fputs(cloud_help, stdout);
+      return CLI_OK;
+    }
+    return !strcmp(sub, "train") ? cloud_gbdt_train(&a) : cloud_gbdt_predict(&a);
   }
   if ((rc = cli_parse(argc, argv, 3, opts, (int)(sizeof opts / sizeof *opts), "cloud"))) return rc;
   if (a.help) {
@@ -365,5 +632,6 @@ int cmd_cloud(int argc, char **argv) {
   }
   if (!strcmp(verb, "plan")) return cloud_plan(&a);
   if (!strcmp(verb, "simulate")) return cloud_simulate(&a);
-  return cli_usage_error("cloud", "unknown verb '%s' (plan, simulate)", verb);
+  if (!strcmp(verb, "probe")) return cloud_probe(&a);
+  return cli_usage_error("cloud", "unknown verb '%s' (plan, simulate, gbdt, probe)", verb);
 }

@@ -251,6 +251,135 @@ TEST(profile_bad_input_is_named) {
   }
 }
 
+/* `mlsys cloud gbdt`: XGBoost's models predict through the command exactly as Booster.predict did */
+TEST(gbdt_predict_and_train_commands) {
+  run_result r, r2;
+  char *want, *p, *q, *line;
+  size_t len;
+  int rows = 0, same = 0, i;
+  r = run("cloud gbdt predict --model tests/data/cloud/xgb/large.json --features tests/data/cloud/xgb/test.csv");
+  REQUIRE(r.code == 0 && r.out);
+  REQUIRE_OK(mlsys_read_file("tests/data/cloud/xgb/test_pred.csv", &want, &len));
+  /* test_pred.csv: large,small,single (%.9g); the first column against our lines */
+  p = strchr(want, '\n') + 1, q = r.out;
+  while (*p && *q) {
+    char *e = strchr(p, ','), *qe = strchr(q, '\n');
+    if (!e || !qe) break;
+    same += (size_t)(e - p) == (size_t)(qe - q) && !strncmp(p, q, (size_t)(e - p));
+    rows++;
+    p = strchr(p, '\n');
+    if (!p) break;
+    p++, q = qe + 1;
+  }
+  CHECK_EQ_INT(rows, 504);
+  CHECK_EQ_INT(same, 504);
+  /* the text dump, given its base score, prints the same bytes */
+  r2 = run("cloud gbdt predict --model tests/data/cloud/xgb/large.dump.txt --base-score 4.2160892486572266 --features tests/data/cloud/xgb/test.csv");
+  CHECK(r2.code == 0 && r2.out && !strcmp(r.out, r2.out));
+  run_free(&r2);
+  run_free(&r);
+  mlsys_free(want);
+  /* train, then predict with the written model: one line per row */
+  r = run("cloud gbdt train --data tests/data/cloud/xgb/train.csv --label busbw_gbps --trees 10 --out /tmp/mlsys_test_cloud_gbdt.txt");
+  CHECK_EQ_INT(r.code, 0);
+  CHECK(r.err && strstr(r.err, "4032 rows, 7 features, label \"busbw_gbps\": 10 trees"));
+  run_free(&r);
+  r = run("cloud gbdt predict --model /tmp/mlsys_test_cloud_gbdt.txt --features tests/data/cloud/xgb/test.csv");
+  CHECK_EQ_INT(r.code, 0);
+  for (i = 0, line = r.out; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) i++;
+  CHECK_EQ_INT(i, 504);
+  run_free(&r);
+  unlink("/tmp/mlsys_test_cloud_gbdt.txt");
+}
+
+TEST(gbdt_and_probe_command_errors) {
+  static const struct {
+    const char *args, *msg;
+    int code;
+  } cases[] = {
+      {"cloud gbdt predict", "--model FILE is required", 2},
+      {"cloud gbdt predict --model tests/data/cloud/xgb/large.dump.txt --features tests/data/cloud/xgb/test.csv", "base", 1},
+      {"cloud gbdt predict --model tests/data/cloud/xgb/large.json --features tests/data/cloud/instances.csv", "not a number", 1},
+      {"cloud gbdt train --data tests/data/cloud/xgb/train.csv", "--out MODEL are required", 2},
+      {"cloud gbdt train --data tests/data/cloud/xgb/train.csv --out /tmp/x --label nope", "has no column \"nope\"", 1},
+      {"cloud gbdt train --data tests/data/cloud/xgb/train.csv --out /tmp/x --objective huber", "--objective is squared or pseudohuber", 2},
+      {"cloud gbdt fit", "gbdt takes train or predict", 2},
+      {"cloud probe --world 1", "--world is N or LO..HI within 2..64", 2},
+      {"cloud probe --world 2 --min 2", "--min must be a size of at least 4 bytes", 2},
+  };
+  size_t i;
+  for (i = 0; i < sizeof cases / sizeof *cases; i++) {
+    run_result r = run(cases[i].args);
+    CHECK_MSG(r.code == cases[i].code, "`%s`: exit %d, want %d", cases[i].args, r.code, cases[i].code);
+    CHECK_MSG(r.err && strstr(r.err, cases[i].msg), "`%s`: stderr \"%s\" lacks \"%s\"", cases[i].args, r.err ? r.err : "", cases[i].msg);
+    run_free(&r);
+  }
+}
+
+TEST(probe_command_on_loopback) {
+  mlsys_json_doc doc;
+  int i;
+  REQUIRE(run_json("cloud probe --world 2..3 --max 64 --iters 2 --verify --json", 0, &doc));
+  REQUIRE(doc.root->type == MLSYS_JSON_ARRAY);
+  CHECK_EQ_INT(doc.root->count, 10); /* 4..64 B: 5 sizes, worlds 2 and 3 */
+  for (i = 0; i < doc.root->count; i++) {
+    const mlsys_json *row = mlsys_json_at(doc.root, i);
+    double b = num(row, "bytes"), n = num(row, "n"), t = num(row, "t_s");
+    CHECK(t > 0 && (n == 2 || n == 3));
+    CHECK_NEAR(num(row, "busbw_gbps"), 2 * b * (n - 1) / (n * t) * 8 / 1e9, 1e-9 * num(row, "busbw_gbps") + 1e-15);
+  }
+  mlsys_json_doc_free(&doc);
+}
+
+/* the learned bandwidth model: XGBoost's two fixture models (tests/data/cloud/xgb) behind the simulator */
+TEST(bandwidth_model_from_xgboost_files) {
+  static const char names[3][32] = {"p3.8xlarge", "g3.8xlarge", "g4dn.4xlarge"}; /* the fixtures' type codes */
+  mlsys_cloud_bwmodel bm;
+  mlsys_cloud_itype it;
+  mlsys_cloud_cprof pr;
+  mlsys_cloud_sim s;
+  mlsys_cloud_simres r, r0;
+  float x[MLSYS_CLOUD_BW_NFEAT];
+  double rf[3] = {0.2, 0.6, 1.0}, gb[3] = {4e6, 4e6, 2e7};
+  int cnt = 8, batch = 64;
+  memset(&bm, 0, sizeof bm);
+  REQUIRE_OK(mlsys_cloud_gbdt_load_file("tests/data/cloud/xgb/large.json", NAN, &bm.large));
+  REQUIRE_OK(mlsys_cloud_gbdt_load_file("tests/data/cloud/xgb/small.json", NAN, &bm.small));
+  bm.ntypes = 3, bm.type_name = names;
+  memset(&it, 0, sizeof it);
+  snprintf(it.name, sizeof it.name, "g3.8xlarge");
+  it.cpu_cores = 32, it.mem_gib = 244, it.rated_gbps = 10;
+  mlsys_cloud_bw_features(&bm, &it, 3e6, 8, 2, x);
+  CHECK(x[0] == 1 && x[1] == 32 && x[2] == 244 && x[3] == 10 && x[4] == 22 && x[5] == 8 && x[6] == 2);
+  /* the wrapper is the large model's prediction above the MTU and the small one's below, in bytes/s */
+  CHECK_NEAR(mlsys_cloud_bw_gbdt(&bm, &it, 3e6, 8, 2), mlsys_cloud_gbdt_predict(bm.large, x) * 1e9 / 8, 1e-3);
+  mlsys_cloud_bw_features(&bm, &it, 4096, 8, 1, x);
+  CHECK_NEAR(mlsys_cloud_bw_gbdt(&bm, &it, 4096, 8, 1), fmax(mlsys_cloud_gbdt_predict(bm.small, x), 1e-3) * 1e9 / 8, 1e-3);
+  /* an unknown type goes down the trees' default branches */
+  snprintf(it.name, sizeof it.name, "x9.large");
+  mlsys_cloud_bw_features(&bm, &it, 4096, 8, 1, x);
+  CHECK(isnan(x[0]) && mlsys_cloud_bw_gbdt(&bm, &it, 4096, 8, 1) > 0);
+  /* through the simulator: a mix of 8 VMs with the learned model beside the rated α-β model */
+  snprintf(it.name, sizeof it.name, "g3.8xlarge");
+  memset(&pr, 0, sizeof pr);
+  {
+    double fw[4], bw[4], xb[4];
+    int n = mlsys_cloud_pwl_points(64, xb), k;
+    for (k = 0; k < n; k++) fw[k] = 0.01 + 0.001 * xb[k], bw[k] = 2 * fw[k];
+    REQUIRE_OK(mlsys_cloud_cprof_set(&pr, 64, fw, bw));
+  }
+  pr.nlayers = 3, pr.ready_frac = rf, pr.grad_bytes = gb;
+  memset(&s, 0, sizeof s);
+  s.ntypes = 1, s.types = &it, s.prof = &pr, s.straggler_iters = -1;
+  REQUIRE_OK(mlsys_cloud_simulate(&s, &cnt, &batch, &r0));
+  s.bw = mlsys_cloud_bw_gbdt, s.bw_ud = &bm;
+  REQUIRE_OK(mlsys_cloud_simulate(&s, &cnt, &batch, &r));
+  CHECK(r.t_pe > 0 && r.b_cap > 0 && r.t_pe != r0.t_pe);
+  CHECK_NEAR(r.t_compute, r0.t_compute, 1e-12);
+  mlsys_cloud_gbdt_free(bm.large);
+  mlsys_cloud_gbdt_free(bm.small);
+}
+
 /* the eight torchvision networks' layer lists (tools/export_cloud_layers.py): the parameter totals of the seed's
    §5.1 list, ready fractions in backward order, and each list through the overlap simulator at 8 VMs */
 static double layer_req(void *ud, int l, double bytes, int c) {
