@@ -46,7 +46,10 @@ static const char *cloud_help =
     "simulation options: --straggler-iters N (Monte Carlo iterations, default 1000; 0 = the exact expectation)\n"
     "--seed N --share eq2|waterfill (how transfers share a VM's bandwidth cap; default eq2, the paper's Eq. 2)\n"
     "--b-cap GBPS (the per-VM cap; default the bandwidth model's at 512 MiB). The bandwidth model is an alpha-beta\n"
-    "ring from each type's rated Gbps.\n"
+    "ring from each type's rated Gbps, or with --bw-model LARGE[,SMALL] the learned one: GBDTs (any format gbdt\n"
+    "predict reads; --base-score for a dump) over the features of docs/cloud.md, SMALL for buffers up to the MTU;\n"
+    "--bw-types NAME,... is the type-code dictionary they were trained with (code 0 first; others go down the\n"
+    "trees' default branches).\n"
     "\n"
     "plan --json: {goal, global_batch, iters, time_limit_s, budget, srift, cap, tap} where each plan is {config,\n"
     "feasible, t_iter, total_time_s, total_cost, cost_per_hour, counts: {type: n}, batches: {type: b}} or {error};\n"
@@ -57,7 +60,7 @@ typedef struct {
   const char *profile, *catalog, *spot, *types, *config, *batch, *iters, *tlim, *budget, *goal, *eager, *eager_k,
       *solve_budget, *max_types, *json, *straggler, *seed, *share, *bcap, *help;
   const char *data, *out, *label, *objective, *trees, *depth, *eta, *lambda, *gamma, *mcw, *huber, *max_bin, *base,
-      *model, *features, *world, *min, *max, *verify;
+      *model, *features, *world, *min, *max, *verify, *bw_model, *bw_types;
 } cloud_args;
 
 typedef struct {
@@ -66,12 +69,9 @@ typedef struct {
   mlsys_cloud_cprof pr[MLSYS_CLOUD_MAX_TYPES];
   int ncat, nty;
   mlsys_cloud_sim sim;
+  mlsys_cloud_bwmodel bw;
+  char bw_names[MLSYS_CLOUD_MAX_TYPES * 4][32];
 } cloud_setup;
-
-static void cloud_setup_free(cloud_setup *c) {
-  mlsys_cloud_dnn_free(&c->dnn);
-  mlsys_free(c->cat);
-}
 
 static int cloud_num(const char *cmd, const char *opt, const char *v, double lo, double hi, int integer, double *out) {
   double d;
@@ -81,6 +81,43 @@ static int cloud_num(const char *cmd, const char *opt, const char *v, double lo,
   *out = d;
   return CLI_OK;
 }
+
+static void cloud_setup_free(cloud_setup *c) {
+  mlsys_cloud_dnn_free(&c->dnn);
+  mlsys_free(c->cat);
+  mlsys_cloud_gbdt_free(c->bw.large);
+  mlsys_cloud_gbdt_free(c->bw.small);
+}
+
+/* --bw-model LARGE[,SMALL] [--bw-types NAME,...] [--base-score X]: the learned bandwidth model behind the sim */
+static int cloud_bw_setup(const char *cmd, const cloud_args *a, cloud_setup *c) {
+  char large[1024], *comma;
+  double base = NAN;
+  int rc;
+  if (!a->bw_model) return CLI_OK;
+  snprintf(large, sizeof large, "%s", a->bw_model);
+  comma = strchr(large, ',');
+  if (comma) *comma = 0;
+  if ((rc = cloud_num(cmd, "--base-score", a->base, -1e30, 1e30, 0, &base))) return rc;
+  if (mlsys_cloud_gbdt_load_file(large, base, &c->bw.large) != MLSYS_OK) return cli_fail(cmd, "%s", mlsys_last_error());
+  if (comma && mlsys_cloud_gbdt_load_file(comma + 1, base, &c->bw.small) != MLSYS_OK) return cli_fail(cmd, "%s", mlsys_last_error());
+  if ((c->bw.large && mlsys_cloud_gbdt_nfeatures(c->bw.large) > MLSYS_CLOUD_BW_NFEAT) ||
+      (c->bw.small && mlsys_cloud_gbdt_nfeatures(c->bw.small) > MLSYS_CLOUD_BW_NFEAT))
+    return cli_fail(cmd, "--bw-model: a bandwidth model takes %d features (docs/cloud.md); this one uses more", MLSYS_CLOUD_BW_NFEAT);
+  if (a->bw_types) { /* the type-code dictionary the model was trained with, code 0 first */
+    const char *p = a->bw_types;
+    while (*p && c->bw.ntypes < (int)(sizeof c->bw_names / sizeof *c->bw_names)) {
+      size_t k = 0;
+      while (*p && *p != ',' && k + 1 < 32) c->bw_names[c->bw.ntypes][k++] = *p++;
+      c->bw_names[c->bw.ntypes++][k] = 0;
+      if (*p == ',') p++;
+    }
+    c->bw.type_name = (const char(*)[32])c->bw_names;
+  }
+  c->sim.bw = mlsys_cloud_bw_gbdt, c->sim.bw_ud = &c->bw;
+  return CLI_OK;
+}
+
 
 static int cloud_read(const char *cmd, const char *path, char **buf, size_t *len) {
   if (mlsys_read_file(path, buf, len) != MLSYS_OK) return cli_fail(cmd, "%s", mlsys_last_error());
@@ -164,7 +201,7 @@ static int cloud_setup_make(const char *cmd, const cloud_args *a, cloud_setup *c
   c->sim.b_cap = v * 1e9 / 8;
   if (a->share && strcmp(a->share, "eq2") && strcmp(a->share, "waterfill")) return cli_usage_error(cmd, "--share is eq2 or waterfill");
   c->sim.share_mode = a->share && !strcmp(a->share, "waterfill");
-  return CLI_OK;
+  return cloud_bw_setup(cmd, a, c);
 }
 
 static void cloud_plan_text(const cloud_setup *c, const char *who, mlsys_status st, const mlsys_cloud_plan *pl,
@@ -608,7 +645,8 @@ int cmd_cloud(int argc, char **argv) {
                     {"--lambda", 1, &a.lambda},         {"--gamma", 1, &a.gamma},       {"--min-child-weight", 1, &a.mcw},
                     {"--huber-slope", 1, &a.huber},     {"--max-bin", 1, &a.max_bin},   {"--base-score", 1, &a.base},
                     {"--model", 1, &a.model},           {"--features", 1, &a.features}, {"--world", 1, &a.world},
-                    {"--min", 1, &a.min},               {"--max", 1, &a.max},           {"--verify", 0, &a.verify}};
+                    {"--min", 1, &a.min},               {"--max", 1, &a.max},           {"--verify", 0, &a.verify},
+                    {"--bw-model", 1, &a.bw_model},     {"--bw-types", 1, &a.bw_types}};
   int rc;
   memset(&a, 0, sizeof a);
   if (!verb || !strcmp(verb, "--help") || !strcmp(verb, "-h") || !strcmp(verb, "help")) {

@@ -109,6 +109,16 @@ TEST(simulate_a_mix) {
   CHECK_NEAR(num(d, "cost_per_hour"), 26.0, 1e-9);
   CHECK_NEAR(num(d, "total_cost"), num(d, "total_time_s") * 26.0 / 3600, 1e-9);
   CHECK(num(d, "t_pe") > 0 && num(d, "b_cap") > 1e9);
+  /* with the learned bandwidth model (XGBoost's fixture models): the compute is the same, the allreduce tail not */
+  {
+    mlsys_json_doc d2;
+    REQUIRE(run_json("cloud simulate --profile " PROFILE " --spot --config \"4xp3.8xlarge@1024+8xg3.8xlarge@128+8xg4dn.8xlarge@128\""
+                     " --bw-model tests/data/cloud/xgb/large.json,tests/data/cloud/xgb/small.json"
+                     " --bw-types p3.8xlarge,g3.8xlarge,g4dn.4xlarge --json", 0, &d2));
+    CHECK_NEAR(num(d2.root, "t_compute"), num(d, "t_compute"), 1e-12);
+    CHECK(num(d2.root, "t_pe") > 0 && num(d2.root, "t_pe") != num(d, "t_pe"));
+    mlsys_json_doc_free(&d2);
+  }
   mlsys_json_doc_free(&doc);
   /* the exact expectation and the water-filling share run too; on-demand prices are the catalogue's */
   REQUIRE(run_json("cloud simulate --profile " PROFILE " --config \"4p3@1024\" --straggler-iters 0 --share waterfill --json", 0, &doc));
