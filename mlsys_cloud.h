@@ -25,13 +25,23 @@
         one in preference order under a solve budget. CAP and TAP (§4.1): fill VMs at Bmax in price or speed order.
      5. Re-planning on a spot interruption (§3.6): the remaining iterations, time window and budget, the preempted type
         depleted (its survivors kept as its capacity).
+     6. Files: an instance catalogue (CSV) and a DNN's profiles on several types (JSON), read and written.
+     7. The profiling driver (§3.2): Bmax by doubling and bisection, times at the sample batches, the straggler scale
+        and the layers' gradient-ready fractions, from a callback that runs one training iteration.
+     8. GBDT (§3.3): gradient-boosted regression trees with XGBoost 1.7's hist semantics (squared error and
+        pseudo-Huber), our model format, and loaders for XGBoost's JSON models and text dumps that predict bit for bit
+        what Booster.predict gives; the MAPE lower bound of repeated probes.
+     9. The loopback probe (§7.2): a ring allreduce among forked processes over TCP on 127.0.0.1, one row of bus
+        bandwidth per buffer size.
+    10. The learned bandwidth model: two GBDTs split at the MTU, as the simulator's bandwidth callback.
    The `mlsys cloud` command (cli/cloud.c) and docs/cloud.md are the tour.
 
    USAGE: in exactly one .c file
        #define MLSYS_CLOUD_IMPLEMENTATION   // and MLSYS_COMMON_IMPLEMENTATION (or MLSYS_IMPLEMENTATION for every header)
        #include "mlsys_cloud.h"
    link: -lm, and what mlsys_common.h's implementation needs: -llpsolve55 -lcolamd -ldl -lpthread (or define
-         MLSYS_NO_LPSOLVE: nothing here solves a MILP; the problem is a black box times a price, §0).
+         MLSYS_NO_LPSOLVE: nothing here solves a MILP; the problem is a black box times a price, §0). POSIX (the
+         probe forks and uses sockets).
 
    EXAMPLE (examples/cloud_basics.c)
        mlsys_cloud_itype ty[3] = {...};  mlsys_cloud_cprof pr[3] = {...};      // prices, caps; profiles per type
@@ -50,8 +60,8 @@
 
    THREADS: all calls are reentrant; a sim, its types and profiles are read-only during a call.
 
-   NOT DONE (yet): the GBDT bandwidth regressor and XGBoost model loader, profile files, the profiling driver, the
-   loopback probe and the `mlsys cloud` command.
+   NOT DONE (yet): the NCCL probe and a GPU profiling callback (MLSYS_CLOUD_WITH_NCCL/CUDA); the seed's bandwidth
+   model itself (its 40K probes of EC2 are not public: tests/data/cloud/xgb has models trained on synthetic probes).
 */
 #ifndef MLSYS_CLOUD_H
 #define MLSYS_CLOUD_H
