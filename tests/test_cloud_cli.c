@@ -32,6 +32,21 @@ static int run_json(const char *args, int want_code, mlsys_json_doc *doc) {
   return ok;
 }
 
+/* each command in the table exits with its code and names its problem on stderr */
+typedef struct {
+  const char *args, *msg;
+  int code;
+} cli_case;
+static void check_cli_errors(const cli_case *cases, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++) {
+    run_result r = run(cases[i].args);
+    CHECK_MSG(r.code == cases[i].code, "`%s`: exit %d, want %d", cases[i].args, r.code, cases[i].code);
+    CHECK_MSG(r.err && strstr(r.err, cases[i].msg), "`%s`: stderr \"%s\" lacks \"%s\"", cases[i].args, r.err ? r.err : "", cases[i].msg);
+    run_free(&r);
+  }
+}
+
 TEST(case3_plan_reproduces_the_seeds_decision) {
   /* 10 minutes and $3 (§5.2 case 3): the seed's Srift plan, CAP and TAP breaking both limits, and the ratios the
      seed predicted (1.99x / 1.42x over CAP, 1.96x / 1.55x over TAP) */
@@ -127,10 +142,7 @@ TEST(simulate_a_mix) {
 }
 
 TEST(cli_errors_are_named) {
-  static const struct {
-    const char *args, *msg;
-    int code;
-  } cases[] = {
+  static const cli_case cases[] = {
       {"cloud plan --global-batch 64 --iters 10", "--profile FILE is required", 2},
       {"cloud plan --profile " PROFILE " --iters 10", "--global-batch B and --iters N are required", 2},
       {"cloud plan " CASE3 " --goal fast", "--goal is cost or time", 2},
@@ -146,13 +158,7 @@ TEST(cli_errors_are_named) {
       {"cloud frobnicate", "unknown verb 'frobnicate'", 2},
       {"cloud plan --bogus", "--bogus", 2},
   };
-  size_t i;
-  for (i = 0; i < sizeof cases / sizeof *cases; i++) {
-    run_result r = run(cases[i].args);
-    CHECK_MSG(r.code == cases[i].code, "`%s`: exit %d, want %d", cases[i].args, r.code, cases[i].code);
-    CHECK_MSG(r.err && strstr(r.err, cases[i].msg), "`%s`: stderr \"%s\" lacks \"%s\"", cases[i].args, r.err ? r.err : "", cases[i].msg);
-    run_free(&r);
-  }
+  check_cli_errors(cases, sizeof cases / sizeof *cases);
 }
 
 /* ---- the readers, on the committed files and on broken text ----------------------------------------------- */
@@ -303,10 +309,7 @@ TEST(gbdt_predict_and_train_commands) {
 }
 
 TEST(gbdt_and_probe_command_errors) {
-  static const struct {
-    const char *args, *msg;
-    int code;
-  } cases[] = {
+  static const cli_case cases[] = {
       {"cloud gbdt predict", "--model FILE is required", 2},
       {"cloud gbdt predict --model tests/data/cloud/xgb/large.dump.txt --features tests/data/cloud/xgb/test.csv", "base", 1},
       {"cloud gbdt predict --model tests/data/cloud/xgb/large.json --features tests/data/cloud/instances.csv", "not a number", 1},
@@ -317,13 +320,7 @@ TEST(gbdt_and_probe_command_errors) {
       {"cloud probe --world 1", "--world is N or LO..HI within 2..64", 2},
       {"cloud probe --world 2 --min 2", "--min must be a size of at least 4 bytes", 2},
   };
-  size_t i;
-  for (i = 0; i < sizeof cases / sizeof *cases; i++) {
-    run_result r = run(cases[i].args);
-    CHECK_MSG(r.code == cases[i].code, "`%s`: exit %d, want %d", cases[i].args, r.code, cases[i].code);
-    CHECK_MSG(r.err && strstr(r.err, cases[i].msg), "`%s`: stderr \"%s\" lacks \"%s\"", cases[i].args, r.err ? r.err : "", cases[i].msg);
-    run_free(&r);
-  }
+  check_cli_errors(cases, sizeof cases / sizeof *cases);
 }
 
 TEST(probe_command_on_loopback) {
