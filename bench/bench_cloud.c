@@ -1,11 +1,11 @@
 /* bench/bench_cloud.c — Srift's optimizer: solve time on case-3-sized inputs and its growth with the number of
-   instance types and their availability (bench/RESULTS.md §13), and case study 3 reproduced from
-   tests/data/cloud/profile_shufflenet_case3.json beside the seed's printed plan, times and costs.
+   instance types and their availability (bench/RESULTS.md §13), then the seed's three case studies and its §5.4
+   interruption run replayed from the calibrated profiles in tests/data/cloud (tools/cloud_case_profiles.py), beside
+   the seed's printed plans, times and costs.
 
    The seed's Python took 0.67–1.6 s per case study; the issue's target here is ≤ 0.1 s on case-3-sized inputs.
    Synthetic instances (said so in the output): linear profiles with a kink, random layer lists, types priced
-   between $0.2 and $4/h. Then the seed's §5.4 interruption run replayed through the eager search and the re-plan.
-   Run from the repository root: build/bench_cloud [--quick]. Prints markdown. */
+   between $0.2 and $4/h. Run from the repository root: build/bench_cloud [--quick]. Prints markdown. */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_cloud.h"
 
@@ -66,157 +66,165 @@ static void solve_row(int nt, int cap, int gbatch, int iters, int eager, int mc)
   fflush(stdout);
 }
 
-static int case3(void) {
-  static const char *const want[3] = {"p3.8xlarge", "g3.8xlarge", "g4dn.8xlarge"};
-  static const int avail[3] = {4, 8, 8};
-  char *text, cfg[3][128];
-  size_t len;
+/* ---- the seed's case studies (§5.2) and its §5.4 interruption run --------------------------------------------
+   From the profiles tools/cloud_case_profiles.py calibrated on the seed's printed figures; each case keeps at least
+   one figure out of the calibration, and every plan is the search's. */
+typedef struct {
   mlsys_cloud_dnn dnn;
-  mlsys_cloud_itype *cat, ty[3];
+  mlsys_cloud_itype ty[3];
   mlsys_cloud_cprof pr[3];
   mlsys_cloud_sim s;
-  mlsys_cloud_problem p;
-  mlsys_cloud_plan pl[3];
-  int ncat, i, j, k;
-  double t0, dt;
-  if (mlsys_read_file("tests/data/cloud/profile_shufflenet_case3.json", &text, &len) != MLSYS_OK) return 1;
-  if (mlsys_cloud_dnn_load(text, len, "profile", &dnn) != MLSYS_OK) return 1;
+} cs_setup;
+
+/* the profile and the catalogue's spot offers of the named types (in preference order), with their availability */
+static int cs_load(cs_setup *c, const char *profile, int n, const char *const *names, const int *avail) {
+  char *text;
+  size_t len;
+  mlsys_cloud_itype *cat;
+  int ncat, i, j;
+  const mlsys_cloud_cprof *pr;
+  memset(c, 0, sizeof *c);
+  if (mlsys_read_file(profile, &text, &len) != MLSYS_OK) return 1;
+  j = mlsys_cloud_dnn_load(text, len, profile, &c->dnn) != MLSYS_OK;
   mlsys_free(text);
+  if (j) return 1;
   if (mlsys_read_file("tests/data/cloud/instances.csv", &text, &len) != MLSYS_OK) return 1;
-  if (mlsys_cloud_catalog_load(text, len, "instances.csv", 1, &cat, &ncat) != MLSYS_OK) return 1;
+  j = mlsys_cloud_catalog_load(text, len, "instances.csv", 1, &cat, &ncat) != MLSYS_OK;
   mlsys_free(text);
-  for (i = 0; i < 3; i++) {
-    for (j = 0; j < ncat && strcmp(cat[j].name, want[i]); j++) {}
-    if (j == ncat) return 1;
-    ty[i] = cat[j], ty[i].cap = avail[i], pr[i] = *mlsys_cloud_dnn_find(&dnn, want[i]);
+  if (j) return 1;
+  for (i = 0; i < n; i++) {
+    for (j = 0; j < ncat && strcmp(cat[j].name, names[i]); j++) {}
+    if (j == ncat || !(pr = mlsys_cloud_dnn_find(&c->dnn, names[i]))) {
+      mlsys_free(cat);
+      return 1;
+    }
+    c->ty[i] = cat[j], c->ty[i].cap = avail[i], c->ty[i].pref_rank = i, c->pr[i] = *pr;
   }
-  memset(&s, 0, sizeof s);
-  memset(&p, 0, sizeof p);
-  s.ntypes = 3, s.types = ty, s.prof = pr;
-  p.global_batch = 6144, p.iters = 1000, p.time_limit_s = 600, p.budget = 3;
-  t0 = mlsys_now();
-  if (mlsys_cloud_optimize(&s, &p, &pl[0]) != MLSYS_OK) return 1;
-  dt = mlsys_now() - t0;
-  if (mlsys_cloud_plan_cap(&s, &p, &pl[1]) != MLSYS_OK || mlsys_cloud_plan_tap(&s, &p, &pl[2]) != MLSYS_OK) return 1;
-  for (k = 0; k < 3; k++) mlsys_cloud_plan_format(&s, &pl[k], cfg[k], sizeof cfg[k]);
-  printf("\nCase study 3 (ShuffleNet v2, 6144 samples, 1000 iterations, 600 s and $3; profiles calibrated on the seed's\n"
-         "CAP and TAP times, tools/cloud_case3_profile.py; solve %.4f s, %ld mixes, %ld simulated):\n\n", dt,
-         pl[0].candidates, pl[0].sims);
-  printf("| policy | plan | seed's plan | time s | seed pred. | seed actual | cost $ | seed pred. | seed actual |\n");
-  printf("|---|---|---|---|---|---|---|---|---|\n");
-  printf("| Srift | %s | 4p3@1024 + 8g3@128 + 8g4dn@128 | %.1f | 378 | 381 | %.3f | 2.72 | 2.74 |\n", cfg[0], pl[0].total_time_s, pl[0].total_cost);
-  printf("| CAP | %s | 2p3@1024 + 8g3@256 + 8g4dn@256 | %.1f | 751 | 761 | %.3f | 3.88 | 3.93 |\n", cfg[1], pl[1].total_time_s, pl[1].total_cost);
-  printf("| TAP | %s | 4p3@1024 + 8g4dn@256 | %.1f | 742 | 759 | %.3f | 4.22 | 4.31 |\n", cfg[2], pl[2].total_time_s, pl[2].total_cost);
-  printf("\nSrift over CAP: %.2fx throughput, %.2fx cheaper (seed predicted 1.99x, 1.42x; measured 2.00x, 1.43x);\n"
-         "over TAP: %.2fx, %.2fx (seed predicted 1.96x, 1.55x; measured 1.99x, 1.57x).\n",
-         pl[1].t_iter / pl[0].t_iter, pl[1].total_cost / pl[0].total_cost, pl[2].t_iter / pl[0].t_iter,
-         pl[2].total_cost / pl[0].total_cost);
   mlsys_free(cat);
-  mlsys_cloud_dnn_free(&dnn);
+  c->s.ntypes = n, c->s.types = c->ty, c->s.prof = c->pr;
   return 0;
 }
 
-/* ---- the §5.4 interruption run, replayed ------------------------------------------------------------------------
-   ResNet50, global batch 1024, 400 iterations, deadline 500 s, minimum cost, spot p3.8xlarge > g3.8xlarge >
-   g4dn.8xlarge in preference, no availability information, launch 150 s, EBS 4 s. Profiles: the real ResNet50 layer
-   list (tests/data/cloud/layers_resnet50.csv), Bmax from Table 4, linear compute calibrated so that the simulator
-   predicts the seed's 0.38 s/iter for 2p3@512 and 0.50 s/iter for 1p3@512 + 8g3@64; g4dn.8xlarge is given g3's
-   per-sample time times the ratio case 3's calibration found (0.984). Only the two calibration points come from the
-   seed; the plans are the search's. */
+/* one case study: Srift's search, CAP and TAP beside the seed's plans and figures (NAN: not printed) */
 typedef struct {
-  mlsys_cloud_itype ty[3];
-  mlsys_cloud_cprof pr[3];
-  double rf[200], gb[200];
-  int L;
-} tl_setup;
+  const char *title, *profile;
+  int n;
+  const char *names[3];
+  int avail[3];
+  long gbatch, iters;
+  double tlim, budget;
+  int goal_time;
+  const char *plan[3];                    /* the seed's Srift, CAP, TAP */
+  double t_pred[3], t_act[3];             /* s/iter */
+  double c_pred[3], c_act[3];             /* ¢/iter */
+} cs_case;
 
-static void tl_prof(mlsys_cloud_cprof *p, int bmax, double slope, const tl_setup *T) {
-  double fw[4], bw[4], x[4];
-  int n = mlsys_cloud_pwl_points(bmax, x), k;
-  for (k = 0; k < n; k++) fw[k] = (0.005 + slope * x[k]) / 3, bw[k] = 2 * fw[k];
-  memset(p, 0, sizeof *p);
-  mlsys_cloud_cprof_set(p, bmax, fw, bw);
-  p->nlayers = T->L, p->ready_frac = T->rf, p->grad_bytes = T->gb;
+static void cs_num(double v, const char *fmt) {
+  if (isnan(v)) printf(" – |");
+  else printf(fmt, v);
 }
 
-static double tl_sim(tl_setup *T, const char *cfg) {
-  mlsys_cloud_sim s;
-  mlsys_cloud_simres r;
-  int c[3], b[3];
-  memset(&s, 0, sizeof s);
-  s.ntypes = 3, s.types = T->ty, s.prof = T->pr;
-  if (mlsys_cloud_parse_config(T->ty, 3, cfg, c, b) != MLSYS_OK || mlsys_cloud_simulate(&s, c, b, &r) != MLSYS_OK) return NAN;
-  return r.t_iter;
-}
-
-static double tl_calibrate(tl_setup *T, int which, int bmax, const char *cfg, double want) {
-  double lo = 1e-6, hi = 0.05, mid = 0;
-  int it;
-  for (it = 0; it < 60; it++) {
-    mid = (lo + hi) / 2;
-    tl_prof(&T->pr[which], bmax, mid, T);
-    if (which == 1) tl_prof(&T->pr[2], 64, mid * 0.984, T);
-    if (tl_sim(T, cfg) < want) lo = mid;
-    else hi = mid;
+static int case_study(const cs_case *k) {
+  static const char *const who[3] = {"Srift", "CAP", "TAP"};
+  cs_setup c;
+  mlsys_cloud_problem p;
+  mlsys_cloud_plan pl[3];
+  char cfg[3][128];
+  int i;
+  double t0, dt;
+  if (cs_load(&c, k->profile, k->n, k->names, k->avail)) return 1;
+  memset(&p, 0, sizeof p);
+  p.global_batch = k->gbatch, p.iters = k->iters, p.time_limit_s = k->tlim, p.budget = k->budget;
+  p.goal = k->goal_time ? MLSYS_CLOUD_MIN_TIME : MLSYS_CLOUD_MIN_COST;
+  t0 = mlsys_now();
+  i = mlsys_cloud_optimize(&c.s, &p, &pl[0]) != MLSYS_OK;
+  dt = mlsys_now() - t0;
+  if (i || mlsys_cloud_plan_cap(&c.s, &p, &pl[1]) != MLSYS_OK || mlsys_cloud_plan_tap(&c.s, &p, &pl[2]) != MLSYS_OK) {
+    mlsys_cloud_dnn_free(&c.dnn);
+    return 1;
   }
-  return mid;
+  printf("\n%s (%s; solve %.4f s, %ld mixes, %ld simulated):\n\n", k->title, k->profile, dt, pl[0].candidates,
+         pl[0].sims);
+  printf("| policy | plan | the seed's | s/iter | seed pred. | seed actual | ¢/iter | seed pred. | seed actual |\n");
+  printf("|---|---|---|---|---|---|---|---|---|\n");
+  for (i = 0; i < 3; i++) {
+    mlsys_cloud_plan_format(&c.s, &pl[i], cfg[i], sizeof cfg[i]);
+    printf("| %s | %s | %s | %.3f |", who[i], cfg[i], strcmp(cfg[i], k->plan[i]) ? k->plan[i] : "the same",
+           pl[i].t_iter);
+    cs_num(k->t_pred[i], " %.3f |"), cs_num(k->t_act[i], " %.3f |");
+    printf(" %.4f |", 100 * pl[i].total_cost / (double)k->iters);
+    cs_num(k->c_pred[i], " %.3f |"), cs_num(k->c_act[i], " %.3f |");
+    printf("\n");
+  }
+  printf("\nSrift over CAP: %.2fx throughput, %.2fx cheaper; over TAP: %.2fx, %.2fx (total %.1f s, $%.3f for %ld "
+         "iterations).\n", pl[1].t_iter / pl[0].t_iter, pl[1].total_cost / pl[0].total_cost, pl[2].t_iter / pl[0].t_iter,
+         pl[2].total_cost / pl[0].total_cost, pl[0].total_time_s, pl[0].total_cost, k->iters);
+  mlsys_cloud_dnn_free(&c.dnn);
+  return 0;
 }
 
+static int case_studies(void) {
+  static const cs_case cases[3] = {
+      {"Case study 1, minimum time (Inception v3, 16 g4dn.8xlarge, 512 samples: the batch the seed's mixes hold; "
+       "compute calibrated on CAP's 1.776 s/iter; seed's speed-up 1.94x predicted, 2.03x measured)",
+       "tests/data/cloud/profile_inception_v3_case1.json", 1, {"g4dn.8xlarge"}, {16}, 512, 1000, 0, 0, 1,
+       {"16g4dn@32", "8g4dn@64", "8g4dn@64"}, {0.914, 1.776, 1.776}, {0.876, 1.774, 1.774},
+       {NAN, NAN, NAN}, {NAN, NAN, NAN}},
+      {"Case study 2, minimum cost (VGG19, 16 g4dn.8xlarge + 16 g3.8xlarge, 1024 samples; compute calibrated on "
+       "the seed's TAP and CAP costs; seed's saving 1.22x predicted, 1.19x measured)",
+       "tests/data/cloud/profile_vgg19_case2.json", 2, {"g4dn.8xlarge", "g3.8xlarge"}, {16, 16}, 1024, 1000, 0, 0, 0,
+       {"8g4dn@128", "16g3@64", "8g4dn@128"}, {NAN, NAN, NAN}, {NAN, NAN, NAN},
+       {0.321, 0.393, 0.321}, {0.332, 0.396, 0.332}},
+      {"Case study 3, time limit 600 s and budget $3 (ShuffleNet v2 x2.0, 4 p3.8xlarge + 8 g3.8xlarge + 8 "
+       "g4dn.8xlarge, 6144 samples, 1000 iterations; compute calibrated on CAP's and TAP's times; seed: 1.99x / 1.42x "
+       "over CAP and 1.96x / 1.55x over TAP predicted, 2.00x / 1.43x and 1.99x / 1.57x measured)",
+       "tests/data/cloud/profile_shufflenet_case3.json", 3, {"p3.8xlarge", "g3.8xlarge", "g4dn.8xlarge"}, {4, 8, 8},
+       6144, 1000, 600, 3, 0, {"4p3@1024 + 8g3@128 + 8g4dn@128", "2p3@1024 + 8g3@256 + 8g4dn@256",
+       "4p3@1024 + 8g4dn@256"}, {0.378, 0.751, 0.742}, {0.381, 0.761, 0.759}, {0.272, 0.388, 0.422},
+       {0.274, 0.393, 0.431}}};
+  int i;
+  for (i = 0; i < 3; i++)
+    if (case_study(&cases[i])) return 1;
+  return 0;
+}
+
+/* The §5.4 run: ResNet50, global batch 1024, 400 iterations, deadline 500 s, minimum cost, spot p3.8xlarge >
+   g3.8xlarge > g4dn.8xlarge in preference, no availability information, launch 150 s, EBS 4 s. The profile
+   (tests/data/cloud/profile_resnet50_s54.json) is calibrated on the seed's 0.38 s/iter for 2p3@512 and 0.50 s/iter
+   for 1p3@512 + 8g3@64, g4dn.8xlarge at g3's per-sample time times case 3's calibrated ratio. */
 static int timeline(void) {
-  tl_setup T;
-  char *text, *p, cfg[128];
-  size_t len;
-  mlsys_cloud_sim s;
+  static const char *const names[3] = {"p3.8xlarge", "g3.8xlarge", "g4dn.8xlarge"};
+  static const int avail[3] = {-1, -1, -1};
+  cs_setup c;
+  char cfg[128];
   mlsys_cloud_problem prob;
   mlsys_cloud_plan plan, re;
   mlsys_cloud_progress pg;
   mlsys_cloud_overheads oh = {150, 4, 0};
-  int surv[3] = {1, 0, 0}, depl[3] = {1, 0, 0}, i;
-  double slope_p3, slope_g3;
-  memset(&T, 0, sizeof T);
-  if (mlsys_read_file("tests/data/cloud/layers_resnet50.csv", &text, &len) != MLSYS_OK) return 1;
-  for (p = strchr(text, '\n'); p && p[1] && T.L < 200; p = strchr(p + 1, '\n')) {
-    long o, numel, bytes;
-    double rs, f;
-    char name[128];
-    if (sscanf(p + 1, "%ld,%127[^,],%ld,%ld,%lf,%lf", &o, name, &numel, &bytes, &rs, &f) != 6) break;
-    T.gb[T.L] = (double)bytes, T.rf[T.L++] = f;
-  }
-  mlsys_free(text);
-  for (i = 0; i < 3; i++) {
-    static const char *const nm[3] = {"p3.8xlarge", "g3.8xlarge", "g4dn.8xlarge"}, *const sh[3] = {"p3", "g3", "g4dn"};
-    static const double price[3] = {3.68, 0.69, 0.72}, gbps[3] = {10, 10, 50};
-    snprintf(T.ty[i].name, sizeof T.ty[i].name, "%s", nm[i]);
-    snprintf(T.ty[i].short_name, sizeof T.ty[i].short_name, "%s", sh[i]);
-    T.ty[i].price_per_hour = price[i], T.ty[i].cap = -1, T.ty[i].pref_rank = i, T.ty[i].rated_gbps = gbps[i];
-  }
-  tl_prof(&T.pr[0], 512, 1e-3, &T); /* Table 4, ResNet50: Bmax 512 / 64 / 64 */
-  tl_prof(&T.pr[1], 64, 1e-3, &T);
-  tl_prof(&T.pr[2], 64, 1e-3, &T);
-  slope_p3 = tl_calibrate(&T, 0, 512, "2p3@512", 0.38);
-  slope_g3 = tl_calibrate(&T, 1, 64, "1p3@512 + 8g3@64", 0.50);
-  memset(&s, 0, sizeof s);
+  int surv[3] = {1, 0, 0}, depl[3] = {1, 0, 0};
+  if (cs_load(&c, "tests/data/cloud/profile_resnet50_s54.json", 3, names, avail)) return 1;
   memset(&prob, 0, sizeof prob);
-  s.ntypes = 3, s.types = T.ty, s.prof = T.pr;
   prob.global_batch = 1024, prob.iters = 400, prob.time_limit_s = 500 - 150, prob.eager = 1, prob.solve_budget_s = 1;
-  printf("\nThe §5.4 interruption run (ResNet50; compute calibrated on the seed's 0.38 and 0.50 s/iter: %.3g and %.3g\n"
-         "s per sample on p3.8xlarge and g3.8xlarge; eager search in preference order, 1 s budget):\n\n", slope_p3, slope_g3);
+  printf("\nThe §5.4 interruption run (ResNet50, tests/data/cloud/profile_resnet50_s54.json: compute calibrated on the\n"
+         "seed's 0.38 and 0.50 s/iter; eager search in preference order, 1 s budget):\n\n");
   printf("| t (s) | event | ours | the seed |\n|---|---|---|---|\n");
-  if (mlsys_cloud_optimize(&s, &prob, &plan) != MLSYS_OK) return 1;
-  mlsys_cloud_plan_format(&s, &plan, cfg, sizeof cfg);
+  if (mlsys_cloud_optimize(&c.s, &prob, &plan) != MLSYS_OK) return mlsys_cloud_dnn_free(&c.dnn), 1;
+  mlsys_cloud_plan_format(&c.s, &plan, cfg, sizeof cfg);
   printf("| 0 | plan for 400 iterations within 500 − 150 s of launch | %s, %.3f s/iter, training %.0f s, finish %.0f s | "
          "2 p3.8xlarge @512, 0.38 s/iter, 152 s, finish 302 s |\n", cfg, plan.t_iter, plan.total_time_s, 150 + plan.total_time_s);
   /* the seed's preemption after 200 iterations (no budget in this run, so what was spent does not bind) */
   pg.elapsed_s = 222, pg.iters_done = 200, pg.spent = (222 - 138) * plan.cost_per_hour / 3600;
   prob.time_limit_s = 500; /* the deadline; the re-plan takes off what has elapsed and the overheads */
-  if (mlsys_cloud_replan(&s, &prob, &pg, &oh, surv, depl, &re) != MLSYS_OK) {
+  if (mlsys_cloud_replan(&c.s, &prob, &pg, &oh, surv, depl, &re) != MLSYS_OK) {
     printf("| 226 | re-plan: %s | | 1 p3 @512 + 8 g3.8xlarge @64 |\n", mlsys_last_error());
+    mlsys_cloud_dnn_free(&c.dnn);
     return 0;
   }
-  mlsys_cloud_plan_format(&s, &re, cfg, sizeof cfg);
+  mlsys_cloud_plan_format(&c.s, &re, cfg, sizeof cfg);
   printf("| 222 | one p3 preempted after 200 iterations; window 500 − 222 − 4 − 150 = 124 s | re-plan (p3 depleted, one kept) | the same |\n");
   printf("| 226 | new plan for 200 iterations | %s, %.3f s/iter, %.0f s, finish %.0f s | 1p3@512 + 8g3@64, 0.50 s/iter, 100 s, finish 479 s |\n",
          cfg, re.t_iter, re.total_time_s, 226 + 150 + re.total_time_s);
+  mlsys_cloud_dnn_free(&c.dnn);
   return 0;
 }
 
@@ -241,8 +249,8 @@ int main(int argc, char **argv) {
     solve_row(6, 16, 4096, 1000, 1, 0);
     solve_row(8, 16, 4096, 1000, 1, 0);
   }
-  if (case3()) {
-    fprintf(stderr, "bench_cloud: case 3: %s\n", mlsys_last_error());
+  if (case_studies()) {
+    fprintf(stderr, "bench_cloud: case studies: %s\n", mlsys_last_error());
     return 1;
   }
   if (timeline()) {

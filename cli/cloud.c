@@ -8,10 +8,10 @@
 #include <string.h>
 
 static const char *cloud_help =
-    "usage: mlsys cloud <verb> [options]      (verbs: plan, simulate, gbdt train|predict, probe)\n"
+    "usage: mlsys cloud <verb> [options]      (verbs: plan, simulate, dnns, gbdt train|predict, probe)\n"
     "\n"
     "verbs:\n"
-    "  plan      --profile FILE --global-batch B --iters N [--time-limit S] [--budget USD] [--goal cost|time]\n"
+    "  plan      --dnn NAME|--profile FILE --global-batch B --iters N [--time-limit S] [--budget USD] [--goal cost|time]\n"
     "            [--types NAME[:CAP],...] [--spot] [--catalog CSV] [--eager [--eager-k K] [--solve-budget S]]\n"
     "            [--max-types K] [--json] (and the simulation options)\n"
     "            Searches every mix of the types (counts up to CAP, power-of-two per-VM batches up to each type's\n"
@@ -19,9 +19,11 @@ static const char *cloud_help =
     "            limit and budget (--goal cost, the default unless only --budget is given) or the fastest (--goal\n"
     "            time), and prints it beside CAP (cheapest types first, every VM at Bmax) and TAP (fastest first).\n"
     "            Exit 1 when no mix meets the limits (CAP and TAP are still printed).\n"
-    "  simulate  --profile FILE --config \"4xp3.8xlarge@1024+8xg3.8xlarge@128\" [--iters N] [--spot] [--catalog CSV]\n"
+    "  simulate  --dnn NAME|--profile FILE --config \"4xp3.8xlarge@1024+8xg3.8xlarge@128\" [--iters N] [--spot] [--catalog CSV]\n"
     "            [--json] (and the simulation options)\n"
     "            Predicts one mix: seconds per iteration (forward, backward, the allreduce tail), and its cost.\n"
+    "  dnns      [--json]\n"
+    "            Lists the built-in profiles --dnn takes, each with the command that replays its experiment.\n"
     "\n"
     "  gbdt train   --data CSV --out MODEL [--label COL] [--objective squared|pseudohuber] [--trees N] [--depth D]\n"
     "               [--eta E] [--lambda L] [--gamma G] [--min-child-weight W] [--huber-slope D] [--max-bin B]\n"
@@ -38,7 +40,8 @@ static const char *cloud_help =
     "            4 B to 64 MiB): one row of bus bandwidth per size and world size, the rows a bandwidth model trains on.\n"
     "\n"
     "--profile: a DNN's compute profiles per instance type (JSON; docs/cloud.md §6, e.g.\n"
-    "tests/data/cloud/profile_shufflenet_case3.json). --catalog: instance types and prices (CSV; default\n"
+    "tests/data/cloud/profile_shufflenet_case3.json). --dnn: a built-in one, calibrated on the seed paper's\n"
+    "figures (mlsys cloud dnns): inception_v3, vgg19, shufflenet_v2_x2_0, resnet50. --catalog: instance types and prices (CSV; default\n"
     "tests/data/cloud/instances.csv, the seed's types with AWS on-demand and the seed's spot prices); --spot takes the\n"
     "spot prices. --types picks types (default: every profiled type in the catalogue) with availability CAP\n"
     "(default unknown: up to the global batch); the order is the eager mode's preference.\n"
@@ -57,7 +60,7 @@ static const char *cloud_help =
     "t_compute, b_cap, cost_per_hour, cost_per_iter, iters, total_time_s, total_cost}.\n";
 
 typedef struct {
-  const char *profile, *catalog, *spot, *types, *config, *batch, *iters, *tlim, *budget, *goal, *eager, *eager_k,
+  const char *dnn, *profile, *catalog, *spot, *types, *config, *batch, *iters, *tlim, *budget, *goal, *eager, *eager_k,
       *solve_budget, *max_types, *json, *straggler, *seed, *share, *bcap, *help;
   const char *data, *out, *label, *objective, *trees, *depth, *eta, *lambda, *gamma, *mcw, *huber, *max_bin, *base,
       *model, *features, *world, *min, *max, *verify, *bw_model, *bw_types;
@@ -119,6 +122,70 @@ static int cloud_bw_setup(const char *cmd, const cloud_args *a, cloud_setup *c) 
 }
 
 
+/* The built-in profiles: the seed's four experiments, each calibrated on its printed figures by
+   tools/cloud_case_profiles.py (docs/cloud.md §6). They are files of the repository, found beside this binary the
+   way the default catalogue is, so one copy serves the tests, the benchmarks and --dnn. */
+typedef struct {
+  const char *name, *alias, *file, *what, *replay;
+} cloud_builtin;
+
+static const cloud_builtin cloud_builtins[] = {
+    {"inception_v3", "inception", "tests/data/cloud/profile_inception_v3_case1.json",
+     "case study 1, minimum time (g4dn.8xlarge; Bmax 64: the one reading of the seed's table under which its CAP plan follows CAP's rule)",
+     "plan --dnn inception_v3 --spot --types g4dn.8xlarge:16 --global-batch 512 --iters 1000 --goal time"},
+    {"vgg19", NULL, "tests/data/cloud/profile_vgg19_case2.json",
+     "case study 2, minimum cost (g4dn.8xlarge, g3.8xlarge)",
+     "plan --dnn vgg19 --spot --types g4dn.8xlarge:16,g3.8xlarge:16 --global-batch 1024 --iters 1000"},
+    {"shufflenet_v2_x2_0", "shufflenet", "tests/data/cloud/profile_shufflenet_case3.json",
+     "case study 3, time limit and budget (p3.8xlarge, g3.8xlarge, g4dn.8xlarge)",
+     "plan --dnn shufflenet_v2_x2_0 --spot --types p3.8xlarge:4,g3.8xlarge:8,g4dn.8xlarge:8 --global-batch 6144 "
+     "--iters 1000 --time-limit 600 --budget 3"},
+    {"resnet50", NULL, "tests/data/cloud/profile_resnet50_s54.json",
+     "the interruption run of the seed's section 5.4 (p3.8xlarge, g3.8xlarge, g4dn.8xlarge)",
+     "plan --dnn resnet50 --spot --types p3.8xlarge,g3.8xlarge,g4dn.8xlarge --global-batch 1024 --iters 400 "
+     "--time-limit 350 --eager --solve-budget 1"},
+};
+#define CLOUD_NBUILTIN ((int)(sizeof cloud_builtins / sizeof *cloud_builtins))
+
+/* --dnn NAME into the path of its profile */
+static int cloud_builtin_path(const char *cmd, const char *name, char *path, size_t n) {
+  int i;
+  for (i = 0; i < CLOUD_NBUILTIN; i++)
+    if (!strcmp(name, cloud_builtins[i].name) || (cloud_builtins[i].alias && !strcmp(name, cloud_builtins[i].alias))) {
+      if (!cli_repo_file(cloud_builtins[i].file, path, n))
+        return cli_fail(cmd, "--dnn %s: %s is not beside this binary's repository (use --profile FILE)", name,
+                        cloud_builtins[i].file);
+      return CLI_OK;
+    }
+  return cli_usage_error(cmd, "--dnn: no built-in profile '%s' (inception_v3, vgg19, shufflenet_v2_x2_0, resnet50; "
+                         "others need --profile FILE)", name);
+}
+
+static int cloud_dnns(const cloud_args *a) {
+  int i;
+  if (a->json) {
+    mlsys_json_writer w;
+    mlsys_jw_init(&w, stdout, 0);
+    mlsys_jw_array(&w);
+    for (i = 0; i < CLOUD_NBUILTIN; i++) {
+      mlsys_jw_object(&w);
+      mlsys_jw_key(&w, "name"), mlsys_jw_str(&w, cloud_builtins[i].name);
+      mlsys_jw_key(&w, "file"), mlsys_jw_str(&w, cloud_builtins[i].file);
+      mlsys_jw_key(&w, "experiment"), mlsys_jw_str(&w, cloud_builtins[i].what);
+      mlsys_jw_key(&w, "replay"), mlsys_jw_str(&w, cloud_builtins[i].replay);
+      mlsys_jw_end(&w);
+    }
+    mlsys_jw_end(&w);
+    mlsys_jw_finish(&w);
+    return CLI_OK;
+  }
+  printf("built-in profiles (--dnn NAME), calibrated on the seed paper's figures (tools/cloud_case_profiles.py):\n");
+  for (i = 0; i < CLOUD_NBUILTIN; i++)
+    printf("  %-19s %s\n  %-19s %s\n  %-19s mlsys cloud %s\n", cloud_builtins[i].name, cloud_builtins[i].what, "",
+           cloud_builtins[i].file, "", cloud_builtins[i].replay);
+  return CLI_OK;
+}
+
 static int cloud_read(const char *cmd, const char *path, char **buf, size_t *len) {
   if (mlsys_read_file(path, buf, len) != MLSYS_OK) return cli_fail(cmd, "%s", mlsys_last_error());
   return CLI_OK;
@@ -130,10 +197,16 @@ static int cloud_setup_make(const char *cmd, const cloud_args *a, cloud_setup *c
   size_t len;
   int rc, i;
   double v;
+  const char *prof = a->profile;
   memset(c, 0, sizeof *c);
-  if (!a->profile) return cli_usage_error(cmd, "--profile FILE is required");
-  if ((rc = cloud_read(cmd, a->profile, &buf, &len))) return rc;
-  if (mlsys_cloud_dnn_load(buf, len, a->profile, &c->dnn) != MLSYS_OK) {
+  if (a->dnn && a->profile) return cli_usage_error(cmd, "give --dnn NAME or --profile FILE, not both");
+  if (!a->dnn && !a->profile) return cli_usage_error(cmd, "--dnn NAME or --profile FILE is required");
+  if (a->dnn) {
+    if ((rc = cloud_builtin_path(cmd, a->dnn, path, sizeof path))) return rc;
+    prof = path;
+  }
+  if ((rc = cloud_read(cmd, prof, &buf, &len))) return rc;
+  if (mlsys_cloud_dnn_load(buf, len, prof, &c->dnn) != MLSYS_OK) {
     mlsys_free(buf);
     return cli_fail(cmd, "%s", mlsys_last_error());
   }
@@ -633,7 +706,7 @@ static int cloud_probe(const cloud_args *a) {
 int cmd_cloud(int argc, char **argv) {
   cloud_args a;
   const char *verb = argc > 2 ? argv[2] : NULL;
-  cli_opt opts[] = {{"--profile", 1, &a.profile},       {"--catalog", 1, &a.catalog},   {"--spot", 0, &a.spot},
+  cli_opt opts[] = {{"--dnn", 1, &a.dnn},               {"--profile", 1, &a.profile},       {"--catalog", 1, &a.catalog},   {"--spot", 0, &a.spot},
                     {"--types", 1, &a.types},           {"--config", 1, &a.config},     {"--global-batch", 1, &a.batch},
                     {"--iters", 1, &a.iters},           {"--time-limit", 1, &a.tlim},   {"--budget", 1, &a.budget},
                     {"--goal", 1, &a.goal},             {"--eager", 0, &a.eager},       {"--eager-k", 1, &a.eager_k},
@@ -671,5 +744,6 @@ int cmd_cloud(int argc, char **argv) {
   if (!strcmp(verb, "plan")) return cloud_plan(&a);
   if (!strcmp(verb, "simulate")) return cloud_simulate(&a);
   if (!strcmp(verb, "probe")) return cloud_probe(&a);
-  return cli_usage_error("cloud", "unknown verb '%s' (plan, simulate, gbdt, probe)", verb);
+  if (!strcmp(verb, "dnns")) return cloud_dnns(&a);
+  return cli_usage_error("cloud", "unknown verb '%s' (plan, simulate, dnns, gbdt, probe)", verb);
 }

@@ -4,7 +4,7 @@
    The seed paper's case study 3: train ShuffleNet v2 for 1000 iterations at global batch 6144 on spot VMs, with 4
    p3.8xlarge, 8 g3.8xlarge and 8 g4dn.8xlarge available, within 10 minutes and $3. The profiles
    (tests/data/cloud/profile_shufflenet_case3.json) hold the network's real layer list and compute curves calibrated
-   to two of the paper's predictions (tools/cloud_case3_profile.py); the catalogue (tests/data/cloud/instances.csv)
+   to two of the paper's predictions (tools/cloud_case_profiles.py); the catalogue (tests/data/cloud/instances.csv)
    holds the paper's spot prices. The program loads both, simulates one mix, then asks Srift for the cheapest mix
    that meets both limits and compares it with the cost-aware (CAP) and throughput-aware (TAP) policies.
    Build: make build/examples/cloud_basics; run from the repository root: build/examples/cloud_basics. */

@@ -224,9 +224,9 @@ echo "   per-layer allreduce overlapped with the backward pass) and keeps the ch
 echo "   (cheapest types first) and TAP (fastest first) fill every VM to its maximum batch. The profiles hold the"
 echo "   network's real layers, with compute calibrated to the paper's CAP and TAP predictions; Srift's own plan and"
 echo "   time are predicted (the paper: 4p3@1024 + 8g3@128 + 8g4dn@128, 378 s, \$2.72):"
-echo "\$ mlsys cloud plan --profile tests/data/cloud/profile_shufflenet_case3.json --global-batch 6144 --iters 1000 \\"
+echo "\$ mlsys cloud plan --dnn shufflenet_v2_x2_0 --global-batch 6144 --iters 1000 \\"
 echo "    --time-limit 600 --budget 3 --spot --types p3.8xlarge:4,g3.8xlarge:8,g4dn.8xlarge:8"
-"$M" cloud plan --profile tests/data/cloud/profile_shufflenet_case3.json --global-batch 6144 --iters 1000 \
+"$M" cloud plan --dnn shufflenet_v2_x2_0 --global-batch 6144 --iters 1000 \
   --time-limit 600 --budget 3 --spot --types p3.8xlarge:4,g3.8xlarge:8,g4dn.8xlarge:8 || status=1
 echo
 if [ -x build/examples/cloud_basics ] || make --no-print-directory -s build/examples/cloud_basics >/dev/null 2>&1; then

@@ -1,7 +1,7 @@
-/* tests/test_cloud_cli.c — `mlsys cloud plan|simulate` and the files behind them (mlsys_cloud.h section 6): the
-   seed's case study 3 end to end on tests/data/cloud/profile_shufflenet_case3.json (profiles calibrated on two of the
-   seed's printed predictions, tools/cloud_case3_profile.py; the third, Srift's own plan and time, is predicted), the
-   catalogue and profile readers on the committed files and on broken ones, and usage errors. */
+/* tests/test_cloud_cli.c — `mlsys cloud plan|simulate|dnns` and the files behind them (mlsys_cloud.h section 6):
+   the seed's three case studies end to end on the built-in profiles (tests/data/cloud/profile_*.json, calibrated on
+   some of the seed's printed predictions by tools/cloud_case_profiles.py; the others, Srift's own plans and times,
+   are predicted), the catalogue and profile readers on the committed files and on broken ones, and usage errors. */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_cloud.h"
 #include "tests/test.h"
@@ -76,6 +76,94 @@ TEST(case3_plan_reproduces_the_seeds_decision) {
   mlsys_json_doc_free(&doc);
 }
 
+TEST(case1_and_case2_through_the_built_in_profiles) {
+  /* case 1 (minimum time, §5.2): calibrated on CAP's 8g4dn@64 at 1.776 s/iter only, so the search's 16g4dn@32 and
+     its time beside the seed's 0.914 s/iter (1.94x predicted) are predictions */
+  mlsys_json_doc doc;
+  const mlsys_json *s, *c, *t;
+  REQUIRE(run_json("cloud plan --dnn inception_v3 --spot --types g4dn.8xlarge:16 --global-batch 512 --iters 1000 "
+                   "--goal time --json", 0, &doc));
+  s = obj(doc.root, "srift"), c = obj(doc.root, "cap"), t = obj(doc.root, "tap");
+  REQUIRE(s && c && t);
+  CHECK_STR(str(doc.root, "goal"), "time");
+  CHECK_STR(str(s, "config"), "16g4dn@32");
+  CHECK_STR(str(c, "config"), "8g4dn@64");
+  CHECK_STR(str(t, "config"), "8g4dn@64");
+  CHECK_NEAR(num(c, "t_iter"), 1.776, 0.001);
+  CHECK(fabs(num(s, "t_iter") / 0.914 - 1) < 0.02);
+  CHECK(fabs(num(c, "t_iter") / num(s, "t_iter") / 1.94 - 1) < 0.02);
+  /* "about the same cost": the seed's predicted cost per iteration, 16 x $0.72/h x 0.914 s against 8 x 1.776 s */
+  CHECK(fabs(num(s, "total_cost") / num(c, "total_cost") - (16 * 0.914) / (8 * 1.776)) < 0.02);
+  mlsys_json_doc_free(&doc);
+  /* case 2 (minimum cost): calibrated on TAP's and CAP's costs (0.321 and 0.393 cents per iteration); the search
+     must find TAP's mix cheapest among the 16 + 16 VMs' mixes, heterogeneous ones included */
+  REQUIRE(run_json("cloud plan --dnn vgg19 --spot --types g4dn.8xlarge:16,g3.8xlarge:16 --global-batch 1024 "
+                   "--iters 1000 --json", 0, &doc));
+  s = obj(doc.root, "srift"), c = obj(doc.root, "cap"), t = obj(doc.root, "tap");
+  REQUIRE(s && c && t);
+  CHECK_STR(str(doc.root, "goal"), "cost");
+  CHECK_STR(str(s, "config"), "8g4dn@128");
+  CHECK_STR(str(c, "config"), "16g3@64");
+  CHECK_STR(str(t, "config"), "8g4dn@128");
+  CHECK_NEAR(num(s, "total_cost") / 1000, 0.00321, 0.000005); /* $ per iteration */
+  CHECK(fabs(num(c, "total_cost") / num(s, "total_cost") / 1.22 - 1) < 0.02);
+  CHECK(num(c, "t_iter") < num(s, "t_iter")); /* CAP faster but dearer, as in the seed */
+  CHECK(num(s, "candidates") > 1);
+  mlsys_json_doc_free(&doc);
+}
+
+/* cuts the value of the one field that differs between two runs of the same plan: "solve_s":<seconds> */
+static void drop_solve_time(char *json) {
+  char *p = json ? strstr(json, "\"solve_s\":") : NULL, *e;
+  if (!p) return;
+  p += 10;
+  for (e = p; *e && *e != ',' && *e != '}'; e++) {}
+  memmove(p, e, strlen(e) + 1);
+}
+
+TEST(dnn_names_the_same_profiles_as_the_files) {
+  /* --dnn and its alias read the committed file: the whole JSON answer is the same as --profile's */
+  static const char *const pairs[][2] = {
+      {"--dnn shufflenet_v2_x2_0", "--profile " PROFILE},
+      {"--dnn shufflenet", "--profile " PROFILE},
+      {"--dnn resnet50", "--profile tests/data/cloud/profile_resnet50_s54.json"},
+  };
+  mlsys_json_doc doc;
+  size_t i;
+  char a[512], b[512];
+  for (i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+    run_result x, y;
+    snprintf(a, sizeof a, "cloud plan %s --spot --types p3.8xlarge:4,g3.8xlarge:8,g4dn.8xlarge:8 --global-batch 1024 --iters 400 --time-limit 350 --json", pairs[i][0]);
+    snprintf(b, sizeof b, "cloud plan %s --spot --types p3.8xlarge:4,g3.8xlarge:8,g4dn.8xlarge:8 --global-batch 1024 --iters 400 --time-limit 350 --json", pairs[i][1]);
+    x = run(a), y = run(b);
+    drop_solve_time(x.out), drop_solve_time(y.out);
+    CHECK_MSG(x.code == y.code && x.out && y.out && !strcmp(x.out, y.out), "`%s` and `%s` differ", a, b);
+    run_free(&x), run_free(&y);
+  }
+  /* the §5.4 run's first plan (the seed's 2 p3.8xlarge @512) from the built-in ResNet50 */
+  REQUIRE(run_json("cloud plan --dnn resnet50 --spot --types p3.8xlarge,g3.8xlarge,g4dn.8xlarge --global-batch 1024 "
+                   "--iters 400 --time-limit 350 --eager --solve-budget 1 --json", 0, &doc));
+  CHECK_STR(str(obj(doc.root, "srift"), "config"), "2p3@512");
+  CHECK_NEAR(num(obj(doc.root, "srift"), "t_iter"), 0.38, 0.001);
+  mlsys_json_doc_free(&doc);
+  /* dnns lists every built-in, each file present and loadable */
+  REQUIRE(run_json("cloud dnns --json", 0, &doc));
+  REQUIRE(doc.root->type == MLSYS_JSON_ARRAY);
+  CHECK_EQ_INT(doc.root->count, 4);
+  for (i = 0; i < (size_t)doc.root->count; i++) {
+    const char *f = str(&doc.root->items[i], "file"), *name = str(&doc.root->items[i], "name");
+    char *text;
+    size_t len;
+    mlsys_cloud_dnn d;
+    REQUIRE_OK(mlsys_read_file(f, &text, &len));
+    CHECK_MSG(mlsys_cloud_dnn_load(text, len, f, &d) == MLSYS_OK, "%s: %s", f, mlsys_last_error());
+    CHECK_MSG(!strcmp(name, d.dnn), "%s holds %s, not %s", f, d.dnn, name);
+    mlsys_cloud_dnn_free(&d);
+    mlsys_free(text);
+  }
+  mlsys_json_doc_free(&doc);
+}
+
 TEST(plan_goals_limits_and_eager) {
   mlsys_json_doc doc;
   const mlsys_json *s;
@@ -143,7 +231,9 @@ TEST(simulate_a_mix) {
 
 TEST(cli_errors_are_named) {
   static const cli_case cases[] = {
-      {"cloud plan --global-batch 64 --iters 10", "--profile FILE is required", 2},
+      {"cloud plan --global-batch 64 --iters 10", "--dnn NAME or --profile FILE is required", 2},
+      {"cloud plan --dnn alexnet --global-batch 64 --iters 10", "no built-in profile 'alexnet'", 2},
+      {"cloud simulate --dnn vgg19 --profile " PROFILE " --config 1g3@64", "not both", 2},
       {"cloud plan --profile " PROFILE " --iters 10", "--global-batch B and --iters N are required", 2},
       {"cloud plan " CASE3 " --goal fast", "--goal is cost or time", 2},
       {"cloud plan --profile /nonexistent.json --global-batch 64 --iters 10", "/nonexistent.json", 1},
