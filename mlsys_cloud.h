@@ -9,7 +9,8 @@
 
    CONTENTS
      1. Compute model (§3.2): the 3-segment piecewise-linear t(B) through B = 1, Bmax/3, 2Bmax/3, Bmax, forward and
-        backward separately, +inf beyond Bmax; per-layer gradient-ready fractions of the backward pass.
+        backward separately, +inf beyond Bmax; per-layer gradient-ready fractions of the backward pass. Set from times
+        at those batches, or fitted (least squares on relative error) to timings at any batches.
      2. Bandwidth (§3.3): bus bandwidth b_bus = 2s(n−1)/(n·t) and its inverse; a callback that predicts it per
         instance type, buffer size (rounded up to a power of two), world size and concurrency. Without one, an α-β ring
         model from the rated Gbps (α = 30 µs per hop; documented as an assumption, not the seed's learned model).
@@ -25,7 +26,8 @@
         one in preference order under a solve budget. CAP and TAP (§4.1): fill VMs at Bmax in price or speed order.
      5. Re-planning on a spot interruption (§3.6): the remaining iterations, time window and budget, the preempted type
         depleted (its survivors kept as its capacity).
-     6. Files: an instance catalogue (CSV) and a DNN's profiles on several types (JSON), read and written.
+     6. Files: an instance catalogue (CSV) and a DNN's profiles on several types (JSON), read and written; a profile
+        fitted from measured timings and a layer list (CSV).
      7. The profiling driver (§3.2): Bmax by doubling and bisection, times at the sample batches, the straggler scale
         and the layers' gradient-ready fractions, from a callback that runs one training iteration.
      8. GBDT (§3.3): gradient-boosted regression trees with XGBoost 1.7's hist semantics (squared error and
@@ -117,6 +119,13 @@ MLSYS_DEF double mlsys_cloud_pwl_eval(const double *x, const double *y, int n, d
    Sets bmax, npts, b, t_fw and t_bw only: zero the struct first (or set sigma_rel and the layers before). */
 MLSYS_DEF mlsys_status mlsys_cloud_cprof_set(mlsys_cloud_cprof *p, int bmax, const double *t_fw, const double *t_bw);
 MLSYS_DEF mlsys_status mlsys_cloud_cprof_check(const mlsys_cloud_cprof *p, const char *what);
+/* Least-squares fit of the same curve (knots at mlsys_cloud_pwl_points(bmax)) to n timings taken at any batches in
+   [1, bmax], repeats welcome, on relative error (each timing weighted by 1/(t_fw + t_bw)²): what a user with measurements at other batches, or many noisy ones, supplies. Sets
+   bmax, npts, b, t_fw and t_bw like cprof_set, and sigma_rel (std/mean of fw+bw) from the timings at bmax when there
+   are two or more. Each knot needs a timing on a segment next to it, or the curve is not determined there: a named
+   error says where to measure. */
+MLSYS_DEF mlsys_status mlsys_cloud_cprof_fit(mlsys_cloud_cprof *p, int bmax, int n, const double *batch,
+                                             const double *t_fw, const double *t_bw);
 MLSYS_DEF double mlsys_cloud_cprof_fw(const mlsys_cloud_cprof *p, int B);   /* +inf beyond bmax */
 MLSYS_DEF double mlsys_cloud_cprof_bw(const mlsys_cloud_cprof *p, int B);
 
@@ -268,6 +277,20 @@ MLSYS_DEF void mlsys_cloud_dnn_free(mlsys_cloud_dnn *d);
 MLSYS_DEF const mlsys_cloud_cprof *mlsys_cloud_dnn_find(const mlsys_cloud_dnn *d, const char *name);
 /* Writes d as the JSON mlsys_cloud_dnn_load reads (numbers round-trip exactly). */
 MLSYS_DEF mlsys_status mlsys_cloud_dnn_write(const mlsys_cloud_dnn *d, FILE *f);
+/* A profile from measurements (mlsys cloud fit): `timings` is CSV with a header naming the columns type, batch, t_fw,
+   t_bw (seconds; one row per timed iteration or per mean, any batches) and optionally bmax (per type; default its
+   largest timed batch); others are ignored. Each type's curve is mlsys_cloud_cprof_fit's. `layers` (may be NULL) is
+   CSV with grad_bytes and ready_frac columns, one row per trainable layer in backward completion order
+   (tools/export_cloud_layers.py's layers_*.csv). Types keep their first row's order. With stats, *stats becomes an
+   array (for mlsys_free) of each type's fit against its own timings: the curve's MAPE on fw+bw beside that of one
+   least-squares line (Eq. 1, the seed's Table 6 comparison). */
+typedef struct {
+  int n;                     /* timings of the type */
+  double fit_mape, line_mape;
+} mlsys_cloud_fit_stat;
+MLSYS_DEF mlsys_status mlsys_cloud_dnn_fit(const char *dnn, const char *timings, size_t tlen, const char *tsource,
+                                           const char *layers, size_t llen, const char *lsource, mlsys_cloud_dnn *out,
+                                           mlsys_cloud_fit_stat **stats);
 
 /* ---- 7. the profiling driver (§3.2) ---------------------------------------------------------------------------- */
 /* Runs one training iteration at `batch` and reports its forward and backward seconds and, when layer_done_s is not
@@ -542,6 +565,71 @@ MLSYS_DEF mlsys_status mlsys_cloud_cprof_set(mlsys_cloud_cprof *p, int bmax, con
   p->npts = mlsys_cloud_pwl_points(bmax, p->b);
   for (i = 0; i < p->npts; i++) p->t_fw[i] = t_fw[i], p->t_bw[i] = t_bw[i];
   return mlsys_cloud_cprof_check(p, "profile");
+}
+
+/* The curve is y(B) = Σ_k y_k φ_k(B) with hat functions φ_k on the knots, so the least-squares knot values solve the
+   npts × npts normal equations (A = Σ c·φφᵀ, tridiagonal and positive definite when every knot is covered), with
+   each timing weighted by c = 1/(t_fw + t_bw)²: the fit minimises relative error, the error MAPE measures. */
+MLSYS_DEF mlsys_status mlsys_cloud_cprof_fit(mlsys_cloud_cprof *p, int bmax, int n, const double *batch,
+                                             const double *t_fw, const double *t_bw) {
+  double x[4], A[4][4], r[2][4], diag[4], piv, sum = 0, sq = 0;
+  int m, i, j, k, nb = 0;
+  if (bmax < 1) return mlsys_set_error(MLSYS_ERR_ARG, "cloud: fit: bmax %d must be at least 1", bmax);
+  if (n < 1 || !batch || !t_fw || !t_bw) return mlsys_set_error(MLSYS_ERR_ARG, "cloud: fit: no timings");
+  m = mlsys_cloud_pwl_points(bmax, x);
+  memset(A, 0, sizeof A);
+  memset(r, 0, sizeof r);
+  for (i = 0; i < n; i++) {
+    double B = batch[i], w, y, c;
+    if (!(B >= 1 && B <= bmax))
+      return mlsys_set_error(MLSYS_ERR_ARG, "cloud: fit: timing %d is at batch %g, outside [1, bmax %d]", i, B, bmax);
+    if (!(t_fw[i] >= 0 && t_fw[i] < 1e9) || !(t_bw[i] >= 0 && t_bw[i] < 1e9))
+      return mlsys_set_error(MLSYS_ERR_ARG, "cloud: fit: timing %d (batch %g) is not a finite non-negative time", i, B);
+    y = t_fw[i] + t_bw[i];
+    c = 1 / (y * y + 1e-12); /* relative error: timing noise grows with the time (σ_rel), so each counts by 1/y² */
+    if (m == 1) k = 0, w = 1;
+    else {
+      for (k = 0; k + 2 < m && B >= x[k + 1]; k++) {}
+      w = (x[k + 1] - B) / (x[k + 1] - x[k]); /* φ_k(B); φ_{k+1}(B) = 1 − w */
+    }
+    A[k][k] += c * w * w, r[0][k] += c * w * t_fw[i], r[1][k] += c * w * t_bw[i];
+    if (m > 1) {
+      A[k][k + 1] += c * w * (1 - w), A[k + 1][k] += c * w * (1 - w), A[k + 1][k + 1] += c * (1 - w) * (1 - w);
+      r[0][k + 1] += c * (1 - w) * t_fw[i], r[1][k + 1] += c * (1 - w) * t_bw[i];
+    }
+    if (B == bmax) sum += t_fw[i] + t_bw[i], sq += (t_fw[i] + t_bw[i]) * (t_fw[i] + t_bw[i]), nb++;
+  }
+  /* Gaussian elimination without pivoting (A is symmetric positive semi-definite); a pivot that vanishes next to
+     its own diagonal means no timing pins that knot down */
+  for (k = 0; k < m; k++) diag[k] = A[k][k];
+  for (k = 0; k < m; k++) {
+    piv = A[k][k];
+    if (!(piv > 1e-9 * diag[k]) || !(piv > 1e-12))
+      return mlsys_set_error(MLSYS_ERR_ARG, "cloud: fit: the timings do not determine the time at batch %g: time at "
+                             "least one batch between %g and %g", x[k], k ? x[k - 1] : x[0], k + 1 < m ? x[k + 1] : x[k]);
+    for (i = k + 1; i < m; i++) {
+      double f = A[i][k] / piv;
+      if (f == 0) continue;
+      for (j = k; j < m; j++) A[i][j] -= f * A[k][j];
+      r[0][i] -= f * r[0][k], r[1][i] -= f * r[1][k];
+    }
+  }
+  for (k = m - 1; k >= 0; k--) {
+    for (j = k + 1; j < m; j++) r[0][k] -= A[k][j] * r[0][j], r[1][k] -= A[k][j] * r[1][j];
+    r[0][k] /= A[k][k], r[1][k] /= A[k][k];
+  }
+  for (k = 0; k < m; k++)
+    if (r[0][k] < 0 || r[1][k] < 0)
+      return mlsys_set_error(MLSYS_ERR_ARG, "cloud: fit: the best curve goes negative at batch %g (%g s forward, %g s "
+                             "backward): the timings are too noisy or too few near it", x[k], r[0][k], r[1][k]);
+  p->bmax = bmax, p->npts = m;
+  for (k = 0; k < m; k++) p->b[k] = x[k], p->t_fw[k] = r[0][k], p->t_bw[k] = r[1][k];
+  if (nb >= 2 && sum > 0) {
+    double mean = sum / nb, var = (sq - nb * mean * mean) / (nb - 1);
+    p->sigma_rel = var > 0 ? sqrt(var) / mean : 1e-12; /* 0 would mean "the default", not "none measured" */
+    if (p->sigma_rel >= 0.999) p->sigma_rel = 0.999;
+  }
+  return mlsys_cloud_cprof_check(p, "fit");
 }
 
 MLSYS_DEF double mlsys_cloud_cprof_fw(const mlsys_cloud_cprof *p, int B) {
@@ -1641,6 +1729,222 @@ MLSYS_DEF mlsys_status mlsys_cloud_dnn_write(const mlsys_cloud_dnn *d, FILE *f) 
   mlsys_jw_end(&w);
   if (mlsys_jw_finish(&w) != MLSYS_OK) return mlsys_set_error(MLSYS_ERR_IO, "cloud: writing the profile failed");
   return MLSYS_OK;
+}
+
+/* A CSV table's wanted columns as text, row by row: the header names the columns (any order, others ignored), each
+   row gets its wanted fields in want[] order ("" when the column is absent) and its line number. Field text longer
+   than 63 bytes is an error (no wanted field is that long). Used by the measured-profile reader. */
+typedef mlsys_status (*mlsys__cloud_row_fn)(void *ud, int line, char (*f)[64]);
+static mlsys_status mlsys__cloud_csv_table(const char *text, size_t len, const char *source, int nwant,
+                                           const char *const *want, int nreq, mlsys__cloud_row_fn row, void *ud) {
+  int col[64], ncol = 0, i, line = 1, rows = 0;
+  const char *p = text, *end = text + len;
+  char f[128], got[8][64];
+  mlsys_status st;
+  for (;;) { /* the header */
+    int k = -1, more = mlsys__cloud_csv_field(&p, end, f, sizeof f);
+    for (i = 0; i < nwant; i++)
+      if (!strcmp(f, want[i])) k = i;
+    if (ncol == 64) return mlsys_set_error(MLSYS_ERR_PARSE, "%s:1: more than 64 columns", source);
+    col[ncol++] = k;
+    if (!more) break;
+  }
+  for (i = 0; i < nreq; i++) {
+    int c;
+    for (c = 0; c < ncol && col[c] != i; c++) {}
+    if (c == ncol) return mlsys_set_error(MLSYS_ERR_PARSE, "%s:1: no '%s' column in the header", source, want[i]);
+  }
+  while (p < end) {
+    int c, more;
+    p++; /* the newline */
+    line++;
+    if (p >= end || *p == '\n' || *p == '\r') continue;
+    memset(got, 0, sizeof got);
+    for (c = 0, more = 1; c < ncol; c++) {
+      if (!more) return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: %d fields, the header has %d", source, line, c, ncol);
+      more = mlsys__cloud_csv_field(&p, end, f, sizeof f);
+      if (col[c] < 0) continue;
+      if (strlen(f) >= 63) return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: %s \"%.40s...\" is too long", source, line, want[col[c]], f);
+      memcpy(got[col[c]], f, strlen(f) + 1);
+    }
+    if (more) return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: more fields than the header's %d", source, line, ncol);
+    if (p < end && *p == '\r') p++; /* CRLF */
+    if ((st = row(ud, line, got)) != MLSYS_OK) return st;
+    rows++;
+  }
+  if (!rows) return mlsys_set_error(MLSYS_ERR_PARSE, "%s: no rows after the header", source);
+  return MLSYS_OK;
+}
+
+typedef struct {
+  const char *source;
+  int n, cap, ntypes;
+  char (*name)[32];     /* [ntypes] in first-row order */
+  int *bmax;            /* [ntypes]: the bmax column (0: none given) */
+  int *type;            /* [n] row → type */
+  double *b, *fw, *bw;  /* [n] */
+} mlsys__cloud_timings;
+
+static mlsys_status mlsys__cloud_timing_row(void *ud, int line, char (*f)[64]) {
+  mlsys__cloud_timings *T = (mlsys__cloud_timings *)ud;
+  double v[4];
+  int i, t;
+  if (!f[0][0]) return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: empty type", T->source, line);
+  if (strlen(f[0]) >= 32) return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: type \"%s\" is longer than 31 bytes", T->source, line, f[0]);
+  for (i = 1; i < 5; i++) {
+    static const char *const nm[5] = {"type", "batch", "t_fw", "t_bw", "bmax"};
+    if (i == 4 && !f[4][0]) { v[3] = 0; continue; }
+    if (!mlsys__cloud_num(f[i], &v[i - 1]) || v[i - 1] < 0 || v[i - 1] >= 1e9)
+      return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: %s \"%s\" is not a number in [0, 1e9)", T->source, line, nm[i], f[i]);
+    if ((i == 1 || i == 4) && (v[i - 1] != floor(v[i - 1]) || v[i - 1] < 1 || v[i - 1] > 1e8))
+      return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: %s \"%s\" is not a whole number in 1..1e8", T->source, line, nm[i], f[i]);
+  }
+  for (t = 0; t < T->ntypes && strcmp(T->name[t], f[0]); t++) {}
+  if (t == T->ntypes) {
+    void *a, *b;
+    if (T->ntypes == 4096) return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: more than 4096 types", T->source, line);
+    a = mlsys_realloc_array(T->name, (size_t)t + 1, sizeof *T->name);
+    if (a) T->name = (char(*)[32])a;
+    b = mlsys_realloc_array(T->bmax, (size_t)t + 1, sizeof *T->bmax);
+    if (b) T->bmax = (int *)b;
+    if (!a || !b) return mlsys_set_error(MLSYS_ERR_NOMEM, "%s: out of memory", T->source);
+    memcpy(T->name[t], f[0], strlen(f[0]) + 1);
+    T->bmax[t] = (int)v[3];
+    T->ntypes++;
+  } else if ((int)v[3] != T->bmax[t]) {
+    return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: %s's bmax %g differs from its first row's %d", T->source, line,
+                           f[0], v[3], T->bmax[t]);
+  }
+  if (T->n == T->cap) {
+    int nc = T->cap ? 2 * T->cap : 256;
+    void *a, *b, *c, *d;
+    if (T->cap >= 10000000) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "%s: more than 10000000 timings", T->source);
+    a = mlsys_realloc_array(T->type, (size_t)nc, sizeof *T->type);
+    if (a) T->type = (int *)a;
+    b = mlsys_realloc_array(T->b, (size_t)nc, sizeof *T->b);
+    if (b) T->b = (double *)b;
+    c = mlsys_realloc_array(T->fw, (size_t)nc, sizeof *T->fw);
+    if (c) T->fw = (double *)c;
+    d = mlsys_realloc_array(T->bw, (size_t)nc, sizeof *T->bw);
+    if (d) T->bw = (double *)d;
+    if (!a || !b || !c || !d) return mlsys_set_error(MLSYS_ERR_NOMEM, "%s: out of memory", T->source);
+    T->cap = nc;
+  }
+  T->type[T->n] = t, T->b[T->n] = v[0], T->fw[T->n] = v[1], T->bw[T->n] = v[2];
+  T->n++;
+  return MLSYS_OK;
+}
+
+typedef struct {
+  const char *source;
+  int n, cap;
+  double *gb, *rf;
+} mlsys__cloud_layers;
+
+static mlsys_status mlsys__cloud_layer_row(void *ud, int line, char (*f)[64]) {
+  mlsys__cloud_layers *L = (mlsys__cloud_layers *)ud;
+  double g, r;
+  if (!mlsys__cloud_num(f[0], &g) || g < 0 || g > 1e15)
+    return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: grad_bytes \"%s\" is not a number in [0, 1e15]", L->source, line, f[0]);
+  if (!mlsys__cloud_num(f[1], &r) || r < 0 || r > 1)
+    return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: ready_frac \"%s\" is not a number in [0, 1]", L->source, line, f[1]);
+  if (L->n && r < L->rf[L->n - 1])
+    return mlsys_set_error(MLSYS_ERR_PARSE, "%s:%d: ready_frac %g goes backwards (layers are in backward order)",
+                           L->source, line, r);
+  if (L->n == L->cap) {
+    int nc = L->cap ? 2 * L->cap : 256;
+    void *a, *b;
+    if (L->cap >= 1000000) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "%s: more than 1000000 layers", L->source);
+    a = mlsys_realloc_array(L->gb, (size_t)nc, sizeof *L->gb);
+    if (a) L->gb = (double *)a;
+    b = mlsys_realloc_array(L->rf, (size_t)nc, sizeof *L->rf);
+    if (b) L->rf = (double *)b;
+    if (!a || !b) return mlsys_set_error(MLSYS_ERR_NOMEM, "%s: out of memory", L->source);
+    L->cap = nc;
+  }
+  L->gb[L->n] = g, L->rf[L->n] = r, L->n++;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_cloud_dnn_fit(const char *dnn, const char *timings, size_t tlen, const char *tsource,
+                                           const char *layers, size_t llen, const char *lsource, mlsys_cloud_dnn *out,
+                                           mlsys_cloud_fit_stat **stats) {
+  static const char *const tcols[5] = {"type", "batch", "t_fw", "t_bw", "bmax"};
+  static const char *const lcols[2] = {"grad_bytes", "ready_frac"};
+  mlsys__cloud_timings T;
+  mlsys__cloud_layers L;
+  mlsys_status st;
+  double *b = NULL, *fw = NULL, *bw = NULL;
+  int t, i;
+  mlsys_cloud_fit_stat *S = NULL;
+  if (stats) *stats = NULL;
+  if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "cloud: fit: no output");
+  memset(out, 0, sizeof *out);
+  memset(&T, 0, sizeof T);
+  memset(&L, 0, sizeof L);
+  if (!timings) return mlsys_set_error(MLSYS_ERR_ARG, "cloud: fit: no timings");
+  if (!dnn || !dnn[0] || strlen(dnn) >= sizeof out->dnn)
+    return mlsys_set_error(MLSYS_ERR_ARG, "cloud: fit: the DNN's name must be 1..%d bytes", (int)sizeof out->dnn - 1);
+  T.source = tsource ? tsource : "timings";
+  L.source = lsource ? lsource : "layers";
+  if ((st = mlsys__cloud_csv_table(timings, tlen, T.source, 5, tcols, 4, mlsys__cloud_timing_row, &T)) != MLSYS_OK) goto done;
+  if (layers && (st = mlsys__cloud_csv_table(layers, llen, L.source, 2, lcols, 2, mlsys__cloud_layer_row, &L)) != MLSYS_OK)
+    goto done;
+  snprintf(out->dnn, sizeof out->dnn, "%s", dnn);
+  out->type_name = (char(*)[32])mlsys_calloc((size_t)T.ntypes, 32);
+  out->prof = (mlsys_cloud_cprof *)mlsys_calloc((size_t)T.ntypes, sizeof *out->prof);
+  b = (double *)mlsys_alloc((size_t)T.n, sizeof *b);
+  fw = (double *)mlsys_alloc((size_t)T.n, sizeof *fw);
+  bw = (double *)mlsys_alloc((size_t)T.n, sizeof *bw);
+  if (stats) S = (mlsys_cloud_fit_stat *)mlsys_calloc((size_t)T.ntypes, sizeof *S);
+  if (!out->type_name || !out->prof || !b || !fw || !bw || (stats && !S)) {
+    st = mlsys_set_error(MLSYS_ERR_NOMEM, "%s: out of memory", T.source);
+    goto done;
+  }
+  out->grad_bytes = L.gb, out->ready_frac = L.rf, out->nlayers = L.n;
+  L.gb = L.rf = NULL;
+  for (t = 0; t < T.ntypes; t++) {
+    mlsys_cloud_cprof *p = &out->prof[t];
+    int n = 0, bmax = T.bmax[t];
+    for (i = 0; i < T.n; i++)
+      if (T.type[i] == t) {
+        b[n] = T.b[i], fw[n] = T.fw[i], bw[n] = T.bw[i], n++;
+        if (!T.bmax[t] && T.b[i] > bmax) bmax = (int)T.b[i];
+      }
+    memcpy(out->type_name[t], T.name[t], 32);
+    p->nlayers = out->nlayers, p->grad_bytes = out->grad_bytes, p->ready_frac = out->ready_frac;
+    if ((st = mlsys_cloud_cprof_fit(p, bmax, n, b, fw, bw)) != MLSYS_OK) {
+      mlsys_prefix_error("%s: %s", T.source, T.name[t]);
+      goto done;
+    }
+    if (S) { /* the errors on fw+bw, the curve's and one least-squares line's */
+      double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, den, lb, la, ep = 0, el = 0;
+      int m = 0;
+      for (i = 0; i < n; i++) { /* the line by the same relative least squares as the curve */
+        double y = fw[i] + bw[i], c = 1 / (y * y + 1e-12);
+        sw += c, sx += c * b[i], sy += c * y, sxx += c * b[i] * b[i], sxy += c * b[i] * y;
+      }
+      den = sw * sxx - sx * sx;
+      lb = den > 0 ? (sw * sxy - sx * sy) / den : 0, la = (sy - lb * sx) / sw;
+      for (i = 0; i < n; i++) {
+        double y = fw[i] + bw[i];
+        if (!(y > 0)) continue;
+        ep += fabs(mlsys_cloud_pwl_eval(p->b, p->t_fw, p->npts, b[i]) + mlsys_cloud_pwl_eval(p->b, p->t_bw, p->npts, b[i]) - y) / y;
+        el += fabs(la + lb * b[i] - y) / y;
+        m++;
+      }
+      S[t].n = n, S[t].fit_mape = m ? ep / m : 0, S[t].line_mape = m ? el / m : 0;
+    }
+  }
+  out->ntypes = T.ntypes;
+  if (stats) *stats = S, S = NULL;
+done:
+  mlsys_free(S);
+  mlsys_free(T.name), mlsys_free(T.bmax), mlsys_free(T.type), mlsys_free(T.b), mlsys_free(T.fw), mlsys_free(T.bw);
+  mlsys_free(L.gb), mlsys_free(L.rf);
+  mlsys_free(b), mlsys_free(fw), mlsys_free(bw);
+  if (st != MLSYS_OK) mlsys_cloud_dnn_free(out);
+  return st;
 }
 
 /* ---- 7. the profiling driver ---------------------------------------------------------------------------------- */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char *cloud_help =
-    "usage: mlsys cloud <verb> [options]      (verbs: plan, simulate, dnns, gbdt train|predict, probe)\n"
+    "usage: mlsys cloud <verb> [options]      (verbs: plan, simulate, fit, dnns, gbdt train|predict, probe)\n"
     "\n"
     "verbs:\n"
     "  plan      --dnn NAME|--profile FILE --global-batch B --iters N [--time-limit S] [--budget USD] [--goal cost|time]\n"
@@ -22,6 +22,12 @@ static const char *cloud_help =
     "  simulate  --dnn NAME|--profile FILE --config \"4xp3.8xlarge@1024+8xg3.8xlarge@128\" [--iters N] [--spot] [--catalog CSV]\n"
     "            [--json] (and the simulation options)\n"
     "            Predicts one mix: seconds per iteration (forward, backward, the allreduce tail), and its cost.\n"
+    "  fit       --timings CSV [--layers CSV] [--name DNN] [--out FILE] [--json]\n"
+    "            A profile from measurements: CSV columns type, batch, t_fw, t_bw (seconds, any batches, repeats\n"
+    "            welcome) and optionally bmax; each type's piecewise-linear curve by least squares, sigma_rel from\n"
+    "            the repeats at Bmax. --layers: grad_bytes and ready_frac per layer in backward order (the format\n"
+    "            of tests/data/cloud/layers_*.csv). Writes the JSON --profile reads to FILE (default stdout) and\n"
+    "            prints each type's error against its timings beside one straight line's (Eq. 1).\n"
     "  dnns      [--json]\n"
     "            Lists the built-in profiles --dnn takes, each with the command that replays its experiment.\n"
     "\n"
@@ -63,7 +69,7 @@ typedef struct {
   const char *dnn, *profile, *catalog, *spot, *types, *config, *batch, *iters, *tlim, *budget, *goal, *eager, *eager_k,
       *solve_budget, *max_types, *json, *straggler, *seed, *share, *bcap, *help;
   const char *data, *out, *label, *objective, *trees, *depth, *eta, *lambda, *gamma, *mcw, *huber, *max_bin, *base,
-      *model, *features, *world, *min, *max, *verify, *bw_model, *bw_types;
+      *model, *features, *world, *min, *max, *verify, *bw_model, *bw_types, *timings, *layers, *name;
 } cloud_args;
 
 typedef struct {
@@ -703,6 +709,60 @@ static int cloud_probe(const cloud_args *a) {
   return rc;
 }
 
+/* mlsys cloud fit: measured timings (and a layer list) into a profile, with each type's fit error */
+static int cloud_fit(const cloud_args *a) {
+  const char *cmd = "cloud fit";
+  char *tb = NULL, *lb = NULL;
+  size_t tl = 0, ll = 0;
+  mlsys_cloud_dnn d;
+  mlsys_cloud_fit_stat *st = NULL;
+  mlsys_json_writer w;
+  FILE *f = NULL;
+  int rc = CLI_OK, t;
+  if (!a->timings) return cli_usage_error(cmd, "--timings CSV is required");
+  if ((rc = cloud_read(cmd, a->timings, &tb, &tl))) return rc;
+  if (a->layers && (rc = cloud_read(cmd, a->layers, &lb, &ll))) {
+    mlsys_free(tb);
+    return rc;
+  }
+  if (mlsys_cloud_dnn_fit(a->name ? a->name : "dnn", tb, tl, a->timings, lb, ll, a->layers, &d, &st) != MLSYS_OK) {
+    mlsys_free(tb), mlsys_free(lb);
+    return cli_fail(cmd, "%s", mlsys_last_error());
+  }
+  if (a->out) {
+    if (!(f = fopen(a->out, "w")) || mlsys_cloud_dnn_write(&d, f) != MLSYS_OK) rc = cli_fail(cmd, "cannot write %s", a->out);
+    if (f && fclose(f) != 0 && !rc) rc = cli_fail(cmd, "writing %s failed", a->out);
+  } else if (mlsys_cloud_dnn_write(&d, stdout) != MLSYS_OK) {
+    rc = cli_fail(cmd, "writing the profile failed");
+  }
+  if (!rc && a->out) { /* each type's error against its own timings: the curve's and one least-squares line's */
+    if (a->json) mlsys_jw_init(&w, stdout, 0), mlsys_jw_array(&w);
+    else printf("%-20s %6s %7s %10s %10s %10s\n", "type", "bmax", "timings", "fit MAPE", "line MAPE", "sigma_rel");
+    for (t = 0; t < d.ntypes; t++) {
+      const mlsys_cloud_cprof *p = &d.prof[t];
+      if (a->json) {
+        mlsys_jw_object(&w);
+        mlsys_jw_key(&w, "type"), mlsys_jw_str(&w, d.type_name[t]);
+        mlsys_jw_key(&w, "bmax"), mlsys_jw_i64(&w, p->bmax);
+        mlsys_jw_key(&w, "timings"), mlsys_jw_i64(&w, st[t].n);
+        mlsys_jw_key(&w, "fit_mape"), mlsys_jw_double(&w, st[t].fit_mape);
+        mlsys_jw_key(&w, "line_mape"), mlsys_jw_double(&w, st[t].line_mape);
+        mlsys_jw_key(&w, "sigma_rel"), mlsys_jw_double(&w, p->sigma_rel);
+        mlsys_jw_end(&w);
+      } else {
+        printf("%-20s %6d %7d %9.1f%% %9.1f%% %10.4f\n", d.type_name[t], p->bmax, st[t].n, 100 * st[t].fit_mape,
+               100 * st[t].line_mape, p->sigma_rel);
+      }
+    }
+    if (a->json) mlsys_jw_end(&w), mlsys_jw_finish(&w);
+    else printf("wrote %s (%d types, %d layers)\n", a->out, d.ntypes, d.nlayers);
+  }
+  mlsys_free(st);
+  mlsys_cloud_dnn_free(&d);
+  mlsys_free(tb), mlsys_free(lb);
+  return rc;
+}
+
 int cmd_cloud(int argc, char **argv) {
   cloud_args a;
   const char *verb = argc > 2 ? argv[2] : NULL;
@@ -719,7 +779,8 @@ int cmd_cloud(int argc, char **argv) {
                     {"--huber-slope", 1, &a.huber},     {"--max-bin", 1, &a.max_bin},   {"--base-score", 1, &a.base},
                     {"--model", 1, &a.model},           {"--features", 1, &a.features}, {"--world", 1, &a.world},
                     {"--min", 1, &a.min},               {"--max", 1, &a.max},           {"--verify", 0, &a.verify},
-                    {"--bw-model", 1, &a.bw_model},     {"--bw-types", 1, &a.bw_types}};
+                    {"--bw-model", 1, &a.bw_model},     {"--bw-types", 1, &a.bw_types}, {"--timings", 1, &a.timings},
+                    {"--layers", 1, &a.layers},         {"--name", 1, &a.name}};
   int rc;
   memset(&a, 0, sizeof a);
   if (!verb || !strcmp(verb, "--help") || !strcmp(verb, "-h") || !strcmp(verb, "help")) {
@@ -745,5 +806,6 @@ int cmd_cloud(int argc, char **argv) {
   if (!strcmp(verb, "simulate")) return cloud_simulate(&a);
   if (!strcmp(verb, "probe")) return cloud_probe(&a);
   if (!strcmp(verb, "dnns")) return cloud_dnns(&a);
-  return cli_usage_error("cloud", "unknown verb '%s' (plan, simulate, dnns, gbdt, probe)", verb);
+  if (!strcmp(verb, "fit")) return cloud_fit(&a);
+  return cli_usage_error("cloud", "unknown verb '%s' (plan, simulate, fit, dnns, gbdt, probe)", verb);
 }

@@ -7,9 +7,11 @@
    "does not fit" means the step's tensors (activations, their gradients, parameters and gradients) exceed a memory
    limit (default 64 MiB, a stand-in for a device's memory). The program then measures every power of two up to
    Bmax, outside the four samples, and prints the piecewise-linear model's error (MAPE) beside a single line's
-   (Eq. 1): the seed's Table 6 on a CPU. With a path it writes the profile as JSON for `mlsys cloud plan --profile`.
+   (Eq. 1): the seed's Table 6 on a CPU. With a path it writes the profile as JSON for `mlsys cloud plan --profile`;
+   with a fourth, every timed iteration of the powers of two as CSV (type,batch,t_fw,t_bw) for `mlsys cloud fit`.
 
-   Build: make build/examples/cloud_profile_cpu; run: build/examples/cloud_profile_cpu [OUT.json [MEM_MIB [TYPE]]] */
+   Build: make build/examples/cloud_profile_cpu;
+   run: build/examples/cloud_profile_cpu [OUT.json|- [MEM_MIB [TYPE [TIMINGS.csv]]]] */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_cloud.h"
 #include "examples/remat_cnn_layers.h"
@@ -82,7 +84,8 @@ static int step(void *ud, int batch, double *t_fw, double *t_bw, double *stamps)
 }
 
 int main(int argc, char **argv) {
-  const char *out = argc > 1 ? argv[1] : NULL, *type = argc > 3 ? argv[3] : "local-cpu";
+  const char *out = argc > 1 && strcmp(argv[1], "-") ? argv[1] : NULL, *type = argc > 3 ? argv[3] : "local-cpu";
+  FILE *tf = NULL;
   prof_ctx c;
   mlsys_cloud_profile_opts o = {NPARAM_LAYERS, 0, 1, 2, 10};
   mlsys_cloud_cprof p;
@@ -110,12 +113,20 @@ int main(int argc, char **argv) {
   b = p.npts > 1 ? (p.npts * sxy - sx * sy) / (p.npts * sxx - sx * sx) : 0;
   a = (sy - b * sx) / p.npts;
   printf("\n%8s %10s %10s %10s %10s %10s\n", "batch", "fw ms", "bw ms", "PWL err", "line err", "");
+  if (argc > 4) {
+    if (!(tf = fopen(argv[4], "w"))) {
+      fprintf(stderr, "cloud_profile_cpu: cannot write %s\n", argv[4]);
+      return 1;
+    }
+    fprintf(tf, "type,batch,t_fw,t_bw\n");
+  }
   for (B = 1; B <= p.bmax; B *= 2) { /* out of sample: powers of two, 10 timed runs each after 2 warm-ups */
     double fw = 0, bw = 0, f1, b1, tot, pf, pb;
     int it;
     for (it = 0; it < 12; it++) {
       if (step(&c, B, &f1, &b1, NULL) != 0) return 1;
       if (it >= 2) fw += f1 / 10, bw += b1 / 10;
+      if (it >= 2 && tf) fprintf(tf, "%s,%d,%.9g,%.9g\n", type, B, f1, b1);
     }
     tot = fw + bw;
     pf = mlsys_cloud_cprof_fw(&p, B), pb = mlsys_cloud_cprof_bw(&p, B);
@@ -127,6 +138,11 @@ int main(int argc, char **argv) {
   printf("MAPE over %d batches: PWL forward %.1f%%, backward %.1f%%, fw+bw %.1f%%; one line (Eq. 1) fw+bw %.1f%%\n", n,
          100 * mf / n, 100 * mb / n, 100 * mt / n, 100 * ml / n);
   printf("(the seed's Table 6 on GPUs: 7.6%% / 5.5%% / 4.4%%)\n");
+  if (tf && fclose(tf) != 0) {
+    fprintf(stderr, "cloud_profile_cpu: writing %s failed\n", argv[4]);
+    return 1;
+  }
+  if (tf) printf("wrote %s (every timed iteration above)\n", argv[4]);
   if (out) {
     mlsys_cloud_dnn d;
     char names[1][32];

@@ -389,6 +389,157 @@ TEST(profiles_bad_input_is_named) {
   CHECK_EQ_INT(mlsys_cloud_cprof_check(&p, "x"), MLSYS_ERR_ARG);
 }
 
+/* ---- the measured-profile fit (mlsys_cloud_cprof_fit, mlsys_cloud_dnn_fit); synthetic curves ---------------- */
+static double hat(const double *x, int m, int k, double B) { /* φ_k(B) on the knots x[0..m−1] */
+  if (m == 1) return 1;
+  if (k > 0 && B >= x[k - 1] && B <= x[k]) return (B - x[k - 1]) / (x[k] - x[k - 1]);
+  if (k + 1 < m && B >= x[k] && B <= x[k + 1]) return (x[k + 1] - B) / (x[k + 1] - x[k]);
+  return 0;
+}
+
+TEST(pwl_fit_recovers_curves_and_is_least_squares_on_300_random_cases) {
+  mlsys_rng g;
+  int trial;
+  mlsys_rng_seed(&g, 2211);
+  for (trial = 0; trial < 300; trial++) {
+    int bmax = 1 + (int)mlsys_rng_below(&g, trial < 20 ? 4 : 3000), n = 0, m, i, k, noisy = trial % 2;
+    double x[4], yf[4], yb[4], B[64], fw[64], bw[64];
+    mlsys_cloud_cprof p;
+    m = mlsys_cloud_pwl_points(bmax, x);
+    for (k = 0; k < m; k++) /* an increasing curve, backward about twice the forward */
+      yf[k] = (k ? yf[k - 1] : 1e-3) + (k ? 0.2 * mlsys_rng_uniform(&g) : 0), yb[k] = yf[k] * (1.5 + mlsys_rng_uniform(&g));
+    for (k = 0; k < m; k++) B[n++] = x[k]; /* every knot timed once, then random batches */
+    while (n < 8 + (int)mlsys_rng_below(&g, 40)) B[n++] = 1 + (double)mlsys_rng_below(&g, (uint64_t)bmax);
+    for (i = 0; i < n; i++) {
+      double e = noisy ? exp(0.1 * (mlsys_rng_uniform(&g) - 0.5)) : 1;
+      fw[i] = mlsys_cloud_pwl_eval(x, yf, m, B[i]) * e, bw[i] = mlsys_cloud_pwl_eval(x, yb, m, B[i]) * e;
+    }
+    memset(&p, 0, sizeof p);
+    REQUIRE_OK(mlsys_cloud_cprof_fit(&p, bmax, n, B, fw, bw));
+    CHECK_EQ_INT(p.npts, m);
+    if (!noisy) { /* exact timings: the curve comes back */
+      for (k = 0; k < m; k++) {
+        CHECK_MSG(fabs(p.t_fw[k] - yf[k]) <= 1e-9 * yf[k], "trial %d knot %d: %g vs %g", trial, k, p.t_fw[k], yf[k]);
+        CHECK_MSG(fabs(p.t_bw[k] - yb[k]) <= 1e-9 * yb[k], "trial %d knot %d: %g vs %g", trial, k, p.t_bw[k], yb[k]);
+      }
+    } else { /* noisy: the weighted residual is orthogonal to every hat function (the normal equations) */
+      for (k = 0; k < m; k++) {
+        double df = 0, db = 0, sf = 0, sb = 0;
+        for (i = 0; i < n; i++) {
+          double y = fw[i] + bw[i], c = 1 / (y * y + 1e-12), ph = hat(x, m, k, B[i]);
+          df += c * ph * (mlsys_cloud_pwl_eval(p.b, p.t_fw, m, B[i]) - fw[i]);
+          db += c * ph * (mlsys_cloud_pwl_eval(p.b, p.t_bw, m, B[i]) - bw[i]);
+          sf += c * ph * fw[i], sb += c * ph * bw[i];
+        }
+        CHECK_MSG(fabs(df) <= 1e-9 * sf && fabs(db) <= 1e-9 * sb, "trial %d knot %d: %g %g (scales %g %g)", trial, k, df,
+                  db, sf, sb);
+      }
+    }
+  }
+}
+
+TEST(pwl_fit_sigma_repeats_and_errors) {
+  /* repeats only at the knots: each knot's value is the weighted mean of its repeats; sigma_rel from those at bmax */
+  double B[8] = {1, 1, 33, 67, 100, 100, 100, 100}, fw[8] = {1, 3, 5, 7, 9, 10, 11, 12}, bw[8];
+  double mean = 0, var = 0;
+  mlsys_cloud_cprof p;
+  int i;
+  for (i = 0; i < 8; i++) bw[i] = fw[i];
+  memset(&p, 0, sizeof p);
+  REQUIRE_OK(mlsys_cloud_cprof_fit(&p, 100, 8, B, fw, bw));
+  CHECK_NEAR(p.t_fw[0], (1.0 / 4 + 3.0 / 36) / (1.0 / 4 + 1.0 / 36), 1e-12); /* weights 1/(2t)² */
+  CHECK_NEAR(p.t_fw[1], 5, 1e-12);
+  for (i = 4; i < 8; i++) mean += 2 * fw[i] / 4;
+  for (i = 4; i < 8; i++) var += (2 * fw[i] - mean) * (2 * fw[i] - mean) / 3;
+  CHECK_NEAR(p.sigma_rel, sqrt(var) / mean, 1e-12);
+  /* named errors */
+  memset(&p, 0, sizeof p);
+  CHECK_EQ_INT(mlsys_cloud_cprof_fit(&p, 100, 4, (double[]){1, 1, 100, 100}, fw, bw), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "do not determine the time at batch 33");
+  CHECK_EQ_INT(mlsys_cloud_cprof_fit(&p, 100, 2, (double[]){1, 101}, fw, bw), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "outside [1, bmax 100]");
+  CHECK_EQ_INT(mlsys_cloud_cprof_fit(&p, 100, 2, (double[]){1, 100}, (double[]){1, -1}, bw), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "not a finite non-negative time");
+  CHECK_EQ_INT(mlsys_cloud_cprof_fit(&p, 0, 2, B, fw, bw), MLSYS_ERR_ARG);
+  CHECK_EQ_INT(mlsys_cloud_cprof_fit(&p, 100, 0, B, fw, bw), MLSYS_ERR_ARG);
+  /* a curve that must dip below zero to fit: named, not returned */
+  CHECK_EQ_INT(mlsys_cloud_cprof_fit(&p, 100, 4, (double[]){16, 17, 67, 100}, (double[]){0.01, 1, 20, 30},
+                                     (double[]){0.01, 1, 20, 30}), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "goes negative at batch 1");
+}
+
+TEST(dnn_fit_from_csv_and_back_through_json) {
+  /* two types (one with a bmax column), a layer list; the fitted profile written and read back loses nothing */
+  const char *tim = "type,batch,t_fw,t_bw,bmax,note\n"
+                    "a,1,0.01,0.02,,x\n" "a,21,0.11,0.22,,\n" "a,43,0.21,0.42,,\n" "a,64,0.3,0.6,,\n" "a,64,0.32,0.62,,\n"
+                    "b,1,0.002,0.004,512,\n" "b,200,0.1,0.2,512,\n" "b,341,0.2,0.4,512,\n" "b,400,0.25,0.5,512,\n";
+  const char *lay = "order,name,grad_bytes,ready_frac\n0,fc,4000,0.1\n1,conv,8000,0.7\n";
+  mlsys_cloud_dnn d, e;
+  mlsys_cloud_fit_stat *st = NULL;
+  const mlsys_cloud_cprof *a, *b;
+  FILE *f;
+  char *buf = NULL;
+  size_t len = 0;
+  int k;
+  REQUIRE_OK(mlsys_cloud_dnn_fit("toy", tim, strlen(tim), "t.csv", lay, strlen(lay), "l.csv", &d, &st));
+  CHECK_EQ_INT(d.ntypes, 2);
+  CHECK_STR(d.type_name[0], "a");
+  CHECK_EQ_INT(d.nlayers, 2);
+  CHECK_NEAR(d.grad_bytes[1], 8000, 0);
+  a = mlsys_cloud_dnn_find(&d, "a"), b = mlsys_cloud_dnn_find(&d, "b");
+  REQUIRE(a && b);
+  CHECK_EQ_INT(a->bmax, 64); /* the largest timed batch */
+  CHECK_EQ_INT(b->bmax, 512); /* the column, beyond the timings: extrapolated on the last segment */
+  CHECK(a->sigma_rel > 0 && b->sigma_rel == 0); /* two timings at a's bmax; none at b's */
+  CHECK_EQ_INT(st[0].n, 5);
+  CHECK(st[1].fit_mape < 1e-9); /* b's four timings lie on a line through its knots' segments */
+  CHECK(st[0].fit_mape <= st[0].line_mape + 1e-12);
+  REQUIRE((f = tmpfile()) != NULL);
+  REQUIRE_OK(mlsys_cloud_dnn_write(&d, f));
+  len = (size_t)ftell(f);
+  rewind(f);
+  buf = (char *)malloc(len + 1);
+  REQUIRE(fread(buf, 1, len, f) == len);
+  fclose(f);
+  REQUIRE_OK(mlsys_cloud_dnn_load(buf, len, "fitted", &e));
+  for (k = 0; k < a->npts; k++) CHECK(e.prof[0].t_fw[k] == a->t_fw[k] && e.prof[0].b[k] == a->b[k]);
+  CHECK(e.prof[1].t_bw[3] == b->t_bw[3]);
+  mlsys_cloud_dnn_free(&e);
+  mlsys_cloud_dnn_free(&d);
+  mlsys_free(st);
+  free(buf);
+}
+
+TEST(dnn_fit_bad_csv_is_named) {
+  static const struct { const char *tim, *lay, *msg; } cases[] = {
+      {"type,batch,t_fw\na,1,1\n", NULL, "no 't_bw' column"},
+      {"type,batch,t_fw,t_bw\n", NULL, "no rows after the header"},
+      {"type,batch,t_fw,t_bw\na,1,x,1\n", NULL, "t.csv:2: t_fw \"x\" is not a number"},
+      {"type,batch,t_fw,t_bw\na,1.5,1,1\n", NULL, "batch \"1.5\" is not a whole number"},
+      {"type,batch,t_fw,t_bw\na,1,1\n", NULL, "3 fields, the header has 4"},
+      {"type,batch,t_fw,t_bw\na,1,1,1,1\n", NULL, "more fields than the header's 4"},
+      {"type,batch,t_fw,t_bw\n,1,1,1\n", NULL, "empty type"},
+      {"type,batch,t_fw,t_bw\nabcdefghijabcdefghijabcdefghijabc,1,1,1\n", NULL, "longer than 31 bytes"},
+      {"type,batch,t_fw,t_bw,bmax\na,1,1,1,8\na,2,1,1,16\n", NULL, "a's bmax 16 differs from its first row's 8"},
+      {"type,batch,t_fw,t_bw\na,1,1,1\na,9,1,1\n", NULL, "t.csv: a: cloud: fit: the timings do not determine"},
+      {"type,batch,t_fw,t_bw\na,1,1,1\n", "grad_bytes,ready_frac\n1,0.5\n1,0.2\n", "l.csv:3: ready_frac 0.2 goes backwards"},
+      {"type,batch,t_fw,t_bw\na,1,1,1\n", "grad_bytes\n1\n", "no 'ready_frac' column"},
+      {"type,batch,t_fw,t_bw\na,1,1,1\n", "grad_bytes,ready_frac\n-1,0.5\n", "grad_bytes \"-1\""},
+  };
+  size_t i;
+  for (i = 0; i < sizeof cases / sizeof *cases; i++) {
+    mlsys_cloud_dnn d;
+    mlsys_cloud_fit_stat *st = (mlsys_cloud_fit_stat *)1;
+    mlsys_status s = mlsys_cloud_dnn_fit("x", cases[i].tim, strlen(cases[i].tim), "t.csv", cases[i].lay,
+                                         cases[i].lay ? strlen(cases[i].lay) : 0, "l.csv", &d, &st);
+    CHECK_MSG(s != MLSYS_OK && strstr(mlsys_last_error(), cases[i].msg), "case %zu: status %d, \"%s\" lacks \"%s\"", i,
+              (int)s, mlsys_last_error(), cases[i].msg);
+    CHECK(st == NULL && d.ntypes == 0 && d.prof == NULL);
+  }
+  CHECK_EQ_INT(mlsys_cloud_dnn_fit("", "type,batch,t_fw,t_bw\na,1,1,1\n", 30, NULL, NULL, 0, NULL, &(mlsys_cloud_dnn){0}, NULL),
+               MLSYS_ERR_ARG);
+}
+
 /* ---- 8. the optimizer against brute force (spec §7.4 case 9) ------------------------------------------------ */
 typedef struct {
   mlsys_cloud_itype ty[5];

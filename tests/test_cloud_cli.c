@@ -164,6 +164,51 @@ TEST(dnn_names_the_same_profiles_as_the_files) {
   mlsys_json_doc_free(&doc);
 }
 
+TEST(fit_command_on_measured_cpu_timings) {
+  /* tests/data/cloud/timings_smallcnn_cpu.csv: 80 timed SmallCNN training steps on this project's CPU (examples/
+     cloud_profile_cpu.c, 10 per power of two up to Bmax 128). The command's profile is the library's fit, number for
+     number, and the curve fits its own timings better than one straight line (Eq. 1) */
+  const char *csv = "tests/data/cloud/timings_smallcnn_cpu.csv";
+  char *text, out[] = "/tmp/mlsys_fit_XXXXXX", args[512];
+  size_t len;
+  int fd, k;
+  mlsys_cloud_dnn lib, cli;
+  mlsys_cloud_fit_stat *st;
+  mlsys_json_doc doc;
+  run_result r;
+  REQUIRE_OK(mlsys_read_file(csv, &text, &len));
+  REQUIRE_OK(mlsys_cloud_dnn_fit("smallcnn", text, len, csv, NULL, 0, NULL, &lib, &st));
+  mlsys_free(text);
+  r = run("cloud fit --timings tests/data/cloud/timings_smallcnn_cpu.csv --name smallcnn");
+  CHECK_EQ_INT(r.code, 0);
+  REQUIRE(r.out && mlsys_cloud_dnn_load(r.out, strlen(r.out), "stdout", &cli) == MLSYS_OK);
+  run_free(&r);
+  CHECK_STR(cli.dnn, "smallcnn");
+  CHECK_EQ_INT(cli.ntypes, 1);
+  CHECK_EQ_INT(cli.prof[0].bmax, 128);
+  for (k = 0; k < 4; k++) CHECK(cli.prof[0].t_fw[k] == lib.prof[0].t_fw[k] && cli.prof[0].t_bw[k] == lib.prof[0].t_bw[k]);
+  CHECK(cli.prof[0].sigma_rel == lib.prof[0].sigma_rel && lib.prof[0].sigma_rel > 0);
+  CHECK_EQ_INT(st[0].n, 80);
+  CHECK_MSG(st[0].fit_mape < st[0].line_mape, "fit %g, line %g", st[0].fit_mape, st[0].line_mape);
+  fd = mkstemp(out);
+  REQUIRE(fd >= 0);
+  close(fd);
+  snprintf(args, sizeof args, "cloud fit --timings %s --name smallcnn --out %s --json", csv, out);
+  REQUIRE(run_json(args, 0, &doc));
+  REQUIRE(doc.root->type == MLSYS_JSON_ARRAY && doc.root->count == 1);
+  CHECK_NEAR(num(&doc.root->items[0], "fit_mape"), st[0].fit_mape, 1e-12);
+  CHECK_NEAR(num(&doc.root->items[0], "line_mape"), st[0].line_mape, 1e-12);
+  mlsys_json_doc_free(&doc);
+  REQUIRE_OK(mlsys_read_file(out, &text, &len));
+  mlsys_cloud_dnn_free(&cli);
+  CHECK_OK(mlsys_cloud_dnn_load(text, len, out, &cli));
+  mlsys_free(text);
+  remove(out);
+  mlsys_cloud_dnn_free(&cli);
+  mlsys_cloud_dnn_free(&lib);
+  mlsys_free(st);
+}
+
 TEST(plan_goals_limits_and_eager) {
   mlsys_json_doc doc;
   const mlsys_json *s;
@@ -245,6 +290,10 @@ TEST(cli_errors_are_named) {
       {"cloud simulate --profile " PROFILE " --config \"4xp3.8xlarge\"", "expected TYPE@BATCH", 1},
       {"cloud simulate --profile " PROFILE, "--config", 2},
       {"cloud simulate --profile " PROFILE " --config 1p3@1 --share fair", "--share is eq2 or waterfill", 2},
+      {"cloud fit --name x", "--timings CSV is required", 2},
+      {"cloud fit --timings /nonexistent.csv", "/nonexistent.csv", 1},
+      {"cloud fit --timings tests/data/cloud/instances.csv", "no 'type' column", 1},
+      {"cloud fit --timings tests/data/cloud/timings_smallcnn_cpu.csv --layers tests/data/cloud/instances.csv", "no 'grad_bytes' column", 1},
       {"cloud frobnicate", "unknown verb 'frobnicate'", 2},
       {"cloud plan --bogus", "--bogus", 2},
   };
