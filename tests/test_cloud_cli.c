@@ -47,18 +47,33 @@ static void check_cli_errors(const cli_case *cases, size_t n) {
   }
 }
 
+/* runs a plan command and checks its goal and the Srift, CAP and TAP mixes; p[] gets the three plans */
+static int three_plans(const char *args, const char *goal, const char *const want[3], mlsys_json_doc *doc,
+                       const mlsys_json *p[3]) {
+  static const char *const key[3] = {"srift", "cap", "tap"};
+  int i;
+  if (!run_json(args, 0, doc)) return 0;
+  CHECK_STR(str(doc->root, "goal"), goal);
+  for (i = 0; i < 3; i++) {
+    p[i] = obj(doc->root, key[i]);
+    if (!p[i]) {
+      mlsys_json_doc_free(doc);
+      return 0;
+    }
+    CHECK_STR(str(p[i], "config"), want[i]);
+  }
+  return 1;
+}
+
 TEST(case3_plan_reproduces_the_seeds_decision) {
   /* 10 minutes and $3 (§5.2 case 3): the seed's Srift plan, CAP and TAP breaking both limits, and the ratios the
      seed predicted (1.99x / 1.42x over CAP, 1.96x / 1.55x over TAP) */
+  static const char *const want[3] = {"4p3@1024 + 8g3@128 + 8g4dn@128", "2p3@1024 + 8g3@256 + 8g4dn@256",
+                                      "4p3@1024 + 8g4dn@256"};
   mlsys_json_doc doc;
-  const mlsys_json *s, *c, *t;
-  REQUIRE(run_json("cloud plan " CASE3 " --time-limit 600 --budget 3 --json", 0, &doc));
-  s = obj(doc.root, "srift"), c = obj(doc.root, "cap"), t = obj(doc.root, "tap");
-  REQUIRE(s && c && t);
-  CHECK_STR(str(doc.root, "goal"), "cost");
-  CHECK_STR(str(s, "config"), "4p3@1024 + 8g3@128 + 8g4dn@128");
-  CHECK_STR(str(c, "config"), "2p3@1024 + 8g3@256 + 8g4dn@256");
-  CHECK_STR(str(t, "config"), "4p3@1024 + 8g4dn@256");
+  const mlsys_json *p[3], *s, *c, *t;
+  REQUIRE(three_plans("cloud plan " CASE3 " --time-limit 600 --budget 3 --json", "cost", want, &doc, p));
+  s = p[0], c = p[1], t = p[2];
   CHECK(obj(s, "feasible")->boolean && !obj(c, "feasible")->boolean && !obj(t, "feasible")->boolean);
   /* calibrated: CAP and TAP at the seed's 751 and 742 s (to the calibration's bisection) */
   CHECK_NEAR(num(c, "total_time_s"), 751, 0.5);
@@ -79,16 +94,13 @@ TEST(case3_plan_reproduces_the_seeds_decision) {
 TEST(case1_and_case2_through_the_built_in_profiles) {
   /* case 1 (minimum time, §5.2): calibrated on CAP's 8g4dn@64 at 1.776 s/iter only, so the search's 16g4dn@32 and
      its time beside the seed's 0.914 s/iter (1.94x predicted) are predictions */
+  static const char *const want1[3] = {"16g4dn@32", "8g4dn@64", "8g4dn@64"}, *const want2[3] = {"8g4dn@128",
+                                                                                                "16g3@64", "8g4dn@128"};
   mlsys_json_doc doc;
-  const mlsys_json *s, *c, *t;
-  REQUIRE(run_json("cloud plan --dnn inception_v3 --spot --types g4dn.8xlarge:16 --global-batch 512 --iters 1000 "
-                   "--goal time --json", 0, &doc));
-  s = obj(doc.root, "srift"), c = obj(doc.root, "cap"), t = obj(doc.root, "tap");
-  REQUIRE(s && c && t);
-  CHECK_STR(str(doc.root, "goal"), "time");
-  CHECK_STR(str(s, "config"), "16g4dn@32");
-  CHECK_STR(str(c, "config"), "8g4dn@64");
-  CHECK_STR(str(t, "config"), "8g4dn@64");
+  const mlsys_json *p[3], *s, *c;
+  REQUIRE(three_plans("cloud plan --dnn inception_v3 --spot --types g4dn.8xlarge:16 --global-batch 512 --iters 1000 "
+                      "--goal time --json", "time", want1, &doc, p));
+  s = p[0], c = p[1];
   CHECK_NEAR(num(c, "t_iter"), 1.776, 0.001);
   CHECK(fabs(num(s, "t_iter") / 0.914 - 1) < 0.02);
   CHECK(fabs(num(c, "t_iter") / num(s, "t_iter") / 1.94 - 1) < 0.02);
@@ -97,14 +109,9 @@ TEST(case1_and_case2_through_the_built_in_profiles) {
   mlsys_json_doc_free(&doc);
   /* case 2 (minimum cost): calibrated on TAP's and CAP's costs (0.321 and 0.393 cents per iteration); the search
      must find TAP's mix cheapest among the 16 + 16 VMs' mixes, heterogeneous ones included */
-  REQUIRE(run_json("cloud plan --dnn vgg19 --spot --types g4dn.8xlarge:16,g3.8xlarge:16 --global-batch 1024 "
-                   "--iters 1000 --json", 0, &doc));
-  s = obj(doc.root, "srift"), c = obj(doc.root, "cap"), t = obj(doc.root, "tap");
-  REQUIRE(s && c && t);
-  CHECK_STR(str(doc.root, "goal"), "cost");
-  CHECK_STR(str(s, "config"), "8g4dn@128");
-  CHECK_STR(str(c, "config"), "16g3@64");
-  CHECK_STR(str(t, "config"), "8g4dn@128");
+  REQUIRE(three_plans("cloud plan --dnn vgg19 --spot --types g4dn.8xlarge:16,g3.8xlarge:16 --global-batch 1024 "
+                      "--iters 1000 --json", "cost", want2, &doc, p));
+  s = p[0], c = p[1];
   CHECK_NEAR(num(s, "total_cost") / 1000, 0.00321, 0.000005); /* $ per iteration */
   CHECK(fabs(num(c, "total_cost") / num(s, "total_cost") / 1.22 - 1) < 0.02);
   CHECK(num(c, "t_iter") < num(s, "t_iter")); /* CAP faster but dearer, as in the seed */
