@@ -112,7 +112,7 @@ CUDA_DEPS := $(HEADERS) $(wildcard kernels/*.cuh) $(wildcard bench/cuda/*.cuh) $
 GPU_PROGS := $(patsubst tests/cuda/%.cu,$(GPU)/bin/%,$(wildcard tests/cuda/*.cu)) \
              $(patsubst bench/cuda/%.cu,$(GPU)/bin/%,$(wildcard bench/cuda/*.cu))
 ifneq ($(and $(NCCL_LIB),$(NCCL_INC)),)
-  GPU_PROGS += $(GPU)/bin/test_collective_cuda_nccl $(GPU)/bin/bench_collective_gpu_nccl
+  GPU_PROGS += $(GPU)/bin/test_collective_cuda_nccl $(GPU)/bin/bench_collective_gpu_nccl $(GPU)/bin/test_cloud_cuda_nccl
 endif
 
 $(GPU)/bin/%: tests/cuda/%.cu $(CUDA_DEPS)
@@ -125,6 +125,9 @@ $(GPU)/bin/test_collective_cuda_nccl: tests/cuda/test_collective_cuda.cu $(CUDA_
 	@mkdir -p $(@D)
 	$(NVCC) $(NVFLAGS) -DMLSYS_HAVE_NCCL -I$(dir $(NCCL_INC)) $< -o $@ $(LDLIBS) -L$(dir $(NCCL_LIB)) -lnccl
 $(GPU)/bin/bench_collective_gpu_nccl: bench/cuda/bench_collective_gpu.cu $(CUDA_DEPS)
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -DMLSYS_HAVE_NCCL -I$(dir $(NCCL_INC)) $< -o $@ $(LDLIBS) -L$(dir $(NCCL_LIB)) -lnccl
+$(GPU)/bin/test_cloud_cuda_nccl: tests/cuda/test_cloud_cuda.cu $(CUDA_DEPS)
 	@mkdir -p $(@D)
 	$(NVCC) $(NVFLAGS) -DMLSYS_HAVE_NCCL -I$(dir $(NCCL_INC)) $< -o $@ $(LDLIBS) -L$(dir $(NCCL_LIB)) -lnccl
 $(GPU)/.bundled: $(GPU_PROGS) scripts/gpu-bundle.sh scripts/gpu-run.sh tests/data/graphs/smallcnn_b8.json \

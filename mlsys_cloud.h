@@ -36,6 +36,17 @@
      9. The loopback probe (§7.2): a ring allreduce among forked processes over TCP on 127.0.0.1, one row of bus
         bandwidth per buffer size.
     10. The learned bandwidth model: two GBDTs split at the MTU, as the simulator's bandwidth callback.
+    11. GPU parts, opt-in (compiled only with the macros below, so the header stays plain C without CUDA):
+          MLSYS_CLOUD_WITH_CUDA   mlsys_cloud_cuda_timer: cudaEvents at the forward start and end, each layer's
+                                  gradient and the backward end, read back as the seconds an mlsys_cloud_iter_fn
+                                  reports (mlsys_cloud_cuda_timer_init/_free, _fw_start, _fw_end, _layer_ready,
+                                  _bw_end, _timer_read);
+          MLSYS_CLOUD_WITH_NCCL   mlsys_cloud_probe_nccl: the probe of 9 on an NCCL communicator (ncclAllReduce,
+                                  float32 sum, timed with cudaEvents; n_async allreduces in flight in one NCCL
+                                  group), rows as mlsys_cloud_probe_tcp's. Implies MLSYS_CLOUD_WITH_CUDA.
+        The header then includes <cuda_runtime.h> (and <nccl.h>); define the macro in the file that compiles the
+        implementation too, and link the CUDA runtime (nvcc does) and -lnccl. Plain C works (gcc -I<cuda>/include).
+        tests/cuda/test_cloud_cuda.cu profiles the SmallCNN's CUDA training step with the timer (docs/gpu.md).
    The `mlsys cloud` command (cli/cloud.c) and docs/cloud.md are the tour.
 
    USAGE: in exactly one .c file
@@ -62,8 +73,9 @@
 
    THREADS: all calls are reentrant; a sim, its types and profiles are read-only during a call.
 
-   NOT DONE (yet): the NCCL probe and a GPU profiling callback (MLSYS_CLOUD_WITH_NCCL/CUDA); the seed's bandwidth
-   model itself (its 40K probes of EC2 are not public: tests/data/cloud/xgb has models trained on synthetic probes).
+   NOT DONE (yet): the seed's bandwidth model itself (its 40K probes of EC2 are not public: tests/data/cloud/xgb has
+   models trained on synthetic probes). The GPU parts (11) are compiled and their host-side checks run here, but
+   they have not yet run on a GPU.
 */
 #ifndef MLSYS_CLOUD_H
 #define MLSYS_CLOUD_H
@@ -76,6 +88,15 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
+#ifdef MLSYS_CLOUD_WITH_NCCL /* the NCCL probe times with cudaEvents: it needs the CUDA part too */
+#ifndef MLSYS_CLOUD_WITH_CUDA
+#define MLSYS_CLOUD_WITH_CUDA
+#endif
+#include <nccl.h>
+#endif
+#ifdef MLSYS_CLOUD_WITH_CUDA /* outside extern "C": in C++ the runtime header declares templates */
+#include <cuda_runtime.h>
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -426,9 +447,10 @@ MLSYS_DEF double mlsys_cloud_mape_lower_bound(const float *X, const float *y, in
 typedef struct {
   double bytes;      /* buffer size s per rank */
   int n;             /* world size */
-  int n_async;       /* concurrent allreduces in flight (always 1 here) */
-  double t_s;        /* mean seconds per allreduce over the timed iterations */
-  double busbw;      /* bytes/s: 2 s (n-1) / (n t) */
+  int n_async;       /* concurrent allreduces in flight (1 in the loopback probe; the NCCL probe's n_async) */
+  double t_s;        /* mean seconds per allreduce over the timed iterations (n_async > 1: per group of n_async
+                        concurrent allreduces of s bytes each, that is each one's duration while they share) */
+  double busbw;      /* bytes/s: 2 s (n-1) / (n t), of one allreduce; 0 for n = 1 (nothing crosses a link) */
   double algbw;      /* bytes/s: s / t */
 } mlsys_cloud_probe_row;
 
@@ -438,9 +460,11 @@ typedef struct {
   int warmup, iters;             /* per size: untimed and timed allreduces (>= 0, >= 1); defaults 2, 5 */
   double timeout_s;              /* the whole probe, > 0; default 120 s: then the children are killed, ERR_TIMEOUT */
   int verify;                    /* check every element after every allreduce (a mismatch is MLSYS_ERR_IO) */
+  int n_async;                   /* allreduces in flight at once, 0 or 1..64 (0 → 1); the loopback probe runs one
+                                    at a time (> 1 is MLSYS_ERR_ARG there); mlsys_cloud_probe_nccl groups them */
 } mlsys_cloud_probe_opts;
 
-/* The defaults above, with nranks = 2 and verify = 0. */
+/* The defaults above, with nranks = 2, verify = 0 and n_async = 1. */
 MLSYS_DEF void mlsys_cloud_probe_opts_default(mlsys_cloud_probe_opts *o);
 /* Number of rows a probe with these sizes gives (log2(max) - log2(min) + 1 after rounding up); 0 if they are invalid. */
 MLSYS_DEF int mlsys_cloud_probe_nsizes(size_t min_bytes, size_t max_bytes);
@@ -473,6 +497,61 @@ MLSYS_DEF void mlsys_cloud_bw_features(const mlsys_cloud_bwmodel *m, const mlsys
 /* An mlsys_cloud_bw_fn with ud = the model: bytes/s. A tree ensemble can predict zero or less for a small buffer
    (the seed's reason for two models); such a prediction is raised to 1 Mbit/s, so the simulator never divides by it. */
 MLSYS_DEF double mlsys_cloud_bw_gbdt(void *ud, const mlsys_cloud_itype *it, double bytes, int n, int c);
+
+/* ---- 11. GPU parts (opt-in: MLSYS_CLOUD_WITH_CUDA, MLSYS_CLOUD_WITH_NCCL) --------------------------------------- */
+#ifdef MLSYS_CLOUD_WITH_CUDA
+/* Times one training iteration on the GPU for an mlsys_cloud_iter_fn. Host clocks around asynchronous kernel
+   launches measure the launches, not the work, so the callback records events on the stream its kernels run on,
+   in this order, once per iteration:
+       _fw_start; forward kernels and the loss; _fw_end; backward kernels, and after the kernels that write layer
+       l's gradient _layer_ready(l) for l = 0, 1, ... in backward order (the profile's layer order); _bw_end
+   and then _timer_read waits for the last event and gives t_fw (fw_start → fw_end), t_bw (fw_end → bw_end) and
+   layer_done_s[l] (fw_end → layer l's event): exactly what the callback reports. Events on one stream complete in
+   order, so 0 ≤ layer_done_s[0] ≤ ... ≤ t_bw. A call out of this order (a layer skipped or out of order, read
+   before _bw_end) is MLSYS_ERR_ARG, found before any CUDA call. Resolution: cudaEventElapsedTime's, about 0.5 µs.
+   "Does not fit": when a cudaMalloc of the step fails with cudaErrorMemoryAllocation, clear it (cudaGetLastError)
+   and return 1 from the callback. */
+typedef struct {
+  cudaStream_t stream;
+  int nlayers;
+  cudaEvent_t fw_start, fw_end, bw_end;
+  cudaEvent_t *layer;    /* [nlayers] */
+  int state, next;       /* internal: 0 not initialised, 1 idle, 2 forward, 3 backward, 4 done; next layer */
+} mlsys_cloud_cuda_timer;
+/* Creates the events (nlayers ≥ 0). On failure nothing is left allocated (MLSYS_ERR_CUDA names the call). */
+MLSYS_DEF mlsys_status mlsys_cloud_cuda_timer_init(mlsys_cloud_cuda_timer *t, int nlayers, cudaStream_t stream);
+MLSYS_DEF void mlsys_cloud_cuda_timer_free(mlsys_cloud_cuda_timer *t); /* a zeroed timer too; leaves it zeroed */
+MLSYS_DEF mlsys_status mlsys_cloud_cuda_fw_start(mlsys_cloud_cuda_timer *t);   /* starts an iteration, any time */
+MLSYS_DEF mlsys_status mlsys_cloud_cuda_fw_end(mlsys_cloud_cuda_timer *t);
+MLSYS_DEF mlsys_status mlsys_cloud_cuda_layer_ready(mlsys_cloud_cuda_timer *t, int layer);
+MLSYS_DEF mlsys_status mlsys_cloud_cuda_bw_end(mlsys_cloud_cuda_timer *t);     /* after every layer's event */
+/* Waits for the iteration (cudaEventSynchronize) and converts to seconds; layer_done_s[nlayers] may be NULL. */
+MLSYS_DEF mlsys_status mlsys_cloud_cuda_timer_read(mlsys_cloud_cuda_timer *t, double *t_fw, double *t_bw,
+                                                   double *layer_done_s);
+#endif /* MLSYS_CLOUD_WITH_CUDA */
+
+#ifdef MLSYS_CLOUD_WITH_NCCL
+/* The bandwidth probe on an NCCL communicator: for each power-of-two size in [min_bytes, max_bytes], warmup then
+   iters steps of ncclAllReduce (float32 sum, out of place: the input stays fixed, so verify knows every result),
+   timed with cudaEvents on `stream`; a step is n_async allreduces on separate output buffers inside one
+   ncclGroupStart/End, so they run concurrently (n_async = 1: a lone call). Rows as mlsys_cloud_probe_tcp's: n is
+   the communicator's size (o->nranks is not read), t_s the mean seconds per step, busbw = 2 s (n−1)/(n t_s) by
+   nccl-tests' convention (0 on one rank, where nothing crosses a link: the row and its time are kept).
+   verify checks, after each size's last step, every element of every output against the exact sum.
+   Collective: every rank of comm calls it with the same options (one thread or process per rank, as NCCL requires
+   for a blocking communicator); each rank's rows are its own timings. Buffers come from cudaMallocAsync on the
+   stream ((1 + n_async) · max_bytes of device memory) and go back with cudaFreeAsync (without memory pools:
+   cudaMalloc, and after a timeout they are left allocated), so the call never blocks on work it cannot see
+   finish: it polls its events and ncclCommGetAsyncError against timeout_s (the whole probe),
+   and on MLSYS_ERR_TIMEOUT the communicator may still have the probe's work in flight (ncclCommAbort it). A
+   blocking communicator can still block inside an NCCL call (a peer that never arrives); a nonblocking one
+   (ncclConfig_t.blocking = 0: its ncclInProgress is waited out here) keeps every wait under timeout_s.
+   Errors: option errors as the TCP probe's, found before any CUDA or NCCL call (then a NULL comm, MLSYS_ERR_ARG);
+   MLSYS_ERR_CUDA for a failed CUDA or NCCL call (named, with NCCL's last error), MLSYS_ERR_NOMEM for the host
+   staging buffer, MLSYS_ERR_IO for a verify mismatch, MLSYS_ERR_TIMEOUT. Never aborts. */
+MLSYS_DEF mlsys_status mlsys_cloud_probe_nccl(ncclComm_t comm, cudaStream_t stream, const mlsys_cloud_probe_opts *o,
+                                              mlsys_cloud_probe_row *rows, int max_rows, int *nrows);
+#endif /* MLSYS_CLOUD_WITH_NCCL */
 
 #ifdef __cplusplus
 }
@@ -3695,6 +3774,7 @@ MLSYS_DEF void mlsys_cloud_probe_opts_default(mlsys_cloud_probe_opts *o) {
   o->warmup = 2;
   o->iters = 5;
   o->timeout_s = 120;
+  o->n_async = 1;
 }
 
 static size_t mlsys__cloud_probe_pow2(size_t x) {
@@ -4014,6 +4094,9 @@ MLSYS_DEF mlsys_status mlsys_cloud_probe_tcp(const mlsys_cloud_probe_opts *o, ml
     return mlsys_set_error(MLSYS_ERR_ARG, "cloud probe: warmup %d must be >= 0 and iters %d >= 1", o->warmup, o->iters);
   if (!(o->timeout_s > 0))
     return mlsys_set_error(MLSYS_ERR_ARG, "cloud probe: timeout_s %g must be > 0", o->timeout_s);
+  if (o->n_async < 0 || o->n_async > 1)
+    return mlsys_set_error(MLSYS_ERR_ARG, "cloud probe: n_async %d: the loopback probe runs one allreduce at a time",
+                           o->n_async);
   nsizes = mlsys_cloud_probe_nsizes(o->min_bytes, o->max_bytes);
   if (max_rows < nsizes)
     return mlsys_set_error(MLSYS_ERR_ARG, "cloud probe: max_rows %d is fewer than the %d sizes %zu..%zu B", max_rows,
@@ -4218,6 +4301,380 @@ MLSYS_DEF double mlsys_cloud_bw_gbdt(void *ud, const mlsys_cloud_itype *it, doub
   if (!(gbps > 1e-3)) gbps = 1e-3;
   return gbps * 1e9 / 8;
 }
+
+/* ---- 11. GPU parts ---------------------------------------------------------------------------------------------- */
+#ifdef MLSYS_CLOUD_WITH_CUDA
+#include <time.h>
+
+static const char *const mlsys__cloud_timer_states[5] = {"not initialised", "idle", "in the forward pass",
+                                                         "in the backward pass", "done"};
+
+/* A call out of the documented order is the caller's bug: named before any CUDA call. */
+static mlsys_status mlsys__cloud_timer_order(const mlsys_cloud_cuda_timer *t, const char *call, const char *need) {
+  if (!t) return mlsys_set_error(MLSYS_ERR_ARG, "cloud cuda timer: %s: no timer", call);
+  return mlsys_set_error(MLSYS_ERR_ARG, "cloud cuda timer: %s while the timer is %s (%s)", call,
+                         t->state >= 0 && t->state <= 4 ? mlsys__cloud_timer_states[t->state] : "corrupt", need);
+}
+
+static mlsys_status mlsys__cloud_timer_record(mlsys_cloud_cuda_timer *t, cudaEvent_t ev, const char *what) {
+  cudaError_t e = cudaEventRecord(ev, t->stream);
+  if (e != cudaSuccess) {
+    cudaGetLastError(); /* a non-sticky error must not surface in the caller's next check */
+    return mlsys_set_error(MLSYS_ERR_CUDA, "cloud cuda timer: cudaEventRecord (%s): %s", what, cudaGetErrorString(e));
+  }
+  return MLSYS_OK;
+}
+
+static mlsys_status mlsys__cloud_timer_elapsed(cudaEvent_t a, cudaEvent_t b, double *s, const char *what) {
+  float ms = 0;
+  cudaError_t e = cudaEventElapsedTime(&ms, a, b);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    return mlsys_set_error(MLSYS_ERR_CUDA, "cloud cuda timer: cudaEventElapsedTime (%s): %s", what,
+                           cudaGetErrorString(e));
+  }
+  *s = (double)ms * 1e-3;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF void mlsys_cloud_cuda_timer_free(mlsys_cloud_cuda_timer *t) {
+  int l;
+  if (!t) return;
+  if (t->fw_start) cudaEventDestroy(t->fw_start);
+  if (t->fw_end) cudaEventDestroy(t->fw_end);
+  if (t->bw_end) cudaEventDestroy(t->bw_end);
+  for (l = 0; t->layer && l < t->nlayers; l++)
+    if (t->layer[l]) cudaEventDestroy(t->layer[l]);
+  mlsys_free(t->layer);
+  memset(t, 0, sizeof *t);
+}
+
+MLSYS_DEF mlsys_status mlsys_cloud_cuda_timer_init(mlsys_cloud_cuda_timer *t, int nlayers, cudaStream_t stream) {
+  cudaError_t e;
+  int l;
+  if (!t) return mlsys_set_error(MLSYS_ERR_ARG, "cloud cuda timer: init: no timer");
+  memset(t, 0, sizeof *t);
+  if (nlayers < 0 || nlayers > (1 << 20))
+    return mlsys_set_error(MLSYS_ERR_ARG, "cloud cuda timer: %d layers (0..%d)", nlayers, 1 << 20);
+  if (nlayers > 0 && !(t->layer = (cudaEvent_t *)mlsys_calloc((size_t)nlayers, sizeof *t->layer)))
+    return mlsys_prefix_error("cloud cuda timer: events of %d layers", nlayers);
+  t->stream = stream, t->nlayers = nlayers;
+  if ((e = cudaEventCreate(&t->fw_start)) == cudaSuccess && (e = cudaEventCreate(&t->fw_end)) == cudaSuccess &&
+      (e = cudaEventCreate(&t->bw_end)) == cudaSuccess)
+    for (l = 0; l < nlayers && (e = cudaEventCreate(&t->layer[l])) == cudaSuccess; l++) {}
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    mlsys_cloud_cuda_timer_free(t);
+    return mlsys_set_error(MLSYS_ERR_CUDA, "cloud cuda timer: cudaEventCreate: %s", cudaGetErrorString(e));
+  }
+  t->state = 1;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_cloud_cuda_fw_start(mlsys_cloud_cuda_timer *t) {
+  mlsys_status st;
+  if (!t || t->state < 1 || t->state > 4) return mlsys__cloud_timer_order(t, "fw_start", "init it first");
+  if ((st = mlsys__cloud_timer_record(t, t->fw_start, "forward start")) != MLSYS_OK) return st;
+  t->state = 2, t->next = 0;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_cloud_cuda_fw_end(mlsys_cloud_cuda_timer *t) {
+  mlsys_status st;
+  if (!t || t->state != 2) return mlsys__cloud_timer_order(t, "fw_end", "it follows fw_start");
+  if ((st = mlsys__cloud_timer_record(t, t->fw_end, "forward end")) != MLSYS_OK) return st;
+  t->state = 3;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_cloud_cuda_layer_ready(mlsys_cloud_cuda_timer *t, int layer) {
+  mlsys_status st;
+  if (!t || t->state != 3) return mlsys__cloud_timer_order(t, "layer_ready", "it follows fw_end");
+  if (t->next >= t->nlayers)
+    return mlsys_set_error(MLSYS_ERR_ARG, "cloud cuda timer: layer_ready(%d): all %d layers are marked already",
+                           layer, t->nlayers);
+  if (layer != t->next)
+    return mlsys_set_error(MLSYS_ERR_ARG, "cloud cuda timer: layer_ready(%d): layer %d of %d is next (backward order, "
+                           "each once)", layer, t->next, t->nlayers);
+  if ((st = mlsys__cloud_timer_record(t, t->layer[layer], "layer ready")) != MLSYS_OK) return st;
+  t->next++;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_cloud_cuda_bw_end(mlsys_cloud_cuda_timer *t) {
+  mlsys_status st;
+  if (!t || t->state != 3) return mlsys__cloud_timer_order(t, "bw_end", "it follows fw_end");
+  if (t->next != t->nlayers)
+    return mlsys_set_error(MLSYS_ERR_ARG, "cloud cuda timer: bw_end: layer %d of %d was never marked ready", t->next,
+                           t->nlayers);
+  if ((st = mlsys__cloud_timer_record(t, t->bw_end, "backward end")) != MLSYS_OK) return st;
+  t->state = 4;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_cloud_cuda_timer_read(mlsys_cloud_cuda_timer *t, double *t_fw, double *t_bw,
+                                                   double *layer_done_s) {
+  mlsys_status st;
+  cudaError_t e;
+  int l;
+  if (!t_fw || !t_bw) return mlsys_set_error(MLSYS_ERR_ARG, "cloud cuda timer: read: t_fw and t_bw are required");
+  if (!t || t->state != 4) return mlsys__cloud_timer_order(t, "read", "it follows bw_end");
+  if ((e = cudaEventSynchronize(t->bw_end)) != cudaSuccess) {
+    cudaGetLastError();
+    return mlsys_set_error(MLSYS_ERR_CUDA, "cloud cuda timer: cudaEventSynchronize (backward end): %s",
+                           cudaGetErrorString(e));
+  }
+  if ((st = mlsys__cloud_timer_elapsed(t->fw_start, t->fw_end, t_fw, "forward")) != MLSYS_OK ||
+      (st = mlsys__cloud_timer_elapsed(t->fw_end, t->bw_end, t_bw, "backward")) != MLSYS_OK)
+    return st;
+  for (l = 0; layer_done_s && l < t->nlayers; l++)
+    if ((st = mlsys__cloud_timer_elapsed(t->fw_end, t->layer[l], &layer_done_s[l], "layer ready")) != MLSYS_OK)
+      return st;
+  return MLSYS_OK;
+}
+#endif /* MLSYS_CLOUD_WITH_CUDA */
+
+#ifdef MLSYS_CLOUD_WITH_NCCL
+#define MLSYS__CLOUD_NCCL_MAX_ASYNC 64
+#define MLSYS__CLOUD_NCCL_STAGE ((size_t)13 << 16) /* host staging floats: whole periods of the fill pattern (13) */
+
+static void mlsys__cloud_nap(void) {
+  struct timespec ts;
+  ts.tv_sec = 0, ts.tv_nsec = 20000;
+  nanosleep(&ts, NULL);
+}
+
+/* A failed NCCL call: its name, NCCL's string and the communicator's last error (NCCL's own sentence). */
+static mlsys_status mlsys__cloud_nccl_fail(ncclComm_t comm, ncclResult_t r, const char *call, size_t bytes) {
+  const char *l = ncclGetLastError(comm);
+  return mlsys_set_error(MLSYS_ERR_CUDA, "cloud nccl probe: %s (%zu B): %s%s%s", call, bytes, ncclGetErrorString(r),
+                         l && *l ? ": " : "", l && *l ? l : "");
+}
+
+static mlsys_status mlsys__cloud_nccl_cuda_fail(cudaError_t e, const char *call, size_t bytes) {
+  cudaGetLastError(); /* a non-sticky error must not surface in the caller's next check */
+  return mlsys_set_error(MLSYS_ERR_CUDA, "cloud nccl probe: %s (%zu B): %s", call, bytes, cudaGetErrorString(e));
+}
+
+/* A nonblocking communicator answers ncclInProgress until a call is issued: wait for it, against the deadline. */
+static mlsys_status mlsys__cloud_nccl_issued(ncclComm_t comm, ncclResult_t r, const char *call, size_t bytes,
+                                             double deadline, double timeout_s) {
+  while (r == ncclInProgress) {
+    ncclResult_t q;
+    if (mlsys_now() > deadline)
+      return mlsys_set_error(MLSYS_ERR_TIMEOUT, "cloud nccl probe: %s (%zu B) still in progress after %g s", call,
+                             bytes, timeout_s);
+    mlsys__cloud_nap();
+    if ((q = ncclCommGetAsyncError(comm, &r)) != ncclSuccess) r = q;
+  }
+  return r == ncclSuccess ? MLSYS_OK : mlsys__cloud_nccl_fail(comm, r, call, bytes);
+}
+
+/* One step: na allreduces of count floats from send into recv, recv + stride, ... (one NCCL group when na > 1, so
+   they are in flight together). */
+static mlsys_status mlsys__cloud_nccl_step(ncclComm_t comm, cudaStream_t s, const float *send, float *recv,
+                                           size_t count, size_t stride, int na, double deadline, double timeout_s) {
+  size_t bytes = count * sizeof(float);
+  mlsys_status st;
+  int a;
+  if (na > 1 &&
+      (st = mlsys__cloud_nccl_issued(comm, ncclGroupStart(), "ncclGroupStart", bytes, deadline, timeout_s)) != MLSYS_OK)
+    return st;
+  for (a = 0; a < na; a++) {
+    ncclResult_t r = ncclAllReduce(send, recv + (size_t)a * stride, count, ncclFloat, ncclSum, comm, s);
+    if ((st = mlsys__cloud_nccl_issued(comm, r, "ncclAllReduce", bytes, deadline, timeout_s)) != MLSYS_OK) {
+      if (na > 1) ncclGroupEnd(); /* close the group: an open one would swallow the caller's next NCCL calls */
+      return st;
+    }
+  }
+  if (na > 1) return mlsys__cloud_nccl_issued(comm, ncclGroupEnd(), "ncclGroupEnd", bytes, deadline, timeout_s);
+  return MLSYS_OK;
+}
+
+/* Device buffers are stream-ordered (cudaMallocAsync / cudaFreeAsync) where the device has memory pools, so a free
+   never waits on an allreduce that may not finish; a sandbox or driver may not offer pools: then cudaMalloc, and a
+   buffer whose stream still has work (a timed-out allreduce) is left allocated rather than waited for. */
+static int mlsys__cloud_nccl_pools(void) {
+  int dev = 0, pools = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, dev) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return pools;
+}
+static void mlsys__cloud_nccl_free(void *p, cudaStream_t s, int pools) {
+  if (!p) return;
+  if (pools) cudaFreeAsync(p, s);
+  else if (cudaStreamQuery(s) == cudaSuccess) cudaFree(p);
+  cudaGetLastError();
+}
+
+/* Waits for ev by polling (never blocking in CUDA), watching the communicator's asynchronous errors and the deadline. */
+static mlsys_status mlsys__cloud_nccl_wait(ncclComm_t comm, cudaEvent_t ev, size_t bytes, double deadline,
+                                           double timeout_s) {
+  for (;;) {
+    ncclResult_t ar = ncclSuccess;
+    cudaError_t e = cudaEventQuery(ev);
+    if (e == cudaSuccess) return MLSYS_OK;
+    if (e != cudaErrorNotReady) return mlsys__cloud_nccl_cuda_fail(e, "cudaEventQuery", bytes);
+    if (ncclCommGetAsyncError(comm, &ar) == ncclSuccess && ar != ncclSuccess && ar != ncclInProgress)
+      return mlsys__cloud_nccl_fail(comm, ar, "ncclAllReduce (asynchronous error)", bytes);
+    if (mlsys_now() > deadline)
+      return mlsys_set_error(MLSYS_ERR_TIMEOUT, "cloud nccl probe: timed out after %g s waiting for the allreduces of "
+                             "%zu B (the communicator still has them in flight: ncclCommAbort it)", timeout_s, bytes);
+    mlsys__cloud_nap();
+  }
+}
+
+MLSYS_DEF mlsys_status mlsys_cloud_probe_nccl(ncclComm_t comm, cudaStream_t stream, const mlsys_cloud_probe_opts *o,
+                                              mlsys_cloud_probe_row *rows, int max_rows, int *nrows) {
+  int n = 0, me = 0, nsizes, na, i, a, it, k, pools = 0;
+  size_t maxcount, stage_n, bytes = 0, count, off, len, j;
+  float *send = NULL, *recv = NULL, *stage = NULL, expect[13], ms = 0;
+  cudaEvent_t ev0 = NULL, ev1 = NULL;
+  cudaError_t e;
+  ncclResult_t r;
+  double deadline, t;
+  mlsys_status st = MLSYS_OK;
+
+  /* the options first, as the TCP probe checks them: no CUDA or NCCL call before they are known to be good */
+  if (nrows) *nrows = 0;
+  if (!o || !rows || !nrows) return mlsys_set_error(MLSYS_ERR_ARG, "cloud nccl probe: options, rows and nrows are required");
+  if (o->min_bytes < 4 || o->max_bytes < 4)
+    return mlsys_set_error(MLSYS_ERR_ARG, "cloud nccl probe: buffer sizes %zu..%zu B: each must be at least 4 B (one "
+                           "float32)", o->min_bytes, o->max_bytes);
+  if (o->min_bytes > o->max_bytes)
+    return mlsys_set_error(MLSYS_ERR_ARG, "cloud nccl probe: min_bytes %zu exceeds max_bytes %zu", o->min_bytes,
+                           o->max_bytes);
+  if (o->max_bytes > MLSYS__CLOUD_PROBE_MAX_BYTES)
+    return mlsys_set_error(MLSYS_ERR_TOO_BIG, "cloud nccl probe: max_bytes %zu exceeds the limit of 1 GiB", o->max_bytes);
+  if (o->warmup < 0 || o->iters < 1)
+    return mlsys_set_error(MLSYS_ERR_ARG, "cloud nccl probe: warmup %d must be >= 0 and iters %d >= 1", o->warmup,
+                           o->iters);
+  if (!(o->timeout_s > 0))
+    return mlsys_set_error(MLSYS_ERR_ARG, "cloud nccl probe: timeout_s %g must be > 0", o->timeout_s);
+  if (o->n_async < 0 || o->n_async > MLSYS__CLOUD_NCCL_MAX_ASYNC)
+    return mlsys_set_error(MLSYS_ERR_ARG, "cloud nccl probe: n_async %d is outside 1..%d (0 means 1)", o->n_async,
+                           MLSYS__CLOUD_NCCL_MAX_ASYNC);
+  nsizes = mlsys_cloud_probe_nsizes(o->min_bytes, o->max_bytes);
+  if (max_rows < nsizes)
+    return mlsys_set_error(MLSYS_ERR_ARG, "cloud nccl probe: max_rows %d is fewer than the %d sizes %zu..%zu B",
+                           max_rows, nsizes, mlsys__cloud_probe_pow2(o->min_bytes), mlsys__cloud_probe_pow2(o->max_bytes));
+  if (!comm) return mlsys_set_error(MLSYS_ERR_ARG, "cloud nccl probe: no communicator");
+  na = o->n_async > 0 ? o->n_async : 1;
+  deadline = mlsys_now() + o->timeout_s;
+  if ((r = ncclCommCount(comm, &n)) != ncclSuccess) return mlsys__cloud_nccl_fail(comm, r, "ncclCommCount", 0);
+  if ((r = ncclCommUserRank(comm, &me)) != ncclSuccess) return mlsys__cloud_nccl_fail(comm, r, "ncclCommUserRank", 0);
+  if (n < 1 || n > 4096 || me < 0 || me >= n)
+    return mlsys_set_error(MLSYS_ERR_ARG, "cloud nccl probe: the communicator says rank %d of %d", me, n);
+  /* every rank's input is mlsys__cloud_probe_fill's pattern (period 13, multiples of 0.25): the sums are exact */
+  for (k = 0; k < 13; k++) {
+    double v = 0;
+    for (a = 0; a < n; a++) v += (double)(a % 8) + 0.25 * (double)((3 * a + k) % 13);
+    expect[k] = (float)v;
+  }
+
+  maxcount = mlsys__cloud_probe_pow2(o->max_bytes) / sizeof(float);
+  stage_n = maxcount < MLSYS__CLOUD_NCCL_STAGE ? (maxcount + 12) / 13 * 13 : MLSYS__CLOUD_NCCL_STAGE;
+  if (!(stage = (float *)mlsys_alloc(stage_n, sizeof(float)))) {
+    st = mlsys_prefix_error("cloud nccl probe: host staging of %zu B", stage_n * sizeof(float));
+    goto done;
+  }
+  mlsys__cloud_probe_fill(stage, stage_n, me);
+  if ((e = cudaEventCreate(&ev0)) != cudaSuccess || (e = cudaEventCreate(&ev1)) != cudaSuccess) {
+    st = mlsys__cloud_nccl_cuda_fail(e, "cudaEventCreate", 0);
+    goto done;
+  }
+  pools = mlsys__cloud_nccl_pools();
+  e = pools ? cudaMallocAsync((void **)&send, maxcount * sizeof(float), stream)
+            : cudaMalloc((void **)&send, maxcount * sizeof(float));
+  if (e != cudaSuccess) {
+    send = NULL;
+    st = mlsys__cloud_nccl_cuda_fail(e, pools ? "cudaMallocAsync (input)" : "cudaMalloc (input)", maxcount * sizeof(float));
+    goto done;
+  }
+  e = pools ? cudaMallocAsync((void **)&recv, (size_t)na * maxcount * sizeof(float), stream)
+            : cudaMalloc((void **)&recv, (size_t)na * maxcount * sizeof(float));
+  if (e != cudaSuccess) {
+    recv = NULL;
+    st = mlsys__cloud_nccl_cuda_fail(e, pools ? "cudaMallocAsync (outputs)" : "cudaMalloc (outputs)",
+                                     (size_t)na * maxcount * sizeof(float));
+    goto done;
+  }
+  for (off = 0; off < maxcount; off += stage_n) {
+    len = maxcount - off < stage_n ? maxcount - off : stage_n;
+    if ((e = cudaMemcpyAsync(send + off, stage, len * sizeof(float), cudaMemcpyHostToDevice, stream)) != cudaSuccess) {
+      st = mlsys__cloud_nccl_cuda_fail(e, "cudaMemcpyAsync (input)", maxcount * sizeof(float));
+      goto done;
+    }
+  }
+  if ((e = cudaEventRecord(ev1, stream)) != cudaSuccess) {
+    st = mlsys__cloud_nccl_cuda_fail(e, "cudaEventRecord", 0);
+    goto done;
+  }
+  if ((st = mlsys__cloud_nccl_wait(comm, ev1, maxcount * sizeof(float), deadline, o->timeout_s)) != MLSYS_OK) goto done;
+
+  for (i = 0; i < nsizes; i++) {
+    bytes = mlsys__cloud_probe_pow2(o->min_bytes) << i;
+    count = bytes / sizeof(float);
+    /* verify: outputs start as NaN (all bits set), so an element an allreduce did not write cannot pass */
+    if (o->verify && (e = cudaMemsetAsync(recv, 0xff, (size_t)na * maxcount * sizeof(float), stream)) != cudaSuccess) {
+      st = mlsys__cloud_nccl_cuda_fail(e, "cudaMemsetAsync", bytes);
+      goto done;
+    }
+    for (it = 0; it < o->warmup + o->iters; it++) {
+      if (it == o->warmup && (e = cudaEventRecord(ev0, stream)) != cudaSuccess) {
+        st = mlsys__cloud_nccl_cuda_fail(e, "cudaEventRecord", bytes);
+        goto done;
+      }
+      st = mlsys__cloud_nccl_step(comm, stream, send, recv, count, maxcount, na, deadline, o->timeout_s);
+      if (st != MLSYS_OK) goto done;
+    }
+    if ((e = cudaEventRecord(ev1, stream)) != cudaSuccess) {
+      st = mlsys__cloud_nccl_cuda_fail(e, "cudaEventRecord", bytes);
+      goto done;
+    }
+    if ((st = mlsys__cloud_nccl_wait(comm, ev1, bytes, deadline, o->timeout_s)) != MLSYS_OK) goto done;
+    if ((e = cudaEventElapsedTime(&ms, ev0, ev1)) != cudaSuccess) {
+      st = mlsys__cloud_nccl_cuda_fail(e, "cudaEventElapsedTime", bytes);
+      goto done;
+    }
+    t = (double)ms * 1e-3 / o->iters;
+    for (a = 0; o->verify && a < na; a++) /* the stream is idle now: these copies cannot wait on the allreduces */
+      for (off = 0; off < count; off += stage_n) {
+        len = count - off < stage_n ? count - off : stage_n;
+        if ((e = cudaMemcpyAsync(stage, recv + (size_t)a * maxcount + off, len * sizeof(float), cudaMemcpyDeviceToHost,
+                                 stream)) != cudaSuccess ||
+            (e = cudaStreamSynchronize(stream)) != cudaSuccess) {
+          st = mlsys__cloud_nccl_cuda_fail(e, "cudaMemcpyAsync (verify)", bytes);
+          goto done;
+        }
+        for (j = 0; j < len; j++)
+          if (!(stage[j] == expect[(off + j) % 13])) {
+            st = mlsys_set_error(MLSYS_ERR_IO, "cloud nccl probe: verify: size %zu B, n %d: rank %d, allreduce %d of %d: "
+                                 "element %zu is %.9g, expected %.9g", bytes, n, me, a + 1, na, off + j,
+                                 (double)stage[j], (double)expect[(off + j) % 13]);
+            goto done;
+          }
+      }
+    rows[i].bytes = (double)bytes;
+    rows[i].n = n;
+    rows[i].n_async = na;
+    rows[i].t_s = t;
+    rows[i].busbw = mlsys__cloud_probe_busbw(rows[i].bytes, n, t);
+    rows[i].algbw = t > 0 ? rows[i].bytes / t : 0;
+  }
+  *nrows = nsizes;
+
+done:
+  mlsys__cloud_nccl_free(send, stream, pools);
+  mlsys__cloud_nccl_free(recv, stream, pools);
+  if (ev0) cudaEventDestroy(ev0);
+  if (ev1) cudaEventDestroy(ev1);
+  mlsys_free(stage);
+  return st;
+}
+#endif /* MLSYS_CLOUD_WITH_NCCL */
 
 #endif /* MLSYS_CLOUD_IMPLEMENTATION_DONE */
 #endif /* MLSYS_CLOUD_IMPLEMENTATION */

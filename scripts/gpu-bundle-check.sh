@@ -25,7 +25,7 @@ fi
 want=$(cd "$root" && ls tests/cuda/*.cu bench/cuda/*.cu | xargs -n1 basename | sed 's/\.cu$//')
 cu=$(dirname "$nvcc")/..
 for l in "$cu"/lib64/libnccl.so "$cu"/lib/libnccl.so /usr/lib/x86_64-linux-gnu/libnccl.so; do
-  if [ -e "$l" ]; then want="$want test_collective_cuda_nccl bench_collective_gpu_nccl"; break; fi
+  if [ -e "$l" ]; then want="$want test_collective_cuda_nccl bench_collective_gpu_nccl test_cloud_cuda_nccl"; break; fi
 done
 absent=""
 for w in $want; do [ -x "$gpu/bin/$w" ] || absent="$absent $w"; done

@@ -54,6 +54,7 @@ TEST(probe_defaults_and_nsizes) {
   CHECK_EQ_INT(o.iters, 5);
   CHECK_NEAR(o.timeout_s, 120, 0);
   CHECK_EQ_INT(o.verify, 0);
+  CHECK_EQ_INT(o.n_async, 1);
   CHECK_EQ_INT(mlsys_cloud_probe_nsizes(4, 64u << 20), 25);
   CHECK_EQ_INT(mlsys_cloud_probe_nsizes(4, 4), 1);
   CHECK_EQ_INT(mlsys_cloud_probe_nsizes(5, 6), 1);      /* both round up to 8 */
@@ -166,6 +167,11 @@ TEST(probe_bad_options) {
   check_bad(o, 64, MLSYS_ERR_ARG, "timeout_s");
   o.timeout_s = NAN;
   check_bad(o, 64, MLSYS_ERR_ARG, "timeout_s");
+  o = small_opts(2, 4, 64);
+  o.n_async = 2; /* the NCCL probe's option: the loopback ring runs one allreduce at a time */
+  check_bad(o, 64, MLSYS_ERR_ARG, "n_async 2");
+  o.n_async = -1;
+  check_bad(o, 64, MLSYS_ERR_ARG, "n_async -1");
   CHECK_EQ_INT(mlsys_cloud_probe_tcp(NULL, rows, 4, &nrows), MLSYS_ERR_ARG);
   o = small_opts(2, 4, 4);
   CHECK_EQ_INT(mlsys_cloud_probe_tcp(&o, NULL, 4, &nrows), MLSYS_ERR_ARG);
