@@ -5,7 +5,12 @@
 
    The seed's Python took 0.67–1.6 s per case study; the issue's target here is ≤ 0.1 s on case-3-sized inputs.
    Synthetic instances (said so in the output): linear profiles with a kink, random layer lists, types priced
-   between $0.2 and $4/h. Run from the repository root: build/bench_cloud [--quick]. Prints markdown. */
+   between $0.2 and $4/h. Run from the repository root: build/bench_cloud [--quick]. Prints markdown.
+
+   build/bench_cloud gbdt DIR: the GBDT trainer against XGBoost (§13.4) on DIR/train.csv and DIR/test.csv as
+   bench/peers/xgb_train_bench.py writes them (run that first): 300 trees, depth 6, 256 bins, squared error with the
+   parameters the peer passes (XGBoost's defaults, base_score = median(y)); times mlsys_cloud_gbdt_train only, best of
+   3, and prints time and test MAPE as one JSON line in the peer's form. */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_cloud.h"
 
@@ -228,9 +233,108 @@ static int timeline(void) {
   return 0;
 }
 
+/* ---- build/bench_cloud gbdt DIR: the trainer against bench/peers/xgb_train_bench.py --------------------------- */
+
+/* A CSV of numbers after one header line (what tools/xgb_fixtures.py writes): rows into *v, row-major. */
+static int gbdt_csv(const char *path, float **v, int *nrow, int *ncol) {
+  char *text, *p, *e;
+  size_t len;
+  int nc = 1, n = 0, cap = 0, c, bad, oom = 0;
+  float *x = NULL;
+  if (mlsys_read_file(path, &text, &len) != MLSYS_OK) return 1;
+  for (p = text; *p && *p != '\n'; p++) nc += *p == ',';
+  while (*p) {
+    while (*p == '\n' || *p == '\r') p++;
+    if (!*p) break;
+    if (n == cap) {
+      float *nx = (float *)realloc(x, (size_t)(cap = cap ? 2 * cap : 4096) * (size_t)nc * sizeof *x);
+      if (!nx) {
+        oom = 1;
+        break;
+      }
+      x = nx;
+    }
+    for (c = 0; c < nc; c++) {
+      x[(size_t)n * nc + c] = strncmp(p, "nan", 3) ? (float)strtod(p, &e) : (e = p + 3, NAN);
+      if (e == p) break;
+      p = *e == ',' ? e + 1 : e;
+    }
+    if (c < nc) break;
+    n++;
+  }
+  bad = !n || *p;
+  mlsys_free(text);
+  if (bad) {
+    free(x);
+    if (oom) mlsys_set_error(MLSYS_ERR_NOMEM, "%s: out of memory at row %d", path, n + 1);
+    else mlsys_set_error(MLSYS_ERR_PARSE, "%s: not a numeric CSV after the header (row %d)", path, n + 1);
+    return 1;
+  }
+  *v = x, *nrow = n, *ncol = nc;
+  return 0;
+}
+
+static int gbdt_bench(const char *dir) {
+  char path[1024];
+  float *tr = NULL, *te = NULL, *X = NULL, *y = NULL;
+  int ntr, nte, nc, nc2, i, j, rep, nf, np = 0, rc = 1;
+  double best = INFINITY, all[3], mape = 0;
+  mlsys_cloud_gbdt_params p;
+  mlsys_cloud_gbdt *m = NULL;
+  snprintf(path, sizeof path, "%s/train.csv", dir);
+  if (gbdt_csv(path, &tr, &ntr, &nc)) goto out;
+  snprintf(path, sizeof path, "%s/test.csv", dir);
+  if (gbdt_csv(path, &te, &nte, &nc2)) goto out;
+  if (nc < 2 || nc2 != nc) {
+    mlsys_set_error(MLSYS_ERR_PARSE, "%s: train.csv has %d columns, test.csv %d", dir, nc, nc2);
+    goto out;
+  }
+  nf = nc - 1; /* the label is the last column, as `mlsys cloud gbdt train` takes it */
+  X = (float *)malloc((size_t)ntr * (size_t)nf * sizeof *X);
+  y = (float *)malloc((size_t)ntr * sizeof *y);
+  if (!X || !y) goto out;
+  for (i = 0; i < ntr; i++) {
+    for (j = 0; j < nf; j++) X[(size_t)i * nf + j] = tr[(size_t)i * nc + j];
+    y[i] = tr[(size_t)i * nc + nf];
+  }
+  /* what the peer passes: XGBoost's defaults (ours too) with base_score = median(y) (ours: NaN) */
+  mlsys_cloud_gbdt_params_default(&p);
+  p.obj = MLSYS_CLOUD_OBJ_SQUARED, p.n_trees = 300, p.max_depth = 6, p.max_bin = 256, p.eta = 0.3;
+  p.lambda = 1, p.gamma = 0, p.min_child_weight = 1, p.base_score = NAN;
+  for (rep = 0; rep < 3; rep++) {
+    double t0 = mlsys_now();
+    mlsys_cloud_gbdt_free(m);
+    m = NULL;
+    if (mlsys_cloud_gbdt_train(X, y, ntr, nf, &p, &m) != MLSYS_OK) goto out;
+    all[rep] = mlsys_now() - t0;
+    if (all[rep] < best) best = all[rep];
+  }
+  for (i = 0; i < nte; i++) {
+    double yt = te[(size_t)i * nc + nf];
+    if (yt != 0) mape += fabs(mlsys_cloud_gbdt_predict(m, te + (size_t)i * nc) - yt) / fabs(yt), np++;
+  }
+  printf("{\"impl\": \"mlsys_cloud\", \"rows\": %d, \"test_rows\": %d, \"trees\": %d, \"train_s\": %.4f, "
+         "\"train_s_all\": [%.4f, %.4f, %.4f], \"test_mape\": %.6f}\n", ntr, nte, mlsys_cloud_gbdt_ntrees(m), best,
+         all[0], all[1], all[2], np ? mape / np : NAN);
+  rc = 0;
+out:
+  if (rc && *mlsys_last_error()) fprintf(stderr, "bench_cloud gbdt: %s\n", mlsys_last_error());
+  else if (rc) fprintf(stderr, "bench_cloud gbdt: out of memory\n");
+  mlsys_cloud_gbdt_free(m);
+  free(tr), free(te), free(X), free(y);
+  return rc;
+}
+
 int main(int argc, char **argv) {
   int quick = argc > 1 && !strcmp(argv[1], "--quick");
   char model[256], date[64], load[64];
+  if (argc > 1 && !strcmp(argv[1], "gbdt")) {
+    if (argc != 3) {
+      fprintf(stderr, "usage: build/bench_cloud gbdt DIR   (DIR/train.csv, DIR/test.csv: bench/peers/xgb_train_bench.py)\n");
+      return 2;
+    }
+    return gbdt_bench(argv[2]);
+  }
   bench_machine(model, sizeof model, date, sizeof date);
   bench_loadavg(load, sizeof load);
   printf("bench_cloud: %s, %s, load %s\n", model, date, load);
