@@ -2308,6 +2308,31 @@ static float mlsys__cloud_predict_f(const mlsys_cloud_gbdt *m, const float *x) {
   return acc;
 }
 
+#define MLSYS__CLOUD_PRED_BLOCK 16
+/* nb <= MLSYS__CLOUD_PRED_BLOCK rows (stride floats apart) through every tree; tdepth[t] = tree t's depth, the
+   number of steps that brings every row to its leaf (a row that gets there early stays). */
+static void mlsys__cloud_predict_block(const mlsys_cloud_gbdt *m, const int *tdepth, const float *X, size_t stride,
+                                       int nb, double *out) {
+  const mlsys__cloud_node *nd = m->nodes;
+  float acc[MLSYS__CLOUD_PRED_BLOCK];
+  int32_t k[MLSYS__CLOUD_PRED_BLOCK];
+  int t, r, d;
+  for (r = 0; r < nb; r++) acc[r] = (float)m->base_score;
+  for (t = 0; t < m->ntrees; t++) {
+    for (r = 0; r < nb; r++) k[r] = m->tree_off[t];
+    for (d = 0; d < tdepth[t]; d++)
+      for (r = 0; r < nb; r++) {
+        const mlsys__cloud_node *n = &nd[k[r]];
+        if (n->left >= 0) {
+          float v = X[(size_t)r * stride + (n->info & MLSYS__CLOUD_FEAT_MASK)];
+          k[r] = n->left + (isnan(v) ? !(n->info >> 31) : !(v < n->value));
+        }
+      }
+    for (r = 0; r < nb; r++) acc[r] += nd[k[r]].value;
+  }
+  for (r = 0; r < nb; r++) out[r] = (double)acc[r];
+}
+
 MLSYS_DEF double mlsys_cloud_gbdt_predict(const mlsys_cloud_gbdt *m, const float *x) {
   if (!m || !x) return NAN;
   return (double)mlsys__cloud_predict_f(m, x);
@@ -2322,6 +2347,36 @@ MLSYS_DEF mlsys_status mlsys_cloud_gbdt_predict_rows(const mlsys_cloud_gbdt *m, 
   if (ncol < m->used_feat)
     return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_cloud_gbdt_predict_rows: the model splits on feature index %d "
                            "but rows have %d columns", m->used_feat - 1, ncol);
+  if (nrow >= 2 * MLSYS__CLOUD_PRED_BLOCK) {
+    /* rows in blocks, trees in the outer loop: one tree's walks for several rows are independent chains of loads
+       that the core overlaps, where one row at a time waits on each node in turn. Each row still adds its leaves
+       in tree order in float, so the result is mlsys_cloud_gbdt_predict's bit for bit. */
+    int *tdepth = (int *)mlsys_alloc((size_t)m->ntrees + 1, sizeof *tdepth);
+    unsigned char *nd_depth = (unsigned char *)mlsys_alloc((size_t)m->nnodes + 1, 1);
+    if (tdepth && nd_depth) {
+      int t;
+      for (t = 0; t < m->ntrees; t++) { /* breadth-first storage: a child comes after its parent */
+        int32_t k, b = m->tree_off[t], e = m->tree_off[t + 1];
+        tdepth[t] = 0;
+        nd_depth[b] = 0;
+        for (k = b; k < e; k++) {
+          int32_t l = m->nodes[k].left;
+          if (l < 0) continue;
+          nd_depth[l] = nd_depth[l + 1] = (unsigned char)(nd_depth[k] + 1);
+          if (nd_depth[k] + 1 > tdepth[t]) tdepth[t] = nd_depth[k] + 1;
+        }
+      }
+      for (i = 0; i < nrow; i += MLSYS__CLOUD_PRED_BLOCK) {
+        int nb = nrow - i < MLSYS__CLOUD_PRED_BLOCK ? nrow - i : MLSYS__CLOUD_PRED_BLOCK;
+        mlsys__cloud_predict_block(m, tdepth, X + (size_t)i * (size_t)ncol, (size_t)ncol, nb, out + i);
+      }
+      mlsys_free(tdepth);
+      mlsys_free(nd_depth);
+      return MLSYS_OK;
+    }
+    mlsys_free(tdepth);
+    mlsys_free(nd_depth); /* out of memory for the depths: row by row below */
+  }
   for (i = 0; i < nrow; i++) out[i] = (double)mlsys__cloud_predict_f(m, X + (size_t)i * (size_t)ncol);
   return MLSYS_OK;
 }

@@ -632,7 +632,13 @@ static int cloud_gbdt_predict(const cloud_args *a) {
     return rc;
   }
   if (ncol < nf) rc = cli_fail(cmd, "%s has %d columns, the model uses %d features", a->features ? a->features : "stdin", ncol, nf);
-  for (i = 0; !rc && i < nrow; i++) printf("%.9g\n", mlsys_cloud_gbdt_predict(m, v + (size_t)i * ncol));
+  if (!rc) { /* the batch call: rows in blocks through each tree, the row-by-row bits */
+    double *out = (double *)malloc((size_t)(nrow ? nrow : 1) * sizeof *out);
+    if (!out) rc = cli_fail(cmd, "out of memory for %d predictions", nrow);
+    else if (mlsys_cloud_gbdt_predict_rows(m, v, nrow, ncol, out) != MLSYS_OK) rc = cli_fail(cmd, "%s", mlsys_last_error());
+    for (i = 0; !rc && i < nrow; i++) printf("%.9g\n", out[i]);
+    free(out);
+  }
   free(v);
   mlsys_cloud_gbdt_free(m);
   return rc;

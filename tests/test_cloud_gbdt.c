@@ -160,11 +160,33 @@ static double rel_err(double a, double b) {
   return s > 1e-30 ? d / s : d;
 }
 
-/* max relative error of a model against XGBoost's predictions on the test rows and on the rows with NaNs */
+/* mlsys_cloud_gbdt_predict_rows (rows in blocks through each tree) against mlsys_cloud_gbdt_predict row by row:
+   the same bits, or the count of rows that differ (-1: the call failed) */
+static int batch_differs(const mlsys_cloud_gbdt *m, const float *X, int nrow, int ncol) {
+  double *out = (double *)malloc((size_t)(nrow ? nrow : 1) * sizeof *out);
+  int i, bad = 0;
+  if (!out || mlsys_cloud_gbdt_predict_rows(m, X, nrow, ncol, out) != MLSYS_OK) {
+    free(out);
+    return -1;
+  }
+  for (i = 0; i < nrow; i++) {
+    double p = mlsys_cloud_gbdt_predict(m, X + (size_t)i * ncol);
+    if (memcmp(&p, &out[i], sizeof p)) bad++;
+  }
+  free(out);
+  return bad;
+}
+
+/* max relative error of a model against XGBoost's predictions on the test rows and on the rows with NaNs; the
+   batch prediction must give the row-by-row bits on both sets (else *exact = 0 and the error is infinite) */
 static double max_rel_vs_xgb(const mlsys_cloud_gbdt *m, const char *model, int *exact) {
   int i, col = csv_col(&g_pred, model), mcol = csv_col(&g_miss, model);
   double worst = 0;
   *exact = 1;
+  if (batch_differs(m, g_test.v, g_test.nrow, g_test.ncol) || batch_differs(m, g_miss.v, g_miss.nrow, g_miss.ncol)) {
+    *exact = 0;
+    return INFINITY;
+  }
   for (i = 0; i < g_test.nrow; i++) {
     double p = mlsys_cloud_gbdt_predict(m, g_test.v + (size_t)i * g_test.ncol);
     float want = g_pred.v[(size_t)i * g_pred.ncol + col];
