@@ -8,7 +8,7 @@ as an mlsys-remat-graph JSON file (see mlsys_remat.h, GRAPH FORMATS) for the Che
     /usr/bin/python3 tools/export_torch_graph.py --model unet --batch 2 --out unet_b2.json     # 416x608
     /usr/bin/python3 tools/export_torch_graph.py --model gpt2 --batch 4 --layers 4 --seq 128 --out gpt2_b4.json
 
-Models: torchvision's alexnet vgg11 vgg16 vgg19 resnet18 resnet50 mobilenet_v2, and built-ins: mlp, smallcnn
+Models: torchvision's alexnet vgg11 vgg16 vgg19 resnet18 resnet50 mobilenet_v2 googlenet, and built-ins: mlp, smallcnn
 (the CNN a plain-C executor implements), unet (keras_segmentation's vgg_unet), gpt2 (a small GPT-2-style decoder).
 
 Algorithm (docs: tools/README.md; spec: checkmate.md §2.4), VJP-node convention (§2.3):
@@ -40,7 +40,7 @@ import time
 APT_PKGS = ["python3-torch", "python3-torchvision"]
 APT_CMD = "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq " + " ".join(APT_PKGS)
 
-TORCHVISION_MODELS = ["alexnet", "vgg11", "vgg16", "vgg19", "resnet18", "resnet50", "mobilenet_v2"]
+TORCHVISION_MODELS = ["alexnet", "vgg11", "vgg16", "vgg19", "resnet18", "resnet50", "mobilenet_v2", "googlenet"]
 MODELS = TORCHVISION_MODELS + ["mlp", "smallcnn", "unet", "gpt2"]
 
 DEFAULT_HW = {"smallcnn": (32, 32), "unet": (416, 608)}
@@ -124,6 +124,10 @@ def build_model(name, cfg):
     if name == "gpt2":
         return builtin["gpt2"](cfg["vocab"], cfg["seq"], cfg["d_model"], cfg["heads"], cfg["layers"])
     ctor = getattr(torchvision.models, name)
+    if name == "googlenet":  # MONeT's GoogLeNet (thesis Tab. 4.2): the main network, without the training-only
+        # auxiliary classifiers (their losses are not part of the graph the thesis optimises); init_weights=False
+        # skips scipy's truncated-normal init, which the graph does not depend on
+        return ctor(weights=None, num_classes=num_classes, aux_logits=False, init_weights=False)
     return ctor(weights=None, num_classes=num_classes)
 
 
