@@ -1,0 +1,256 @@
+/* Tests for section 9 of mlsys_remat.h: MONeT (solver graph and catalogue, exact simulator, staged ILP).
+
+   Oracles from outside the ILP: a dynamic program over stages that tries every recompute set, keep set, forward
+   implementation, in-place choice and backward path (the ILP's whole decision space) and prices each stage with
+   the exact simulator of Alg. 3/4; the Checkmate MILP and simulator on the lowered schedule; and sums computed
+   here from the catalogue. Budgets are in bytes with mem_unit = 1 and integer costs with cost_unit = 1, so the
+   ILP's rounding (A3.8.4) plays no part in the exact comparisons. No verdict depends on time: the limits below
+   never bind on these sizes. */
+#define MLSYS_IMPLEMENTATION
+#include "mlsys_remat.h"
+#include "tests/test.h"
+
+#define NEVER_BINDS 600.0
+
+/* ---- graphs in the exporter's convention (tools/export_torch_graph.py): forward layers, L, then one VJP node
+   per forward op in reverse order, reading the gradients of the op's users and the forward values its
+   PyTorch backward keeps (Conv2d/Linear: input; ReLU: output; MaxPool2d: input). ---- */
+typedef struct { const char *op; double cost; uint64_t mem; int nd; int d[2]; } layer;
+
+static int build(const layer *L, int n, uint64_t fixed, mlsys_remat_graph *g) {
+  char buf[8192];
+  int len = 0, N = 2 * n + 1, loss = n;
+  len += snprintf(buf + len, sizeof buf - len, "remat-graph 1\nfixed params=%llu\nnodes %d\n", (unsigned long long)fixed, N);
+  for (int i = 0; i < n; i++) {
+    len += snprintf(buf + len, sizeof buf - len, "%d F %g %llu - f%d op=%s :", i, L[i].cost, (unsigned long long)L[i].mem, i, L[i].op);
+    for (int k = 0; k < L[i].nd; k++) len += snprintf(buf + len, sizeof buf - len, " %d", L[i].d[k]);
+    len += snprintf(buf + len, sizeof buf - len, "\n");
+  }
+  len += snprintf(buf + len, sizeof buf - len, "%d L 1 %llu - loss op=Loss : %d\n", loss, (unsigned long long)L[n - 1].mem, n - 1);
+  for (int i = n - 1; i >= 0; i--) {
+    int id = loss + (n - i);
+    uint64_t gm = 0;
+    for (int k = 0; k < L[i].nd; k++) gm += L[L[i].d[k]].mem;
+    len += snprintf(buf + len, sizeof buf - len, "%d B %g %llu - g%d op=%sBackward fwd_of=%d :", id,
+                    strcmp(L[i].op, "Conv2d") == 0 || strcmp(L[i].op, "Linear") == 0 ? 2 * L[i].cost : L[i].cost,
+                    (unsigned long long)gm, i, L[i].op, i);
+    if (i == n - 1) len += snprintf(buf + len, sizeof buf - len, " %d", loss);
+    for (int j = i + 1; j < n; j++)   /* gradients of the users */
+      for (int k = 0; k < L[j].nd; k++) if (L[j].d[k] == i) len += snprintf(buf + len, sizeof buf - len, " %d", loss + (n - j));
+    if (strcmp(L[i].op, "ReLU") == 0) len += snprintf(buf + len, sizeof buf - len, " %d", i);
+    else if (strcmp(L[i].op, "Conv2d") == 0 || strcmp(L[i].op, "Linear") == 0 || strcmp(L[i].op, "MaxPool2d") == 0)
+      for (int k = 0; k < L[i].nd; k++) len += snprintf(buf + len, sizeof buf - len, " %d", L[i].d[k]);
+    len += snprintf(buf + len, sizeof buf - len, "\n");
+  }
+  return mlsys_remat_graph_parse(buf, (size_t)len, "test", g);
+}
+
+/* ---- the brute force: DP over stages, state = the stored set entering the stage ---- */
+#define BF_MAXV 7
+typedef struct { int prev, r, ip, so, p; signed char F[BF_MAXV]; } bf_step;
+static bf_step bf_trace[16][1 << BF_MAXV];
+/* The schedule of the brute force's optimum (after brute_force returned a finite cost), into s. */
+static int bf_best_state = -1;
+static void bf_schedule(const mlsys_remat_monet_graph *sg, mlsys_remat_monet_schedule *s) {
+  int V = sg->V, st = bf_best_state;
+  if (mlsys_remat_monet_schedule_alloc(sg->V, sg->T, s) != MLSYS_OK) return;
+  for (int t = sg->T - 1; t >= 0; t--) {
+    const bf_step *b = &bf_trace[t][st];
+    for (int i = 0; i < V; i++) {
+      s->R[t * V + i] = (b->r >> i) & 1; s->IP[t * V + i] = (b->ip >> i) & 1; s->F[t * V + i] = b->F[i];
+      s->S[(t + 1) * V + i] = (st >> i) & 1;
+    }
+    s->M[t] = (signed char)(t > 0 ? b->p : 0);
+    st = b->prev;
+  }
+}
+static double brute_force(const mlsys_remat_monet_graph *sg, uint64_t budget, int sweep) {
+  int V = sg->V, T = sg->T, NS = 1 << V;
+  double *best = (double *)malloc(sizeof(double) * NS), *next = (double *)malloc(sizeof(double) * NS), res = INFINITY;
+  unsigned char Sin[BF_MAXV], R[BF_MAXV], Sout[BF_MAXV], IP[BF_MAXV];
+  signed char F[BF_MAXV];
+  char why[200];
+  if (V > BF_MAXV) { free(best); free(next); return NAN; }
+  for (int s = 0; s < NS; s++) best[s] = INFINITY;
+  best[0] = 0;
+  for (int t = 0; t < T; t++) {
+    int np = t > 0 ? sg->path_off[t + 1] - sg->path_off[t] : 1;
+    for (int s = 0; s < NS; s++) next[s] = INFINITY;
+    for (int sin = 0; sin < NS; sin++) {
+      if (best[sin] == INFINITY) continue;
+      for (int i = 0; i < V; i++) Sin[i] = (sin >> i) & 1;
+      for (int r = 0; r < NS; r++) {
+        int ipcap = 0, nmulti = 0, multi[BF_MAXV];
+        for (int i = 0; i < V; i++) {
+          R[i] = (r >> i) & 1;
+          if (R[i] && sg->inplace_of[i] >= 0) ipcap |= 1 << i;
+          if (R[i] && sg->impl_off[i + 1] - sg->impl_off[i] > 1) multi[nmulti++] = i;
+        }
+        if (t == 0) { int ok = 1; for (int i = 0; i < V; i++) if (sg->parent[i] < 0 && !R[i]) ok = 0; if (!ok) continue; }
+        for (int ip = ipcap;; ip = (ip - 1) & ipcap) {
+          int nfc = 1;
+          for (int i = 0; i < V; i++) IP[i] = (ip >> i) & 1;
+          for (int k = 0; k < nmulti; k++) nfc *= sg->impl_off[multi[k] + 1] - sg->impl_off[multi[k]];
+          for (int fc = 0; fc < nfc; fc++) {
+            int x = fc, avail = sin | r;
+            for (int i = 0; i < V; i++) F[i] = R[i] ? 0 : -1;
+            for (int k = 0; k < nmulti; k++) {
+              int ni = sg->impl_off[multi[k] + 1] - sg->impl_off[multi[k]];
+              F[multi[k]] = (signed char)(x % ni); x /= ni;
+            }
+            for (int so = avail;; so = (so - 1) & avail) {
+              for (int i = 0; i < V; i++) Sout[i] = (so >> i) & 1;
+              for (int p = 0; p < np; p++) {
+                uint64_t pk = 0;
+                double c = 0;
+                if (mlsys__mn_stage(sg, t, Sin, R, Sout, IP, F, p, sweep, &pk, NULL, &c, why, sizeof why) && pk <= budget &&
+                    best[sin] + c < next[so]) {
+                  bf_step *b = &bf_trace[t][so];
+                  next[so] = best[sin] + c;
+                  b->prev = sin; b->r = r; b->ip = ip; b->so = so; b->p = p;
+                  memcpy(b->F, F, sizeof b->F);
+                }
+              }
+              if (so == 0) break;
+            }
+          }
+          if (ip == 0) break;
+        }
+      }
+    }
+    { double *tmp = best; best = next; next = tmp; }
+  }
+  for (int s = 0; s < NS; s++) if (best[s] < res) { res = best[s]; bf_best_state = s; }
+  free(best); free(next);
+  return res;
+}
+
+static mlsys_remat_monet_opts exact_opts(void) {
+  mlsys_remat_monet_opts o;
+  memset(&o, 0, sizeof o);
+  o.time_limit = NEVER_BINDS; o.mem_unit = 1; o.cost_unit = 1;
+  return o;
+}
+
+/* The ILP's answer or INFINITY when it proves infeasibility; checks soundness (valid, peak ≤ budget, simulated
+   cost = objective) on every solution. */
+static double ilp_cost(const mlsys_remat_monet_graph *sg, uint64_t budget, mlsys_remat_monet_schedule *keep) {
+  mlsys_remat_monet_opts o = exact_opts();
+  mlsys_remat_monet_schedule s;
+  mlsys_remat_monet_sim sim;
+  mlsys_status st = mlsys_remat_monet_solve(sg, budget, &o, &s);
+  double c;
+  if (st == MLSYS_ERR_INFEASIBLE) { CHECK_CONTAINS(mlsys_last_error(), "no schedule fits"); return INFINITY; }
+  CHECK_OK(st);
+  if (st != MLSYS_OK) return NAN;
+  CHECK(s.optimal);
+  CHECK_OK(mlsys_remat_monet_simulate(sg, &s, MLSYS_REMAT_MONET_SIM_SWEEP, &sim));
+  CHECK(sim.peak == s.peak_sweep);
+  CHECK(sim.valid);
+  CHECK(sim.peak <= budget);
+  CHECK_NEAR(sim.cost, s.objective, 1e-6);
+  CHECK_NEAR(sim.cost, s.cost, 1e-6);
+  CHECK_OK(mlsys_remat_monet_simulate(sg, &s, MLSYS_REMAT_MONET_SIM_EAGER, &sim));
+  CHECK(sim.peak == s.peak && s.peak <= s.peak_sweep);
+  CHECK_NEAR(sim.cost, s.cost, 1e-6);
+  c = s.cost;
+  if (keep) *keep = s; else mlsys_remat_monet_schedule_free(&s);
+  return c;
+}
+
+/* the first three layers of tests/data/graphs/smallcnn_b8.json (sizes and FLOPs), then a small classifier head */
+static const layer smallcnn3[] = {
+    {"Conv2d", 3538944, 262144, 0, {0}}, {"ReLU", 65536, 262144, 1, {0}}, {"MaxPool2d", 16384, 196608, 1, {1}}};
+static const layer chain_a[] = {
+    {"Conv2d", 40, 4096, 0, {0}}, {"ReLU", 4, 4096, 1, {0}}, {"Conv2d", 30, 2048, 1, {1}}, {"ReLU", 3, 2048, 1, {2}}};
+static const layer chain_b[] = {
+    {"Linear", 20, 1024, 0, {0}}, {"ReLU", 2, 1024, 1, {0}}, {"MaxPool2d", 2, 512, 1, {1}}};
+static const layer chain_c[] = {   /* six equal layers: Checkmate's unit chain with operator names */
+    {"Linear", 10, 1024, 0, {0}}, {"ReLU", 1, 1024, 1, {0}}, {"Linear", 10, 1024, 1, {1}},
+    {"ReLU", 1, 1024, 1, {2}},    {"Linear", 10, 1024, 1, {3}}, {"ReLU", 1, 1024, 1, {4}}};
+static const layer dag_b[] = {   /* two skips over a chain of six */
+    {"Linear", 10, 1024, 0, {0}}, {"ReLU", 1, 1024, 1, {0}}, {"Linear", 10, 1024, 1, {1}},
+    {"Add", 1, 1024, 2, {1, 2}},   {"Linear", 10, 1024, 1, {3}}, {"Add", 1, 1024, 2, {3, 4}}};
+static const layer dag_a[] = {   /* a skip connection: f3 reads f0 and f2 */
+    {"Conv2d", 10, 2048, 0, {0}}, {"ReLU", 2, 2048, 1, {0}}, {"Conv2d", 10, 2048, 1, {1}}, {"Add", 1, 2048, 2, {0, 2}}};
+
+/* budgets from fixed memory to the store-all peak (the unbounded ILP's simulated peak), in k steps */
+static void exact_sweep(const layer *L, int n, unsigned mode, int k, int exact) {
+  mlsys_remat_graph g;
+  mlsys_remat_monet_graph sg;
+  mlsys_remat_monet_catalogue c;
+  mlsys_remat_monet_schedule s;
+  uint64_t hi, lo;
+  int compared = 0, feasible = 0, nbf = 0, traded = 0, eager_better = 0;
+  double base;
+  memset(&c, 0, sizeof c);
+  c.mode = mode;
+  REQUIRE_OK(build(L, n, 1000, &g));
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+  REQUIRE(sg.V <= BF_MAXV);
+  REQUIRE(ilp_cost(&sg, (uint64_t)1 << 40, &s) < INFINITY);
+  hi = s.peak;
+  base = s.cost;
+  mlsys_remat_monet_schedule_free(&s);
+  {   /* the smallest budget with any schedule (bisection on the brute force); sweep from just below it */
+    uint64_t a = sg.fixed, b = hi;
+    while (a < b) { uint64_t m = a + (b - a) / 2; if (brute_force(&sg, m, 1) < INFINITY) b = m; else a = m + 1; }
+    lo = a > sg.fixed ? a - 1 : a;
+  }
+  CHECK(lo < hi);
+  for (int i = 0; i <= k; i++) {
+    uint64_t B = i == 0 ? lo : lo + 1 + (hi - lo - 1) * (uint64_t)(i - 1) / (uint64_t)(k - 1);
+    double bf = brute_force(&sg, B, 1), ilp = ilp_cost(&sg, B, NULL), bfe = brute_force(&sg, B, 0);
+    if (exact) CHECK_MSG(ilp == bf, "mode %u budget %llu: ILP %g, brute force %g", mode, (unsigned long long)B, ilp, bf);
+    else CHECK_MSG(ilp >= bf, "mode %u budget %llu: ILP %g below the optimum %g", mode, (unsigned long long)B, ilp, bf);
+    CHECK(bfe <= bf);   /* eager freeing never needs more memory than the sweep accounting */
+    eager_better += bfe < bf;
+    if (ilp != bf && bf < INFINITY && getenv("MONET_VERBOSE")) {   /* which row rejects the true optimum */
+      mlsys_remat_monet_schedule w, x;
+      mlsys_remat_monet_opts o = exact_opts();
+      bf_schedule(&sg, &w);
+      o.warm_start = &w;
+      printf("    warm start: %s\n", mlsys_remat_monet_solve(&sg, B, &o, &x) == MLSYS_OK ? "accepted" : mlsys_last_error());
+      for (int t = 0; t < sg.T; t++) {
+        printf("      t%d M%d R", t, w.M[t]);
+        for (int v = 0; v < sg.V; v++) printf("%d", w.R[t * sg.V + v]);
+        printf(" S");
+        for (int v = 0; v < sg.V; v++) printf("%d", w.S[t * sg.V + v]);
+        printf("\n");
+      }
+      mlsys_remat_monet_schedule_free(&w); mlsys_remat_monet_schedule_free(&x);
+    }
+    compared++;
+    feasible += ilp < INFINITY;
+    nbf += bf < INFINITY;
+    traded += ilp < INFINITY && ilp > base;
+  }
+  CHECK(compared == k + 1);
+  CHECK(nbf == k);          /* all but the first budget (just below the minimum) have a schedule */
+  if (exact) CHECK(feasible == nbf);
+  if (getenv("MONET_VERBOSE"))
+    printf("    mode %u V %d T %d budgets %llu..%llu: brute force feasible %d, ILP feasible %d, with recomputation %d, "
+           "eager optimum below the ILP's %d\n", mode, sg.V, sg.T, (unsigned long long)lo, (unsigned long long)hi, nbf,
+           feasible, traded, eager_better);
+  mlsys_remat_monet_graph_free(&sg);
+  mlsys_remat_graph_free(&g);
+}
+
+TEST(chain_ilp_equals_brute_force_noop) {
+  exact_sweep(chain_a, 4, 0, 12, 1);
+  exact_sweep(chain_b, 3, 0, 12, 1);
+  exact_sweep(smallcnn3, 3, 0, 12, 1);
+  exact_sweep(chain_c, 6, 0, 12, 1);
+}
+TEST(chain_ilp_equals_brute_force_monet) {
+  exact_sweep(chain_b, 3, MLSYS_REMAT_MONET_ALL, 12, 1);
+  exact_sweep(smallcnn3, 3, MLSYS_REMAT_MONET_ALL, 12, 1);
+  exact_sweep(chain_a, 4, MLSYS_REMAT_MONET_CONV | MLSYS_REMAT_MONET_OUTACT | MLSYS_REMAT_MONET_INPLACE, 10, 1);
+}
+TEST(dag_ilp_sound) {
+  exact_sweep(dag_a, 4, 0, 10, 0);
+  exact_sweep(dag_a, 4, MLSYS_REMAT_MONET_ALL, 10, 0);
+  exact_sweep(dag_b, 6, 0, 10, 0);
+}
+
+TEST_MAIN()
