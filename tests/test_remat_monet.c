@@ -253,4 +253,214 @@ TEST(dag_ilp_sound) {
   exact_sweep(dag_b, 6, 0, 10, 0);
 }
 
+
+/* ---- (2) MONeT never needs more than MONeT-NoOp: its catalogue contains NoOp's choices ---- */
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t rnd(uint64_t n) {
+  rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17;
+  return rng_state % n;
+}
+TEST(monet_at_most_noop_random) {
+  static const char *ops[] = {"Conv2d", "ReLU", "MaxPool2d", "Linear"};
+  int instances = 0, solved = 0, strictly = 0;
+  for (int inst = 0; inst < 14; inst++) {
+    layer L[5];
+    int n = 3 + (int)rnd(3);
+    mlsys_remat_graph g;
+    mlsys_remat_monet_graph noop, full;
+    mlsys_remat_monet_catalogue c0, c1;
+    mlsys_remat_monet_schedule s;
+    uint64_t hi;
+    for (int i = 0; i < n; i++) {
+      L[i].op = ops[rnd(4)];
+      L[i].cost = (double)(2 + 2 * rnd(20));   /* even, so that the fast algorithm's half cost stays integral */
+      L[i].mem = 1024 * (1 + rnd(4));
+      L[i].nd = i > 0; L[i].d[0] = i - 1;
+      if (strcmp(L[i].op, "ReLU") == 0 && i > 0) L[i].mem = L[i - 1].mem;   /* element-wise: same size */
+    }
+    memset(&c0, 0, sizeof c0); memset(&c1, 0, sizeof c1);
+    c1.mode = MLSYS_REMAT_MONET_ALL;
+    c1.conv_fast_cost = 0.5;
+    REQUIRE_OK(build(L, n, 512, &g));
+    REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c0, &noop));
+    REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c1, &full));
+    REQUIRE(ilp_cost(&noop, (uint64_t)1 << 40, &s) < INFINITY);
+    hi = s.peak_sweep;
+    mlsys_remat_monet_schedule_free(&s);
+    for (int k = 0; k < 4; k++) {
+      uint64_t B = noop.fixed + (hi - noop.fixed) * (uint64_t)(4 + k) / 7u;
+      double a = ilp_cost(&noop, B, NULL), b = ilp_cost(&full, B, NULL);
+      CHECK_MSG(b <= a, "instance %d budget %llu: MONeT %g above NoOp %g", inst, (unsigned long long)B, b, a);
+      solved += a < INFINITY;
+      strictly += b < a && a < INFINITY;
+    }
+    instances++;
+    mlsys_remat_monet_graph_free(&noop); mlsys_remat_monet_graph_free(&full); mlsys_remat_graph_free(&g);
+  }
+  CHECK(instances == 14);
+  CHECK(solved >= 14);    /* the top budgets are NoOp-feasible: the comparison is not vacuous */
+  CHECK(strictly >= 5);   /* and the catalogue does buy something on these */
+  if (getenv("MONET_VERBOSE")) printf("    %d NoOp-feasible budgets, MONeT strictly cheaper at %d\n", solved, strictly);
+}
+
+/* ---- (3) MONeT-NoOp against Checkmate on the same graph ---- */
+TEST(noop_against_checkmate) {
+  mlsys_remat_graph g;
+  mlsys_remat_monet_graph sg;
+  mlsys_remat_monet_schedule s;
+  uint64_t hi;
+  int lowered = 0, cm_better = 0;
+  REQUIRE_OK(build(chain_c, 6, 1000, &g));
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&g, NULL, &sg));
+  REQUIRE(ilp_cost(&sg, (uint64_t)1 << 40, &s) < INFINITY);
+  hi = s.peak_sweep;
+  {   /* unbounded: both run every node once */
+    mlsys_remat_opts co;
+    mlsys_remat_schedule cs;
+    memset(&co, 0, sizeof co);
+    co.time_limit = NEVER_BINDS;
+    REQUIRE_OK(mlsys_remat_solve(&g, (uint64_t)1 << 40, &co, &cs));
+    CHECK_NEAR(cs.cost, s.cost, 1e-9);
+    CHECK_NEAR(cs.cost, cs.baseline_cost, 1e-9);
+    mlsys_remat_schedule_free(&cs);
+  }
+  mlsys_remat_monet_schedule_free(&s);
+  for (uint64_t B = hi; B + 256 > sg.fixed + 3 * 1024; B -= 256) {
+    mlsys_remat_schedule low, cs;
+    mlsys_remat_opts co;
+    mlsys_status st;
+    if (!(ilp_cost(&sg, B, &s) < INFINITY)) break;
+    /* the lowered schedule is a valid Checkmate schedule of the same cost */
+    REQUIRE_OK(mlsys_remat_monet_to_checkmate(&g, &sg, &s, &low));
+    CHECK_NEAR(low.cost, s.cost, 1e-9);
+    lowered++;
+    /* so the Checkmate MILP at the lowered schedule's (Checkmate-accounted) peak is at most as expensive */
+    memset(&co, 0, sizeof co);
+    co.time_limit = NEVER_BINDS;
+    st = mlsys_remat_solve(&g, low.peak_total, &co, &cs);
+    CHECK_OK(st);
+    if (st == MLSYS_OK) {
+      CHECK_MSG(cs.cost <= s.cost + 1e-9, "budget %llu: Checkmate %g above the lowered MONeT-NoOp %g",
+                (unsigned long long)low.peak_total, cs.cost, s.cost);
+      cm_better += cs.cost < s.cost - 1e-9;
+      mlsys_remat_schedule_free(&cs);
+    }
+    mlsys_remat_schedule_free(&low);
+    mlsys_remat_monet_schedule_free(&s);
+  }
+  CHECK(lowered >= 3);
+  if (getenv("MONET_VERBOSE")) printf("    %d budgets lowered, Checkmate cheaper at %d\n", lowered, cm_better);
+  mlsys_remat_monet_graph_free(&sg);
+  mlsys_remat_graph_free(&g);
+}
+
+/* ---- (4) unbounded and infeasible budgets on the real smallcnn graph ---- */
+TEST(smallcnn_unbounded_and_infeasible) {
+  mlsys_remat_graph g;
+  mlsys_remat_monet_graph sg;
+  mlsys_remat_monet_catalogue c;
+  mlsys_remat_monet_opts o;
+  mlsys_remat_monet_schedule s;
+  mlsys_status st;
+  double want = 0;
+  int ints = 0, convs = 0;
+  REQUIRE_OK(mlsys_remat_graph_load("tests/data/graphs/smallcnn_b8.json", &g));
+  memset(&c, 0, sizeof c);
+  c.mode = MLSYS_REMAT_MONET_ALL;
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+  CHECK_EQ_INT(sg.V, 11 + 5);   /* 3 ReLU masks, 2 MaxPool indices */
+  CHECK_EQ_INT(sg.T, 11);
+  for (int v = 0; v < sg.V; v++) {
+    double m = INFINITY;
+    if (sg.parent[v] >= 0) { ints++; CHECK(sg.mem[v] == (sg.int_kind[v] == 'm' ? sg.mem[sg.parent[v]] / 32 : sg.mem[sg.parent[v]] / 4)); continue; }
+    convs += sg.impl_off[v + 1] - sg.impl_off[v] == 2;
+    for (int l = sg.impl_off[v]; l < sg.impl_off[v + 1]; l++) if (sg.impl[l].cost < m) m = sg.impl[l].cost;
+    want += m;
+  }
+  CHECK_EQ_INT(ints, 5);
+  CHECK_EQ_INT(convs, 4);   /* conv1, conv2, fc1, fc2 */
+  for (int t = 1; t < sg.T; t++) {
+    double m = INFINITY;
+    for (int k = sg.path_off[t]; k < sg.path_off[t + 1]; k++) if (sg.path_cost[k] < m) m = sg.path_cost[k];
+    want += m;
+  }
+  memset(&o, 0, sizeof o);
+  o.time_limit = NEVER_BINDS;
+  REQUIRE_OK(mlsys_remat_monet_solve(&sg, (uint64_t)1 << 40, &o, &s));
+  CHECK(s.optimal);
+  CHECK_NEAR(s.cost, want, 1e-6 * want);
+  for (int t = 1; t < sg.T; t++)
+    for (int v = 0; v < sg.V; v++)
+      if (s.R[t * sg.V + v]) CHECK(sg.impl[sg.impl_off[v] + s.F[t * sg.V + v]].recompute_cost == 0);   /* only free ops */
+  for (int v = 0; v < sg.V; v++)
+    if (sg.impl_off[v + 1] - sg.impl_off[v] == 2) CHECK_EQ_INT(s.F[v], 1);   /* the faster algorithm */
+  mlsys_remat_monet_schedule_free(&s);
+  st = mlsys_remat_monet_solve(&sg, sg.fixed + 1000, &o, &s);
+  CHECK_EQ_INT(st, MLSYS_ERR_INFEASIBLE);
+  CHECK_CONTAINS(mlsys_last_error(), "no schedule fits");
+  CHECK(s.R == NULL);
+  mlsys_remat_monet_graph_free(&sg);
+  mlsys_remat_graph_free(&g);
+}
+
+/* ---- (5) bad input is a named error ---- */
+TEST(bad_catalogue_and_schedules) {
+  mlsys_remat_graph g;
+  mlsys_remat_monet_graph sg;
+  mlsys_remat_monet_catalogue c;
+  mlsys_remat_monet_override ov[2];
+  mlsys_remat_monet_impl im[2] = {{5, 5, 0, 0}, {-1, 3, 0, 0}};
+  mlsys_remat_monet_schedule s;
+  mlsys_remat_monet_sim sim;
+  REQUIRE_OK(build(chain_a, 4, 100, &g));
+  memset(&c, 0, sizeof c);
+  c.mode = 64;
+  CHECK_EQ_INT(mlsys_remat_monet_graph_build(&g, &c, &sg), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "unknown mode bits");
+  c.mode = 0; c.conv_fast_cost = -1;
+  CHECK_EQ_INT(mlsys_remat_monet_graph_build(&g, &c, &sg), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "conv_fast_cost");
+  c.conv_fast_cost = 0;
+  ov[0].node = 5; ov[0].nimpl = 1; ov[0].impl = im;   /* node 5 is a B node */
+  c.noverride = 1; c.override_impl = ov;
+  CHECK_EQ_INT(mlsys_remat_monet_graph_build(&g, &c, &sg), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "not an F node");
+  ov[0].node = 0; ov[0].nimpl = 0;
+  CHECK_EQ_INT(mlsys_remat_monet_graph_build(&g, &c, &sg), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "0 implementations");
+  ov[0].nimpl = 2;
+  CHECK_EQ_INT(mlsys_remat_monet_graph_build(&g, &c, &sg), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "implementation 1 has cost -1");
+  ov[0].nimpl = 1; ov[1] = ov[0]; c.noverride = 2;
+  CHECK_EQ_INT(mlsys_remat_monet_graph_build(&g, &c, &sg), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "overridden twice");
+  /* a valid override is used as given */
+  c.noverride = 1;
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+  CHECK(sg.impl[sg.impl_off[0]].cost == 5 && sg.impl_off[1] - sg.impl_off[0] == 1);
+  /* schedules the simulator rejects, each with its reason */
+  REQUIRE_OK(mlsys_remat_monet_schedule_alloc(sg.V, sg.T, &s));
+  CHECK_EQ_INT(mlsys_remat_monet_simulate(&sg, &s, MLSYS_REMAT_MONET_SIM_EAGER, &sim), MLSYS_ERR_ARG);
+  CHECK(!sim.valid);
+  CHECK_CONTAINS(sim.why, "stage 0: forward node 0 not computed");
+  for (int v = 0; v < sg.V; v++) { s.R[v] = 1; s.F[v] = 0; }
+  s.R[sg.V + 2] = 1; s.F[sg.V + 2] = 0;   /* stage 1 recomputes f2 without its input f1 */
+  CHECK_EQ_INT(mlsys_remat_monet_simulate(&sg, &s, MLSYS_REMAT_MONET_SIM_EAGER, &sim), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(sim.why, "stage 1: node 2 needs x_1");
+  s.R[sg.V + 2] = 0;
+  CHECK_EQ_INT(mlsys_remat_monet_simulate(&sg, &s, MLSYS_REMAT_MONET_SIM_EAGER, &sim), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(sim.why, "backward path 0 needs x_");   /* nothing kept for the first backward op */
+  mlsys_remat_monet_schedule_free(&s);
+  mlsys_remat_monet_graph_free(&sg);
+  mlsys_remat_graph_free(&g);
+  {   /* graphs MONeT cannot stage */
+    mlsys_remat_graph h;
+    const char *txt = "remat-graph 1\nnodes 3\n0 F 1 8 - a :\n1 O 1 8 - b : 0\n2 L 1 8 - l : 1\n";
+    REQUIRE_OK(mlsys_remat_graph_parse(txt, strlen(txt), "t", &h));
+    CHECK_EQ_INT(mlsys_remat_monet_graph_build(&h, NULL, &sg), MLSYS_ERR_UNSUPPORTED);
+    CHECK_CONTAINS(mlsys_last_error(), "kind O");
+    mlsys_remat_graph_free(&h);
+  }
+}
+
 TEST_MAIN()
