@@ -14,7 +14,11 @@
      - graph coarsening (fused conv-bn-relu) so that the LP scales to op-level ResNet-50 / MobileNetV2;
      - batch scaling and the largest batch each method fits in a memory (thesis §3.6.4: the baselines by search,
        Checkmate by one MILP over the per-sample peak);
-     - an importer for DTR's operator traces (Kirisame et al., "Dynamic Tensor Rematerialization", ICLR 2021).
+     - an importer for DTR's operator traces (Kirisame et al., "Dynamic Tensor Rematerialization", ICLR 2021);
+     - MONeT (Shah et al., "Memory Optimization for Deep Networks", ICLR 2021; A. Shah, PhD thesis ch. 4):
+       checkpointing jointly with operator implementations (conv/linear algorithms, output-activated and 1-bit-mask
+       ReLU backward, 8-bit-argmax MaxPool backward, in-place ReLU) as the staged 0-1 ILP of the reference code,
+       on the same graphs and MILP backends, with an exact simulator of its execution model (section 9).
    docs/remat.md (in the mlsys repository) records the formulation as built, the solver measurements behind the
    defaults, the maximum-batch MILP and the DTR mapping; equation and section numbers in comments are the thesis's.
 
@@ -45,6 +49,14 @@
      6. Batch size: scaling a graph, the largest batch that fits
      7. Executing plans on real tensors (mlsys_remat_execute)
      8. Importing DTR operator traces
+     9. MONeT: mlsys_remat_monet_graph_build lowers a graph (F, L, then B nodes) to MONeT's solver graph (forward
+        nodes with IntNodes for the ReLU mask / MaxPool argmax, backward nodes as stages, per-path dependencies),
+        with an operator catalogue chosen by mode bits (CONV, OUTACT, INTERMEDIATE, INPLACE; 0 = MONeT-NoOp).
+        mlsys_remat_monet_solve solves the staged ILP (R, P, S, M, SM, F, IP; memory rows 11a/b/c) for a total
+        budget; mlsys_remat_monet_simulate replays a schedule (eager Alg. 4, or the ILP's sweep accounting, which
+        is what the ILP is exact against on chains). The conv algorithms are a documented proxy (no kernel shapes
+        in the graphs) that profiled numbers can override. Not done: CLI, plan lowering/execution, conv backward
+        algorithms, BatchNorm variants. docs/remat.md, "MONeT".
 
    GRAPH FORMATS (both describe the same thing; ids 0..n-1 are the schedule order: every dep has a smaller id)
      JSON: {"format": "mlsys-remat-graph", "version": 1, "name": "vgg16", "batch": 32,
