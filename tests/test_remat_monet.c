@@ -10,6 +10,9 @@
 #include "mlsys_remat.h"
 #include "tests/test.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #define NEVER_BINDS 600.0
 
 /* ---- graphs in the exporter's convention (tools/export_torch_graph.py): forward layers, L, then one VJP node
@@ -461,6 +464,85 @@ TEST(bad_catalogue_and_schedules) {
     CHECK_CONTAINS(mlsys_last_error(), "kind O");
     mlsys_remat_graph_free(&h);
   }
+}
+
+/* ---- the command: mlsys remat solve --method monet|monet-noop ---- */
+static const char *bin(void) {
+  const char *b = getenv("MLSYS_BIN");
+  return b && *b ? b : "build/mlsys";
+}
+static int run_cli(const char *args, char **out) {
+  char cmd[1024], path[] = "/tmp/mlsys_monet_outXXXXXX";
+  size_t len;
+  int fd = mkstemp(path), status;
+  if (fd < 0) return -1;
+  close(fd);
+  snprintf(cmd, sizeof cmd, "%s %s >%s 2>/dev/null", bin(), args, path);
+  status = system(cmd);
+  if (mlsys_read_file(path, out, &len) != MLSYS_OK) *out = NULL;
+  unlink(path);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+TEST(cli_monet_json) {
+  char *out = NULL;
+  mlsys_json_doc doc;
+  const mlsys_json *o, *impl;
+  mlsys_remat_graph g;
+  mlsys_remat_monet_graph sg;
+  mlsys_remat_monet_catalogue c;
+  mlsys_remat_monet_opts mo;
+  mlsys_remat_monet_schedule s;
+  uint64_t budget;
+  int rc, nondefault = 0;
+  static const char *keys[] = {"status", "method", "compute_cost", "baseline_cost", "overhead", "peak_memory",
+                               "peak_memory_ilp", "fixed_memory", "budget", "optimal", "recomputations",
+                               "implementations"};
+  if (access(bin(), X_OK) != 0) SKIP_DEP("%s not built (make build/mlsys)", bin());
+  rc = run_cli("remat solve --graph tests/data/graphs/smallcnn_b8.json --budget 80% --method monet --json "
+               "--time-limit 600", &out);
+  CHECK_EQ_INT(rc, 0);
+  REQUIRE(out);
+  REQUIRE_OK(mlsys_json_parse(out, strlen(out), "stdout", &doc));
+  o = doc.root;
+  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) CHECK_MSG(mlsys_json_get(o, keys[k]) != NULL, "key %s", keys[k]);
+  CHECK_STR(mlsys_json_get(o, "status")->str, "optimal");
+  CHECK_STR(mlsys_json_get(o, "method")->str, "monet");
+  budget = mlsys_json_get(o, "budget")->u64;
+  CHECK(mlsys_json_get(o, "peak_memory")->u64 <= budget);
+  CHECK(mlsys_json_get(o, "peak_memory")->u64 <= mlsys_json_get(o, "peak_memory_ilp")->u64);
+  impl = mlsys_json_get(o, "implementations");
+  REQUIRE(impl && impl->type == MLSYS_JSON_ARRAY);
+  CHECK_EQ_INT(impl->count, 21);   /* one per graph node; IntNodes are implementation details */
+  for (int k = 0; k < impl->count; k++) {
+    const mlsys_json *e = &impl->items[k], *f = mlsys_json_get(e, "forward"), *b = mlsys_json_get(e, "backward");
+    CHECK(f || b);
+    nondefault += (f && strcmp(f->str, "default") != 0) || (b && strcmp(b->str, "graph") != 0);
+  }
+  CHECK(nondefault >= 1);
+  /* the library at the same budget agrees (same ILP; costs up to the default cost unit's rounding) */
+  REQUIRE_OK(mlsys_remat_graph_load("tests/data/graphs/smallcnn_b8.json", &g));
+  memset(&c, 0, sizeof c);
+  c.mode = MLSYS_REMAT_MONET_ALL;
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+  memset(&mo, 0, sizeof mo);
+  mo.time_limit = NEVER_BINDS;
+  REQUIRE_OK(mlsys_remat_monet_solve(&sg, budget, &mo, &s));
+  CHECK_NEAR(mlsys_json_get(o, "compute_cost")->num, s.cost, 1e-4 * s.cost);
+  mlsys_remat_monet_schedule_free(&s);
+  mlsys_remat_monet_graph_free(&sg);
+  mlsys_remat_graph_free(&g);
+  mlsys_json_doc_free(&doc);
+  mlsys_free(out);
+  /* NoOp does not fit there (the catalogue is what makes it fit): exit 1, status infeasible */
+  rc = run_cli("remat solve --graph tests/data/graphs/smallcnn_b8.json --budget 80% --method monet-noop --json "
+               "--time-limit 600", &out);
+  CHECK_EQ_INT(rc, 1);
+  REQUIRE(out);
+  REQUIRE_OK(mlsys_json_parse(out, strlen(out), "stdout", &doc));
+  CHECK_STR(mlsys_json_get(doc.root, "status")->str, "infeasible");
+  CHECK_CONTAINS(mlsys_json_get(doc.root, "error")->str, "no schedule fits");
+  mlsys_json_doc_free(&doc);
+  mlsys_free(out);
 }
 
 TEST_MAIN()
