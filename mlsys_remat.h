@@ -56,7 +56,8 @@
         budget; mlsys_remat_monet_simulate replays a schedule (eager Alg. 4, or the ILP's sweep accounting, which
         is what the ILP is exact against on chains). The conv algorithms are a documented proxy (no kernel shapes
         in the graphs) that profiled numbers can override. `mlsys remat solve --method monet|monet-noop` runs it.
-        Not done: plan lowering/execution, conv backward algorithms, BatchNorm variants. docs/remat.md, "MONeT".
+        mlsys_remat_monet_plan_build lowers a schedule to compute/free steps with the implementation per step.
+        Not done: executing those plans, conv backward algorithms, BatchNorm variants. docs/remat.md, "MONeT".
 
    GRAPH FORMATS (both describe the same thing; ids 0..n-1 are the schedule order: every dep has a smaller id)
      JSON: {"format": "mlsys-remat-graph", "version": 1, "name": "vgg16", "batch": 32,
@@ -672,6 +673,30 @@ typedef struct {
    bound) memory rows; other errors as mlsys_milp_solve. */
 MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg, uint64_t budget,
                                                const mlsys_remat_monet_opts *o, mlsys_remat_monet_schedule *out);
+
+/* Lowering a MONeT schedule to the steps a runtime executes (Alg. 3/4 with eager freeing), each compute step with
+   its chosen implementation: forward steps their algorithm (and in place or not), backward steps their path. */
+typedef struct {
+  unsigned char op;         /* MLSYS_REMAT_OP_COMPUTE or MLSYS_REMAT_OP_FREE */
+  unsigned char in_place;   /* COMPUTE of a forward node run over its input (sg->inplace_of), which it consumes */
+  int stage;
+  int node;                 /* solver node: forward < V (IntNodes included), backward ≥ V; FREE: the value freed */
+  int impl;                 /* COMPUTE: forward implementation index or backward path index; FREE: -1 */
+} mlsys_remat_monet_step;
+typedef struct {
+  int nsteps;
+  mlsys_remat_monet_step *steps;
+  uint64_t peak;            /* the replay's peak, fixed memory included (= the eager simulation's) */
+} mlsys_remat_monet_plan;
+/* g is the graph sg was built from (the gradients' liveness comes from its backward edges). */
+MLSYS_DEF mlsys_status mlsys_remat_monet_plan_build(const mlsys_remat_graph *g, const mlsys_remat_monet_graph *sg,
+                                                    const mlsys_remat_monet_schedule *s, mlsys_remat_monet_plan *out);
+/* Replay a plan: every input live when used (forward inputs, the path's forward values, the gradients read),
+   nothing computed over a live copy, no double free, every backward node run once. MLSYS_ERR_ARG names the first
+   problem; *peak (optional) = the live-bytes peak with workspace and fixed memory. */
+MLSYS_DEF mlsys_status mlsys_remat_monet_plan_validate(const mlsys_remat_graph *g, const mlsys_remat_monet_graph *sg,
+                                                       const mlsys_remat_monet_plan *p, uint64_t *peak);
+MLSYS_DEF void mlsys_remat_monet_plan_free(mlsys_remat_monet_plan *p);
 
 /* Lower a MONeT schedule to a Checkmate schedule on the original graph (stage per graph node: the forward pass is
    stages 0..V'-1, stage of backward node b recomputes the MONeT stage's forward set). Only for mode-0 graphs (no
@@ -6160,6 +6185,167 @@ done:
   if (q.m) mlsys_milp_free(q.m);
   mlsys_free(q.R); mlsys_free(q.S); mlsys_free(q.P); mlsys_free(q.IP); mlsys_free(q.F); mlsys_free(q.M);
   mlsys_free(q.SM); mlsys_free(q.cols); mlsys_free(q.vals);
+  return st;
+}
+
+/* ---- plans ---- */
+MLSYS_DEF void mlsys_remat_monet_plan_free(mlsys_remat_monet_plan *p) {
+  if (!p) return;
+  mlsys_free(p->steps);
+  memset(p, 0, sizeof *p);
+}
+
+/* The last backward user (solver id) of each backward node's output, from the graph's B→B edges; -1 if none. */
+static int *mlsys__mn_grad_last(const mlsys_remat_graph *g, const mlsys_remat_monet_graph *sg) {
+  int *last = (int *)mlsys_alloc((size_t)sg->N, sizeof(int)), off = sg->V - (g->dag.n - (sg->N - sg->V));
+  if (!last) return NULL;
+  for (int v = 0; v < sg->N; v++) last[v] = -1;
+  /* graph id b ≥ first B maps to solver id b + off */
+  for (int v = sg->V; v < sg->N; v++) {
+    int b = sg->src[v];
+    for (int k = g->dag.in_off[b]; k < g->dag.in_off[b + 1]; k++) {
+      int u = g->dag.in[k] + off;
+      if (u >= sg->V && v > last[u]) last[u] = v;
+    }
+  }
+  return last;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_monet_plan_build(const mlsys_remat_graph *g, const mlsys_remat_monet_graph *sg,
+                                                    const mlsys_remat_monet_schedule *s, mlsys_remat_monet_plan *out) {
+  mlsys_remat_monet_sim sim;
+  mlsys_status st;
+  int V, T, N, cap, n = 0, *glast = NULL;
+  unsigned char *live = NULL;
+  int *lastneed = NULL;
+  mlsys_remat_monet_step *steps = NULL;
+  if (!g || !sg || !s || !out) return mlsys_set_error(MLSYS_ERR_ARG, "monet plan: NULL argument");
+  memset(out, 0, sizeof *out);
+  if ((st = mlsys_remat_monet_simulate(sg, s, MLSYS_REMAT_MONET_SIM_EAGER, &sim)) != MLSYS_OK) return st;
+  V = sg->V; T = sg->T; N = sg->N;
+  cap = 4 * T * (V + 2) + 2 * N + 16;
+  steps = (mlsys_remat_monet_step *)mlsys_alloc((size_t)cap, sizeof *steps);
+  live = (unsigned char *)mlsys_calloc((size_t)N, 1);
+  lastneed = (int *)mlsys_alloc((size_t)V, sizeof(int));
+  glast = mlsys__mn_grad_last(g, sg);
+  if (!steps || !live || !lastneed || !glast) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "monet plan: out of memory"); goto done; }
+#define MN_STEP(o, t_, v_, l_, ip_)                                                                       \
+  do {                                                                                                    \
+    steps[n].op = (unsigned char)(o); steps[n].stage = (t_); steps[n].node = (v_); steps[n].impl = (l_);  \
+    steps[n].in_place = (unsigned char)(ip_); n++;                                                        \
+  } while (0)
+  for (int t = 0; t < T; t++) {
+    const unsigned char *R = s->R + (size_t)t * V, *Sout = s->S + (size_t)(t + 1) * V, *IP = s->IP + (size_t)t * V;
+    int pk = t > 0 ? sg->path_off[t] + s->M[t] : -1, b = V + t - 1;
+    /* the same liveness as the eager simulator: last computed user, or V for values kept or read by the path */
+    for (int i = 0; i < V; i++) lastneed[i] = Sout[i] ? V : -1;
+    for (int k = 0; k < V; k++)
+      if (R[k]) for (int x = sg->in_off[k]; x < sg->in_off[k + 1]; x++) if (k > lastneed[sg->in[x]]) lastneed[sg->in[x]] = k;
+    if (pk >= 0) for (int x = sg->pdep_off[pk]; x < sg->pdep_off[pk + 1]; x++) lastneed[sg->pdep[x]] = V;
+    for (int i = 0; i < V; i++)   /* stage start: stored values unused here, or recomputed here */
+      if (live[i] && (R[i] || lastneed[i] < 0)) { MN_STEP(MLSYS_REMAT_OP_FREE, t, i, -1, 0); live[i] = 0; }
+    for (int k = 0; k < V; k++) {
+      if (!R[k]) continue;
+      for (int i = 0; i < V; i++)
+        if (live[i] && lastneed[i] < k) { MN_STEP(MLSYS_REMAT_OP_FREE, t, i, -1, 0); live[i] = 0; }
+      MN_STEP(MLSYS_REMAT_OP_COMPUTE, t, k, s->F[(size_t)t * V + k], IP[k]);
+      if (IP[k]) live[sg->inplace_of[k]] = 0;   /* the output took over the input's buffer */
+      live[k] = 1;
+    }
+    for (int i = 0; i < V; i++)
+      if (live[i] && lastneed[i] < V) { MN_STEP(MLSYS_REMAT_OP_FREE, t, i, -1, 0); live[i] = 0; }
+    if (pk >= 0) {
+      MN_STEP(MLSYS_REMAT_OP_COMPUTE, t, b, s->M[t], 0);
+      live[b] = 1;
+      for (int u = V; u <= b; u++)   /* gradients read for the last time (or never read) */
+        if (live[u] && glast[u] <= b) { MN_STEP(MLSYS_REMAT_OP_FREE, t, u, -1, 0); live[u] = 0; }
+      for (int i = 0; i < V; i++)
+        if (live[i] && !Sout[i]) { MN_STEP(MLSYS_REMAT_OP_FREE, t, i, -1, 0); live[i] = 0; }
+    }
+    if (n > cap - 2 * (V + N)) { st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step buffer overflow"); goto done; }
+  }
+#undef MN_STEP
+  out->nsteps = n;
+  out->steps = steps;
+  steps = NULL;
+  st = mlsys_remat_monet_plan_validate(g, sg, out, &out->peak);
+  if (st != MLSYS_OK) mlsys_remat_monet_plan_free(out);
+done:
+  mlsys_free(steps); mlsys_free(live); mlsys_free(lastneed); mlsys_free(glast);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_monet_plan_validate(const mlsys_remat_graph *g, const mlsys_remat_monet_graph *sg,
+                                                       const mlsys_remat_monet_plan *p, uint64_t *peak) {
+  int V, N, off, *glast = NULL, *ran = NULL;
+  unsigned char *live = NULL;
+  uint64_t bytes = 0, pk = 0;
+  mlsys_status st = MLSYS_OK;
+  if (!g || !sg || !p || (p->nsteps > 0 && !p->steps)) return mlsys_set_error(MLSYS_ERR_ARG, "monet plan: NULL argument");
+  V = sg->V; N = sg->N;
+  off = V - (g->dag.n - (N - V));
+  live = (unsigned char *)mlsys_calloc((size_t)N, 1);
+  ran = (int *)mlsys_calloc((size_t)N, sizeof(int));
+  glast = mlsys__mn_grad_last(g, sg);
+  if (!live || !ran || !glast) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "monet plan: out of memory"); goto done; }
+  for (int k = 0; k < p->nsteps; k++) {
+    const mlsys_remat_monet_step *e = &p->steps[k];
+    int v = e->node;
+    if (v < 0 || v >= N) { st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d: node %d out of range", k, v); goto done; }
+    if (e->op == MLSYS_REMAT_OP_FREE) {
+      if (!live[v]) { st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d frees %d, which is not live", k, v); goto done; }
+      live[v] = 0; bytes -= sg->mem[v];
+      continue;
+    }
+    if (live[v]) { st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d computes %d over a live copy", k, v); goto done; }
+    if (v < V) {
+      const mlsys_remat_monet_impl *im;
+      uint64_t now;
+      if (e->impl < 0 || e->impl >= sg->impl_off[v + 1] - sg->impl_off[v]) {
+        st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d: node %d has no implementation %d", k, v, e->impl);
+        goto done;
+      }
+      for (int x = sg->in_off[v]; x < sg->in_off[v + 1]; x++)
+        if (!live[sg->in[x]]) {
+          st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d computes %d without its input %d", k, v, sg->in[x]);
+          goto done;
+        }
+      im = &sg->impl[sg->impl_off[v] + e->impl];
+      now = sg->fixed + bytes + (e->stage == 0 ? im->workspace : im->recompute_workspace) + (e->in_place ? 0 : sg->mem[v]);
+      if (e->in_place) {
+        int u = sg->inplace_of[v];
+        if (u < 0 || !live[u]) { st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d: %d cannot run in place", k, v); goto done; }
+        live[u] = 0; bytes -= sg->mem[u];
+      }
+      if (now > pk) pk = now;
+    } else {
+      int t = v - V + 1, np = sg->path_off[t + 1] - sg->path_off[t], q, b = sg->src[v];
+      uint64_t now;
+      if (ran[v]++) { st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d runs backward node %d twice", k, v); goto done; }
+      if (e->impl < 0 || e->impl >= np) { st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d: no path %d", k, e->impl); goto done; }
+      q = sg->path_off[t] + e->impl;
+      for (int x = sg->pdep_off[q]; x < sg->pdep_off[q + 1]; x++)
+        if (!live[sg->pdep[x]]) {
+          st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d: backward %d needs x_%d, not live", k, v, sg->pdep[x]);
+          goto done;
+        }
+      for (int x = g->dag.in_off[b]; x < g->dag.in_off[b + 1]; x++) {
+        int u = g->dag.in[x] + off;
+        if (u >= V && !live[u]) {
+          st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d: backward %d needs gradient %d, not live", k, v, u);
+          goto done;
+        }
+      }
+      now = sg->fixed + bytes + sg->path_ws[q] + sg->mem[v];
+      if (now > pk) pk = now;
+    }
+    live[v] = 1; bytes += sg->mem[v];
+  }
+  for (int v = V; v < N; v++)
+    if (!ran[v]) { st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: backward node %d never runs", v); goto done; }
+  if (peak) *peak = pk;
+done:
+  mlsys_free(live); mlsys_free(ran); mlsys_free(glast);
   return st;
 }
 

@@ -137,6 +137,8 @@ static mlsys_remat_monet_opts exact_opts(void) {
 
 /* The ILP's answer or INFINITY when it proves infeasibility; checks soundness (valid, peak ≤ budget, simulated
    cost = objective) on every solution. */
+static const mlsys_remat_graph *plan_graph;   /* when set, every solution is also lowered to a plan and replayed */
+static int plans_checked;
 static double ilp_cost(const mlsys_remat_monet_graph *sg, uint64_t budget, mlsys_remat_monet_schedule *keep) {
   mlsys_remat_monet_opts o = exact_opts();
   mlsys_remat_monet_schedule s;
@@ -156,6 +158,26 @@ static double ilp_cost(const mlsys_remat_monet_graph *sg, uint64_t budget, mlsys
   CHECK_OK(mlsys_remat_monet_simulate(sg, &s, MLSYS_REMAT_MONET_SIM_EAGER, &sim));
   CHECK(sim.peak == s.peak && s.peak <= s.peak_sweep);
   CHECK_NEAR(sim.cost, s.cost, 1e-6);
+  if (plan_graph) {   /* the plan's own replay (liveness from its steps) peaks where the eager simulator does */
+    mlsys_remat_monet_plan p;
+    double pc = 0;
+    CHECK_OK(mlsys_remat_monet_plan_build(plan_graph, sg, &s, &p));
+    CHECK_MSG(p.peak == s.peak, "plan peak %llu, simulated %llu", (unsigned long long)p.peak, (unsigned long long)s.peak);
+    for (int k = 0; k < p.nsteps; k++) {
+      const mlsys_remat_monet_step *e = &p.steps[k];
+      if (e->op != MLSYS_REMAT_OP_COMPUTE) continue;
+      if (e->node < sg->V) {
+        CHECK(e->impl == s.F[e->stage * sg->V + e->node] && e->in_place == s.IP[e->stage * sg->V + e->node]);
+        pc += e->stage == 0 ? sg->impl[sg->impl_off[e->node] + e->impl].cost : sg->impl[sg->impl_off[e->node] + e->impl].recompute_cost;
+      } else {
+        CHECK(e->impl == s.M[e->stage]);
+        pc += sg->path_cost[sg->path_off[e->stage] + e->impl];
+      }
+    }
+    CHECK_NEAR(pc, s.cost, 1e-6);   /* the plan runs exactly the schedule's ops */
+    plans_checked++;
+    mlsys_remat_monet_plan_free(&p);
+  }
   c = s.cost;
   if (keep) *keep = s; else mlsys_remat_monet_schedule_free(&s);
   return c;
@@ -191,6 +213,7 @@ static void exact_sweep(const layer *L, int n, unsigned mode, int k, int exact) 
   REQUIRE_OK(build(L, n, 1000, &g));
   REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
   REQUIRE(sg.V <= BF_MAXV);
+  plan_graph = &g;
   REQUIRE(ilp_cost(&sg, (uint64_t)1 << 40, &s) < INFINITY);
   hi = s.peak;
   base = s.cost;
@@ -235,6 +258,7 @@ static void exact_sweep(const layer *L, int n, unsigned mode, int k, int exact) 
     printf("    mode %u V %d T %d budgets %llu..%llu: brute force feasible %d, ILP feasible %d, with recomputation %d, "
            "eager optimum below the ILP's %d\n", mode, sg.V, sg.T, (unsigned long long)lo, (unsigned long long)hi, nbf,
            feasible, traded, eager_better);
+  plan_graph = NULL;
   mlsys_remat_monet_graph_free(&sg);
   mlsys_remat_graph_free(&g);
 }
@@ -251,9 +275,50 @@ TEST(chain_ilp_equals_brute_force_monet) {
   exact_sweep(chain_a, 4, MLSYS_REMAT_MONET_CONV | MLSYS_REMAT_MONET_OUTACT | MLSYS_REMAT_MONET_INPLACE, 10, 1);
 }
 TEST(dag_ilp_sound) {
+  plans_checked = 0;
   exact_sweep(dag_a, 4, 0, 10, 0);
   exact_sweep(dag_a, 4, MLSYS_REMAT_MONET_ALL, 10, 0);
   exact_sweep(dag_b, 6, 0, 10, 0);
+  CHECK(plans_checked >= 25);   /* every feasible solution was lowered and replayed */
+}
+
+/* A plan with a step removed or reordered is rejected with the reason. */
+TEST(plan_validation_names_problems) {
+  mlsys_remat_graph g;
+  mlsys_remat_monet_graph sg;
+  mlsys_remat_monet_catalogue c;
+  mlsys_remat_monet_schedule s;
+  mlsys_remat_monet_plan p;
+  int first_compute = -1, first_free = -1;
+  memset(&c, 0, sizeof c);
+  c.mode = MLSYS_REMAT_MONET_ALL;
+  REQUIRE_OK(build(chain_a, 4, 100, &g));
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+  REQUIRE(ilp_cost(&sg, (uint64_t)1 << 40, &s) < INFINITY);
+  REQUIRE_OK(mlsys_remat_monet_plan_build(&g, &sg, &s, &p));
+  CHECK_OK(mlsys_remat_monet_plan_validate(&g, &sg, &p, NULL));
+  for (int k = 0; k < p.nsteps; k++) {
+    if (p.steps[k].op == MLSYS_REMAT_OP_COMPUTE && first_compute < 0) first_compute = k;
+    if (p.steps[k].op == MLSYS_REMAT_OP_FREE && first_free < 0) first_free = k;
+  }
+  REQUIRE(first_compute == 0 && first_free > 0);
+  p.steps[0].impl = 7;
+  CHECK_EQ_INT(mlsys_remat_monet_plan_validate(&g, &sg, &p, NULL), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "has no implementation 7");
+  p.steps[0].impl = 0;
+  p.steps[first_free].op = MLSYS_REMAT_OP_COMPUTE;   /* recompute a live value instead of freeing it */
+  CHECK_EQ_INT(mlsys_remat_monet_plan_validate(&g, &sg, &p, NULL), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "over a live copy");
+  p.steps[first_free].op = MLSYS_REMAT_OP_FREE;
+  p.nsteps--;   /* the last backward node never runs (its step is last or followed only by frees) */
+  while (p.nsteps > 0 && p.steps[p.nsteps - 1].op == MLSYS_REMAT_OP_FREE) p.nsteps--;
+  if (p.nsteps > 0) p.nsteps--;
+  CHECK_EQ_INT(mlsys_remat_monet_plan_validate(&g, &sg, &p, NULL), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "never runs");
+  mlsys_remat_monet_plan_free(&p);
+  mlsys_remat_monet_schedule_free(&s);
+  mlsys_remat_monet_graph_free(&sg);
+  mlsys_remat_graph_free(&g);
 }
 
 
@@ -398,6 +463,18 @@ TEST(smallcnn_unbounded_and_infeasible) {
   for (int v = 0; v < sg.V; v++)
     if (sg.impl_off[v + 1] - sg.impl_off[v] == 2) CHECK_EQ_INT(s.F[v], 1);   /* the faster algorithm */
   mlsys_remat_monet_schedule_free(&s);
+  {   /* a tight budget on the real graph: the plan of the solution replays to the simulated peak */
+    mlsys_remat_monet_plan p;
+    mlsys_remat_monet_sim sim;
+    REQUIRE_OK(mlsys_remat_monet_solve(&sg, 1286672, &o, &s));   /* the CLI's 80 % budget, rounded to its peak */
+    CHECK(s.peak <= 1286672);
+    REQUIRE_OK(mlsys_remat_monet_plan_build(&g, &sg, &s, &p));
+    CHECK(p.peak == s.peak);
+    CHECK_OK(mlsys_remat_monet_simulate(&sg, &s, MLSYS_REMAT_MONET_SIM_EAGER, &sim));
+    CHECK(sim.peak == p.peak);
+    mlsys_remat_monet_plan_free(&p);
+    mlsys_remat_monet_schedule_free(&s);
+  }
   st = mlsys_remat_monet_solve(&sg, sg.fixed + 1000, &o, &s);
   CHECK_EQ_INT(st, MLSYS_ERR_INFEASIBLE);
   CHECK_CONTAINS(mlsys_last_error(), "no schedule fits");
