@@ -5542,11 +5542,12 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_graph_build(const mlsys_remat_graph *g,
   sg.path_ws = (uint64_t *)mlsys_calloc((size_t)T * MLSYS_REMAT_MONET_MAX_PATHS, sizeof(uint64_t));
   sg.path_kind = (char *)mlsys_calloc((size_t)T * MLSYS_REMAT_MONET_MAX_PATHS, 1);
   sg.pdep_off = (int *)mlsys_calloc((size_t)T * MLSYS_REMAT_MONET_MAX_PATHS + 1, sizeof(int));
-  sg.pdep = (int *)mlsys_alloc(((size_t)g->dag.in_off[n] + 2) * MLSYS_REMAT_MONET_MAX_PATHS, sizeof(int));
+  /* per B node: at most MAX_PATHS paths of at most (its forward deps + 1) values each */
+  sg.pdep = (int *)mlsys_alloc(((size_t)g->dag.in_off[n] + (size_t)n + 2) * MLSYS_REMAT_MONET_MAX_PATHS, sizeof(int));
   sg.local = (unsigned char *)mlsys_calloc((size_t)V * V, 1);
   sg.local_mem = (uint64_t *)mlsys_calloc((size_t)N, sizeof(uint64_t));
   last = (int *)mlsys_alloc((size_t)N, sizeof(int));
-  tmp = (int *)mlsys_alloc((size_t)n + 2, sizeof(int));
+  tmp = (int *)mlsys_alloc(2 * (size_t)n + 4, sizeof(int));   /* a B node's forward deps, then a path's set */
   if (!sg.src || !sg.parent || !sg.int_kind || !sg.mem || !sg.in_off || !sg.in || !sg.impl_off || !sg.impl ||
       !sg.inplace_of || !sg.path_off || !sg.path_cost || !sg.path_ws || !sg.path_kind || !sg.pdep_off || !sg.pdep ||
       !sg.local || !sg.local_mem || !last || !tmp) { st = MLSYS_ERR_NOMEM; goto fail; }
