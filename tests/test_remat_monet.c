@@ -322,6 +322,35 @@ TEST(plan_validation_names_problems) {
 }
 
 
+/* A warm start: an optimal schedule is accepted and returned at the same cost; one the memory rows reject is a
+   named error that says which row (the tool that located the eager/sweep difference in docs/remat.md). */
+TEST(warm_start) {
+  mlsys_remat_graph g;
+  mlsys_remat_monet_graph sg;
+  mlsys_remat_monet_catalogue c;
+  mlsys_remat_monet_schedule s, loose, t;
+  mlsys_remat_monet_opts o = exact_opts();
+  uint64_t B;
+  memset(&c, 0, sizeof c);
+  c.mode = MLSYS_REMAT_MONET_ALL;
+  REQUIRE_OK(build(chain_a, 4, 100, &g));
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+  REQUIRE(ilp_cost(&sg, (uint64_t)1 << 40, &loose) < INFINITY);
+  B = loose.peak_sweep - 1024;
+  REQUIRE(ilp_cost(&sg, B, &s) < INFINITY);
+  o.warm_start = &s;
+  REQUIRE_OK(mlsys_remat_monet_solve(&sg, B, &o, &t));
+  CHECK_NEAR(t.cost, s.cost, 1e-9);
+  mlsys_remat_monet_schedule_free(&t);
+  o.warm_start = &loose;   /* the unbounded optimum peaks above B */
+  CHECK_EQ_INT(mlsys_remat_monet_solve(&sg, B, &o, &t), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "violates row c11");
+  mlsys_remat_monet_schedule_free(&s);
+  mlsys_remat_monet_schedule_free(&loose);
+  mlsys_remat_monet_graph_free(&sg);
+  mlsys_remat_graph_free(&g);
+}
+
 /* ---- (2) MONeT never needs more than MONeT-NoOp: its catalogue contains NoOp's choices ---- */
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 static uint64_t rnd(uint64_t n) {
