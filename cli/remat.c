@@ -40,7 +40,7 @@ static const char *remat_help =
     "(compute_cost / baseline_cost), peak_memory (activations + fixed, bytes), activation_peak, fixed_memory,\n"
     "budget, optimal, bound, gap (null when unknown), recomputations, solve_seconds, note, error (when not ok),\n"
     "plan (a list of {\"op\": \"compute\"|\"free\", \"node\": name, \"reg\": register}).\n"
-    "For monet and monet-noop: no plan; peak_memory is the eager simulation (Alg. 4), peak_memory_ilp the ILP's\n"
+    "For monet and monet-noop: plan steps are {op, node, stage, impl (compute), in_place}; peak_memory is the eager simulation (Alg. 4), peak_memory_ilp the ILP's\n"
     "accounting, and implementations lists per operator {\"node\", \"forward\": default | im2col+gemm,\n"
     "\"in_place\"} or {\"node\", \"backward\": graph | input-activated | output-activated | mask | argmax}.\n"
     "\n"
@@ -170,12 +170,26 @@ static const char *remat_path_name(char k) {
 }
 
 /* --method monet | monet-noop: MONeT's staged ILP (mlsys_remat.h section 9) */
+/* A MONeT step's node and implementation in words. */
+static void remat_monet_step_names(const mlsys_remat_graph *g, const mlsys_remat_monet_graph *sg,
+                                   const mlsys_remat_monet_step *e, char *node, size_t nl, const char **impl) {
+  int v = e->node, src = sg->src[v];
+  char nb[64];
+  if (src >= 0) snprintf(node, nl, "%s", mlsys_remat_node_name(g, src, nb, sizeof nb));
+  else snprintf(node, nl, "%s.%s", mlsys_remat_node_name(g, sg->src[sg->parent[v]], nb, sizeof nb),
+                sg->int_kind[v] == 'm' ? "mask" : "argmax");
+  if (e->op != MLSYS_REMAT_OP_COMPUTE) *impl = NULL;
+  else if (v >= sg->V) *impl = remat_path_name(sg->path_kind[sg->path_off[v - sg->V + 1] + e->impl]);
+  else *impl = e->impl > 0 ? "im2col+gemm" : "default";
+}
+
 static int remat_monet(remat_args *a, const mlsys_remat_graph *g, uint64_t budget, const mlsys_remat_opts *co,
                        unsigned mode) {
   mlsys_remat_monet_catalogue c;
   mlsys_remat_monet_graph sg;
   mlsys_remat_monet_opts o;
   mlsys_remat_monet_schedule s;
+  mlsys_remat_monet_plan plan;
   mlsys_status st;
   mlsys_json_writer w;
   uint64_t fixed = mlsys_remat_fixed_total(g);
@@ -242,6 +256,24 @@ static int remat_monet(remat_args *a, const mlsys_remat_graph *g, uint64_t budge
         mlsys_jw_end(&w);
       }
       mlsys_jw_end(&w);
+      if (mlsys_remat_monet_plan_build(g, &sg, &s, &plan) == MLSYS_OK) {
+        mlsys_jw_key(&w, "plan");
+        mlsys_jw_array(&w);
+        for (int k = 0; k < plan.nsteps; k++) {
+          const mlsys_remat_monet_step *e = &plan.steps[k];
+          const char *im;
+          remat_monet_step_names(g, &sg, e, nb, sizeof nb, &im);
+          mlsys_jw_object(&w);
+          mlsys_jw_key(&w, "op"); mlsys_jw_str(&w, e->op == MLSYS_REMAT_OP_COMPUTE ? "compute" : "free");
+          mlsys_jw_key(&w, "node"); mlsys_jw_str(&w, nb);
+          mlsys_jw_key(&w, "stage"); mlsys_jw_i64(&w, e->stage);
+          if (im) { mlsys_jw_key(&w, "impl"); mlsys_jw_str(&w, im); }
+          if (e->in_place) { mlsys_jw_key(&w, "in_place"); mlsys_jw_bool(&w, 1); }
+          mlsys_jw_end(&w);
+        }
+        mlsys_jw_end(&w);
+        mlsys_remat_monet_plan_free(&plan);
+      }
     }
     mlsys_jw_end(&w);
     if (mlsys_jw_finish(&w) != MLSYS_OK) rc = cli_fail("remat solve", "%s", mlsys_last_error());
@@ -264,6 +296,17 @@ static int remat_monet(remat_args *a, const mlsys_remat_graph *g, uint64_t budge
             printf("  %-20s backward %s\n", mlsys_remat_node_name(g, sg.src[v], nb, sizeof nb),
                    remat_path_name(sg.path_kind[sg.path_off[t] + s.M[t]]));
         }
+      }
+      if (a->plan && mlsys_remat_monet_plan_build(g, &sg, &s, &plan) == MLSYS_OK) {
+        printf("execution plan (%d steps, peak %s):\n", plan.nsteps, cli_fmt_bytes(plan.peak, b1, sizeof b1));
+        for (int k = 0; k < plan.nsteps; k++) {
+          const mlsys_remat_monet_step *e = &plan.steps[k];
+          const char *im;
+          remat_monet_step_names(g, &sg, e, nb, sizeof nb, &im);
+          printf("  %3d  stage %-3d %-7s %-20s%s%s%s\n", k, e->stage, e->op == MLSYS_REMAT_OP_COMPUTE ? "compute" : "free",
+                 nb, im ? " " : "", im ? im : "", e->in_place ? " (in place)" : "");
+        }
+        mlsys_remat_monet_plan_free(&plan);
       }
     }
   }
@@ -336,7 +379,6 @@ static int remat_solve(remat_args *a) {
     }
   }
   if (monet >= 0) {
-    if (a->plan) fprintf(stderr, "mlsys remat solve: --plan is not available for %s yet\n", a->method);
     rc = remat_monet(a, &g, budget, &o, (unsigned)monet);
     mlsys_remat_graph_free(&g);
     return rc;

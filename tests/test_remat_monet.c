@@ -625,6 +625,20 @@ TEST(cli_monet_json) {
     nondefault += (f && strcmp(f->str, "default") != 0) || (b && strcmp(b->str, "graph") != 0);
   }
   CHECK(nondefault >= 1);
+  {   /* the plan: one compute step per backward node, every forward node computed in stage 0 */
+    const mlsys_json *plan = mlsys_json_get(o, "plan");
+    int bwd = 0, fwd0 = 0;
+    REQUIRE(plan && plan->type == MLSYS_JSON_ARRAY);
+    for (int k = 0; k < plan->count; k++) {
+      const mlsys_json *e = &plan->items[k];
+      if (strcmp(mlsys_json_get(e, "op")->str, "compute") != 0) continue;
+      CHECK(mlsys_json_get(e, "impl") != NULL);
+      bwd += strncmp(mlsys_json_get(e, "node")->str, "grad_", 5) == 0;
+      fwd0 += mlsys_json_get(e, "stage")->i64 == 0 && strchr(mlsys_json_get(e, "node")->str, '.') == NULL;
+    }
+    CHECK_EQ_INT(bwd, 10);
+    CHECK_EQ_INT(fwd0, 11);
+  }
   /* the library at the same budget agrees (same ILP; costs up to the default cost unit's rounding) */
   REQUIRE_OK(mlsys_remat_graph_load("tests/data/graphs/smallcnn_b8.json", &g));
   memset(&c, 0, sizeof c);
