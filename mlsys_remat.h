@@ -5892,7 +5892,7 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
   mlsys_milp_result r;
   mlsys_remat_monet_sim sim;
   mlsys_status st;
-  int V, T, Y = MLSYS_REMAT_MONET_MAX_PATHS, anyS, nvars = 0, nrows = 0;
+  int V, T, Y = MLSYS_REMAT_MONET_MAX_PATHS, nvars = 0, nrows = 0;
   double maxc = 0, B, t0 = mlsys_now();
   char nm[64];
   if (!sg || !out) return mlsys_set_error(MLSYS_ERR_ARG, "monet solve: NULL argument");
@@ -6128,7 +6128,6 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
   if (st != MLSYS_OK) { mlsys_prefix_error("monet ilp"); goto done; }
   if ((st = mlsys_remat_monet_schedule_alloc(V, T, out)) != MLSYS_OK) goto done;
   out->nvars = nvars; out->nrows = nrows;
-  anyS = 0;
   for (int t = 0; t < T; t++) {
     for (int v = 0; v < V; v++) {
       int nimpl = sg->impl_off[v + 1] - sg->impl_off[v];
@@ -6145,8 +6144,7 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
     out->M[t] = 0;
     for (int p = 0; p < Y; p++) if (q.M[t * Y + p] >= 0 && r.x[q.M[t * Y + p]] > 0.5) out->M[t] = (signed char)p;
   }
-  for (int i = 0; i < (T + 1) * V; i++) { out->S[i] = r.x[q.S[i]] > 0.5; anyS |= out->S[i]; }
-  (void)anyS;
+  for (int i = 0; i < (T + 1) * V; i++) out->S[i] = r.x[q.S[i]] > 0.5;
   out->budget = budget;
   out->optimal = r.status == MLSYS_MILP_OPTIMAL;
   out->objective = r.objective * q.cunit;
