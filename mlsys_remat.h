@@ -14,7 +14,11 @@
      - graph coarsening (fused conv-bn-relu) so that the LP scales to op-level ResNet-50 / MobileNetV2;
      - batch scaling and the largest batch each method fits in a memory (thesis §3.6.4: the baselines by search,
        Checkmate by one MILP over the per-sample peak);
-     - an importer for DTR's operator traces (Kirisame et al., "Dynamic Tensor Rematerialization", ICLR 2021).
+     - an importer for DTR's operator traces (Kirisame et al., "Dynamic Tensor Rematerialization", ICLR 2021);
+     - MONeT (Shah et al., "Memory Optimization for Deep Networks", ICLR 2021; A. Shah, PhD thesis ch. 4):
+       checkpointing jointly with operator implementations (conv/linear algorithms, output-activated and 1-bit-mask
+       ReLU backward, 8-bit-argmax MaxPool backward, in-place ReLU) as the staged 0-1 ILP of the reference code,
+       on the same graphs and MILP backends, with an exact simulator of its execution model (section 9).
    docs/remat.md (in the mlsys repository) records the formulation as built, the solver measurements behind the
    defaults, the maximum-batch MILP and the DTR mapping; equation and section numbers in comments are the thesis's.
 
@@ -45,6 +49,15 @@
      6. Batch size: scaling a graph, the largest batch that fits
      7. Executing plans on real tensors (mlsys_remat_execute)
      8. Importing DTR operator traces
+     9. MONeT: mlsys_remat_monet_graph_build lowers a graph (F, L, then B nodes) to MONeT's solver graph (forward
+        nodes with IntNodes for the ReLU mask / MaxPool argmax, backward nodes as stages, per-path dependencies),
+        with an operator catalogue chosen by mode bits (CONV, OUTACT, INTERMEDIATE, INPLACE; 0 = MONeT-NoOp).
+        mlsys_remat_monet_solve solves the staged ILP (R, P, S, M, SM, F, IP; memory rows 11a/b/c) for a total
+        budget; mlsys_remat_monet_simulate replays a schedule (eager Alg. 4, or the ILP's sweep accounting, which
+        is what the ILP is exact against on chains). The conv algorithms are a documented proxy (no kernel shapes
+        in the graphs) that profiled numbers can override. `mlsys remat solve --method monet|monet-noop` runs it.
+        mlsys_remat_monet_plan_build lowers a schedule to compute/free steps with the implementation per step.
+        Not done: executing those plans, conv backward algorithms, BatchNorm variants. docs/remat.md, "MONeT".
 
    GRAPH FORMATS (both describe the same thing; ids 0..n-1 are the schedule order: every dep has a smaller id)
      JSON: {"format": "mlsys-remat-graph", "version": 1, "name": "vgg16", "batch": 32,
@@ -530,6 +543,166 @@ MLSYS_DEF mlsys_status mlsys_remat_import_dtr(const char *text, size_t len, cons
                                               mlsys_remat_dtr_info *info);
 MLSYS_DEF mlsys_status mlsys_remat_import_dtr_file(const char *path, const mlsys_remat_dtr_opts *opts,
                                                    mlsys_remat_graph *out, mlsys_remat_dtr_info *info);   /* "-" = stdin */
+
+/* ================================================================================================================
+   9. MONeT: checkpointing jointly with operator implementations (Shah et al., "Memory Optimization for Deep
+      Networks", ICLR 2021; A. Shah, PhD thesis ch. 4). docs/remat.md, "MONeT", has the formulation as built.
+   ================================================================================================================ */
+/* Optimisation families (the reference code's mode string). 0 = MONeT-NoOp: one implementation per node and the
+   graph's own backward dependencies, checkpointing only. */
+enum {
+  MLSYS_REMAT_MONET_CONV = 1,          /* Conv2d / Linear forward algorithms (workspace against cost) */
+  MLSYS_REMAT_MONET_OUTACT = 2,        /* ReLU backward from its input or from its output */
+  MLSYS_REMAT_MONET_INTERMEDIATE = 4,  /* ReLU backward from a 1-bit mask, MaxPool backward from an 8-bit argmax */
+  MLSYS_REMAT_MONET_INPLACE = 8,       /* ReLU forward over its input when that input has no later forward user */
+  MLSYS_REMAT_MONET_ALL = 15
+};
+#define MLSYS_REMAT_MONET_MAX_IMPLS 8
+#define MLSYS_REMAT_MONET_MAX_PATHS 4
+
+typedef struct {            /* one way to run a forward op (e.g. a conv algorithm) */
+  double cost, recompute_cost;           /* compute in the forward pass / when recomputed before a backward op */
+  uint64_t workspace, recompute_workspace;   /* bytes held only while the op runs */
+} mlsys_remat_monet_impl;
+
+/* Replace the catalogue's implementations of one forward graph node (e.g. profiled conv algorithms). */
+typedef struct {
+  int node;                 /* id of an F node of the graph */
+  int nimpl;                /* 1..MLSYS_REMAT_MONET_MAX_IMPLS */
+  const mlsys_remat_monet_impl *impl;
+} mlsys_remat_monet_override;
+
+/* Catalogue model (zero = default). The graphs carry no kernel shapes, so conv/linear algorithms are modelled from
+   the node's cost and its input bytes: "default" = the graph's cost, no workspace (what NoOp and Checkmate assume);
+   "im2col+GEMM" = cost·conv_fast_cost with workspace conv_ws_factor·(input bytes) (k² · input for a k×k kernel at
+   stride 1 with same padding: C_in·k·k·H_out·W_out·4 bytes). Linear gets linear_ws_factor·(input bytes) (a packed
+   copy of the input). Overrides replace the model for the nodes they name. */
+typedef struct {
+  unsigned mode;            /* MLSYS_REMAT_MONET_* bits; 0 → NoOp */
+  double conv_fast_cost;    /* 0 → 0.7 */
+  double conv_ws_factor;    /* 0 → 9 */
+  double linear_ws_factor;  /* 0 → 1 */
+  int noverride;
+  const mlsys_remat_monet_override *override_impl;
+} mlsys_remat_monet_catalogue;
+
+/* The solver graph of A3.5: forward nodes 0..V-1 (the graph's F and L nodes in id order, each IntNode right after
+   its parent, the L node last), then backward nodes V..N-1 (the graph's B nodes in id order); backward node V+t-1
+   runs in stage t, stage 0 is the forward pass. */
+typedef struct {
+  int V, N, T;              /* forward nodes (loss = V-1), all nodes, stages (T = N - V + 1) */
+  unsigned mode;
+  int *src;                 /* [N] graph node id; IntNodes: -1 */
+  int *parent;              /* [V] IntNode: its parent forward node; else -1 */
+  char *int_kind;           /* [V] 'm' ReLU mask, 'a' MaxPool argmax, 0 for others */
+  uint64_t *mem;            /* [N] output bytes */
+  int *in_off, *in;         /* forward→forward deps, CSR over 0..V (IntNodes: their parent) */
+  int *impl_off;            /* [V+1] implementations impl[impl_off[v] .. impl_off[v+1]) */
+  mlsys_remat_monet_impl *impl;
+  int *inplace_of;          /* [V] the input a forward node may overwrite in place, or -1 */
+  int *path_off;            /* [T+1] backward paths of stage t: path_off[t] .. path_off[t+1] (stage 0: none) */
+  double *path_cost;        /* per path: compute cost */
+  uint64_t *path_ws;        /* per path: workspace bytes */
+  char *path_kind;          /* per path: 'g' the graph's deps, 'i' input-, 'o' output-activated, 'm' mask, 'a' argmax */
+  int *pdep_off, *pdep;     /* per path: its forward deps (solver ids < V) */
+  unsigned char *local;     /* [V*V] local[j*V+i] = 1 → x_i is a local tensor of forward node j (A3.5.7) */
+  uint64_t *local_mem;      /* [N] local_memory(v) (forward: Σ over local; backward: gradient tensors alive) */
+  uint64_t fixed;           /* fixed memory (all the graph's categories, from the start: see docs/remat.md) */
+} mlsys_remat_monet_graph;
+
+/* Build the solver graph. Errors (MLSYS_ERR_ARG, naming the node): O nodes, a forward node after a B node, no L
+   node or an L node that is not the last forward node, a forward node reading a B node, bad catalogue values. */
+MLSYS_DEF mlsys_status mlsys_remat_monet_graph_build(const mlsys_remat_graph *g, const mlsys_remat_monet_catalogue *c,
+                                                     mlsys_remat_monet_graph *out);
+MLSYS_DEF void mlsys_remat_monet_graph_free(mlsys_remat_monet_graph *sg);
+
+/* A MONeT schedule (A2 "Solution"). */
+typedef struct {
+  int V, T;
+  unsigned char *R;         /* [T*V] R[t*V+v]: forward v computed (t = 0) / recomputed (t ≥ 1) in stage t */
+  unsigned char *S;         /* [(T+1)*V] S[t*V+v]: x_v stored entering stage t (kept through stage t-1's backward) */
+  unsigned char *IP;        /* [T*V] forward v run in place in stage t */
+  signed char *M;           /* [T] backward path of stage t (index into the stage's paths; stage 0: 0) */
+  signed char *F;           /* [T*V] forward implementation of v in stage t, -1 when not computed */
+  double cost;              /* simulated total cost (forward + recomputation + backward), true units */
+  uint64_t peak;            /* simulated peak bytes (Alg. 4, eager freeing), fixed memory included */
+  uint64_t peak_sweep;      /* the same in the ILP's accounting (MLSYS_REMAT_MONET_SIM_SWEEP; ≥ peak) */
+  uint64_t budget;
+  double objective;         /* the ILP's objective scaled back to cost units (= cost when cost_unit divides the costs) */
+  double bound;             /* solver's lower bound on the cost (true units, scaled back) or NaN */
+  int optimal;
+  double solve_seconds;
+  int nvars, nrows;         /* ILP size */
+  char method[32];          /* "monet", "monet-noop" */
+} mlsys_remat_monet_schedule;
+MLSYS_DEF mlsys_status mlsys_remat_monet_schedule_alloc(int V, int T, mlsys_remat_monet_schedule *s);
+MLSYS_DEF void mlsys_remat_monet_schedule_free(mlsys_remat_monet_schedule *s);
+
+/* Exact simulation of Alg. 3 (forward, eager freeing, stored set) and Alg. 4 (staged backward): memory is taken at
+   every op while it runs (workspace + output + everything alive) and at every stage start. */
+typedef struct {
+  uint64_t peak;            /* bytes, fixed memory included */
+  int peak_t, peak_v;       /* stage and node (solver id; -1 = stage start) of the peak */
+  double cost, fwd_cost, recompute_cost, bwd_cost;
+  int valid;
+  char why[200];            /* the first violation */
+} mlsys_remat_monet_sim;
+typedef enum {
+  MLSYS_REMAT_MONET_SIM_EAGER = 0,   /* Alg. 4 as written: a stored value no later op of the stage uses is freed at
+                                        the stage start */
+  MLSYS_REMAT_MONET_SIM_SWEEP = 1    /* the ILP's accounting (rows 11a/b count S[t,i] for i ≥ j): a stored value
+                                        lives until the stage's recomputation sweep passes its position */
+} mlsys_remat_monet_sim_mode;
+MLSYS_DEF mlsys_status mlsys_remat_monet_simulate(const mlsys_remat_monet_graph *sg,
+                                                  const mlsys_remat_monet_schedule *s, mlsys_remat_monet_sim_mode mode,
+                                                  mlsys_remat_monet_sim *rep);
+
+typedef struct {
+  double time_limit;        /* seconds; 0 → 3600 */
+  double mip_gap_rel, mip_gap_abs;   /* 0 → prove optimality */
+  mlsys_milp_backend backend;        /* 0 → lp_solve up to 400 ILP columns, CBC above when compiled in */
+  uint64_t mem_unit;        /* ILP memory unit in bytes (coefficients rounded up, budget down); 0 → 1024 (A3.8.4) */
+  double cost_unit;         /* ILP cost unit (coefficients rounded up); 0 → max cost / 1e6 (or 1 when smaller) */
+  const char *dump_model;   /* write the ILP here before solving */
+  const mlsys_remat_monet_schedule *warm_start;   /* optional: a schedule to start from (a MIP start / cutoff); one
+                                                     the memory rows reject is an error naming the first such row */
+} mlsys_remat_monet_opts;
+
+/* The staged 0-1 ILP of A3.4 for the total budget (bytes, fixed memory included). MLSYS_OK: out holds the
+   schedule, simulated (out->cost, out->peak). MLSYS_ERR_INFEASIBLE when no schedule fits the model's (linear upper
+   bound) memory rows; other errors as mlsys_milp_solve. */
+MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg, uint64_t budget,
+                                               const mlsys_remat_monet_opts *o, mlsys_remat_monet_schedule *out);
+
+/* Lowering a MONeT schedule to the steps a runtime executes (Alg. 3/4 with eager freeing), each compute step with
+   its chosen implementation: forward steps their algorithm (and in place or not), backward steps their path. */
+typedef struct {
+  unsigned char op;         /* MLSYS_REMAT_OP_COMPUTE or MLSYS_REMAT_OP_FREE */
+  unsigned char in_place;   /* COMPUTE of a forward node run over its input (sg->inplace_of), which it consumes */
+  int stage;
+  int node;                 /* solver node: forward < V (IntNodes included), backward ≥ V; FREE: the value freed */
+  int impl;                 /* COMPUTE: forward implementation index or backward path index; FREE: -1 */
+} mlsys_remat_monet_step;
+typedef struct {
+  int nsteps;
+  mlsys_remat_monet_step *steps;
+  uint64_t peak;            /* the replay's peak, fixed memory included (= the eager simulation's) */
+} mlsys_remat_monet_plan;
+/* g is the graph sg was built from (the gradients' liveness comes from its backward edges). */
+MLSYS_DEF mlsys_status mlsys_remat_monet_plan_build(const mlsys_remat_graph *g, const mlsys_remat_monet_graph *sg,
+                                                    const mlsys_remat_monet_schedule *s, mlsys_remat_monet_plan *out);
+/* Replay a plan: every input live when used (forward inputs, the path's forward values, the gradients read),
+   nothing computed over a live copy, no double free, every backward node run once. MLSYS_ERR_ARG names the first
+   problem; *peak (optional) = the live-bytes peak with workspace and fixed memory. */
+MLSYS_DEF mlsys_status mlsys_remat_monet_plan_validate(const mlsys_remat_graph *g, const mlsys_remat_monet_graph *sg,
+                                                       const mlsys_remat_monet_plan *p, uint64_t *peak);
+MLSYS_DEF void mlsys_remat_monet_plan_free(mlsys_remat_monet_plan *p);
+
+/* Lower a MONeT schedule to a Checkmate schedule on the original graph (stage per graph node: the forward pass is
+   stages 0..V'-1, stage of backward node b recomputes the MONeT stage's forward set). Only for mode-0 graphs (no
+   IntNodes); the result is evaluated by mlsys_remat_evaluate. */
+MLSYS_DEF mlsys_status mlsys_remat_monet_to_checkmate(const mlsys_remat_graph *g, const mlsys_remat_monet_graph *sg,
+                                                      const mlsys_remat_monet_schedule *s, mlsys_remat_schedule *out);
 
 #ifdef __cplusplus
 }
@@ -5235,6 +5408,976 @@ MLSYS_DEF mlsys_status mlsys_remat_import_dtr_file(const char *path, const mlsys
   st = mlsys_remat_import_dtr(buf, len, strcmp(path, "-") == 0 ? "<stdin>" : path, opts, out, info);
   mlsys_free(buf);
   return st;
+}
+
+/* ================================================================================================================
+   9. MONeT (thesis ch. 4; spec A3.4-A3.6): solver graph, exact simulator, staged 0-1 ILP
+   ================================================================================================================ */
+static int mlsys__mn_op(const mlsys_remat_graph *g, int v, const char *name) {
+  return g->op && g->op[v] && strcmp(g->op[v], name) == 0;
+}
+static int mlsys__mn_conv(const mlsys_remat_graph *g, int v) {
+  return mlsys__mn_op(g, v, "Conv2d") || mlsys__mn_op(g, v, "Conv1d") || mlsys__mn_op(g, v, "Conv3d");
+}
+
+MLSYS_DEF void mlsys_remat_monet_graph_free(mlsys_remat_monet_graph *sg) {
+  if (!sg) return;
+  mlsys_free(sg->src); mlsys_free(sg->parent); mlsys_free(sg->int_kind); mlsys_free(sg->mem);
+  mlsys_free(sg->in_off); mlsys_free(sg->in); mlsys_free(sg->impl_off); mlsys_free(sg->impl);
+  mlsys_free(sg->inplace_of); mlsys_free(sg->path_off); mlsys_free(sg->path_cost); mlsys_free(sg->path_ws);
+  mlsys_free(sg->path_kind); mlsys_free(sg->pdep_off); mlsys_free(sg->pdep); mlsys_free(sg->local);
+  mlsys_free(sg->local_mem);
+  memset(sg, 0, sizeof *sg);
+}
+
+static int mlsys__mn_bad_num(double x) { return !(x >= 0) || !isfinite(x); }
+
+/* Add path (kind, deps[0..nd)) to stage paths unless an earlier path of the stage has the same dep set. */
+static void mlsys__mn_add_path(mlsys_remat_monet_graph *sg, int *np, int *nd_total, int first, char kind,
+                               const int *deps, int nd, double cost) {
+  for (int q = first; q < *np; q++) {
+    int a = sg->pdep_off[q + 1] - sg->pdep_off[q], same = (a == nd);
+    for (int x = 0; same && x < nd; x++) {
+      int found = 0;
+      for (int y = sg->pdep_off[q]; y < sg->pdep_off[q + 1]; y++) found |= sg->pdep[y] == deps[x];
+      same = found;
+    }
+    if (same) return;
+  }
+  if (*np - first >= MLSYS_REMAT_MONET_MAX_PATHS) return;
+  sg->path_kind[*np] = kind;
+  sg->path_cost[*np] = cost;
+  sg->path_ws[*np] = 0;
+  for (int x = 0; x < nd; x++) sg->pdep[(*nd_total)++] = deps[x];
+  (*np)++;
+  sg->pdep_off[*np] = *nd_total;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_monet_graph_build(const mlsys_remat_graph *g, const mlsys_remat_monet_catalogue *c,
+                                                     mlsys_remat_monet_graph *out) {
+  mlsys_remat_monet_catalogue cat;
+  mlsys_remat_monet_graph sg;
+  int n, fb, V, N, T, *sid = NULL, *intid = NULL, *ovr = NULL, *last = NULL, *tmp = NULL;
+  char nb[64];
+  mlsys_status st = MLSYS_OK;
+  if (!g || !out) return mlsys_set_error(MLSYS_ERR_ARG, "monet: NULL argument");
+  memset(out, 0, sizeof *out);
+  memset(&sg, 0, sizeof sg);
+  if (c) cat = *c; else memset(&cat, 0, sizeof cat);
+  if (cat.mode & ~(unsigned)MLSYS_REMAT_MONET_ALL)
+    return mlsys_set_error(MLSYS_ERR_ARG, "monet: unknown mode bits 0x%x", cat.mode & ~(unsigned)MLSYS_REMAT_MONET_ALL);
+  if (cat.conv_fast_cost == 0) cat.conv_fast_cost = 0.7;
+  if (cat.conv_ws_factor == 0) cat.conv_ws_factor = 9;
+  if (cat.linear_ws_factor == 0) cat.linear_ws_factor = 1;
+  if (!(cat.conv_fast_cost > 0) || !isfinite(cat.conv_fast_cost) || mlsys__mn_bad_num(cat.conv_ws_factor) ||
+      mlsys__mn_bad_num(cat.linear_ws_factor))
+    return mlsys_set_error(MLSYS_ERR_ARG, "monet catalogue: conv_fast_cost must be > 0 and the workspace factors "
+                           "≥ 0, finite (got %g, %g, %g)", cat.conv_fast_cost, cat.conv_ws_factor, cat.linear_ws_factor);
+  if (cat.noverride < 0 || (cat.noverride > 0 && !cat.override_impl))
+    return mlsys_set_error(MLSYS_ERR_ARG, "monet catalogue: noverride %d without override_impl", cat.noverride);
+  n = g->dag.n;
+  /* the graph's layout: forward (F, L last) then backward (B) */
+  for (fb = 0; fb < n && g->kind[fb] != MLSYS_REMAT_B; fb++) {
+    if (g->kind[fb] == MLSYS_REMAT_O)
+      return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "monet: node %s has kind O; MONeT needs F, L and B nodes only",
+                             mlsys_remat_node_name(g, fb, nb, sizeof nb));
+  }
+  for (int v = fb; v < n; v++)
+    if (g->kind[v] != MLSYS_REMAT_B)
+      return mlsys_set_error(MLSYS_ERR_ARG, "monet: forward node %s comes after the first backward node; MONeT's "
+                             "stages need all forward nodes first", mlsys_remat_node_name(g, v, nb, sizeof nb));
+  if (fb == 0 || g->loss != fb - 1)
+    return mlsys_set_error(MLSYS_ERR_ARG, "monet: the L node must be the last forward node (loss %d, forward nodes %d)",
+                           g->loss, fb);
+  for (int i = 0; i < cat.noverride; i++) {
+    const mlsys_remat_monet_override *o = &cat.override_impl[i];
+    if (o->node < 0 || o->node >= fb || g->kind[o->node] != MLSYS_REMAT_F)
+      return mlsys_set_error(MLSYS_ERR_ARG, "monet catalogue: override %d names node %d, not an F node", i, o->node);
+    if (o->nimpl < 1 || o->nimpl > MLSYS_REMAT_MONET_MAX_IMPLS || !o->impl)
+      return mlsys_set_error(MLSYS_ERR_ARG, "monet catalogue: override of node %s has %d implementations (1..%d)",
+                             mlsys_remat_node_name(g, o->node, nb, sizeof nb), o->nimpl, MLSYS_REMAT_MONET_MAX_IMPLS);
+    for (int l = 0; l < o->nimpl; l++)
+      if (mlsys__mn_bad_num(o->impl[l].cost) || mlsys__mn_bad_num(o->impl[l].recompute_cost))
+        return mlsys_set_error(MLSYS_ERR_ARG, "monet catalogue: node %s implementation %d has cost %g / recompute %g "
+                               "(must be finite, ≥ 0)", mlsys_remat_node_name(g, o->node, nb, sizeof nb), l,
+                               o->impl[l].cost, o->impl[l].recompute_cost);
+    for (int j = 0; j < i; j++)
+      if (cat.override_impl[j].node == o->node)
+        return mlsys_set_error(MLSYS_ERR_ARG, "monet catalogue: node %s overridden twice",
+                               mlsys_remat_node_name(g, o->node, nb, sizeof nb));
+  }
+  sid = (int *)mlsys_alloc((size_t)n, sizeof(int));
+  intid = (int *)mlsys_alloc((size_t)n, sizeof(int));
+  ovr = (int *)mlsys_alloc((size_t)n, sizeof(int));
+  if (!sid || !intid || !ovr) { st = MLSYS_ERR_NOMEM; goto fail; }
+  for (int v = 0; v < n; v++) { intid[v] = -1; ovr[v] = -1; }
+  for (int i = 0; i < cat.noverride; i++) ovr[cat.override_impl[i].node] = i;
+  /* forward numbering with IntNodes (A3.5.2): only where a backward node of the op exists to use them */
+  V = 0;
+  for (int v = 0; v < fb; v++) {
+    for (int k = g->dag.in_off[v]; k < g->dag.in_off[v + 1]; k++)
+      if (g->dag.in[k] >= fb) { st = mlsys_set_error(MLSYS_ERR_ARG, "monet: forward node reads a backward node"); goto fail; }
+    sid[v] = V++;
+    if ((cat.mode & MLSYS_REMAT_MONET_INTERMEDIATE) && (mlsys__mn_op(g, v, "ReLU") || mlsys__mn_op(g, v, "MaxPool2d"))) {
+      int used = 0;
+      for (int b = fb; b < n; b++) used |= g->fwd_of && g->fwd_of[b] == v;
+      if (used && g->dag.in_off[v + 1] - g->dag.in_off[v] == 1) intid[v] = V++;
+    }
+  }
+  for (int v = fb; v < n; v++) sid[v] = V + (v - fb);
+  N = V + (n - fb);
+  T = N - V + 1;
+  sg.V = V; sg.N = N; sg.T = T; sg.mode = cat.mode;
+  sg.src = (int *)mlsys_alloc((size_t)N, sizeof(int));
+  sg.parent = (int *)mlsys_alloc((size_t)V, sizeof(int));
+  sg.int_kind = (char *)mlsys_calloc((size_t)V, 1);
+  sg.mem = (uint64_t *)mlsys_calloc((size_t)N, sizeof(uint64_t));
+  sg.in_off = (int *)mlsys_calloc((size_t)V + 1, sizeof(int));
+  sg.in = (int *)mlsys_alloc((size_t)g->dag.in_off[n] + (size_t)V + 1, sizeof(int));
+  sg.impl_off = (int *)mlsys_calloc((size_t)V + 1, sizeof(int));
+  sg.impl = (mlsys_remat_monet_impl *)mlsys_calloc((size_t)V * MLSYS_REMAT_MONET_MAX_IMPLS, sizeof(mlsys_remat_monet_impl));
+  sg.inplace_of = (int *)mlsys_alloc((size_t)V, sizeof(int));
+  sg.path_off = (int *)mlsys_calloc((size_t)T + 1, sizeof(int));
+  sg.path_cost = (double *)mlsys_calloc((size_t)T * MLSYS_REMAT_MONET_MAX_PATHS, sizeof(double));
+  sg.path_ws = (uint64_t *)mlsys_calloc((size_t)T * MLSYS_REMAT_MONET_MAX_PATHS, sizeof(uint64_t));
+  sg.path_kind = (char *)mlsys_calloc((size_t)T * MLSYS_REMAT_MONET_MAX_PATHS, 1);
+  sg.pdep_off = (int *)mlsys_calloc((size_t)T * MLSYS_REMAT_MONET_MAX_PATHS + 1, sizeof(int));
+  /* per B node: at most MAX_PATHS paths of at most (its forward deps + 1) values each */
+  sg.pdep = (int *)mlsys_alloc(((size_t)g->dag.in_off[n] + (size_t)n + 2) * MLSYS_REMAT_MONET_MAX_PATHS, sizeof(int));
+  sg.local = (unsigned char *)mlsys_calloc((size_t)V * V, 1);
+  sg.local_mem = (uint64_t *)mlsys_calloc((size_t)N, sizeof(uint64_t));
+  last = (int *)mlsys_alloc((size_t)N, sizeof(int));
+  tmp = (int *)mlsys_alloc(2 * (size_t)n + 4, sizeof(int));   /* a B node's forward deps, then a path's set */
+  if (!sg.src || !sg.parent || !sg.int_kind || !sg.mem || !sg.in_off || !sg.in || !sg.impl_off || !sg.impl ||
+      !sg.inplace_of || !sg.path_off || !sg.path_cost || !sg.path_ws || !sg.path_kind || !sg.pdep_off || !sg.pdep ||
+      !sg.local || !sg.local_mem || !last || !tmp) { st = MLSYS_ERR_NOMEM; goto fail; }
+  /* nodes, forward deps, implementations (A3.5.1-3, A3.6) */
+  {
+    int ne = 0;
+    for (int v = 0; v < fb; v++) {
+      int s = sid[v], ni = 0;
+      double cost = g->dag.cost[v];
+      uint64_t inb = 0;
+      mlsys_remat_monet_impl *im = &sg.impl[(size_t)s * MLSYS_REMAT_MONET_MAX_IMPLS];
+      sg.src[s] = v; sg.parent[s] = -1; sg.mem[s] = g->dag.size[v]; sg.inplace_of[s] = -1;
+      sg.in_off[s] = ne;
+      for (int k = g->dag.in_off[v]; k < g->dag.in_off[v + 1]; k++) {
+        sg.in[ne++] = sid[g->dag.in[k]];
+        inb += g->dag.size[g->dag.in[k]];
+      }
+      sg.in_off[s + 1] = ne;
+      if (ovr[v] >= 0) {
+        const mlsys_remat_monet_override *o = &cat.override_impl[ovr[v]];
+        for (int l = 0; l < o->nimpl; l++) im[ni++] = o->impl[l];
+      } else {
+        im[ni].cost = im[ni].recompute_cost = cost;   /* "default": the graph's op, as NoOp and Checkmate see it */
+        ni++;
+        if ((cat.mode & MLSYS_REMAT_MONET_CONV) && (mlsys__mn_conv(g, v) || mlsys__mn_op(g, v, "Linear"))) {
+          double f = mlsys__mn_conv(g, v) ? cat.conv_ws_factor : cat.linear_ws_factor;
+          im[ni].cost = im[ni].recompute_cost = cost * cat.conv_fast_cost;
+          im[ni].workspace = im[ni].recompute_workspace = (uint64_t)ceil(f * (double)inb);
+          ni++;
+        }
+      }
+      sg.impl_off[s + 1] = ni;   /* counts for now; prefix-summed below */
+      /* in place (A3.5.9): a one-input ReLU of its input's size that is that input's last forward user */
+      if ((cat.mode & MLSYS_REMAT_MONET_INPLACE) && mlsys__mn_op(g, v, "ReLU") && g->dag.in_off[v + 1] - g->dag.in_off[v] == 1) {
+        int u = g->dag.in[g->dag.in_off[v]], ok = g->dag.size[u] == g->dag.size[v] && g->kind[u] == MLSYS_REMAT_F;
+        for (int k = g->dag.out_off[u]; ok && k < g->dag.out_off[u + 1]; k++)
+          if (g->dag.out[k] < fb && g->dag.out[k] > v) ok = 0;
+        if (ok) sg.inplace_of[s] = sid[u];
+      }
+      if (intid[v] >= 0) {
+        int q = intid[v];
+        uint64_t numel = g->dag.size[v] / 4;
+        mlsys_remat_monet_impl *iq = &sg.impl[(size_t)q * MLSYS_REMAT_MONET_MAX_IMPLS];
+        sg.src[q] = -1; sg.parent[q] = s; sg.inplace_of[q] = -1;
+        sg.int_kind[q] = mlsys__mn_op(g, v, "ReLU") ? 'm' : 'a';
+        sg.mem[q] = sg.int_kind[q] == 'm' ? (numel + 7) / 8 : numel;   /* 1-bit mask / 8-bit argmax (A3.5.2) */
+        sg.in_off[q] = ne; sg.in[ne++] = s; sg.in_off[q + 1] = ne;
+        /* one more pass over the op's tensor: packing the mask, or the pool kernel that records its indices */
+        iq[0].cost = iq[0].recompute_cost = cost;
+        sg.impl_off[q + 1] = 1;
+      }
+    }
+    for (int s = 0; s < V; s++) {   /* compact impl rows */
+      int cnt = sg.impl_off[s + 1];
+      memmove(&sg.impl[sg.impl_off[s]], &sg.impl[(size_t)s * MLSYS_REMAT_MONET_MAX_IMPLS], (size_t)cnt * sizeof *sg.impl);
+      sg.impl_off[s + 1] = sg.impl_off[s] + cnt;
+    }
+  }
+  /* backward nodes and their paths (A3.5.4-5, A3.6) */
+  {
+    int np = 0, nd = 0;
+    sg.path_off[0] = sg.path_off[1] = 0;
+    for (int b = fb; b < n; b++) {
+      int s = sid[b], t = s - V + 1, first = np, nfd = 0, f = g->fwd_of ? g->fwd_of[b] : -1;
+      double cost = g->dag.cost[b];
+      sg.src[s] = b; sg.mem[s] = g->dag.size[b];
+      for (int k = g->dag.in_off[b]; k < g->dag.in_off[b + 1]; k++)
+        if (g->dag.in[k] < fb) tmp[nfd++] = sid[g->dag.in[k]];
+      mlsys__mn_add_path(&sg, &np, &nd, first, 'g', tmp, nfd, cost);
+      if (f >= 0 && f < fb && g->dag.in_off[f + 1] - g->dag.in_off[f] == 1 &&
+          (mlsys__mn_op(g, f, "ReLU") || mlsys__mn_op(g, f, "MaxPool2d"))) {
+        int u = sid[g->dag.in[g->dag.in_off[f]]], fs = sid[f], nbase = 0, *base = tmp + nfd;
+        for (int x = 0; x < nfd; x++) if (tmp[x] != u && tmp[x] != fs) base[nbase++] = tmp[x];
+        if (mlsys__mn_op(g, f, "ReLU") && (cat.mode & MLSYS_REMAT_MONET_OUTACT)) {
+          base[nbase] = u; mlsys__mn_add_path(&sg, &np, &nd, first, 'i', base, nbase + 1, cost);
+          base[nbase] = fs; mlsys__mn_add_path(&sg, &np, &nd, first, 'o', base, nbase + 1, cost);
+        }
+        if (intid[f] >= 0) {
+          base[nbase] = intid[f];
+          mlsys__mn_add_path(&sg, &np, &nd, first, mlsys__mn_op(g, f, "ReLU") ? 'm' : 'a', base, nbase + 1, cost);
+        }
+      }
+      sg.path_off[t + 1] = np;
+    }
+  }
+  /* local tensors (A3.5.7): u is local to every node in (u, last user of u]; forward and backward separately */
+  for (int v = 0; v < N; v++) last[v] = -1;
+  for (int v = 0; v < V; v++)
+    for (int k = sg.in_off[v]; k < sg.in_off[v + 1]; k++) if (v > last[sg.in[k]]) last[sg.in[k]] = v;
+  for (int u = 0; u < V; u++)
+    for (int j = u + 1; j <= last[u]; j++) { sg.local[(size_t)j * V + u] = 1; sg.local_mem[j] += sg.mem[u]; }
+  for (int b = fb; b < n; b++)
+    for (int k = g->dag.in_off[b]; k < g->dag.in_off[b + 1]; k++)
+      if (g->dag.in[k] >= fb && sid[b] > last[sid[g->dag.in[k]]]) last[sid[g->dag.in[k]]] = sid[b];
+  for (int u = V; u < N; u++)
+    for (int j = u + 1; j <= last[u]; j++) sg.local_mem[j] += sg.mem[u];
+  /* fixed memory: the graph gives categories (params, param_grads, inputs, ...) but not which backward node makes
+     which parameter gradient, so all of it counts from the start (as the Checkmate model here does) */
+  sg.fixed = mlsys_remat_fixed_total(g);
+  *out = sg;
+  mlsys_free(sid); mlsys_free(intid); mlsys_free(ovr); mlsys_free(last); mlsys_free(tmp);
+  return MLSYS_OK;
+fail:
+  if (st == MLSYS_ERR_NOMEM) mlsys_set_error(st, "monet: out of memory building the solver graph");
+  mlsys_remat_monet_graph_free(&sg);
+  mlsys_free(sid); mlsys_free(intid); mlsys_free(ovr); mlsys_free(last); mlsys_free(tmp);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_monet_schedule_alloc(int V, int T, mlsys_remat_monet_schedule *s) {
+  memset(s, 0, sizeof *s);
+  if (V < 1 || T < 1) return mlsys_set_error(MLSYS_ERR_ARG, "monet schedule: V %d, T %d", V, T);
+  s->V = V; s->T = T;
+  s->R = (unsigned char *)mlsys_calloc((size_t)T * V, 1);
+  s->S = (unsigned char *)mlsys_calloc((size_t)(T + 1) * V, 1);
+  s->IP = (unsigned char *)mlsys_calloc((size_t)T * V, 1);
+  s->M = (signed char *)mlsys_calloc((size_t)T, 1);
+  s->F = (signed char *)mlsys_alloc((size_t)T * V, 1);
+  if (!s->R || !s->S || !s->IP || !s->M || !s->F) { mlsys_remat_monet_schedule_free(s); return MLSYS_ERR_NOMEM; }
+  memset(s->F, -1, (size_t)T * V);
+  s->bound = NAN;
+  return MLSYS_OK;
+}
+MLSYS_DEF void mlsys_remat_monet_schedule_free(mlsys_remat_monet_schedule *s) {
+  if (!s) return;
+  mlsys_free(s->R); mlsys_free(s->S); mlsys_free(s->IP); mlsys_free(s->M); mlsys_free(s->F);
+  memset(s, 0, sizeof *s);
+}
+
+/* One stage of Alg. 3 (t = 0) / Alg. 4 (t ≥ 1) with eager freeing. Sin = S[t], Sout = S[t+1] (kept through the
+   stage's backward op), R, IP, F = row t; p = the backward path. Returns 1 when valid; the stage's peak (fixed
+   memory included) and cost are added to *peak / *cost. Also used by the tests' brute force. */
+static int mlsys__mn_stage(const mlsys_remat_monet_graph *sg, int t, const unsigned char *Sin,
+                           const unsigned char *R, const unsigned char *Sout, const unsigned char *IP,
+                           const signed char *F, int p, int sweep, uint64_t *peak, int *peak_v, double *cost,
+                           char *why, size_t wl) {
+  int V = sg->V, b = V + t - 1, pk = -1, lastneed[512], owstep[512];
+  unsigned char live[512];
+  uint64_t base = sg->fixed + (t > 0 ? sg->local_mem[b] : 0), mem = 0, pk_mem;
+  MLSYS_ASSERT(V <= 512);
+  if (t > 0) {
+    if (p < 0 || p >= sg->path_off[t + 1] - sg->path_off[t]) {
+      snprintf(why, wl, "stage %d: backward path %d of %d", t, p, sg->path_off[t + 1] - sg->path_off[t]);
+      return 0;
+    }
+    pk = sg->path_off[t] + p;
+  }
+  for (int i = 0; i < V; i++) { lastneed[i] = -1; owstep[i] = V + 1; }
+  for (int k = 0; k < V; k++) {
+    if (t == 0 && sg->parent[k] < 0 && !R[k]) { snprintf(why, wl, "stage 0: forward node %d not computed", k); return 0; }
+    if (!R[k]) {
+      if (IP[k]) { snprintf(why, wl, "stage %d: node %d in place but not computed", t, k); return 0; }
+      continue;
+    }
+    if (F[k] < 0 || F[k] >= sg->impl_off[k + 1] - sg->impl_off[k]) {
+      snprintf(why, wl, "stage %d: node %d implementation %d of %d", t, k, F[k], sg->impl_off[k + 1] - sg->impl_off[k]);
+      return 0;
+    }
+    if (sg->parent[k] >= 0 && !R[sg->parent[k]]) {   /* constraint 9: the mask/index comes with its parent's run */
+      snprintf(why, wl, "stage %d: intermediate %d computed without its parent %d", t, k, sg->parent[k]);
+      return 0;
+    }
+    if (IP[k]) {
+      int u = sg->inplace_of[k];
+      if (u < 0) { snprintf(why, wl, "stage %d: node %d cannot run in place", t, k); return 0; }
+      owstep[u] = k;
+    }
+    for (int x = sg->in_off[k]; x < sg->in_off[k + 1]; x++) if (k > lastneed[sg->in[x]]) lastneed[sg->in[x]] = k;
+  }
+  for (int k = 0; k < V; k++)
+    if (R[k])
+      for (int x = sg->in_off[k]; x < sg->in_off[k + 1]; x++) {
+        int u = sg->in[x];
+        if (!((R[u] && u < k) || (Sin[u] && !R[u])) || owstep[u] < k) {
+          snprintf(why, wl, "stage %d: node %d needs x_%d, which is neither computed before it nor stored", t, k, u);
+          return 0;
+        }
+      }
+  for (int i = 0; i < V; i++) {
+    if (t == 0 && Sin[i]) { snprintf(why, wl, "S[0][%d] set: nothing is stored before the forward pass", i); return 0; }
+    if (Sout[i] && (!(Sin[i] || R[i]) || owstep[i] <= V)) {
+      snprintf(why, wl, "stage %d: x_%d kept for stage %d but %s", t, i, t + 1,
+               owstep[i] <= V ? "overwritten in place" : "neither stored nor computed");
+      return 0;
+    }
+    if (Sout[i]) lastneed[i] = V;
+  }
+  if (pk >= 0)
+    for (int x = sg->pdep_off[pk]; x < sg->pdep_off[pk + 1]; x++) {
+      int u = sg->pdep[x];
+      if (!((R[u] && owstep[u] > V) || Sout[u])) {
+        snprintf(why, wl, "stage %d: backward path %d needs x_%d, which is neither recomputed nor kept", t, p, u);
+        return 0;
+      }
+      lastneed[u] = V;
+    }
+  /* stage start. Eager (Alg. 4): stored values this stage never uses are freed, and a stored value that is
+     recomputed is replaced by the recomputation. Sweep (the ILP's accounting): every stored value stays until the
+     recomputation sweep passes its position (its own recomputation replaces it there). */
+  for (int i = 0; i < V; i++) {
+    live[i] = Sin[i] && (sweep || (!R[i] && lastneed[i] >= 0));
+    if (live[i] && sweep && lastneed[i] < i) lastneed[i] = i;
+    if (live[i]) mem += sg->mem[i];
+  }
+  pk_mem = base + mem;
+  if (peak_v) *peak_v = -1;
+  for (int k = 0; k < V; k++) {
+    const mlsys_remat_monet_impl *im;
+    uint64_t now;
+    if (!R[k]) continue;
+    for (int i = 0; i < V; i++)   /* values whose last use or position is behind us */
+      if (live[i] && (lastneed[i] < k || i == k)) { live[i] = 0; mem -= sg->mem[i]; }
+    im = &sg->impl[sg->impl_off[k] + F[k]];
+    now = base + mem + (t == 0 ? im->workspace : im->recompute_workspace) + (IP[k] ? 0 : sg->mem[k]);
+    if (now > pk_mem) { pk_mem = now; if (peak_v) *peak_v = k; }
+    *cost += t == 0 ? im->cost : im->recompute_cost;
+    if (IP[k]) { int u = sg->inplace_of[k]; if (live[u]) { live[u] = 0; mem -= sg->mem[u]; } }
+    live[k] = 1; mem += sg->mem[k];
+    for (int i = 0; i <= k; i++)
+      if (live[i] && lastneed[i] <= k) { live[i] = 0; mem -= sg->mem[i]; }
+  }
+  for (int i = 0; i < V; i++)
+    if (live[i] && lastneed[i] < V) { live[i] = 0; mem -= sg->mem[i]; }
+  if (pk >= 0) {   /* the backward op: its output, workspace, gradients alive, forward values kept or needed */
+    uint64_t now = base + mem + sg->mem[b] + sg->path_ws[pk];
+    if (now > pk_mem) { pk_mem = now; if (peak_v) *peak_v = b; }
+    *cost += sg->path_cost[pk];
+  }
+  if (pk_mem > *peak) *peak = pk_mem;
+  return 1;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_monet_simulate(const mlsys_remat_monet_graph *sg,
+                                                  const mlsys_remat_monet_schedule *s, mlsys_remat_monet_sim_mode mode,
+                                                  mlsys_remat_monet_sim *rep) {
+  mlsys_remat_monet_sim r;
+  memset(&r, 0, sizeof r);
+  r.valid = 1; r.peak_t = r.peak_v = -1;
+  if (!sg || !s || !rep) return mlsys_set_error(MLSYS_ERR_ARG, "monet simulate: NULL argument");
+  if (s->V != sg->V || s->T != sg->T || sg->V > 512) {
+    snprintf(r.why, sizeof r.why, "schedule is %dx%d, graph has V %d, T %d (V ≤ 512)", s->T, s->V, sg->T, sg->V);
+    *rep = r;
+    return mlsys_set_error(MLSYS_ERR_ARG, "monet simulate: %s", r.why);
+  }
+  for (int t = 0; t < sg->T && r.valid; t++) {
+    uint64_t pk = 0;
+    int pv = -1;
+    double c = 0;
+    const size_t o = (size_t)t * sg->V;
+    if (!mlsys__mn_stage(sg, t, s->S + o, s->R + o, s->S + o + sg->V, s->IP + o, s->F + o, t > 0 ? s->M[t] : 0,
+                         mode == MLSYS_REMAT_MONET_SIM_SWEEP, &pk, &pv, &c, r.why, sizeof r.why)) { r.valid = 0; break; }
+    if (t == 0) r.fwd_cost = c; else {
+      int pkx = sg->path_off[t] + s->M[t];
+      r.bwd_cost += sg->path_cost[pkx];
+      r.recompute_cost += c - sg->path_cost[pkx];
+    }
+    r.cost += c;
+    if (pk > r.peak) { r.peak = pk; r.peak_t = t; r.peak_v = pv; }
+  }
+  *rep = r;
+  if (!r.valid) return mlsys_set_error(MLSYS_ERR_ARG, "monet simulate: %s", r.why);
+  return MLSYS_OK;
+}
+
+/* ---- the staged ILP (A3.4) ---- */
+#define MLSYS__MN_CBC_MIN_VARS 400
+typedef struct {
+  mlsys_milp *m;
+  const mlsys_remat_monet_graph *sg;
+  int V, T;
+  int *R, *S, *P, *IP, *F, *M, *SM;   /* columns; -1 where the variable is a constant or another column */
+  int *cols; double *vals; int nnz, cap;
+  double cunits, bunits;   /* row constant in units / in bytes */
+  uint64_t unit;
+  double cunit;
+} mlsys__mn_ilp;
+
+static void mlsys__mn_t(mlsys__mn_ilp *q, int col, double v) {
+  if (q->nnz < q->cap) { q->cols[q->nnz] = col; q->vals[q->nnz] = v; q->nnz++; }
+}
+static double mlsys__mn_u(const mlsys__mn_ilp *q, uint64_t bytes) { return ceil((double)bytes / (double)q->unit); }
+static int mlsys__mn_P(const mlsys__mn_ilp *q, int t, int v) {
+  return q->P[t * q->V + v] >= 0 ? q->P[t * q->V + v] : q->R[t * q->V + v];
+}
+/* M[t,p]·coef: a constant when the stage has one path */
+static void mlsys__mn_Mterm(mlsys__mn_ilp *q, int t, int p, double coef) {
+  int c = q->M[t * MLSYS_REMAT_MONET_MAX_PATHS + p];
+  if (c >= 0) mlsys__mn_t(q, c, coef); else q->cunits += coef;
+}
+static void mlsys__mn_SMterm(mlsys__mn_ilp *q, int t, int i, int p, double coef) {
+  int c = q->SM[((size_t)t * q->V + i) * MLSYS_REMAT_MONET_MAX_PATHS + p];
+  mlsys__mn_t(q, c >= 0 ? c : q->S[(t + 1) * q->V + i], coef);
+}
+static mlsys_status mlsys__mn_row(mlsys__mn_ilp *q, mlsys_row_sense sense, double rhs, const char *name) {
+  mlsys_status st;
+  if (q->nnz >= q->cap) return mlsys_set_error(MLSYS_ERR_NOMEM, "monet ilp: row buffer overflow");
+  st = mlsys_milp_add_row(q->m, q->nnz, q->cols, q->vals, sense,
+                          rhs - q->cunits - ceil(q->bunits / (double)q->unit), name);
+  q->nnz = 0; q->cunits = q->bunits = 0;
+  return st;
+}
+static int mlsys__mn_in_path(const mlsys_remat_monet_graph *sg, int pk, int i) {
+  for (int x = sg->pdep_off[pk]; x < sg->pdep_off[pk + 1]; x++) if (sg->pdep[x] == i) return 1;
+  return 0;
+}
+
+/* The ILP point of a schedule (P derived: computed and not overwritten in place; SM = S·M). */
+static void mlsys__mn_point(const mlsys__mn_ilp *q, const mlsys_remat_monet_schedule *s, double *x) {
+  int V = q->V, T = q->T, Y = MLSYS_REMAT_MONET_MAX_PATHS;
+  for (int i = 0; i < (T + 1) * V; i++) x[q->S[i]] = s->S[i];
+  for (int t = 0; t < T; t++) {
+    for (int v = 0; v < V; v++) {
+      x[q->R[t * V + v]] = s->R[t * V + v];
+      if (q->IP[t * V + v] >= 0) x[q->IP[t * V + v]] = s->IP[t * V + v];
+      for (int l = 0; l < MLSYS_REMAT_MONET_MAX_IMPLS; l++) {
+        int c = q->F[((size_t)t * V + v) * MLSYS_REMAT_MONET_MAX_IMPLS + l];
+        if (c >= 0) x[c] = s->R[t * V + v] && s->F[t * V + v] == l;
+      }
+    }
+    for (int v = 0; v < V; v++)
+      if (q->P[t * V + v] >= 0) {
+        int ow = 0;
+        for (int w = 0; w < V; w++) ow |= q->sg->inplace_of[w] == v && s->IP[t * V + w];
+        x[q->P[t * V + v]] = s->R[t * V + v] && !ow;
+      }
+    for (int p = 0; p < Y; p++) {
+      if (q->M[t * Y + p] >= 0) x[q->M[t * Y + p]] = s->M[t] == p;
+      for (int i = 0; i < V; i++) {
+        int c = q->SM[((size_t)t * V + i) * Y + p];
+        if (c >= 0) x[c] = s->M[t] == p && s->S[(t + 1) * V + i];
+      }
+    }
+  }
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg, uint64_t budget,
+                                               const mlsys_remat_monet_opts *o, mlsys_remat_monet_schedule *out) {
+  mlsys_remat_monet_opts op;
+  double *x0 = NULL;
+  mlsys__mn_ilp q;
+  mlsys_milp_opts mo;
+  mlsys_milp_result r;
+  mlsys_remat_monet_sim sim;
+  mlsys_status st;
+  int V, T, Y = MLSYS_REMAT_MONET_MAX_PATHS, nvars = 0, nrows = 0;
+  double maxc = 0, B, t0 = mlsys_now();
+  char nm[64];
+  if (!sg || !out) return mlsys_set_error(MLSYS_ERR_ARG, "monet solve: NULL argument");
+  memset(out, 0, sizeof *out);
+  memset(&r, 0, sizeof r);
+  if (o) op = *o; else memset(&op, 0, sizeof op);
+  if (op.time_limit < 0 || op.mip_gap_rel < 0 || op.mip_gap_abs < 0 || op.cost_unit < 0 || !isfinite(op.cost_unit))
+    return mlsys_set_error(MLSYS_ERR_ARG, "monet solve: negative time limit, gap or cost unit");
+  if (sg->V > 512) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "monet solve: %d forward nodes (at most 512)", sg->V);
+  if (op.mem_unit == 0) op.mem_unit = 1024;
+  for (int v = 0; v < sg->V; v++)
+    for (int l = sg->impl_off[v]; l < sg->impl_off[v + 1]; l++) {
+      if (sg->impl[l].cost > maxc) maxc = sg->impl[l].cost;
+      if (sg->impl[l].recompute_cost > maxc) maxc = sg->impl[l].recompute_cost;
+    }
+  for (int k = 0; k < sg->path_off[sg->T]; k++) if (sg->path_cost[k] > maxc) maxc = sg->path_cost[k];
+  if (op.cost_unit == 0) op.cost_unit = maxc > 1e6 ? maxc / 1e6 : 1;
+  V = sg->V; T = sg->T;
+  memset(&q, 0, sizeof q);
+  q.sg = sg; q.V = V; q.T = T; q.unit = op.mem_unit; q.cunit = op.cost_unit;
+  q.R = (int *)mlsys_alloc((size_t)T * V, sizeof(int));
+  q.S = (int *)mlsys_alloc((size_t)(T + 1) * V, sizeof(int));
+  q.P = (int *)mlsys_alloc((size_t)T * V, sizeof(int));
+  q.IP = (int *)mlsys_alloc((size_t)T * V, sizeof(int));
+  q.F = (int *)mlsys_alloc((size_t)T * V * MLSYS_REMAT_MONET_MAX_IMPLS, sizeof(int));
+  q.M = (int *)mlsys_alloc((size_t)T * Y, sizeof(int));
+  q.SM = (int *)mlsys_alloc((size_t)T * V * Y, sizeof(int));
+  q.cap = 4 * (V + 4) * (Y + 2) + 64;
+  q.cols = (int *)mlsys_alloc((size_t)q.cap, sizeof(int));
+  q.vals = (double *)mlsys_alloc((size_t)q.cap, sizeof(double));
+  if (!q.R || !q.S || !q.P || !q.IP || !q.F || !q.M || !q.SM || !q.cols || !q.vals) { st = MLSYS_ERR_NOMEM; goto done; }
+  if ((st = mlsys_milp_create(&q.m)) != MLSYS_OK) goto done;
+  /* columns */
+  {
+    int inplace_target[512];
+    for (int v = 0; v < V; v++) inplace_target[v] = 0;
+    for (int v = 0; v < V; v++) if (sg->inplace_of[v] >= 0) inplace_target[sg->inplace_of[v]] = 1;
+    for (int t = 0; t <= T; t++)
+      for (int v = 0; v < V; v++) {
+        snprintf(nm, sizeof nm, "S_%d_%d", t, v);
+        q.S[t * V + v] = mlsys_milp_add_var(q.m, MLSYS_VAR_BINARY, 0, 1, 0, nm);
+        if (t == 0) mlsys_milp_set_bounds(q.m, q.S[t * V + v], 0, 0);   /* constraint 2 */
+      }
+    for (int t = 0; t < T; t++)
+      for (int v = 0; v < V; v++) {
+        int nimpl = sg->impl_off[v + 1] - sg->impl_off[v], fixed1 = t == 0 && sg->parent[v] < 0;   /* constraint 3 */
+        double c0 = sg->impl[sg->impl_off[v]].cost, c1 = sg->impl[sg->impl_off[v]].recompute_cost;
+        snprintf(nm, sizeof nm, "R_%d_%d", t, v);
+        q.R[t * V + v] = mlsys_milp_add_var(q.m, MLSYS_VAR_BINARY, fixed1, 1,
+                                            nimpl == 1 ? ceil((t == 0 ? c0 : c1) / q.cunit - 1e-9) : 0, nm);
+        if (fixed1) mlsys_milp_set_bounds(q.m, q.R[t * V + v], 1, 1);
+        for (int l = 0; l < MLSYS_REMAT_MONET_MAX_IMPLS; l++) q.F[((size_t)t * V + v) * MLSYS_REMAT_MONET_MAX_IMPLS + l] = -1;
+        if (nimpl > 1)
+          for (int l = 0; l < nimpl; l++) {
+            const mlsys_remat_monet_impl *im = &sg->impl[sg->impl_off[v] + l];
+            snprintf(nm, sizeof nm, "F_%d_%d_%d", t, v, l);
+            q.F[((size_t)t * V + v) * MLSYS_REMAT_MONET_MAX_IMPLS + l] =
+                mlsys_milp_add_var(q.m, MLSYS_VAR_BINARY, 0, 1, ceil((t == 0 ? im->cost : im->recompute_cost) / q.cunit - 1e-9), nm);
+          }
+        q.P[t * V + v] = -1;
+        if (inplace_target[v]) { snprintf(nm, sizeof nm, "P_%d_%d", t, v); q.P[t * V + v] = mlsys_milp_add_var(q.m, MLSYS_VAR_BINARY, 0, 1, 0, nm); }
+        q.IP[t * V + v] = -1;
+        if (sg->inplace_of[v] >= 0) { snprintf(nm, sizeof nm, "IP_%d_%d", t, v); q.IP[t * V + v] = mlsys_milp_add_var(q.m, MLSYS_VAR_BINARY, 0, 1, 0, nm); }
+      }
+    for (int t = 0; t < T; t++) {
+      int np = t > 0 ? sg->path_off[t + 1] - sg->path_off[t] : 0;
+      for (int p = 0; p < Y; p++) {
+        q.M[t * Y + p] = -1;
+        for (int i = 0; i < V; i++) q.SM[((size_t)t * V + i) * Y + p] = -1;
+      }
+      if (np > 1)
+        for (int p = 0; p < np; p++) {
+          snprintf(nm, sizeof nm, "M_%d_%d", t, p);
+          q.M[t * Y + p] = mlsys_milp_add_var(q.m, MLSYS_VAR_BINARY, 0, 1, ceil(sg->path_cost[sg->path_off[t] + p] / q.cunit - 1e-9), nm);
+          for (int i = 0; i < V; i++) {
+            snprintf(nm, sizeof nm, "SM_%d_%d_%d", t, i, p);
+            q.SM[((size_t)t * V + i) * Y + p] = mlsys_milp_add_var(q.m, MLSYS_VAR_BINARY, 0, 1, 0, nm);
+          }
+        }
+    }
+    {
+      double oc = 0;
+      for (int t = 1; t < T; t++)
+        if (sg->path_off[t + 1] - sg->path_off[t] == 1) oc += ceil(sg->path_cost[sg->path_off[t]] / q.cunit - 1e-9);
+      mlsys_milp_set_obj_constant(q.m, oc);
+    }
+    if (mlsys_milp_num_vars(q.m) <= 0) { st = MLSYS_ERR_NOMEM; goto done; }
+  }
+  B = floor((double)budget / (double)q.unit);
+#define MN_ROW(sense, rhs, ...) do { snprintf(nm, sizeof nm, __VA_ARGS__); if ((st = mlsys__mn_row(&q, sense, rhs, nm)) != MLSYS_OK) goto done; } while (0)
+  for (int t = 0; t < T; t++) {
+    int b = V + t - 1, np = t > 0 ? sg->path_off[t + 1] - sg->path_off[t] : 0, p0 = t > 0 ? sg->path_off[t] : 0;
+    uint64_t gradm = sg->fixed + (t > 0 ? sg->local_mem[b] : 0);
+    for (int v = 0; v < V; v++) {
+      int R = q.R[t * V + v], P = q.P[t * V + v], IP = q.IP[t * V + v], nimpl = sg->impl_off[v + 1] - sg->impl_off[v];
+      if (P >= 0) { mlsys__mn_t(&q, P, 1); mlsys__mn_t(&q, R, -1); MN_ROW(MLSYS_ROW_LE, 0, "c1_P_%d_%d", t, v); }
+      if (IP >= 0) {   /* constraint 1 */
+        int u = sg->inplace_of[v], Pu = q.P[t * V + u];
+        mlsys__mn_t(&q, IP, 1); mlsys__mn_t(&q, R, -1); MN_ROW(MLSYS_ROW_LE, 0, "c1_IP_%d_%d", t, v);
+        mlsys__mn_t(&q, Pu, 1); mlsys__mn_t(&q, q.R[t * V + u], -1); mlsys__mn_t(&q, IP, 2);
+        MN_ROW(MLSYS_ROW_GE, 0, "c1_Pge_%d_%d", t, v);
+        mlsys__mn_t(&q, Pu, 1); mlsys__mn_t(&q, IP, 2); MN_ROW(MLSYS_ROW_LE, 2, "c1_Ple_%d_%d", t, v);
+        mlsys__mn_t(&q, q.S[(t + 1) * V + u], 1); mlsys__mn_t(&q, IP, 2); MN_ROW(MLSYS_ROW_LE, 2, "c1_S_%d_%d", t, v);
+      }
+      if (nimpl > 1) {   /* A3.8.2: Σ_l F[t,v,l] = R[t,v] */
+        for (int l = 0; l < nimpl; l++) mlsys__mn_t(&q, q.F[((size_t)t * V + v) * MLSYS_REMAT_MONET_MAX_IMPLS + l], 1);
+        mlsys__mn_t(&q, R, -1); MN_ROW(MLSYS_ROW_EQ, 0, "c10_F_%d_%d", t, v);
+      }
+      /* constraint 7: carry */
+      mlsys__mn_t(&q, q.S[(t + 1) * V + v], 1); mlsys__mn_t(&q, q.S[t * V + v], -1); mlsys__mn_t(&q, mlsys__mn_P(&q, t, v), -1);
+      MN_ROW(MLSYS_ROW_LE, 0, "c7_%d_%d", t, v);
+      /* constraint 8 (forward edges) and 9 (IntNodes) */
+      if (sg->parent[v] >= 0) {
+        mlsys__mn_t(&q, R, 1); mlsys__mn_t(&q, q.R[t * V + sg->parent[v]], -1); MN_ROW(MLSYS_ROW_LE, 0, "c9_%d_%d", t, v);
+      } else
+        for (int x = sg->in_off[v]; x < sg->in_off[v + 1]; x++) {
+          int u = sg->in[x];
+          mlsys__mn_t(&q, R, 1); mlsys__mn_t(&q, q.R[t * V + u], -1); mlsys__mn_t(&q, q.S[t * V + u], -1);
+          MN_ROW(MLSYS_ROW_LE, 0, "c8_%d_%d_%d", t, u, v);
+        }
+    }
+    if (np > 1) {   /* constraints 4 and 6 */
+      for (int p = 0; p < np; p++) mlsys__mn_t(&q, q.M[t * Y + p], 1);
+      MN_ROW(MLSYS_ROW_EQ, 1, "c4_%d", t);
+      for (int p = 0; p < np; p++)
+        for (int i = 0; i < V; i++) {
+          int sm = q.SM[((size_t)t * V + i) * Y + p], s1 = q.S[(t + 1) * V + i], mm = q.M[t * Y + p];
+          mlsys__mn_t(&q, sm, 1); mlsys__mn_t(&q, mm, -1); mlsys__mn_t(&q, s1, -1); MN_ROW(MLSYS_ROW_GE, -1, "c6a_%d_%d_%d", t, i, p);
+          mlsys__mn_t(&q, sm, 1); mlsys__mn_t(&q, mm, -1); MN_ROW(MLSYS_ROW_LE, 0, "c6b_%d_%d_%d", t, i, p);
+          mlsys__mn_t(&q, sm, 1); mlsys__mn_t(&q, s1, -1); MN_ROW(MLSYS_ROW_LE, 0, "c6c_%d_%d_%d", t, i, p);
+        }
+    }
+    for (int p = 0; p < np; p++)   /* constraint 8 (forward → backward, per path) */
+      for (int x = sg->pdep_off[p0 + p]; x < sg->pdep_off[p0 + p + 1]; x++) {
+        int u = sg->pdep[x];
+        mlsys__mn_Mterm(&q, t, p, 1); mlsys__mn_t(&q, mlsys__mn_P(&q, t, u), -1); mlsys__mn_t(&q, q.S[(t + 1) * V + u], -1);
+        MN_ROW(MLSYS_ROW_LE, 0, "c8b_%d_%d_%d", t, u, p);
+      }
+    /* constraint 11: memory, for every forward index j */
+    for (int j = 0; j < V; j++) {
+      int R = q.R[t * V + j], nimpl = sg->impl_off[j + 1] - sg->impl_off[j];
+      /* (a) stored-only */
+      q.bunits = (double)gradm;
+      for (int i = j; i < V; i++) mlsys__mn_t(&q, q.S[t * V + i], mlsys__mn_u(&q, sg->mem[i]));
+      if (t < T - 1) for (int i = 0; i < j; i++) mlsys__mn_t(&q, q.S[(t + 1) * V + i], mlsys__mn_u(&q, sg->mem[i]));
+      for (int p = 0; p < np; p++)
+        for (int i = 0; i < j; i++)
+          if (mlsys__mn_in_path(sg, p0 + p, i)) {
+            mlsys__mn_Mterm(&q, t, p, mlsys__mn_u(&q, sg->mem[i]));
+            mlsys__mn_SMterm(&q, t, i, p, -mlsys__mn_u(&q, sg->mem[i]));
+          }
+      MN_ROW(MLSYS_ROW_LE, B, "c11a_%d_%d", t, j);
+      /* (b) recompute (L̄ bound) */
+      q.bunits = (double)gradm;
+      if (nimpl > 1)
+        for (int l = 0; l < nimpl; l++) {
+          const mlsys_remat_monet_impl *im = &sg->impl[sg->impl_off[j] + l];
+          mlsys__mn_t(&q, q.F[((size_t)t * V + j) * MLSYS_REMAT_MONET_MAX_IMPLS + l],
+                      mlsys__mn_u(&q, t == 0 ? im->workspace : im->recompute_workspace));
+        }
+      else {
+        const mlsys_remat_monet_impl *im = &sg->impl[sg->impl_off[j]];
+        mlsys__mn_t(&q, R, mlsys__mn_u(&q, t == 0 ? im->workspace : im->recompute_workspace));
+      }
+      if (q.IP[t * V + j] >= 0) mlsys__mn_t(&q, q.IP[t * V + j], -mlsys__mn_u(&q, sg->mem[j]));   /* output reuses its input */
+      mlsys__mn_t(&q, R, mlsys__mn_u(&q, sg->mem[j]) + mlsys__mn_u(&q, sg->local_mem[j]));
+      for (int i = j + 1; i < V; i++) mlsys__mn_t(&q, q.S[t * V + i], mlsys__mn_u(&q, sg->mem[i]));
+      for (int i = 0; i < j; i++)
+        if (!sg->local[(size_t)j * V + i]) mlsys__mn_t(&q, q.S[(t + 1) * V + i], mlsys__mn_u(&q, sg->mem[i]));
+      for (int p = 0; p < np; p++)
+        for (int i = 0; i < j; i++)
+          if (mlsys__mn_in_path(sg, p0 + p, i)) {
+            mlsys__mn_Mterm(&q, t, p, mlsys__mn_u(&q, sg->mem[i]));
+            mlsys__mn_SMterm(&q, t, i, p, -mlsys__mn_u(&q, sg->mem[i]));
+          }
+      MN_ROW(MLSYS_ROW_LE, B, "c11b_%d_%d", t, j);
+    }
+    if (t > 0) {   /* (c) the backward op, once per stage (A3.8.6) */
+      q.bunits = (double)(sg->fixed + sg->local_mem[b] + sg->mem[b]);
+      for (int p = 0; p < np; p++) {
+        double c = mlsys__mn_u(&q, sg->path_ws[p0 + p]);
+        for (int i = 0; i < V; i++) if (mlsys__mn_in_path(sg, p0 + p, i)) c += mlsys__mn_u(&q, sg->mem[i]);
+        mlsys__mn_Mterm(&q, t, p, c);
+        for (int i = 0; i < V; i++)
+          if (!mlsys__mn_in_path(sg, p0 + p, i)) mlsys__mn_SMterm(&q, t, i, p, mlsys__mn_u(&q, sg->mem[i]));
+      }
+      MN_ROW(MLSYS_ROW_LE, B, "c11c_%d", t);
+    }
+  }
+#undef MN_ROW
+  nvars = mlsys_milp_num_vars(q.m);
+  nrows = mlsys_milp_num_rows(q.m);
+  out->nvars = nvars; out->nrows = nrows;
+  if (op.dump_model && (st = mlsys_milp_write(q.m, op.dump_model)) != MLSYS_OK) goto done;
+  memset(&mo, 0, sizeof mo);
+  if (op.warm_start) {
+    const mlsys_milp *m = q.m;
+    if (op.warm_start->V != V || op.warm_start->T != T) {
+      st = mlsys_set_error(MLSYS_ERR_ARG, "monet: warm start is %dx%d, the graph needs %dx%d", op.warm_start->T,
+                           op.warm_start->V, T, V);
+      goto done;
+    }
+    if (!(x0 = (double *)mlsys_calloc((size_t)mlsys_milp_num_vars(q.m), sizeof(double)))) { st = MLSYS_ERR_NOMEM; goto done; }
+    mlsys__mn_point(&q, op.warm_start, x0);
+    for (int i = 0; i < m->nrows; i++) {   /* name the first row the start violates */
+      double a = 0;
+      for (long k = m->row_off[i]; k < m->row_off[i + 1]; k++) a += m->rval[k] * x0[m->rcol[k]];
+      if ((m->sense[i] == MLSYS_ROW_LE && a > m->rhs[i] + 1e-6) || (m->sense[i] == MLSYS_ROW_GE && a < m->rhs[i] - 1e-6) ||
+          (m->sense[i] == MLSYS_ROW_EQ && fabs(a - m->rhs[i]) > 1e-6)) {
+        st = mlsys_set_error(MLSYS_ERR_ARG, "monet: the warm start violates row %s (%g against %g)",
+                             m->rname && m->rname[i] ? m->rname[i] : "?", a, m->rhs[i]);
+        goto done;
+      }
+    }
+    mo.incumbent = x0;
+  }
+  /* Same rule as the Checkmate MILP (lp_solve small, CBC large), but on the model's columns: MONeT's ILP is larger
+     per graph node. Measured on smallcnn_b8 (27 nodes, 743 columns, full MONeT): lp_solve 27 s at 80 % and not
+     proven in 60 s at 100 %; CBC 0.5 s and 0.2 s. The test chains (≤ 200 columns) are proven by lp_solve at once. */
+  mo.backend = op.backend != MLSYS_SOLVER_DEFAULT ? op.backend
+               : (mlsys_milp_num_vars(q.m) > MLSYS__MN_CBC_MIN_VARS && mlsys_milp_has_backend(MLSYS_SOLVER_CBC))
+                   ? MLSYS_SOLVER_CBC
+               : mlsys_milp_has_backend(MLSYS_SOLVER_LPSOLVE) ? MLSYS_SOLVER_LPSOLVE : MLSYS_SOLVER_CBC;
+  mo.time_limit = op.time_limit > 0 ? op.time_limit : 3600;
+  mo.mip_gap_rel = op.mip_gap_rel;
+  mo.mip_gap_abs = op.mip_gap_abs / q.cunit;
+  st = mlsys_milp_solve(q.m, &mo, &r);
+  if (st == MLSYS_ERR_INFEASIBLE) {
+    mlsys_set_error(st, "monet: no schedule fits %llu bytes under the ILP's memory rows (fixed memory %llu bytes)",
+                    (unsigned long long)budget, (unsigned long long)sg->fixed);
+    goto done;
+  }
+  if (st != MLSYS_OK) { mlsys_prefix_error("monet ilp"); goto done; }
+  if ((st = mlsys_remat_monet_schedule_alloc(V, T, out)) != MLSYS_OK) goto done;
+  out->nvars = nvars; out->nrows = nrows;
+  for (int t = 0; t < T; t++) {
+    for (int v = 0; v < V; v++) {
+      int nimpl = sg->impl_off[v + 1] - sg->impl_off[v];
+      out->R[t * V + v] = r.x[q.R[t * V + v]] > 0.5;
+      if (q.IP[t * V + v] >= 0) out->IP[t * V + v] = r.x[q.IP[t * V + v]] > 0.5;
+      out->F[t * V + v] = -1;
+      if (out->R[t * V + v]) {
+        out->F[t * V + v] = 0;
+        if (nimpl > 1)
+          for (int l = 0; l < nimpl; l++)
+            if (r.x[q.F[((size_t)t * V + v) * MLSYS_REMAT_MONET_MAX_IMPLS + l]] > 0.5) out->F[t * V + v] = (signed char)l;
+      }
+    }
+    out->M[t] = 0;
+    for (int p = 0; p < Y; p++) if (q.M[t * Y + p] >= 0 && r.x[q.M[t * Y + p]] > 0.5) out->M[t] = (signed char)p;
+  }
+  for (int i = 0; i < (T + 1) * V; i++) out->S[i] = r.x[q.S[i]] > 0.5;
+  out->budget = budget;
+  out->optimal = r.status == MLSYS_MILP_OPTIMAL;
+  out->objective = r.objective * q.cunit;
+  out->bound = isfinite(r.bound) ? r.bound * q.cunit : NAN;
+  out->solve_seconds = mlsys_now() - t0;
+  snprintf(out->method, sizeof out->method, "%s", sg->mode ? "monet" : "monet-noop");
+  if (mlsys_remat_monet_simulate(sg, out, MLSYS_REMAT_MONET_SIM_SWEEP, &sim) != MLSYS_OK) {
+    st = mlsys_set_error(MLSYS_ERR_SOLVER, "monet: the ILP's schedule is invalid in the simulator: %s", sim.why);
+    goto done;
+  }
+  out->peak_sweep = sim.peak;
+  if (sim.peak > budget) {
+    st = mlsys_set_error(MLSYS_ERR_SOLVER, "monet: the ILP's schedule peaks at %llu bytes in the simulator's sweep "
+                         "accounting, over the budget %llu (the memory rows should bound it)",
+                         (unsigned long long)sim.peak, (unsigned long long)budget);
+    goto done;
+  }
+  mlsys_remat_monet_simulate(sg, out, MLSYS_REMAT_MONET_SIM_EAGER, &sim);
+  out->cost = sim.cost;
+  out->peak = sim.peak;
+  if (sim.peak > budget) {
+    st = mlsys_set_error(MLSYS_ERR_SOLVER, "monet: the ILP's schedule peaks at %llu bytes in the simulator, over the "
+                         "budget %llu (the memory rows should bound it)", (unsigned long long)sim.peak,
+                         (unsigned long long)budget);
+    goto done;
+  }
+  st = MLSYS_OK;
+done:
+  if (st == MLSYS_ERR_NOMEM && !mlsys_last_error()[0]) mlsys_set_error(st, "monet: out of memory");
+  if (st != MLSYS_OK && out->R) {
+    int nv = out->nvars, nr = out->nrows;
+    mlsys_remat_monet_schedule_free(out);
+    out->nvars = nv; out->nrows = nr;
+  }
+  mlsys_milp_result_free(&r);
+  mlsys_free(x0);
+  if (q.m) mlsys_milp_free(q.m);
+  mlsys_free(q.R); mlsys_free(q.S); mlsys_free(q.P); mlsys_free(q.IP); mlsys_free(q.F); mlsys_free(q.M);
+  mlsys_free(q.SM); mlsys_free(q.cols); mlsys_free(q.vals);
+  return st;
+}
+
+/* ---- plans ---- */
+MLSYS_DEF void mlsys_remat_monet_plan_free(mlsys_remat_monet_plan *p) {
+  if (!p) return;
+  mlsys_free(p->steps);
+  memset(p, 0, sizeof *p);
+}
+
+/* The last backward user (solver id) of each backward node's output, from the graph's B→B edges; -1 if none. */
+static int *mlsys__mn_grad_last(const mlsys_remat_graph *g, const mlsys_remat_monet_graph *sg) {
+  int *last = (int *)mlsys_alloc((size_t)sg->N, sizeof(int)), off = sg->V - (g->dag.n - (sg->N - sg->V));
+  if (!last) return NULL;
+  for (int v = 0; v < sg->N; v++) last[v] = -1;
+  /* graph id b ≥ first B maps to solver id b + off */
+  for (int v = sg->V; v < sg->N; v++) {
+    int b = sg->src[v];
+    for (int k = g->dag.in_off[b]; k < g->dag.in_off[b + 1]; k++) {
+      int u = g->dag.in[k] + off;
+      if (u >= sg->V && v > last[u]) last[u] = v;
+    }
+  }
+  return last;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_monet_plan_build(const mlsys_remat_graph *g, const mlsys_remat_monet_graph *sg,
+                                                    const mlsys_remat_monet_schedule *s, mlsys_remat_monet_plan *out) {
+  mlsys_remat_monet_sim sim;
+  mlsys_status st;
+  int V, T, N, cap, n = 0, *glast = NULL;
+  unsigned char *live = NULL;
+  int *lastneed = NULL;
+  mlsys_remat_monet_step *steps = NULL;
+  if (!g || !sg || !s || !out) return mlsys_set_error(MLSYS_ERR_ARG, "monet plan: NULL argument");
+  memset(out, 0, sizeof *out);
+  if ((st = mlsys_remat_monet_simulate(sg, s, MLSYS_REMAT_MONET_SIM_EAGER, &sim)) != MLSYS_OK) return st;
+  V = sg->V; T = sg->T; N = sg->N;
+  cap = 4 * T * (V + 2) + 2 * N + 16;
+  steps = (mlsys_remat_monet_step *)mlsys_alloc((size_t)cap, sizeof *steps);
+  live = (unsigned char *)mlsys_calloc((size_t)N, 1);
+  lastneed = (int *)mlsys_alloc((size_t)V, sizeof(int));
+  glast = mlsys__mn_grad_last(g, sg);
+  if (!steps || !live || !lastneed || !glast) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "monet plan: out of memory"); goto done; }
+#define MN_STEP(o, t_, v_, l_, ip_)                                                                       \
+  do {                                                                                                    \
+    steps[n].op = (unsigned char)(o); steps[n].stage = (t_); steps[n].node = (v_); steps[n].impl = (l_);  \
+    steps[n].in_place = (unsigned char)(ip_); n++;                                                        \
+  } while (0)
+  for (int t = 0; t < T; t++) {
+    const unsigned char *R = s->R + (size_t)t * V, *Sout = s->S + (size_t)(t + 1) * V, *IP = s->IP + (size_t)t * V;
+    int pk = t > 0 ? sg->path_off[t] + s->M[t] : -1, b = V + t - 1;
+    /* the same liveness as the eager simulator: last computed user, or V for values kept or read by the path */
+    for (int i = 0; i < V; i++) lastneed[i] = Sout[i] ? V : -1;
+    for (int k = 0; k < V; k++)
+      if (R[k]) for (int x = sg->in_off[k]; x < sg->in_off[k + 1]; x++) if (k > lastneed[sg->in[x]]) lastneed[sg->in[x]] = k;
+    if (pk >= 0) for (int x = sg->pdep_off[pk]; x < sg->pdep_off[pk + 1]; x++) lastneed[sg->pdep[x]] = V;
+    for (int i = 0; i < V; i++)   /* stage start: stored values unused here, or recomputed here */
+      if (live[i] && (R[i] || lastneed[i] < 0)) { MN_STEP(MLSYS_REMAT_OP_FREE, t, i, -1, 0); live[i] = 0; }
+    for (int k = 0; k < V; k++) {
+      if (!R[k]) continue;
+      for (int i = 0; i < V; i++)
+        if (live[i] && lastneed[i] < k) { MN_STEP(MLSYS_REMAT_OP_FREE, t, i, -1, 0); live[i] = 0; }
+      MN_STEP(MLSYS_REMAT_OP_COMPUTE, t, k, s->F[(size_t)t * V + k], IP[k]);
+      if (IP[k]) live[sg->inplace_of[k]] = 0;   /* the output took over the input's buffer */
+      live[k] = 1;
+    }
+    for (int i = 0; i < V; i++)
+      if (live[i] && lastneed[i] < V) { MN_STEP(MLSYS_REMAT_OP_FREE, t, i, -1, 0); live[i] = 0; }
+    if (pk >= 0) {
+      MN_STEP(MLSYS_REMAT_OP_COMPUTE, t, b, s->M[t], 0);
+      live[b] = 1;
+      for (int u = V; u <= b; u++)   /* gradients read for the last time (or never read) */
+        if (live[u] && glast[u] <= b) { MN_STEP(MLSYS_REMAT_OP_FREE, t, u, -1, 0); live[u] = 0; }
+      for (int i = 0; i < V; i++)
+        if (live[i] && !Sout[i]) { MN_STEP(MLSYS_REMAT_OP_FREE, t, i, -1, 0); live[i] = 0; }
+    }
+    if (n > cap - 2 * (V + N)) { st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step buffer overflow"); goto done; }
+  }
+#undef MN_STEP
+  out->nsteps = n;
+  out->steps = steps;
+  steps = NULL;
+  st = mlsys_remat_monet_plan_validate(g, sg, out, &out->peak);
+  if (st != MLSYS_OK) mlsys_remat_monet_plan_free(out);
+done:
+  mlsys_free(steps); mlsys_free(live); mlsys_free(lastneed); mlsys_free(glast);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_monet_plan_validate(const mlsys_remat_graph *g, const mlsys_remat_monet_graph *sg,
+                                                       const mlsys_remat_monet_plan *p, uint64_t *peak) {
+  int V, N, off, *glast = NULL, *ran = NULL;
+  unsigned char *live = NULL;
+  uint64_t bytes = 0, pk = 0;
+  mlsys_status st = MLSYS_OK;
+  if (!g || !sg || !p || (p->nsteps > 0 && !p->steps)) return mlsys_set_error(MLSYS_ERR_ARG, "monet plan: NULL argument");
+  V = sg->V; N = sg->N;
+  off = V - (g->dag.n - (N - V));
+  live = (unsigned char *)mlsys_calloc((size_t)N, 1);
+  ran = (int *)mlsys_calloc((size_t)N, sizeof(int));
+  glast = mlsys__mn_grad_last(g, sg);
+  if (!live || !ran || !glast) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "monet plan: out of memory"); goto done; }
+  for (int k = 0; k < p->nsteps; k++) {
+    const mlsys_remat_monet_step *e = &p->steps[k];
+    int v = e->node;
+    if (v < 0 || v >= N) { st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d: node %d out of range", k, v); goto done; }
+    if (e->op == MLSYS_REMAT_OP_FREE) {
+      if (!live[v]) { st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d frees %d, which is not live", k, v); goto done; }
+      live[v] = 0; bytes -= sg->mem[v];
+      continue;
+    }
+    if (live[v]) { st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d computes %d over a live copy", k, v); goto done; }
+    if (v < V) {
+      const mlsys_remat_monet_impl *im;
+      uint64_t now;
+      if (e->impl < 0 || e->impl >= sg->impl_off[v + 1] - sg->impl_off[v]) {
+        st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d: node %d has no implementation %d", k, v, e->impl);
+        goto done;
+      }
+      for (int x = sg->in_off[v]; x < sg->in_off[v + 1]; x++)
+        if (!live[sg->in[x]]) {
+          st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d computes %d without its input %d", k, v, sg->in[x]);
+          goto done;
+        }
+      im = &sg->impl[sg->impl_off[v] + e->impl];
+      now = sg->fixed + bytes + (e->stage == 0 ? im->workspace : im->recompute_workspace) + (e->in_place ? 0 : sg->mem[v]);
+      if (e->in_place) {
+        int u = sg->inplace_of[v];
+        if (u < 0 || !live[u]) { st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d: %d cannot run in place", k, v); goto done; }
+        live[u] = 0; bytes -= sg->mem[u];
+      }
+      if (now > pk) pk = now;
+    } else {
+      int t = v - V + 1, np = sg->path_off[t + 1] - sg->path_off[t], q, b = sg->src[v];
+      uint64_t now;
+      if (ran[v]++) { st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d runs backward node %d twice", k, v); goto done; }
+      if (e->impl < 0 || e->impl >= np) { st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d: no path %d", k, e->impl); goto done; }
+      q = sg->path_off[t] + e->impl;
+      for (int x = sg->pdep_off[q]; x < sg->pdep_off[q + 1]; x++)
+        if (!live[sg->pdep[x]]) {
+          st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d: backward %d needs x_%d, not live", k, v, sg->pdep[x]);
+          goto done;
+        }
+      for (int x = g->dag.in_off[b]; x < g->dag.in_off[b + 1]; x++) {
+        int u = g->dag.in[x] + off;
+        if (u >= V && !live[u]) {
+          st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d: backward %d needs gradient %d, not live", k, v, u);
+          goto done;
+        }
+      }
+      now = sg->fixed + bytes + sg->path_ws[q] + sg->mem[v];
+      if (now > pk) pk = now;
+    }
+    live[v] = 1; bytes += sg->mem[v];
+  }
+  for (int v = V; v < N; v++)
+    if (!ran[v]) { st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: backward node %d never runs", v); goto done; }
+  if (peak) *peak = pk;
+done:
+  mlsys_free(live); mlsys_free(ran); mlsys_free(glast);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_monet_to_checkmate(const mlsys_remat_graph *g, const mlsys_remat_monet_graph *sg,
+                                                      const mlsys_remat_monet_schedule *s, mlsys_remat_schedule *out) {
+  int n, V, fb;
+  mlsys_status st;
+  if (!g || !sg || !s || !out) return mlsys_set_error(MLSYS_ERR_ARG, "monet to checkmate: NULL argument");
+  memset(out, 0, sizeof *out);
+  n = g->dag.n; V = sg->V;
+  for (fb = 0; fb < n && g->kind[fb] != MLSYS_REMAT_B; fb++) {}
+  if (fb != V || sg->N != n || s->V != V || s->T != sg->T)
+    return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "monet to checkmate: only for solver graphs without IntNodes");
+  if ((st = mlsys_remat_schedule_alloc(n, out)) != MLSYS_OK) return st;
+  for (int k = 0; k < n; k++) {
+    int t = k < V ? 0 : k - V + 1;
+    out->R[(size_t)k * n + k] = 1;
+    if (k >= V) for (int i = 0; i < V; i++) out->R[(size_t)k * n + i] = s->R[t * V + i];
+    for (int i = 0; i < k; i++) {
+      int later = 0;   /* a user at stage ≥ k in Checkmate's order */
+      for (int x = g->dag.out_off[i]; x < g->dag.out_off[i + 1]; x++) {
+        int w = g->dag.out[x];
+        if (w >= k && (i >= V || w < V)) later = 1;   /* gradients by liveness; forward values by forward users */
+      }
+      if (i >= V) out->S[(size_t)k * n + i] = later;
+      else if (k < V) out->S[(size_t)k * n + i] = later || s->S[V + i];   /* forward pass: alive or stored into S[1] */
+      else out->S[(size_t)k * n + i] = s->S[t * V + i];
+    }
+  }
+  snprintf(out->method, sizeof out->method, "%s", s->method[0] ? s->method : "monet");
+  snprintf(out->source, sizeof out->source, "%s", out->method);
+  out->budget = s->budget;
+  return mlsys_remat_evaluate(g, out);
 }
 
 #ifdef __cplusplus

@@ -26,7 +26,9 @@ static const char *remat_help =
     "SIZE is bytes with an optional unit (123456, 64MiB, 1.5GB, 2GiB), fixed memory included, or P% meaning\n"
     "the fixed memory plus P% of the checkpoint-all activation peak (80%).\n"
     "Methods: milp (Checkmate MILP, default), lp (LP relaxation + two-phase rounding), checkpoint-all,\n"
-    "chen (sqrt(n) segments), chen-greedy, griewank (revolve), ap-sqrtn, ap-greedy, lin-greedy, or all.\n"
+    "chen (sqrt(n) segments), chen-greedy, griewank (revolve), ap-sqrtn, ap-greedy, lin-greedy, or all;\n"
+    "monet (MONeT's staged ILP with its operator catalogue: conv/linear algorithms, ReLU/MaxPool backward\n"
+    "variants, in-place ReLU) and monet-noop (the same ILP, checkpointing only); not part of 'all'.\n"
     "--time-limit bounds each method (default 60 s). --solver picks the MILP/LP backend: by default\n"
     "MILPs of up to 40 nodes run on lp_solve, larger ones on CBC, and LP relaxations on Clp (when compiled in).\n"
     "--coarsen: the LP of a graph of 120+ nodes runs on its fused form (conv-bn-relu) by default (auto)\n"
@@ -38,6 +40,9 @@ static const char *remat_help =
     "(compute_cost / baseline_cost), peak_memory (activations + fixed, bytes), activation_peak, fixed_memory,\n"
     "budget, optimal, bound, gap (null when unknown), recomputations, solve_seconds, note, error (when not ok),\n"
     "plan (a list of {\"op\": \"compute\"|\"free\", \"node\": name, \"reg\": register}).\n"
+    "For monet and monet-noop: plan steps are {op, node, stage, impl (compute), in_place}; peak_memory is the eager simulation (Alg. 4), peak_memory_ilp the ILP's\n"
+    "accounting, and implementations lists per operator {\"node\", \"forward\": default | im2col+gemm,\n"
+    "\"in_place\"} or {\"node\", \"backward\": graph | input-activated | output-activated | mask | argmax}.\n"
     "\n"
     "Exit codes: 0 a schedule fits the budget, 1 it does not (the message names the smallest feasible budget\n"
     "found) or the input is bad, 2 bad usage.\n";
@@ -154,18 +159,177 @@ static void remat_human_row(const mlsys_remat_graph *g, mlsys_remat_method m, ml
            err);
 }
 
+static const char *remat_path_name(char k) {
+  switch (k) {
+    case 'i': return "input-activated";
+    case 'o': return "output-activated";
+    case 'm': return "mask";
+    case 'a': return "argmax";
+    default: return "graph";
+  }
+}
+
+/* --method monet | monet-noop: MONeT's staged ILP (mlsys_remat.h section 9) */
+/* A MONeT step's node and implementation in words. */
+static void remat_monet_step_names(const mlsys_remat_graph *g, const mlsys_remat_monet_graph *sg,
+                                   const mlsys_remat_monet_step *e, char *node, size_t nl, const char **impl) {
+  int v = e->node, src = sg->src[v];
+  char nb[64];
+  if (src >= 0) snprintf(node, nl, "%s", mlsys_remat_node_name(g, src, nb, sizeof nb));
+  else snprintf(node, nl, "%s.%s", mlsys_remat_node_name(g, sg->src[sg->parent[v]], nb, sizeof nb),
+                sg->int_kind[v] == 'm' ? "mask" : "argmax");
+  if (e->op != MLSYS_REMAT_OP_COMPUTE) *impl = NULL;
+  else if (v >= sg->V) *impl = remat_path_name(sg->path_kind[sg->path_off[v - sg->V + 1] + e->impl]);
+  else *impl = e->impl > 0 ? "im2col+gemm" : "default";
+}
+
+static int remat_monet(remat_args *a, const mlsys_remat_graph *g, uint64_t budget, const mlsys_remat_opts *co,
+                       unsigned mode) {
+  mlsys_remat_monet_catalogue c;
+  mlsys_remat_monet_graph sg;
+  mlsys_remat_monet_opts o;
+  mlsys_remat_monet_schedule s;
+  mlsys_remat_monet_plan plan;
+  mlsys_status st;
+  mlsys_json_writer w;
+  uint64_t fixed = mlsys_remat_fixed_total(g);
+  double base = 0;
+  long recomp = 0;
+  char err[1024] = "", nb[64], b1[32], b2[32];
+  int rc = CLI_OK, V;
+  memset(&c, 0, sizeof c);
+  c.mode = mode;
+  if (mlsys_remat_monet_graph_build(g, &c, &sg) != MLSYS_OK) return cli_fail("remat solve", "%s", mlsys_last_error());
+  memset(&o, 0, sizeof o);
+  o.time_limit = co->time_limit;
+  o.mip_gap_rel = co->mip_gap_rel;
+  o.backend = co->backend;
+  o.dump_model = co->dump_model;
+  st = mlsys_remat_monet_solve(&sg, budget, &o, &s);
+  if (st != MLSYS_OK) snprintf(err, sizeof err, "%s", mlsys_last_error());
+  for (int v = 0; v < g->dag.n; v++) base += g->dag.cost[v];
+  V = sg.V;
+  if (st == MLSYS_OK)
+    for (int t = 1; t < sg.T; t++)
+      for (int v = 0; v < V; v++) recomp += s.R[t * V + v];
+  if (a->json) {
+    mlsys_jw_init(&w, stdout, 1);
+    mlsys_jw_object(&w);
+    mlsys_jw_key(&w, "status");
+    mlsys_jw_str(&w, st == MLSYS_OK ? (s.optimal ? "optimal" : "feasible")
+                     : st == MLSYS_ERR_INFEASIBLE ? "infeasible" : st == MLSYS_ERR_TIMEOUT ? "timeout" : "error");
+    mlsys_jw_key(&w, "method"); mlsys_jw_str(&w, mode ? "monet" : "monet-noop");
+    mlsys_jw_key(&w, "schedule"); if (st == MLSYS_OK) mlsys_jw_str(&w, s.method); else mlsys_jw_null(&w);
+    mlsys_jw_key(&w, "source"); if (st == MLSYS_OK) mlsys_jw_str(&w, s.method); else mlsys_jw_null(&w);
+    mlsys_jw_key(&w, "milp_ran"); mlsys_jw_bool(&w, st == MLSYS_OK);
+    remat_json_num(&w, "compute_cost", st == MLSYS_OK ? s.cost : NAN);
+    remat_json_num(&w, "baseline_cost", base);
+    remat_json_num(&w, "overhead", st == MLSYS_OK && base > 0 ? s.cost / base : NAN);
+    mlsys_jw_key(&w, "peak_memory"); if (st == MLSYS_OK) mlsys_jw_u64(&w, s.peak); else mlsys_jw_null(&w);
+    mlsys_jw_key(&w, "peak_memory_ilp"); if (st == MLSYS_OK) mlsys_jw_u64(&w, s.peak_sweep); else mlsys_jw_null(&w);
+    mlsys_jw_key(&w, "activation_peak"); if (st == MLSYS_OK) mlsys_jw_u64(&w, s.peak - fixed); else mlsys_jw_null(&w);
+    mlsys_jw_key(&w, "fixed_memory"); mlsys_jw_u64(&w, fixed);
+    mlsys_jw_key(&w, "budget"); mlsys_jw_u64(&w, budget);
+    mlsys_jw_key(&w, "optimal"); mlsys_jw_bool(&w, st == MLSYS_OK && s.optimal);
+    remat_json_num(&w, "bound", st == MLSYS_OK ? s.bound : NAN);
+    remat_json_num(&w, "gap", st == MLSYS_OK && isfinite(s.bound) && s.objective > 0 ? (s.objective - s.bound) / s.objective : NAN);
+    mlsys_jw_key(&w, "recomputations"); mlsys_jw_i64(&w, recomp);
+    remat_json_num(&w, "solve_seconds", st == MLSYS_OK ? s.solve_seconds : NAN);
+    mlsys_jw_key(&w, "ilp_vars"); mlsys_jw_i64(&w, s.nvars);
+    mlsys_jw_key(&w, "ilp_rows"); mlsys_jw_i64(&w, s.nrows);
+    mlsys_jw_key(&w, "note"); mlsys_jw_str(&w, "");
+    if (st != MLSYS_OK) { mlsys_jw_key(&w, "error"); mlsys_jw_str(&w, err); }
+    if (st == MLSYS_OK) {
+      mlsys_jw_key(&w, "implementations");
+      mlsys_jw_array(&w);
+      for (int v = 0; v < sg.N; v++) {
+        if (sg.src[v] < 0) continue;
+        mlsys_jw_object(&w);
+        mlsys_jw_key(&w, "node"); mlsys_jw_str(&w, mlsys_remat_node_name(g, sg.src[v], nb, sizeof nb));
+        if (v < V) {
+          mlsys_jw_key(&w, "forward"); mlsys_jw_str(&w, s.F[v] > 0 ? "im2col+gemm" : "default");
+          mlsys_jw_key(&w, "in_place"); mlsys_jw_bool(&w, s.IP[v]);
+        } else {
+          int t = v - V + 1;
+          mlsys_jw_key(&w, "backward"); mlsys_jw_str(&w, remat_path_name(sg.path_kind[sg.path_off[t] + s.M[t]]));
+        }
+        mlsys_jw_end(&w);
+      }
+      mlsys_jw_end(&w);
+      if (mlsys_remat_monet_plan_build(g, &sg, &s, &plan) == MLSYS_OK) {
+        mlsys_jw_key(&w, "plan");
+        mlsys_jw_array(&w);
+        for (int k = 0; k < plan.nsteps; k++) {
+          const mlsys_remat_monet_step *e = &plan.steps[k];
+          const char *im;
+          remat_monet_step_names(g, &sg, e, nb, sizeof nb, &im);
+          mlsys_jw_object(&w);
+          mlsys_jw_key(&w, "op"); mlsys_jw_str(&w, e->op == MLSYS_REMAT_OP_COMPUTE ? "compute" : "free");
+          mlsys_jw_key(&w, "node"); mlsys_jw_str(&w, nb);
+          mlsys_jw_key(&w, "stage"); mlsys_jw_i64(&w, e->stage);
+          if (im) { mlsys_jw_key(&w, "impl"); mlsys_jw_str(&w, im); }
+          if (e->in_place) { mlsys_jw_key(&w, "in_place"); mlsys_jw_bool(&w, 1); }
+          mlsys_jw_end(&w);
+        }
+        mlsys_jw_end(&w);
+        mlsys_remat_monet_plan_free(&plan);
+      }
+    }
+    mlsys_jw_end(&w);
+    if (mlsys_jw_finish(&w) != MLSYS_OK) rc = cli_fail("remat solve", "%s", mlsys_last_error());
+  } else {
+    printf("graph %s: %d nodes; MONeT solver graph %d forward nodes, %d stages; fixed memory %s; budget %s\n",
+           g->name ? g->name : a->graph, g->dag.n, sg.V, sg.T, cli_fmt_bytes(fixed, b1, sizeof b1),
+           cli_fmt_bytes(budget, b2, sizeof b2));
+    if (st == MLSYS_OK) {
+      printf("%-15s %-12s %10.4fx %12s %8ld %9.2f s\n", mode ? "monet" : "monet-noop", s.optimal ? "optimal" : "feasible",
+             base > 0 ? s.cost / base : 1.0, cli_fmt_bytes(s.peak, b1, sizeof b1), recomp, s.solve_seconds);
+      for (int v = 0; v < sg.N; v++) {
+        if (sg.src[v] < 0) continue;
+        if (v < V) {
+          if (s.F[v] > 0 || s.IP[v])
+            printf("  %-20s forward %s%s\n", mlsys_remat_node_name(g, sg.src[v], nb, sizeof nb),
+                   s.F[v] > 0 ? "im2col+gemm" : "default", s.IP[v] ? ", in place" : "");
+        } else {
+          int t = v - V + 1;
+          if (sg.path_kind[sg.path_off[t] + s.M[t]] != 'g')
+            printf("  %-20s backward %s\n", mlsys_remat_node_name(g, sg.src[v], nb, sizeof nb),
+                   remat_path_name(sg.path_kind[sg.path_off[t] + s.M[t]]));
+        }
+      }
+      if (a->plan && mlsys_remat_monet_plan_build(g, &sg, &s, &plan) == MLSYS_OK) {
+        printf("execution plan (%d steps, peak %s):\n", plan.nsteps, cli_fmt_bytes(plan.peak, b1, sizeof b1));
+        for (int k = 0; k < plan.nsteps; k++) {
+          const mlsys_remat_monet_step *e = &plan.steps[k];
+          const char *im;
+          remat_monet_step_names(g, &sg, e, nb, sizeof nb, &im);
+          printf("  %3d  stage %-3d %-7s %-20s%s%s%s\n", k, e->stage, e->op == MLSYS_REMAT_OP_COMPUTE ? "compute" : "free",
+                 nb, im ? " " : "", im ? im : "", e->in_place ? " (in place)" : "");
+        }
+        mlsys_remat_monet_plan_free(&plan);
+      }
+    }
+  }
+  if (st != MLSYS_OK) { fprintf(stderr, "mlsys remat solve: %s\n", err); rc = CLI_ERR; }
+  mlsys_remat_monet_schedule_free(&s);
+  mlsys_remat_monet_graph_free(&sg);
+  return rc;
+}
+
 static int remat_solve(remat_args *a) {
   mlsys_remat_graph g;
   mlsys_remat_schedule ref;
   mlsys_remat_opts o;
   uint64_t budget = 0, fixed;
-  int all = 0, m, m0, m1, rc = CLI_OK, any_fit = 0, json = a->json != NULL;
+  int all = 0, m, m0, m1, rc = CLI_OK, any_fit = 0, json = a->json != NULL, monet = -1;
   double d;
   mlsys_json_writer w;
   char b1[32], b2[32], b3[32];
   memset(&o, 0, sizeof o);
   if (!a->budget) return cli_usage_error("remat solve", "--budget SIZE is required");
   if (a->method && !strcmp(a->method, "all")) all = 1;
+  else if (a->method && (!strcmp(a->method, "monet") || !strcmp(a->method, "monet-noop")))
+    monet = !strcmp(a->method, "monet") ? MLSYS_REMAT_MONET_ALL : 0;
   else if (a->method && (m = mlsys_remat_method_parse(a->method)) < 0)
     return cli_usage_error("remat solve", "unknown method '%s'", a->method);
   else o.method = a->method ? (mlsys_remat_method)mlsys_remat_method_parse(a->method) : MLSYS_REMAT_MILP;
@@ -213,6 +377,11 @@ static int remat_solve(remat_args *a) {
       return cli_usage_error("remat solve", "bad --budget '%s' (bytes, e.g. 1073741824, 1GiB, 512MB, or 80%%)",
                              a->budget);
     }
+  }
+  if (monet >= 0) {
+    rc = remat_monet(a, &g, budget, &o, (unsigned)monet);
+    mlsys_remat_graph_free(&g);
+    return rc;
   }
   m0 = all ? 0 : (int)o.method;
   m1 = all ? MLSYS_REMAT_METHOD_COUNT : (int)o.method + 1;
