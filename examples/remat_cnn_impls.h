@@ -4,6 +4,8 @@
      convolution      "direct"  the existing loops: no workspace
                       "im2col"  im2col + GEMM forward, GEMM + col2im input gradient, im2col + GEMM weight gradient,
                                 through a caller-supplied workspace (cnn_conv_im2col_workspace bytes)
+                      "im2col_t" input gradient only: im2col of dy + GEMM with the transposed filter (bit-identical,
+                                cnn_conv_im2col_t_workspace bytes)
      ReLU             "input"   the backward reads the forward's input  (the existing functions)
                       "output"  the backward reads the forward's output (cnn_relu_backward accepts either)
                       "inplace" the forward overwrites its input; the backward then reads the output
@@ -45,10 +47,6 @@
                       anything: NaN, inf, -0, denormals). Otherwise an infinite or NaN weight at a padded tap gives
                       NaN (inf * 0) where the direct loop gives a number, and a bias of -0.0 with only zero terms
                       can come out +0.0.
-                      "Bit-identical" here leaves one thing out everywhere: the payload of a NaN result. When two
-                      NaNs meet in a + b, x86 returns the first operand's, and which operand comes first is the
-                      compiler's choice, which differs between the scalar direct loop and the vectorised GEMM; a NaN
-                      result is NaN in both, every other bit (the sign of zero included) matches.
      weight gradient  dw[k,c,r,s] = sum over n, then (i, j) row-major: the direct loop's order (the running sum is
                       carried from sample to sample through dw), the padding again contributing dy * 0, and the sum
                       starts at +0.0, so BIT-IDENTICAL whenever dy is finite (x anything). db is the direct loop's.
@@ -57,6 +55,18 @@
                       terms in a different grouping: NOT bit-identical; the difference is a few ulps of the sum of
                       |w * dy| (the test allows 1e-5 of that), and the padded taps are dropped by col2im, so NaN and
                       infinity appear exactly where the direct loop has them.
+     input gradient,  "im2col_t": the input gradient as a forward convolution of dy with the transposed filter:
+       transposed     im2col of dy, colT[(k*R + r)*S + s][h*W + v] = dy[n, k, h-r+pad, v-s+pad] (0 outside),
+                      K*R*S x H*W floats per sample (cnn_conv_im2col_t_workspace), then dx[c, :] = sum over (k, r, s)
+                      of w[k,c,r,s] * colT[(k, r, s), :]: the direct loop's order from +0.0, so BIT-IDENTICAL
+                      whenever the weights are finite (dy anything), at a larger workspace than col2im's when K > C.
+                      (col2im's version is bit-identical too when K = 1 or R = 1: the groupings then coincide.)
+   "Bit-identical" leaves one thing out everywhere: the payload of a NaN result. When two NaNs meet in a + b, x86
+   returns the first operand's, and which operand comes first is the compiler's choice, which differs between the
+   scalar direct loop and the vectorised GEMM; a NaN result is NaN in both, and every other bit (the sign of zero
+   included) matches. And it assumes products rounded on their own, as the project's flags give (ISO C, baseline
+   x86-64): where the compiler fuses acc += w * x into one FMA (an FMA target with clang, or gcc in GNU C mode), the
+   direct loop and the GEMM may be fused differently and the claims do not hold (the test turns contraction off).
    ================================================================================================================ */
 
 /* Workspace bytes of the im2col algorithm for an N x C x H x W input, K filters of R x S, padding pad (each of the
@@ -193,6 +203,61 @@ static int cnn_conv2d_backward_input_im2col(float *dx, const float *dy, const fl
   return 0;
 }
 
+/* Workspace bytes of cnn_conv2d_backward_input_im2col_t: one sample's K*R*S x H*W transposed column matrix; 0 when
+   the forward's output is empty (dx is then all zeros). Per sample, as cnn_conv_im2col_workspace. */
+static size_t cnn_conv_im2col_t_workspace(int N, int C, int H, int W, int K, int R, int S, int pad) {
+  long OH = (long)H + 2L * pad - R + 1, OW = (long)W + 2L * pad - S + 1;
+  (void)N; (void)C;
+  if (K <= 0 || R <= 0 || S <= 0 || H <= 0 || W <= 0 || OH <= 0 || OW <= 0) return 0;
+  return (size_t)K * (size_t)R * (size_t)S * (size_t)H * (size_t)W * sizeof(float);
+}
+
+/* The same dx as cnn_conv2d_backward_input, bit-identical for finite weights (section comment). ws: at least
+   cnn_conv_im2col_t_workspace(...) bytes, float-aligned; -1 when smaller (nothing written), else 0. */
+static int cnn_conv2d_backward_input_im2col_t(float *dx, const float *dy, const float *w, int N, int C, int H, int W,
+                                              int K, int R, int pad, void *ws, size_t ws_bytes) {
+  int OH = H + 2 * pad - R + 1, OW = W + 2 * pad - R + 1, n, k, c, r, s, h, v;
+  size_t HW = (size_t)H * W, P, q, p;
+  float *col = (float *)ws;
+  if (ws_bytes < cnn_conv_im2col_t_workspace(N, C, H, W, K, R, R, pad)) return -1;
+  if (OH <= 0 || OW <= 0) {
+    for (p = 0; p < (size_t)N * C * HW; p++) dx[p] = 0.0f;
+    return 0;
+  }
+  P = (size_t)OH * OW;
+  for (n = 0; n < N; n++) {
+    for (k = 0; k < K; k++)                             /* colT: dy's taps as seen from each input pixel */
+      for (r = 0; r < R; r++)
+        for (s = 0; s < R; s++) {
+          float *row = col + ((size_t)(k * R + r) * R + s) * HW;
+          const float *dyk = dy + ((size_t)n * K + k) * P;
+          for (h = 0; h < H; h++) {
+            const int i = h - r + pad;
+            float *o = row + (size_t)h * W;
+            if (i < 0 || i >= OH) {
+              for (v = 0; v < W; v++) o[v] = 0.0f;
+              continue;
+            }
+            for (v = 0; v < W; v++) {
+              const int j = v - s + pad;
+              o[v] = j >= 0 && j < OW ? dyk[(size_t)i * OW + j] : 0.0f;
+            }
+          }
+        }
+    for (c = 0; c < C; c++) {                           /* GEMM: dx[c, :] = sum_q w^T[c, q] * colT[q, :] */
+      float *restrict dxc = dx + ((size_t)n * C + c) * HW;
+      for (p = 0; p < HW; p++) dxc[p] = 0.0f;
+      for (k = 0; k < K; k++)
+        for (q = 0; q < (size_t)R * R; q++) {
+          const float wq = w[((size_t)k * C + c) * R * R + q];
+          const float *restrict cq = col + ((size_t)k * R * R + q) * HW;
+          for (p = 0; p < HW; p++) dxc[p] += wq * cq[p];
+        }
+    }
+  }
+  return 0;
+}
+
 /* ================================================================================================================
    2. ReLU: in place, and the 1-bit mask.
 
@@ -276,7 +341,7 @@ static void cnn_maxpool2x2_backward_u8(float *dx, const float *dy, const uint8_t
    parameters the model's own; the model is not modified (weight gradients go to scratch).
    ================================================================================================================ */
 typedef enum { CNN_PASS_FORWARD, CNN_PASS_BACKWARD, CNN_PASS_BACKWARD_PARAMS, CNN_PASS_BACKWARD_INPUT } cnn_pass;
-typedef enum { CNN_IMPL_DIRECT, CNN_IMPL_IM2COL, CNN_IMPL_RELU_INPUT, CNN_IMPL_RELU_OUTPUT, CNN_IMPL_RELU_INPLACE,
+typedef enum { CNN_IMPL_DIRECT, CNN_IMPL_IM2COL, CNN_IMPL_IM2COL_T, CNN_IMPL_RELU_INPUT, CNN_IMPL_RELU_OUTPUT, CNN_IMPL_RELU_INPLACE,
                CNN_IMPL_RELU_MASK1, CNN_IMPL_POOL_IDX64, CNN_IMPL_POOL_RECOMPUTE, CNN_IMPL_POOL_IDX8 } cnn_impl;
 
 static const char *cnn_pass_name(cnn_pass p) {
@@ -284,7 +349,7 @@ static const char *cnn_pass_name(cnn_pass p) {
   return names[p];
 }
 static const char *cnn_impl_name(cnn_impl i) {
-  static const char *const names[] = {"direct", "im2col", "input", "output", "inplace", "mask1", "idx64",
+  static const char *const names[] = {"direct", "im2col", "im2col_t", "input", "output", "inplace", "mask1", "idx64",
                                       "recompute", "idx8"};
   return names[i];
 }
@@ -295,13 +360,13 @@ typedef struct {
                               backward (MONeT splits the conv backward into param-grad, then input-grad) */
   cnn_impl impl;
   double seconds;          /* median of reps runs at the model's batch */
-  uint64_t workspace;      /* scratch the call needs while it runs (freed after): the im2col buffer */
+  uint64_t workspace;      /* scratch the call needs while it runs (freed after): the im2col buffers */
   uint64_t intermediate;   /* bytes the implementation keeps from forward to backward besides the layer's input
                               and output: mask1 ceil(numel/8), idx8 numel(out) (MONeT's IntNode sizes, §A3.5
                               item 2), idx64 8 numel(out) (the pool node's auxiliary output here); else 0 */
 } cnn_impl_cost;
 
-#define CNN_IMPL_MAX_COSTS 64  /* SmallCNN has 56 rows */
+#define CNN_IMPL_MAX_COSTS 64  /* SmallCNN has 58 rows */
 
 typedef struct {
   const cnn_model *m;
@@ -326,6 +391,8 @@ static void cnn_impl_run(cnn_impl_bufs *B, int li, cnn_pass pass, cnn_impl impl)
       else if (pass == CNN_PASS_BACKWARD_PARAMS)
         cnn_conv2d_backward_params(B->dw, B->db, B->dy, B->x, N, L->c, L->h, L->w, L->k, 3, 1);
       else cnn_conv2d_backward_input(B->dx, B->dy, L->wt, N, L->c, L->h, L->w, L->k, 3, 1);
+    } else if (impl == CNN_IMPL_IM2COL_T) {
+      rc = cnn_conv2d_backward_input_im2col_t(B->dx, B->dy, L->wt, N, L->c, L->h, L->w, L->k, 3, 1, B->ws, B->ws_bytes);
     } else {
       if (pass == CNN_PASS_FORWARD)
         rc = cnn_conv2d_forward_im2col(B->y, B->x, L->wt, L->b, N, L->c, L->h, L->w, L->k, 3, 1, B->ws, B->ws_bytes);
@@ -372,12 +439,12 @@ static int cnn_impl_cmp_double(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* Fill out[0 .. *count) (cap rows at most; SmallCNN needs 56, CNN_IMPL_MAX_COSTS is enough) with every
+/* Fill out[0 .. *count) (cap rows at most; SmallCNN needs 58, CNN_IMPL_MAX_COSTS is enough) with every
    (layer, pass, implementation) of m: layers in order; per layer the implementations in cnn_impl order, each with
-   its forward, then its backward passes. reps >= 1 runs per row, the median reported. MLSYS_ERR_ARG when cap is
+   its forward, then its backward passes (im2col_t: its input gradient only). reps >= 1 runs per row, the median reported. MLSYS_ERR_ARG when cap is
    too small (*count then says how many rows are needed), MLSYS_ERR_NOMEM when a buffer cannot be allocated. */
 static mlsys_status cnn_impl_time(const cnn_model *m, int reps, cnn_impl_cost *out, int cap, int *count) {
-  static const cnn_impl conv_impls[] = {CNN_IMPL_DIRECT, CNN_IMPL_IM2COL};
+  static const cnn_impl conv_impls[] = {CNN_IMPL_DIRECT, CNN_IMPL_IM2COL, CNN_IMPL_IM2COL_T};
   static const cnn_impl relu_impls[] = {CNN_IMPL_RELU_INPUT, CNN_IMPL_RELU_OUTPUT, CNN_IMPL_RELU_INPLACE,
                                         CNN_IMPL_RELU_MASK1};
   static const cnn_impl pool_impls[] = {CNN_IMPL_POOL_IDX64, CNN_IMPL_POOL_RECOMPUTE, CNN_IMPL_POOL_IDX8};
@@ -403,7 +470,9 @@ static mlsys_status cnn_impl_time(const cnn_model *m, int reps, cnn_impl_cost *o
     max_b = L->nb > max_b ? L->nb : max_b;
     if (L->op == CNN_OP_CONV) {
       size_t ws = cnn_conv_im2col_workspace(N, L->c, L->h, L->w, L->k, 3, 3, 1);
+      size_t wt = cnn_conv_im2col_t_workspace(N, L->c, L->h, L->w, L->k, 3, 3, 1);
       max_ws = ws > max_ws ? ws : max_ws;
+      max_ws = wt > max_ws ? wt : max_ws;
     }
   }
   /* y also holds the in-place ReLU's copy of x (ReLU: out = in) */
@@ -427,7 +496,7 @@ static mlsys_status cnn_impl_time(const cnn_model *m, int reps, cnn_impl_cost *o
     const size_t nin = (size_t)N * cnn_layer_in_count(L), nout = (size_t)N * cnn_layer_out_count(L);
     const cnn_impl *impls = L->op == CNN_OP_CONV ? conv_impls : L->op == CNN_OP_RELU ? relu_impls
                             : L->op == CNN_OP_POOL ? pool_impls : one_impl;
-    const int nimpl = L->op == CNN_OP_CONV ? 2 : L->op == CNN_OP_RELU ? 4 : L->op == CNN_OP_POOL ? 3 : 1;
+    const int nimpl = L->op == CNN_OP_CONV ? 3 : L->op == CNN_OP_RELU ? 4 : L->op == CNN_OP_POOL ? 3 : 1;
     const cnn_pass *passes = L->op == CNN_OP_CONV || L->op == CNN_OP_LINEAR ? pass_wx : pass_fb;
     const int npass = L->op == CNN_OP_CONV || L->op == CNN_OP_LINEAR ? 3 : 2;
     mlsys_rng_seed(&rng, 0x5EED0000u + (uint64_t)li);
@@ -435,7 +504,9 @@ static mlsys_status cnn_impl_time(const cnn_model *m, int reps, cnn_impl_cost *o
     for (j = 0; j < nout; j++) B.dy[j] = (float)mlsys_rng_normal(&rng);
     for (a = 0; a < nimpl; a++)
       for (b = 0; b < npass; b++) {
-        cnn_impl_cost *c = n < cap ? &out[n] : NULL;
+        cnn_impl_cost *c;
+        if (impls[a] == CNN_IMPL_IM2COL_T && passes[b] != CNN_PASS_BACKWARD_INPUT) continue;   /* input grad only */
+        c = n < cap ? &out[n] : NULL;
         n++;
         if (!c) continue;
         memset(c, 0, sizeof *c);
@@ -443,6 +514,8 @@ static mlsys_status cnn_impl_time(const cnn_model *m, int reps, cnn_impl_cost *o
         c->pass = passes[b];
         c->impl = impls[a];
         if (impls[a] == CNN_IMPL_IM2COL) c->workspace = cnn_conv_im2col_workspace(N, L->c, L->h, L->w, L->k, 3, 3, 1);
+        if (impls[a] == CNN_IMPL_IM2COL_T)
+          c->workspace = cnn_conv_im2col_t_workspace(N, L->c, L->h, L->w, L->k, 3, 3, 1);
         if (impls[a] == CNN_IMPL_RELU_MASK1) c->intermediate = cnn_relu_mask_bytes(nin);
         if (impls[a] == CNN_IMPL_POOL_IDX8) c->intermediate = nout;
         if (impls[a] == CNN_IMPL_POOL_IDX64) c->intermediate = nout * sizeof(int64_t);

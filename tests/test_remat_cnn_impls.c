@@ -2,14 +2,25 @@
    examples/remat_cnn_layers.h it replaces, on random tensors over many small shapes (odd sizes, 1x1, N 1..4, C/K
    1..8, H/W 1..9) and with special values (+-0, NaN, +-inf, denormals).
 
-   Bit for bit (memcmp) wherever the header claims it: the im2col forward (finite weights, biases not -0), the im2col
-   weight gradient (finite dy), the in-place ReLU and the backward from its output, the 1-bit mask ReLU, the 8-bit
+   Bit for bit (memcmp; NaN payloads aside where NaNs meet, see same_bits_nan) wherever the header claims it: the
+   im2col forward (finite weights, biases not -0), the im2col weight gradient (finite dy), the transposed-im2col
+   input gradient (finite weights), the in-place ReLU and the backward from its output, the 1-bit mask ReLU, the 8-bit
    max-pool. The im2col input gradient groups its sum differently (over k inside, over the taps outside), so it is
    checked within 1e-5 of the sum of |terms| (and bit for bit when K = 1 or R = 1, where the groupings coincide),
    with NaN and infinities exactly where the reference has them. The cases the header says differ are checked to
    differ as it says. The workspace size is checked against the bytes the im2col passes touch (two canaries: every
    byte of it written, none beyond), and a buffer one float smaller is refused. The calibration is smoke-tested:
    its rows, workspace and intermediate bytes exactly, its times only for being positive and finite. */
+/* The header's bit-identity claims assume products rounded on their own (no fused multiply-add), which is what the
+   project's flags give: ISO C mode (gcc then never contracts) on baseline x86-64 (no FMA unit for clang to
+   contract into). Built with an FMA target and contraction (clang -march=native, gcc -std=gnu11 -march=native),
+   the direct loops and the GEMMs may fuse different sums, so this file turns contraction off for everything it
+   compiles, the reference layers included: the tests then check the claims as stated, under any flags. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_remat.h"
 #include "tests/test.h"
@@ -60,15 +71,6 @@ static int same_bits_nan(const float *a, const float *b, size_t n) {
   return 1;
 }
 
-/* Whether the target has fused multiply-add, which the compiler may use for acc += w * x (clang contracts by
-   default; gcc does not in ISO C mode, but may elsewhere): then only the im2col input gradient's K = 1 / R = 1
-   equality is dropped (see there). */
-#if defined(__FMA__) || defined(__FP_FAST_FMAF) || defined(__ARM_FEATURE_FMA)
-#define MAY_CONTRACT_FMA 1
-#else
-#define MAY_CONTRACT_FMA 0
-#endif
-
 typedef struct { int N, C, H, W, K, R, pad; } shape;
 
 /* the i-th random conv shape: N 1..4, C/K 1..8, H/W 1..9, R 3 (pad 1, the SmallCNN case) mostly, else R 1 or 3
@@ -101,6 +103,11 @@ TEST(conv_workspace_formula) {
   CHECK_EQ_INT(cnn_conv_im2col_workspace(1, 2, 5, 7, 1, 3, 3, 0), 2 * 9 * 3 * 5 * 4);
   CHECK_EQ_INT(cnn_conv_im2col_workspace(1, 2, 5, 7, 1, 1, 3, 0), 2 * 3 * 5 * 5 * 4);   /* R x S = 1 x 3 */
   CHECK_EQ_INT(cnn_conv_im2col_workspace(1, 2, 1, 1, 1, 3, 3, 0), 0);                   /* empty output */
+  /* the transposed one: K*R*S*H*W floats */
+  CHECK_EQ_INT(cnn_conv_im2col_t_workspace(8, 3, 32, 32, 8, 3, 3, 1), 8 * 9 * 32 * 32 * 4);
+  CHECK_EQ_INT(cnn_conv_im2col_t_workspace(64, 8, 16, 16, 16, 3, 3, 1), 147456);
+  CHECK_EQ_INT(cnn_conv_im2col_t_workspace(1, 2, 5, 7, 3, 1, 3, 0), 3 * 3 * 5 * 7 * 4);
+  CHECK_EQ_INT(cnn_conv_im2col_t_workspace(1, 2, 1, 1, 1, 3, 3, 0), 0);
 }
 
 TEST(conv_forward_im2col_bit_identical) {
@@ -196,22 +203,51 @@ TEST(conv_backward_input_im2col_close) {
       else bad += !(fabs((double)a - b) <= 1e-5 * mag[i]);  /* rounding of a regrouped sum: ulps of sum |terms| */
     }
     CHECK_MSG(bad == 0, "shape %d: %zu elements off", t, bad);
-#if !MAY_CONTRACT_FMA
-    /* the same grouping: the same bits. Not where the compiler may contract acc += w * dy into a fused multiply-add
-       (clang with an FMA target, e.g. -march=native): the direct loop then rounds w * dy + acc once, while col2im
-       adds the already rounded w * dy of the GEMM. The project's flags (baseline x86-64, ISO C) never contract. */
+    /* the same grouping: the same bits */
     if (s.K == 1 || s.R == 1) {
       exact_shapes++;
       CHECK_MSG((special ? same_bits_nan : same_bits)(dx0, dx1, in_count(s)), "shape %d (K%d R%d) not bit-identical", t, s.K, s.R);
     }
-#endif
     mlsys_free(dy); mlsys_free(w); mlsys_free(ady); mlsys_free(aw); mlsys_free(dx0); mlsys_free(dx1); mlsys_free(mag);
     mlsys_free(ws);
   }
-#if !MAY_CONTRACT_FMA
   CHECK(exact_shapes > 20);
-#endif
-  (void)exact_shapes;
+}
+
+static size_t wst_of(shape s) { return cnn_conv_im2col_t_workspace(s.N, s.C, s.H, s.W, s.K, s.R, s.R, s.pad); }
+
+TEST(conv_backward_input_im2col_t_bit_identical) {
+  mlsys_rng rng;
+  int t;
+  mlsys_rng_seed(&rng, 15);
+  for (t = 0; t < 300; t++) {
+    shape s = conv_shape(&rng, t);
+    const int special = t % 3 == 2;
+    /* dy anything, w finite (with zeros of both signs in a third of the shapes) */
+    float *dy = rand_tensor(&rng, out_count(s), special ? 0.2 : 0.0), *w = rand_finite(&rng, w_count(s));
+    float *dx0 = (float *)mlsys_alloc(in_count(s), sizeof(float)), *dx1 = (float *)mlsys_alloc(in_count(s), sizeof(float));
+    void *ws = mlsys_alloc(wst_of(s) + 1, 1);
+    size_t i;
+    if (t % 3 == 1)
+      for (i = 0; i < w_count(s); i += 3) w[i] = i % 2 ? -0.0f : 0.0f;
+    memset(dx1, 0xA5, in_count(s) * sizeof(float));
+    cnn_conv2d_backward_input(dx0, dy, w, s.N, s.C, s.H, s.W, s.K, s.R, s.pad);
+    CHECK_EQ_INT(cnn_conv2d_backward_input_im2col_t(dx1, dy, w, s.N, s.C, s.H, s.W, s.K, s.R, s.pad, ws, wst_of(s)), 0);
+    CHECK_MSG((special ? same_bits_nan : same_bits)(dx0, dx1, in_count(s)), "shape %d: N%d C%d H%d W%d K%d R%d pad%d",
+              t, s.N, s.C, s.H, s.W, s.K, s.R, s.pad);
+    mlsys_free(dy); mlsys_free(w); mlsys_free(dx0); mlsys_free(dx1); mlsys_free(ws);
+  }
+}
+
+/* The header's exception: an infinite weight on a tap that only meets padding (inf * 0 = NaN). */
+TEST(conv_backward_input_im2col_t_documented_difference) {
+  float dy = 2.0f, w[9], dx0, dx1, ws[9];
+  int i;
+  for (i = 0; i < 9; i++) w[i] = 1.0f;
+  w[0] = INFINITY;                                             /* 1x1 input, pad 1: only the centre tap is real */
+  cnn_conv2d_backward_input(&dx0, &dy, w, 1, 1, 1, 1, 1, 3, 1);
+  CHECK_EQ_INT(cnn_conv2d_backward_input_im2col_t(&dx1, &dy, w, 1, 1, 1, 1, 1, 3, 1, ws, sizeof ws), 0);
+  CHECK(dx0 == 2.0f && isnan(dx1));
 }
 
 /* Every float of the reported workspace is written (so no smaller buffer would do) and nothing beyond it; one float
@@ -223,21 +259,23 @@ TEST(conv_im2col_workspace_is_exact) {
   mlsys_rng_seed(&rng, 14);
   for (t = 0; t < 60; t++) {
     shape s = conv_shape(&rng, t);
-    const size_t wsb = ws_of(s);
+    const size_t wsmax = ws_of(s) > wst_of(s) ? ws_of(s) : wst_of(s);
     float *x = rand_finite(&rng, in_count(s)), *w = rand_finite(&rng, w_count(s)), *b = rand_finite(&rng, (size_t)s.K);
     float *dy = rand_finite(&rng, out_count(s));
     float *o = (float *)mlsys_alloc(in_count(s) + out_count(s) + w_count(s), sizeof(float));
     float *db = (float *)mlsys_alloc((size_t)s.K, sizeof(float));
-    unsigned char *ws = (unsigned char *)mlsys_alloc(wsb + extra, 1), *after[2];
-    REQUIRE(wsb % sizeof(float) == 0 && wsb > 0);
-    for (pass = 0; pass < 3; pass++) {
+    unsigned char *ws = (unsigned char *)mlsys_alloc(wsmax + extra, 1), *after[2];
+    REQUIRE(ws_of(s) % sizeof(float) == 0 && ws_of(s) > 0 && wst_of(s) % sizeof(float) == 0 && wst_of(s) > 0);
+    for (pass = 0; pass < 4; pass++) {
+      const size_t wsb = pass == 3 ? wst_of(s) : ws_of(s);
       int c, rc;
       size_t i, unwritten = 0, beyond = 0;
       for (c = 0; c < 2; c++) {                                 /* two canaries: a float equal to one isn't to both */
         memset(ws, c ? 0x5A : 0xA5, wsb + extra);
         rc = pass == 0   ? cnn_conv2d_forward_im2col(o, x, w, b, s.N, s.C, s.H, s.W, s.K, s.R, s.pad, ws, wsb)
              : pass == 1 ? cnn_conv2d_backward_params_im2col(o, db, dy, x, s.N, s.C, s.H, s.W, s.K, s.R, s.pad, ws, wsb)
-                         : cnn_conv2d_backward_input_im2col(o, dy, w, s.N, s.C, s.H, s.W, s.K, s.R, s.pad, ws, wsb);
+             : pass == 2 ? cnn_conv2d_backward_input_im2col(o, dy, w, s.N, s.C, s.H, s.W, s.K, s.R, s.pad, ws, wsb)
+                         : cnn_conv2d_backward_input_im2col_t(o, dy, w, s.N, s.C, s.H, s.W, s.K, s.R, s.pad, ws, wsb);
         CHECK_EQ_INT(rc, 0);
         after[c] = (unsigned char *)mlsys_alloc(wsb + extra, 1);
         memcpy(after[c], ws, wsb + extra);
@@ -254,7 +292,8 @@ TEST(conv_im2col_workspace_is_exact) {
       memset(o, 0x77, (in_count(s) + out_count(s) + w_count(s)) * sizeof(float));
       rc = pass == 0   ? cnn_conv2d_forward_im2col(o, x, w, b, s.N, s.C, s.H, s.W, s.K, s.R, s.pad, ws, wsb - 4)
            : pass == 1 ? cnn_conv2d_backward_params_im2col(o, db, dy, x, s.N, s.C, s.H, s.W, s.K, s.R, s.pad, ws, wsb - 4)
-                       : cnn_conv2d_backward_input_im2col(o, dy, w, s.N, s.C, s.H, s.W, s.K, s.R, s.pad, ws, wsb - 4);
+           : pass == 2 ? cnn_conv2d_backward_input_im2col(o, dy, w, s.N, s.C, s.H, s.W, s.K, s.R, s.pad, ws, wsb - 4)
+                       : cnn_conv2d_backward_input_im2col_t(o, dy, w, s.N, s.C, s.H, s.W, s.K, s.R, s.pad, ws, wsb - 4);
       CHECK_EQ_INT(rc, -1);
       CHECK(((unsigned char *)o)[0] == 0x77);
     }
@@ -277,6 +316,10 @@ TEST(conv_im2col_empty_output) {
   CHECK(same_bits(dw0, dw1, 18) && same_bits(&db0, &db1, 1));
   cnn_conv2d_backward_input(dx0, dy, w, 1, 2, 1, 3, 1, 3, 0);
   CHECK_EQ_INT(cnn_conv2d_backward_input_im2col(dx1, dy, w, 1, 2, 1, 3, 1, 3, 0, NULL, 0), 0);
+  CHECK(same_bits(dx0, dx1, 6));
+  CHECK_EQ_INT(cnn_conv_im2col_t_workspace(1, 2, 1, 3, 1, 3, 3, 0), 0);
+  memset(dx1, 0xA5, sizeof dx1);
+  CHECK_EQ_INT(cnn_conv2d_backward_input_im2col_t(dx1, dy, w, 1, 2, 1, 3, 1, 3, 0, NULL, 0), 0);
   CHECK(same_bits(dx0, dx1, 6));
 }
 
@@ -433,37 +476,43 @@ TEST(calibration_rows_and_bytes) {
   cnn_model m;
   cnn_impl_cost c[CNN_IMPL_MAX_COSTS];
   float *params;
-  int n = -1, i, seen_conv_im2col = 0;
+  int n = -1, i, seen_conv_im2col = 0, seen_conv_im2col_t = 0;
   const int N = 2;
   REQUIRE_OK(cnn_model_init(&m, N, 5));
   params = (float *)mlsys_alloc(m.nparams, sizeof(float));
   memcpy(params, m.params, m.nparams * sizeof(float));
   CHECK_EQ_INT(cnn_impl_time(&m, 3, c, 10, &n), MLSYS_ERR_ARG);   /* too little room: says how much */
-  CHECK_EQ_INT(n, 56);
+  CHECK_EQ_INT(n, 58);
   REQUIRE_OK(cnn_impl_time(&m, 3, c, CNN_IMPL_MAX_COSTS, &n));
-  REQUIRE(n == 56);
+  REQUIRE(n == 58);
   CHECK(!memcmp(params, m.params, m.nparams * sizeof(float)));
   for (i = 0; i < n; i++) {
     const cnn_layer *L = &m.layer[c[i].layer];
     const uint64_t nin = (uint64_t)N * cnn_layer_in_count(L), nout = (uint64_t)N * cnn_layer_out_count(L);
+    const int conv1 = c[i].layer == CNN_CONV1;
     CHECK_MSG(c[i].seconds > 0 && isfinite(c[i].seconds), "row %d: %g s", i, c[i].seconds);
     CHECK(i == 0 || c[i].layer >= c[i - 1].layer);
-    CHECK_EQ_INT(c[i].workspace, c[i].impl == CNN_IMPL_IM2COL
-                                     ? (c[i].layer == CNN_CONV1 ? 3 * 9 * 32 * 32 * 4 : 8 * 9 * 16 * 16 * 4)
-                                     : 0);
+    CHECK_EQ_INT(c[i].workspace, c[i].impl == CNN_IMPL_IM2COL     ? (conv1 ? 3 * 9 * 32 * 32 * 4 : 8 * 9 * 16 * 16 * 4)
+                                 : c[i].impl == CNN_IMPL_IM2COL_T ? (conv1 ? 8 * 9 * 32 * 32 * 4 : 16 * 9 * 16 * 16 * 4)
+                                                                  : 0);
     CHECK_EQ_INT(c[i].intermediate, c[i].impl == CNN_IMPL_RELU_MASK1 ? (nin + 7) / 8
                                     : c[i].impl == CNN_IMPL_POOL_IDX8 ? nout
                                     : c[i].impl == CNN_IMPL_POOL_IDX64 ? 8 * nout : 0);
     seen_conv_im2col += c[i].impl == CNN_IMPL_IM2COL;
+    seen_conv_im2col_t += c[i].impl == CNN_IMPL_IM2COL_T;
+    if (c[i].impl == CNN_IMPL_IM2COL_T) CHECK(c[i].pass == CNN_PASS_BACKWARD_INPUT);
   }
   CHECK_EQ_INT(seen_conv_im2col, 6);                          /* 2 convs x (forward, param-grad, input-grad) */
-  /* the first rows: conv1 direct forward, param-grad, input-grad, then im2col's; relu1 starts at row 6 */
+  CHECK_EQ_INT(seen_conv_im2col_t, 2);                        /* 2 convs x input-grad */
+  /* the first rows: conv1 direct forward, param-grad, input-grad, then im2col's, then im2col_t's input-grad;
+     relu1 starts at row 7 */
   CHECK(c[0].layer == CNN_CONV1 && c[0].impl == CNN_IMPL_DIRECT && c[0].pass == CNN_PASS_FORWARD);
-  CHECK(c[2].pass == CNN_PASS_BACKWARD_INPUT && c[3].impl == CNN_IMPL_IM2COL);
-  CHECK(c[6].layer == CNN_RELU1 && c[6].impl == CNN_IMPL_RELU_INPUT && c[13].impl == CNN_IMPL_RELU_MASK1);
-  CHECK(c[13].intermediate == (uint64_t)N * 8 * 32 * 32 / 8 && c[14].layer == CNN_POOL1);
-  CHECK_STR(cnn_impl_name(c[13].impl), "mask1");
-  CHECK_STR(cnn_pass_name(c[13].pass), "backward");
+  CHECK(c[2].pass == CNN_PASS_BACKWARD_INPUT && c[3].impl == CNN_IMPL_IM2COL && c[6].impl == CNN_IMPL_IM2COL_T);
+  CHECK(c[7].layer == CNN_RELU1 && c[7].impl == CNN_IMPL_RELU_INPUT && c[14].impl == CNN_IMPL_RELU_MASK1);
+  CHECK(c[14].intermediate == (uint64_t)N * 8 * 32 * 32 / 8 && c[15].layer == CNN_POOL1);
+  CHECK_STR(cnn_impl_name(c[14].impl), "mask1");
+  CHECK_STR(cnn_pass_name(c[14].pass), "backward");
+  CHECK_STR(cnn_impl_name(c[6].impl), "im2col_t");
   CHECK_EQ_INT(cnn_impl_time(&m, 0, c, CNN_IMPL_MAX_COSTS, &n), MLSYS_ERR_ARG);
   mlsys_free(params);
   cnn_model_free(&m);
