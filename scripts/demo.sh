@@ -21,6 +21,14 @@ if [ -f "$G" ]; then
   run remat solve --graph "$G" --budget 90% --method all --time-limit 30
   echo "-- A budget below what any schedule needs is refused with the smallest feasible budget:"
   run remat min-budget --graph "$G" --time-limit 20
+  echo "-- MONeT (issue 23) at 70% of the checkpoint-all peak, below Checkmate's smallest feasible budget: besides"
+  echo "   checkpoints it chooses operator implementations (in-place ReLU, a 1-bit ReLU mask or an 8-bit max-pool"
+  echo "   index kept for the backward instead of the tensor, the im2col conv whose cost and workspace are a"
+  echo "   documented proxy: docs/remat.md). Checkmate first, which has no schedule here (exit 1 is expected):"
+  echo "\$ mlsys remat solve --graph $G --budget 70% --method milp"
+  "$M" remat solve --graph "$G" --budget 70% --method milp --time-limit 20 2>&1 | tail -n 1
+  echo
+  run remat solve --graph "$G" --budget 70% --method monet --time-limit 60
 fi
 G=tests/data/graphs/resnet50_b2.json
 if [ -f "$G" ]; then
