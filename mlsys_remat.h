@@ -56,8 +56,9 @@
         budget; mlsys_remat_monet_simulate replays a schedule (eager Alg. 4, or the ILP's sweep accounting, which
         is what the ILP is exact against on chains). The conv algorithms are a documented proxy (no kernel shapes
         in the graphs) that profiled numbers can override. `mlsys remat solve --method monet|monet-noop` runs it.
-        mlsys_remat_monet_plan_build lowers a schedule to compute/free steps with the implementation per step.
-        Not done: executing those plans, conv backward algorithms, BatchNorm variants. docs/remat.md, "MONeT".
+        mlsys_remat_monet_plan_build lowers a schedule to compute/free steps with the implementation per step;
+        mlsys_remat_monet_execute runs them on real tensors (workspace, IntNode buffers, in-place steps) at exactly
+        the eager simulation's peak. Not done: conv backward algorithms, BatchNorm variants. docs/remat.md, "MONeT".
 
    GRAPH FORMATS (both describe the same thing; ids 0..n-1 are the schedule order: every dep has a smaller id)
      JSON: {"format": "mlsys-remat-graph", "version": 1, "name": "vgg16", "batch": 32,
