@@ -56,8 +56,9 @@
         budget; mlsys_remat_monet_simulate replays a schedule (eager Alg. 4, or the ILP's sweep accounting, which
         is what the ILP is exact against on chains). The conv algorithms are a documented proxy (no kernel shapes
         in the graphs) that profiled numbers can override. `mlsys remat solve --method monet|monet-noop` runs it.
-        mlsys_remat_monet_plan_build lowers a schedule to compute/free steps with the implementation per step.
-        Not done: executing those plans, conv backward algorithms, BatchNorm variants. docs/remat.md, "MONeT".
+        mlsys_remat_monet_plan_build lowers a schedule to compute/free steps with the implementation per step;
+        mlsys_remat_monet_execute runs them on real tensors (workspace, IntNode buffers, in-place steps) at exactly
+        the eager simulation's peak. Not done: conv backward algorithms, BatchNorm variants. docs/remat.md, "MONeT".
 
    GRAPH FORMATS (both describe the same thing; ids 0..n-1 are the schedule order: every dep has a smaller id)
      JSON: {"format": "mlsys-remat-graph", "version": 1, "name": "vgg16", "batch": 32,
@@ -697,6 +698,43 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_plan_build(const mlsys_remat_graph *g, 
 MLSYS_DEF mlsys_status mlsys_remat_monet_plan_validate(const mlsys_remat_graph *g, const mlsys_remat_monet_graph *sg,
                                                        const mlsys_remat_monet_plan *p, uint64_t *peak);
 MLSYS_DEF void mlsys_remat_monet_plan_free(mlsys_remat_monet_plan *p);
+
+/* Executing a MONeT plan on real tensors: mlsys_remat_monet_execute walks the plan's steps with section 7's
+   allocator, options and statistics. A forward COMPUTE gets a buffer of sg->mem[v] bytes (an IntNode too: the
+   packed mask or the 8-bit argmax), or, run in place, takes over its input's buffer; a backward COMPUTE gets
+   sg->mem[v] bytes (its gradient). A step whose implementation or path has workspace gets a buffer of exactly
+   that many bytes (forward: impl.workspace in stage 0, impl.recompute_workspace later; backward: path_ws),
+   released as soon as the kernel returns. FREE releases the value's buffer. Live bytes are sampled after a step's
+   allocations, before it runs, which is where mlsys_remat_monet_plan_validate samples: so stats->peak_bytes +
+   sg->fixed equals plan->peak, the eager simulation's peak (MLSYS_REMAT_MONET_SIM_EAGER; the plans are built
+   with that accounting). stats->plan_peak is the replay's peak less sg->fixed; stats->cost sums the steps'
+   costs (impl.cost / recompute_cost, path_cost), the schedule's cost.
+
+   The kernel gets one call per COMPUTE step. value[] holds every live value's buffer by solver node (NULL when
+   not live): a forward node reads its inputs there (sg->in; an IntNode its parent), a backward node the values
+   of its path (sg->pdep) and the gradients it reads (the graph's backward deps, solver id = graph id + N - n).
+   An in-place step has output == value[sg->inplace_of[node]]. commit is 1 for the forward pass (stage 0) and
+   every backward node, 0 for recomputations (side effects once, as in section 7). */
+typedef struct {
+  int node;                 /* solver node */
+  int src;                  /* its graph node (IntNodes: -1; sg->parent[node] is the op) */
+  int stage, impl;          /* forward: implementation index; backward: path index within the stage */
+  int in_place, commit;
+  char kind;                /* forward: sg->int_kind[node] ('m', 'a' or 0); backward: the path's kind (g, i, o, m, a) */
+  void *const *value;       /* [sg->N] buffers of the live values */
+  void *output;             /* NULL when out_bytes is 0 */
+  uint64_t out_bytes;
+  void *workspace;          /* NULL when workspace_bytes is 0 */
+  uint64_t workspace_bytes;
+} mlsys_remat_monet_call;
+typedef mlsys_status (*mlsys_remat_monet_kernel_fn)(void *ud, const mlsys_remat_monet_call *c);
+/* Run plan p of solver graph sg (built from g). The plan is validated first (nothing runs when it is bad). A
+   failing kernel or allocator stops the run; every live buffer is released and the status returned with the
+   step prefixed. opts (allocator, limit on live bytes: values + workspace) and stats may be NULL. */
+MLSYS_DEF mlsys_status mlsys_remat_monet_execute(const mlsys_remat_graph *g, const mlsys_remat_monet_graph *sg,
+                                                 const mlsys_remat_monet_plan *p, mlsys_remat_monet_kernel_fn kernel,
+                                                 void *ud, const mlsys_remat_exec_opts *opts,
+                                                 mlsys_remat_exec_stats *stats);
 
 /* Lower a MONeT schedule to a Checkmate schedule on the original graph (stage per graph node: the forward pass is
    stages 0..V'-1, stage of backward node b recomputes the MONeT stage's forward set). Only for mode-0 graphs (no
@@ -6345,6 +6383,121 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_plan_validate(const mlsys_remat_graph *
   if (peak) *peak = pk;
 done:
   mlsys_free(live); mlsys_free(ran); mlsys_free(glast);
+  return st;
+}
+
+/* ---- executing plans (the buffers of section 8's executor, with workspace, IntNodes and in-place steps) ---- */
+static mlsys_status mlsys__mn_take(const mlsys_remat_allocator *A, uint64_t bytes, uint64_t limit,
+                                   mlsys_remat_exec_stats *stats, void **ptr) {
+  *ptr = NULL;
+  if (limit && (bytes > limit || stats->live_bytes > limit - bytes))
+    return mlsys_set_error(MLSYS_ERR_NOMEM, "%llu bytes beside %llu live, over the limit of %llu",
+                           (unsigned long long)bytes, (unsigned long long)stats->live_bytes, (unsigned long long)limit);
+  if (bytes) {
+    mlsys_status st = A->alloc(A->ud, bytes, ptr);
+    if (st == MLSYS_OK && !*ptr) st = mlsys_set_error(MLSYS_ERR_NOMEM, "the allocator returned NULL");
+    if (st != MLSYS_OK) { *ptr = NULL; return st; }
+    stats->allocations++;
+  }
+  stats->live_bytes += bytes;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_monet_execute(const mlsys_remat_graph *g, const mlsys_remat_monet_graph *sg,
+                                                 const mlsys_remat_monet_plan *p, mlsys_remat_monet_kernel_fn kernel,
+                                                 void *ud, const mlsys_remat_exec_opts *opts,
+                                                 mlsys_remat_exec_stats *stats) {
+  static const mlsys_remat_allocator host = {mlsys__remat_host_alloc, mlsys__remat_host_release, NULL};
+  const mlsys_remat_allocator *A = opts && opts->allocator ? opts->allocator : &host;
+  const uint64_t limit = opts ? opts->limit : 0;
+  mlsys_remat_exec_stats local;
+  void **buf = NULL;
+  uint64_t pk = 0;
+  int s = 0, V, N;
+  double t0;
+  mlsys_status st;
+  if (!stats) stats = &local;
+  memset(stats, 0, sizeof *stats);
+  stats->failed_step = -1;
+  if (!g || !sg || !p || !kernel || !A->alloc || !A->release)
+    return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_remat_monet_execute: graph, solver graph, plan, kernel and "
+                           "allocator functions are required");
+  if ((st = mlsys_remat_monet_plan_validate(g, sg, p, &pk)) != MLSYS_OK) {
+    mlsys_prefix_error("mlsys_remat_monet_execute: invalid plan");
+    return st;
+  }
+  stats->plan_peak = pk - sg->fixed;
+  V = sg->V; N = sg->N;
+  if (!(buf = (void **)mlsys_calloc((size_t)N + 1, sizeof(void *)))) return MLSYS_ERR_NOMEM;
+  t0 = mlsys_now();
+  for (s = 0; s < p->nsteps; s++) {
+    const mlsys_remat_monet_step *e = &p->steps[s];
+    const int v = e->node, bwd = v >= V;
+    mlsys_remat_monet_call c;
+    void *ws = NULL;
+    int q = -1;
+    if (e->op == MLSYS_REMAT_OP_FREE) {
+      if (buf[v]) { A->release(A->ud, buf[v], sg->mem[v]); stats->frees++; }
+      buf[v] = NULL;
+      stats->live_bytes -= sg->mem[v];
+      continue;
+    }
+    memset(&c, 0, sizeof c);
+    c.node = v; c.src = sg->src[v]; c.stage = e->stage; c.impl = e->impl; c.in_place = e->in_place;
+    c.commit = bwd || e->stage == 0;
+    c.value = buf;
+    c.out_bytes = sg->mem[v];
+    if (bwd) {
+      q = sg->path_off[v - V + 1] + e->impl;
+      c.kind = sg->path_kind[q];
+      c.workspace_bytes = sg->path_ws[q];
+      stats->cost += sg->path_cost[q];
+    } else {
+      const mlsys_remat_monet_impl *im = &sg->impl[sg->impl_off[v] + e->impl];
+      c.kind = sg->int_kind[v];
+      c.workspace_bytes = e->stage == 0 ? im->workspace : im->recompute_workspace;
+      stats->cost += e->stage == 0 ? im->cost : im->recompute_cost;
+    }
+    st = mlsys__mn_take(A, c.workspace_bytes, limit, stats, &ws);
+    if (st == MLSYS_OK) {
+      c.workspace = ws;
+      if (e->in_place) {   /* the output takes over the input's buffer (validate checked it is live, same size) */
+        int u = sg->inplace_of[v];
+        c.output = buf[u];
+        if (sg->mem[u] != sg->mem[v])
+          st = mlsys_set_error(MLSYS_ERR_ARG, "in place over %d of %llu bytes, output %llu", u,
+                               (unsigned long long)sg->mem[u], (unsigned long long)sg->mem[v]);
+      } else {
+        st = mlsys__mn_take(A, sg->mem[v], limit, stats, &c.output);
+      }
+    }
+    if (st != MLSYS_OK) {
+      if (ws) { A->release(A->ud, ws, c.workspace_bytes); stats->frees++; }
+      stats->live_bytes -= ws ? c.workspace_bytes : 0;
+      mlsys_prefix_error("mlsys_remat_monet_execute: step %d (stage %d, node %d)", s, e->stage, v);
+      break;
+    }
+    if (stats->live_bytes > stats->peak_bytes) stats->peak_bytes = stats->live_bytes;
+    stats->computes++;
+    stats->recomputes += !c.commit;
+    mlsys_clear_error();
+    st = kernel(ud, &c);
+    if (ws) { A->release(A->ud, ws, c.workspace_bytes); stats->frees++; }
+    stats->live_bytes -= c.workspace_bytes;
+    if (e->in_place) buf[sg->inplace_of[v]] = NULL;
+    buf[v] = c.output;
+    if (st != MLSYS_OK) {
+      if (mlsys_last_status() == MLSYS_OK) mlsys_set_error(st, "returned '%s'", mlsys_status_str(st));
+      mlsys_prefix_error("mlsys_remat_monet_execute: step %d (stage %d): the kernel of %s node %d%s", s, e->stage,
+                         bwd ? "backward" : "forward", v, c.commit ? "" : " (recomputation)");
+      break;
+    }
+  }
+  stats->seconds = mlsys_now() - t0;
+  if (st != MLSYS_OK) stats->failed_step = s;
+  for (int v = 0; v < N; v++)
+    if (buf[v]) { A->release(A->ud, buf[v], sg->mem[v]); stats->frees++; }
+  mlsys_free(buf);
   return st;
 }
 

@@ -11,11 +11,15 @@
 
    build: make build/examples/remat_cnn
    run:   ./build/examples/remat_cnn [--graph FILE] [--time-limit S] [--seed N] [--dump FILE] [--plan FILE]
+                                     [--method monet]
           --dump writes the weights, input, labels, loss and gradients for tools/check_smallcnn_grads.py (PyTorch);
-          --plan writes the execution plan of the tightest MILP schedule. */
+          --plan writes the execution plan of the tightest MILP schedule;
+          --method monet runs MONeT plans instead (mlsys_remat_monet_execute with the alternative kernels of
+          examples/remat_cnn_impls.h, through examples/remat_cnn_monet.h), each beside the Checkmate MILP at the
+          same budget: cost, simulated and measured peak, gradients against the reference. */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_remat.h"
-#include "examples/remat_cnn_layers.h"
+#include "examples/remat_cnn_monet.h"
 
 #include <stdlib.h>
 
@@ -99,13 +103,99 @@ static mlsys_status dump(const char *path, const cnn_model *m) {
   return MLSYS_OK;
 }
 
+/* --method monet: MONeT (all modes, the kernels' own catalogue) and the Checkmate MILP at the same budgets, each
+   MONeT plan executed on real tensors. Activation bytes are shown on top of the fixed memory, as above. */
+static void monet_rows(ctx *c, uint64_t fixed, uint64_t act_all, double baseline, double time_limit) {
+  static const double frac[7] = {-1, 1.0, 0.9, 0.8, 0.7, 0.6, 0.5};
+  mlsys_remat_monet_override ovr[4];
+  mlsys_remat_monet_impl impl[8];
+  mlsys_remat_monet_catalogue cat;
+  mlsys_remat_monet_graph sg;
+  mlsys_remat_monet_opts mo;
+  int i;
+  memset(&cat, 0, sizeof cat);
+  cat.mode = MLSYS_REMAT_MONET_ALL;
+  cat.noverride = cnn_monet_overrides(c->m, c->g, 0, ovr, impl);
+  cat.override_impl = ovr;
+  if (mlsys_remat_monet_graph_build(c->g, &cat, &sg) != MLSYS_OK) {
+    printf("monet: %s\n", mlsys_last_error());
+    c->failures++;
+    return;
+  }
+  memset(&mo, 0, sizeof mo);
+  mo.time_limit = time_limit;
+  printf("  MONeT (conv/linear algorithms, ReLU input/output/mask, max-pool 8-bit argmax, in-place ReLU) beside the "
+         "Checkmate MILP;\n  cost = x the checkpoint-all cost, peaks in KiB of activations (+ workspace) on top "
+         "of the fixed memory\n");
+  printf("  %-14s %10s %10s | %10s %10s %10s %6s  %s\n", "budget", "ckmt cost", "ckmt peak", "monet cost",
+         "sim. peak", "measured", "recomp", "gradients vs reference");
+  for (i = 0; i < 7; i++) {
+    uint64_t B = frac[i] < 0 ? UINT64_MAX / 4 : fixed + (uint64_t)(frac[i] * (double)act_all);
+    char lab[32], ck[2][32] = {"-", "infeasible"};
+    mlsys_remat_schedule cs;
+    mlsys_remat_monet_schedule ms;
+    mlsys_remat_opts o;
+    if (frac[i] < 0) snprintf(lab, sizeof lab, "unlimited");
+    else snprintf(lab, sizeof lab, "%.1f (%.0f%%)", (B - fixed) / 1024.0, frac[i] * 100);
+    memset(&o, 0, sizeof o);
+    o.method = MLSYS_REMAT_MILP;
+    o.time_limit = time_limit;
+    if (mlsys_remat_solve(c->g, B, &o, &cs) == MLSYS_OK) {
+      snprintf(ck[0], sizeof ck[0], "%.4fx", cs.cost / baseline);
+      snprintf(ck[1], sizeof ck[1], "%.1f", cs.peak / 1024.0);
+    }
+    mlsys_remat_schedule_free(&cs);
+    if (mlsys_remat_monet_solve(&sg, B, &mo, &ms) != MLSYS_OK) {
+      printf("  %-14s %10s %10s | no MONeT schedule: %s\n", lab, ck[0], ck[1], mlsys_last_error());
+      continue;
+    }
+    {
+      mlsys_remat_monet_plan p;
+      mlsys_remat_exec_stats st;
+      cnn_counting count;
+      mlsys_remat_allocator A = {cnn_counting_alloc, cnn_counting_release, NULL};
+      mlsys_remat_exec_opts eo;
+      cnn_monet x;
+      mlsys_status rc;
+      int eq;
+      memset(&count, 0, sizeof count);
+      A.ud = &count;
+      memset(&eo, 0, sizeof eo);
+      eo.allocator = &A;
+      memset(c->m->grads, 0xff, c->m->nparams * sizeof(float));
+      c->m->loss = NAN;
+      rc = mlsys_remat_monet_plan_build(c->g, &sg, &ms, &p);
+      if (rc == MLSYS_OK && (rc = cnn_monet_bind(&x, c->m, c->g, &sg)) == MLSYS_OK) {
+        rc = mlsys_remat_monet_execute(c->g, &sg, &p, cnn_monet_kernel, &x, &eo, &st);
+        cnn_monet_free(&x);
+      }
+      eq = rc == MLSYS_OK && !memcmp(c->m->grads, c->ref_grads, c->m->nparams * sizeof(float)) &&
+           !memcmp(&c->m->loss, &c->ref_loss, sizeof(float));
+      printf("  %-14s %10s %10s | %9.4fx %10.1f %10.1f %6ld  %s\n", lab, ck[0], ck[1], ms.cost / baseline,
+             (ms.peak - sg.fixed) / 1024.0, rc == MLSYS_OK ? st.peak_bytes / 1024.0 : 0.0,
+             rc == MLSYS_OK ? st.recomputes : 0, rc != MLSYS_OK ? "ERROR" : eq ? "identical" : "DIFFER");
+      if (rc != MLSYS_OK) printf("      %s\n", mlsys_last_error());
+      if (rc != MLSYS_OK || !eq || st.peak_bytes + sg.fixed != ms.peak || count.peak != st.peak_bytes ||
+          ms.peak > B) {
+        printf("      MISMATCH: simulated %llu, executor %llu + fixed %llu, allocator %llu, budget %llu\n",
+               (unsigned long long)ms.peak, (unsigned long long)st.peak_bytes, (unsigned long long)sg.fixed,
+               (unsigned long long)count.peak, (unsigned long long)B);
+        c->failures++;
+      }
+      mlsys_remat_monet_plan_free(&p);
+    }
+    mlsys_remat_monet_schedule_free(&ms);
+  }
+  mlsys_remat_monet_graph_free(&sg);
+}
+
 int main(int argc, char **argv) {
   const char *graph_path = "tests/data/graphs/smallcnn_b8.json", *dump_path = NULL, *plan_path = NULL;
   double time_limit = 20;
   uint64_t seed = 1, fixed, min_budget = 0, act_all, budgets[8];
   const char *labels[8];
   char lbuf[8][32], b1[32];
-  int i, nb = 0, proven = 0, m_i;
+  int i, nb = 0, proven = 0, m_i, monet = 0;
   mlsys_remat_graph g;
   mlsys_remat_schedule all, tight;
   mlsys_remat_opts o;
@@ -118,8 +208,10 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--dump") && i + 1 < argc) dump_path = argv[++i];
     else if (!strcmp(argv[i], "--plan") && i + 1 < argc) plan_path = argv[++i];
+    else if (!strcmp(argv[i], "--method") && i + 1 < argc && !strcmp(argv[i + 1], "monet")) { monet = 1; i++; }
     else {
-      fprintf(stderr, "usage: %s [--graph FILE] [--time-limit S] [--seed N] [--dump FILE] [--plan FILE]\n", argv[0]);
+      fprintf(stderr, "usage: %s [--graph FILE] [--time-limit S] [--seed N] [--dump FILE] [--plan FILE] "
+              "[--method monet]\n", argv[0]);
       return 2;
     }
   }
@@ -165,6 +257,16 @@ int main(int argc, char **argv) {
          "smallest feasible %.1f KiB (%s)\n\n", b1, act_all / 1024.0, (min_budget - fixed) / 1024.0,
          proven ? "proven by the MILP" : "not proven");
 
+  if (monet) {
+    monet_rows(&c, fixed, act_all, all.baseline_cost, time_limit);
+    printf("%s\n", c.failures ? "FAILED: see MISMATCH lines above" : "all MONeT runs: gradients bit-identical to the "
+           "reference, measured peak = simulated (eager) peak <= budget");
+    mlsys_remat_schedule_free(&all);
+    cnn_model_free(&model);
+    free(ref_grads);
+    mlsys_remat_graph_free(&g);
+    return c.failures ? 1 : 0;
+  }
   printf("  budget: KiB of activations (%% of the checkpoint-all peak) on top of the fixed memory\n");
   printf("  %-14s %-22s %11s %11s %6s %10s %10s %10s  %s\n", "budget", "method", "sim. peak", "measured", "recomp",
          "overhead", "solve", "execute", "gradients vs reference");
