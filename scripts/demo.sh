@@ -50,7 +50,8 @@ if [ -x build/examples/remat_cnn ] || make --no-print-directory -s build/example
   echo "   ReLU masks and 8-bit max-pool indices (examples/remat_cnn_impls.h), down to 70% of the peak where"
   echo "   Checkmate has no schedule; gradients still bit-identical, measured peak = simulated:"
   echo "\$ build/examples/remat_cnn --method monet"
-  build/examples/remat_cnn --method monet | tail -n 10 || status=1
+  out=$(build/examples/remat_cnn --method monet) || status=1
+  printf '%s\n' "$out" | tail -n 10
   echo
 fi
 echo "== mlsys_collective.h: TACCL collective-algorithm synthesis from communication sketches"
