@@ -11,7 +11,7 @@
    the thesis's P100 timings. Checkmate is mlsys_remat_solve's MILP for graphs under 120 nodes and its LP rounding
    (on the coarsened graph) above; every ILP/MILP gets the same time limit and relative gap.
 
-   usage: build/bench_remat_monet [--quick] [--time-limit S] [--gap G] [graph.json:batch ...]
+   usage: build/bench_remat_monet [--quick] [--time-limit S] [--gap G] [--fracs 1,0.8,...] [graph.json:batch ...]
           (no graphs: smallcnn_b8, vgg16@176, unet@11, mobilenet_v2@256, resnet50@184, googlenet@320;
            --quick: smallcnn_b8 and vgg16@176, 10 s limit) */
 #define MLSYS_IMPLEMENTATION
@@ -255,14 +255,22 @@ int main(int argc, char **argv) {
                                    "tests/data/graphs/unet_b2.json", "tests/data/graphs/mobilenet_v2_b2.json",
                                    "tests/data/graphs/resnet50_b2.json", "tests/data/graphs/googlenet_b2.json"};
   static const int def_batch[] = {0, 176, 11, 256, 184, 320};
-  double fracs[] = {1.0, 0.8, 0.6, 0.5, 0.4, 0.33};
+  double fracs[NFRAC_MAX] = {1.0, 0.8, 0.6, 0.5, 0.4, 0.33};
   cfg c = {60, 0.05};
-  int i, quick = 0, ngraph = 0, ndef = 6;
+  int i, quick = 0, ngraph = 0, ndef = 6, nf = 6;
   char model[256], date[64], load[64];
   for (i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick")) quick = 1;
     else if (!strcmp(argv[i], "--time-limit") && i + 1 < argc) c.limit = atof(argv[++i]);
     else if (!strcmp(argv[i], "--gap") && i + 1 < argc) c.gap = atof(argv[++i]);
+    else if (!strcmp(argv[i], "--fracs") && i + 1 < argc) {   /* e.g. 1,0.6,0.4 */
+      char *p = argv[++i], *e;
+      for (nf = 0; nf < NFRAC_MAX && *p; p = *e ? e + 1 : e) {
+        fracs[nf] = strtod(p, &e);
+        if (e == p) break;
+        nf++;
+      }
+    }
     else if (argv[i][0] != '-') ngraph++;
   }
   if (quick) { ndef = 2; if (c.limit > 10) c.limit = 10; }
@@ -281,13 +289,16 @@ int main(int argc, char **argv) {
     for (i = 1; i < argc; i++) {
       char path[512], *colon;
       int batch = 0;
-      if (argv[i][0] == '-') { if (!strcmp(argv[i], "--time-limit") || !strcmp(argv[i], "--gap")) i++; continue; }
+      if (argv[i][0] == '-') {
+        if (!strcmp(argv[i], "--time-limit") || !strcmp(argv[i], "--gap") || !strcmp(argv[i], "--fracs")) i++;
+        continue;
+      }
       snprintf(path, sizeof path, "%s", argv[i]);
       if ((colon = strrchr(path, ':')) != NULL) { batch = atoi(colon + 1); *colon = 0; }
-      bench_graph(path, batch, fracs, 6, &c);
+      bench_graph(path, batch, fracs, nf, &c);
     }
   } else {
-    for (i = 0; i < ndef; i++) bench_graph(def_path[i], def_batch[i], fracs, 6, &c);
+    for (i = 0; i < ndef; i++) bench_graph(def_path[i], def_batch[i], fracs, nf, &c);
   }
   return 0;
 }
