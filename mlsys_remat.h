@@ -70,6 +70,14 @@
        flags: "norecompute" (computed only in its own stage), "rng" (needs RNG replay when recomputed),
               "alias" (a zero-byte view), "inplace". Optional per node: "fwd_of" (the forward node a B node
               differentiates). Unknown members are ignored.
+       Optional per node (g->info, mlsys_remat_node_info; absent in older files, the version stays 1):
+         "shape": [8, 64, 32, 32]   the output tensor's shape (non-negative integers, at most 6 dims; dim 0 = batch)
+         "attrs": {"in_shape": [..], "kernel": [kh, kw], "stride": [sh, sw], "padding": [ph, pw],
+                   "dilation": [dh, dw], "groups": g}     Conv2d / MaxPool2d / AvgPool2d (Linear: in_shape only)
+         "impls": [{"name": "direct", "cost": 3.5e6, "workspace": 0}, ...]   F and B nodes, at most 8: measured
+                   implementations (`mlsys remat calibrate`), cost in the graph's cost unit at its batch, workspace
+                   bytes (default 0). MONeT uses an F node's impls for Conv2d / Linear (section 9).
+       tools/export_torch_graph.py writes "shape" and "attrs"; the text form carries none of the three.
      Text: see mlsys_remat_graph_parse below ("remat-graph 1" header, one node per line).
 
    MEMORY MODEL: the MILP's (thesis §3.4.4, Fig. 3.4): within stage t nodes run in id order; a computed node's
@@ -117,6 +125,22 @@ enum {
 };
 #define MLSYS_REMAT_MAX_NODES 16384
 #define MLSYS_REMAT_MAX_FIXED 16
+#define MLSYS_REMAT_MAX_DIMS 6          /* dims of a node's shape */
+#define MLSYS_REMAT_MONET_MAX_IMPLS 8   /* implementations per node (graph files and MONeT's catalogue) */
+
+/* Optional per-node information of a graph file (JSON keys "shape", "attrs", "impls"; see GRAPH FORMATS). Dim 0 of
+   every shape is the batch: mlsys_remat_graph_scale_batch scales it. */
+typedef struct {
+  char name[16];            /* e.g. "direct", "im2col"; NUL-terminated, 1..15 bytes */
+  double cost;              /* in the graph's cost unit, at the graph's batch */
+  uint64_t workspace;       /* bytes held only while it runs */
+} mlsys_remat_node_impl;
+typedef struct {
+  int ndim; int64_t shape[MLSYS_REMAT_MAX_DIMS];         /* output shape; ndim 0 = unknown */
+  int in_ndim; int64_t in_shape[MLSYS_REMAT_MAX_DIMS];   /* first input's shape ("attrs": "in_shape") */
+  int kernel[2], stride[2], pad[2], dilation[2], groups;  /* Conv2d / pools; 0 when not given */
+  int nimpl; mlsys_remat_node_impl impl[MLSYS_REMAT_MONET_MAX_IMPLS];   /* measured implementations (F, B nodes) */
+} mlsys_remat_node_info;
 
 typedef struct {
   mlsys_dag dag;            /* n nodes; dag.cost = compute cost, dag.size = output bytes; dag.in = deps in argument
@@ -132,6 +156,9 @@ typedef struct {
   char *name;               /* graph name or NULL */
   int batch;                /* informative; 0 if unknown */
   char *mem_unit, *cost_unit;   /* informative ("byte", "flop", "us"); may be NULL */
+  mlsys_remat_node_info *info;  /* [n], or NULL when the file has none (allocate with mlsys_remat_graph_info_alloc;
+                                   mlsys_remat_graph_free frees it). Carried by scale_batch; coarsening, DTR import
+                                   and the text form drop it */
 } mlsys_remat_graph;
 
 /* One node for mlsys_remat_graph_create. Zero-initialised fields mean: kind F, cost 0, mem 0, no deps/flags. */
@@ -172,6 +199,8 @@ MLSYS_DEF mlsys_status mlsys_remat_graph_parse(const char *text, size_t len, con
 MLSYS_DEF mlsys_status mlsys_remat_graph_load(const char *path, mlsys_remat_graph *out);   /* "-" = stdin */
 MLSYS_DEF mlsys_status mlsys_remat_graph_write(const mlsys_remat_graph *g, FILE *f, int json);
 MLSYS_DEF void mlsys_remat_graph_free(mlsys_remat_graph *g);
+/* g->info: allocated zeroed (every node unknown) when NULL, kept otherwise. */
+MLSYS_DEF mlsys_status mlsys_remat_graph_info_alloc(mlsys_remat_graph *g);
 /* The node's name, or "#v" written into buf when it has none; use the return value (it may not be buf). */
 MLSYS_DEF const char *mlsys_remat_node_name(const mlsys_remat_graph *g, int v, char *buf, size_t len);
 /* Lower bound on any schedule's activation peak: max over nodes of its bytes plus its inputs' bytes. */
@@ -558,8 +587,7 @@ enum {
   MLSYS_REMAT_MONET_INPLACE = 8,       /* ReLU forward over its input when that input has no later forward user */
   MLSYS_REMAT_MONET_ALL = 15
 };
-#define MLSYS_REMAT_MONET_MAX_IMPLS 8
-#define MLSYS_REMAT_MONET_MAX_PATHS 4
+#define MLSYS_REMAT_MONET_MAX_PATHS 4   /* (MLSYS_REMAT_MONET_MAX_IMPLS is in section 1) */
 
 typedef struct {            /* one way to run a forward op (e.g. a conv algorithm) */
   double cost, recompute_cost;           /* compute in the forward pass / when recomputed before a backward op */
@@ -783,9 +811,17 @@ MLSYS_DEF void mlsys_remat_graph_free(mlsys_remat_graph *g) {
   mlsys_free(g->name);
   mlsys_free(g->mem_unit);
   mlsys_free(g->cost_unit);
+  mlsys_free(g->info);
   mlsys_dag_free(&g->dag);
   memset(g, 0, sizeof *g);
   g->loss = -1;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_graph_info_alloc(mlsys_remat_graph *g) {
+  if (!g) return mlsys_set_error(MLSYS_ERR_ARG, "graph info: NULL graph");
+  if (g->info) return MLSYS_OK;
+  g->info = (mlsys_remat_node_info *)mlsys_calloc((size_t)(g->dag.n > 0 ? g->dag.n : 1), sizeof *g->info);
+  return g->info ? MLSYS_OK : MLSYS_ERR_NOMEM;
 }
 
 MLSYS_DEF const char *mlsys_remat_node_name(const mlsys_remat_graph *g, int v, char *buf, size_t len) {
@@ -1205,14 +1241,113 @@ static mlsys_status mlsys__remat_stage_finish(mlsys__remat_stage *s, const char 
 }
 
 /* ---- JSON form ---- */
+#define MLSYS__REMAT_MAX_DIM (1ll << 48)   /* per dim: shapes of byte-sized tensors stay below it */
+#define MLSYS__REMAT_MAX_GEOM 65536        /* kernel, stride, padding, dilation, groups */
+
+/* "key": [int, ...] of 1..maxn integers in [lo, hi] into out (or an exact count when exact). */
+static mlsys_status mlsys__remat_json_ints(const mlsys_json *a, int node, const char *key, int maxn, int exact,
+                                           int64_t lo, int64_t hi, int64_t *out, int *n) {
+  int k;
+  if (a->type != MLSYS_JSON_ARRAY)
+    return mlsys_json_error_at(a, "node %d: \"%s\" must be an array of integers, got %s", node, key,
+                               mlsys_json_type_name(a->type));
+  if (a->count > maxn || (exact && a->count != maxn))
+    return mlsys_json_error_at(a, "node %d: \"%s\" has %d dims; %s %d", node, key, a->count,
+                               exact ? "it needs exactly" : "the limit is", maxn);
+  for (k = 0; k < a->count; k++) {
+    const mlsys_json *d = &a->items[k];
+    if (d->type != MLSYS_JSON_NUMBER || !d->is_int)
+      return mlsys_json_error_at(d, "node %d: \"%s\"[%d] must be an integer", node, key, k);
+    if (d->i64 < lo)
+      return mlsys_json_error_at(d, "node %d: \"%s\"[%d] is %lld; it must be >= %lld", node, key, k,
+                                 (long long)d->i64, (long long)lo);
+    if (d->i64 > hi)
+      return mlsys_json_error_at(d, "node %d: \"%s\"[%d] is %lld, over the limit of %lld", node, key, k,
+                                 (long long)d->i64, (long long)hi);
+    out[k] = d->i64;
+  }
+  *n = a->count;
+  return MLSYS_OK;
+}
+
+/* A node's optional "shape", "attrs", "impls" (GRAPH FORMATS) into *in; *any = 1 when one of them is present. */
+static mlsys_status mlsys__remat_json_info(const mlsys_json *nd, int i, int kind, mlsys_remat_node_info *in,
+                                           int *any) {
+  const mlsys_json *v, *at, *im;
+  mlsys_status st;
+  int64_t tmp[MLSYS_REMAT_MAX_DIMS];
+  int k, cnt;
+  memset(in, 0, sizeof *in);
+  if ((v = mlsys_json_get(nd, "shape")) && v->type != MLSYS_JSON_NULL) {
+    *any = 1;
+    if ((st = mlsys__remat_json_ints(v, i, "shape", MLSYS_REMAT_MAX_DIMS, 0, 0, MLSYS__REMAT_MAX_DIM, in->shape,
+                                     &in->ndim)) != MLSYS_OK)
+      return st;
+  }
+  if ((st = mlsys_json_get_typed(nd, "attrs", MLSYS_JSON_OBJECT, 0, &at)) != MLSYS_OK) return st;
+  if (at) {
+    static const char *const pairs[4] = {"kernel", "stride", "padding", "dilation"};
+    int *dst[4];
+    *any = 1;
+    dst[0] = in->kernel; dst[1] = in->stride; dst[2] = in->pad; dst[3] = in->dilation;
+    if ((v = mlsys_json_get(at, "in_shape")) && v->type != MLSYS_JSON_NULL &&
+        (st = mlsys__remat_json_ints(v, i, "in_shape", MLSYS_REMAT_MAX_DIMS, 0, 0, MLSYS__REMAT_MAX_DIM, in->in_shape,
+                                     &in->in_ndim)) != MLSYS_OK)
+      return st;
+    for (k = 0; k < 4; k++)
+      if ((v = mlsys_json_get(at, pairs[k])) && v->type != MLSYS_JSON_NULL) {
+        if ((st = mlsys__remat_json_ints(v, i, pairs[k], 2, 1, k == 2 ? 0 : 1, MLSYS__REMAT_MAX_GEOM, tmp, &cnt)) !=
+            MLSYS_OK)
+          return st;
+        dst[k][0] = (int)tmp[0];
+        dst[k][1] = (int)tmp[1];
+      }
+    if ((st = mlsys_json_get_i64(at, "groups", 0, 0, 1, MLSYS__REMAT_MAX_GEOM, &tmp[0])) != MLSYS_OK) return st;
+    in->groups = (int)tmp[0];
+  }
+  if ((st = mlsys_json_get_typed(nd, "impls", MLSYS_JSON_ARRAY, 0, &im)) != MLSYS_OK) return st;
+  if (im) {
+    *any = 1;
+    if (kind != MLSYS_REMAT_F && kind != MLSYS_REMAT_B)
+      return mlsys_json_error_at(im, "node %d: \"impls\" are allowed on F and B nodes only", i);
+    if (im->count > MLSYS_REMAT_MONET_MAX_IMPLS)
+      return mlsys_json_error_at(im, "node %d: %d impls; the limit is %d", i, im->count, MLSYS_REMAT_MONET_MAX_IMPLS);
+    for (k = 0; k < im->count; k++) {
+      const mlsys_json *o = &im->items[k], *w;
+      mlsys_remat_node_impl *x = &in->impl[k];
+      const char *nm;
+      if (o->type != MLSYS_JSON_OBJECT)
+        return mlsys_json_error_at(o, "node %d: impl %d must be an object, got %s", i, k,
+                                   mlsys_json_type_name(o->type));
+      if ((st = mlsys_json_get_str(o, "name", 1, NULL, &nm)) != MLSYS_OK) return st;
+      if (!nm[0] || strlen(nm) > sizeof x->name - 1 || strlen(nm) != mlsys_json_get(o, "name")->len)
+        return mlsys_json_error_at(mlsys_json_get(o, "name"), "node %d: impl %d: the name must be 1-%d bytes", i, k,
+                                   (int)sizeof x->name - 1);
+      memcpy(x->name, nm, strlen(nm) + 1);
+      if (!mlsys_json_get(o, "cost"))
+        return mlsys_json_error_at(o, "node %d: impl %d '%s' has no \"cost\"", i, k, nm);
+      if ((st = mlsys_json_get_double(o, "cost", 1, 0, 0, MLSYS__REMAT_MAX_COST, &x->cost)) != MLSYS_OK) return st;
+      w = mlsys_json_get(o, "workspace");
+      if (w && w->type == MLSYS_JSON_NUMBER && w->num < 0)
+        return mlsys_json_error_at(w, "node %d: impl %d '%s' has a negative workspace", i, k, nm);
+      if ((st = mlsys_json_get_u64(o, "workspace", 0, 0, &x->workspace)) != MLSYS_OK) return st;
+      if (x->workspace > MLSYS__REMAT_MAX_MEM)
+        return mlsys_json_error_at(w, "node %d: impl %d '%s': workspace over the limit of 2^48 bytes", i, k, nm);
+    }
+    in->nimpl = im->count;
+  }
+  return MLSYS_OK;
+}
+
 static mlsys_status mlsys__remat_parse_json(const char *text, size_t len, const char *src, mlsys_remat_graph *g) {
   mlsys_json_doc doc;
   const mlsys_json *root, *nodes, *v, *fixed;
   mlsys__remat_stage s;
+  mlsys_remat_node_info *info = NULL;
   mlsys_status st;
   const char *str;
   int64_t i64;
-  int i, j;
+  int i, j, any_info = 0;
   memset(&s, 0, sizeof s);
   if ((st = mlsys_json_parse(text, len, src, &doc)) != MLSYS_OK) return st;
   root = doc.root;
@@ -1262,6 +1397,10 @@ static mlsys_status mlsys__remat_parse_json(const char *text, size_t len, const 
     goto done;
   }
   if ((st = mlsys__remat_stage_init(&s, nodes->count)) != MLSYS_OK) goto done;
+  if (!(info = (mlsys_remat_node_info *)mlsys_calloc((size_t)nodes->count + 1, sizeof *info))) {
+    st = MLSYS_ERR_NOMEM;
+    goto done;
+  }
   for (i = 0; i < nodes->count; i++) {
     const mlsys_json *nd = &nodes->items[i], *deps, *flags, *fo;
     int kind;
@@ -1327,10 +1466,13 @@ static mlsys_status mlsys__remat_parse_json(const char *text, size_t len, const 
       st = mlsys_json_error_at(fo, "node %d: fwd_of must be a node id, a name or null", i);
       goto done;
     }
+    if ((st = mlsys__remat_json_info(nd, i, kind, &info[i], &any_info)) != MLSYS_OK) goto done;
   }
   s.dep_off[nodes->count] = s.ndep;
   st = mlsys__remat_stage_finish(&s, src, g);
+  if (st == MLSYS_OK && any_info) { g->info = info; info = NULL; }
 done:
+  mlsys_free(info);
   mlsys__remat_stage_free(&s);
   mlsys_json_doc_free(&doc);
   return st;
@@ -1671,6 +1813,52 @@ MLSYS_DEF mlsys_status mlsys_remat_graph_load(const char *path, mlsys_remat_grap
   return st;
 }
 
+static void mlsys__remat_write_ints64(mlsys_json_writer *w, const char *key, const int64_t *x, int n) {
+  int k;
+  mlsys_jw_key(w, key);
+  mlsys_jw_array(w);
+  for (k = 0; k < n; k++) mlsys_jw_i64(w, x[k]);
+  mlsys_jw_end(w);
+}
+static void mlsys__remat_write_pair(mlsys_json_writer *w, const char *key, const int *x) {
+  mlsys_jw_key(w, key);
+  mlsys_jw_array(w);
+  mlsys_jw_i64(w, x[0]);
+  mlsys_jw_i64(w, x[1]);
+  mlsys_jw_end(w);
+}
+/* "shape", "attrs", "impls" of one node, each only when it holds something (the reader's defaults otherwise).
+   Padding is written with the kernel (0 is a value there, not "absent"). */
+static void mlsys__remat_write_info(mlsys_json_writer *w, const mlsys_remat_node_info *in) {
+  int k;
+  if (in->ndim > 0) mlsys__remat_write_ints64(w, "shape", in->shape, in->ndim);
+  if (in->in_ndim > 0 || in->kernel[0] || in->stride[0] || in->dilation[0] || in->pad[0] || in->pad[1] ||
+      in->groups) {
+    mlsys_jw_key(w, "attrs");
+    mlsys_jw_object(w);
+    if (in->in_ndim > 0) mlsys__remat_write_ints64(w, "in_shape", in->in_shape, in->in_ndim);
+    if (in->kernel[0]) mlsys__remat_write_pair(w, "kernel", in->kernel);
+    if (in->stride[0]) mlsys__remat_write_pair(w, "stride", in->stride);
+    if (in->kernel[0] || in->pad[0] || in->pad[1]) mlsys__remat_write_pair(w, "padding", in->pad);
+    if (in->dilation[0]) mlsys__remat_write_pair(w, "dilation", in->dilation);
+    if (in->groups) { mlsys_jw_key(w, "groups"); mlsys_jw_i64(w, in->groups); }
+    mlsys_jw_end(w);
+  }
+  if (in->nimpl > 0) {
+    mlsys_jw_key(w, "impls");
+    mlsys_jw_array(w);
+    for (k = 0; k < in->nimpl && k < MLSYS_REMAT_MONET_MAX_IMPLS; k++) {
+      mlsys_jw_object(w);
+      const char *nm = in->impl[k].name, *z = (const char *)memchr(nm, 0, sizeof in->impl[k].name);
+      mlsys_jw_key(w, "name"); mlsys_jw_strn(w, nm, z ? (size_t)(z - nm) : sizeof in->impl[k].name);
+      mlsys_jw_key(w, "cost"); mlsys_jw_double(w, in->impl[k].cost);
+      mlsys_jw_key(w, "workspace"); mlsys_jw_u64(w, in->impl[k].workspace);
+      mlsys_jw_end(w);
+    }
+    mlsys_jw_end(w);
+  }
+}
+
 MLSYS_DEF mlsys_status mlsys_remat_graph_write(const mlsys_remat_graph *g, FILE *f, int json) {
   static const char kinds[] = "FLBO";
   static const char *flagnames[] = {"norecompute", "rng", "alias", "inplace"};
@@ -1718,6 +1906,7 @@ MLSYS_DEF mlsys_status mlsys_remat_graph_write(const mlsys_remat_graph *g, FILE 
           if (g->flags[v] & (1u << b)) mlsys_jw_str(&w, flagnames[b]);
         mlsys_jw_end(&w);
       }
+      if (g->info) mlsys__remat_write_info(&w, &g->info[v]);
       mlsys_jw_end(&w);
     }
     mlsys_jw_end(&w);
@@ -4093,6 +4282,38 @@ static int mlsys__remat_scale_bytes(uint64_t v, int batch, int b0, uint64_t *out
   return 1;
 }
 
+/* out->info = g->info at batch `batch`: dim 0 of both shapes (the batch) and the impls' costs scale like the nodes'
+   cost, their workspace like bytes (rounded up). Linear in the batch: right for cuDNN-style batched workspaces,
+   conservative for kernels that loop over samples in one per-sample buffer (examples' im2col). */
+static mlsys_status mlsys__remat_scale_info(const mlsys_remat_graph *g, int batch, mlsys_remat_graph *out) {
+  int v, k;
+  char nb[48];
+  mlsys_status st;
+  if ((st = mlsys_remat_graph_info_alloc(out)) != MLSYS_OK) return st;
+  memcpy(out->info, g->info, (size_t)g->dag.n * sizeof *g->info);
+  for (v = 0; v < g->dag.n; v++) {
+    mlsys_remat_node_info *in = &out->info[v];
+    uint64_t x;
+    if (in->ndim > 0) {
+      if (!mlsys__remat_scale_bytes((uint64_t)in->shape[0], batch, g->batch, &x)) goto big;
+      in->shape[0] = (int64_t)x;
+    }
+    if (in->in_ndim > 0) {
+      if (!mlsys__remat_scale_bytes((uint64_t)in->in_shape[0], batch, g->batch, &x)) goto big;
+      in->in_shape[0] = (int64_t)x;
+    }
+    for (k = 0; k < in->nimpl; k++) {
+      in->impl[k].cost = in->impl[k].cost * (double)batch / (double)g->batch;
+      if (!mlsys__remat_scale_bytes(in->impl[k].workspace, batch, g->batch, &in->impl[k].workspace)) goto big;
+    }
+    continue;
+  big:
+    return mlsys_set_error(MLSYS_ERR_ARG, "scale batch: node %d '%s': a shape or workspace would exceed 2^48 at "
+                           "batch %d", v, mlsys_remat_node_name(g, v, nb, sizeof nb), batch);
+  }
+  return MLSYS_OK;
+}
+
 MLSYS_DEF mlsys_status mlsys_remat_graph_scale_batch(const mlsys_remat_graph *g, int batch, mlsys_remat_graph *out) {
   mlsys_remat_node *nodes;
   mlsys_status st = MLSYS_OK;
@@ -4127,8 +4348,10 @@ MLSYS_DEF mlsys_status mlsys_remat_graph_scale_batch(const mlsys_remat_graph *g,
   if (st != MLSYS_OK) return st;
   for (v = 0; v < n; v++) out->fwd_of[v] = g->fwd_of[v];
   out->batch = batch;
-  if ((g->name && !(out->name = mlsys_strdup(g->name))) || (g->mem_unit && !(out->mem_unit = mlsys_strdup(g->mem_unit))) ||
-      (g->cost_unit && !(out->cost_unit = mlsys_strdup(g->cost_unit))))
+  if (g->info) st = mlsys__remat_scale_info(g, batch, out);
+  if (st == MLSYS_OK && ((g->name && !(out->name = mlsys_strdup(g->name))) ||
+                         (g->mem_unit && !(out->mem_unit = mlsys_strdup(g->mem_unit))) ||
+                         (g->cost_unit && !(out->cost_unit = mlsys_strdup(g->cost_unit)))))
     st = MLSYS_ERR_NOMEM;
   for (i = 0; st == MLSYS_OK && i < g->nfixed; i++) {
     uint64_t b = g->fixed_bytes[i];
@@ -5607,6 +5830,16 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_graph_build(const mlsys_remat_graph *g,
       if (ovr[v] >= 0) {
         const mlsys_remat_monet_override *o = &cat.override_impl[ovr[v]];
         for (int l = 0; l < o->nimpl; l++) im[ni++] = o->impl[l];
+      } else if ((cat.mode & MLSYS_REMAT_MONET_CONV) && g->info && g->info[v].nimpl > 0 &&
+                 (mlsys__mn_conv(g, v) || mlsys__mn_op(g, v, "Linear"))) {
+        /* the graph's measured implementations (`mlsys remat calibrate`, "impls" in the file) replace the proxy
+           model; only where the catalogue offers algorithms (the ReLU/pool impls are IntNode and in-place
+           variants, modelled by the other mode bits) */
+        const mlsys_remat_node_info *gi = &g->info[v];
+        for (int l = 0; l < gi->nimpl && l < MLSYS_REMAT_MONET_MAX_IMPLS; l++, ni++) {
+          im[ni].cost = im[ni].recompute_cost = gi->impl[l].cost;
+          im[ni].workspace = im[ni].recompute_workspace = gi->impl[l].workspace;
+        }
       } else {
         im[ni].cost = im[ni].recompute_cost = cost;   /* "default": the graph's op, as NoOp and Checkmate see it */
         ni++;

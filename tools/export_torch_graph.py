@@ -347,6 +347,48 @@ def is_rng(gm, n):
                                          "rand_like", "randn_like", "multinomial")
 
 
+SHAPE_MAX_DIMS = 6   # mlsys_remat_node_info holds up to 6 dims
+
+
+def _pair(v):
+    return [int(v[0]), int(v[1])] if isinstance(v, (tuple, list)) else [int(v), int(v)]
+
+
+def shape_attrs(gm, n, out):
+    """The optional per-node keys (mlsys_remat.h, GRAPH FORMATS): "shape" = the output tensor's shape when the node
+    outputs exactly one tensor of at most 6 dims; "attrs" for Conv2d / MaxPool2d / AvgPool2d / Linear modules:
+    in_shape (the first input's shape) and the kernel geometry. Added after the existing keys, so the files'
+    other fields and their order are unchanged."""
+    import torch
+    r = {}
+    o = out.get(n)
+    if isinstance(o, torch.Tensor) and o.dim() <= SHAPE_MAX_DIMS:
+        r["shape"] = [int(d) for d in o.shape]
+    if n.op != "call_module":
+        return r
+    mod = gm.get_submodule(n.target)
+    xin = out.get(n.args[0]) if n.args and isinstance(n.args[0], torch.fx.Node) else None   # the placeholder too
+    in_shape = [int(d) for d in xin.shape] if isinstance(xin, torch.Tensor) and xin.dim() <= SHAPE_MAX_DIMS \
+        else None
+    a = None
+    if isinstance(mod, torch.nn.Conv2d) and not isinstance(mod.padding, str):
+        a = {"kernel": _pair(mod.kernel_size), "stride": _pair(mod.stride), "padding": _pair(mod.padding),
+             "dilation": _pair(mod.dilation), "groups": int(mod.groups)}
+    elif isinstance(mod, torch.nn.MaxPool2d):
+        a = {"kernel": _pair(mod.kernel_size), "stride": _pair(mod.stride if mod.stride is not None
+                                                                 else mod.kernel_size),
+             "padding": _pair(mod.padding), "dilation": _pair(mod.dilation)}
+    elif isinstance(mod, torch.nn.AvgPool2d):
+        a = {"kernel": _pair(mod.kernel_size), "stride": _pair(mod.stride if mod.stride is not None
+                                                                 else mod.kernel_size),
+             "padding": _pair(mod.padding)}
+    elif isinstance(mod, torch.nn.Linear):
+        a = {}
+    if a is not None and in_shape is not None:
+        r["attrs"] = dict({"in_shape": in_shape}, **a)
+    return r
+
+
 def fwd_flops(gm, n, args, outs):
     """Spec FLOP model: conv 2*kh*kw*Cin/groups*numel(out); linear 2*in*numel(out); others numel(out).
     Added here: matmul/bmm 2*K*numel(out); softmax, log_softmax, layer_norm 5*numel(out) (several passes per
@@ -632,8 +674,10 @@ def export(model_name, batch, cost_mode, alias_mem, aux_mem, cfg, verbose, aux_d
             flags.append("alias")
         if f["rng"]:
             flags.append("rng")
-        nodes.append({"id": i, "kind": "F", "name": n.name, "op": op_name(gm, n), "cost": f["cost"],
-                      "mem": f["mem"], "deps": [idx[a] for a in fx_inputs(n)], "fwd_of": None, "flags": flags})
+        nd = {"id": i, "kind": "F", "name": n.name, "op": op_name(gm, n), "cost": f["cost"],
+              "mem": f["mem"], "deps": [idx[a] for a in fx_inputs(n)], "fwd_of": None, "flags": flags}
+        nd.update(shape_attrs(gm, n, out))
+        nodes.append(nd)
     logits_bytes = nbytes(y)
     loss_cost = float(y.numel())
     if cost_mode == "time":
