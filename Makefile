@@ -42,7 +42,7 @@ all: $(BUILD)/mlsys $(TESTS) $(EXAMPLES)
 deps:
 	@bash scripts/install-deps.sh
 
-$(BUILD)/mlsys: $(CLI_SRC) cli/cli.h $(HEADERS) | $(BUILD)
+$(BUILD)/mlsys: $(CLI_SRC) cli/cli.h $(HEADERS) examples/cnn_kernels.h | $(BUILD)
 	$(CC) $(CSTD) $(WARN) $(CFLAGS) $(CPPFLAGS) -I. $(CLI_SRC) -o $@ $(LDFLAGS) $(LDLIBS)
 
 $(BUILD)/test_%: tests/test_%.c $(wildcard tests/*.h) $(HEADERS) $(wildcard examples/*.h) | $(BUILD)

@@ -54,8 +54,8 @@
         with an operator catalogue chosen by mode bits (CONV, OUTACT, INTERMEDIATE, INPLACE; 0 = MONeT-NoOp).
         mlsys_remat_monet_solve solves the staged ILP (R, P, S, M, SM, F, IP; memory rows 11a/b/c) for a total
         budget; mlsys_remat_monet_simulate replays a schedule (eager Alg. 4, or the ILP's sweep accounting, which
-        is what the ILP is exact against on chains). The conv algorithms are a documented proxy (no kernel shapes
-        in the graphs) that profiled numbers can override. `mlsys remat solve --method monet|monet-noop` runs it.
+        is what the ILP is exact against on chains). The conv algorithms are a documented proxy unless the graph
+        carries measured "impls" (`mlsys remat calibrate` writes them) or the caller passes overrides. `mlsys remat solve --method monet|monet-noop` runs it.
         mlsys_remat_monet_plan_build lowers a schedule to compute/free steps with the implementation per step;
         mlsys_remat_monet_execute runs them on real tensors (workspace, IntNode buffers, in-place steps) at exactly
         the eager simulation's peak. Not done: conv backward algorithms, BatchNorm variants. docs/remat.md, "MONeT".
@@ -601,8 +601,10 @@ typedef struct {
   const mlsys_remat_monet_impl *impl;
 } mlsys_remat_monet_override;
 
-/* Catalogue model (zero = default). The graphs carry no kernel shapes, so conv/linear algorithms are modelled from
-   the node's cost and its input bytes: "default" = the graph's cost, no workspace (what NoOp and Checkmate assume);
+/* Catalogue model (zero = default). In CONV mode a Conv/Linear F node whose graph info has impls (g->info[v].nimpl
+   > 0, e.g. from `mlsys remat calibrate`) and no override takes those as its implementations (cost = recompute_cost,
+   workspace = recompute_workspace = the impl's). Otherwise conv/linear algorithms are modelled from the node's cost
+   and its input bytes: "default" = the graph's cost, no workspace (what NoOp and Checkmate assume);
    "im2col+GEMM" = cost·conv_fast_cost with workspace conv_ws_factor·(input bytes) (k² · input for a k×k kernel at
    stride 1 with same padding: C_in·k·k·H_out·W_out·4 bytes). Linear gets linear_ws_factor·(input bytes) (a packed
    copy of the input). Overrides replace the model for the nodes they name. */

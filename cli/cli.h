@@ -47,6 +47,7 @@ int cmd_remat(int argc, char **argv);
 int cmd_remat_sweep(int argc, char **argv);       /* cli/remat_sweep.c: sweep, max-batch */
 int cmd_remat_max_batch(int argc, char **argv);   /* cli/remat_sweep.c */
 int cmd_remat_import_dtr(int argc, char **argv);  /* cli/remat_dtr.c */
+int cmd_remat_calibrate(int argc, char **argv);   /* cli/remat_calibrate.c */
 int cmd_collective(int argc, char **argv);        /* cli/collective.c: synth, simulate, baselines */
 int cmd_transfer(int argc, char **argv);          /* cli/transfer.c: plan, pareto; cli/transfer_cp.c: cp, gateway */
 int cmd_pipeline(int argc, char **argv);          /* cli/pipeline.c: run, trace */

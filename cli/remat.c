@@ -20,7 +20,8 @@ static const char *remat_help =
     "  sweep       --graph FILE [--methods M,...] [--points N] [--svg OUT]   overhead against budget\n"
     "  max-batch   --graph FILE --memory SIZE [--methods M,...]   the largest batch each method fits\n"
     "  import-dtr  --trace FILE [--out FILE] [--to json|text]     a DTR operator trace as a graph\n"
-    "  (mlsys remat <verb> --help lists every option of sweep, max-batch and import-dtr)\n"
+    "  calibrate   --graph G --out G2 [--reps N] [--batch B] [--json]   time our C kernels per node, write impls\n"
+    "  (mlsys remat <verb> --help lists every option of sweep, max-batch, import-dtr and calibrate)\n"
     "\n"
     "FILE is a graph in the mlsys-remat-graph JSON form or the text form (see mlsys_remat.h); '-' reads stdin.\n"
     "SIZE is bytes with an optional unit (123456, 64MiB, 1.5GB, 2GiB), fixed memory included, or P% meaning\n"
@@ -567,11 +568,12 @@ int cmd_remat(int argc, char **argv) {
   if (!strcmp(verb, "sweep")) return cmd_remat_sweep(argc, argv);
   if (!strcmp(verb, "max-batch")) return cmd_remat_max_batch(argc, argv);
   if (!strcmp(verb, "import-dtr")) return cmd_remat_import_dtr(argc, argv);
+  if (!strcmp(verb, "calibrate")) return cmd_remat_calibrate(argc, argv);
   if ((rc = cli_parse(argc, argv, 3, opts, (int)(sizeof opts / sizeof opts[0]), "remat")) != CLI_OK) return rc;
   if (a.help) { fputs(remat_help, stdout); return CLI_OK; }
   if (!strcmp(verb, "solve")) return remat_solve(&a);
   if (!strcmp(verb, "info")) return remat_info(&a);
   if (!strcmp(verb, "min-budget")) return remat_min_budget(&a);
   if (!strcmp(verb, "convert")) return remat_convert(&a);
-  return cli_usage_error("remat", "unknown verb '%s' (solve, info, min-budget, convert, sweep, max-batch, import-dtr)", verb);
+  return cli_usage_error("remat", "unknown verb '%s' (solve, info, min-budget, convert, sweep, max-batch, import-dtr, calibrate)", verb);
 }

@@ -17,7 +17,8 @@
 
    Every alternative computes what the existing function computes; where it is bit-identical and where it is only
    close is said at each function and checked by tests/test_remat_cnn_impls.c. Section 4 times each implementation
-   of each layer (cnn_impl_time) for `mlsys remat calibrate`.
+   of each layer (cnn_impl_time). `mlsys remat calibrate` times the general versions of these kernels (any stride,
+   padding, dilation, groups) in examples/cnn_kernels.h instead; this file's stride-1 ones stay as they are.
 
    Include after (or instead of) examples/remat_cnn_layers.h, in one file: everything is static. C only (uses
    restrict); the GPU kernels do not depend on this file.

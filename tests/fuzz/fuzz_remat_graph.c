@@ -5,7 +5,8 @@
    the invariants of the data model (schedule order, ranges, unique names, loss = first L node, CSR consistency),
    then written with mlsys_remat_graph_write in both forms (JSON and text) into memory streams; each output must
    parse back to an identical graph (n, edges in order, costs bit for bit, mem, kinds, flags, names, ops, fwd_of,
-   loss, fixed memory, graph name, batch, units) and writing that graph again must give the same bytes.
+   loss, fixed memory, graph name, batch, units; for JSON also the per-node shape, attrs and impls) and writing
+   that graph again must give the same bytes.
    mlsys_remat_single_op_bound is compared with a 128-bit reference, and for 1 <= n <= 12 mlsys_remat_solve with
    MLSYS_REMAT_CHECKPOINT_ALL at budget UINT64_MAX must succeed: no recomputation (cost = sum of costs), every node
    computed once, peak >= the single-op bound, peak_total = peak + fixed memory. Any violation calls abort().
@@ -79,7 +80,7 @@ static void check_empty(const mlsys_remat_graph *g) {
   int i;
   FUZZ_CHECK(g->dag.n == 0 && g->dag.nedges == 0 && !g->dag.name && !g->dag.cost && !g->dag.size && !g->dag.in &&
              !g->dag.in_off && !g->dag.out && !g->dag.out_off);
-  FUZZ_CHECK(!g->kind && !g->flags && !g->op && !g->fwd_of && !g->name && !g->mem_unit && !g->cost_unit);
+  FUZZ_CHECK(!g->kind && !g->flags && !g->op && !g->fwd_of && !g->name && !g->mem_unit && !g->cost_unit && !g->info);
   FUZZ_CHECK(g->nfixed == 0 && g->loss == -1 && g->batch == 0);
   for (i = 0; i < MLSYS_REMAT_MAX_FIXED; i++) FUZZ_CHECK(!g->fixed_name[i]);
 }
@@ -116,6 +117,43 @@ static void graph_eq(const mlsys_remat_graph *a, const mlsys_remat_graph *b, int
     FUZZ_CHECK(str_eq(a->name, b->name));
     FUZZ_CHECK(str_eq(a->mem_unit, b->mem_unit));
     FUZZ_CHECK(str_eq(a->cost_unit, b->cost_unit));
+  }
+}
+
+/* The per-node info ("shape", "attrs", "impls"): ranges, and equality with NULL meaning every node unknown (a JSON
+   round trip may turn an all-empty info, e.g. "attrs": {}, into none). */
+static void check_info(const mlsys_remat_graph *g) {
+  int v, k;
+  if (!g->info) return;
+  for (v = 0; v < g->dag.n; v++) {
+    const mlsys_remat_node_info *in = &g->info[v];
+    FUZZ_CHECK(in->ndim >= 0 && in->ndim <= MLSYS_REMAT_MAX_DIMS && in->in_ndim >= 0 &&
+               in->in_ndim <= MLSYS_REMAT_MAX_DIMS);
+    for (k = 0; k < in->ndim; k++) FUZZ_CHECK(in->shape[k] >= 0 && in->shape[k] <= (1ll << 48));
+    for (k = 0; k < in->in_ndim; k++) FUZZ_CHECK(in->in_shape[k] >= 0 && in->in_shape[k] <= (1ll << 48));
+    FUZZ_CHECK(in->nimpl >= 0 && in->nimpl <= MLSYS_REMAT_MONET_MAX_IMPLS);
+    FUZZ_CHECK(in->nimpl == 0 || g->kind[v] == MLSYS_REMAT_F || g->kind[v] == MLSYS_REMAT_B);
+    for (k = 0; k < in->nimpl; k++) {
+      FUZZ_CHECK(in->impl[k].name[0] && memchr(in->impl[k].name, 0, sizeof in->impl[k].name));
+      FUZZ_CHECK(isfinite(in->impl[k].cost) && in->impl[k].cost >= 0 && in->impl[k].workspace <= (1ull << 48));
+    }
+  }
+}
+static void info_eq(const mlsys_remat_graph *a, const mlsys_remat_graph *b) {
+  static const mlsys_remat_node_info zero;
+  int v, k;
+  for (v = 0; v < a->dag.n; v++) {
+    const mlsys_remat_node_info *x = a->info ? &a->info[v] : &zero, *y = b->info ? &b->info[v] : &zero;
+    FUZZ_CHECK(x->ndim == y->ndim && x->in_ndim == y->in_ndim && x->nimpl == y->nimpl && x->groups == y->groups);
+    FUZZ_CHECK(!memcmp(x->shape, y->shape, (size_t)x->ndim * sizeof(int64_t)));
+    FUZZ_CHECK(!memcmp(x->in_shape, y->in_shape, (size_t)x->in_ndim * sizeof(int64_t)));
+    for (k = 0; k < 2; k++)
+      FUZZ_CHECK(x->kernel[k] == y->kernel[k] && x->stride[k] == y->stride[k] && x->pad[k] == y->pad[k] &&
+                 x->dilation[k] == y->dilation[k]);
+    for (k = 0; k < x->nimpl; k++)
+      FUZZ_CHECK(!strcmp(x->impl[k].name, y->impl[k].name) &&
+                 !memcmp(&x->impl[k].cost, &y->impl[k].cost, sizeof(double)) &&
+                 x->impl[k].workspace == y->impl[k].workspace);
   }
 }
 
@@ -190,6 +228,9 @@ static void roundtrip(const mlsys_remat_graph *g, int json) {
   } else {
     graph_eq(g, &h, what, json ? "json" : "text");
   }
+  check_info(&h);
+  if (json) info_eq(g, &h);
+  else FUZZ_CHECK(h.info == NULL);   /* the text form carries no info */
   /* writing the re-read graph gives the same bytes (only when everything was kept) */
   if (what == CMP_ALL) {
     out2 = write_mem(&h, json, &len2, &st);
@@ -249,6 +290,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   check_graph(&g);
+  check_info(&g);
   check_bound_and_solve(&g);
   roundtrip(&g, 1);
   roundtrip(&g, 0);
