@@ -28,9 +28,12 @@ static const char *calibrate_help =
     "median of N runs (default 3) after one untimed warm-up. --nodes restricts the work to the named nodes (each\n"
     "must have shapes and a supported operator). --max-seconds S: once S seconds are spent, the remaining nodes\n"
     "get one timed run each (every node is still calibrated; only the repetitions shrink).\n"
+    "A node found by the scan whose shapes our kernels cannot reproduce (e.g. a ceil_mode pool) is skipped with\n"
+    "a line on stderr and listed under \"skipped\"; a node named in --nodes is an error instead.\n"
     "MONeT (--method monet) uses the impls of Conv2d and Linear nodes as their algorithms; the ReLU and pool\n"
     "impls are measurements for reference (the catalogue models those variants through IntNodes and in-place).\n"
-    "--json prints {graph, out, batch_timed, reps, nodes: [{node, op, impls: [{name, us, cost, workspace}]}]}\n"
+    "--json prints {graph, out, batch_timed, reps, nodes: [{node, op, impls: [{name, us, cost, workspace}]}],\n"
+    "skipped: [{node, why}]}\n"
     "(us: the measured microseconds at batch_timed). Progress lines go to stderr every few seconds.\n"
     "Exit codes: 0 done, 1 bad input (no shapes in the graph, an unknown node, inconsistent shapes), 2 bad usage.\n";
 
@@ -251,7 +254,8 @@ int cmd_remat_calibrate(int argc, char **argv) {
   cal_node *cn = NULL;
   int reps = 3, batch = 1, v, k, nc = 0, rc = CLI_OK, total = 0;
   double max_seconds = INFINITY, t0, last;
-  char why[256], nb[64];
+  char why[256], nb[64], skip_why[64][256];
+  int skip[64], nskip = 0;
   FILE *f;
   mlsys_rng rng;
   if (cli_parse(argc, argv, 3, opts, (int)(sizeof opts / sizeof opts[0]), cmd) != CLI_OK) return CLI_USAGE;
@@ -301,13 +305,22 @@ int cmd_remat_calibrate(int argc, char **argv) {
     if (nodes_s && !listed) continue;
     if (!listed && (g.kind[v] != MLSYS_REMAT_F || cal_op(&g, v) < 0 || g.info[v].ndim == 0)) continue;
     if (cal_setup(&g, v, batch, &cn[nc], why, sizeof why)) {
-      rc = cli_fail(cmd, "%s: node %d '%s' (%s): %s", graph, v, name, g.op && g.op[v] ? g.op[v] : "no op", why);
-      goto done;
+      if (listed) {   /* asked for by name: an error */
+        rc = cli_fail(cmd, "%s: node %d '%s' (%s): %s", graph, v, name, g.op && g.op[v] ? g.op[v] : "no op", why);
+        goto done;
+      }
+      /* found by the scan: skipped with the reason (e.g. GoogLeNet's ceil_mode pools, whose output the floor
+         formula of our kernels does not give); the node keeps what it had */
+      fprintf(stderr, "calibrate: skipping node %d '%s' (%s): %s\n", v, name, g.op[v], why);
+      if (nskip < 64) { skip[nskip] = v; snprintf(skip_why[nskip], sizeof skip_why[nskip], "%s", why); }
+      nskip++;
+      continue;
     }
     nc++;
   }
   if (nc == 0) {
-    rc = cli_fail(cmd, "%s: no forward Conv2d, Linear, ReLU or MaxPool2d node has a shape", graph);
+    rc = cli_fail(cmd, "%s: no forward Conv2d, Linear, ReLU or MaxPool2d node has a usable shape%s", graph,
+                  nskip ? " (see the skipped nodes above)" : "");
     goto done;
   }
   mlsys_rng_seed(&rng, 0xCA11B8A7Eull);
@@ -370,6 +383,15 @@ int cmd_remat_calibrate(int argc, char **argv) {
       mlsys_jw_end(&w);
     }
     mlsys_jw_end(&w);
+    mlsys_jw_key(&w, "skipped");
+    mlsys_jw_array(&w);
+    for (k = 0; k < nskip && k < 64; k++) {
+      mlsys_jw_object(&w);
+      mlsys_jw_key(&w, "node"); mlsys_jw_str(&w, mlsys_remat_node_name(&g, skip[k], nb, sizeof nb));
+      mlsys_jw_key(&w, "why"); mlsys_jw_str(&w, skip_why[k]);
+      mlsys_jw_end(&w);
+    }
+    mlsys_jw_end(&w);
     mlsys_jw_end(&w);
     if (mlsys_jw_finish(&w) != MLSYS_OK) rc = cli_fail(cmd, "writing the JSON failed");
   } else {
@@ -380,8 +402,8 @@ int cmd_remat_calibrate(int argc, char **argv) {
                v ? "" : mlsys_remat_node_name(&g, cn[k].node, nb, sizeof nb), v ? "" : g.op[cn[k].node],
                cn[k].name[v], cn[k].us[v], g.info[cn[k].node].impl[v].cost,
                (unsigned long long)g.info[cn[k].node].impl[v].workspace);
-    printf("%d nodes, %d implementations timed at batch %d (median of %d); cost unit %s -> %s\n", nc, total, batch,
-           reps, g.cost_unit ? g.cost_unit : "?", out);
+    printf("%d nodes, %d implementations timed at batch %d (median of %d), %d skipped; cost unit %s -> %s\n", nc,
+           total, batch, reps, nskip, g.cost_unit ? g.cost_unit : "?", out);
   }
 done:
   free(cn);
