@@ -42,7 +42,8 @@ static const char *remat_help =
     "budget, optimal, bound, gap (null when unknown), recomputations, solve_seconds, note, error (when not ok),\n"
     "plan (a list of {\"op\": \"compute\"|\"free\", \"node\": name, \"reg\": register}).\n"
     "For monet and monet-noop: plan steps are {op, node, stage, impl (compute), in_place}; peak_memory is the eager simulation (Alg. 4), peak_memory_ilp the ILP's\n"
-    "accounting, and implementations lists per operator {\"node\", \"forward\": default | im2col+gemm,\n"
+    "accounting, and implementations lists per operator {\"node\", \"forward\": default | im2col+gemm (or the\n"
+    "graph's impl name, e.g. im2col or packed, when the graph carries calibrated impls),\n"
     "\"in_place\"} or {\"node\", \"backward\": graph | input-activated | output-activated | mask | argmax}.\n"
     "\n"
     "Exit codes: 0 a schedule fits the budget, 1 it does not (the message names the smallest feasible budget\n"
@@ -171,6 +172,16 @@ static const char *remat_path_name(char k) {
 }
 
 /* --method monet | monet-noop: MONeT's staged ILP (mlsys_remat.h section 9) */
+/* Forward implementation idx of solver node v in words: the graph's own impl name when the catalogue took the
+   node's "impls" (calibrated graphs: the counts agree and only conv/linear nodes have alternatives), else the
+   proxy's names. */
+static const char *remat_fwd_impl_name(const mlsys_remat_graph *g, const mlsys_remat_monet_graph *sg, int v, int idx) {
+  int src = sg->src[v];
+  if (idx > 0 && src >= 0 && g->info && g->info[src].nimpl == sg->impl_off[v + 1] - sg->impl_off[v] &&
+      idx < g->info[src].nimpl)
+    return g->info[src].impl[idx].name;
+  return idx > 0 ? "im2col+gemm" : "default";
+}
 /* A MONeT step's node and implementation in words. */
 static void remat_monet_step_names(const mlsys_remat_graph *g, const mlsys_remat_monet_graph *sg,
                                    const mlsys_remat_monet_step *e, char *node, size_t nl, const char **impl) {
@@ -181,7 +192,7 @@ static void remat_monet_step_names(const mlsys_remat_graph *g, const mlsys_remat
                 sg->int_kind[v] == 'm' ? "mask" : "argmax");
   if (e->op != MLSYS_REMAT_OP_COMPUTE) *impl = NULL;
   else if (v >= sg->V) *impl = remat_path_name(sg->path_kind[sg->path_off[v - sg->V + 1] + e->impl]);
-  else *impl = e->impl > 0 ? "im2col+gemm" : "default";
+  else *impl = remat_fwd_impl_name(g, sg, v, e->impl);
 }
 
 static int remat_monet(remat_args *a, const mlsys_remat_graph *g, uint64_t budget, const mlsys_remat_opts *co,
@@ -248,7 +259,7 @@ static int remat_monet(remat_args *a, const mlsys_remat_graph *g, uint64_t budge
         mlsys_jw_object(&w);
         mlsys_jw_key(&w, "node"); mlsys_jw_str(&w, mlsys_remat_node_name(g, sg.src[v], nb, sizeof nb));
         if (v < V) {
-          mlsys_jw_key(&w, "forward"); mlsys_jw_str(&w, s.F[v] > 0 ? "im2col+gemm" : "default");
+          mlsys_jw_key(&w, "forward"); mlsys_jw_str(&w, remat_fwd_impl_name(g, &sg, v, s.F[v]));
           mlsys_jw_key(&w, "in_place"); mlsys_jw_bool(&w, s.IP[v]);
         } else {
           int t = v - V + 1;
@@ -290,7 +301,7 @@ static int remat_monet(remat_args *a, const mlsys_remat_graph *g, uint64_t budge
         if (v < V) {
           if (s.F[v] > 0 || s.IP[v])
             printf("  %-20s forward %s%s\n", mlsys_remat_node_name(g, sg.src[v], nb, sizeof nb),
-                   s.F[v] > 0 ? "im2col+gemm" : "default", s.IP[v] ? ", in place" : "");
+                   remat_fwd_impl_name(g, &sg, v, s.F[v]), s.IP[v] ? ", in place" : "");
         } else {
           int t = v - V + 1;
           if (sg.path_kind[sg.path_off[t] + s.M[t]] != 'g')
