@@ -658,6 +658,22 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_simulate(const mlsys_remat_monet_graph 
                                                   const mlsys_remat_monet_schedule *s, mlsys_remat_monet_sim_mode mode,
                                                   mlsys_remat_monet_sim *rep);
 
+/* Baseline schedules as MONeT schedules (A4.1, A4.6), for comparison and as the ILP's built-in warm starts. Both
+   use what every solver graph has: each op's default implementation (0), each stage's graph path ('g', index 0),
+   nothing in place, IntNodes never computed. S is the least store that makes the recomputations valid: a value is
+   kept from the stage that last computed it until the last stage that reads it (through that stage's backward op
+   when its path reads it). Both are simulated as solve does: out->cost, out->peak (eager), out->peak_sweep (the
+   ILP's accounting); out->budget = out->peak, out->objective = out->cost, out->optimal = 0, out->bound = NaN.
+   store_all: the forward pass computes everything and nothing is recomputed (on a mode-0 graph its peak is
+   Checkmate's checkpoint-all peak: tests/test_remat_monet.c checks it on the exported graphs).
+   chen: Chen et al.'s √n checkpointing. The forward ops (IntNodes aside) in order are cut into `segments` runs of
+   equal length (0 → ⌈√n⌉ for n forward ops; more than n → n); the last op of each run is kept. Each backward stage
+   recomputes what its path reads from the nearest available values, depth first; a recomputed value stays until
+   its last use, so each op is recomputed at most once and cost ≤ 2·forward + backward. */
+MLSYS_DEF mlsys_status mlsys_remat_monet_store_all(const mlsys_remat_monet_graph *sg, mlsys_remat_monet_schedule *out);
+MLSYS_DEF mlsys_status mlsys_remat_monet_chen(const mlsys_remat_monet_graph *sg, int segments,
+                                              mlsys_remat_monet_schedule *out);
+
 typedef struct {
   double time_limit;        /* seconds; 0 → 3600 */
   double mip_gap_rel, mip_gap_abs;   /* 0 → prove optimality */
@@ -5848,6 +5864,102 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_simulate(const mlsys_remat_monet_graph 
   *rep = r;
   if (!r.valid) return mlsys_set_error(MLSYS_ERR_ARG, "monet simulate: %s", r.why);
   return MLSYS_OK;
+}
+
+/* ---- baseline schedules as MONeT schedules (A4.1, A4.6) ---- */
+/* Complete a schedule whose R is set (IntNodes not computed): every computed op runs its default implementation
+   (0), every stage its graph path (0), nothing in place, and S is the least store that makes R valid: x_v is stored
+   from the stage that last computed it through every stage that reads it without recomputing it, and through a
+   stage's backward op when the path reads it (constraint 8b: M ≤ P + S[t+1]). */
+static void mlsys__mn_least_store(const mlsys_remat_monet_graph *sg, mlsys_remat_monet_schedule *s) {
+  int V = sg->V, T = sg->T;
+  unsigned char *R = s->R, *S = s->S;
+  memset(S, 0, (size_t)(T + 1) * V);
+  memset(s->IP, 0, (size_t)T * V);
+  for (int i = 0; i < T * V; i++) s->F[i] = R[i] ? 0 : -1;
+  for (int t = 0; t < T; t++) s->M[t] = 0;
+  for (int t = 1; t < T; t++) {
+    int pk = sg->path_off[t];
+    for (int k = 0; k < V; k++)
+      if (R[t * V + k])
+        for (int x = sg->in_off[k]; x < sg->in_off[k + 1]; x++)
+          if (!R[t * V + sg->in[x]]) S[t * V + sg->in[x]] = 1;
+    for (int x = sg->pdep_off[pk]; x < sg->pdep_off[pk + 1]; x++) {
+      int u = sg->pdep[x];
+      if (!R[t * V + u]) S[t * V + u] = S[(t + 1) * V + u] = 1;
+    }
+  }
+  /* carry each stored value back to the stage that computed it (constraint 7: S[t+1] ≤ S[t] + R[t]) */
+  for (int v = 0; v < V; v++)
+    for (int t = T; t >= 2; t--)
+      if (S[t * V + v] && !R[(t - 1) * V + v]) S[(t - 1) * V + v] = 1;
+}
+
+static mlsys_status mlsys__mn_baseline_done(const mlsys_remat_monet_graph *sg, mlsys_remat_monet_schedule *out,
+                                            const char *name) {
+  mlsys_remat_monet_sim sim;
+  mlsys__mn_least_store(sg, out);
+  snprintf(out->method, sizeof out->method, "%s", name);
+  out->optimal = 0;
+  out->bound = NAN;
+  if (mlsys_remat_monet_simulate(sg, out, MLSYS_REMAT_MONET_SIM_SWEEP, &sim) != MLSYS_OK) {
+    mlsys_remat_monet_schedule_free(out);
+    return mlsys_set_error(MLSYS_ERR_SOLVER, "monet %s: the schedule is invalid in the simulator: %s", name, sim.why);
+  }
+  out->peak_sweep = sim.peak;
+  mlsys_remat_monet_simulate(sg, out, MLSYS_REMAT_MONET_SIM_EAGER, &sim);
+  out->cost = out->objective = sim.cost;
+  out->peak = out->budget = sim.peak;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_monet_store_all(const mlsys_remat_monet_graph *sg, mlsys_remat_monet_schedule *out) {
+  mlsys_status st;
+  if (!sg || !out) return mlsys_set_error(MLSYS_ERR_ARG, "monet store-all: NULL argument");
+  if (sg->V > 512) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "monet store-all: %d forward nodes (at most 512)", sg->V);
+  if ((st = mlsys_remat_monet_schedule_alloc(sg->V, sg->T, out)) != MLSYS_OK) return st;
+  for (int v = 0; v < sg->V; v++) out->R[v] = sg->parent[v] < 0;
+  return mlsys__mn_baseline_done(sg, out, "store-all");
+}
+
+/* Recompute x_u in stage t from what is available (stored boundaries, values recomputed earlier), depth first. */
+static void mlsys__mn_chen_need(const mlsys_remat_monet_graph *sg, int t, int u, unsigned char *avail,
+                                mlsys_remat_monet_schedule *s) {
+  if (avail[u]) return;
+  avail[u] = 1;
+  s->R[t * sg->V + u] = 1;
+  for (int x = sg->in_off[u]; x < sg->in_off[u + 1]; x++) mlsys__mn_chen_need(sg, t, sg->in[x], avail, s);
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_monet_chen(const mlsys_remat_monet_graph *sg, int segments,
+                                              mlsys_remat_monet_schedule *out) {
+  unsigned char avail[512];
+  int n = 0, len, pos = 0;
+  mlsys_status st;
+  if (!sg || !out) return mlsys_set_error(MLSYS_ERR_ARG, "monet chen: NULL argument");
+  if (sg->V > 512) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "monet chen: %d forward nodes (at most 512)", sg->V);
+  if (segments < 0) return mlsys_set_error(MLSYS_ERR_ARG, "monet chen: %d segments (0 = ⌈√V⌉, or ≥ 1)", segments);
+  for (int v = 0; v < sg->V; v++) n += sg->parent[v] < 0;
+  if (segments == 0) segments = (int)ceil(sqrt((double)n));
+  if (segments > n) segments = n;
+  len = (n + segments - 1) / segments;
+  if ((st = mlsys_remat_monet_schedule_alloc(sg->V, sg->T, out)) != MLSYS_OK) return st;
+  /* forward pass: everything (IntNodes aside); kept: the last node of each segment of len forward ops */
+  for (int v = 0; v < sg->V; v++) {
+    avail[v] = 0;
+    if (sg->parent[v] >= 0) continue;
+    out->R[v] = 1;
+    avail[v] = pos % len == len - 1;
+    pos++;
+  }
+  /* stage t recomputes what its graph path needs from the nearest available values; a recomputed value stays
+     available (held until its last use, as Chen holds a segment until its backward is done), so every op is
+     recomputed at most once */
+  for (int t = 1; t < sg->T; t++) {
+    int pk = sg->path_off[t];
+    for (int x = sg->pdep_off[pk]; x < sg->pdep_off[pk + 1]; x++) mlsys__mn_chen_need(sg, t, sg->pdep[x], avail, out);
+  }
+  return mlsys__mn_baseline_done(sg, out, "chen");
 }
 
 /* ---- the staged ILP (A3.4) ---- */

@@ -574,6 +574,97 @@ TEST(bad_catalogue_and_schedules) {
   }
 }
 
+/* ---- baselines as MONeT schedules: store-all against Checkmate's checkpoint-all, Chen's √n ---- */
+static const char *real_graphs[] = {"smallcnn_b8", "alexnet_b32", "googlenet_b2", "gpt2_b4", "mlp_b64",
+                                    "mobilenet_v2_b2", "resnet50_b2", "unet_b2", "vgg16_b2", "vgg19_b2"};
+/* Σ forward (default implementations, IntNodes aside) and Σ backward (graph paths) */
+static void fwd_bwd(const mlsys_remat_monet_graph *sg, double *fwd, double *bwd) {
+  *fwd = *bwd = 0;
+  for (int v = 0; v < sg->V; v++) if (sg->parent[v] < 0) *fwd += sg->impl[sg->impl_off[v]].cost;
+  for (int t = 1; t < sg->T; t++) *bwd += sg->path_cost[sg->path_off[t]];
+}
+static void check_baseline_plan(const mlsys_remat_graph *g, const mlsys_remat_monet_graph *sg,
+                                const mlsys_remat_monet_schedule *s, const char *what) {
+  mlsys_remat_monet_plan p;
+  uint64_t peak = 0;
+  double cost = 0;
+  REQUIRE_OK(mlsys_remat_monet_plan_build(g, sg, s, &p));
+  CHECK_OK(mlsys_remat_monet_plan_validate(g, sg, &p, &peak));
+  CHECK_MSG(peak == s->peak, "%s: replay peak %llu, simulated %llu", what, (unsigned long long)peak,
+            (unsigned long long)s->peak);
+  for (int k = 0; k < p.nsteps; k++) {
+    const mlsys_remat_monet_step *e = &p.steps[k];
+    if (e->op != MLSYS_REMAT_OP_COMPUTE) continue;
+    if (e->node < sg->V) cost += e->stage == 0 ? sg->impl[sg->impl_off[e->node] + e->impl].cost
+                                               : sg->impl[sg->impl_off[e->node] + e->impl].recompute_cost;
+    else cost += sg->path_cost[sg->path_off[e->stage] + e->impl];
+  }
+  CHECK_NEAR(cost, s->cost, 1e-9 * s->cost);
+  mlsys_remat_monet_plan_free(&p);
+}
+TEST(baselines_store_all_chen) {
+  int compared = 0;
+  for (size_t gi = 0; gi < sizeof real_graphs / sizeof real_graphs[0]; gi++) {
+    char path[128];
+    mlsys_remat_graph g;
+    mlsys_remat_opts o;
+    mlsys_remat_schedule all, low;
+    snprintf(path, sizeof path, "tests/data/graphs/%s.json", real_graphs[gi]);
+    REQUIRE_OK(mlsys_remat_graph_load(path, &g));
+    memset(&o, 0, sizeof o);
+    o.method = MLSYS_REMAT_CHECKPOINT_ALL;
+    REQUIRE_OK(mlsys_remat_solve(&g, UINT64_MAX, &o, &all));
+    for (int k = 0; k < 2; k++) {
+      mlsys_remat_monet_catalogue c;
+      mlsys_remat_monet_graph sg;
+      mlsys_remat_monet_schedule sa, ch, c1, cn;
+      double fwd, bwd;
+      memset(&c, 0, sizeof c);
+      c.mode = k ? MLSYS_REMAT_MONET_ALL : 0;
+      if (mlsys_remat_monet_graph_build(&g, &c, &sg) != MLSYS_OK) {   /* e.g. O nodes: nothing to stage */
+        CHECK_EQ_INT(mlsys_last_status(), MLSYS_ERR_UNSUPPORTED);
+        continue;
+      }
+      fwd_bwd(&sg, &fwd, &bwd);
+      REQUIRE_OK(mlsys_remat_monet_store_all(&sg, &sa));
+      CHECK_STR(sa.method, "store-all");
+      CHECK_NEAR(sa.cost, fwd + bwd, 1e-9 * sa.cost);   /* nothing recomputed */
+      CHECK(sa.peak <= sa.peak_sweep);
+      check_baseline_plan(&g, &sg, &sa, real_graphs[gi]);
+      if (k == 0) {   /* Checkmate's evaluator on the lowered schedule, and its checkpoint-all peak */
+        REQUIRE_OK(mlsys_remat_monet_to_checkmate(&g, &sg, &sa, &low));
+        CHECK_NEAR(low.cost, sa.cost, 1e-9 * sa.cost);
+        CHECK_MSG(sa.peak == all.peak_total, "%s: store-all peak %llu, checkpoint-all %llu (lowered: %llu)",
+                  real_graphs[gi], (unsigned long long)sa.peak, (unsigned long long)all.peak_total,
+                  (unsigned long long)low.peak_total);
+        compared++;
+        mlsys_remat_schedule_free(&low);
+      }
+      REQUIRE_OK(mlsys_remat_monet_chen(&sg, 0, &ch));
+      CHECK_STR(ch.method, "chen");
+      CHECK_MSG(ch.cost <= 2 * fwd + bwd + 1e-9 * ch.cost, "%s: chen cost %g > 2·%g + %g", real_graphs[gi], ch.cost,
+                fwd, bwd);
+      CHECK(ch.cost >= sa.cost - 1e-9 * sa.cost);
+      check_baseline_plan(&g, &sg, &ch, real_graphs[gi]);
+      /* one segment per op keeps everything: store-all's cost; one segment recomputes from the inputs */
+      REQUIRE_OK(mlsys_remat_monet_chen(&sg, 100000, &cn));
+      CHECK_NEAR(cn.cost, sa.cost, 1e-9 * sa.cost);
+      REQUIRE_OK(mlsys_remat_monet_chen(&sg, 1, &c1));
+      CHECK(c1.cost <= 2 * fwd + bwd + 1e-9 * c1.cost);
+      check_baseline_plan(&g, &sg, &c1, real_graphs[gi]);
+      if (k == 0) printf("  %-16s store-all %.1f MiB (= checkpoint-all), chen %.1f MiB at %.3fx cost\n", real_graphs[gi],
+                         sa.peak / 1048576.0, ch.peak / 1048576.0, ch.cost / sa.cost);
+      mlsys_remat_monet_schedule_free(&sa); mlsys_remat_monet_schedule_free(&ch);
+      mlsys_remat_monet_schedule_free(&c1); mlsys_remat_monet_schedule_free(&cn);
+      mlsys_remat_monet_graph_free(&sg);
+    }
+    mlsys_remat_schedule_free(&all);
+    mlsys_remat_graph_free(&g);
+  }
+  CHECK(compared >= 8);
+  CHECK_EQ_INT(mlsys_remat_monet_chen(NULL, 0, NULL), MLSYS_ERR_ARG);
+}
+
 /* ---- the command: mlsys remat solve --method monet|monet-noop ---- */
 static const char *bin(void) {
   const char *b = getenv("MLSYS_BIN");
