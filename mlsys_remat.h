@@ -682,12 +682,25 @@ typedef struct {
   double cost_unit;         /* ILP cost unit (coefficients rounded up); 0 → max cost / 1e6 (or 1 when smaller) */
   const char *dump_model;   /* write the ILP here before solving */
   const mlsys_remat_monet_schedule *warm_start;   /* optional: a schedule to start from (a MIP start / cutoff); one
-                                                     the memory rows reject is an error naming the first such row */
+                                                     the memory rows reject is an error naming the first such row.
+                                                     NULL → the built-in starts (see mlsys_remat_monet_solve) */
+  int noop_start;           /* mode ≠ 0 without warm_start: 0 → first solve the NoOp restriction of the same ILP
+                               with a quarter of the time left and start from its schedule; -1 → don't */
+  long max_nodes;           /* branch-and-bound node limit (0 → none): a machine-independent stop (the root node
+                               always runs) */
 } mlsys_remat_monet_opts;
 
 /* The staged 0-1 ILP of A3.4 for the total budget (bytes, fixed memory included). MLSYS_OK: out holds the
    schedule, simulated (out->cost, out->peak). MLSYS_ERR_INFEASIBLE when no schedule fits the model's (linear upper
-   bound) memory rows; other errors as mlsys_milp_solve. */
+   bound) memory rows; other errors as mlsys_milp_solve.
+   Starts: without o->warm_start the solver is given the cheaper of store-all and Chen (mlsys_remat_monet_store_all,
+   mlsys_remat_monet_chen) among those the ILP's own memory rows accept at this budget (one that does not fit is
+   skipped). For mode ≠ 0 (unless o->noop_start is -1), the NoOp restriction of the same ILP (every alternative
+   implementation, path, IntNode and in-place column fixed to 0) is solved first from that start with a quarter of
+   the time left; its schedule, feasible for the full ILP, is the start. So whenever the budget is at least
+   store-all's requirement in the ILP's rows (its sweep peak, each term rounded up to mem_unit), a schedule is
+   returned, whatever the time or node limit. The time limit counts from the call: the model build and the NoOp
+   solve are taken out of what the main solve gets. */
 MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg, uint64_t budget,
                                                const mlsys_remat_monet_opts *o, mlsys_remat_monet_schedule *out);
 
@@ -6033,6 +6046,74 @@ static void mlsys__mn_point(const mlsys__mn_ilp *q, const mlsys_remat_monet_sche
   }
 }
 
+/* The built-in start (opts->warm_start NULL): the cheaper of store-all and Chen's √n among those the model's rows
+   and bounds accept (A4.1/A4.6 schedules are points of every mode's ILP: default implementations, path 0). *x0 is
+   the point, or NULL when neither fits. */
+static mlsys_status mlsys__mn_builtin_start(const mlsys__mn_ilp *q, double **x0) {
+  int n = mlsys_milp_num_vars(q->m);
+  double best = INFINITY, *xc = (double *)mlsys_alloc((size_t)n, sizeof(double));
+  *x0 = (double *)mlsys_alloc((size_t)n, sizeof(double));
+  if (!xc || !*x0) { mlsys_free(xc); mlsys_free(*x0); *x0 = NULL; return MLSYS_ERR_NOMEM; }
+  for (int k = 0; k < 2; k++) {
+    mlsys_remat_monet_schedule b;
+    mlsys_status st = k == 0 ? mlsys_remat_monet_store_all(q->sg, &b) : mlsys_remat_monet_chen(q->sg, 0, &b);
+    if (st == MLSYS_ERR_NOMEM) { mlsys_free(xc); mlsys_free(*x0); *x0 = NULL; return st; }
+    if (st != MLSYS_OK) continue;
+    memset(xc, 0, (size_t)n * sizeof(double));
+    mlsys__mn_point(q, &b, xc);
+    mlsys_remat_monet_schedule_free(&b);
+    if (mlsys_milp_max_violation(q->m, xc, 1) <= 1e-6 && mlsys_milp_eval(q->m, xc) < best) {
+      best = mlsys_milp_eval(q->m, xc);
+      memcpy(*x0, xc, (size_t)n * sizeof(double));
+    }
+  }
+  mlsys_free(xc);
+  if (!isfinite(best)) { mlsys_free(*x0); *x0 = NULL; }
+  mlsys_clear_error();   /* a baseline that could not be built is not the caller's error */
+  return MLSYS_OK;
+}
+
+/* The NoOp start (mode ≠ 0): the same ILP with every column NoOp lacks fixed to 0 (implementations l > 0, paths
+   p > 0 and their SM, IntNodes, in place), solved from *x0 (may be NULL) within o->time_limit. Its solution, a point
+   of the full ILP, replaces *x0; the bounds are restored. Any solver outcome other than a solution keeps *x0. */
+static mlsys_status mlsys__mn_noop_start(mlsys__mn_ilp *q, const mlsys_milp_opts *o, double **x0) {
+  int V = q->V, T = q->T, Y = MLSYS_REMAT_MONET_MAX_PATHS, n = mlsys_milp_num_vars(q->m);
+  mlsys_milp_opts no = *o;
+  mlsys_milp_result r;
+  mlsys_status st = MLSYS_OK;
+  unsigned char *off = (unsigned char *)mlsys_calloc((size_t)n, 1);
+  if (!off) return MLSYS_ERR_NOMEM;
+  for (int t = 1; t <= T; t++)
+    for (int v = 0; v < V; v++) if (q->sg->parent[v] >= 0) off[q->S[t * V + v]] = 1;
+  for (int t = 0; t < T; t++) {
+    for (int v = 0; v < V; v++) {
+      if (q->sg->parent[v] >= 0) off[q->R[t * V + v]] = 1;
+      if (q->IP[t * V + v] >= 0) off[q->IP[t * V + v]] = 1;
+      for (int l = 1; l < MLSYS_REMAT_MONET_MAX_IMPLS; l++) {
+        int c = q->F[((size_t)t * V + v) * MLSYS_REMAT_MONET_MAX_IMPLS + l];
+        if (c >= 0) off[c] = 1;
+      }
+    }
+    for (int p = 1; p < Y; p++) {
+      if (q->M[t * Y + p] >= 0) off[q->M[t * Y + p]] = 1;
+      for (int i = 0; i < V; i++) if (q->SM[((size_t)t * V + i) * Y + p] >= 0) off[q->SM[((size_t)t * V + i) * Y + p]] = 1;
+    }
+  }
+  /* every column fixed here is a free binary in the full model (S[0] and stage-0 R are fixed only for non-IntNodes) */
+  for (int j = 0; j < n; j++) if (off[j]) mlsys_milp_set_bounds(q->m, j, 0, 0);
+  no.incumbent = *x0;
+  no.incumbent_no_start = 1;
+  if (mlsys_milp_solve(q->m, &no, &r) == MLSYS_OK && r.x && !r.from_incumbent) {
+    if (!*x0 && !(*x0 = (double *)mlsys_alloc((size_t)n, sizeof(double)))) st = MLSYS_ERR_NOMEM;
+    else memcpy(*x0, r.x, (size_t)n * sizeof(double));
+  }
+  mlsys_milp_result_free(&r);
+  for (int j = 0; j < n; j++) if (off[j]) mlsys_milp_set_bounds(q->m, j, 0, 1);
+  mlsys_free(off);
+  mlsys_clear_error();   /* the NoOp model's own outcome (infeasible, timeout) is not an error here */
+  return st;
+}
+
 MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg, uint64_t budget,
                                                const mlsys_remat_monet_opts *o, mlsys_remat_monet_schedule *out) {
   mlsys_remat_monet_opts op;
@@ -6043,14 +6124,15 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
   mlsys_remat_monet_sim sim;
   mlsys_status st;
   int V, T, Y = MLSYS_REMAT_MONET_MAX_PATHS, nvars = 0, nrows = 0;
-  double maxc = 0, B, t0 = mlsys_now();
+  double maxc = 0, B, t0 = mlsys_now(), deadline;
   char nm[64];
   if (!sg || !out) return mlsys_set_error(MLSYS_ERR_ARG, "monet solve: NULL argument");
   memset(out, 0, sizeof *out);
   memset(&r, 0, sizeof r);
   if (o) op = *o; else memset(&op, 0, sizeof op);
-  if (op.time_limit < 0 || op.mip_gap_rel < 0 || op.mip_gap_abs < 0 || op.cost_unit < 0 || !isfinite(op.cost_unit))
-    return mlsys_set_error(MLSYS_ERR_ARG, "monet solve: negative time limit, gap or cost unit");
+  if (op.time_limit < 0 || op.mip_gap_rel < 0 || op.mip_gap_abs < 0 || op.cost_unit < 0 || !isfinite(op.cost_unit) ||
+      op.max_nodes < 0 || !(op.time_limit <= 1e9))
+    return mlsys_set_error(MLSYS_ERR_ARG, "monet solve: negative or non-finite time limit, gap, cost unit or node limit");
   if (sg->V > 512) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "monet solve: %d forward nodes (at most 512)", sg->V);
   if (op.mem_unit == 0) op.mem_unit = 1024;
   for (int v = 0; v < sg->V; v++)
@@ -6238,6 +6320,16 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
   out->nvars = nvars; out->nrows = nrows;
   if (op.dump_model && (st = mlsys_milp_write(q.m, op.dump_model)) != MLSYS_OK) goto done;
   memset(&mo, 0, sizeof mo);
+  mo.max_nodes = op.max_nodes;
+  mo.mip_gap_rel = op.mip_gap_rel;
+  mo.mip_gap_abs = op.mip_gap_abs / q.cunit;
+  /* Same rule as the Checkmate MILP (lp_solve small, CBC large), but on the model's columns: MONeT's ILP is larger
+     per graph node. Measured on smallcnn_b8 (27 nodes, 743 columns, full MONeT): lp_solve 27 s at 80 % and not
+     proven in 60 s at 100 %; CBC 0.5 s and 0.2 s. The test chains (≤ 200 columns) are proven by lp_solve at once. */
+  mo.backend = op.backend != MLSYS_SOLVER_DEFAULT ? op.backend
+               : (mlsys_milp_num_vars(q.m) > MLSYS__MN_CBC_MIN_VARS && mlsys_milp_has_backend(MLSYS_SOLVER_CBC))
+                   ? MLSYS_SOLVER_CBC
+               : mlsys_milp_has_backend(MLSYS_SOLVER_LPSOLVE) ? MLSYS_SOLVER_LPSOLVE : MLSYS_SOLVER_CBC;
   if (op.warm_start) {
     const mlsys_milp *m = q.m;
     if (op.warm_start->V != V || op.warm_start->T != T) {
@@ -6258,17 +6350,18 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
       }
     }
     mo.incumbent = x0;
+  } else if ((st = mlsys__mn_builtin_start(&q, &x0)) != MLSYS_OK) goto done;
+  else mo.incumbent = x0;   /* NULL when neither baseline fits */
+  deadline = t0 + (op.time_limit > 0 ? op.time_limit : 3600);
+  if (!op.warm_start && sg->mode != 0 && op.noop_start >= 0) {
+    mlsys_milp_opts no = mo;
+    no.time_limit = fmax(0.25 * (deadline - mlsys_now()), 1e-3);
+    if ((st = mlsys__mn_noop_start(&q, &no, &x0)) != MLSYS_OK) goto done;
+    mo.incumbent = x0;
   }
-  /* Same rule as the Checkmate MILP (lp_solve small, CBC large), but on the model's columns: MONeT's ILP is larger
-     per graph node. Measured on smallcnn_b8 (27 nodes, 743 columns, full MONeT): lp_solve 27 s at 80 % and not
-     proven in 60 s at 100 %; CBC 0.5 s and 0.2 s. The test chains (≤ 200 columns) are proven by lp_solve at once. */
-  mo.backend = op.backend != MLSYS_SOLVER_DEFAULT ? op.backend
-               : (mlsys_milp_num_vars(q.m) > MLSYS__MN_CBC_MIN_VARS && mlsys_milp_has_backend(MLSYS_SOLVER_CBC))
-                   ? MLSYS_SOLVER_CBC
-               : mlsys_milp_has_backend(MLSYS_SOLVER_LPSOLVE) ? MLSYS_SOLVER_LPSOLVE : MLSYS_SOLVER_CBC;
-  mo.time_limit = op.time_limit > 0 ? op.time_limit : 3600;
-  mo.mip_gap_rel = op.mip_gap_rel;
-  mo.mip_gap_abs = op.mip_gap_abs / q.cunit;
+  /* what is left of the caller's limit (CBC's own limit is then a backstop; see mlsys_milp_solve) */
+  mo.time_limit = fmax(deadline - mlsys_now(), 1e-3);
+  mo.incumbent_no_start = 1;   /* CBC's MIP-start processing overruns the limit (see mlsys_milp_opts) */
   st = mlsys_milp_solve(q.m, &mo, &r);
   if (st == MLSYS_ERR_INFEASIBLE) {
     mlsys_set_error(st, "monet: no schedule fits %llu bytes under the ILP's memory rows (fixed memory %llu bytes)",

@@ -665,6 +665,52 @@ TEST(baselines_store_all_chen) {
   CHECK_EQ_INT(mlsys_remat_monet_chen(NULL, 0, NULL), MLSYS_ERR_ARG);
 }
 
+/* The built-in starts: without a warm start, every budget at or above what store-all needs in the ILP's rows gives
+   a schedule, however early the solver is stopped. The stop here is a node limit of 1 (machine-independent: the
+   root node runs, no branching), at store-all's requirement (its sweep peak plus at most one 1 KiB rounding unit
+   per row term; checked by passing store-all as the warm start, which the rows would reject by name), for NoOp and
+   full MONeT (whose NoOp pre-solve is stopped the same way). The schedule is never dearer than store-all. */
+TEST(builtin_start_gives_a_schedule) {
+  /* mobilenet_v2's full ILP (its NoOp root LP alone: minutes, 3.7 GB) is too big for a unit test; bench/RESULTS.md
+     §14 has it returning a schedule at store-all's peak where it returned none before */
+  static const char *graphs[] = {"tests/data/graphs/smallcnn_b8.json", "tests/data/graphs/mlp_b64.json"};
+  for (int gi = 0; gi < 2; gi++) {
+    mlsys_remat_graph g;
+    REQUIRE_OK(mlsys_remat_graph_load(graphs[gi], &g));
+    for (int k = 0; k < 2; k++) {
+      mlsys_remat_monet_catalogue c;
+      mlsys_remat_monet_graph sg;
+      mlsys_remat_monet_schedule sa, s;
+      mlsys_remat_monet_opts o;
+      uint64_t need;
+      memset(&c, 0, sizeof c);
+      c.mode = k ? MLSYS_REMAT_MONET_ALL : 0;
+      REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+      REQUIRE_OK(mlsys_remat_monet_store_all(&sg, &sa));
+      need = sa.peak_sweep + 1024ull * (uint64_t)(2 * sg.V + 8);
+      memset(&o, 0, sizeof o);
+      o.time_limit = NEVER_BINDS;
+      o.max_nodes = 1;
+      o.warm_start = &sa;
+      CHECK_OK(mlsys_remat_monet_solve(&sg, need, &o, &s));   /* the rows accept store-all there */
+      if (s.R) mlsys_remat_monet_schedule_free(&s);
+      o.warm_start = NULL;
+      CHECK_OK(mlsys_remat_monet_solve(&sg, need, &o, &s));
+      if (s.R) {
+        CHECK(s.peak <= need && s.peak_sweep <= need);
+        CHECK_MSG(s.cost <= sa.cost * (1 + 1e-4), "%s mode %u: %g, store-all %g", graphs[gi], c.mode, s.cost, sa.cost);
+        mlsys_remat_monet_schedule_free(&s);
+      }
+      o.max_nodes = -1;
+      CHECK_EQ_INT(mlsys_remat_monet_solve(&sg, need, &o, &s), MLSYS_ERR_ARG);
+      CHECK_CONTAINS(mlsys_last_error(), "node limit");
+      mlsys_remat_monet_schedule_free(&sa);
+      mlsys_remat_monet_graph_free(&sg);
+    }
+    mlsys_remat_graph_free(&g);
+  }
+}
+
 /* ---- the command: mlsys remat solve --method monet|monet-noop ---- */
 static const char *bin(void) {
   const char *b = getenv("MLSYS_BIN");
