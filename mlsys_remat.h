@@ -700,7 +700,9 @@ typedef struct {
    the time left; its schedule, feasible for the full ILP, is the start. So whenever the budget is at least
    store-all's requirement in the ILP's rows (its sweep peak, each term rounded up to mem_unit), a schedule is
    returned, whatever the time or node limit. The time limit counts from the call: the model build and the NoOp
-   solve are taken out of what the main solve gets. */
+   solve are taken out of what the main solve gets. Every start (the caller's too) goes to the solver as the
+   cutoff and the fallback only, not as CBC's MIP start, whose processing ignores the time limit (docs/remat.md);
+   CBC's root LP and feasibility pump still run past the limit on large models. */
 MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg, uint64_t budget,
                                                const mlsys_remat_monet_opts *o, mlsys_remat_monet_schedule *out);
 
@@ -6366,6 +6368,15 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
   if (st == MLSYS_ERR_INFEASIBLE) {
     mlsys_set_error(st, "monet: no schedule fits %llu bytes under the ILP's memory rows (fixed memory %llu bytes)",
                     (unsigned long long)budget, (unsigned long long)sg->fixed);
+    goto done;
+  }
+  if (st == MLSYS_ERR_TIMEOUT) {   /* the solver saw only what was left of the caller's limit: name the caller's */
+    if (op.max_nodes > 0 && strstr(mlsys_last_error(), "node limit"))
+      mlsys_set_error(st, "monet: no schedule within the node limit of %ld (no built-in start fits %llu bytes)",
+                      op.max_nodes, (unsigned long long)budget);
+    else
+      mlsys_set_error(st, "monet: no schedule within the time limit of %g s (no built-in start fits %llu bytes)",
+                      op.time_limit > 0 ? op.time_limit : 3600, (unsigned long long)budget);
     goto done;
   }
   if (st != MLSYS_OK) { mlsys_prefix_error("monet ilp"); goto done; }
