@@ -355,7 +355,7 @@ typedef struct {
                                     solver proves nothing is better, the incumbent is returned as OPTIMAL. */
   int incumbent_no_start;        /* CBC: the incumbent is only the cutoff and the fallback, not a MIP start. CBC
                                     2.10's MIP-start processing (its "Reduced search") ignores the time limit:
-                                    47 s on a 6 s limit on MONeT's vgg16@176 ILP. */
+                                    47 s on a 6.7 s limit on MONeT's vgg16@176 ILP. */
   int use_cutoff; double cutoff; /* only solutions at least as good as cutoff (constant included); a cutoff better
                                     than the optimum makes the model INFEASIBLE (both backends alike) */
   int branch_ceiling;            /* lp_solve: 0 → floor branch first (default), 1 → ceiling first, 2 → automatic */
