@@ -55,10 +55,13 @@
         mlsys_remat_monet_solve solves the staged ILP (R, P, S, M, SM, F, IP; memory rows 11a/b/c) for a total
         budget; mlsys_remat_monet_simulate replays a schedule (eager Alg. 4, or the ILP's sweep accounting, which
         is what the ILP is exact against on chains). The conv algorithms are a documented proxy (no kernel shapes
-        in the graphs) that profiled numbers can override. `mlsys remat solve --method monet|monet-noop` runs it.
-        mlsys_remat_monet_plan_build lowers a schedule to compute/free steps with the implementation per step;
-        mlsys_remat_monet_execute runs them on real tensors (workspace, IntNode buffers, in-place steps) at exactly
-        the eager simulation's peak. Not done: conv backward algorithms, BatchNorm variants. docs/remat.md, "MONeT".
+        in the graphs) that profiled numbers can override. `mlsys remat solve --method monet|monet-noop` runs it,
+        and `mlsys remat sweep` / `max-batch` take monet and monet-noop in --methods. mlsys_remat_monet_store_all
+        and mlsys_remat_monet_chen build the baselines as MONeT schedules; they are also the ILP's built-in starts
+        (with a NoOp pre-solve for the full modes). mlsys_remat_monet_plan_build lowers a schedule to compute/free
+        steps with the implementation per step; mlsys_remat_monet_execute runs them on real tensors (workspace,
+        IntNode buffers, in-place steps) at exactly the eager simulation's peak. Not done: conv backward
+        algorithms, BatchNorm variants. docs/remat.md, "MONeT".
 
    GRAPH FORMATS (both describe the same thing; ids 0..n-1 are the schedule order: every dep has a smaller id)
      JSON: {"format": "mlsys-remat-graph", "version": 1, "name": "vgg16", "batch": 32,
