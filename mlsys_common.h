@@ -353,12 +353,18 @@ typedef struct {
   const double *incumbent;       /* optional known feasible point [nvars]: CBC uses it as a MIP start; both use its
                                     objective as a cutoff. Returned when the solver finds nothing better; when the
                                     solver proves nothing is better, the incumbent is returned as OPTIMAL. */
+  int incumbent_no_start;        /* CBC: the incumbent is only the cutoff and the fallback, not a MIP start. CBC
+                                    2.10's MIP-start processing (its "Reduced search") ignores the time limit:
+                                    47 s on a 6.7 s limit on MONeT's vgg16@176 ILP. */
   int use_cutoff; double cutoff; /* only solutions at least as good as cutoff (constant included); a cutoff better
                                     than the optimum makes the model INFEASIBLE (both backends alike) */
   int branch_ceiling;            /* lp_solve: 0 → floor branch first (default), 1 → ceiling first, 2 → automatic */
   int lpsolve_bb_rule;           /* lp_solve: set_bb_rule() value (NODE_* flags); 0 → lp_solve's default */
   int lpsolve_scaling;           /* lp_solve: set_scaling() mode (SCALE_* flags, e.g. 4 = geometric); 0 → lp_solve's
                                     default (196). A retry with another mode gets past many NUMFAILUREs. */
+  long max_nodes;                /* branch-and-bound nodes; 0 → no limit. Unlike the time limit it does not depend on
+                                    the machine (tests use it). CBC: its node limit (the root node, heuristics and
+                                    cuts included, always runs); lp_solve: polled in the abort hook. */
   int threads;                   /* CBC threads; 0 → 1 (deterministic) */
   int verbose;                   /* 1 → solver log on stdout */
   /* Called on every improved solution (objective incl. constant, seconds since start); nonzero → stop.
@@ -2886,7 +2892,7 @@ typedef struct {
   const mlsys_milp *m;
   const mlsys_milp_opts *o;
   double t0, deadline, sign;   /* sign = -1 for maximisation (internal min form) */
-  int stopped, improved;       /* stopped: 1 time limit, 2 caller (should_stop / on_improve) */
+  int stopped, improved;       /* stopped: 1 time limit, 2 caller (should_stop / on_improve), 3 node limit */
   int stop_cuts;               /* CBC: the stop cuts were added (CBC's own status and bound are then void) */
 } mlsys__milp_run;
 
@@ -2909,8 +2915,9 @@ static void mlsys__milp_result_init(mlsys_milp_result *r, const mlsys_milp *m, m
 
 #ifndef MLSYS_NO_LPSOLVE
 static int __WINAPI mlsys__lps_abort(lprec *lp, void *ud) {
-  (void)lp;
-  return mlsys__milp_should_stop((mlsys__milp_run *)ud);
+  mlsys__milp_run *run = (mlsys__milp_run *)ud;
+  if (!run->stopped && run->o->max_nodes > 0 && (long)get_total_nodes(lp) >= run->o->max_nodes) run->stopped = 3;
+  return mlsys__milp_should_stop(run);
 }
 static void __WINAPI mlsys__lps_msg(lprec *lp, void *ud, int msg) {
   mlsys__milp_run *run = (mlsys__milp_run *)ud;
@@ -3187,6 +3194,7 @@ static mlsys_status mlsys__milp_solve_coin(const mlsys_milp *m, const mlsys_milp
        limit expires during preprocessing: seen on Checkmate's VGG16 model under a 30 s limit. Preprocessing is off so
        that a time limit can never crash the caller; on the chain models it changed solve times by -35%..+55%. */
     Cbc_setParameter(cbc, "preprocess", "off");
+    if (o->max_nodes > 0) Cbc_setMaximumNodes(cbc, o->max_nodes > INT_MAX ? INT_MAX : (int)o->max_nodes);
     if (o->mip_gap_abs > 0) Cbc_setAllowableGap(cbc, o->mip_gap_abs);
     if (o->mip_gap_rel > 0) Cbc_setAllowableFractionGap(cbc, o->mip_gap_rel);
     if (o->threads > 1) {
@@ -3195,7 +3203,7 @@ static mlsys_status mlsys__milp_solve_coin(const mlsys_milp *m, const mlsys_milp
       Cbc_setParameter(cbc, "threads", buf);
     }
     /* the cutoff is the explicit row added above (Cbc_setCutoff's semantics depend on preprocessing) */
-    if (inc) {
+    if (inc && !o->incumbent_no_start) {
       int *idx = (int *)mlsys_alloc((size_t)(m->nvars ? m->nvars : 1), sizeof(int));
       if (!idx) { Cbc_deleteModel(cbc); st = MLSYS_ERR_NOMEM; goto done; }
       for (j = 0; j < m->nvars; j++) idx[j] = j;
@@ -3323,8 +3331,8 @@ MLSYS_DEF mlsys_status mlsys_milp_solve(const mlsys_milp *m, const mlsys_milp_op
                            mlsys_milp_backend_name(o.backend),
                            o.backend == MLSYS_SOLVER_CBC ? " (build with -DMLSYS_MILP_CBC and link CBC/Clp)" : "");
   }
-  if (o.time_limit < 0 || o.mip_gap_abs < 0 || o.mip_gap_rel < 0 || isnan(o.time_limit))
-    return mlsys_set_error(MLSYS_ERR_ARG, "milp: negative time limit or gap");
+  if (o.time_limit < 0 || o.mip_gap_abs < 0 || o.mip_gap_rel < 0 || isnan(o.time_limit) || o.max_nodes < 0)
+    return mlsys_set_error(MLSYS_ERR_ARG, "milp: negative time limit, gap or node limit");
   memset(&run, 0, sizeof run);
   run.m = m;
   run.o = &o;
@@ -3453,6 +3461,8 @@ MLSYS_DEF mlsys_status mlsys_milp_solve(const mlsys_milp *m, const mlsys_milp_op
                              have_cut ? " (no solution better than the cutoff)" : "");
     case MLSYS_MILP_NO_SOLUTION:
       if (run.stopped == 2) return mlsys_set_error(MLSYS_ERR_CANCELED, "milp: stopped by the caller before a solution was found");
+      if (o.max_nodes > 0 && (run.stopped == 3 || run.deadline <= 0 || mlsys_now() < run.deadline))
+        return mlsys_set_error(MLSYS_ERR_TIMEOUT, "milp: no solution within the node limit of %ld", o.max_nodes);
       return mlsys_set_error(MLSYS_ERR_TIMEOUT, "milp: no solution within the time limit of %g s", o.time_limit);
     default:
       return mlsys_set_error(MLSYS_ERR_SOLVER, "milp: %s failed (code %d)", mlsys_milp_backend_name(o.backend),

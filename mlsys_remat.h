@@ -55,7 +55,10 @@
         mlsys_remat_monet_solve solves the staged ILP (R, P, S, M, SM, F, IP; memory rows 11a/b/c) for a total
         budget; mlsys_remat_monet_simulate replays a schedule (eager Alg. 4, or the ILP's sweep accounting, which
         is what the ILP is exact against on chains). The conv algorithms are a documented proxy unless the graph
-        carries measured "impls" (`mlsys remat calibrate` writes them) or the caller passes overrides. `mlsys remat solve --method monet|monet-noop` runs it.
+        carries measured "impls" (`mlsys remat calibrate` writes them) or the caller passes overrides.
+        `mlsys remat solve --method monet|monet-noop` runs it, and `mlsys remat sweep` / `max-batch` take monet
+        and monet-noop in --methods. mlsys_remat_monet_store_all and mlsys_remat_monet_chen build the baselines as
+        MONeT schedules; they are also the ILP's built-in starts (with a NoOp pre-solve for the full modes).
         mlsys_remat_monet_plan_build lowers a schedule to compute/free steps with the implementation per step;
         mlsys_remat_monet_execute runs them on real tensors (workspace, IntNode buffers, in-place steps) at exactly
         the eager simulation's peak. Not done: conv backward algorithms, BatchNorm variants. docs/remat.md, "MONeT".
@@ -688,6 +691,22 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_simulate(const mlsys_remat_monet_graph 
                                                   const mlsys_remat_monet_schedule *s, mlsys_remat_monet_sim_mode mode,
                                                   mlsys_remat_monet_sim *rep);
 
+/* Baseline schedules as MONeT schedules (A4.1, A4.6), for comparison and as the ILP's built-in warm starts. Both
+   use what every solver graph has: each op's default implementation (0), each stage's graph path ('g', index 0),
+   nothing in place, IntNodes never computed. S is the least store that makes the recomputations valid: a value is
+   kept from the stage that last computed it until the last stage that reads it (through that stage's backward op
+   when its path reads it). Both are simulated as solve does: out->cost, out->peak (eager), out->peak_sweep (the
+   ILP's accounting); out->budget = out->peak, out->objective = out->cost, out->optimal = 0, out->bound = NaN.
+   store_all: the forward pass computes everything and nothing is recomputed (on a mode-0 graph its peak is
+   Checkmate's checkpoint-all peak: tests/test_remat_monet.c checks it on the exported graphs).
+   chen: Chen et al.'s √n checkpointing. The forward ops (IntNodes aside) in order are cut into `segments` runs of
+   equal length (0 → ⌈√n⌉ for n forward ops; more than n → n); the last op of each run is kept. Each backward stage
+   recomputes what its path reads from the nearest available values, depth first; a recomputed value stays until
+   its last use, so each op is recomputed at most once and cost ≤ 2·forward + backward. */
+MLSYS_DEF mlsys_status mlsys_remat_monet_store_all(const mlsys_remat_monet_graph *sg, mlsys_remat_monet_schedule *out);
+MLSYS_DEF mlsys_status mlsys_remat_monet_chen(const mlsys_remat_monet_graph *sg, int segments,
+                                              mlsys_remat_monet_schedule *out);
+
 typedef struct {
   double time_limit;        /* seconds; 0 → 3600 */
   double mip_gap_rel, mip_gap_abs;   /* 0 → prove optimality */
@@ -696,12 +715,27 @@ typedef struct {
   double cost_unit;         /* ILP cost unit (coefficients rounded up); 0 → max cost / 1e6 (or 1 when smaller) */
   const char *dump_model;   /* write the ILP here before solving */
   const mlsys_remat_monet_schedule *warm_start;   /* optional: a schedule to start from (a MIP start / cutoff); one
-                                                     the memory rows reject is an error naming the first such row */
+                                                     the memory rows reject is an error naming the first such row.
+                                                     NULL → the built-in starts (see mlsys_remat_monet_solve) */
+  int noop_start;           /* mode ≠ 0 without warm_start: 0 → first solve the NoOp restriction of the same ILP
+                               with a quarter of the time left and start from its schedule; -1 → don't */
+  long max_nodes;           /* branch-and-bound node limit (0 → none): a machine-independent stop (the root node
+                               always runs) */
 } mlsys_remat_monet_opts;
 
 /* The staged 0-1 ILP of A3.4 for the total budget (bytes, fixed memory included). MLSYS_OK: out holds the
    schedule, simulated (out->cost, out->peak). MLSYS_ERR_INFEASIBLE when no schedule fits the model's (linear upper
-   bound) memory rows; other errors as mlsys_milp_solve. */
+   bound) memory rows; other errors as mlsys_milp_solve.
+   Starts: without o->warm_start the solver is given the cheaper of store-all and Chen (mlsys_remat_monet_store_all,
+   mlsys_remat_monet_chen) among those the ILP's own memory rows accept at this budget (one that does not fit is
+   skipped). For mode ≠ 0 (unless o->noop_start is -1), the NoOp restriction of the same ILP (every alternative
+   implementation, path, IntNode and in-place column fixed to 0) is solved first from that start with a quarter of
+   the time left; its schedule, feasible for the full ILP, is the start. So whenever the budget is at least
+   store-all's requirement in the ILP's rows (its sweep peak, each term rounded up to mem_unit), a schedule is
+   returned, whatever the time or node limit. The time limit counts from the call: the model build and the NoOp
+   solve are taken out of what the main solve gets. Every start (the caller's too) goes to the solver as the
+   cutoff and the fallback only, not as CBC's MIP start, whose processing ignores the time limit (docs/remat.md);
+   CBC's root LP and feasibility pump still run past the limit on large models. */
 MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg, uint64_t budget,
                                                const mlsys_remat_monet_opts *o, mlsys_remat_monet_schedule *out);
 
@@ -6085,6 +6119,102 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_simulate(const mlsys_remat_monet_graph 
   return MLSYS_OK;
 }
 
+/* ---- baseline schedules as MONeT schedules (A4.1, A4.6) ---- */
+/* Complete a schedule whose R is set (IntNodes not computed): every computed op runs its default implementation
+   (0), every stage its graph path (0), nothing in place, and S is the least store that makes R valid: x_v is stored
+   from the stage that last computed it through every stage that reads it without recomputing it, and through a
+   stage's backward op when the path reads it (constraint 8b: M ≤ P + S[t+1]). */
+static void mlsys__mn_least_store(const mlsys_remat_monet_graph *sg, mlsys_remat_monet_schedule *s) {
+  int V = sg->V, T = sg->T;
+  unsigned char *R = s->R, *S = s->S;
+  memset(S, 0, (size_t)(T + 1) * V);
+  memset(s->IP, 0, (size_t)T * V);
+  for (int i = 0; i < T * V; i++) s->F[i] = R[i] ? 0 : -1;
+  for (int t = 0; t < T; t++) s->M[t] = 0;
+  for (int t = 1; t < T; t++) {
+    int pk = sg->path_off[t];
+    for (int k = 0; k < V; k++)
+      if (R[t * V + k])
+        for (int x = sg->in_off[k]; x < sg->in_off[k + 1]; x++)
+          if (!R[t * V + sg->in[x]]) S[t * V + sg->in[x]] = 1;
+    for (int x = sg->pdep_off[pk]; x < sg->pdep_off[pk + 1]; x++) {
+      int u = sg->pdep[x];
+      if (!R[t * V + u]) S[t * V + u] = S[(t + 1) * V + u] = 1;
+    }
+  }
+  /* carry each stored value back to the stage that computed it (constraint 7: S[t+1] ≤ S[t] + R[t]) */
+  for (int v = 0; v < V; v++)
+    for (int t = T; t >= 2; t--)
+      if (S[t * V + v] && !R[(t - 1) * V + v]) S[(t - 1) * V + v] = 1;
+}
+
+static mlsys_status mlsys__mn_baseline_done(const mlsys_remat_monet_graph *sg, mlsys_remat_monet_schedule *out,
+                                            const char *name) {
+  mlsys_remat_monet_sim sim;
+  mlsys__mn_least_store(sg, out);
+  snprintf(out->method, sizeof out->method, "%s", name);
+  out->optimal = 0;
+  out->bound = NAN;
+  if (mlsys_remat_monet_simulate(sg, out, MLSYS_REMAT_MONET_SIM_SWEEP, &sim) != MLSYS_OK) {
+    mlsys_remat_monet_schedule_free(out);
+    return mlsys_set_error(MLSYS_ERR_SOLVER, "monet %s: the schedule is invalid in the simulator: %s", name, sim.why);
+  }
+  out->peak_sweep = sim.peak;
+  mlsys_remat_monet_simulate(sg, out, MLSYS_REMAT_MONET_SIM_EAGER, &sim);
+  out->cost = out->objective = sim.cost;
+  out->peak = out->budget = sim.peak;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_monet_store_all(const mlsys_remat_monet_graph *sg, mlsys_remat_monet_schedule *out) {
+  mlsys_status st;
+  if (!sg || !out) return mlsys_set_error(MLSYS_ERR_ARG, "monet store-all: NULL argument");
+  if (sg->V > 512) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "monet store-all: %d forward nodes (at most 512)", sg->V);
+  if ((st = mlsys_remat_monet_schedule_alloc(sg->V, sg->T, out)) != MLSYS_OK) return st;
+  for (int v = 0; v < sg->V; v++) out->R[v] = sg->parent[v] < 0;
+  return mlsys__mn_baseline_done(sg, out, "store-all");
+}
+
+/* Recompute x_u in stage t from what is available (stored boundaries, values recomputed earlier), depth first. */
+static void mlsys__mn_chen_need(const mlsys_remat_monet_graph *sg, int t, int u, unsigned char *avail,
+                                mlsys_remat_monet_schedule *s) {
+  if (avail[u]) return;
+  avail[u] = 1;
+  s->R[t * sg->V + u] = 1;
+  for (int x = sg->in_off[u]; x < sg->in_off[u + 1]; x++) mlsys__mn_chen_need(sg, t, sg->in[x], avail, s);
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_monet_chen(const mlsys_remat_monet_graph *sg, int segments,
+                                              mlsys_remat_monet_schedule *out) {
+  unsigned char avail[512];
+  int n = 0, len, pos = 0;
+  mlsys_status st;
+  if (!sg || !out) return mlsys_set_error(MLSYS_ERR_ARG, "monet chen: NULL argument");
+  if (sg->V > 512) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "monet chen: %d forward nodes (at most 512)", sg->V);
+  if (segments < 0) return mlsys_set_error(MLSYS_ERR_ARG, "monet chen: %d segments (0 = ⌈√V⌉, or ≥ 1)", segments);
+  for (int v = 0; v < sg->V; v++) n += sg->parent[v] < 0;
+  if (segments == 0) segments = (int)ceil(sqrt((double)n));
+  if (segments > n) segments = n;
+  len = (n + segments - 1) / segments;
+  if ((st = mlsys_remat_monet_schedule_alloc(sg->V, sg->T, out)) != MLSYS_OK) return st;
+  /* forward pass: everything (IntNodes aside); kept: the last node of each segment of len forward ops */
+  for (int v = 0; v < sg->V; v++) {
+    avail[v] = 0;
+    if (sg->parent[v] >= 0) continue;
+    out->R[v] = 1;
+    avail[v] = pos % len == len - 1;
+    pos++;
+  }
+  /* stage t recomputes what its graph path needs from the nearest available values; a recomputed value stays
+     available (held until its last use, as Chen holds a segment until its backward is done), so every op is
+     recomputed at most once */
+  for (int t = 1; t < sg->T; t++) {
+    int pk = sg->path_off[t];
+    for (int x = sg->pdep_off[pk]; x < sg->pdep_off[pk + 1]; x++) mlsys__mn_chen_need(sg, t, sg->pdep[x], avail, out);
+  }
+  return mlsys__mn_baseline_done(sg, out, "chen");
+}
+
 /* ---- the staged ILP (A3.4) ---- */
 #define MLSYS__MN_CBC_MIN_VARS 400
 typedef struct {
@@ -6156,6 +6286,74 @@ static void mlsys__mn_point(const mlsys__mn_ilp *q, const mlsys_remat_monet_sche
   }
 }
 
+/* The built-in start (opts->warm_start NULL): the cheaper of store-all and Chen's √n among those the model's rows
+   and bounds accept (A4.1/A4.6 schedules are points of every mode's ILP: default implementations, path 0). *x0 is
+   the point, or NULL when neither fits. */
+static mlsys_status mlsys__mn_builtin_start(const mlsys__mn_ilp *q, double **x0) {
+  int n = mlsys_milp_num_vars(q->m);
+  double best = INFINITY, *xc = (double *)mlsys_alloc((size_t)n, sizeof(double));
+  *x0 = (double *)mlsys_alloc((size_t)n, sizeof(double));
+  if (!xc || !*x0) { mlsys_free(xc); mlsys_free(*x0); *x0 = NULL; return MLSYS_ERR_NOMEM; }
+  for (int k = 0; k < 2; k++) {
+    mlsys_remat_monet_schedule b;
+    mlsys_status st = k == 0 ? mlsys_remat_monet_store_all(q->sg, &b) : mlsys_remat_monet_chen(q->sg, 0, &b);
+    if (st == MLSYS_ERR_NOMEM) { mlsys_free(xc); mlsys_free(*x0); *x0 = NULL; return st; }
+    if (st != MLSYS_OK) continue;
+    memset(xc, 0, (size_t)n * sizeof(double));
+    mlsys__mn_point(q, &b, xc);
+    mlsys_remat_monet_schedule_free(&b);
+    if (mlsys_milp_max_violation(q->m, xc, 1) <= 1e-6 && mlsys_milp_eval(q->m, xc) < best) {
+      best = mlsys_milp_eval(q->m, xc);
+      memcpy(*x0, xc, (size_t)n * sizeof(double));
+    }
+  }
+  mlsys_free(xc);
+  if (!isfinite(best)) { mlsys_free(*x0); *x0 = NULL; }
+  mlsys_clear_error();   /* a baseline that could not be built is not the caller's error */
+  return MLSYS_OK;
+}
+
+/* The NoOp start (mode ≠ 0): the same ILP with every column NoOp lacks fixed to 0 (implementations l > 0, paths
+   p > 0 and their SM, IntNodes, in place), solved from *x0 (may be NULL) within o->time_limit. Its solution, a point
+   of the full ILP, replaces *x0; the bounds are restored. Any solver outcome other than a solution keeps *x0. */
+static mlsys_status mlsys__mn_noop_start(mlsys__mn_ilp *q, const mlsys_milp_opts *o, double **x0) {
+  int V = q->V, T = q->T, Y = MLSYS_REMAT_MONET_MAX_PATHS, n = mlsys_milp_num_vars(q->m);
+  mlsys_milp_opts no = *o;
+  mlsys_milp_result r;
+  mlsys_status st = MLSYS_OK;
+  unsigned char *off = (unsigned char *)mlsys_calloc((size_t)n, 1);
+  if (!off) return MLSYS_ERR_NOMEM;
+  for (int t = 1; t <= T; t++)
+    for (int v = 0; v < V; v++) if (q->sg->parent[v] >= 0) off[q->S[t * V + v]] = 1;
+  for (int t = 0; t < T; t++) {
+    for (int v = 0; v < V; v++) {
+      if (q->sg->parent[v] >= 0) off[q->R[t * V + v]] = 1;
+      if (q->IP[t * V + v] >= 0) off[q->IP[t * V + v]] = 1;
+      for (int l = 1; l < MLSYS_REMAT_MONET_MAX_IMPLS; l++) {
+        int c = q->F[((size_t)t * V + v) * MLSYS_REMAT_MONET_MAX_IMPLS + l];
+        if (c >= 0) off[c] = 1;
+      }
+    }
+    for (int p = 1; p < Y; p++) {
+      if (q->M[t * Y + p] >= 0) off[q->M[t * Y + p]] = 1;
+      for (int i = 0; i < V; i++) if (q->SM[((size_t)t * V + i) * Y + p] >= 0) off[q->SM[((size_t)t * V + i) * Y + p]] = 1;
+    }
+  }
+  /* every column fixed here is a free binary in the full model (S[0] and stage-0 R are fixed only for non-IntNodes) */
+  for (int j = 0; j < n; j++) if (off[j]) mlsys_milp_set_bounds(q->m, j, 0, 0);
+  no.incumbent = *x0;
+  no.incumbent_no_start = 1;
+  if (mlsys_milp_solve(q->m, &no, &r) == MLSYS_OK && r.x && !r.from_incumbent) {
+    if (!*x0 && !(*x0 = (double *)mlsys_alloc((size_t)n, sizeof(double)))) st = MLSYS_ERR_NOMEM;
+    else memcpy(*x0, r.x, (size_t)n * sizeof(double));
+  }
+  mlsys_milp_result_free(&r);
+  for (int j = 0; j < n; j++) if (off[j]) mlsys_milp_set_bounds(q->m, j, 0, 1);
+  mlsys_free(off);
+  mlsys_clear_error();   /* the NoOp model's own outcome (infeasible, timeout) is not an error here */
+  return st;
+}
+
 MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg, uint64_t budget,
                                                const mlsys_remat_monet_opts *o, mlsys_remat_monet_schedule *out) {
   mlsys_remat_monet_opts op;
@@ -6166,14 +6364,15 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
   mlsys_remat_monet_sim sim;
   mlsys_status st;
   int V, T, Y = MLSYS_REMAT_MONET_MAX_PATHS, nvars = 0, nrows = 0;
-  double maxc = 0, B, t0 = mlsys_now();
+  double maxc = 0, B, t0 = mlsys_now(), deadline;
   char nm[64];
   if (!sg || !out) return mlsys_set_error(MLSYS_ERR_ARG, "monet solve: NULL argument");
   memset(out, 0, sizeof *out);
   memset(&r, 0, sizeof r);
   if (o) op = *o; else memset(&op, 0, sizeof op);
-  if (op.time_limit < 0 || op.mip_gap_rel < 0 || op.mip_gap_abs < 0 || op.cost_unit < 0 || !isfinite(op.cost_unit))
-    return mlsys_set_error(MLSYS_ERR_ARG, "monet solve: negative time limit, gap or cost unit");
+  if (op.time_limit < 0 || op.mip_gap_rel < 0 || op.mip_gap_abs < 0 || op.cost_unit < 0 || !isfinite(op.cost_unit) ||
+      op.max_nodes < 0 || !(op.time_limit <= 1e9))
+    return mlsys_set_error(MLSYS_ERR_ARG, "monet solve: negative or non-finite time limit, gap, cost unit or node limit");
   if (sg->V > 512) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "monet solve: %d forward nodes (at most 512)", sg->V);
   if (op.mem_unit == 0) op.mem_unit = 1024;
   for (int v = 0; v < sg->V; v++)
@@ -6361,6 +6560,16 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
   out->nvars = nvars; out->nrows = nrows;
   if (op.dump_model && (st = mlsys_milp_write(q.m, op.dump_model)) != MLSYS_OK) goto done;
   memset(&mo, 0, sizeof mo);
+  mo.max_nodes = op.max_nodes;
+  mo.mip_gap_rel = op.mip_gap_rel;
+  mo.mip_gap_abs = op.mip_gap_abs / q.cunit;
+  /* Same rule as the Checkmate MILP (lp_solve small, CBC large), but on the model's columns: MONeT's ILP is larger
+     per graph node. Measured on smallcnn_b8 (27 nodes, 743 columns, full MONeT): lp_solve 27 s at 80 % and not
+     proven in 60 s at 100 %; CBC 0.5 s and 0.2 s. The test chains (≤ 200 columns) are proven by lp_solve at once. */
+  mo.backend = op.backend != MLSYS_SOLVER_DEFAULT ? op.backend
+               : (mlsys_milp_num_vars(q.m) > MLSYS__MN_CBC_MIN_VARS && mlsys_milp_has_backend(MLSYS_SOLVER_CBC))
+                   ? MLSYS_SOLVER_CBC
+               : mlsys_milp_has_backend(MLSYS_SOLVER_LPSOLVE) ? MLSYS_SOLVER_LPSOLVE : MLSYS_SOLVER_CBC;
   if (op.warm_start) {
     const mlsys_milp *m = q.m;
     if (op.warm_start->V != V || op.warm_start->T != T) {
@@ -6381,21 +6590,31 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
       }
     }
     mo.incumbent = x0;
+  } else if ((st = mlsys__mn_builtin_start(&q, &x0)) != MLSYS_OK) goto done;
+  else mo.incumbent = x0;   /* NULL when neither baseline fits */
+  deadline = t0 + (op.time_limit > 0 ? op.time_limit : 3600);
+  if (!op.warm_start && sg->mode != 0 && op.noop_start >= 0) {
+    mlsys_milp_opts no = mo;
+    no.time_limit = fmax(0.25 * (deadline - mlsys_now()), 1e-3);
+    if ((st = mlsys__mn_noop_start(&q, &no, &x0)) != MLSYS_OK) goto done;
+    mo.incumbent = x0;
   }
-  /* Same rule as the Checkmate MILP (lp_solve small, CBC large), but on the model's columns: MONeT's ILP is larger
-     per graph node. Measured on smallcnn_b8 (27 nodes, 743 columns, full MONeT): lp_solve 27 s at 80 % and not
-     proven in 60 s at 100 %; CBC 0.5 s and 0.2 s. The test chains (≤ 200 columns) are proven by lp_solve at once. */
-  mo.backend = op.backend != MLSYS_SOLVER_DEFAULT ? op.backend
-               : (mlsys_milp_num_vars(q.m) > MLSYS__MN_CBC_MIN_VARS && mlsys_milp_has_backend(MLSYS_SOLVER_CBC))
-                   ? MLSYS_SOLVER_CBC
-               : mlsys_milp_has_backend(MLSYS_SOLVER_LPSOLVE) ? MLSYS_SOLVER_LPSOLVE : MLSYS_SOLVER_CBC;
-  mo.time_limit = op.time_limit > 0 ? op.time_limit : 3600;
-  mo.mip_gap_rel = op.mip_gap_rel;
-  mo.mip_gap_abs = op.mip_gap_abs / q.cunit;
+  /* what is left of the caller's limit (CBC's own limit is then a backstop; see mlsys_milp_solve) */
+  mo.time_limit = fmax(deadline - mlsys_now(), 1e-3);
+  mo.incumbent_no_start = 1;   /* CBC's MIP-start processing overruns the limit (see mlsys_milp_opts) */
   st = mlsys_milp_solve(q.m, &mo, &r);
   if (st == MLSYS_ERR_INFEASIBLE) {
     mlsys_set_error(st, "monet: no schedule fits %llu bytes under the ILP's memory rows (fixed memory %llu bytes)",
                     (unsigned long long)budget, (unsigned long long)sg->fixed);
+    goto done;
+  }
+  if (st == MLSYS_ERR_TIMEOUT) {   /* the solver saw only what was left of the caller's limit: name the caller's */
+    if (op.max_nodes > 0 && strstr(mlsys_last_error(), "node limit"))
+      mlsys_set_error(st, "monet: no schedule within the node limit of %ld (no built-in start fits %llu bytes)",
+                      op.max_nodes, (unsigned long long)budget);
+    else
+      mlsys_set_error(st, "monet: no schedule within the time limit of %g s (no built-in start fits %llu bytes)",
+                      op.time_limit > 0 ? op.time_limit : 3600, (unsigned long long)budget);
     goto done;
   }
   if (st != MLSYS_OK) { mlsys_prefix_error("monet ilp"); goto done; }

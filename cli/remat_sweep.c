@@ -21,6 +21,10 @@ static const char *sweep_help =
     "ap-sqrtn, ap-greedy, lin-greedy, lp, milp. --time-limit bounds each MILP/LP solve (default 60 s). When milp\n"
     "or lp is swept, the smallest feasible budget is searched once first; budgets proven below it are reported\n"
     "infeasible without solving.\n"
+    "monet and monet-noop (not part of all) solve MONeT's ILP at each budget, as `mlsys remat solve --method\n"
+    "monet|monet-noop` does (started from the cheaper of store-all and Chen that fits, so every budget at or above\n"
+    "store-all's gets a schedule); peak_memory is MONeT's eager simulated peak, and monet's overhead can be below 1\n"
+    "(its faster conv/linear algorithms).\n"
     "--svg writes the plot (x: total budget incl. fixed memory, y: overhead; infeasible points left out).\n"
     "--json keys: graph, batch, nodes, fixed_memory, checkpoint_all_peak, lower_bound, min_budget,\n"
     "min_budget_proven, time_limit, budgets, series: [{method, points: [{budget, status (fits | infeasible |\n"
@@ -42,6 +46,9 @@ static const char *max_batch_help =
     "one solve per probe (exact for the baselines, monotone in the batch). milp: one MILP that minimises the\n"
     "per-sample peak under the cap, started from the best greedy baseline; a lower bound when it hits\n"
     "--time-limit (default 60 s), the maximum when proven (with --cost-cap inf: the search, a MILP per probe).\n"
+    "monet and monet-noop (not part of all): the same search with MONeT's ILP per probe at SIZE, a probe fitting\n"
+    "when its cost is at most X times that batch's checkpoint-all cost (exact when every probe is proven optimal,\n"
+    "else a lower bound; --time-limit bounds each probe).\n"
     "Default methods: all. The gains are over checkpoint-all and chen (sqrt(n)), computed even when not listed.\n"
     "--json keys: graph, batch, memory, cost_cap, cost_cap_default, results: [{method, status (ok | infeasible |\n"
     "error), max_batch, gain_vs_checkpoint_all, gain_vs_chen, overhead, compute_cost, peak_memory,\n"
@@ -50,6 +57,15 @@ static const char *max_batch_help =
     "single-operator bound (proven maximal) or on graphs over 60 nodes unless --time-limit is above 600 s (then\n"
     "the best baseline's batch is reported: \"milp_ran\": false, \"source\": \"lin-greedy\", say).\n"
     "Exit codes: 0 done, 1 bad input or a method failed with an error, 2 bad usage.\n";
+
+/* MONeT (section 9) is not a mlsys_remat_method: two codes past the enum stand for it here. */
+#define SWEEP_MONET ((mlsys_remat_method)(MLSYS_REMAT_METHOD_COUNT + 1))
+#define SWEEP_MONET_NOOP ((mlsys_remat_method)(MLSYS_REMAT_METHOD_COUNT + 2))
+#define SWEEP_MAXM (MLSYS_REMAT_METHOD_COUNT + 2)
+static int is_monet(mlsys_remat_method m) { return m == SWEEP_MONET || m == SWEEP_MONET_NOOP; }
+static const char *method_name(mlsys_remat_method m) {
+  return m == SWEEP_MONET ? "monet" : m == SWEEP_MONET_NOOP ? "monet-noop" : mlsys_remat_method_name(m);
+}
 
 /* Display order for "all": the baselines, then the LP rounding, then the MILP. */
 static const mlsys_remat_method sweep_all_methods[] = {
@@ -77,15 +93,17 @@ static int parse_methods(const char *cmd, const char *s, mlsys_remat_method *ms)
     }
     memcpy(name, p, len);
     name[len] = 0;
-    if ((m = mlsys_remat_method_parse(name)) < 0) {
+    if (!strcmp(name, "monet")) m = (int)SWEEP_MONET;
+    else if (!strcmp(name, "monet-noop")) m = (int)SWEEP_MONET_NOOP;
+    else if ((m = mlsys_remat_method_parse(name)) < 0) {
       cli_usage_error(cmd, "unknown method '%s' (milp, lp, checkpoint-all, chen, chen-greedy, griewank, ap-sqrtn, "
-                      "ap-greedy, lin-greedy, or all)", name);
+                      "ap-greedy, lin-greedy, monet, monet-noop, or all)", name);
       return -1;
     }
     for (i = 0; i < n; i++)
       if (ms[i] == (mlsys_remat_method)m) break;
     if (i == n) {
-      if (n == MLSYS_REMAT_METHOD_COUNT) break;
+      if (n == SWEEP_MAXM) break;
       ms[n++] = (mlsys_remat_method)m;
     }
     if (!e) break;
@@ -160,6 +178,25 @@ typedef struct {
 } sweep_result;
 
 static sweep_point *sweep_at(const sweep_result *r, int mi, int bi) { return &r->pts[(size_t)mi * (size_t)r->nb + (size_t)bi]; }
+
+/* MONeT's solver graph for method m (monet: every optimisation, monet-noop: none) */
+static mlsys_status monet_graph(const mlsys_remat_graph *g, mlsys_remat_method m, mlsys_remat_monet_graph *sg) {
+  mlsys_remat_monet_catalogue c;
+  memset(&c, 0, sizeof c);
+  c.mode = m == SWEEP_MONET ? MLSYS_REMAT_MONET_ALL : 0;
+  return mlsys_remat_monet_graph_build(g, &c, sg);
+}
+
+/* One MONeT point: the ILP at the budget (its built-in starts make every budget at or above store-all's ILP
+   requirement give a schedule); peak = the eager simulation's, as `mlsys remat solve --method monet` reports. */
+static mlsys_status monet_point(const mlsys_remat_monet_graph *sg, uint64_t budget, const mlsys_remat_opts *o,
+                                mlsys_remat_monet_schedule *s) {
+  mlsys_remat_monet_opts mo;
+  memset(&mo, 0, sizeof mo);
+  mo.time_limit = o->time_limit;
+  mo.backend = o->backend;
+  return mlsys_remat_monet_solve(sg, budget, &mo, s);
+}
 
 /* ---- the SVG plot: our own writer, no dependencies ---- */
 static void svg_text_escaped(FILE *f, const char *s) {
@@ -279,7 +316,7 @@ static int write_svg(const char *path, const sweep_result *r) {
       const sweep_point *p = sweep_at(r, mi, bi);
       if (p->status != PT_FITS || !isfinite(p->overhead)) continue;
       svg_marker(f, mi, SX((double)r->budgets[bi] * umul), SY(p->overhead), col);
-      fprintf(f, "><title>%s: %.4fx at %.4g %s</title></%s>\n", mlsys_remat_method_name(r->ms[mi]), p->overhead,
+      fprintf(f, "><title>%s: %.4fx at %.4g %s</title></%s>\n", method_name(r->ms[mi]), p->overhead,
               (double)r->budgets[bi] * umul, uname, mi % 5 == 0 ? "circle" : mi % 5 == 1 ? "rect" : "polygon");
     }
     /* legend */
@@ -287,7 +324,7 @@ static int write_svg(const char *path, const sweep_result *r) {
             ml + pw + 16, mt + 10 + 20.0 * mi, ml + pw + 44, mt + 10 + 20.0 * mi, col);
     svg_marker(f, mi, ml + pw + 30, mt + 10 + 20.0 * mi, col);
     fprintf(f, "/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n", ml + pw + 52, mt + 14 + 20.0 * mi,
-            mlsys_remat_method_name(r->ms[mi]));
+            method_name(r->ms[mi]));
   }
 #undef SX
 #undef SY
@@ -320,7 +357,7 @@ static void sweep_json(const sweep_result *r, uint64_t ckpt_total, uint64_t lb, 
   mlsys_jw_array(&w);
   for (mi = 0; mi < r->nm; mi++) {
     mlsys_jw_object(&w);
-    mlsys_jw_key(&w, "method"); mlsys_jw_str(&w, mlsys_remat_method_name(r->ms[mi]));
+    mlsys_jw_key(&w, "method"); mlsys_jw_str(&w, method_name(r->ms[mi]));
     mlsys_jw_key(&w, "points");
     mlsys_jw_array(&w);
     for (bi = 0; bi < r->nb; bi++) {
@@ -356,7 +393,7 @@ static void sweep_csv(const sweep_result *r) {
   for (mi = 0; mi < r->nm; mi++)
     for (bi = 0; bi < r->nb; bi++) {
       const sweep_point *p = sweep_at(r, mi, bi);
-      printf("%s,%llu,%s,", mlsys_remat_method_name(r->ms[mi]), (unsigned long long)r->budgets[bi],
+      printf("%s,%llu,%s,", method_name(r->ms[mi]), (unsigned long long)r->budgets[bi],
              pt_status_name[p->status]);
       if (isfinite(p->overhead)) printf("%.17g", p->overhead);
       putchar(',');
@@ -385,13 +422,13 @@ static void sweep_table(const sweep_result *r) {
       if (p->status == PT_FITS) snprintf(ov, sizeof ov, "%.4f%sx%s", p->overhead, tiny_above_one(p->overhead) ? "+" : "",
                                          p->optimal ? "*" : " ");
       if (p->has_schedule) cli_fmt_bytes(p->peak_total, pk, sizeof pk);
-      printf("%-15s %12s  %-11s %10s %12s %8.2f s\n", mlsys_remat_method_name(r->ms[mi]),
+      printf("%-15s %12s  %-11s %10s %12s %8.2f s\n", method_name(r->ms[mi]),
              cli_fmt_bytes(r->budgets[bi], b1, sizeof b1), pt_status_name[p->status], ov, pk, p->seconds);
     }
   /* the figure as a matrix: budgets down, methods across */
   printf("\noverhead by budget (* proven optimal, + just above 1, - nothing fits, t time limit, e error):\n%12s",
          "budget");
-  for (mi = 0; mi < r->nm; mi++) printf(" %14s", mlsys_remat_method_name(r->ms[mi]));
+  for (mi = 0; mi < r->nm; mi++) printf(" %14s", method_name(r->ms[mi]));
   putchar('\n');
   for (bi = 0; bi < r->nb; bi++) {
     printf("%12s", cli_fmt_bytes(r->budgets[bi], b2, sizeof b2));
@@ -416,7 +453,7 @@ int cmd_remat_sweep(int argc, char **argv) {
       {"--to", 1, &to},         {"--time-limit", 1, &tl},   {"--svg", 1, &svg},         {"--json", 0, &json},
       {"--csv", 0, &csv},       {"--progress", 0, &progress}, {"--solver", 1, &solver}, {"--help", 0, &help},
   };
-  mlsys_remat_method ms[MLSYS_REMAT_METHOD_COUNT];
+  mlsys_remat_method ms[SWEEP_MAXM];
   mlsys_remat_graph g;
   mlsys_remat_opts o;
   mlsys_remat_schedule ck;
@@ -502,11 +539,17 @@ int cmd_remat_sweep(int argc, char **argv) {
   }
   mlsys_progress_begin(&prog, "sweep", !progress);
   for (mi = 0; mi < nm; mi++) {
+    mlsys_remat_monet_graph sg;
+    mlsys_status gst = MLSYS_OK;
+    char gerr[256] = "";
+    memset(&sg, 0, sizeof sg);
+    if (is_monet(ms[mi]) && (gst = monet_graph(&g, ms[mi], &sg)) != MLSYS_OK)
+      snprintf(gerr, sizeof gerr, "%s", mlsys_last_error());
     for (bi = 0; bi < nb; bi++) {
       sweep_point *p = sweep_at(&res, mi, bi);
       mlsys_remat_schedule s;
       mlsys_status st;
-      mlsys_progress_update(&prog, "[%d/%d] %s at %s", done + 1, nm * nb, mlsys_remat_method_name(ms[mi]),
+      mlsys_progress_update(&prog, "[%d/%d] %s at %s", done + 1, nm * nb, method_name(ms[mi]),
                             cli_fmt_bytes(budgets[bi], b1, sizeof b1));
       memset(p, 0, sizeof *p);
       p->overhead = p->bound = NAN;
@@ -515,6 +558,28 @@ int cmd_remat_sweep(int argc, char **argv) {
         p->status = PT_INFEASIBLE;
         snprintf(p->err, sizeof p->err, "below the smallest feasible budget, %llu bytes (proven)",
                  (unsigned long long)min_budget);
+      } else if (is_monet(ms[mi])) {
+        mlsys_remat_monet_schedule m;
+        memset(&m, 0, sizeof m);
+        st = gst != MLSYS_OK ? gst : monet_point(&sg, budgets[bi], &o, &m);
+        if (st != MLSYS_OK) snprintf(p->err, sizeof p->err, "%s", gst != MLSYS_OK ? gerr : mlsys_last_error());
+        p->status = st == MLSYS_OK ? PT_FITS
+                    : st == MLSYS_ERR_INFEASIBLE ? PT_INFEASIBLE
+                    : st == MLSYS_ERR_TIMEOUT ? PT_TIMEOUT : PT_ERROR;
+        if (p->status == PT_ERROR) nerr++;
+        if (st == MLSYS_OK) {
+          p->seconds = m.solve_seconds;
+          p->has_schedule = 1;
+          p->cost = m.cost;
+          p->peak_total = m.peak;
+          p->optimal = m.optimal;
+          p->bound = m.bound;
+          p->milp_ran = 1;
+          snprintf(p->schedule, sizeof p->schedule, "%s", m.method);
+          snprintf(p->source, sizeof p->source, "%s", m.method);
+          p->overhead = p->baseline_cost > 0 ? m.cost / p->baseline_cost : 1.0;
+          mlsys_remat_monet_schedule_free(&m);
+        }
       } else {
         o.method = ms[mi];
         st = mlsys_remat_solve(&g, budgets[bi], &o, &s);
@@ -542,12 +607,13 @@ int cmd_remat_sweep(int argc, char **argv) {
       done++;
       if (progress) {
         mlsys_progress_end(&prog);
-        fprintf(stderr, "sweep [%d/%d] %s at %s: %s", done, nm * nb, mlsys_remat_method_name(ms[mi]),
+        fprintf(stderr, "sweep [%d/%d] %s at %s: %s", done, nm * nb, method_name(ms[mi]),
                 cli_fmt_bytes(budgets[bi], b1, sizeof b1), pt_status_name[p->status]);
         if (p->status == PT_FITS) fprintf(stderr, " %.4fx%s", p->overhead, p->optimal ? " (optimal)" : "");
         fprintf(stderr, " in %.2f s\n", p->seconds);
       }
     }
+    if (gst == MLSYS_OK && is_monet(ms[mi])) mlsys_remat_monet_graph_free(&sg);
   }
   mlsys_progress_end(&prog);
 
@@ -573,7 +639,7 @@ int cmd_remat_sweep(int argc, char **argv) {
     for (mi = 0; mi < nm; mi++)
       for (bi = 0; bi < nb; bi++)
         if (sweep_at(&res, mi, bi)->status == PT_ERROR) {
-          cli_fail(cmd, "%d solve(s) failed; the first: %s at %llu bytes: %s", nerr, mlsys_remat_method_name(ms[mi]),
+          cli_fail(cmd, "%d solve(s) failed; the first: %s at %llu bytes: %s", nerr, method_name(ms[mi]),
                    (unsigned long long)budgets[bi], sweep_at(&res, mi, bi)->err);
           mi = nm;
           break;
@@ -623,6 +689,74 @@ static void mb_run(const mlsys_remat_graph *g, uint64_t memory, mlsys_remat_meth
   mlsys_remat_schedule_free(&s);
 }
 
+/* MONeT's largest batch: exponential search and bisection over batches, one ILP per probe at the memory size; a
+   probe fits when the solve returns a schedule whose cost is at most cap times that batch's checkpoint-all cost
+   (Σ of the scaled graph's costs). Exact when every probe is proven optimal (the optimum is monotone in the
+   batch); otherwise a lower bound. */
+static void mb_run_monet(const mlsys_remat_graph *g, uint64_t memory, mlsys_remat_method m, double cap,
+                         const mlsys_remat_opts *o, mb_row *row) {
+  int lo = 0, hi = -1, b = 1;
+  double t0 = mlsys_now();
+  memset(row, 0, sizeof *row);
+  row->m = m;
+  row->st = MLSYS_OK;
+  /* fits(b): 1 yes (row filled), 0 no, -1 error (row->st, row->err) */
+  while (hi < 0 || hi - lo > 1) {
+    mlsys_remat_graph gb;
+    mlsys_remat_monet_graph sg;
+    mlsys_remat_monet_schedule s;
+    mlsys_status st;
+    double base = 0;
+    int fit = 0;
+    if ((st = mlsys_remat_graph_scale_batch(g, b, &gb)) != MLSYS_OK) {
+      row->st = st;
+      snprintf(row->err, sizeof row->err, "batch %d: %s", b, mlsys_last_error());
+      break;
+    }
+    if ((st = monet_graph(&gb, m, &sg)) != MLSYS_OK) {
+      row->st = st;
+      snprintf(row->err, sizeof row->err, "%s", mlsys_last_error());
+      mlsys_remat_graph_free(&gb);
+      break;
+    }
+    for (int v = 0; v < gb.dag.n; v++) base += gb.dag.cost[v];
+    memset(&s, 0, sizeof s);
+    st = monet_point(&sg, memory, o, &s);
+    if (st == MLSYS_OK && s.cost <= cap * base * (1 + 1e-12)) {
+      fit = 1;
+      row->batch = b;
+      row->cost = s.cost;
+      row->baseline_cost = base;
+      row->peak_total = s.peak;
+      row->peak = s.peak - sg.fixed;
+      snprintf(row->schedule, sizeof row->schedule, "%s", s.method);
+      snprintf(row->source, sizeof row->source, "%s", s.method);
+      snprintf(row->note, sizeof row->note, "%s", s.optimal ? "" : "a probe stopped at the time limit");
+      row->milp_ran = 1;
+    } else if (st != MLSYS_OK && st != MLSYS_ERR_INFEASIBLE && st != MLSYS_ERR_TIMEOUT) {
+      row->st = st;
+      snprintf(row->err, sizeof row->err, "batch %d: %s", b, mlsys_last_error());
+    } else if (lo == 0) {
+      snprintf(row->err, sizeof row->err, "batch %d: %s", b,
+               st == MLSYS_OK ? "over the cost cap" : mlsys_last_error());
+    }
+    if (s.R) mlsys_remat_monet_schedule_free(&s);
+    mlsys_remat_monet_graph_free(&sg);
+    mlsys_remat_graph_free(&gb);
+    if (row->st != MLSYS_OK) break;
+    if (fit) lo = b; else hi = b;
+    if (hi < 0) {
+      if (b >= (1 << 24)) break;   /* fits at 16M samples: stop there */
+      b *= 2;
+    } else {
+      b = lo + (hi - lo) / 2;
+    }
+  }
+  if (row->st == MLSYS_OK && lo == 0) row->st = MLSYS_ERR_INFEASIBLE;
+  if (row->st == MLSYS_OK) row->err[0] = 0;
+  row->seconds = mlsys_now() - t0;
+}
+
 int cmd_remat_max_batch(int argc, char **argv) {
   static const char *cmd = "remat max-batch";
   const char *graph = NULL, *memory = NULL, *methods = NULL, *caps = NULL, *tl = NULL, *json = NULL,
@@ -632,8 +766,8 @@ int cmd_remat_max_batch(int argc, char **argv) {
       {"--time-limit", 1, &tl}, {"--json", 0, &json},     {"--progress", 0, &progress}, {"--solver", 1, &solver},
       {"--help", 0, &help},
   };
-  mlsys_remat_method ms[MLSYS_REMAT_METHOD_COUNT];
-  mb_row rows[MLSYS_REMAT_METHOD_COUNT], ref_ck, ref_chen, *ck = NULL, *chen = NULL;
+  mlsys_remat_method ms[SWEEP_MAXM];
+  mb_row rows[SWEEP_MAXM], ref_ck, ref_chen, *ck = NULL, *chen = NULL;
   mlsys_remat_graph g;
   mlsys_remat_opts o;
   uint64_t mem;
@@ -663,10 +797,11 @@ int cmd_remat_max_batch(int argc, char **argv) {
   }
   if (!caps) cap = mlsys_remat_one_extra_forward_cap(&g);
   for (i = 0; i < nm; i++) {
-    if (progress) fprintf(stderr, "max-batch: %s ...\n", mlsys_remat_method_name(ms[i]));
-    mb_run(&g, mem, ms[i], cap, &o, &rows[i]);
+    if (progress) fprintf(stderr, "max-batch: %s ...\n", method_name(ms[i]));
+    if (is_monet(ms[i])) mb_run_monet(&g, mem, ms[i], cap, &o, &rows[i]);
+    else mb_run(&g, mem, ms[i], cap, &o, &rows[i]);
     if (progress)
-      fprintf(stderr, "max-batch: %s: %d in %.1f s%s%s\n", mlsys_remat_method_name(ms[i]), rows[i].batch,
+      fprintf(stderr, "max-batch: %s: %d in %.1f s%s%s\n", method_name(ms[i]), rows[i].batch,
               rows[i].seconds, rows[i].st != MLSYS_OK ? ": " : "", rows[i].st != MLSYS_OK ? rows[i].err : "");
     if (ms[i] == MLSYS_REMAT_CHECKPOINT_ALL) ck = &rows[i];
     if (ms[i] == MLSYS_REMAT_CHEN_SQRTN) chen = &rows[i];
@@ -691,7 +826,7 @@ int cmd_remat_max_batch(int argc, char **argv) {
       const mb_row *r = &rows[i];
       int ok = r->st == MLSYS_OK;
       mlsys_jw_object(&w);
-      mlsys_jw_key(&w, "method"); mlsys_jw_str(&w, mlsys_remat_method_name(r->m));
+      mlsys_jw_key(&w, "method"); mlsys_jw_str(&w, method_name(r->m));
       mlsys_jw_key(&w, "status"); mlsys_jw_str(&w, ok ? "ok" : r->st == MLSYS_ERR_INFEASIBLE ? "infeasible" : "error");
       mlsys_jw_key(&w, "max_batch"); mlsys_jw_i64(&w, r->batch);
       json_num(&w, "gain_vs_checkpoint_all", ck->batch > 0 ? (double)r->batch / ck->batch : NAN);
@@ -727,7 +862,7 @@ int cmd_remat_max_batch(int argc, char **argv) {
         snprintf(ov, sizeof ov, "%.4fx", r->baseline_cost > 0 ? r->cost / r->baseline_cost : 1.0);
         cli_fmt_bytes(r->peak_total, pk, sizeof pk);
       }
-      printf("%-15s %10d %9s %9s %10s %12s %7.1f s  %s%s\n", mlsys_remat_method_name(r->m), r->batch, g1, g2, ov, pk,
+      printf("%-15s %10d %9s %9s %10s %12s %7.1f s  %s%s\n", method_name(r->m), r->batch, g1, g2, ov, pk,
              r->seconds, r->st == MLSYS_OK ? r->source : "-",
              r->st == MLSYS_OK && r->m == MLSYS_REMAT_MILP && !r->milp_ran ? " (no MILP ran)" : "");
       if (r->st != MLSYS_OK && r->st != MLSYS_ERR_INFEASIBLE) printf("  error: %s\n", r->err);
@@ -735,7 +870,7 @@ int cmd_remat_max_batch(int argc, char **argv) {
   }
   for (i = 0; i < nm; i++)
     if (rows[i].st != MLSYS_OK && rows[i].st != MLSYS_ERR_INFEASIBLE)
-      cli_fail(cmd, "%s: %s", mlsys_remat_method_name(rows[i].m), rows[i].err);
+      cli_fail(cmd, "%s: %s", method_name(rows[i].m), rows[i].err);
   if (!any && rc == CLI_OK) rc = cli_fail(cmd, "no method fits %s even at batch 1: %s", cli_fmt_bytes(mem, b1, sizeof b1),
                                           nm > 0 ? rows[0].err : "");
   mlsys_remat_graph_free(&g);

@@ -656,6 +656,98 @@ TEST(cli_max_batch_says_whether_a_milp_ran) {
   run_free(&r);
 }
 
+/* --methods monet,monet-noop on smallcnn_b8 (CBC or lp_solve; each ILP is proven within seconds, the limit never
+   binds). Sweep: monet never costs more than monet-noop where both are proven optimal (its feasible set contains
+   NoOp's), every peak is within its budget, and monet-noop fits at every budget at or above what store-all needs
+   in the ILP's rows (the built-in start). The top budget is that requirement, checked here by giving store-all as
+   the warm start (the rows reject a start that does not fit, naming the row). Max-batch: monet's largest batch is
+   at least monet-noop's (every probe is proven optimal here). */
+TEST(cli_sweep_and_max_batch_monet) {
+  char args[1024];
+  run_result r;
+  mlsys_json_doc doc;
+  mlsys_remat_graph g;
+  mlsys_remat_monet_graph sg;
+  mlsys_remat_monet_schedule sa, s;
+  mlsys_remat_monet_opts mo;
+  const mlsys_json *budgets, *series, *pm = NULL, *pn = NULL, *res;
+  uint64_t need;
+  int j, nb, both = 0, mb[3] = {-1, -1, -1};
+  if (access(bin(), X_OK) != 0) SKIP_DEP("%s not built (make test builds it)", bin());
+  REQUIRE_OK(mlsys_remat_graph_load("tests/data/graphs/smallcnn_b8.json", &g));
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&g, NULL, &sg));   /* NoOp */
+  REQUIRE_OK(mlsys_remat_monet_store_all(&sg, &sa));
+  /* store-all in the ILP's rows: its sweep peak plus at most one rounding unit (1 KiB) per term of a row */
+  need = sa.peak_sweep + 1024ull * (uint64_t)(2 * sg.V + 8);
+  memset(&mo, 0, sizeof mo);
+  mo.time_limit = 600;
+  mo.warm_start = &sa;
+  REQUIRE_OK(mlsys_remat_monet_solve(&sg, need, &mo, &s));
+  mlsys_remat_monet_schedule_free(&s);
+  snprintf(args, sizeof args, "remat sweep --graph tests/data/graphs/smallcnn_b8.json --methods monet,monet-noop "
+           "--points 6 --to %llu --time-limit 600 --json", (unsigned long long)need);
+  r = run(args);
+  CHECK_EQ_INT(r.code, 0);
+  REQUIRE(r.out);
+  REQUIRE_OK(mlsys_json_parse(r.out, strlen(r.out), "stdout", &doc));
+  budgets = mlsys_json_get(doc.root, "budgets");
+  series = mlsys_json_get(doc.root, "series");
+  REQUIRE(budgets && series && series->count == 2);
+  nb = budgets->count;
+  CHECK_EQ_INT(budgets->items[nb - 1].u64, need);
+  for (j = 0; j < 2; j++) {
+    const char *m = mlsys_json_get(&series->items[j], "method")->str;
+    if (!strcmp(m, "monet")) pm = mlsys_json_get(&series->items[j], "points");
+    if (!strcmp(m, "monet-noop")) pn = mlsys_json_get(&series->items[j], "points");
+  }
+  REQUIRE(pm && pn && pm->count == nb && pn->count == nb);
+  for (j = 0; j < nb; j++) {
+    const mlsys_json *a = &pm->items[j], *b = &pn->items[j];
+    uint64_t B = budgets->items[j].u64;
+    int fa = !strcmp(mlsys_json_get(a, "status")->str, "fits"), fb = !strcmp(mlsys_json_get(b, "status")->str, "fits");
+    if (fa) CHECK(mlsys_json_get(a, "peak_memory")->u64 <= B);
+    if (fb) CHECK(mlsys_json_get(b, "peak_memory")->u64 <= B);
+    if (B >= need) CHECK_MSG(fb, "monet-noop does not fit at %llu bytes, above store-all's %llu", (unsigned long long)B,
+                             (unsigned long long)need);
+    if (fb) CHECK_MSG(fa, "monet does not fit at %llu bytes where monet-noop does", (unsigned long long)B);
+    if (fa && fb && mlsys_json_get(a, "optimal")->boolean && mlsys_json_get(b, "optimal")->boolean) {
+      both++;
+      CHECK_MSG(mlsys_json_get(a, "overhead")->num <= mlsys_json_get(b, "overhead")->num + 1e-9,
+                "monet %g > monet-noop %g at %llu bytes", mlsys_json_get(a, "overhead")->num,
+                mlsys_json_get(b, "overhead")->num, (unsigned long long)B);
+    }
+  }
+  CHECK(both >= 2);
+  mlsys_json_doc_free(&doc);
+  run_free(&r);
+  r = run("remat max-batch --graph tests/data/graphs/smallcnn_b8.json --memory 4MiB "
+          "--methods monet,monet-noop,checkpoint-all --time-limit 600 --json");
+  CHECK_EQ_INT(r.code, 0);
+  REQUIRE(r.out);
+  REQUIRE_OK(mlsys_json_parse(r.out, strlen(r.out), "stdout", &doc));
+  res = mlsys_json_get(doc.root, "results");
+  REQUIRE(res && res->count == 3);
+  for (j = 0; j < 3; j++) {
+    const mlsys_json *x = &res->items[j];
+    const char *m = mlsys_json_get(x, "method")->str;
+    int k = !strcmp(m, "monet") ? 0 : !strcmp(m, "monet-noop") ? 1 : 2;
+    CHECK_STR(mlsys_json_get(x, "status")->str, "ok");
+    CHECK(mlsys_json_get(x, "peak_memory")->u64 <= 4ull << 20);
+    CHECK(mlsys_json_get(x, "overhead")->num <= mlsys_json_get(doc.root, "cost_cap")->num + 1e-12);
+    mb[k] = (int)mlsys_json_get(x, "max_batch")->i64;
+  }
+  CHECK_MSG(mb[0] >= mb[1] && mb[1] > 0 && mb[2] > 0, "max batch monet %d, monet-noop %d, checkpoint-all %d",
+            mb[0], mb[1], mb[2]);
+  mlsys_json_doc_free(&doc);
+  run_free(&r);
+  r = run("remat sweep --graph tests/data/graphs/smallcnn_b8.json --methods monet,bogus");
+  CHECK_EQ_INT(r.code, 2);
+  run_free(&r);
+  mlsys_remat_monet_schedule_free(&sa);
+  mlsys_remat_monet_graph_free(&sg);
+  mlsys_remat_graph_free(&g);
+}
+
 TEST(cli_bad_input) {
   static const struct { const char *args, *msg; int code; } cases[] = {
       {"remat sweep --graph tests/data/remat/chain8.txt --methods chen,nosuch", "unknown method 'nosuch'", 2},
