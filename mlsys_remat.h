@@ -6222,6 +6222,8 @@ typedef struct {
   const mlsys_remat_monet_graph *sg;
   int V, T;
   int *R, *S, *P, *IP, *F, *M, *SM;   /* columns; -1 where the variable is a constant or another column */
+  int *Suf, *Pre;           /* memory sums: Suf[t*(V+1)+j] = Σ_{i≥j} S[t,i]·mem_i, Pre[t*(V+1)+j] = Σ_{i<j} S[t+1,i]·mem_i
+                               (in units; column -1 = the empty sum) */
   int *cols; double *vals; int nnz, cap;
   double cunits, bunits;   /* row constant in units / in bytes */
   uint64_t unit;
@@ -6276,6 +6278,12 @@ static void mlsys__mn_point(const mlsys__mn_ilp *q, const mlsys_remat_monet_sche
         for (int w = 0; w < V; w++) ow |= q->sg->inplace_of[w] == v && s->IP[t * V + w];
         x[q->P[t * V + v]] = s->R[t * V + v] && !ow;
       }
+    {   /* the running sums */
+      double a = 0;
+      for (int j = V - 1; j >= 0; j--) { a += s->S[t * V + j] ? mlsys__mn_u(q, q->sg->mem[j]) : 0; x[q->Suf[t * (V + 1) + j]] = a; }
+      a = 0;
+      for (int j = 1; j <= V; j++) { a += s->S[(t + 1) * V + j - 1] ? mlsys__mn_u(q, q->sg->mem[j - 1]) : 0; x[q->Pre[t * (V + 1) + j]] = a; }
+    }
     for (int p = 0; p < Y; p++) {
       if (q->M[t * Y + p] >= 0) x[q->M[t * Y + p]] = s->M[t] == p;
       for (int i = 0; i < V; i++) {
@@ -6392,10 +6400,15 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
   q.F = (int *)mlsys_alloc((size_t)T * V * MLSYS_REMAT_MONET_MAX_IMPLS, sizeof(int));
   q.M = (int *)mlsys_alloc((size_t)T * Y, sizeof(int));
   q.SM = (int *)mlsys_alloc((size_t)T * V * Y, sizeof(int));
+  q.Suf = (int *)mlsys_alloc((size_t)T * (V + 1), sizeof(int));
+  q.Pre = (int *)mlsys_alloc((size_t)T * (V + 1), sizeof(int));
   q.cap = 4 * (V + 4) * (Y + 2) + 64;
   q.cols = (int *)mlsys_alloc((size_t)q.cap, sizeof(int));
   q.vals = (double *)mlsys_alloc((size_t)q.cap, sizeof(double));
-  if (!q.R || !q.S || !q.P || !q.IP || !q.F || !q.M || !q.SM || !q.cols || !q.vals) { st = MLSYS_ERR_NOMEM; goto done; }
+  if (!q.R || !q.S || !q.P || !q.IP || !q.F || !q.M || !q.SM || !q.Suf || !q.Pre || !q.cols || !q.vals) {
+    st = MLSYS_ERR_NOMEM;
+    goto done;
+  }
   if ((st = mlsys_milp_create(&q.m)) != MLSYS_OK) goto done;
   /* columns */
   {
@@ -6440,6 +6453,7 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
           snprintf(nm, sizeof nm, "M_%d_%d", t, p);
           q.M[t * Y + p] = mlsys_milp_add_var(q.m, MLSYS_VAR_BINARY, 0, 1, ceil(sg->path_cost[sg->path_off[t] + p] / q.cunit - 1e-9), nm);
           for (int i = 0; i < V; i++) {
+            if (!mlsys__mn_in_path(sg, sg->path_off[t] + p, i)) continue;   /* only path values enter the rows */
             snprintf(nm, sizeof nm, "SM_%d_%d_%d", t, i, p);
             q.SM[((size_t)t * V + i) * Y + p] = mlsys_milp_add_var(q.m, MLSYS_VAR_BINARY, 0, 1, 0, nm);
           }
@@ -6451,6 +6465,19 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
         if (sg->path_off[t + 1] - sg->path_off[t] == 1) oc += ceil(sg->path_cost[sg->path_off[t]] / q.cunit - 1e-9);
       mlsys_milp_set_obj_constant(q.m, oc);
     }
+    /* the memory sums of rows 11a/b/c as running sums (see below) */
+    for (int t = 0; t < T; t++)
+      for (int j = 0; j <= V; j++) {
+        q.Suf[t * (V + 1) + j] = q.Pre[t * (V + 1) + j] = -1;
+        if (j < V) {
+          snprintf(nm, sizeof nm, "Suf_%d_%d", t, j);
+          q.Suf[t * (V + 1) + j] = mlsys_milp_add_var(q.m, MLSYS_VAR_CONTINUOUS, 0, 1e15, 0, nm);
+        }
+        if (j > 0) {
+          snprintf(nm, sizeof nm, "Pre_%d_%d", t, j);
+          q.Pre[t * (V + 1) + j] = mlsys_milp_add_var(q.m, MLSYS_VAR_CONTINUOUS, 0, 1e15, 0, nm);
+        }
+      }
     if (mlsys_milp_num_vars(q.m) <= 0) { st = MLSYS_ERR_NOMEM; goto done; }
   }
   B = floor((double)budget / (double)q.unit);
@@ -6458,6 +6485,20 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
   for (int t = 0; t < T; t++) {
     int b = V + t - 1, np = t > 0 ? sg->path_off[t + 1] - sg->path_off[t] : 0, p0 = t > 0 ? sg->path_off[t] : 0;
     uint64_t gradm = sg->fixed + (t > 0 ? sg->local_mem[b] : 0);
+    const int *suf = q.Suf + (size_t)t * (V + 1), *pre = q.Pre + (size_t)t * (V + 1);
+    /* The memory rows below sum the stored set over every forward index: written out, that is O(T·V²) nonzeros
+       (18 M on resnet50's MONeT model, which CBC could not even load within its time limit). The same sums as
+       running sums, one equality each, keep the rows' integer solutions and take O(T·V) nonzeros. */
+    for (int j = V - 1; j >= 0; j--) {
+      mlsys__mn_t(&q, suf[j], 1); mlsys__mn_t(&q, q.S[t * V + j], -mlsys__mn_u(&q, sg->mem[j]));
+      if (j + 1 < V) mlsys__mn_t(&q, suf[j + 1], -1);
+      MN_ROW(MLSYS_ROW_EQ, 0, "suf_%d_%d", t, j);
+    }
+    for (int j = 1; j <= V; j++) {
+      mlsys__mn_t(&q, pre[j], 1); mlsys__mn_t(&q, q.S[(t + 1) * V + j - 1], -mlsys__mn_u(&q, sg->mem[j - 1]));
+      if (j > 1) mlsys__mn_t(&q, pre[j - 1], -1);
+      MN_ROW(MLSYS_ROW_EQ, 0, "pre_%d_%d", t, j);
+    }
     for (int v = 0; v < V; v++) {
       int R = q.R[t * V + v], P = q.P[t * V + v], IP = q.IP[t * V + v], nimpl = sg->impl_off[v + 1] - sg->impl_off[v];
       if (P >= 0) { mlsys__mn_t(&q, P, 1); mlsys__mn_t(&q, R, -1); MN_ROW(MLSYS_ROW_LE, 0, "c1_P_%d_%d", t, v); }
@@ -6492,6 +6533,7 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
       for (int p = 0; p < np; p++)
         for (int i = 0; i < V; i++) {
           int sm = q.SM[((size_t)t * V + i) * Y + p], s1 = q.S[(t + 1) * V + i], mm = q.M[t * Y + p];
+          if (sm < 0) continue;
           mlsys__mn_t(&q, sm, 1); mlsys__mn_t(&q, mm, -1); mlsys__mn_t(&q, s1, -1); MN_ROW(MLSYS_ROW_GE, -1, "c6a_%d_%d_%d", t, i, p);
           mlsys__mn_t(&q, sm, 1); mlsys__mn_t(&q, mm, -1); MN_ROW(MLSYS_ROW_LE, 0, "c6b_%d_%d_%d", t, i, p);
           mlsys__mn_t(&q, sm, 1); mlsys__mn_t(&q, s1, -1); MN_ROW(MLSYS_ROW_LE, 0, "c6c_%d_%d_%d", t, i, p);
@@ -6508,8 +6550,8 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
       int R = q.R[t * V + j], nimpl = sg->impl_off[j + 1] - sg->impl_off[j];
       /* (a) stored-only */
       q.bunits = (double)gradm;
-      for (int i = j; i < V; i++) mlsys__mn_t(&q, q.S[t * V + i], mlsys__mn_u(&q, sg->mem[i]));
-      if (t < T - 1) for (int i = 0; i < j; i++) mlsys__mn_t(&q, q.S[(t + 1) * V + i], mlsys__mn_u(&q, sg->mem[i]));
+      mlsys__mn_t(&q, suf[j], 1);                                   /* Σ_{i≥j} S[t,i]·mem_i */
+      if (t < T - 1 && j > 0) mlsys__mn_t(&q, pre[j], 1);           /* Σ_{i<j} S[t+1,i]·mem_i */
       for (int p = 0; p < np; p++)
         for (int i = 0; i < j; i++)
           if (mlsys__mn_in_path(sg, p0 + p, i)) {
@@ -6531,9 +6573,10 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
       }
       if (q.IP[t * V + j] >= 0) mlsys__mn_t(&q, q.IP[t * V + j], -mlsys__mn_u(&q, sg->mem[j]));   /* output reuses its input */
       mlsys__mn_t(&q, R, mlsys__mn_u(&q, sg->mem[j]) + mlsys__mn_u(&q, sg->local_mem[j]));
-      for (int i = j + 1; i < V; i++) mlsys__mn_t(&q, q.S[t * V + i], mlsys__mn_u(&q, sg->mem[i]));
+      if (j + 1 < V) mlsys__mn_t(&q, suf[j + 1], 1);               /* Σ_{i>j} S[t,i]·mem_i */
+      if (j > 0) mlsys__mn_t(&q, pre[j], 1);                        /* Σ_{i<j} S[t+1,i]·mem_i, less the local ones */
       for (int i = 0; i < j; i++)
-        if (!sg->local[(size_t)j * V + i]) mlsys__mn_t(&q, q.S[(t + 1) * V + i], mlsys__mn_u(&q, sg->mem[i]));
+        if (sg->local[(size_t)j * V + i]) mlsys__mn_t(&q, q.S[(t + 1) * V + i], -mlsys__mn_u(&q, sg->mem[i]));
       for (int p = 0; p < np; p++)
         for (int i = 0; i < j; i++)
           if (mlsys__mn_in_path(sg, p0 + p, i)) {
@@ -6544,12 +6587,15 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
     }
     if (t > 0) {   /* (c) the backward op, once per stage (A3.8.6) */
       q.bunits = (double)(sg->fixed + sg->local_mem[b] + sg->mem[b]);
+      /* Σ_p M[t,p]·(ws_p + Σ_{i∈p} mem_i) + Σ_p Σ_{i∉p} SM[t,i,p]·mem_i, where Σ_{i∉p} SM[t,i,p] = S[t+1,i] −
+         Σ_{i∈p} SM[t,i,p] since Σ_p M[t,p] = 1: the stored set's sum less the path values among it */
+      mlsys__mn_t(&q, pre[V], 1);
       for (int p = 0; p < np; p++) {
         double c = mlsys__mn_u(&q, sg->path_ws[p0 + p]);
         for (int i = 0; i < V; i++) if (mlsys__mn_in_path(sg, p0 + p, i)) c += mlsys__mn_u(&q, sg->mem[i]);
         mlsys__mn_Mterm(&q, t, p, c);
         for (int i = 0; i < V; i++)
-          if (!mlsys__mn_in_path(sg, p0 + p, i)) mlsys__mn_SMterm(&q, t, i, p, mlsys__mn_u(&q, sg->mem[i]));
+          if (mlsys__mn_in_path(sg, p0 + p, i)) mlsys__mn_SMterm(&q, t, i, p, -mlsys__mn_u(&q, sg->mem[i]));
       }
       MN_ROW(MLSYS_ROW_LE, B, "c11c_%d", t);
     }
@@ -6675,7 +6721,7 @@ done:
   mlsys_free(x0);
   if (q.m) mlsys_milp_free(q.m);
   mlsys_free(q.R); mlsys_free(q.S); mlsys_free(q.P); mlsys_free(q.IP); mlsys_free(q.F); mlsys_free(q.M);
-  mlsys_free(q.SM); mlsys_free(q.cols); mlsys_free(q.vals);
+  mlsys_free(q.SM); mlsys_free(q.Suf); mlsys_free(q.Pre); mlsys_free(q.cols); mlsys_free(q.vals);
   return st;
 }
 
