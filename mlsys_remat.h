@@ -574,6 +574,8 @@ typedef struct {
   int node;                 /* id of an F node of the graph */
   int nimpl;                /* 1..MLSYS_REMAT_MONET_MAX_IMPLS */
   const mlsys_remat_monet_impl *impl;
+  double bwd_cost;          /* the backward 'c' path of this Conv/Linear (CONV mode): cost and workspace; 0 → the */
+  uint64_t bwd_workspace;   /* catalogue's proxy (a profiled or the kernels' own backward algorithm otherwise) */
 } mlsys_remat_monet_override;
 
 /* Catalogue model (zero = default). The graphs carry no kernel shapes, so conv/linear algorithms are modelled from
@@ -5582,6 +5584,9 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_graph_build(const mlsys_remat_graph *g,
         return mlsys_set_error(MLSYS_ERR_ARG, "monet catalogue: node %s implementation %d has cost %g / recompute %g "
                                "(must be finite, ≥ 0)", mlsys_remat_node_name(g, o->node, nb, sizeof nb), l,
                                o->impl[l].cost, o->impl[l].recompute_cost);
+    if (mlsys__mn_bad_num(o->bwd_cost))
+      return mlsys_set_error(MLSYS_ERR_ARG, "monet catalogue: node %s backward cost %g (must be finite, ≥ 0)",
+                             mlsys_remat_node_name(g, o->node, nb, sizeof nb), o->bwd_cost);
     for (int j = 0; j < i; j++)
       if (cat.override_impl[j].node == o->node)
         return mlsys_set_error(MLSYS_ERR_ARG, "monet catalogue: node %s overridden twice",
@@ -5705,8 +5710,12 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_graph_build(const mlsys_remat_graph *g,
       if (convlike && (cat.mode & MLSYS_REMAT_MONET_CONV)) {   /* the faster backward algorithm (proxy, A3.6) */
         uint64_t inb = 0;
         for (int k = g->dag.in_off[f]; k < g->dag.in_off[f + 1]; k++) inb += g->dag.size[g->dag.in[k]];
-        mlsys__mn_add_path(&sg, &np, &nd, first, 'c', tmp, nfd, cost * cat.conv_bwd_fast_cost,
-                           (uint64_t)ceil((mlsys__mn_conv(g, f) ? cat.conv_bwd_ws_factor : cat.linear_ws_factor) * (double)inb));
+        if (ovr[f] >= 0 && cat.override_impl[ovr[f]].bwd_cost > 0)
+          mlsys__mn_add_path(&sg, &np, &nd, first, 'c', tmp, nfd, cat.override_impl[ovr[f]].bwd_cost,
+                             cat.override_impl[ovr[f]].bwd_workspace);
+        else
+          mlsys__mn_add_path(&sg, &np, &nd, first, 'c', tmp, nfd, cost * cat.conv_bwd_fast_cost,
+                             (uint64_t)ceil((mlsys__mn_conv(g, f) ? cat.conv_bwd_ws_factor : cat.linear_ws_factor) * (double)inb));
       }
       if (f >= 0 && f < fb && g->dag.in_off[f + 1] - g->dag.in_off[f] == 1) {
         int u = sid[g->dag.in[g->dag.in_off[f]]], fs = sid[f], nbase = 0, *base = tmp + nfd;
