@@ -618,9 +618,11 @@ typedef struct {
   uint64_t *path_ws;        /* per path: workspace bytes */
   char *path_kind;          /* per path: 'g' the graph's deps, 'i' input-, 'o' output-activated, 'm' mask, 'a' argmax,
                                'c' the faster conv/linear backward algorithm (workspace; the graph's deps) */
-  unsigned char *path_split;   /* per path: 1 = run as param-grad then input-grad (SPLIT mode): the path's forward
-                                  deps are needed by the first half only, the output exists in the second only */
+  unsigned char *path_split;   /* per path: 1 = run as param-grad then input-grad (SPLIT mode): the output exists in
+                                  the second half only */
   int *pdep_off, *pdep;     /* per path: its forward deps (solver ids < V) */
+  unsigned char *pdep_first;   /* per pdep entry of a split path: 1 = read by the first half only (the op's forward
+                                  inputs); 0 = read by both (e.g. the L node, which holds dy for the last layer) */
   unsigned char *local;     /* [V*V] local[j*V+i] = 1 → x_i is a local tensor of forward node j (A3.5.7) */
   uint64_t *local_mem;      /* [N] local_memory(v) (forward: Σ over local; backward: gradient tensors alive) */
   uint64_t fixed;           /* fixed memory (all the graph's categories, from the start: see docs/remat.md) */
@@ -5495,7 +5497,7 @@ MLSYS_DEF void mlsys_remat_monet_graph_free(mlsys_remat_monet_graph *sg) {
   mlsys_free(sg->src); mlsys_free(sg->parent); mlsys_free(sg->int_kind); mlsys_free(sg->mem);
   mlsys_free(sg->in_off); mlsys_free(sg->in); mlsys_free(sg->impl_off); mlsys_free(sg->impl);
   mlsys_free(sg->inplace_of); mlsys_free(sg->path_off); mlsys_free(sg->path_cost); mlsys_free(sg->path_ws);
-  mlsys_free(sg->path_kind); mlsys_free(sg->path_split); mlsys_free(sg->pdep_off); mlsys_free(sg->pdep); mlsys_free(sg->local);
+  mlsys_free(sg->path_kind); mlsys_free(sg->path_split); mlsys_free(sg->pdep_off); mlsys_free(sg->pdep_first); mlsys_free(sg->pdep); mlsys_free(sg->local);
   mlsys_free(sg->local_mem);
   memset(sg, 0, sizeof *sg);
 }
@@ -5631,12 +5633,13 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_graph_build(const mlsys_remat_graph *g,
   sg.pdep_off = (int *)mlsys_calloc((size_t)T * MLSYS_REMAT_MONET_MAX_PATHS + 1, sizeof(int));
   /* per B node: at most MAX_PATHS paths of at most (its forward deps + 1) values each */
   sg.pdep = (int *)mlsys_alloc(((size_t)g->dag.in_off[n] + (size_t)n + 2) * MLSYS_REMAT_MONET_MAX_PATHS, sizeof(int));
+  sg.pdep_first = (unsigned char *)mlsys_calloc(((size_t)g->dag.in_off[n] + (size_t)n + 2) * MLSYS_REMAT_MONET_MAX_PATHS, 1);
   sg.local = (unsigned char *)mlsys_calloc((size_t)V * V, 1);
   sg.local_mem = (uint64_t *)mlsys_calloc((size_t)N, sizeof(uint64_t));
   last = (int *)mlsys_alloc((size_t)N, sizeof(int));
   tmp = (int *)mlsys_alloc(2 * (size_t)n + 4, sizeof(int));   /* a B node's forward deps, then a path's set */
   if (!sg.src || !sg.parent || !sg.int_kind || !sg.mem || !sg.in_off || !sg.in || !sg.impl_off || !sg.impl ||
-      !sg.inplace_of || !sg.path_off || !sg.path_cost || !sg.path_ws || !sg.path_kind || !sg.path_split || !sg.pdep_off || !sg.pdep ||
+      !sg.inplace_of || !sg.path_off || !sg.path_cost || !sg.path_ws || !sg.path_kind || !sg.path_split || !sg.pdep_first || !sg.pdep_off || !sg.pdep ||
       !sg.local || !sg.local_mem || !last || !tmp) { st = MLSYS_ERR_NOMEM; goto fail; }
   /* nodes, forward deps, implementations (A3.5.1-3, A3.6) */
   {
@@ -5737,7 +5740,12 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_graph_build(const mlsys_remat_graph *g,
         }
       }
       if (convlike && (cat.mode & MLSYS_REMAT_MONET_SPLIT))   /* param-grad then input-grad (A3.5.4) */
-        for (int q = first; q < np; q++) sg.path_split[q] = 1;
+        for (int q = first; q < np; q++) {
+          sg.path_split[q] = 1;
+          for (int x = sg.pdep_off[q]; x < sg.pdep_off[q + 1]; x++)   /* x (param-grad) vs dy held by a forward node */
+            for (int k = g->dag.in_off[f]; k < g->dag.in_off[f + 1]; k++)
+              if (sid[g->dag.in[k]] == sg.pdep[x]) sg.pdep_first[x] = 1;
+        }
       sg.path_off[t + 1] = np;
     }
   }
@@ -5888,7 +5896,7 @@ static int mlsys__mn_stage(const mlsys_remat_monet_graph *sg, int t, const unsig
       for (int x = sg->pdep_off[pk]; x < sg->pdep_off[pk + 1]; x++) {
         int u = sg->pdep[x], dup = 0;
         for (int y = sg->pdep_off[pk]; y < x; y++) dup |= sg->pdep[y] == u;
-        if (!Sout[u] && live[u] && !dup) second -= sg->mem[u];
+        if (!Sout[u] && live[u] && !dup && sg->pdep_first[x]) second -= sg->mem[u];
       }
       now = base + mem + sg->path_ws[pk];
       if (second > now) now = second;
@@ -5971,6 +5979,11 @@ static mlsys_status mlsys__mn_row(mlsys__mn_ilp *q, mlsys_row_sense sense, doubl
 }
 static int mlsys__mn_in_path(const mlsys_remat_monet_graph *sg, int pk, int i) {
   for (int x = sg->pdep_off[pk]; x < sg->pdep_off[pk + 1]; x++) if (sg->pdep[x] == i) return 1;
+  return 0;
+}
+/* i is read by the second half of split path pk (or by the whole op of an unsplit one) */
+static int mlsys__mn_in_half2(const mlsys_remat_monet_graph *sg, int pk, int i) {
+  for (int x = sg->pdep_off[pk]; x < sg->pdep_off[pk + 1]; x++) if (sg->pdep[x] == i && !sg->pdep_first[x]) return 1;
   return 0;
 }
 
@@ -6209,12 +6222,10 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
         q.bunits = (double)(sg->fixed + sg->local_mem[b]);
         for (int p = 0; p < np; p++) {
           double c = mlsys__mn_u(&q, sg->path_ws[p0 + p]) + mlsys__mn_u(&q, sg->mem[b]);
-          if (!sg->path_split[p0 + p])
-            for (int i = 0; i < V; i++) if (mlsys__mn_in_path(sg, p0 + p, i)) c += mlsys__mn_u(&q, sg->mem[i]);
+          for (int i = 0; i < V; i++) if (mlsys__mn_in_half2(sg, p0 + p, i)) c += mlsys__mn_u(&q, sg->mem[i]);
           mlsys__mn_Mterm(&q, t, p, c);
-          for (int i = 0; i < V; i++)
-            if (sg->path_split[p0 + p] || !mlsys__mn_in_path(sg, p0 + p, i))
-              mlsys__mn_SMterm(&q, t, i, p, mlsys__mn_u(&q, sg->mem[i]));
+          for (int i = 0; i < V; i++)   /* the first half's values count only when kept */
+            if (!mlsys__mn_in_half2(sg, p0 + p, i)) mlsys__mn_SMterm(&q, t, i, p, mlsys__mn_u(&q, sg->mem[i]));
         }
         MN_ROW(MLSYS_ROW_LE, B, "c11c2_%d", t);
       }
@@ -6463,11 +6474,11 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_plan_build(const mlsys_remat_graph *g, 
     for (int i = 0; i < V; i++)
       if (live[i] && lastneed[i] < V) { MN_STEP(MLSYS_REMAT_OP_FREE, t, i, -1, 0); live[i] = 0; }
     if (pk >= 0) {
-      if (sg->path_split[pk]) {   /* param-grad, free the path's values not kept, then input-grad */
+      if (sg->path_split[pk]) {   /* param-grad, free the first half's values not kept, then input-grad */
         MN_STEP(MLSYS_REMAT_OP_COMPUTE, t, b, s->M[t], 0);
         steps[n - 1].half = 1;
         for (int i = 0; i < V; i++)
-          if (live[i] && !Sout[i]) { MN_STEP(MLSYS_REMAT_OP_FREE, t, i, -1, 0); live[i] = 0; }
+          if (live[i] && !Sout[i] && !mlsys__mn_in_half2(sg, pk, i)) { MN_STEP(MLSYS_REMAT_OP_FREE, t, i, -1, 0); live[i] = 0; }
         MN_STEP(MLSYS_REMAT_OP_COMPUTE, t, b, s->M[t], 0);
         steps[n - 1].half = 2;
       } else
@@ -6552,8 +6563,8 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_plan_validate(const mlsys_remat_graph *
         goto done;
       }
       ran[v] = e->half == 1 ? 3 + e->impl : 2;
-      for (int x = sg->pdep_off[q]; e->half != 2 && x < sg->pdep_off[q + 1]; x++)
-        if (!live[sg->pdep[x]]) {
+      for (int x = sg->pdep_off[q]; x < sg->pdep_off[q + 1]; x++)
+        if (!live[sg->pdep[x]] && (e->half != 2 || !sg->pdep_first[x])) {
           st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d: backward %d needs x_%d, not live", k, v, sg->pdep[x]);
           goto done;
         }
