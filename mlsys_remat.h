@@ -51,14 +51,17 @@
      8. Importing DTR operator traces
      9. MONeT: mlsys_remat_monet_graph_build lowers a graph (F, L, then B nodes) to MONeT's solver graph (forward
         nodes with IntNodes for the ReLU mask / MaxPool argmax, backward nodes as stages, per-path dependencies),
-        with an operator catalogue chosen by mode bits (CONV, OUTACT, INTERMEDIATE, INPLACE; 0 = MONeT-NoOp).
+        with an operator catalogue chosen by mode bits (CONV: conv/linear forward and backward algorithms;
+        OUTACT: ReLU/ReLU6 from input or output, BatchNorm from its output; INTERMEDIATE; INPLACE; SPLIT: conv
+        backward as param-grad then input-grad; 0 = MONeT-NoOp).
         mlsys_remat_monet_solve solves the staged ILP (R, P, S, M, SM, F, IP; memory rows 11a/b/c) for a total
         budget; mlsys_remat_monet_simulate replays a schedule (eager Alg. 4, or the ILP's sweep accounting, which
         is what the ILP is exact against on chains). The conv algorithms are a documented proxy (no kernel shapes
         in the graphs) that profiled numbers can override. `mlsys remat solve --method monet|monet-noop` runs it.
         mlsys_remat_monet_plan_build lowers a schedule to compute/free steps with the implementation per step;
         mlsys_remat_monet_execute runs them on real tensors (workspace, IntNode buffers, in-place steps) at exactly
-        the eager simulation's peak. Not done: conv backward algorithms, BatchNorm variants. docs/remat.md, "MONeT".
+        the eager simulation's peak. mlsys_remat_monet_post_fastest_conv is the ablations' greedy pass (A4.4).
+        docs/remat.md, "MONeT".
 
    GRAPH FORMATS (both describe the same thing; ids 0..n-1 are the schedule order: every dep has a smaller id)
      JSON: {"format": "mlsys-remat-graph", "version": 1, "name": "vgg16", "batch": 32,
@@ -552,8 +555,9 @@ MLSYS_DEF mlsys_status mlsys_remat_import_dtr_file(const char *path, const mlsys
 /* Optimisation families (the reference code's mode string). 0 = MONeT-NoOp: one implementation per node and the
    graph's own backward dependencies, checkpointing only. */
 enum {
-  MLSYS_REMAT_MONET_CONV = 1,          /* Conv2d / Linear forward algorithms (workspace against cost) */
-  MLSYS_REMAT_MONET_OUTACT = 2,        /* ReLU backward from its input or from its output */
+  MLSYS_REMAT_MONET_CONV = 1,          /* Conv / Linear forward algorithms and backward path 'c' (workspace, cost) */
+  MLSYS_REMAT_MONET_OUTACT = 2,        /* ReLU / ReLU6 / Hardtanh backward from input or output; BatchNorm from its
+                                          output ('o', in-place activated BN) */
   MLSYS_REMAT_MONET_INTERMEDIATE = 4,  /* ReLU backward from a 1-bit mask, MaxPool backward from an 8-bit argmax */
   MLSYS_REMAT_MONET_INPLACE = 8,       /* ReLU forward over its input when that input has no later forward user */
   MLSYS_REMAT_MONET_ALL = 15,
@@ -657,7 +661,9 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_schedule_alloc(int V, int T, mlsys_rema
 MLSYS_DEF void mlsys_remat_monet_schedule_free(mlsys_remat_monet_schedule *s);
 
 /* Exact simulation of Alg. 3 (forward, eager freeing, stored set) and Alg. 4 (staged backward): memory is taken at
-   every op while it runs (workspace + output + everything alive) and at every stage start. */
+   every op while it runs (workspace + output + everything alive) and at every stage start. A split path's backward
+   op is two: param-grad (workspace + everything alive, no output) and input-grad (workspace + output + everything
+   alive less the path's first-half values that are not kept, S[t+1]). */
 typedef struct {
   uint64_t peak;            /* bytes, fixed memory included */
   int peak_t, peak_v;       /* stage and node (solver id; -1 = stage start) of the peak */
@@ -686,7 +692,8 @@ typedef struct {
                                                      the memory rows reject is an error naming the first such row */
 } mlsys_remat_monet_opts;
 
-/* The staged 0-1 ILP of A3.4 for the total budget (bytes, fixed memory included). MLSYS_OK: out holds the
+/* The staged 0-1 ILP of A3.4 for the total budget (bytes, fixed memory included). A stage with a split path gets
+   a second backward row (c11c2, the input-grad half); in the first (c11c) a split path counts no output. MLSYS_OK: out holds the
    schedule, simulated (out->cost, out->peak). MLSYS_ERR_INFEASIBLE when no schedule fits the model's (linear upper
    bound) memory rows; other errors as mlsys_milp_solve. */
 MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg, uint64_t budget,
