@@ -6202,9 +6202,11 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
       for (int i = j + 1; i < V; i++) mlsys__mn_t(&q, q.S[t * V + i], mlsys__mn_u(&q, sg->mem[i]));
       for (int i = 0; i < j; i++)
         if (!sg->local[(size_t)j * V + i]) mlsys__mn_t(&q, q.S[(t + 1) * V + i], mlsys__mn_u(&q, sg->mem[i]));
+      /* a value local to j is in R·local_memory(j) already: A3.4 adds its keep term too, which counts it twice
+         when the path reads it unkept. With R = 0 this row is weaker than (a), which keeps the term. */
       for (int p = 0; p < np; p++)
         for (int i = 0; i < j; i++)
-          if (mlsys__mn_in_path(sg, p0 + p, i)) {
+          if (mlsys__mn_in_path(sg, p0 + p, i) && !sg->local[(size_t)j * V + i]) {
             mlsys__mn_Mterm(&q, t, p, mlsys__mn_u(&q, sg->mem[i]));
             mlsys__mn_SMterm(&q, t, i, p, -mlsys__mn_u(&q, sg->mem[i]));
           }
