@@ -51,7 +51,9 @@
      8. Importing DTR operator traces
      9. MONeT: mlsys_remat_monet_graph_build lowers a graph (F, L, then B nodes) to MONeT's solver graph (forward
         nodes with IntNodes for the ReLU mask / MaxPool argmax, backward nodes as stages, per-path dependencies),
-        with an operator catalogue chosen by mode bits (CONV, OUTACT, INTERMEDIATE, INPLACE; 0 = MONeT-NoOp).
+        with an operator catalogue chosen by mode bits (CONV: conv/linear forward and backward algorithms;
+        OUTACT: ReLU/ReLU6 from input or output, BatchNorm from its output; INTERMEDIATE; INPLACE; SPLIT: conv
+        backward as param-grad then input-grad; 0 = MONeT-NoOp).
         mlsys_remat_monet_solve solves the staged ILP (R, P, S, M, SM, F, IP; memory rows 11a/b/c) for a total
         budget; mlsys_remat_monet_simulate replays a schedule (eager Alg. 4, or the ILP's sweep accounting, which
         is what the ILP is exact against on chains). The conv algorithms are a documented proxy unless the graph
@@ -61,7 +63,8 @@
         MONeT schedules; they are also the ILP's built-in starts (with a NoOp pre-solve for the full modes).
         mlsys_remat_monet_plan_build lowers a schedule to compute/free steps with the implementation per step;
         mlsys_remat_monet_execute runs them on real tensors (workspace, IntNode buffers, in-place steps) at exactly
-        the eager simulation's peak. Not done: conv backward algorithms, BatchNorm variants. docs/remat.md, "MONeT".
+        the eager simulation's peak. mlsys_remat_monet_post_fastest_conv is the ablations' greedy pass (A4.4).
+        docs/remat.md, "MONeT".
 
    GRAPH FORMATS (both describe the same thing; ids 0..n-1 are the schedule order: every dep has a smaller id)
      JSON: {"format": "mlsys-remat-graph", "version": 1, "name": "vgg16", "batch": 32,
@@ -584,11 +587,15 @@ MLSYS_DEF mlsys_status mlsys_remat_import_dtr_file(const char *path, const mlsys
 /* Optimisation families (the reference code's mode string). 0 = MONeT-NoOp: one implementation per node and the
    graph's own backward dependencies, checkpointing only. */
 enum {
-  MLSYS_REMAT_MONET_CONV = 1,          /* Conv2d / Linear forward algorithms (workspace against cost) */
-  MLSYS_REMAT_MONET_OUTACT = 2,        /* ReLU backward from its input or from its output */
+  MLSYS_REMAT_MONET_CONV = 1,          /* Conv / Linear forward algorithms and backward path 'c' (workspace, cost) */
+  MLSYS_REMAT_MONET_OUTACT = 2,        /* ReLU / ReLU6 / Hardtanh backward from input or output; BatchNorm from its
+                                          output ('o', in-place activated BN) */
   MLSYS_REMAT_MONET_INTERMEDIATE = 4,  /* ReLU backward from a 1-bit mask, MaxPool backward from an 8-bit argmax */
   MLSYS_REMAT_MONET_INPLACE = 8,       /* ReLU forward over its input when that input has no later forward user */
-  MLSYS_REMAT_MONET_ALL = 15
+  MLSYS_REMAT_MONET_ALL = 15,
+  /* Conv/Linear backward as param-grad then input-grad (A3.5.4): the forward input is freed between the halves.
+     Not in ALL because an executor binding must then run the backward kernel in two calls (the call's half). */
+  MLSYS_REMAT_MONET_SPLIT = 16
 };
 #define MLSYS_REMAT_MONET_MAX_PATHS 4   /* (MLSYS_REMAT_MONET_MAX_IMPLS is in section 1) */
 
@@ -602,6 +609,8 @@ typedef struct {
   int node;                 /* id of an F node of the graph */
   int nimpl;                /* 1..MLSYS_REMAT_MONET_MAX_IMPLS */
   const mlsys_remat_monet_impl *impl;
+  double bwd_cost;          /* the backward 'c' path of this Conv/Linear (CONV mode): cost and workspace; 0 → the */
+  uint64_t bwd_workspace;   /* catalogue's proxy (a profiled or the kernels' own backward algorithm otherwise) */
 } mlsys_remat_monet_override;
 
 /* Catalogue model (zero = default). In CONV mode a Conv/Linear F node whose graph info has impls (g->info[v].nimpl
@@ -610,12 +619,19 @@ typedef struct {
    and its input bytes: "default" = the graph's cost, no workspace (what NoOp and Checkmate assume);
    "im2col+GEMM" = cost·conv_fast_cost with workspace conv_ws_factor·(input bytes) (k² · input for a k×k kernel at
    stride 1 with same padding: C_in·k·k·H_out·W_out·4 bytes). Linear gets linear_ws_factor·(input bytes) (a packed
-   copy of the input). Overrides replace the model for the nodes they name. */
+   copy of the input). Overrides replace the model for the nodes they name.
+   Backward (CONV mode): a Conv/Linear B node gets a second path 'c', the same proxy for a faster backward algorithm
+   with workspace: cost·conv_bwd_fast_cost, workspace conv_bwd_ws_factor·(forward input bytes) (Linear:
+   linear_ws_factor). BatchNorm2d recomputation reuses the forward's statistics: in every mode but NoOp its
+   recompute_cost is bn_recompute_factor·cost (a proxy, not profiled). */
 typedef struct {
   unsigned mode;            /* MLSYS_REMAT_MONET_* bits; 0 → NoOp */
   double conv_fast_cost;    /* 0 → 0.7 */
   double conv_ws_factor;    /* 0 → 9 */
   double linear_ws_factor;  /* 0 → 1 */
+  double conv_bwd_fast_cost;   /* 0 → conv_fast_cost */
+  double conv_bwd_ws_factor;   /* 0 → conv_ws_factor */
+  double bn_recompute_factor;  /* 0 → 0.5; in (0, 1] */
   int noverride;
   const mlsys_remat_monet_override *override_impl;
 } mlsys_remat_monet_catalogue;
@@ -637,8 +653,13 @@ typedef struct {
   int *path_off;            /* [T+1] backward paths of stage t: path_off[t] .. path_off[t+1] (stage 0: none) */
   double *path_cost;        /* per path: compute cost */
   uint64_t *path_ws;        /* per path: workspace bytes */
-  char *path_kind;          /* per path: 'g' the graph's deps, 'i' input-, 'o' output-activated, 'm' mask, 'a' argmax */
+  char *path_kind;          /* per path: 'g' the graph's deps, 'i' input-, 'o' output-activated, 'm' mask, 'a' argmax,
+                               'c' the faster conv/linear backward algorithm (workspace; the graph's deps) */
+  unsigned char *path_split;   /* per path: 1 = run as param-grad then input-grad (SPLIT mode): the output exists in
+                                  the second half only */
   int *pdep_off, *pdep;     /* per path: its forward deps (solver ids < V) */
+  unsigned char *pdep_first;   /* per pdep entry of a split path: 1 = read by the first half only (the op's forward
+                                  inputs); 0 = read by both (e.g. the L node, which holds dy for the last layer) */
   unsigned char *local;     /* [V*V] local[j*V+i] = 1 → x_i is a local tensor of forward node j (A3.5.7) */
   uint64_t *local_mem;      /* [N] local_memory(v) (forward: Σ over local; backward: gradient tensors alive) */
   uint64_t fixed;           /* fixed memory (all the graph's categories, from the start: see docs/remat.md) */
@@ -673,7 +694,9 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_schedule_alloc(int V, int T, mlsys_rema
 MLSYS_DEF void mlsys_remat_monet_schedule_free(mlsys_remat_monet_schedule *s);
 
 /* Exact simulation of Alg. 3 (forward, eager freeing, stored set) and Alg. 4 (staged backward): memory is taken at
-   every op while it runs (workspace + output + everything alive) and at every stage start. */
+   every op while it runs (workspace + output + everything alive) and at every stage start. A split path's backward
+   op is two: param-grad (workspace + everything alive, no output) and input-grad (workspace + output + everything
+   alive less the path's first-half values that are not kept, S[t+1]). */
 typedef struct {
   uint64_t peak;            /* bytes, fixed memory included */
   int peak_t, peak_v;       /* stage and node (solver id; -1 = stage start) of the peak */
@@ -723,7 +746,8 @@ typedef struct {
                                always runs) */
 } mlsys_remat_monet_opts;
 
-/* The staged 0-1 ILP of A3.4 for the total budget (bytes, fixed memory included). MLSYS_OK: out holds the
+/* The staged 0-1 ILP of A3.4 for the total budget (bytes, fixed memory included). A stage with a split path gets
+   a second backward row (c11c2, the input-grad half); in the first (c11c) a split path counts no output. MLSYS_OK: out holds the
    schedule, simulated (out->cost, out->peak). MLSYS_ERR_INFEASIBLE when no schedule fits the model's (linear upper
    bound) memory rows; other errors as mlsys_milp_solve.
    Starts: without o->warm_start the solver is given the cheaper of store-all and Chen (mlsys_remat_monet_store_all,
@@ -739,11 +763,26 @@ typedef struct {
 MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg, uint64_t budget,
                                                const mlsys_remat_monet_opts *o, mlsys_remat_monet_schedule *out);
 
+/* Greedy post-optimisation to the fastest conv algorithm (A4.4, the ablations of Fig. 4.5: a variant that is not
+   conv-optimised by the ILP gets the fastest algorithm that still fits). s must be valid for sg (e.g. the NoOp
+   or a single-family schedule solved on a graph without MLSYS_REMAT_MONET_CONV, used on a graph built with it: the
+   node and path numbering agree because CONV only appends implementations and 'c' paths). In stage order, every
+   computed forward node with several implementations takes the cheapest one that keeps both simulated peaks
+   (eager and sweep) within budget, and every backward node the cheapest path with the same forward values
+   (an algorithm change, not a storage change). A change is kept only when it lowers the cost, so the cost never
+   rises and the budget is never exceeded. s->cost, peak, peak_sweep are updated; *changes (optional) counts the
+   kept changes. MLSYS_ERR_ARG when s is invalid or already over budget. */
+MLSYS_DEF mlsys_status mlsys_remat_monet_post_fastest_conv(const mlsys_remat_monet_graph *sg, uint64_t budget,
+                                                           mlsys_remat_monet_schedule *s, int *changes);
+
 /* Lowering a MONeT schedule to the steps a runtime executes (Alg. 3/4 with eager freeing), each compute step with
    its chosen implementation: forward steps their algorithm (and in place or not), backward steps their path. */
 typedef struct {
   unsigned char op;         /* MLSYS_REMAT_OP_COMPUTE or MLSYS_REMAT_OP_FREE */
   unsigned char in_place;   /* COMPUTE of a forward node run over its input (sg->inplace_of), which it consumes */
+  unsigned char half;       /* COMPUTE of a backward node: 0 the whole op; a split path (sg->path_split) runs as
+                               1 = param-grad (reads the path's values, no output) then 2 = input-grad (writes the
+                               output), with the FREEs of the path's values not kept between them */
   int stage;
   int node;                 /* solver node: forward < V (IntNodes included), backward ≥ V; FREE: the value freed */
   int impl;                 /* COMPUTE: forward implementation index or backward path index; FREE: -1 */
@@ -784,7 +823,9 @@ typedef struct {
   int src;                  /* its graph node (IntNodes: -1; sg->parent[node] is the op) */
   int stage, impl;          /* forward: implementation index; backward: path index within the stage */
   int in_place, commit;
-  char kind;                /* forward: sg->int_kind[node] ('m', 'a' or 0); backward: the path's kind (g, i, o, m, a) */
+  char kind;                /* forward: sg->int_kind[node] ('m', 'a' or 0); backward: the path's kind (g, i, o, m, a, c) */
+  int half;                 /* backward: 0 the whole op; a split path is two calls, 1 = param-grad (no output) then
+                               2 = input-grad (output; the path's forward values may already be freed) */
   void *const *value;       /* [sg->N] buffers of the live values */
   void *output;             /* NULL when out_bytes is 0 */
   uint64_t out_bytes;
@@ -5722,18 +5763,19 @@ MLSYS_DEF void mlsys_remat_monet_graph_free(mlsys_remat_monet_graph *sg) {
   mlsys_free(sg->src); mlsys_free(sg->parent); mlsys_free(sg->int_kind); mlsys_free(sg->mem);
   mlsys_free(sg->in_off); mlsys_free(sg->in); mlsys_free(sg->impl_off); mlsys_free(sg->impl);
   mlsys_free(sg->inplace_of); mlsys_free(sg->path_off); mlsys_free(sg->path_cost); mlsys_free(sg->path_ws);
-  mlsys_free(sg->path_kind); mlsys_free(sg->pdep_off); mlsys_free(sg->pdep); mlsys_free(sg->local);
+  mlsys_free(sg->path_kind); mlsys_free(sg->path_split); mlsys_free(sg->pdep_off); mlsys_free(sg->pdep_first); mlsys_free(sg->pdep); mlsys_free(sg->local);
   mlsys_free(sg->local_mem);
   memset(sg, 0, sizeof *sg);
 }
 
 static int mlsys__mn_bad_num(double x) { return !(x >= 0) || !isfinite(x); }
 
-/* Add path (kind, deps[0..nd)) to stage paths unless an earlier path of the stage has the same dep set. */
+/* Add path (kind, deps[0..nd)) to stage paths unless an earlier path of the stage has the same dep set, cost and
+   workspace (then it would be the same choice twice). */
 static void mlsys__mn_add_path(mlsys_remat_monet_graph *sg, int *np, int *nd_total, int first, char kind,
-                               const int *deps, int nd, double cost) {
+                               const int *deps, int nd, double cost, uint64_t ws) {
   for (int q = first; q < *np; q++) {
-    int a = sg->pdep_off[q + 1] - sg->pdep_off[q], same = (a == nd);
+    int a = sg->pdep_off[q + 1] - sg->pdep_off[q], same = (a == nd) && sg->path_cost[q] == cost && sg->path_ws[q] == ws;
     for (int x = 0; same && x < nd; x++) {
       int found = 0;
       for (int y = sg->pdep_off[q]; y < sg->pdep_off[q + 1]; y++) found |= sg->pdep[y] == deps[x];
@@ -5744,7 +5786,8 @@ static void mlsys__mn_add_path(mlsys_remat_monet_graph *sg, int *np, int *nd_tot
   if (*np - first >= MLSYS_REMAT_MONET_MAX_PATHS) return;
   sg->path_kind[*np] = kind;
   sg->path_cost[*np] = cost;
-  sg->path_ws[*np] = 0;
+  sg->path_ws[*np] = ws;
+  sg->path_split[*np] = 0;
   for (int x = 0; x < nd; x++) sg->pdep[(*nd_total)++] = deps[x];
   (*np)++;
   sg->pdep_off[*np] = *nd_total;
@@ -5761,8 +5804,9 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_graph_build(const mlsys_remat_graph *g,
   memset(out, 0, sizeof *out);
   memset(&sg, 0, sizeof sg);
   if (c) cat = *c; else memset(&cat, 0, sizeof cat);
-  if (cat.mode & ~(unsigned)MLSYS_REMAT_MONET_ALL)
-    return mlsys_set_error(MLSYS_ERR_ARG, "monet: unknown mode bits 0x%x", cat.mode & ~(unsigned)MLSYS_REMAT_MONET_ALL);
+  if (cat.mode & ~(unsigned)(MLSYS_REMAT_MONET_ALL | MLSYS_REMAT_MONET_SPLIT))
+    return mlsys_set_error(MLSYS_ERR_ARG, "monet: unknown mode bits 0x%x",
+                           cat.mode & ~(unsigned)(MLSYS_REMAT_MONET_ALL | MLSYS_REMAT_MONET_SPLIT));
   if (cat.conv_fast_cost == 0) cat.conv_fast_cost = 0.7;
   if (cat.conv_ws_factor == 0) cat.conv_ws_factor = 9;
   if (cat.linear_ws_factor == 0) cat.linear_ws_factor = 1;
@@ -5770,6 +5814,16 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_graph_build(const mlsys_remat_graph *g,
       mlsys__mn_bad_num(cat.linear_ws_factor))
     return mlsys_set_error(MLSYS_ERR_ARG, "monet catalogue: conv_fast_cost must be > 0 and the workspace factors "
                            "≥ 0, finite (got %g, %g, %g)", cat.conv_fast_cost, cat.conv_ws_factor, cat.linear_ws_factor);
+  if (cat.conv_bwd_fast_cost == 0) cat.conv_bwd_fast_cost = cat.conv_fast_cost;
+  if (cat.conv_bwd_ws_factor == 0) cat.conv_bwd_ws_factor = cat.conv_ws_factor;
+  if (cat.bn_recompute_factor == 0) cat.bn_recompute_factor = 0.5;
+  if (!(cat.conv_bwd_fast_cost > 0) || !isfinite(cat.conv_bwd_fast_cost) || mlsys__mn_bad_num(cat.conv_bwd_ws_factor))
+    return mlsys_set_error(MLSYS_ERR_ARG, "monet catalogue: conv_bwd_fast_cost must be > 0 and conv_bwd_ws_factor "
+                           "≥ 0, finite (got %g, %g)", cat.conv_bwd_fast_cost, cat.conv_bwd_ws_factor);
+  if (!(cat.bn_recompute_factor > 0 && cat.bn_recompute_factor <= 1))
+    return mlsys_set_error(MLSYS_ERR_ARG, "monet catalogue: bn_recompute_factor must be in (0, 1] (got %g): a "
+                           "recomputation that reuses the statistics does at most the forward's work",
+                           cat.bn_recompute_factor);
   if (cat.noverride < 0 || (cat.noverride > 0 && !cat.override_impl))
     return mlsys_set_error(MLSYS_ERR_ARG, "monet catalogue: noverride %d without override_impl", cat.noverride);
   n = g->dag.n;
@@ -5798,6 +5852,9 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_graph_build(const mlsys_remat_graph *g,
         return mlsys_set_error(MLSYS_ERR_ARG, "monet catalogue: node %s implementation %d has cost %g / recompute %g "
                                "(must be finite, ≥ 0)", mlsys_remat_node_name(g, o->node, nb, sizeof nb), l,
                                o->impl[l].cost, o->impl[l].recompute_cost);
+    if (mlsys__mn_bad_num(o->bwd_cost))
+      return mlsys_set_error(MLSYS_ERR_ARG, "monet catalogue: node %s backward cost %g (must be finite, ≥ 0)",
+                             mlsys_remat_node_name(g, o->node, nb, sizeof nb), o->bwd_cost);
     for (int j = 0; j < i; j++)
       if (cat.override_impl[j].node == o->node)
         return mlsys_set_error(MLSYS_ERR_ARG, "monet catalogue: node %s overridden twice",
@@ -5838,15 +5895,17 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_graph_build(const mlsys_remat_graph *g,
   sg.path_cost = (double *)mlsys_calloc((size_t)T * MLSYS_REMAT_MONET_MAX_PATHS, sizeof(double));
   sg.path_ws = (uint64_t *)mlsys_calloc((size_t)T * MLSYS_REMAT_MONET_MAX_PATHS, sizeof(uint64_t));
   sg.path_kind = (char *)mlsys_calloc((size_t)T * MLSYS_REMAT_MONET_MAX_PATHS, 1);
+  sg.path_split = (unsigned char *)mlsys_calloc((size_t)T * MLSYS_REMAT_MONET_MAX_PATHS, 1);
   sg.pdep_off = (int *)mlsys_calloc((size_t)T * MLSYS_REMAT_MONET_MAX_PATHS + 1, sizeof(int));
   /* per B node: at most MAX_PATHS paths of at most (its forward deps + 1) values each */
   sg.pdep = (int *)mlsys_alloc(((size_t)g->dag.in_off[n] + (size_t)n + 2) * MLSYS_REMAT_MONET_MAX_PATHS, sizeof(int));
+  sg.pdep_first = (unsigned char *)mlsys_calloc(((size_t)g->dag.in_off[n] + (size_t)n + 2) * MLSYS_REMAT_MONET_MAX_PATHS, 1);
   sg.local = (unsigned char *)mlsys_calloc((size_t)V * V, 1);
   sg.local_mem = (uint64_t *)mlsys_calloc((size_t)N, sizeof(uint64_t));
   last = (int *)mlsys_alloc((size_t)N, sizeof(int));
   tmp = (int *)mlsys_alloc(2 * (size_t)n + 4, sizeof(int));   /* a B node's forward deps, then a path's set */
   if (!sg.src || !sg.parent || !sg.int_kind || !sg.mem || !sg.in_off || !sg.in || !sg.impl_off || !sg.impl ||
-      !sg.inplace_of || !sg.path_off || !sg.path_cost || !sg.path_ws || !sg.path_kind || !sg.pdep_off || !sg.pdep ||
+      !sg.inplace_of || !sg.path_off || !sg.path_cost || !sg.path_ws || !sg.path_kind || !sg.path_split || !sg.pdep_first || !sg.pdep_off || !sg.pdep ||
       !sg.local || !sg.local_mem || !last || !tmp) { st = MLSYS_ERR_NOMEM; goto fail; }
   /* nodes, forward deps, implementations (A3.5.1-3, A3.6) */
   {
@@ -5878,6 +5937,8 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_graph_build(const mlsys_remat_graph *g,
         }
       } else {
         im[ni].cost = im[ni].recompute_cost = cost;   /* "default": the graph's op, as NoOp and Checkmate see it */
+        if (cat.mode && (mlsys__mn_op(g, v, "BatchNorm2d") || mlsys__mn_op(g, v, "BatchNorm1d")))
+          im[ni].recompute_cost = cost * cat.bn_recompute_factor;   /* reuses the forward's statistics (A3.6) */
         ni++;
         if ((cat.mode & MLSYS_REMAT_MONET_CONV) && (mlsys__mn_conv(g, v) || mlsys__mn_op(g, v, "Linear"))) {
           double f = mlsys__mn_conv(g, v) ? cat.conv_ws_factor : cat.linear_ws_factor;
@@ -5920,23 +5981,47 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_graph_build(const mlsys_remat_graph *g,
     for (int b = fb; b < n; b++) {
       int s = sid[b], t = s - V + 1, first = np, nfd = 0, f = g->fwd_of ? g->fwd_of[b] : -1;
       double cost = g->dag.cost[b];
+      int convlike = f >= 0 && f < fb && (mlsys__mn_conv(g, f) || mlsys__mn_op(g, f, "Linear"));
       sg.src[s] = b; sg.mem[s] = g->dag.size[b];
       for (int k = g->dag.in_off[b]; k < g->dag.in_off[b + 1]; k++)
         if (g->dag.in[k] < fb) tmp[nfd++] = sid[g->dag.in[k]];
-      mlsys__mn_add_path(&sg, &np, &nd, first, 'g', tmp, nfd, cost);
-      if (f >= 0 && f < fb && g->dag.in_off[f + 1] - g->dag.in_off[f] == 1 &&
-          (mlsys__mn_op(g, f, "ReLU") || mlsys__mn_op(g, f, "MaxPool2d"))) {
+      mlsys__mn_add_path(&sg, &np, &nd, first, 'g', tmp, nfd, cost, 0);
+      if (convlike && (cat.mode & MLSYS_REMAT_MONET_CONV)) {   /* the faster backward algorithm (proxy, A3.6) */
+        uint64_t inb = 0;
+        for (int k = g->dag.in_off[f]; k < g->dag.in_off[f + 1]; k++) inb += g->dag.size[g->dag.in[k]];
+        if (ovr[f] >= 0 && cat.override_impl[ovr[f]].bwd_cost > 0)
+          mlsys__mn_add_path(&sg, &np, &nd, first, 'c', tmp, nfd, cat.override_impl[ovr[f]].bwd_cost,
+                             cat.override_impl[ovr[f]].bwd_workspace);
+        else
+          mlsys__mn_add_path(&sg, &np, &nd, first, 'c', tmp, nfd, cost * cat.conv_bwd_fast_cost,
+                             (uint64_t)ceil((mlsys__mn_conv(g, f) ? cat.conv_bwd_ws_factor : cat.linear_ws_factor) * (double)inb));
+      }
+      if (f >= 0 && f < fb && g->dag.in_off[f + 1] - g->dag.in_off[f] == 1) {
         int u = sid[g->dag.in[g->dag.in_off[f]]], fs = sid[f], nbase = 0, *base = tmp + nfd;
+        int relu = mlsys__mn_op(g, f, "ReLU"), relu6 = mlsys__mn_op(g, f, "ReLU6") || mlsys__mn_op(g, f, "Hardtanh");
+        int bn = mlsys__mn_op(g, f, "BatchNorm2d") || mlsys__mn_op(g, f, "BatchNorm1d");
         for (int x = 0; x < nfd; x++) if (tmp[x] != u && tmp[x] != fs) base[nbase++] = tmp[x];
-        if (mlsys__mn_op(g, f, "ReLU") && (cat.mode & MLSYS_REMAT_MONET_OUTACT)) {
-          base[nbase] = u; mlsys__mn_add_path(&sg, &np, &nd, first, 'i', base, nbase + 1, cost);
-          base[nbase] = fs; mlsys__mn_add_path(&sg, &np, &nd, first, 'o', base, nbase + 1, cost);
+        /* ReLU / ReLU6 / Hardtanh: backward from the input or from the output (its sign/range test reads either);
+           BatchNorm: from the output (in-place activated BN inverts the affine map), A3.6 */
+        if ((relu || relu6) && (cat.mode & MLSYS_REMAT_MONET_OUTACT)) {
+          base[nbase] = u; mlsys__mn_add_path(&sg, &np, &nd, first, 'i', base, nbase + 1, cost, 0);
+          base[nbase] = fs; mlsys__mn_add_path(&sg, &np, &nd, first, 'o', base, nbase + 1, cost, 0);
         }
-        if (intid[f] >= 0) {
+        if (bn && (cat.mode & MLSYS_REMAT_MONET_OUTACT)) {
+          base[nbase] = fs; mlsys__mn_add_path(&sg, &np, &nd, first, 'o', base, nbase + 1, cost, 0);
+        }
+        if (intid[f] >= 0 && (relu || mlsys__mn_op(g, f, "MaxPool2d"))) {
           base[nbase] = intid[f];
-          mlsys__mn_add_path(&sg, &np, &nd, first, mlsys__mn_op(g, f, "ReLU") ? 'm' : 'a', base, nbase + 1, cost);
+          mlsys__mn_add_path(&sg, &np, &nd, first, relu ? 'm' : 'a', base, nbase + 1, cost, 0);
         }
       }
+      if (convlike && (cat.mode & MLSYS_REMAT_MONET_SPLIT))   /* param-grad then input-grad (A3.5.4) */
+        for (int q = first; q < np; q++) {
+          sg.path_split[q] = 1;
+          for (int x = sg.pdep_off[q]; x < sg.pdep_off[q + 1]; x++)   /* x (param-grad) vs dy held by a forward node */
+            for (int k = g->dag.in_off[f]; k < g->dag.in_off[f + 1]; k++)
+              if (sid[g->dag.in[k]] == sg.pdep[x]) sg.pdep_first[x] = 1;
+        }
       sg.path_off[t + 1] = np;
     }
   }
@@ -6080,6 +6165,18 @@ static int mlsys__mn_stage(const mlsys_remat_monet_graph *sg, int t, const unsig
     if (live[i] && lastneed[i] < V) { live[i] = 0; mem -= sg->mem[i]; }
   if (pk >= 0) {   /* the backward op: its output, workspace, gradients alive, forward values kept or needed */
     uint64_t now = base + mem + sg->mem[b] + sg->path_ws[pk];
+    if (sg->path_split[pk]) {
+      /* param-grad (workspace, no output yet), then input-grad: the path's values not kept are freed before the
+         output is allocated */
+      uint64_t second = base + mem + sg->mem[b] + sg->path_ws[pk];
+      for (int x = sg->pdep_off[pk]; x < sg->pdep_off[pk + 1]; x++) {
+        int u = sg->pdep[x], dup = 0;
+        for (int y = sg->pdep_off[pk]; y < x; y++) dup |= sg->pdep[y] == u;
+        if (!Sout[u] && live[u] && !dup && sg->pdep_first[x]) second -= sg->mem[u];
+      }
+      now = base + mem + sg->path_ws[pk];
+      if (second > now) now = second;
+    }
     if (now > pk_mem) { pk_mem = now; if (peak_v) *peak_v = b; }
     *cost += sg->path_cost[pk];
   }
@@ -6256,6 +6353,11 @@ static mlsys_status mlsys__mn_row(mlsys__mn_ilp *q, mlsys_row_sense sense, doubl
 }
 static int mlsys__mn_in_path(const mlsys_remat_monet_graph *sg, int pk, int i) {
   for (int x = sg->pdep_off[pk]; x < sg->pdep_off[pk + 1]; x++) if (sg->pdep[x] == i) return 1;
+  return 0;
+}
+/* i is read by the second half of split path pk (or by the whole op of an unsplit one) */
+static int mlsys__mn_in_half2(const mlsys_remat_monet_graph *sg, int pk, int i) {
+  for (int x = sg->pdep_off[pk]; x < sg->pdep_off[pk + 1]; x++) if (sg->pdep[x] == i && !sg->pdep_first[x]) return 1;
   return 0;
 }
 
@@ -6577,27 +6679,46 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
       if (j > 0) mlsys__mn_t(&q, pre[j], 1);                        /* Σ_{i<j} S[t+1,i]·mem_i, less the local ones */
       for (int i = 0; i < j; i++)
         if (sg->local[(size_t)j * V + i]) mlsys__mn_t(&q, q.S[(t + 1) * V + i], -mlsys__mn_u(&q, sg->mem[i]));
+      /* a value local to j is in R·local_memory(j) already: A3.4 adds its keep term too, which counts it twice
+         when the path reads it unkept. With R = 0 this row is weaker than (a), which keeps the term. */
       for (int p = 0; p < np; p++)
         for (int i = 0; i < j; i++)
-          if (mlsys__mn_in_path(sg, p0 + p, i)) {
+          if (mlsys__mn_in_path(sg, p0 + p, i) && !sg->local[(size_t)j * V + i]) {
             mlsys__mn_Mterm(&q, t, p, mlsys__mn_u(&q, sg->mem[i]));
             mlsys__mn_SMterm(&q, t, i, p, -mlsys__mn_u(&q, sg->mem[i]));
           }
       MN_ROW(MLSYS_ROW_LE, B, "c11b_%d_%d", t, j);
     }
     if (t > 0) {   /* (c) the backward op, once per stage (A3.8.6) */
-      q.bunits = (double)(sg->fixed + sg->local_mem[b] + sg->mem[b]);
+      int nsplit = 0;
+      for (int p = 0; p < np; p++) nsplit += sg->path_split[p0 + p];
+      /* A split path's first half (param-grad) has no output yet; its second half (input-grad) has the output and
+         only the path's values that are kept (SM), so it gets a second row. Unsplit paths are the same in both. */
+      q.bunits = (double)(sg->fixed + sg->local_mem[b] + (nsplit ? 0 : sg->mem[b]));
       /* Σ_p M[t,p]·(ws_p + Σ_{i∈p} mem_i) + Σ_p Σ_{i∉p} SM[t,i,p]·mem_i, where Σ_{i∉p} SM[t,i,p] = S[t+1,i] −
          Σ_{i∈p} SM[t,i,p] since Σ_p M[t,p] = 1: the stored set's sum less the path values among it */
       mlsys__mn_t(&q, pre[V], 1);
       for (int p = 0; p < np; p++) {
         double c = mlsys__mn_u(&q, sg->path_ws[p0 + p]);
+        if (nsplit && !sg->path_split[p0 + p]) c += mlsys__mn_u(&q, sg->mem[b]);
         for (int i = 0; i < V; i++) if (mlsys__mn_in_path(sg, p0 + p, i)) c += mlsys__mn_u(&q, sg->mem[i]);
         mlsys__mn_Mterm(&q, t, p, c);
         for (int i = 0; i < V; i++)
           if (mlsys__mn_in_path(sg, p0 + p, i)) mlsys__mn_SMterm(&q, t, i, p, -mlsys__mn_u(&q, sg->mem[i]));
       }
       MN_ROW(MLSYS_ROW_LE, B, "c11c_%d", t);
+      if (nsplit) {
+        q.bunits = (double)(sg->fixed + sg->local_mem[b]);
+        mlsys__mn_t(&q, pre[V], 1);   /* as in c11c: the stored set less the half's values among it */
+        for (int p = 0; p < np; p++) {
+          double c = mlsys__mn_u(&q, sg->path_ws[p0 + p]) + mlsys__mn_u(&q, sg->mem[b]);
+          for (int i = 0; i < V; i++) if (mlsys__mn_in_half2(sg, p0 + p, i)) c += mlsys__mn_u(&q, sg->mem[i]);
+          mlsys__mn_Mterm(&q, t, p, c);
+          for (int i = 0; i < V; i++)   /* the rest (the first half's values among it) counts only when kept */
+            if (mlsys__mn_in_half2(sg, p0 + p, i)) mlsys__mn_SMterm(&q, t, i, p, -mlsys__mn_u(&q, sg->mem[i]));
+        }
+        MN_ROW(MLSYS_ROW_LE, B, "c11c2_%d", t);
+      }
     }
   }
 #undef MN_ROW
@@ -6725,6 +6846,77 @@ done:
   return st;
 }
 
+/* ---- A4.4: greedy post-optimisation to the fastest conv algorithm ---- */
+static int mlsys__mn_fits(const mlsys_remat_monet_graph *sg, const mlsys_remat_monet_schedule *s, uint64_t budget,
+                          double *cost, uint64_t *peak, uint64_t *peak_sweep) {
+  mlsys_remat_monet_sim e, w;
+  if (mlsys_remat_monet_simulate(sg, s, MLSYS_REMAT_MONET_SIM_EAGER, &e) != MLSYS_OK) return 0;
+  if (mlsys_remat_monet_simulate(sg, s, MLSYS_REMAT_MONET_SIM_SWEEP, &w) != MLSYS_OK) return 0;
+  if (e.peak > budget || w.peak > budget) return 0;
+  *cost = e.cost; *peak = e.peak; *peak_sweep = w.peak;
+  return 1;
+}
+static int mlsys__mn_same_deps(const mlsys_remat_monet_graph *sg, int a, int b) {
+  if (sg->pdep_off[a + 1] - sg->pdep_off[a] != sg->pdep_off[b + 1] - sg->pdep_off[b]) return 0;
+  for (int x = sg->pdep_off[a]; x < sg->pdep_off[a + 1]; x++) if (!mlsys__mn_in_path(sg, b, sg->pdep[x])) return 0;
+  return 1;
+}
+
+MLSYS_DEF mlsys_status mlsys_remat_monet_post_fastest_conv(const mlsys_remat_monet_graph *sg, uint64_t budget,
+                                                           mlsys_remat_monet_schedule *s, int *changes) {
+  double cost;
+  uint64_t peak, peak_sweep;
+  int V, T, nch = 0;
+  mlsys_remat_monet_sim sim;
+  if (changes) *changes = 0;
+  if (!sg || !s) return mlsys_set_error(MLSYS_ERR_ARG, "monet post-optimisation: NULL argument");
+  if (mlsys_remat_monet_simulate(sg, s, MLSYS_REMAT_MONET_SIM_EAGER, &sim) != MLSYS_OK) {
+    mlsys_prefix_error("monet post-optimisation: the schedule");
+    return MLSYS_ERR_ARG;
+  }
+  if (!mlsys__mn_fits(sg, s, budget, &cost, &peak, &peak_sweep))
+    return mlsys_set_error(MLSYS_ERR_ARG, "monet post-optimisation: the schedule does not fit the budget %llu (eager "
+                           "peak %llu)", (unsigned long long)budget, (unsigned long long)sim.peak);
+  V = sg->V; T = sg->T;
+  for (int t = 0; t < T; t++)
+    for (int v = 0; v <= V; v++) {   /* v = V: the stage's backward op */
+      int cand[MLSYS_REMAT_MONET_MAX_IMPLS + MLSYS_REMAT_MONET_MAX_PATHS], nc = 0, cur, n, p0 = 0;
+      double cc[MLSYS_REMAT_MONET_MAX_IMPLS + MLSYS_REMAT_MONET_MAX_PATHS], ccur;
+      signed char *slot;
+      if (v < V) {
+        if (!s->R[(size_t)t * V + v]) continue;
+        n = sg->impl_off[v + 1] - sg->impl_off[v];
+        slot = &s->F[(size_t)t * V + v];
+        for (int l = 0; l < n; l++) {
+          const mlsys_remat_monet_impl *im = &sg->impl[sg->impl_off[v] + l];
+          cc[l] = t == 0 ? im->cost : im->recompute_cost;
+        }
+      } else {
+        if (t == 0) continue;
+        p0 = sg->path_off[t]; n = sg->path_off[t + 1] - p0;
+        slot = &s->M[t];
+        for (int p = 0; p < n; p++) cc[p] = sg->path_cost[p0 + p];
+      }
+      cur = *slot; ccur = cc[cur];
+      for (int l = 0; l < n; l++)   /* cheaper alternatives (paths: the same forward values), cheapest first */
+        if (cc[l] < ccur && (v < V || mlsys__mn_same_deps(sg, p0 + l, p0 + cur))) {
+          int x = nc++;
+          while (x > 0 && cc[cand[x - 1]] > cc[l]) { cand[x] = cand[x - 1]; x--; }
+          cand[x] = l;
+        }
+      for (int k = 0; k < nc; k++) {
+        double c2;
+        uint64_t p2, q2;
+        *slot = (signed char)cand[k];
+        if (mlsys__mn_fits(sg, s, budget, &c2, &p2, &q2) && c2 < cost) { cost = c2; peak = p2; peak_sweep = q2; nch++; break; }
+        *slot = (signed char)cur;
+      }
+    }
+  s->cost = cost; s->peak = peak; s->peak_sweep = peak_sweep;
+  if (changes) *changes = nch;
+  return MLSYS_OK;
+}
+
 /* ---- plans ---- */
 MLSYS_DEF void mlsys_remat_monet_plan_free(mlsys_remat_monet_plan *p) {
   if (!p) return;
@@ -6769,7 +6961,7 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_plan_build(const mlsys_remat_graph *g, 
 #define MN_STEP(o, t_, v_, l_, ip_)                                                                       \
   do {                                                                                                    \
     steps[n].op = (unsigned char)(o); steps[n].stage = (t_); steps[n].node = (v_); steps[n].impl = (l_);  \
-    steps[n].in_place = (unsigned char)(ip_); n++;                                                        \
+    steps[n].in_place = (unsigned char)(ip_); steps[n].half = 0; n++;                                     \
   } while (0)
   for (int t = 0; t < T; t++) {
     const unsigned char *R = s->R + (size_t)t * V, *Sout = s->S + (size_t)(t + 1) * V, *IP = s->IP + (size_t)t * V;
@@ -6792,7 +6984,15 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_plan_build(const mlsys_remat_graph *g, 
     for (int i = 0; i < V; i++)
       if (live[i] && lastneed[i] < V) { MN_STEP(MLSYS_REMAT_OP_FREE, t, i, -1, 0); live[i] = 0; }
     if (pk >= 0) {
-      MN_STEP(MLSYS_REMAT_OP_COMPUTE, t, b, s->M[t], 0);
+      if (sg->path_split[pk]) {   /* param-grad, free the first half's values not kept, then input-grad */
+        MN_STEP(MLSYS_REMAT_OP_COMPUTE, t, b, s->M[t], 0);
+        steps[n - 1].half = 1;
+        for (int i = 0; i < V; i++)
+          if (live[i] && !Sout[i] && !mlsys__mn_in_half2(sg, pk, i)) { MN_STEP(MLSYS_REMAT_OP_FREE, t, i, -1, 0); live[i] = 0; }
+        MN_STEP(MLSYS_REMAT_OP_COMPUTE, t, b, s->M[t], 0);
+        steps[n - 1].half = 2;
+      } else
+        MN_STEP(MLSYS_REMAT_OP_COMPUTE, t, b, s->M[t], 0);
       live[b] = 1;
       for (int u = V; u <= b; u++)   /* gradients read for the last time (or never read) */
         if (live[u] && glast[u] <= b) { MN_STEP(MLSYS_REMAT_OP_FREE, t, u, -1, 0); live[u] = 0; }
@@ -6858,11 +7058,23 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_plan_validate(const mlsys_remat_graph *
     } else {
       int t = v - V + 1, np = sg->path_off[t + 1] - sg->path_off[t], q, b = sg->src[v];
       uint64_t now;
-      if (ran[v]++) { st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d runs backward node %d twice", k, v); goto done; }
+      /* ran[v]: 0 not yet, 2 done, 3 + path: the first half of a split path done */
       if (e->impl < 0 || e->impl >= np) { st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d: no path %d", k, e->impl); goto done; }
       q = sg->path_off[t] + e->impl;
+      if (e->half > 2 || (e->half != 0) != (sg->path_split[q] != 0)) {
+        st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d: backward %d path %d is %s, the step says half %d", k,
+                             v, e->impl, sg->path_split[q] ? "split (halves 1, 2)" : "not split (half 0)", e->half);
+        goto done;
+      }
+      if (ran[v] != (e->half == 2 ? 3 + e->impl : 0)) {
+        st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d runs backward node %d %s", k, v,
+                             e->half != 2 ? "twice" : ran[v] == 0 ? "input-grad before param-grad"
+                             : ran[v] == 2 ? "twice" : "input-grad on another path than its param-grad");
+        goto done;
+      }
+      ran[v] = e->half == 1 ? 3 + e->impl : 2;
       for (int x = sg->pdep_off[q]; x < sg->pdep_off[q + 1]; x++)
-        if (!live[sg->pdep[x]]) {
+        if (!live[sg->pdep[x]] && (e->half != 2 || !sg->pdep_first[x])) {
           st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: step %d: backward %d needs x_%d, not live", k, v, sg->pdep[x]);
           goto done;
         }
@@ -6873,13 +7085,18 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_plan_validate(const mlsys_remat_graph *
           goto done;
         }
       }
-      now = sg->fixed + bytes + sg->path_ws[q] + sg->mem[v];
+      now = sg->fixed + bytes + sg->path_ws[q] + (e->half == 1 ? 0 : sg->mem[v]);
       if (now > pk) pk = now;
+      if (e->half == 1) continue;   /* param-grad: no output */
     }
     live[v] = 1; bytes += sg->mem[v];
   }
   for (int v = V; v < N; v++)
-    if (!ran[v]) { st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: backward node %d never runs", v); goto done; }
+    if (ran[v] != 2) {
+      st = mlsys_set_error(MLSYS_ERR_ARG, "monet plan: backward node %d %s", v, ran[v] ? "runs only its param-grad half"
+                           : "never runs");
+      goto done;
+    }
   if (peak) *peak = pk;
 done:
   mlsys_free(live); mlsys_free(ran); mlsys_free(glast);
@@ -6950,8 +7167,10 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_execute(const mlsys_remat_graph *g, con
     if (bwd) {
       q = sg->path_off[v - V + 1] + e->impl;
       c.kind = sg->path_kind[q];
+      c.half = e->half;
       c.workspace_bytes = sg->path_ws[q];
-      stats->cost += sg->path_cost[q];
+      if (e->half == 1) c.out_bytes = 0;                  /* param-grad writes only parameter gradients (fixed) */
+      if (e->half != 2) stats->cost += sg->path_cost[q];  /* the path's cost once, at its first call */
     } else {
       const mlsys_remat_monet_impl *im = &sg->impl[sg->impl_off[v] + e->impl];
       c.kind = sg->int_kind[v];
@@ -6968,7 +7187,7 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_execute(const mlsys_remat_graph *g, con
           st = mlsys_set_error(MLSYS_ERR_ARG, "in place over %d of %llu bytes, output %llu", u,
                                (unsigned long long)sg->mem[u], (unsigned long long)sg->mem[v]);
       } else {
-        st = mlsys__mn_take(A, sg->mem[v], limit, stats, &c.output);
+        st = mlsys__mn_take(A, c.out_bytes, limit, stats, &c.output);
       }
     }
     if (st != MLSYS_OK) {

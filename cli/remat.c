@@ -12,7 +12,7 @@ static const char *remat_help =
     "verbs:\n"
     "  solve       --graph FILE --budget SIZE [--method M] [--time-limit S] [--solver lpsolve|cbc] [--gap REL]\n"
     "              [--json] [--plan] [--dump-model FILE.lp|.mps] [--progress]\n"
-    "              [--coarsen auto|on|off]\n"
+    "              [--coarsen auto|on|off] [--monet-mode conv,outact,intermediate,inplace,split|all|none]\n"
     "              Find a schedule whose peak memory (activations + fixed) fits SIZE.\n"
     "  info        --graph FILE [--json]        sizes, checkpoint-all peak, lower bound, MILP size\n"
     "  min-budget  --graph FILE [--time-limit S] [--json]   the smallest budget any schedule fits in\n"
@@ -30,6 +30,10 @@ static const char *remat_help =
     "chen (sqrt(n) segments), chen-greedy, griewank (revolve), ap-sqrtn, ap-greedy, lin-greedy, or all;\n"
     "monet (MONeT's staged ILP with its operator catalogue: conv/linear algorithms, ReLU/MaxPool backward\n"
     "variants, in-place ReLU) and monet-noop (the same ILP, checkpointing only); not part of 'all'.\n"
+    "--monet-mode (with --method monet, default all) picks MONeT's families for the ablations of the thesis's\n"
+    "Fig. 4.5: a comma list of conv, outact, intermediate, inplace, split (param-grad/input-grad conv backward,\n"
+    "not in all), or all, or none (NoOp). A mode without conv is solved without it, then post-optimised greedily\n"
+    "to the fastest conv/linear algorithms that still fit (mlsys_remat_monet_post_fastest_conv).\n"
     "--time-limit bounds each method (default 60 s). --solver picks the MILP/LP backend: by default\n"
     "MILPs of up to 40 nodes run on lp_solve, larger ones on CBC, and LP relaxations on Clp (when compiled in).\n"
     "--coarsen: the LP of a graph of 120+ nodes runs on its fused form (conv-bn-relu) by default (auto)\n"
@@ -44,14 +48,16 @@ static const char *remat_help =
     "For monet and monet-noop: plan steps are {op, node, stage, impl (compute), in_place}; peak_memory is the eager simulation (Alg. 4), peak_memory_ilp the ILP's\n"
     "accounting, and implementations lists per operator {\"node\", \"forward\": default | im2col+gemm (or the\n"
     "graph's impl name, e.g. im2col or packed, when the graph carries calibrated impls),\n"
-    "\"in_place\"} or {\"node\", \"backward\": graph | input-activated | output-activated | mask | argmax}.\n"
+    "\"in_place\"} or {\"node\", \"backward\": graph | input-activated | output-activated | mask | argmax |\n"
+    "fast-algorithm}; monet_mode and post_optimised (changes made by the greedy pass) are added; a split\n"
+    "backward op is two compute steps with \"half\": param-grad | input-grad.\n"
     "\n"
     "Exit codes: 0 a schedule fits the budget, 1 it does not (the message names the smallest feasible budget\n"
     "found) or the input is bad, 2 bad usage.\n";
 
 typedef struct {
   const char *graph, *budget, *method, *time_limit, *json, *plan, *solver, *gap, *dump, *progress, *to, *out;
-  const char *help, *coarsen;
+  const char *help, *coarsen, *monet_mode;
 } remat_args;
 
 static int remat_load(const char *path, mlsys_remat_graph *g) {
@@ -167,6 +173,7 @@ static const char *remat_path_name(char k) {
     case 'o': return "output-activated";
     case 'm': return "mask";
     case 'a': return "argmax";
+    case 'c': return "fast-algorithm";
     default: return "graph";
   }
 }
@@ -195,8 +202,29 @@ static void remat_monet_step_names(const mlsys_remat_graph *g, const mlsys_remat
   else *impl = remat_fwd_impl_name(g, sg, v, e->impl);
 }
 
+/* --monet-mode: "all", "none" or a comma list of families; -1 when bad */
+static int remat_monet_mode_parse(const char *s) {
+  static const struct { const char *name; int bit; } fam[] = {
+      {"conv", MLSYS_REMAT_MONET_CONV}, {"outact", MLSYS_REMAT_MONET_OUTACT},
+      {"intermediate", MLSYS_REMAT_MONET_INTERMEDIATE}, {"inplace", MLSYS_REMAT_MONET_INPLACE},
+      {"split", MLSYS_REMAT_MONET_SPLIT}, {"all", MLSYS_REMAT_MONET_ALL}};
+  int mode = 0;
+  if (!strcmp(s, "all")) return MLSYS_REMAT_MONET_ALL;
+  if (!strcmp(s, "none")) return 0;
+  while (*s) {
+    size_t n = strcspn(s, ",");
+    int found = 0;
+    for (size_t k = 0; k < sizeof fam / sizeof fam[0]; k++)
+      if (strlen(fam[k].name) == n && !strncmp(s, fam[k].name, n)) { mode |= fam[k].bit; found = 1; }
+    if (!found || n == 0) return -1;
+    s += n;
+    if (*s == ',') { s++; if (!*s) return -1; }
+  }
+  return mode;
+}
+
 static int remat_monet(remat_args *a, const mlsys_remat_graph *g, uint64_t budget, const mlsys_remat_opts *co,
-                       unsigned mode) {
+                       unsigned mode, int post) {
   mlsys_remat_monet_catalogue c;
   mlsys_remat_monet_graph sg;
   mlsys_remat_monet_opts o;
@@ -208,7 +236,8 @@ static int remat_monet(remat_args *a, const mlsys_remat_graph *g, uint64_t budge
   double base = 0;
   long recomp = 0;
   char err[1024] = "", nb[64], b1[32], b2[32];
-  int rc = CLI_OK, V;
+  int rc = CLI_OK, V, nchange = 0;
+  char mname[96] = "";
   memset(&c, 0, sizeof c);
   c.mode = mode;
   if (mlsys_remat_monet_graph_build(g, &c, &sg) != MLSYS_OK) return cli_fail("remat solve", "%s", mlsys_last_error());
@@ -218,7 +247,27 @@ static int remat_monet(remat_args *a, const mlsys_remat_graph *g, uint64_t budge
   o.backend = co->backend;
   o.dump_model = co->dump_model;
   st = mlsys_remat_monet_solve(&sg, budget, &o, &s);
+  if (st == MLSYS_OK && post && !(mode & MLSYS_REMAT_MONET_CONV)) {
+    /* A4.4: a variant without the conv family is post-optimised to the fastest conv that fits; adding CONV only
+       appends implementations and paths, so the schedule carries over to the larger graph unchanged */
+    mlsys_remat_monet_graph sgc;
+    c.mode = mode | MLSYS_REMAT_MONET_CONV;
+    if ((st = mlsys_remat_monet_graph_build(g, &c, &sgc)) == MLSYS_OK) {
+      if (sgc.V != sg.V || sgc.T != sg.T) st = mlsys_set_error(MLSYS_ERR_ARG, "conv graph differs in shape");
+      if (st == MLSYS_OK) st = mlsys_remat_monet_post_fastest_conv(&sgc, budget, &s, &nchange);
+      mlsys_remat_monet_graph_free(&sg);
+      sg = sgc;
+    }
+    if (st != MLSYS_OK) mlsys_remat_monet_schedule_free(&s);
+  }
   if (st != MLSYS_OK) snprintf(err, sizeof err, "%s", mlsys_last_error());
+  if (mode == 0) snprintf(mname, sizeof mname, "none");
+  else if (mode == MLSYS_REMAT_MONET_ALL) snprintf(mname, sizeof mname, "all");
+  else
+    snprintf(mname, sizeof mname, "%s%s%s%s%s", mode & MLSYS_REMAT_MONET_CONV ? "conv," : "",
+             mode & MLSYS_REMAT_MONET_OUTACT ? "outact," : "", mode & MLSYS_REMAT_MONET_INTERMEDIATE ? "intermediate," : "",
+             mode & MLSYS_REMAT_MONET_INPLACE ? "inplace," : "", mode & MLSYS_REMAT_MONET_SPLIT ? "split," : "");
+  if (mname[0] && mname[strlen(mname) - 1] == ',') mname[strlen(mname) - 1] = 0;
   for (int v = 0; v < g->dag.n; v++) base += g->dag.cost[v];
   V = sg.V;
   if (st == MLSYS_OK)
@@ -230,7 +279,11 @@ static int remat_monet(remat_args *a, const mlsys_remat_graph *g, uint64_t budge
     mlsys_jw_key(&w, "status");
     mlsys_jw_str(&w, st == MLSYS_OK ? (s.optimal ? "optimal" : "feasible")
                      : st == MLSYS_ERR_INFEASIBLE ? "infeasible" : st == MLSYS_ERR_TIMEOUT ? "timeout" : "error");
-    mlsys_jw_key(&w, "method"); mlsys_jw_str(&w, mode ? "monet" : "monet-noop");
+    mlsys_jw_key(&w, "method"); mlsys_jw_str(&w, mode || post ? "monet" : "monet-noop");
+    if (post) {
+      mlsys_jw_key(&w, "monet_mode"); mlsys_jw_str(&w, mname);
+      mlsys_jw_key(&w, "post_optimised"); mlsys_jw_i64(&w, nchange);
+    }
     mlsys_jw_key(&w, "schedule"); if (st == MLSYS_OK) mlsys_jw_str(&w, s.method); else mlsys_jw_null(&w);
     mlsys_jw_key(&w, "source"); if (st == MLSYS_OK) mlsys_jw_str(&w, s.method); else mlsys_jw_null(&w);
     mlsys_jw_key(&w, "milp_ran"); mlsys_jw_bool(&w, st == MLSYS_OK);
@@ -281,6 +334,7 @@ static int remat_monet(remat_args *a, const mlsys_remat_graph *g, uint64_t budge
           mlsys_jw_key(&w, "stage"); mlsys_jw_i64(&w, e->stage);
           if (im) { mlsys_jw_key(&w, "impl"); mlsys_jw_str(&w, im); }
           if (e->in_place) { mlsys_jw_key(&w, "in_place"); mlsys_jw_bool(&w, 1); }
+          if (e->half) { mlsys_jw_key(&w, "half"); mlsys_jw_str(&w, e->half == 1 ? "param-grad" : "input-grad"); }
           mlsys_jw_end(&w);
         }
         mlsys_jw_end(&w);
@@ -294,8 +348,11 @@ static int remat_monet(remat_args *a, const mlsys_remat_graph *g, uint64_t budge
            g->name ? g->name : a->graph, g->dag.n, sg.V, sg.T, cli_fmt_bytes(fixed, b1, sizeof b1),
            cli_fmt_bytes(budget, b2, sizeof b2));
     if (st == MLSYS_OK) {
-      printf("%-15s %-12s %10.4fx %12s %8ld %9.2f s\n", mode ? "monet" : "monet-noop", s.optimal ? "optimal" : "feasible",
+      printf("%-15s %-12s %10.4fx %12s %8ld %9.2f s\n", mode || post ? "monet" : "monet-noop", s.optimal ? "optimal" : "feasible",
              base > 0 ? s.cost / base : 1.0, cli_fmt_bytes(s.peak, b1, sizeof b1), recomp, s.solve_seconds);
+      if (post && !(mode & MLSYS_REMAT_MONET_CONV))
+        printf("  mode %s; %d implementation(s) post-optimised to the fastest conv\n", mname, nchange);
+      else if (post) printf("  mode %s\n", mname);
       for (int v = 0; v < sg.N; v++) {
         if (sg.src[v] < 0) continue;
         if (v < V) {
@@ -315,8 +372,9 @@ static int remat_monet(remat_args *a, const mlsys_remat_graph *g, uint64_t budge
           const mlsys_remat_monet_step *e = &plan.steps[k];
           const char *im;
           remat_monet_step_names(g, &sg, e, nb, sizeof nb, &im);
-          printf("  %3d  stage %-3d %-7s %-20s%s%s%s\n", k, e->stage, e->op == MLSYS_REMAT_OP_COMPUTE ? "compute" : "free",
-                 nb, im ? " " : "", im ? im : "", e->in_place ? " (in place)" : "");
+          printf("  %3d  stage %-3d %-7s %-20s%s%s%s%s\n", k, e->stage, e->op == MLSYS_REMAT_OP_COMPUTE ? "compute" : "free",
+                 nb, im ? " " : "", im ? im : "", e->in_place ? " (in place)" : "",
+                 e->half == 1 ? " (param-grad)" : e->half == 2 ? " (input-grad)" : "");
         }
         mlsys_remat_monet_plan_free(&plan);
       }
@@ -340,11 +398,19 @@ static int remat_solve(remat_args *a) {
   memset(&o, 0, sizeof o);
   if (!a->budget) return cli_usage_error("remat solve", "--budget SIZE is required");
   if (a->method && !strcmp(a->method, "all")) all = 1;
-  else if (a->method && (!strcmp(a->method, "monet") || !strcmp(a->method, "monet-noop")))
+  else if (a->method && (!strcmp(a->method, "monet") || !strcmp(a->method, "monet-noop"))) {
     monet = !strcmp(a->method, "monet") ? MLSYS_REMAT_MONET_ALL : 0;
+    if (a->monet_mode && !monet)
+      return cli_usage_error("remat solve", "--monet-mode goes with --method monet (monet-noop is mode none without "
+                             "the conv post-optimisation)");
+    if (a->monet_mode && (monet = remat_monet_mode_parse(a->monet_mode)) < 0)
+      return cli_usage_error("remat solve", "bad --monet-mode '%s' (a comma list of conv, outact, intermediate, "
+                             "inplace, split; or all, or none)", a->monet_mode);
+  }
   else if (a->method && (m = mlsys_remat_method_parse(a->method)) < 0)
     return cli_usage_error("remat solve", "unknown method '%s'", a->method);
   else o.method = a->method ? (mlsys_remat_method)mlsys_remat_method_parse(a->method) : MLSYS_REMAT_MILP;
+  if (a->monet_mode && monet < 0) return cli_usage_error("remat solve", "--monet-mode goes with --method monet");
   o.time_limit = 60;
   if (a->time_limit && (cli_parse_double(a->time_limit, &o.time_limit) || !(o.time_limit > 0)))
     return cli_usage_error("remat solve", "--time-limit needs a positive number of seconds, got '%s'", a->time_limit);
@@ -391,7 +457,7 @@ static int remat_solve(remat_args *a) {
     }
   }
   if (monet >= 0) {
-    rc = remat_monet(a, &g, budget, &o, (unsigned)monet);
+    rc = remat_monet(a, &g, budget, &o, (unsigned)monet, !strcmp(a->method, "monet"));
     mlsys_remat_graph_free(&g);
     return rc;
   }
@@ -568,7 +634,7 @@ int cmd_remat(int argc, char **argv) {
       {"--time-limit", 1, &a.time_limit}, {"--json", 0, &a.json},       {"--plan", 0, &a.plan},
       {"--solver", 1, &a.solver},       {"--gap", 1, &a.gap},           {"--dump-model", 1, &a.dump},
       {"--progress", 0, &a.progress},   {"--to", 1, &a.to},             {"--out", 1, &a.out},
-      {"--help", 0, &a.help},           {"--coarsen", 1, &a.coarsen},
+      {"--help", 0, &a.help},           {"--coarsen", 1, &a.coarsen},   {"--monet-mode", 1, &a.monet_mode},
   };
   memset(&a, 0, sizeof a);
   if (argc < 3 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h") || !strcmp(argv[2], "help")) {

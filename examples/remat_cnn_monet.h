@@ -12,12 +12,17 @@
                       'a' (pool argmax): the window position 2r + s of each maximum, from the pool's int64 indices
                       (the IntNode's only input is its parent, so the indices come from the parent's buffer)
      backward paths   'g': the graph's own deps (cnn_kernel); 'i' / 'o': cnn_relu_backward from the ReLU's input /
-                      output; 'm': cnn_relu_backward_mask; 'a': cnn_maxpool2x2_backward_u8
+                      output; 'm': cnn_relu_backward_mask; 'a': cnn_maxpool2x2_backward_u8;
+                      'c' (conv/linear, the faster backward algorithm): conv by cnn_conv2d_backward_params_im2col
+                      and cnn_conv2d_backward_input_im2col_t in the step's workspace, linear from a packed copy of
+                      its input in the workspace. A split path (MLSYS_REMAT_MONET_SPLIT) arrives as two calls:
+                      half 1 writes the parameter gradients (reads x and dy), half 2 writes dx (reads W and dy;
+                      x may be freed by then)
    Every one of these is bit-identical to the checkpoint-all reference step (cnn_reference_step) for this model:
    the im2col forward because the weights are finite and no bias is -0.0 (remat_cnn_impls.h section 1), the mask
-   and the 8-bit indices by construction (sections 2 and 3), the linear copy and in-place ReLU trivially, and the
-   backward convolutions are the direct loops on every path (the catalogue has no backward algorithms). So every
-   plan must reproduce the reference's loss and gradients bit for bit.
+   and the 8-bit indices by construction (sections 2 and 3), the linear copy and in-place ReLU trivially, the
+   im2col backward (dw for finite dy, dx for finite weights: remat_cnn_impls.h) and the split halves, which run
+   the same loops as the whole op. So every plan must reproduce the reference's loss and gradients bit for bit.
 
    Include after examples/remat_cnn_impls.h's prerequisites, in one file: everything is static. */
 #ifndef REMAT_CNN_MONET_H
@@ -26,7 +31,8 @@
 #include "examples/remat_cnn_impls.h"
 
 enum { CNN_MN_FWD_IM2COL, CNN_MN_FWD_LINEAR_COPY, CNN_MN_FWD_INPLACE, CNN_MN_FWD_MASK, CNN_MN_FWD_ARGMAX,
-       CNN_MN_BWD_G, CNN_MN_BWD_I, CNN_MN_BWD_O, CNN_MN_BWD_M, CNN_MN_BWD_A, CNN_MN_NUSES };
+       CNN_MN_BWD_G, CNN_MN_BWD_I, CNN_MN_BWD_O, CNN_MN_BWD_M, CNN_MN_BWD_A, CNN_MN_BWD_C, CNN_MN_BWD_HALF1,
+       CNN_MN_BWD_HALF2, CNN_MN_NUSES };
 
 typedef struct {
   cnn_model *m;             /* bound to g (cnn_bind) */
@@ -66,8 +72,10 @@ static mlsys_status cnn_monet_bind(cnn_monet *x, cnn_model *m, const mlsys_remat
    linear layer (its input's bytes), at cost_factor times the graph's cost (the catalogue's proxy, 0.7 by default,
    since the graphs are not profiled). The default catalogue model sizes im2col from the input node's bytes
    (9 x the whole batch's input, and nothing for conv1, whose input is fixed memory), which is not what these
-   kernels use; with these overrides the plan's workspace is the kernels' exactly. ovr needs room for 4 entries
-   and impl for 8. Returns the number of overrides. */
+   kernels use; with these overrides the plan's workspace is the kernels' exactly. The backward 'c' path gets the
+   same cost_factor times the backward node's cost and the workspace of the im2col backward kernels (the larger of
+   cnn_conv_im2col_workspace and cnn_conv_im2col_t_workspace) or of the packed input copy. ovr needs room for 4
+   entries and impl for 8. Returns the number of overrides. */
 static int cnn_monet_overrides(const cnn_model *m, const mlsys_remat_graph *g, double cost_factor,
                                mlsys_remat_monet_override *ovr, mlsys_remat_monet_impl *impl) {
   int v, n = 0;
@@ -81,6 +89,17 @@ static int cnn_monet_overrides(const cnn_model *m, const mlsys_remat_graph *g, d
     if (L->op == CNN_OP_CONV) ws = cnn_conv_im2col_workspace(m->batch, L->c, L->h, L->w, L->k, 3, 3, 1);
     else if (L->op == CNN_OP_LINEAR) ws = (uint64_t)m->batch * cnn_layer_in_count(L) * sizeof(float);
     else continue;
+    memset(&ovr[n], 0, sizeof ovr[n]);
+    {
+      int b;
+      for (b = 0; b < g->dag.n; b++)
+        if (g->kind[b] == MLSYS_REMAT_B && g->fwd_of && g->fwd_of[b] == v) ovr[n].bwd_cost = cost_factor * g->dag.cost[b];
+      ovr[n].bwd_workspace = ws;
+      if (L->op == CNN_OP_CONV) {
+        uint64_t wt = cnn_conv_im2col_t_workspace(m->batch, L->c, L->h, L->w, L->k, 3, 3, 1);
+        if (wt > ws) ovr[n].bwd_workspace = wt;
+      }
+    }
     memset(impl + 2 * n, 0, 2 * sizeof *impl);
     impl[2 * n].cost = impl[2 * n].recompute_cost = g->dag.cost[v];
     impl[2 * n + 1].cost = impl[2 * n + 1].recompute_cost = cost_factor * g->dag.cost[v];
@@ -108,6 +127,59 @@ static mlsys_status cnn_monet_graph_kernel(cnn_monet *x, const mlsys_remat_monet
       return mlsys_set_error(MLSYS_ERR_ARG, "smallcnn monet: input %d of node %d is not live", u, c->src);
   }
   return cnn_kernel(x->m, c->src, in, inb, nin, c->output, c->out_bytes, c->commit);
+}
+
+/* Conv/Linear backward on path 'c' (im2col / packed input in the workspace) or in halves (c->half: 1 the parameter
+   gradients, 2 dx; 0 both). Path 'g' in halves runs the direct loops of cnn_backward, split. */
+static mlsys_status cnn_monet_convlin_backward(cnn_monet *x, const mlsys_remat_monet_call *c, const cnn_layer *L) {
+  cnn_model *m = x->m;
+  const cnn_binding *B = &m->bind[c->src];
+  const mlsys_dag *d = &x->g->dag;
+  const int N = m->batch, fast = c->kind == 'c', conv = L->op == CNN_OP_CONV;
+  const float *dy = (const float *)c->value[x->solver_of[d->in[d->in_off[c->src] + B->dy]]];
+  const float *in = B->x >= 0 ? (const float *)c->value[x->solver_of[d->in[d->in_off[c->src] + B->x]]]
+                              : (B->layer == 0 ? m->input : NULL);
+  float *dx = (float *)c->output;
+  if (c->kind != 'g' && c->kind != 'c')
+    return mlsys_set_error(MLSYS_ERR_ARG, "smallcnn monet: path '%c' under '%s'", c->kind, L->name);
+  if (dy && B->layer + 1 == CNN_NLAYERS) dy += 1;
+  if (!dy || (c->half != 2 && !in) || (c->half != 1 && c->out_bytes && !dx))
+    return mlsys_set_error(MLSYS_ERR_ARG, "smallcnn monet: backward '%s' path '%c' half %d without its inputs",
+                           L->name, c->kind, c->half);
+  if (c->half == 1 && c->out_bytes)
+    return mlsys_set_error(MLSYS_ERR_ARG, "smallcnn monet: '%s' param-grad half given an output", L->name);
+  if (fast && c->workspace_bytes < (conv ? 0 : (uint64_t)N * cnn_layer_in_count(L) * sizeof(float)))
+    return mlsys_set_error(MLSYS_ERR_ARG, "smallcnn monet: '%s' packs its input into a workspace of %llu bytes",
+                           L->name, (unsigned long long)c->workspace_bytes);
+  if (c->half != 2) {   /* parameter gradients (written once: backward nodes always commit) */
+    if (conv && fast) {
+      if (cnn_conv2d_backward_params_im2col(L->dwt, L->db, dy, in, N, L->c, L->h, L->w, L->k, 3, 1, c->workspace,
+                                            (size_t)c->workspace_bytes) != 0)
+        return mlsys_set_error(MLSYS_ERR_ARG, "smallcnn monet: im2col dw of '%s' needs more than %llu bytes", L->name,
+                               (unsigned long long)c->workspace_bytes);
+    } else if (conv) {
+      cnn_conv2d_backward_params(L->dwt, L->db, dy, in, N, L->c, L->h, L->w, L->k, 3, 1);
+    } else {
+      if (fast) { memcpy(c->workspace, in, (size_t)N * cnn_layer_in_count(L) * sizeof(float)); in = (const float *)c->workspace; }
+      cnn_linear_backward_params(L->dwt, L->db, dy, in, N, L->c, L->k);
+    }
+  }
+  if (c->half != 1 && dx) {   /* dx */
+    if (conv && fast) {
+      if (cnn_conv2d_backward_input_im2col_t(dx, dy, L->wt, N, L->c, L->h, L->w, L->k, 3, 1, c->workspace,
+                                             (size_t)c->workspace_bytes) != 0)
+        return mlsys_set_error(MLSYS_ERR_ARG, "smallcnn monet: im2col dx of '%s' needs more than %llu bytes", L->name,
+                               (unsigned long long)c->workspace_bytes);
+    } else if (conv) {
+      cnn_conv2d_backward_input(dx, dy, L->wt, N, L->c, L->h, L->w, L->k, 3, 1);
+    } else {
+      cnn_linear_backward_input(dx, dy, L->wt, N, L->c, L->k);
+    }
+  }
+  if (c->half != 2) { m->evals[c->src]++; m->commits[c->src] += c->commit != 0; }
+  x->uses[fast ? CNN_MN_BWD_C : CNN_MN_BWD_G]++;
+  if (c->half) x->uses[c->half == 1 ? CNN_MN_BWD_HALF1 : CNN_MN_BWD_HALF2]++;
+  return MLSYS_OK;
 }
 
 static mlsys_status cnn_monet_kernel(void *ud, const mlsys_remat_monet_call *c) {
@@ -187,6 +259,10 @@ static mlsys_status cnn_monet_kernel(void *ud, const mlsys_remat_monet_call *c) 
       return cnn_monet_graph_kernel(x, c);
     }
     /* backward */
+    if (L && (L->op == CNN_OP_CONV || L->op == CNN_OP_LINEAR) && (c->kind == 'c' || c->half != 0))
+      return cnn_monet_convlin_backward(x, c, L);
+    if (c->half != 0)
+      return mlsys_set_error(MLSYS_ERR_ARG, "smallcnn monet: '%s' backward in halves", L ? L->name : "?");
     if (c->kind == 'g') { x->uses[CNN_MN_BWD_G]++; return cnn_monet_graph_kernel(x, c); }
     {
       const size_t nin = (size_t)N * cnn_layer_in_count(L);

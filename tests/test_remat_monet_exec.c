@@ -171,6 +171,46 @@ TEST(monet_plans_match_reference) {
   REQUIRE(base > 0);
   solve_and_run(&f, MLSYS_REMAT_MONET_ALL, base, uses);
   CHECK(uses[CNN_MN_FWD_IM2COL] > 0);   /* the unbounded optimum takes the fast algorithms */
+  CHECK(uses[CNN_MN_BWD_C] > 0);        /* forward and backward */
+  fixture_free(&f);
+}
+
+/* The param-grad/input-grad split (MLSYS_REMAT_MONET_SPLIT): ILP plans at every budget of solve_and_run run in
+   halves, bit-identical to the reference, measured peak = simulated = replayed; and the same schedules simulated
+   without the split never peak lower (the split only frees earlier). */
+TEST(monet_split_plans_match_reference) {
+  fixture f;
+  long uses[CNN_MN_NUSES] = {0};
+  uint64_t base;
+  mlsys_remat_monet_graph sg, sg0;
+  mlsys_remat_monet_catalogue c;
+  mlsys_remat_monet_opts o;
+  int lower = 0;
+  REQUIRE(fixture_init(&f));
+  base = store_all_peak(&f.g);
+  REQUIRE(base > 0);
+  solve_and_run(&f, MLSYS_REMAT_MONET_ALL | MLSYS_REMAT_MONET_SPLIT, base, uses);
+  CHECK(uses[CNN_MN_BWD_HALF1] > 0 && uses[CNN_MN_BWD_HALF1] == uses[CNN_MN_BWD_HALF2]);
+  catalogue(&f, MLSYS_REMAT_MONET_ALL | MLSYS_REMAT_MONET_SPLIT, &c);
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&f.g, &c, &sg));
+  catalogue(&f, MLSYS_REMAT_MONET_ALL, &c);
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&f.g, &c, &sg0));
+  REQUIRE(sg.V == sg0.V && sg.T == sg0.T && sg.path_off[sg.T] == sg0.path_off[sg0.T]);
+  memset(&o, 0, sizeof o);
+  o.time_limit = NEVER_BINDS;
+  for (int pct = 100; pct >= 60; pct -= 10) {
+    mlsys_remat_monet_schedule s;
+    mlsys_remat_monet_sim a, b;
+    if (mlsys_remat_monet_solve(&sg, base / 100 * (uint64_t)pct, &o, &s) != MLSYS_OK) continue;
+    CHECK_OK(mlsys_remat_monet_simulate(&sg, &s, MLSYS_REMAT_MONET_SIM_EAGER, &a));
+    CHECK_OK(mlsys_remat_monet_simulate(&sg0, &s, MLSYS_REMAT_MONET_SIM_EAGER, &b));
+    CHECK(a.peak <= b.peak && a.cost == b.cost);
+    lower += a.peak < b.peak;
+    mlsys_remat_monet_schedule_free(&s);
+  }
+  if (getenv("MONET_EXEC_VERBOSE")) fprintf(stderr, "split lowered the peak of %d schedules\n", lower);
+  mlsys_remat_monet_graph_free(&sg);
+  mlsys_remat_monet_graph_free(&sg0);
   fixture_free(&f);
 }
 
@@ -243,6 +283,12 @@ TEST(hand_built_schedule_takes_every_alternative) {
     s.M[bp - V + 1] = (signed char)path_of(&sg, bp, 'a');
     s.M[b2 - V + 1] = (signed char)path_of(&sg, b2, 'i');
     s.M[bp2 - V + 1] = (signed char)path_of(&sg, bp2, 'a');
+    {   /* the faster backward algorithms: conv2 (im2col dw/dx) and fc1 (packed input) */
+      int bc2 = node_of(&f.g, &sg, "grad_conv2"), bf1 = node_of(&f.g, &sg, "grad_fc1");
+      REQUIRE(bc2 >= 0 && bf1 >= 0 && path_of(&sg, bc2, 'c') >= 0 && path_of(&sg, bf1, 'c') >= 0);
+      s.M[bc2 - V + 1] = (signed char)path_of(&sg, bc2, 'c');
+      s.M[bf1 - V + 1] = (signed char)path_of(&sg, bf1, 'c');
+    }
     t2 = b2 - V + 1;
     s.R[(size_t)t2 * V + conv2] = 1;
     s.F[(size_t)t2 * V + conv2] = 1;
@@ -251,6 +297,7 @@ TEST(hand_built_schedule_takes_every_alternative) {
   run_schedule(&f, &sg, &s, "hand-built", uses);
   for (int k = 0; k < CNN_MN_NUSES; k++) {
     if (k == CNN_MN_BWD_O) continue;   /* never a path of its own on this graph (see above) */
+    if (k == CNN_MN_BWD_HALF1 || k == CNN_MN_BWD_HALF2) continue;   /* SPLIT mode: monet_split_plans_match_reference */
     if (!uses[k]) fprintf(stderr, "alternative %d never ran\n", k);
     CHECK(uses[k] > 0);
   }

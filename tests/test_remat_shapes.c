@@ -287,7 +287,9 @@ TEST(monet_uses_graph_impls) {
   mlsys_remat_monet_catalogue cat;
   mlsys_remat_monet_graph sg;
   mlsys_remat_monet_impl o = {77, 77, 5, 5};
-  mlsys_remat_monet_override ov = {0, 1, &o};
+  mlsys_remat_monet_override ov;
+  memset(&ov, 0, sizeof ov);
+  ov.node = 0; ov.nimpl = 1; ov.impl = &o;
   REQUIRE_OK(parse(graph_text(RICH0, "", RICH2), &g));
   memset(&cat, 0, sizeof cat);
   cat.mode = MLSYS_REMAT_MONET_ALL;

@@ -1,0 +1,658 @@
+/* Tests for MONeT's catalogue additions (mlsys_remat.h section 9, issue 23): the conv/linear backward algorithm
+   path 'c', BatchNorm and ReLU6 output-activated paths, the BN recompute factor, the param-grad/input-grad split
+   (MLSYS_REMAT_MONET_SPLIT), the ablation modes and the greedy post-optimisation to the fastest conv.
+
+   Oracles: the brute-force DP of tests/test_remat_monet.c (copied here: every recompute set, keep set,
+   implementation, in-place choice and path, priced by the exact simulator) against the ILP on chains; a peak
+   computed by hand for the split; the inclusion of the ablations' decision spaces (all ⊇ one family ⊇ NoOp); and
+   the ILP's optimum as a lower bound of the greedy post-optimisation. Budgets in bytes with mem_unit = 1 and
+   integer costs with cost_unit = 1, so the ILP's rounding plays no part. No verdict depends on time. */
+#define MLSYS_IMPLEMENTATION
+#include "mlsys_remat.h"
+#include "tests/test.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NEVER_BINDS 600.0
+
+/* ---- graphs in the exporter's convention: forward layers, L, then one VJP node per op in reverse order, reading
+   the gradients of the op's users and the forward values its PyTorch backward keeps (Conv2d/Linear/MaxPool2d/
+   BatchNorm2d/ReLU6: input; ReLU: output; see tests/data/graphs/resnet50_b2.json, mobilenet_v2_b2.json) ---- */
+typedef struct { const char *op; double cost; uint64_t mem; int nd; int d[2]; } layer;
+
+static int reads_input(const char *op) {
+  return !strcmp(op, "Conv2d") || !strcmp(op, "Linear") || !strcmp(op, "MaxPool2d") || !strcmp(op, "BatchNorm2d") ||
+         !strcmp(op, "ReLU6");
+}
+static int build(const layer *L, int n, uint64_t fixed, mlsys_remat_graph *g) {
+  char buf[8192];
+  int len = 0, N = 2 * n + 1, loss = n;
+  len += snprintf(buf + len, sizeof buf - len, "remat-graph 1\nfixed params=%llu\nnodes %d\n", (unsigned long long)fixed, N);
+  for (int i = 0; i < n; i++) {
+    len += snprintf(buf + len, sizeof buf - len, "%d F %g %llu - f%d op=%s :", i, L[i].cost, (unsigned long long)L[i].mem, i, L[i].op);
+    for (int k = 0; k < L[i].nd; k++) len += snprintf(buf + len, sizeof buf - len, " %d", L[i].d[k]);
+    len += snprintf(buf + len, sizeof buf - len, "\n");
+  }
+  len += snprintf(buf + len, sizeof buf - len, "%d L 1 %llu - loss op=Loss : %d\n", loss, (unsigned long long)L[n - 1].mem, n - 1);
+  for (int i = n - 1; i >= 0; i--) {
+    int id = loss + (n - i);
+    uint64_t gm = 0;
+    for (int k = 0; k < L[i].nd; k++) gm += L[L[i].d[k]].mem;
+    len += snprintf(buf + len, sizeof buf - len, "%d B %g %llu - g%d op=%sBackward fwd_of=%d :", id,
+                    strcmp(L[i].op, "Conv2d") == 0 || strcmp(L[i].op, "Linear") == 0 ? 2 * L[i].cost : L[i].cost,
+                    (unsigned long long)gm, i, L[i].op, i);
+    if (i == n - 1) len += snprintf(buf + len, sizeof buf - len, " %d", loss);
+    for (int j = i + 1; j < n; j++)
+      for (int k = 0; k < L[j].nd; k++) if (L[j].d[k] == i) len += snprintf(buf + len, sizeof buf - len, " %d", loss + (n - j));
+    if (strcmp(L[i].op, "ReLU") == 0) len += snprintf(buf + len, sizeof buf - len, " %d", i);
+    else if (reads_input(L[i].op))
+      for (int k = 0; k < L[i].nd; k++) len += snprintf(buf + len, sizeof buf - len, " %d", L[i].d[k]);
+    len += snprintf(buf + len, sizeof buf - len, "\n");
+  }
+  return mlsys_remat_graph_parse(buf, (size_t)len, "test", g);
+}
+
+/* ---- the brute force (tests/test_remat_monet.c): DP over stages, state = the stored set entering the stage ---- */
+#define BF_MAXV 7
+typedef struct { int prev, r, ip, so, p; signed char F[BF_MAXV]; } bf_step;
+static bf_step bf_trace[16][1 << BF_MAXV];
+static int bf_best_state = -1;
+static void bf_schedule(const mlsys_remat_monet_graph *sg, mlsys_remat_monet_schedule *s) {   /* the optimum found */
+  int V = sg->V, st = bf_best_state;
+  if (mlsys_remat_monet_schedule_alloc(sg->V, sg->T, s) != MLSYS_OK) return;
+  for (int t = sg->T - 1; t >= 0; t--) {
+    const bf_step *b = &bf_trace[t][st];
+    for (int i = 0; i < V; i++) {
+      s->R[t * V + i] = (b->r >> i) & 1; s->IP[t * V + i] = (b->ip >> i) & 1; s->F[t * V + i] = b->F[i];
+      s->S[(t + 1) * V + i] = (st >> i) & 1;
+    }
+    s->M[t] = (signed char)(t > 0 ? b->p : 0);
+    st = b->prev;
+  }
+}
+static double brute_force(const mlsys_remat_monet_graph *sg, uint64_t budget, int sweep) {
+  int V = sg->V, T = sg->T, NS = 1 << V;
+  double *best = (double *)malloc(sizeof(double) * NS), *next = (double *)malloc(sizeof(double) * NS), res = INFINITY;
+  unsigned char Sin[BF_MAXV], R[BF_MAXV], Sout[BF_MAXV], IP[BF_MAXV];
+  signed char F[BF_MAXV];
+  char why[200];
+  if (V > BF_MAXV) { free(best); free(next); return NAN; }
+  for (int s = 0; s < NS; s++) best[s] = INFINITY;
+  best[0] = 0;
+  for (int t = 0; t < T; t++) {
+    int np = t > 0 ? sg->path_off[t + 1] - sg->path_off[t] : 1;
+    for (int s = 0; s < NS; s++) next[s] = INFINITY;
+    for (int sin = 0; sin < NS; sin++) {
+      if (best[sin] == INFINITY) continue;
+      for (int i = 0; i < V; i++) Sin[i] = (sin >> i) & 1;
+      for (int r = 0; r < NS; r++) {
+        int ipcap = 0, nmulti = 0, multi[BF_MAXV];
+        for (int i = 0; i < V; i++) {
+          R[i] = (r >> i) & 1;
+          if (R[i] && sg->inplace_of[i] >= 0) ipcap |= 1 << i;
+          if (R[i] && sg->impl_off[i + 1] - sg->impl_off[i] > 1) multi[nmulti++] = i;
+        }
+        if (t == 0) { int ok = 1; for (int i = 0; i < V; i++) if (sg->parent[i] < 0 && !R[i]) ok = 0; if (!ok) continue; }
+        for (int ip = ipcap;; ip = (ip - 1) & ipcap) {
+          int nfc = 1;
+          for (int i = 0; i < V; i++) IP[i] = (ip >> i) & 1;
+          for (int k = 0; k < nmulti; k++) nfc *= sg->impl_off[multi[k] + 1] - sg->impl_off[multi[k]];
+          for (int fc = 0; fc < nfc; fc++) {
+            int x = fc, avail = sin | r;
+            for (int i = 0; i < V; i++) F[i] = R[i] ? 0 : -1;
+            for (int k = 0; k < nmulti; k++) {
+              int ni = sg->impl_off[multi[k] + 1] - sg->impl_off[multi[k]];
+              F[multi[k]] = (signed char)(x % ni); x /= ni;
+            }
+            for (int so = avail;; so = (so - 1) & avail) {
+              for (int i = 0; i < V; i++) Sout[i] = (so >> i) & 1;
+              for (int p = 0; p < np; p++) {   /* every path, the new 'c' / 'o' and split ones included */
+                uint64_t pk = 0;
+                double c = 0;
+                if (mlsys__mn_stage(sg, t, Sin, R, Sout, IP, F, p, sweep, &pk, NULL, &c, why, sizeof why) && pk <= budget &&
+                    best[sin] + c < next[so]) {
+                  bf_step *b = &bf_trace[t][so];
+                  next[so] = best[sin] + c;
+                  b->prev = sin; b->r = r; b->ip = ip; b->so = so; b->p = p;
+                  memcpy(b->F, F, sizeof b->F);
+                }
+              }
+              if (so == 0) break;
+            }
+          }
+          if (ip == 0) break;
+        }
+      }
+    }
+    { double *tmp = best; best = next; next = tmp; }
+  }
+  for (int s = 0; s < NS; s++) if (best[s] < res) { res = best[s]; bf_best_state = s; }
+  free(best); free(next);
+  return res;
+}
+
+static mlsys_remat_monet_opts exact_opts(void) {
+  mlsys_remat_monet_opts o;
+  memset(&o, 0, sizeof o);
+  o.time_limit = NEVER_BINDS; o.mem_unit = 1; o.cost_unit = 1;
+  return o;
+}
+
+/* The ILP's optimum or INFINITY when infeasible; every solution is checked (valid, within budget in both
+   accountings, objective = simulated cost) and lowered to a plan whose replay peaks at the eager simulation and
+   whose compute steps add up to the cost (a split path's cost is counted once, at its first half). */
+static int split_steps, inexact;
+static double ilp_cost(const mlsys_remat_graph *g, const mlsys_remat_monet_graph *sg, uint64_t budget,
+                       mlsys_remat_monet_schedule *keep) {
+  mlsys_remat_monet_opts o = exact_opts();
+  mlsys_remat_monet_schedule s;
+  mlsys_remat_monet_sim sim;
+  mlsys_remat_monet_plan p;
+  mlsys_status st = mlsys_remat_monet_solve(sg, budget, &o, &s);
+  double c, pc = 0;
+  if (st == MLSYS_ERR_INFEASIBLE) return INFINITY;
+  CHECK_OK(st);
+  if (st != MLSYS_OK) return NAN;
+  CHECK(s.optimal);
+  CHECK_OK(mlsys_remat_monet_simulate(sg, &s, MLSYS_REMAT_MONET_SIM_SWEEP, &sim));
+  CHECK(sim.peak <= budget && sim.peak == s.peak_sweep);
+  CHECK_NEAR(sim.cost, s.objective, 1e-6);
+  CHECK(s.peak <= s.peak_sweep);
+  if (g) {
+    CHECK_OK(mlsys_remat_monet_plan_build(g, sg, &s, &p));
+    CHECK_MSG(p.peak == s.peak, "plan peak %llu, simulated %llu", (unsigned long long)p.peak, (unsigned long long)s.peak);
+    for (int k = 0; k < p.nsteps; k++) {
+      const mlsys_remat_monet_step *e = &p.steps[k];
+      if (e->op != MLSYS_REMAT_OP_COMPUTE) continue;
+      if (e->node < sg->V)
+        pc += e->stage == 0 ? sg->impl[sg->impl_off[e->node] + e->impl].cost : sg->impl[sg->impl_off[e->node] + e->impl].recompute_cost;
+      else if (e->half != 2)
+        pc += sg->path_cost[sg->path_off[e->stage] + e->impl];
+      split_steps += e->half != 0;
+    }
+    CHECK_NEAR(pc, s.cost, 1e-6);
+    mlsys_remat_monet_plan_free(&p);
+  }
+  c = s.cost;
+  if (keep) *keep = s; else mlsys_remat_monet_schedule_free(&s);
+  return c;
+}
+
+static const layer chain_cbr[] = {   /* Linear, Conv2d, BatchNorm2d, ReLU: the path families of a ResNet block */
+    {"Linear", 8, 1024, 0, {0}}, {"Conv2d", 40, 2048, 1, {0}}, {"BatchNorm2d", 4, 2048, 1, {1}}, {"ReLU", 2, 2048, 1, {2}}};
+static const layer chain_mbv2[] = {   /* MobileNetV2's Conv2d, BatchNorm2d, ReLU6 */
+    {"Linear", 6, 1024, 0, {0}}, {"Conv2d", 30, 3072, 1, {0}}, {"BatchNorm2d", 4, 3072, 1, {1}}, {"ReLU6", 2, 3072, 1, {2}},
+    {"Linear", 10, 1024, 1, {3}}};
+
+/* ---- the catalogue's new entries, read back from the solver graph ---- */
+static int path_of(const mlsys_remat_monet_graph *sg, int graph_b, int fb, char kind) {
+  int t = sg->V + (graph_b - fb) - sg->V + 1;
+  for (int k = sg->path_off[t]; k < sg->path_off[t + 1]; k++) if (sg->path_kind[k] == kind) return k;
+  return -1;
+}
+TEST(catalogue_paths_and_costs) {
+  mlsys_remat_graph g;
+  mlsys_remat_monet_graph sg;
+  mlsys_remat_monet_catalogue c;
+  int fb = 6, gconv, glin, gbn, grelu6, q;   /* chain_mbv2: F 0..4, L 5, B 6.. = g4, g3, g2, g1, g0 */
+  REQUIRE_OK(build(chain_mbv2, 5, 100, &g));
+  gconv = fb + 3; glin = fb + 0; gbn = fb + 2; grelu6 = fb + 1;
+  REQUIRE(g.fwd_of[gconv] == 1 && g.fwd_of[gbn] == 2 && g.fwd_of[grelu6] == 3 && g.fwd_of[glin] == 4);
+  memset(&c, 0, sizeof c);
+  c.mode = MLSYS_REMAT_MONET_ALL;
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+  /* conv backward 'c': 0.7 x its cost, 9 x its input's bytes of workspace, the graph's deps */
+  q = path_of(&sg, gconv, fb, 'c');
+  REQUIRE(q >= 0);
+  CHECK_NEAR(sg.path_cost[q], 0.7 * 60, 1e-9);
+  CHECK(sg.path_ws[q] == 9 * 1024);
+  CHECK(path_of(&sg, gconv, fb, 'g') >= 0 && sg.path_ws[path_of(&sg, gconv, fb, 'g')] == 0);
+  /* linear backward 'c': a packed copy of the input */
+  q = path_of(&sg, glin, fb, 'c');
+  REQUIRE(q >= 0);
+  CHECK(sg.path_ws[q] == 3072);
+  CHECK_NEAR(sg.path_cost[q], 0.7 * 20, 1e-9);
+  /* BN: 'o' reads the BN output (solver 2) instead of its input (solver 1) */
+  q = path_of(&sg, gbn, fb, 'o');
+  REQUIRE(q >= 0);
+  {
+    int has_out = 0, has_in = 0;
+    for (int x = sg.pdep_off[q]; x < sg.pdep_off[q + 1]; x++) { has_out |= sg.pdep[x] == 2; has_in |= sg.pdep[x] == 1; }
+    CHECK(has_out && !has_in);
+  }
+  /* its recomputation reuses the statistics: 0.5 x by default */
+  CHECK_NEAR(sg.impl[sg.impl_off[2]].recompute_cost, 2.0, 1e-12);
+  CHECK_NEAR(sg.impl[sg.impl_off[2]].cost, 4.0, 1e-12);
+  /* ReLU6: 'o' from its output ('i' equals the graph's input-reading path and is dropped); no mask */
+  CHECK(path_of(&sg, grelu6, fb, 'o') >= 0);
+  CHECK(path_of(&sg, grelu6, fb, 'i') < 0 && path_of(&sg, grelu6, fb, 'm') < 0);
+  for (int x = 0; x < sg.N; x++) CHECK(x >= sg.V || sg.parent[x] < 0);   /* no IntNode: no ReLU, no MaxPool */
+  for (int k = 0; k < sg.path_off[sg.T]; k++) CHECK(!sg.path_split[k]);   /* SPLIT is not in ALL */
+  mlsys_remat_monet_graph_free(&sg);
+  /* factors, SPLIT */
+  c.conv_bwd_fast_cost = 0.5; c.conv_bwd_ws_factor = 2; c.bn_recompute_factor = 0.25;
+  c.mode = MLSYS_REMAT_MONET_ALL | MLSYS_REMAT_MONET_SPLIT;
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+  q = path_of(&sg, gconv, fb, 'c');
+  CHECK_NEAR(sg.path_cost[q], 30, 1e-9);
+  CHECK(sg.path_ws[q] == 2 * 1024);
+  CHECK_NEAR(sg.impl[sg.impl_off[2]].recompute_cost, 1.0, 1e-12);
+  CHECK(sg.path_split[q] && sg.path_split[path_of(&sg, gconv, fb, 'g')] && sg.path_split[path_of(&sg, glin, fb, 'c')]);
+  CHECK(!sg.path_split[path_of(&sg, gbn, fb, 'g')]);
+  {   /* the last layer's backward reads the L node (dy) in both halves, its input in the first only */
+    int ql = path_of(&sg, glin, fb, 'g'), first = 0, both = 0;
+    for (int x = sg.pdep_off[ql]; x < sg.pdep_off[ql + 1]; x++) {
+      if (sg.pdep[x] == 5) both += !sg.pdep_first[x];
+      if (sg.pdep[x] == 3) first += sg.pdep_first[x];
+    }
+    CHECK(first == 1 && both == 1);
+  }
+  mlsys_remat_monet_graph_free(&sg);
+  /* NoOp: one path each, the graph's costs */
+  memset(&c, 0, sizeof c);
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+  for (int t = 1; t < sg.T; t++) CHECK_EQ_INT(sg.path_off[t + 1] - sg.path_off[t], 1);
+  CHECK_NEAR(sg.impl[sg.impl_off[2]].recompute_cost, 4.0, 1e-12);
+  mlsys_remat_monet_graph_free(&sg);
+  mlsys_remat_graph_free(&g);
+}
+
+/* ---- ILP = brute force on chains with the new paths ---- */
+/* exact = 0 would only ask for soundness (never below the optimum). Where the ILP is dearer, the row that rejects
+   the true optimum is named (a warm start): that is how the (b) rows' double count of a tensor local to j and
+   read unkept by the path was found (A3.4 as written; the split made such stages binding on chain_mbv2, ILP 228
+   against 210). The rows no longer count it twice, and every sweep below is exact. */
+static void exact_sweep(const layer *L, int n, unsigned mode, int k, int exact) {
+  mlsys_remat_graph g;
+  mlsys_remat_monet_graph sg;
+  mlsys_remat_monet_catalogue c;
+  mlsys_remat_monet_schedule s;
+  uint64_t hi, lo;
+  int nbf = 0;
+  memset(&c, 0, sizeof c);
+  c.mode = mode;
+  c.conv_fast_cost = c.conv_bwd_fast_cost = 0.5;   /* integral costs */
+  REQUIRE_OK(build(L, n, 1000, &g));
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+  REQUIRE(sg.V <= BF_MAXV);
+  REQUIRE(ilp_cost(&g, &sg, (uint64_t)1 << 40, &s) < INFINITY);
+  hi = s.peak_sweep;
+  mlsys_remat_monet_schedule_free(&s);
+  {
+    uint64_t a = sg.fixed, b = hi;
+    while (a < b) { uint64_t m = a + (b - a) / 2; if (brute_force(&sg, m, 1) < INFINITY) b = m; else a = m + 1; }
+    lo = a > sg.fixed ? a - 1 : a;
+  }
+  for (int i = 0; i <= k; i++) {
+    uint64_t B = i == 0 ? lo : lo + 1 + (hi - lo - 1) * (uint64_t)(i - 1) / (uint64_t)(k - 1);
+    double bf = brute_force(&sg, B, 1), ilp = ilp_cost(&g, &sg, B, NULL);
+    if (exact) CHECK_MSG(ilp == bf, "mode %u budget %llu: ILP %g, brute force %g", mode, (unsigned long long)B, ilp, bf);
+    else CHECK_MSG(ilp >= bf, "mode %u budget %llu: ILP %g below the optimum %g", mode, (unsigned long long)B, ilp, bf);
+    if (ilp != bf && bf < INFINITY) {   /* which row rejects the true optimum */
+      mlsys_remat_monet_schedule w, x;
+      mlsys_remat_monet_opts o = exact_opts();
+      mlsys_status st;
+      bf_schedule(&sg, &w);
+      o.warm_start = &w;
+      st = mlsys_remat_monet_solve(&sg, B, &o, &x);
+      CHECK_EQ_INT(st, MLSYS_ERR_ARG);
+      if (getenv("MONET_VERBOSE")) printf("    budget %llu: ILP %g, optimum %g: %s\n", (unsigned long long)B, ilp, bf, mlsys_last_error());
+      inexact++;
+      mlsys_remat_monet_schedule_free(&w);
+      if (st == MLSYS_OK) mlsys_remat_monet_schedule_free(&x);
+    }
+    nbf += bf < INFINITY;
+  }
+  CHECK(nbf == k);
+  mlsys_remat_monet_graph_free(&sg);
+  mlsys_remat_graph_free(&g);
+}
+TEST(chain_ilp_equals_brute_force_catalogue) {
+  split_steps = 0;
+  inexact = 0;
+  exact_sweep(chain_cbr, 4, MLSYS_REMAT_MONET_CONV | MLSYS_REMAT_MONET_OUTACT, 10, 1);
+  exact_sweep(chain_cbr, 4, MLSYS_REMAT_MONET_CONV | MLSYS_REMAT_MONET_OUTACT | MLSYS_REMAT_MONET_SPLIT, 10, 1);
+  exact_sweep(chain_cbr, 4, MLSYS_REMAT_MONET_ALL | MLSYS_REMAT_MONET_SPLIT, 8, 1);
+  exact_sweep(chain_mbv2, 5, MLSYS_REMAT_MONET_ALL | MLSYS_REMAT_MONET_SPLIT, 5, 1);
+  exact_sweep(chain_mbv2, 5, 0, 5, 1);
+  exact_sweep(chain_mbv2, 5, MLSYS_REMAT_MONET_SPLIT, 8, 1);
+  CHECK(split_steps > 0);   /* the split plans were lowered and replayed */
+  CHECK_EQ_INT(inexact, 0);
+}
+
+/* ---- the split on a 3-op example, by hand ----
+   f0 Linear (100 B), f1 Conv2d(f0) (30 B), f2 ReLU(f1) (30 B), L (30 B); fixed 1000. Backward: g2 (ReLU, reads L and
+   f2, 30 B), g1 (Conv, reads g2 and f0, 100 B), g0 (Linear, reads g1, 0 B). Schedule: f2 and L stored for g2 (and,
+   as the model wants of a value a backward op reads without recomputing it, kept through it into stage 2); f0
+   recomputed for g1 (a stored value read by the backward would be kept through the whole op: only a recomputed
+   input can be freed between the halves).
+   stage 0: f0 1100, f1 1130 (f0 + f1), f2 1060 (f0 freed), L 1060                         → 1130
+   stage 1 (g2): 1000 + f2, L (60) + g2 (30)                                                → 1090
+   stage 2 (g1): 1000 + g2 alive (30); eager: f2, L freed at the start; f0 recomputed 1130;
+                 whole: + f0 + g1 = 1230; split: param-grad 1130, input-grad (f0 freed) 1130
+                 sweep: f2, L live until the recomputation passes them: f0 at 1030 + 60 + 100 = 1190
+   stage 3 (g0): 1000 + g1 (100)                                                           → 1100
+   Peaks: whole 1230 in both accountings; split 1130 eager (stage 0 first), 1190 sweep (stage 2).
+   Cost: forward 10+20+1+1, f0 again 10, backward 1+40+20 = 103. */
+static const layer three[] = {{"Linear", 10, 100, 0, {0}}, {"Conv2d", 20, 30, 1, {0}}, {"ReLU", 1, 30, 1, {1}}};
+static void three_schedule(const mlsys_remat_monet_graph *sg, mlsys_remat_monet_schedule *s) {
+  int V = sg->V;
+  REQUIRE_OK(mlsys_remat_monet_schedule_alloc(sg->V, sg->T, s));
+  for (int v = 0; v < V; v++) { s->R[v] = 1; s->F[v] = 0; }
+  s->S[1 * V + 2] = s->S[1 * V + 3] = 1;
+  s->S[2 * V + 2] = s->S[2 * V + 3] = 1;
+  s->R[2 * V + 0] = 1; s->F[2 * V + 0] = 0;
+}
+TEST(split_peak_by_hand) {
+  mlsys_remat_graph g;
+  mlsys_remat_monet_graph whole, split;
+  mlsys_remat_monet_catalogue c;
+  mlsys_remat_monet_schedule s;
+  mlsys_remat_monet_sim sim;
+  mlsys_remat_monet_plan p;
+  int half1 = -1, half2 = -1, freed_between = 0;
+  REQUIRE_OK(build(three, 3, 1000, &g));
+  memset(&c, 0, sizeof c);
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &whole));
+  c.mode = MLSYS_REMAT_MONET_SPLIT;
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &split));
+  REQUIRE(whole.V == 4 && whole.T == 4 && split.V == 4);
+  three_schedule(&whole, &s);
+  for (int m = 0; m < 2; m++) {
+    mlsys_remat_monet_sim_mode md = m ? MLSYS_REMAT_MONET_SIM_SWEEP : MLSYS_REMAT_MONET_SIM_EAGER;
+    CHECK_OK(mlsys_remat_monet_simulate(&whole, &s, md, &sim));
+    CHECK_EQ_INT((int)sim.peak, 1230);
+    CHECK_EQ_INT(sim.peak_t, 2);
+    CHECK_NEAR(sim.cost, 103, 1e-12);
+    CHECK_OK(mlsys_remat_monet_simulate(&split, &s, md, &sim));
+    CHECK_EQ_INT((int)sim.peak, m ? 1190 : 1130);
+    CHECK_EQ_INT(sim.peak_t, m ? 2 : 0);
+    CHECK_NEAR(sim.cost, 103, 1e-12);
+  }
+  /* the plan: param-grad, FREE f0, input-grad; replay peak = the eager 1130 */
+  REQUIRE_OK(mlsys_remat_monet_plan_build(&g, &split, &s, &p));
+  CHECK_EQ_INT((int)p.peak, 1130);
+  for (int k = 0; k < p.nsteps; k++) {
+    if (p.steps[k].op == MLSYS_REMAT_OP_COMPUTE && p.steps[k].half == 1 && half1 < 0) half1 = k;   /* g1 (g0 after) */
+    if (p.steps[k].op == MLSYS_REMAT_OP_COMPUTE && p.steps[k].half == 2 && half2 < 0) half2 = k;
+  }
+  REQUIRE(half1 >= 0 && half2 == half1 + 2);
+  freed_between = p.steps[half1 + 1].op == MLSYS_REMAT_OP_FREE && p.steps[half1 + 1].node == 0;
+  CHECK(freed_between);
+  /* a plan's halves are checked: wrong half, input-grad first, param-grad only */
+  p.steps[half1].half = 0;
+  CHECK_EQ_INT(mlsys_remat_monet_plan_validate(&g, &split, &p, NULL), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "is split");
+  p.steps[half1].half = 1;
+  p.steps[half1].op = MLSYS_REMAT_OP_FREE; p.steps[half1].node = 0;   /* drop param-grad: f0 freed twice → first check */
+  CHECK_EQ_INT(mlsys_remat_monet_plan_validate(&g, &split, &p, NULL), MLSYS_ERR_ARG);
+  p.steps[half1].op = MLSYS_REMAT_OP_COMPUTE; p.steps[half1].node = split.V + 1;
+  p.steps[half1].half = 2;
+  CHECK_EQ_INT(mlsys_remat_monet_plan_validate(&g, &split, &p, NULL), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "input-grad before param-grad");
+  p.steps[half1].half = 1;
+  p.steps[half2].half = 1;
+  CHECK_EQ_INT(mlsys_remat_monet_plan_validate(&g, &split, &p, NULL), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "twice");
+  p.steps[half2].half = 2;
+  CHECK_OK(mlsys_remat_monet_plan_validate(&g, &split, &p, NULL));
+  mlsys_remat_monet_plan_free(&p);
+  /* the ILP at 1190: with the split, this schedule is the optimum (keeping f0 instead holds it through the whole
+     op: 1230); without it nothing fits below 1230 (stage 2's op needs f0 + g1 + g2 beside the fixed memory) */
+  {
+    double a = ilp_cost(&g, &split, 1190, NULL), b = ilp_cost(&g, &whole, 1190, NULL);
+    CHECK_NEAR(a, 103, 1e-9);
+    CHECK(b == INFINITY);
+    CHECK(brute_force(&split, 1190, 1) == a && brute_force(&whole, 1190, 1) == INFINITY);
+    CHECK(brute_force(&whole, 1229, 0) == INFINITY && brute_force(&whole, 1230, 0) < INFINITY);
+  }
+  mlsys_remat_monet_schedule_free(&s);
+  mlsys_remat_monet_graph_free(&whole);
+  mlsys_remat_monet_graph_free(&split);
+  mlsys_remat_graph_free(&g);
+}
+
+/* ---- ablations: all ≤ each single family ≤ NoOp (the decision spaces nest), over random small graphs ---- */
+static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
+static uint64_t rnd(uint64_t n) {
+  rng_state ^= rng_state << 13; rng_state ^= rng_state >> 7; rng_state ^= rng_state << 17;
+  return rng_state % n;
+}
+static int random_graph(layer *L, mlsys_remat_graph *g) {
+  static const char *ops[] = {"Conv2d", "ReLU", "MaxPool2d", "Linear", "BatchNorm2d", "ReLU6"};
+  int n = 3 + (int)rnd(2);
+  for (int i = 0; i < n; i++) {
+    L[i].op = ops[rnd(6)];
+    L[i].cost = (double)(4 + 4 * rnd(10));   /* multiples of 4: the 0.5 factors keep costs integral */
+    L[i].mem = 1024 * (1 + rnd(4));
+    L[i].nd = i > 0; L[i].d[0] = i - 1;
+    if (i > 0 && (!strcmp(L[i].op, "ReLU") || !strcmp(L[i].op, "ReLU6") || !strcmp(L[i].op, "BatchNorm2d")))
+      L[i].mem = L[i - 1].mem;   /* element-wise: same size */
+  }
+  return build(L, n, 512, g) == MLSYS_OK ? n : 0;
+}
+TEST(ablation_order_random) {
+  static const unsigned single[] = {MLSYS_REMAT_MONET_CONV, MLSYS_REMAT_MONET_OUTACT, MLSYS_REMAT_MONET_INTERMEDIATE,
+                                    MLSYS_REMAT_MONET_INPLACE, MLSYS_REMAT_MONET_SPLIT};
+  int compared = 0, feasible = 0, strict = 0;
+  for (int inst = 0; inst < 10; inst++) {
+    layer L[5];
+    mlsys_remat_graph g;
+    mlsys_remat_monet_graph noop, all, one;
+    mlsys_remat_monet_catalogue c;
+    mlsys_remat_monet_schedule s;
+    uint64_t hi;
+    REQUIRE(random_graph(L, &g) > 0);
+    memset(&c, 0, sizeof c);
+    c.conv_fast_cost = c.conv_bwd_fast_cost = 0.5;
+    REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &noop));
+    c.mode = MLSYS_REMAT_MONET_ALL | MLSYS_REMAT_MONET_SPLIT;
+    REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &all));
+    REQUIRE(ilp_cost(NULL, &noop, (uint64_t)1 << 40, &s) < INFINITY);
+    hi = s.peak_sweep;
+    mlsys_remat_monet_schedule_free(&s);
+    for (int k = 0; k < 3; k++) {
+      uint64_t B = noop.fixed + (hi - noop.fixed) * (uint64_t)(4 + k) / 6u;
+      double a = ilp_cost(&g, &all, B, NULL), z = ilp_cost(&g, &noop, B, NULL);
+      for (size_t f = 0; f < sizeof single / sizeof single[0]; f++) {
+        double b;
+        c.mode = single[f];
+        REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &one));
+        b = ilp_cost(&g, &one, B, NULL);
+        CHECK_MSG(a <= b && b <= z, "instance %d budget %llu mode %u: all %g, one family %g, NoOp %g", inst,
+                  (unsigned long long)B, single[f], a, b, z);
+        strict += b < z;
+        compared++;
+        mlsys_remat_monet_graph_free(&one);
+      }
+      feasible += z < INFINITY;
+    }
+    mlsys_remat_monet_graph_free(&noop); mlsys_remat_monet_graph_free(&all); mlsys_remat_graph_free(&g);
+  }
+  CHECK_EQ_INT(compared, 10 * 3 * 5);
+  CHECK(feasible >= 10);   /* the comparisons are not all between infeasible answers */
+  CHECK(strict >= 5);      /* and some family buys something */
+  if (getenv("MONET_VERBOSE")) printf("    %d comparisons, NoOp feasible at %d budgets, a family strictly cheaper %d\n",
+                                      compared, feasible, strict);
+}
+
+/* ---- greedy post-optimisation to the fastest conv (A4.4) ----
+   A schedule solved without CONV, post-optimised on the graph with it: never over budget (both accountings), never
+   dearer, and never cheaper than the ILP with CONV (exact on chains in the sweep accounting). */
+TEST(post_fastest_conv_random) {
+  static const unsigned modes[] = {0, MLSYS_REMAT_MONET_OUTACT, MLSYS_REMAT_MONET_INTERMEDIATE, MLSYS_REMAT_MONET_INPLACE};
+  int runs = 0, improved = 0, tight = 0;
+  for (int inst = 0; inst < 10; inst++) {
+    layer L[5];
+    mlsys_remat_graph g;
+    REQUIRE(random_graph(L, &g) > 0);
+    for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
+      mlsys_remat_monet_graph base, conv;
+      mlsys_remat_monet_catalogue c;
+      mlsys_remat_monet_schedule s;
+      uint64_t hi;
+      memset(&c, 0, sizeof c);
+      c.conv_fast_cost = c.conv_bwd_fast_cost = 0.5;
+      c.mode = modes[m];
+      REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &base));
+      c.mode = modes[m] | MLSYS_REMAT_MONET_CONV;
+      REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &conv));
+      REQUIRE(base.V == conv.V && base.T == conv.T);
+      REQUIRE(ilp_cost(NULL, &base, (uint64_t)1 << 40, &s) < INFINITY);
+      hi = s.peak_sweep;
+      mlsys_remat_monet_schedule_free(&s);
+      for (int k = 0; k < 3; k++) {
+        uint64_t B = base.fixed + (hi - base.fixed) * (uint64_t)(4 + 2 * k) / 8u;
+        mlsys_remat_monet_sim e, w;
+        double before, opt;
+        int nch = -1;
+        if (ilp_cost(NULL, &base, B, &s) == INFINITY) continue;
+        CHECK_OK(mlsys_remat_monet_simulate(&conv, &s, MLSYS_REMAT_MONET_SIM_EAGER, &e));   /* BN recomputes cheaper there */
+        before = e.cost;
+        CHECK_OK(mlsys_remat_monet_post_fastest_conv(&conv, B, &s, &nch));
+        CHECK_OK(mlsys_remat_monet_simulate(&conv, &s, MLSYS_REMAT_MONET_SIM_EAGER, &e));
+        CHECK_OK(mlsys_remat_monet_simulate(&conv, &s, MLSYS_REMAT_MONET_SIM_SWEEP, &w));
+        CHECK(e.peak <= B && w.peak <= B);
+        CHECK(e.peak == s.peak && w.peak == s.peak_sweep && e.cost == s.cost);
+        CHECK(s.cost <= before);
+        CHECK((nch > 0) == (s.cost < before));
+        opt = ilp_cost(NULL, &conv, B, NULL);
+        CHECK_MSG(opt <= s.cost + 1e-9, "instance %d mode %u: ILP with conv %g above the greedy %g", inst, modes[m], opt, s.cost);
+        improved += nch > 0;
+        tight += w.peak + 1024 > B;
+        runs++;
+        mlsys_remat_monet_schedule_free(&s);
+      }
+      mlsys_remat_monet_graph_free(&base); mlsys_remat_monet_graph_free(&conv);
+    }
+    mlsys_remat_graph_free(&g);
+  }
+  CHECK(runs >= 60);
+  CHECK(improved >= 10);   /* the pass does something */
+  if (getenv("MONET_VERBOSE")) printf("    %d runs, %d improved, %d within 1 KiB of the budget\n", runs, improved, tight);
+  {   /* a schedule over the budget is refused by name */
+    mlsys_remat_graph g;
+    mlsys_remat_monet_graph sg;
+    mlsys_remat_monet_catalogue c;
+    mlsys_remat_monet_schedule s;
+    memset(&c, 0, sizeof c);
+    c.mode = MLSYS_REMAT_MONET_CONV;
+    REQUIRE_OK(build(three, 3, 1000, &g));
+    REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+    three_schedule(&sg, &s);
+    CHECK_EQ_INT(mlsys_remat_monet_post_fastest_conv(&sg, 1229, &s, NULL), MLSYS_ERR_ARG);
+    CHECK_CONTAINS(mlsys_last_error(), "does not fit the budget");
+    s.M[1] = 3;
+    CHECK_EQ_INT(mlsys_remat_monet_post_fastest_conv(&sg, 1 << 20, &s, NULL), MLSYS_ERR_ARG);
+    CHECK_CONTAINS(mlsys_last_error(), "backward path 3");
+    mlsys_remat_monet_schedule_free(&s);
+    mlsys_remat_monet_graph_free(&sg);
+    mlsys_remat_graph_free(&g);
+  }
+}
+
+/* ---- bad catalogue values are named errors ---- */
+TEST(bad_catalogue_factors) {
+  mlsys_remat_graph g;
+  mlsys_remat_monet_graph sg;
+  mlsys_remat_monet_catalogue c;
+  mlsys_remat_monet_override ov;
+  mlsys_remat_monet_impl im = {5, 5, 0, 0};
+  REQUIRE_OK(build(chain_cbr, 4, 100, &g));
+  memset(&c, 0, sizeof c);
+  c.conv_bwd_fast_cost = -1;
+  CHECK_EQ_INT(mlsys_remat_monet_graph_build(&g, &c, &sg), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "conv_bwd_fast_cost");
+  c.conv_bwd_fast_cost = 0; c.conv_bwd_ws_factor = NAN;
+  CHECK_EQ_INT(mlsys_remat_monet_graph_build(&g, &c, &sg), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "conv_bwd_ws_factor");
+  c.conv_bwd_ws_factor = 0; c.bn_recompute_factor = 1.5;
+  CHECK_EQ_INT(mlsys_remat_monet_graph_build(&g, &c, &sg), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "bn_recompute_factor");
+  c.bn_recompute_factor = -0.5;
+  CHECK_EQ_INT(mlsys_remat_monet_graph_build(&g, &c, &sg), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "bn_recompute_factor");
+  c.bn_recompute_factor = 0;
+  memset(&ov, 0, sizeof ov);
+  ov.node = 1; ov.nimpl = 1; ov.impl = &im; ov.bwd_cost = INFINITY;
+  c.noverride = 1; c.override_impl = &ov;
+  CHECK_EQ_INT(mlsys_remat_monet_graph_build(&g, &c, &sg), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "backward cost");
+  ov.bwd_cost = 7; ov.bwd_workspace = 333;   /* a valid backward override replaces the proxy */
+  c.mode = MLSYS_REMAT_MONET_CONV;
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+  {
+    int t = 1 + (4 + 1 + 2) - 5 - 0, found = 0;   /* graph B of f1 is id 4 + (4 - 1) = 7; stage = 7 - 5 + 1 = 3 */
+    t = 3;
+    for (int k = sg.path_off[t]; k < sg.path_off[t + 1]; k++)
+      if (sg.path_kind[k] == 'c') found = sg.path_cost[k] == 7 && sg.path_ws[k] == 333;
+    CHECK(found);
+  }
+  mlsys_remat_monet_graph_free(&sg);
+  c.noverride = 0; c.mode = 32;
+  CHECK_EQ_INT(mlsys_remat_monet_graph_build(&g, &c, &sg), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "unknown mode bits");
+  mlsys_remat_graph_free(&g);
+}
+
+/* ---- the command: --monet-mode ---- */
+static const char *bin(void) {
+  const char *b = getenv("MLSYS_BIN");
+  return b && *b ? b : "build/mlsys";
+}
+static int run_cli(const char *args, char **out) {
+  char cmd[1024], path[] = "/tmp/mlsys_monet_catXXXXXX";
+  size_t len;
+  int fd = mkstemp(path), status;
+  if (fd < 0) return -1;
+  close(fd);
+  snprintf(cmd, sizeof cmd, "%s %s >%s 2>/dev/null", bin(), args, path);
+  status = system(cmd);
+  if (mlsys_read_file(path, out, &len) != MLSYS_OK) *out = NULL;
+  unlink(path);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+TEST(cli_monet_mode) {
+  char *out = NULL;
+  mlsys_json_doc doc;
+  double cost_none, cost_all;
+  int rc;
+  if (access(bin(), X_OK) != 0) SKIP_DEP("%s not built (make build/mlsys)", bin());
+  rc = run_cli("remat solve --graph tests/data/graphs/smallcnn_b8.json --budget 100% --method monet --monet-mode none "
+               "--json --time-limit 600", &out);
+  CHECK_EQ_INT(rc, 0);
+  REQUIRE(out);
+  REQUIRE_OK(mlsys_json_parse(out, strlen(out), "stdout", &doc));
+  CHECK_STR(mlsys_json_get(doc.root, "monet_mode")->str, "none");
+  CHECK(mlsys_json_get(doc.root, "post_optimised")->i64 > 0);   /* the fast algorithms fit at 100 % */
+  CHECK(mlsys_json_get(doc.root, "peak_memory")->u64 <= mlsys_json_get(doc.root, "budget")->u64);
+  cost_none = mlsys_json_get(doc.root, "compute_cost")->num;
+  mlsys_json_doc_free(&doc);
+  mlsys_free(out);
+  rc = run_cli("remat solve --graph tests/data/graphs/smallcnn_b8.json --budget 100% --method monet --monet-mode "
+               "conv,outact,intermediate,inplace,split --json --time-limit 600", &out);
+  CHECK_EQ_INT(rc, 0);
+  REQUIRE(out);
+  REQUIRE_OK(mlsys_json_parse(out, strlen(out), "stdout", &doc));
+  CHECK_STR(mlsys_json_get(doc.root, "monet_mode")->str, "conv,outact,intermediate,inplace,split");
+  cost_all = mlsys_json_get(doc.root, "compute_cost")->num;
+  CHECK(cost_all <= cost_none * (1 + 1e-6));   /* the ILP over everything is never dearer than the greedy ablation */
+  {
+    const mlsys_json *plan = mlsys_json_get(doc.root, "plan");
+    int halves = 0;
+    REQUIRE(plan);
+    for (int k = 0; k < plan->count; k++) halves += mlsys_json_get(&plan->items[k], "half") != NULL;
+    CHECK(halves >= 2 && halves % 2 == 0);
+  }
+  mlsys_json_doc_free(&doc);
+  mlsys_free(out);
+  rc = run_cli("remat solve --graph tests/data/graphs/smallcnn_b8.json --budget 100% --method monet --monet-mode conv,bogus", &out);
+  CHECK_EQ_INT(rc, 2);
+  mlsys_free(out);
+  rc = run_cli("remat solve --graph tests/data/graphs/smallcnn_b8.json --budget 100% --method milp --monet-mode all", &out);
+  CHECK_EQ_INT(rc, 2);
+  mlsys_free(out);
+}
+
+TEST_MAIN()
