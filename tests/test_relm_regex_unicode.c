@@ -94,7 +94,8 @@ TEST(python_oracle) {
 }
 
 TEST(tables) {
-  /* the generated tables against their definitions, over every code point: Nd ⊂ N, Python's \w = L ∪ N ∪ {_},
+  /* the generated tables against their definitions, over every code point: Nd ⊂ N, LC = Lu ⊔ Ll ⊔ Lt ⊂ L,
+     Python's \w = L ∪ N ∪ {_},
      Python's \s = White_Space (JavaScript's \s − U+FEFF + U+0085) ∪ U+001C..U+001F; FOLD rows sorted, each class a
      cycle of 2..4 members, and the hand-known classes */
   long nd = 0, w = 0, bad = 0;
@@ -106,8 +107,13 @@ TEST(tables) {
     int W = mlsys__relm_in(mlsys__relm_uc_W, MLSYS__RELM_N(mlsys__relm_uc_W), c);
     int S = mlsys__relm_in(mlsys__relm_uc_S, MLSYS__RELM_N(mlsys__relm_uc_S), c);
     int PS = mlsys__relm_in(mlsys__relm_uc_PS, MLSYS__RELM_N(mlsys__relm_uc_PS), c);
+    int Lu = mlsys__relm_in(mlsys__relm_uc_Lu, MLSYS__RELM_N(mlsys__relm_uc_Lu), c);
+    int Ll = mlsys__relm_in(mlsys__relm_uc_Ll, MLSYS__RELM_N(mlsys__relm_uc_Ll), c);
+    int Lt = mlsys__relm_in(mlsys__relm_uc_Lt, MLSYS__RELM_N(mlsys__relm_uc_Lt), c);
+    int LC = mlsys__relm_in(mlsys__relm_uc_LC, MLSYS__RELM_N(mlsys__relm_uc_LC), c);
     int ws = (S && c != 0xFEFF) || c == 0x85 || (c >= 0x1C && c <= 0x1F);
     if (D && !N) bad++;
+    if (LC != (Lu || Ll || Lt) || (LC && !L) || Lu + Ll + Lt > 1) bad++;
     if (W != (L || N || c == '_')) bad++;
     if (PS != ws) bad++;
     nd += D, w += W;
@@ -236,6 +242,13 @@ TEST(identities) {
   same("(?i)(?i)a", "[aA]", 0);
   same("(?i)\\d\\w", "\\d\\w", U);         /* classes from escapes do not fold (Python: categories) */
   same("(?i)\\p{L}", "\\p{L}", 0);
+  same("\\p{LC}", "[\\p{Lu}\\p{Ll}\\p{Lt}]", 0);
+  same("\\p{lc}", "\\p{Cased Letter}", 0);
+  same("(?i)\\p{Lu}", "\\p{LC}", 0); /* under (?i) Lu, Ll, Lt are the cased letters, as in `regex` */
+  same("(?i)\\p{ll}", "\\p{LC}", 0);
+  same("(?i)\\P{Lt}", "\\P{LC}", 0);
+  same("(?i:\\p{Lu})\\p{Lu}", "\\p{LC}\\p{Uppercase_Letter}", 0);
+  differ("\\p{Lu}", "\\p{LC}", 0);
   same("(?i)[^\\W]", "\\w", U);
   same("(?i)[a-c]", "[a-cA-C]", 0);
   same("(?i)[\\x{10400}-\\x{10401}]", "[\\x{10400}\\x{10401}\\x{10428}\\x{10429}]", 0);
@@ -253,7 +266,9 @@ static void expect_error(const char *pattern, uint32_t flags, mlsys_status want,
 TEST(errors) {
   /* bad constructs are named, with their byte offsets */
   expect_error("ab\\p{Greek}", 0, MLSYS_ERR_UNSUPPORTED, "unknown Unicode property 'Greek' at offset 2");
-  expect_error("[x\\P{Lu}]", 0, MLSYS_ERR_UNSUPPORTED, "unknown Unicode property 'Lu' at offset 2");
+  expect_error("\\p{L&}", 0, MLSYS_ERR_UNSUPPORTED, "unknown Unicode property 'L&' at offset 0"); /* ambiguous */
+  expect_error("[x\\P{Lm}]", 0, MLSYS_ERR_UNSUPPORTED, "unknown Unicode property 'Lm' at offset 2");
+  expect_error("(?i)\\p{Script=Greek}", 0, MLSYS_ERR_UNSUPPORTED, "unknown Unicode property 'Script=Greek' at offset 4");
   expect_error("\\p{}", 0, MLSYS_ERR_UNSUPPORTED, "unknown Unicode property '' at offset 0");
   expect_error("a\\p{L", 0, MLSYS_ERR_PARSE, "unclosed property class '\\p{' at offset 1");
   expect_error("a\\p", 0, MLSYS_ERR_PARSE, "bad property class at offset 1");

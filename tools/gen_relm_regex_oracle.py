@@ -2,8 +2,9 @@
 """tools/gen_relm_regex_oracle.py: Python's verdicts for mlsys_relm.h's Unicode regex dialect (issue 24 item 5).
 
 Writes tests/data/relm/regex_oracle.txt, which tests/test_relm_regex_unicode.c replays (no Python at test time):
-patterns using \\p{L} \\p{N} \\p{Nd} and their negations, Unicode \\d \\w \\s (MLSYS_RELM_RE_UNICODE), ASCII \\d \\w \\s,
-and (?i) / (?i:...) / (?-i:...), each with random strings and Python's fullmatch verdict.
+patterns using \\p{L} \\p{N} \\p{Nd} \\p{Lu} \\p{Ll} \\p{Lt} \\p{LC} and their negations, Unicode \\d \\w \\s
+(MLSYS_RELM_RE_UNICODE), ASCII \\d \\w \\s, and (?i) / (?i:...) / (?-i:...), each with random strings and Python's
+fullmatch verdict.
 
 The oracle: Python's `re` (str patterns) for \\d \\w \\s and case-insensitivity, re.ASCII for the patterns compiled
 without MLSYS_RELM_RE_UNICODE, and the `regex` module (VERSION0) for patterns with \\p, which `re` lacks.
@@ -99,6 +100,17 @@ PATTERNS = [
     ('u', r'[^\p{L}\d]+', 'regex', 'latin1+digits+numbers+other', 3),
     ('u', r'[\p{L}\d]+', 'regex', 'ascii+digits+greek', 3),
     ('-', r'\p{N}[0-9]', 'regex', 'digits+numbers', 2),
+    ('-', r'\p{Lu}+', 'regex', 'case+greek+cyrillic+latin1', 3),
+    ('-', r'\p{Ll}\p{Lu}', 'regex', 'case+greek+cyrillic', 2),
+    ('-', r'\P{Lu}+', 'regex', 'case+latin1+digits', 3),
+    ('-', r'\p{Lt}|\p{Titlecase_Letter}x', 'regex', 'case+ǅǈǋǲᾈᾼx', 2),
+    ('-', r'[\p{Lu}\p{Nd}]+', 'regex', 'case+digits', 3),
+    ('-', r'\p{LC}+', 'regex', 'case+cjk+other', 3),
+    ('-', r'\p{LC}\P{Cased_Letter}', 'regex', 'case+cjk+other', 2),
+    ('-', r'(?i)\p{Lu}+', 'regex', 'case+cjk+other+marks', 3),
+    ('-', r'(?i)\P{Ll}', 'regex', 'case+cjk+other', 1),
+    ('-', r'(?i)[^\p{Lu}0-9]+', 'regex', 'case+digits+cjk', 3),
+    ('-', r'a(?i:\p{Lt})\p{Lt}', 'regex', 'aǅǆǄǈ', 3),
     # Unicode \d \w \s (oracle: re)
     ('u', r'\d+', 're', 'digits+numbers+ascii', 4),
     ('u', r'\D+', 're', 'digits+numbers+latin1', 3),

@@ -8,6 +8,8 @@
 // 2. The regex dialect (issue 24 item 5), whose oracle is Python's `re` on str patterns; Python's definitions applied
 //    to this Unicode version:
 //    Nd — \p{Nd}, and \d under MLSYS_RELM_RE_UNICODE (Python: str.isdecimal, which is exactly gc = Nd);
+//    Lu Ll Lt LC — \p{Lu} \p{Ll} \p{Lt} and \p{LC} (cased letters = Lu ∪ Ll ∪ Lt), which the `regex` module also
+//         gives for each of the three under (?i);
 //    W  — \w under MLSYS_RELM_RE_UNICODE: Python's str.isalnum() or '_'. isalnum = isalpha (gc L) or isdecimal or
 //         isdigit or isnumeric (a numeric value); every character with a numeric value has gc N or L, so this is
 //         [\p{L}\p{N}_] (no marks, no connector punctuation but '_': that is the `regex` module's \w, not `re`'s);
@@ -43,6 +45,10 @@ table('L', re(/^\p{L}$/u));
 table('N', re(/^\p{N}$/u));
 table('S', re(/^\s$/u));
 table('Nd', re(/^\p{Nd}$/u));
+table('Lu', re(/^\p{Lu}$/u));
+table('Ll', re(/^\p{Ll}$/u));
+table('Lt', re(/^\p{Lt}$/u));
+table('LC', re(/^\p{LC}$/u));
 table('W', re(/^[\p{L}\p{N}_]$/u));
 table('PS', re(/^[\p{White_Space}\x1c-\x1f]$/u));
 
