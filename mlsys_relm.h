@@ -28,8 +28,8 @@
 
    NOT DONE: the gender-bias, LAMBADA and toxicity analogs of §7.5 (the memorization analog is bench_relm
    memorization); an exact-posterior sampling mode (sampling is the reference's locally renormalized one); bf16
-   checkpoints; batched ragged sequences and a tree KV cache on the GPU (the CUDA
-   runner decodes one sequence; it has not run on a GPU yet).
+   checkpoints; batched ragged sequences and a tree KV cache on the GPU (the CUDA runner decodes one sequence; it has
+   not run on a GPU yet).
 
    USAGE: in exactly one .c file
        #define MLSYS_RELM_IMPLEMENTATION   // and MLSYS_COMMON_IMPLEMENTATION (or MLSYS_IMPLEMENTATION for both)
@@ -149,8 +149,9 @@ MLSYS_DEF int mlsys_relm_is_canonical(const mlsys_relm_vocab *v, const int32_t *
        lowercase mappings plus Python's "same uppercase" pairs, so k K K (Kelvin), s S ſ, σ Σ ς, ß ẞ, i I İ ı, µ μ Μ
        form classes (mlsys__relm_uc_FOLD, generated). A negated class is the complement of the closed set ([^k]
        rejects the Kelvin sign). As in Python, \d \w \s, POSIX classes and `.` do not fold, nor do \p{L} \p{N} \p{Nd}
-       \p{LC}; \p{Lu} \p{Ll} \p{Lt} under (?i) each mean \p{LC}, as in the `regex` module (\P{Lu}: not LC). No full case folding: (?i)ß does not match "ss" (Python's `re` agrees). The folding is
-       Unicode's with or without MLSYS_RELM_RE_UNICODE (that flag is about \d \w \s only).
+       \p{LC}; \p{Lu} \p{Ll} \p{Lt} under (?i) each mean \p{LC}, as in the `regex` module (\P{Lu}: not LC). No full
+       case folding: (?i)ß does not match "ss" (Python's `re` agrees). The folding is Unicode's with or without
+       MLSYS_RELM_RE_UNICODE (that flag is about \d \w \s only).
      Python 3.11's `re` knows Unicode 14.0 and these tables 17.0: for code points assigned since, the answers
      rightly differ, and the oracle's strings avoid them; on the others there is no known difference.
    Rejected with MLSYS_ERR_UNSUPPORTED (the message names the construct and its byte offset): anchors ^ $ \A \z \Z,
@@ -170,8 +171,8 @@ MLSYS_DEF int mlsys_relm_is_canonical(const mlsys_relm_vocab *v, const int32_t *
    THREADS: no global state; automata are immutable and may be read from many threads.
 
    NOT DONE: the generic transducer hook of §3.4 (preprocessors here are functions from automaton to automaton);
-   the other general categories and scripts in \p{..}; queries (mlsys_relm_search) and the CLI
-   compile with ASCII \d \w \s (no way to pass MLSYS_RELM_RE_UNICODE there yet; \p{..} and (?i) work).
+   the other general categories and scripts in \p{..}; queries (mlsys_relm_search) and the CLI compile with ASCII
+   \d \w \s (no way to pass MLSYS_RELM_RE_UNICODE there yet; \p{..} and (?i) work).
 */
 
 /* A minimal DFA over code-point or byte intervals (see THE AUTOMATON above). */
@@ -3319,7 +3320,8 @@ static int mlsys__relm_fold_find(uint32_t cp) {
 }
 /* A literal character or range [lo, hi] of the pattern. Under (?i) it also brings every case variant of each of its
    code points (the classes are cycles in the FOLD table: walk each row in range around its cycle). Only literals and
-   ranges fold, as in Python: \d \w \s, \p{..} and POSIX classes keep their sets. */
+   ranges fold, as in Python: \d \w \s, \p{..} and POSIX classes keep their sets (except that \p{Lu} \p{Ll} \p{Lt}
+   become \p{LC} under (?i), in mlsys__relm_re_prop). */
 static int mlsys__relm_re_cls_lit(mlsys__relm_re *P, uint32_t lo, uint32_t hi) {
   int a = 0, b = MLSYS__RELM_N(mlsys__relm_uc_FOLD);
   if (mlsys__relm_re_cls_add(P, lo, hi) < 0) return -1;
@@ -3441,8 +3443,9 @@ static int mlsys__relm_re_prop(mlsys__relm_re *P, size_t at, int negate) {
                {"lc", 6}, {"casedletter", 6}}; /* not "L&": Perl's LC, but the `regex` module reads it as L */
   const uint32_t(*tabs[7])[2] = {mlsys__relm_uc_L,  mlsys__relm_uc_N,  mlsys__relm_uc_Nd, mlsys__relm_uc_Lu,
                                  mlsys__relm_uc_Ll, mlsys__relm_uc_Lt, mlsys__relm_uc_LC};
-  const int ntabs[7] = {MLSYS__RELM_N(mlsys__relm_uc_L),  MLSYS__RELM_N(mlsys__relm_uc_N),  MLSYS__RELM_N(mlsys__relm_uc_Nd),
-                        MLSYS__RELM_N(mlsys__relm_uc_Lu), MLSYS__RELM_N(mlsys__relm_uc_Ll), MLSYS__RELM_N(mlsys__relm_uc_Lt),
+  const int ntabs[7] = {MLSYS__RELM_N(mlsys__relm_uc_L),  MLSYS__RELM_N(mlsys__relm_uc_N),
+                        MLSYS__RELM_N(mlsys__relm_uc_Nd), MLSYS__RELM_N(mlsys__relm_uc_Lu),
+                        MLSYS__RELM_N(mlsys__relm_uc_Ll), MLSYS__RELM_N(mlsys__relm_uc_Lt),
                         MLSYS__RELM_N(mlsys__relm_uc_LC)};
   char key[32];
   size_t name, end, j, kl = 0, k;
@@ -3461,8 +3464,7 @@ static int mlsys__relm_re_prop(mlsys__relm_re *P, size_t at, int negate) {
     for (end = name; end < P->n && P->s[end] != '}' && end - name < 64; end++) {}
     if (end >= P->n || P->s[end] != '}')
       return mlsys__relm_re_fail(P, MLSYS_ERR_PARSE, "unclosed property class '\\%c{' at offset %zu (no '}' within 64 "
-                                 "bytes)",
-                                 negate ? 'P' : 'p', at);
+                                 "bytes)", negate ? 'P' : 'p', at);
     P->i = end + 1;
     if (name < end && P->s[name] == '^') negate = !negate, name++;
   }
@@ -3736,8 +3738,8 @@ static int32_t mlsys__relm_re_group(mlsys__relm_re *P) {
         return mlsys__relm_re_fail(P, MLSYS_ERR_PARSE, "bad group name at offset %zu", at);
       P->i = j + 1;
     } else if (c1 >= 0x21 && c1 < 0x7F)
-      return mlsys__relm_re_fail(P, MLSYS_ERR_UNSUPPORTED, "'(?%c' groups are not supported "
-                                 "(at offset %zu)", c1, at);
+      return mlsys__relm_re_fail(P, MLSYS_ERR_UNSUPPORTED, "'(?%c' groups are not supported (at offset %zu)", c1,
+                                 at);
     else return mlsys__relm_re_fail(P, MLSYS_ERR_PARSE, "bad group '(?' at offset %zu", at);
   }
   if (++P->depth > MLSYS_RELM_RE_MAX_DEPTH)
