@@ -110,4 +110,33 @@ TEST(relm_fa_oom_with_parse_error) {
   CHECK_EQ_INT(leaks, 0);
 }
 
+TEST(relm_fa_oom_unicode_dialect) {
+  /* the Unicode dialect's allocation points (case closure, property tables, Unicode \w \d \s): each run is NOMEM
+     or, once memory suffices, the automaton, which equals the one compiled without failures */
+  const char *pat = "(?i)[a-zß]+(?-i:\\p{L}\\P{N})[^\\w\\d]\\s?σ";
+  mlsys_relm_re_desc d = {MLSYS_RELM_RE_UNICODE, 0, 0};
+  mlsys_relm_fa *ref = NULL;
+  long k;
+  int bad = 0, leaks = 0, done = 0;
+  REQUIRE_OK(mlsys_relm_regex_compile(pat, &d, &ref));
+  for (k = 0; k < 100000 && !done; k++) {
+    mlsys_relm_fa *a = NULL;
+    mlsys_status st;
+    oom_fail_at = k, oom_calls = 0, oom_live = 0;
+    st = mlsys_relm_regex_compile(pat, &d, &a);
+    oom_fail_at = -1;
+    if (st == MLSYS_OK) {
+      CHECK(mlsys_relm_fa_equal(a, ref));
+      mlsys_relm_fa_free(a), a = NULL;
+      done = 1;
+    } else if (st != MLSYS_ERR_NOMEM) bad++;
+    if (a) bad++;
+    if (!done && oom_live != 0) leaks++;
+  }
+  mlsys_relm_fa_free(ref);
+  CHECK(done && k > 10);
+  CHECK_EQ_INT(bad, 0);
+  CHECK_EQ_INT(leaks, 0);
+}
+
 TEST_MAIN()

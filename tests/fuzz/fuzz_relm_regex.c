@@ -2,7 +2,8 @@
    first NUL). A failure must be a named PARSE / UNSUPPORTED / TOO_BIG error starting "regex: "; a success must be a
    canonical automaton (sorted disjoint arcs, targets in range, no surrogates) whose strings — shortlex enumeration
    for finite languages, walks for infinite ones — it accepts, as do its byte lowering and its prefix closure; A ∪ A
-   and A ∩ A must be A and A ∖ A empty; the escaped pattern must compile to exactly the pattern itself. Build and run:
+   and A ∩ A must be A and A ∖ A empty; the escaped pattern must compile to exactly the pattern itself. Inputs of
+   odd length compile with MLSYS_RELM_RE_UNICODE. Build and run:
    make build/fuzz/fuzz_relm_regex && ./build/fuzz/fuzz_relm_regex -max_total_time=60 tests/fuzz/corpus/fuzz_relm_regex */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_relm.h"
@@ -69,6 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *buf, size_t len) {
   pat[len] = 0;
   memset(&d, 0, sizeof d);
   d.max_nfa_states = 20000, d.max_dfa_states = 2000; /* small limits: time goes to parsing, not to blow-ups */
+  if (len & 1) d.flags = MLSYS_RELM_RE_UNICODE; /* half the inputs with Unicode \d \w \s */
   st = mlsys_relm_regex_compile(pat, &d, &a);
   if (st) {
     FUZZ_CHECK(a == NULL);
