@@ -407,8 +407,9 @@ MLSYS_DEF mlsys_status mlsys_relm_gpt2_backward(mlsys_relm_gpt2 *m, const int32_
 /* llm.c's checkpoint (version 3, fp32), written atomically: path.tmp, fsync, rename over path. MLSYS_ERR_IO. */
 MLSYS_DEF mlsys_status mlsys_relm_gpt2_save(const mlsys_relm_gpt2 *m, const char *path);
 
-/* The learning rate of step s ∈ [0, steps) (llm.c): lr·(s + 1)/warmup during warm-up, then a cosine from lr down to
-   lr·min_frac at the last step. */
+/* The learning rate of step s ∈ [0, steps) (llm.c's train_gpt2.cu): lr·(s + 1)/warmup during warm-up, then
+   lr_min + ½(1 + cos(π·(s − warmup)/(steps − warmup)))·(lr − lr_min) with lr_min = lr·min_frac (so the last step is
+   just above lr_min; s = steps would reach it). */
 MLSYS_DEF double mlsys_relm_lr_cosine(int step, int steps, int warmup, double lr, double min_frac);
 
 typedef struct {
@@ -5184,8 +5185,8 @@ MLSYS_DEF mlsys_status mlsys_relm_gpt2_save(const mlsys_relm_gpt2 *m, const char
 MLSYS_DEF double mlsys_relm_lr_cosine(int step, int steps, int warmup, double lr, double min_frac) {
   double min_lr = lr * min_frac, ratio;
   if (step < warmup) return lr * (step + 1) / warmup;
-  if (steps - warmup <= 1) return lr;
-  ratio = (double)(step - warmup) / (double)(steps - warmup - 1);
+  if (steps <= warmup) return lr;
+  ratio = (double)(step - warmup) / (double)(steps - warmup);
   if (ratio > 1) ratio = 1;
   return min_lr + 0.5 * (1.0 + cos(3.14159265358979323846 * ratio)) * (lr - min_lr);
 }

@@ -258,9 +258,10 @@ TEST(cosine_schedule) {
   CHECK_NEAR(mlsys_relm_lr_cosine(0, 100, 10, 1.0, 0.1), 0.1, 1e-12);     /* warm-up: (s + 1)/warmup */
   CHECK_NEAR(mlsys_relm_lr_cosine(9, 100, 10, 1.0, 0.1), 1.0, 1e-12);
   CHECK_NEAR(mlsys_relm_lr_cosine(10, 100, 10, 1.0, 0.1), 1.0, 1e-12);    /* cosine starts at the peak */
-  CHECK_NEAR(mlsys_relm_lr_cosine(99, 100, 10, 1.0, 0.1), 0.1, 1e-12);    /* and ends at lr·min_frac */
-  CHECK_NEAR(mlsys_relm_lr_cosine(54, 100, 10, 1.0, 0.0), 0.5 * (1 + cos(3.14159265358979323846 * 44.0 / 89.0)), 1e-12);   /* (54 − 10)/(100 − 10 − 1) */
-  CHECK_NEAR(mlsys_relm_lr_cosine(5, 11, 0, 2.0, 0.0), 1.0, 1e-12);       /* the midpoint (5/10) of a schedule without warm-up */
+  CHECK_NEAR(mlsys_relm_lr_cosine(100, 100, 10, 1.0, 0.1), 0.1, 1e-12);   /* reaches lr·min_frac at s = steps */
+  CHECK_NEAR(mlsys_relm_lr_cosine(99, 100, 10, 1.0, 0.1), 0.1 + 0.45 * (1 + cos(3.14159265358979323846 * 89.0 / 90.0)), 1e-12);
+  CHECK(mlsys_relm_lr_cosine(99, 100, 10, 1.0, 0.1) > 0.1);              /* the last step still moves */
+  CHECK_NEAR(mlsys_relm_lr_cosine(5, 10, 0, 2.0, 0.0), 1.0, 1e-12);       /* the midpoint (5/10) of a schedule without warm-up */
 }
 
 /* ---- the train loop ---- */
