@@ -283,6 +283,10 @@ MLSYS_DEF void mlsys_relm_ngram_free(mlsys_relm_ngram *g);
      4. The LM adapter (spec §7.2): next_logprobs over a trie of cached prefixes with an LRU bound in bytes, so the
         expansion of a child of a recently expanded node costs one token, not the whole prefix.
      5. The table bigram LM (spec §7.1 relm_lm_table_bigram) for tests.
+     6. Training (issue 24): the backward pass (llm.c's train_gpt2.c over the forward's kernels, bitwise the same
+        for any thread count), AdamW (mlsys_common.h's mlsys_adamw_step) with llm.c's warm-up + cosine schedule and
+        global-norm clipping, a seeded data order, periodic validation, and checkpoints written atomically (an
+        llm.c v3 model file + a CRC-checked optimizer state file) from which a killed run resumes bit-identically.
    The CUDA kernels (kernels/mlsys_relm_kernels.cuh) name their CPU references here.
 
    CONVENTIONS: every call that can fail returns mlsys_status with mlsys_last_error() naming the problem. Descs may be
@@ -299,7 +303,8 @@ MLSYS_DEF void mlsys_relm_ngram_free(mlsys_relm_ngram *g);
    matmuls are portable C (32 partial sums per dot product, GCC/clang vector extensions, an AVX2 clone on x86-64),
    not BLAS; single-token decoding is bound by memory bandwidth (every weight read once per step), so batches of
    sequences are much cheaper per token than one at a time; the prefix cache evicts least-recently-used prefixes,
-   but a block shared by a live prefix stays until its last user goes.
+   but a block shared by a live prefix stays until its last user goes; training is fp32 on the CPU only (no CUDA
+   backward, no gradient accumulation), and the real GPT-2 124M has not been trained with it.
 */
 /* ---------------------------------------------------------------------------------------------------------------
    3.2 GPT-2 (spec §2.4, §3.15)
