@@ -4906,30 +4906,99 @@ static void mlsys__relm_ln_bwd(float *dinp, float *dw, float *db, const float *d
   }
 }
 
-/* Matmul backward for out = inp·wᵀ + bias (inp N×C, w OC×C): dinp = dout·w (overwritten; tasks of 16 rows, the sum
-   over o in order), dw += doutᵀ·inp and db += Σ_r dout (tasks of 8 output rows, the sum over r in order). Every
-   element has one summation order whatever the thread or tile, so threads do not change the bits. */
+/* Y[i][c] += Σ_{k0 ≤ k < k1} A[i·ai + k·ak] · X[k·xs + c] for i < I, c < Cc, the products added in ascending k, one
+   rounding each (as y += a·x): register blocks of 4 rows × 16 columns (8-float vectors with GCC/clang), the same
+   roundings as the scalar loops, so block shapes and vector widths never change the bits. Cloned for AVX2 itself:
+   an inline callee of the cloned tasks would be compiled for the baseline target (8 accumulators spill there). */
+#if defined(__GNUC__) || defined(__clang__)
+MLSYS__RELM_CLONES static void mlsys__relm_gemm_block(float *Y, size_t ys, const float *A, size_t ai, size_t ak, const float *X, size_t xs, int I, int k0,
+                                          int k1, int Cc) {
+  int i = 0, c, k;
+  for (; i + 4 <= I; i += 4) {
+    float *y0 = Y + (size_t)i * ys, *y1 = y0 + ys, *y2 = y1 + ys, *y3 = y2 + ys;
+    const float *a = A + (size_t)i * ai;
+    for (c = 0; c + 16 <= Cc; c += 16) {
+      mlsys__relm_v8 s00, s01, s10, s11, s20, s21, s30, s31, x0, x1;
+      memcpy(&s00, y0 + c, 32); memcpy(&s01, y0 + c + 8, 32); memcpy(&s10, y1 + c, 32); memcpy(&s11, y1 + c + 8, 32);
+      memcpy(&s20, y2 + c, 32); memcpy(&s21, y2 + c + 8, 32); memcpy(&s30, y3 + c, 32); memcpy(&s31, y3 + c + 8, 32);
+      for (k = k0; k < k1; k++) {
+        const float *ak_ = a + (size_t)k * ak, b0 = ak_[0], b1 = ak_[ai], b2 = ak_[2 * ai], b3 = ak_[3 * ai];
+        const mlsys__relm_v8 v0 = {b0, b0, b0, b0, b0, b0, b0, b0}, v1 = {b1, b1, b1, b1, b1, b1, b1, b1}, v2 = {b2, b2, b2, b2, b2, b2, b2, b2},
+                             v3 = {b3, b3, b3, b3, b3, b3, b3, b3};
+        memcpy(&x0, X + (size_t)k * xs + c, 32);
+        memcpy(&x1, X + (size_t)k * xs + c + 8, 32);
+        s00 += v0 * x0; s01 += v0 * x1; s10 += v1 * x0; s11 += v1 * x1;
+        s20 += v2 * x0; s21 += v2 * x1; s30 += v3 * x0; s31 += v3 * x1;
+      }
+      memcpy(y0 + c, &s00, 32); memcpy(y0 + c + 8, &s01, 32); memcpy(y1 + c, &s10, 32); memcpy(y1 + c + 8, &s11, 32);
+      memcpy(y2 + c, &s20, 32); memcpy(y2 + c + 8, &s21, 32); memcpy(y3 + c, &s30, 32); memcpy(y3 + c + 8, &s31, 32);
+    }
+    for (; c < Cc; c++) {
+      float t0 = y0[c], t1 = y1[c], t2 = y2[c], t3 = y3[c];
+      for (k = k0; k < k1; k++) {
+        const float *ak_ = a + (size_t)k * ak, x = X[(size_t)k * xs + c];
+        t0 += ak_[0] * x; t1 += ak_[ai] * x; t2 += ak_[2 * ai] * x; t3 += ak_[3 * ai] * x;
+      }
+      y0[c] = t0; y1[c] = t1; y2[c] = t2; y3[c] = t3;
+    }
+  }
+  for (; i < I; i++) {
+    float *y = Y + (size_t)i * ys;
+    const float *a = A + (size_t)i * ai;
+    for (c = 0; c + 8 <= Cc; c += 8) {
+      mlsys__relm_v8 s, x;
+      memcpy(&s, y + c, 32);
+      for (k = k0; k < k1; k++) {
+        const float b = a[(size_t)k * ak];
+        const mlsys__relm_v8 v = {b, b, b, b, b, b, b, b};
+        memcpy(&x, X + (size_t)k * xs + c, 32);
+        s += v * x;
+      }
+      memcpy(y + c, &s, 32);
+    }
+    for (; c < Cc; c++) {
+      float t = y[c];
+      for (k = k0; k < k1; k++) t += a[(size_t)k * ak] * X[(size_t)k * xs + c];
+      y[c] = t;
+    }
+  }
+}
+#else
+static inline void mlsys__relm_gemm_block(float *Y, size_t ys, const float *A, size_t ai, size_t ak, const float *X, size_t xs, int I, int k0,
+                                          int k1, int Cc) {
+  int i, c, k;
+  for (i = 0; i < I; i++)
+    for (c = 0; c < Cc; c++) {
+      float t = Y[(size_t)i * ys + c];
+      for (k = k0; k < k1; k++) t += A[(size_t)i * ai + (size_t)k * ak] * X[(size_t)k * xs + c];
+      Y[(size_t)i * ys + c] = t;
+    }
+}
+#endif
+
+/* Matmul backward for out = inp·wᵀ + bias (inp N×C, w OC×C): dinp = dout·w (overwritten; tasks of 64 rows, the sum
+   over o ascending in blocks of 64 outputs whose weights stay in cache), dw += doutᵀ·inp and db += Σ_r dout (tasks
+   of 32 outputs, the sum over r ascending in blocks of 64 rows). Every element has one summation order whatever the
+   thread or tile, so threads do not change the bits. */
 typedef struct { float *dinp, *dw, *db; const float *dout, *inp, *w; int N, C, OC; } mlsys__relm_mmb;
 MLSYS__RELM_CLONES static void mlsys__relm_mmb_dinp(void *ctx, long i, int worker) {
   const mlsys__relm_mmb *a = (const mlsys__relm_mmb *)ctx;
-  const int r0 = (int)i * 16, r1 = r0 + 16 < a->N ? r0 + 16 : a->N, C = a->C, OC = a->OC;
-  int r, o;
+  const int r0 = (int)i * 64, r1 = r0 + 64 < a->N ? r0 + 64 : a->N, C = a->C, OC = a->OC;
+  int o;
   (void)worker;
-  for (r = r0; r < r1; r++) memset(a->dinp + (size_t)r * C, 0, (size_t)C * sizeof(float));
-  for (o = 0; o < OC; o++) {
-    const float *wo = a->w + (size_t)o * C;
-    for (r = r0; r < r1; r++) mlsys__relm_axpy(a->dinp + (size_t)r * C, a->dout[(size_t)r * OC + o], wo, C);
-  }
+  memset(a->dinp + (size_t)r0 * C, 0, (size_t)(r1 - r0) * C * sizeof(float));
+  for (o = 0; o < OC; o += 64)
+    mlsys__relm_gemm_block(a->dinp + (size_t)r0 * C, (size_t)C, a->dout + (size_t)r0 * OC, (size_t)OC, 1, a->w, (size_t)C, r1 - r0, o,
+                           o + 64 < OC ? o + 64 : OC, C);
 }
 MLSYS__RELM_CLONES static void mlsys__relm_mmb_dw(void *ctx, long i, int worker) {
   const mlsys__relm_mmb *a = (const mlsys__relm_mmb *)ctx;
-  const int o0 = (int)i * 8, o1 = o0 + 8 < a->OC ? o0 + 8 : a->OC, C = a->C, OC = a->OC;
+  const int o0 = (int)i * 32, o1 = o0 + 32 < a->OC ? o0 + 32 : a->OC, C = a->C, OC = a->OC;
   int r, o;
   (void)worker;
-  for (r = 0; r < a->N; r++) {
-    const float *x = a->inp + (size_t)r * C, *g = a->dout + (size_t)r * OC;
-    for (o = o0; o < o1; o++) mlsys__relm_axpy(a->dw + (size_t)o * C, g[o], x, C);
-  }
+  for (r = 0; r < a->N; r += 64)
+    mlsys__relm_gemm_block(a->dw + (size_t)o0 * C, (size_t)C, a->dout + o0, 1, (size_t)OC, a->inp, (size_t)C, o1 - o0, r, r + 64 < a->N ? r + 64 : a->N,
+                           C);
   if (a->db)
     for (o = o0; o < o1; o++) {
       float s = 0;
@@ -4941,8 +5010,8 @@ static void mlsys__relm_matmul_bwd(mlsys_pool *pool, float *dinp, float *dw, flo
                                    int C, int OC) {
   mlsys__relm_mmb a;
   a.dinp = dinp; a.dw = dw; a.db = db; a.dout = dout; a.inp = inp; a.w = w; a.N = N; a.C = C; a.OC = OC;
-  if (dinp) mlsys_pool_for(pool, (N + 15) / 16, mlsys__relm_mmb_dinp, &a);
-  mlsys_pool_for(pool, (OC + 7) / 8, mlsys__relm_mmb_dw, &a);
+  if (dinp) mlsys_pool_for(pool, (N + 63) / 64, mlsys__relm_mmb_dinp, &a);
+  mlsys_pool_for(pool, (OC + 31) / 32, mlsys__relm_mmb_dw, &a);
 }
 
 /* GELU backward (llm.c): d ← d · gelu'(x) */
@@ -5019,12 +5088,22 @@ static void mlsys__relm_ce_task(void *ctx, long i, int worker) {
   double sum = 0, lse;
   int v;
   (void)worker;
+  const float lt = l[a->targets[i]];
   for (v = 0; v < a->V; v++) if (l[v] > mx) mx = l[v];
-  for (v = 0; v < a->V; v++) sum += exp((double)(l[v] - mx));
+  if (!a->grad)
+    for (v = 0; v < a->V; v++) sum += exp((double)(l[v] - mx));
+  else
+    for (v = 0; v < a->V; v++) {   /* keep exp(l − max) for the gradient: one exp per logit */
+      const double e = exp((double)(l[v] - mx));
+      sum += e;
+      l[v] = (float)e;
+    }
   lse = (double)mx + log(sum);
-  a->loss[i] = lse - (double)l[a->targets[i]];
-  if (a->grad)
-    for (v = 0; v < a->V; v++) l[v] = (float)((exp((double)l[v] - lse) - (v == a->targets[i] ? 1.0 : 0.0)) / a->N);
+  a->loss[i] = lse - (double)lt;
+  if (a->grad) {
+    const double inv = 1.0 / sum;
+    for (v = 0; v < a->V; v++) l[v] = (float)(((double)l[v] * inv - (v == a->targets[i] ? 1.0 : 0.0)) / a->N);
+  }
 }
 
 /* activation layout of a (B, T) training batch, in floats from the start of m->tacts */
