@@ -426,7 +426,8 @@ typedef struct {
   double seconds;           /* wall time since this call started */
   int checkpointed;         /* 1 when a checkpoint was written after this step */
 } mlsys_relm_gpt2_train_progress;
-/* Return non-zero to stop at once (nothing more is written: as if the process were killed). */
+/* Called after each step, its validation and its checkpoint. Return non-zero to stop at once (nothing more is
+   written: as if the process were killed there). */
 typedef int (*mlsys_relm_gpt2_train_cb)(void *ud, const mlsys_relm_gpt2_train_progress *p);
 
 typedef struct {

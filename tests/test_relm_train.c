@@ -110,18 +110,16 @@ static const cfg_t TINY = {12, 64, 2, 2, 16, 72};   /* maxT, V, L, NH, C, Vp: pa
    double reference with h = 1e-5: truncation h²·f'''/6 and rounding 1e-16/h are both below 1e-9, so what remains is
    the float backward's own rounding, ~1e-6 relative to the gradient's scale. Bound: |g − fd| ≤ 2e-3·|fd| +
    2e-5·max|fd|; a missing term or a wrong factor (errors ≥ 1 %) fails it. */
-TEST(backward_matches_finite_differences) {
-  const cfg_t g = TINY;
-  const int B = 2, T = 8;
-  int32_t in[16], tg[16];
-  mlsys_relm_gpt2 *m = make_model(g, 5, 0.3, 1);
-  REQUIRE(m);
+static void fd_check(cfg_t g, int B, int T, uint64_t seed) {
+  int32_t in[64], tg[64];
+  mlsys_relm_gpt2 *m = make_model(g, seed, 0.3, 2);
+  REQUIRE(m && B * T <= 64);
   size_t n;
   float *p = mlsys_relm_gpt2_params(m, &n);
   float *gr = malloc(n * sizeof(float));
   double *pd = malloc(n * sizeof(double)), loss;
-  rand_toks(in, 16, g.V, 1);
-  rand_toks(tg, 16, g.V, 2);
+  rand_toks(in, B * T, g.V, seed + 1);
+  rand_toks(tg, B * T, g.V, seed + 2);
   REQUIRE_OK(mlsys_relm_gpt2_backward(m, in, tg, B, T, &loss, gr));
   for (size_t i = 0; i < n; i++) pd[i] = p[i];
   CHECK_NEAR(loss, ref_loss(pd, g, in, tg, B, T), 1e-5 * loss);
@@ -134,7 +132,7 @@ TEST(backward_matches_finite_differences) {
   for (int k = 0; k < 16; k++) { firsts[k] = o; o += sizes[k]; }
   REQUIRE(o == n);
   mlsys_rng r;
-  mlsys_rng_seed(&r, 77);
+  mlsys_rng_seed(&r, seed + 77);
   for (int k = 0; k < 400; k++) idx[k] = (size_t)mlsys_rng_below(&r, n);
   for (int k = 0; k < 16; k++) idx[400 + k] = firsts[k];
   double fd[416], mx = 0;
@@ -164,6 +162,13 @@ TEST(backward_matches_finite_differences) {
   for (size_t i = (size_t)g.Vp * C + (size_t)T * C; i < (size_t)g.Vp * C + (size_t)g.maxT * C; i++) CHECK(gr[i] == 0.0f);
   free(gr); free(pd);
   mlsys_relm_gpt2_free(m);
+}
+TEST(backward_matches_finite_differences) { fd_check(TINY, 2, 8, 5); }
+/* sizes that are not multiples of the kernels' blocks (4 rows, 16 or 8 columns, 64-row/32-output tiles): every tail */
+TEST(backward_matches_finite_differences_odd_sizes) {
+  const cfg_t odd = {9, 37, 2, 3, 12, 40};
+  fd_check(odd, 1, 7, 6);
+  fd_check(odd, 3, 9, 7);
 }
 
 /* The loss is the mean cross-entropy of mlsys_relm_gpt2_forward's logits (same arithmetic: equal to rounding of the
