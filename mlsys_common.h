@@ -175,6 +175,14 @@ MLSYS_DEF void mlsys_progress_end(mlsys_progress *p);
 /* CSV (RFC 4180): write one field, quoted when needed; the caller writes ',' and '\n'. */
 MLSYS_DEF void mlsys_csv_field(FILE *f, const char *s);
 
+/* One AdamW step (Loshchilov & Hutter, decoupled weight decay; llm.c's update) on n parameters, t ≥ 1 the step
+   number (bias correction): m ← β1·m + (1 − β1)·g, v ← β2·v + (1 − β2)·g², then
+   p ← p − lr·((m / (1 − β1^t)) / (sqrt(v / (1 − β2^t)) + eps) + wd·p). Element by element in float (the two
+   corrections in double, rounded once), so any split of the array gives the same bits. The project's one dense
+   optimizer kernel: callers choose per tensor which get weight decay (docs/ARCHITECTURE.md decision 71). */
+MLSYS_DEF void mlsys_adamw_step(float *p, const float *g, float *m, float *v, size_t n, int64_t t, float lr, float beta1, float beta2, float eps,
+                                float wd);
+
 /* ================================================================================================================
    4. Thread pool
    ================================================================================================================ */
@@ -813,6 +821,19 @@ MLSYS_DEF void mlsys_csv_field(FILE *f, const char *s) {
     fputc(*s, f);
   }
   fputc('"', f);
+}
+
+MLSYS_DEF void mlsys_adamw_step(float *p, const float *g, float *m, float *v, size_t n, int64_t t, float lr, float beta1, float beta2, float eps,
+                                float wd) {
+  const float c1 = (float)(1.0 - pow((double)beta1, (double)t)), c2 = (float)(1.0 - pow((double)beta2, (double)t));
+  size_t i;
+  for (i = 0; i < n; i++) {
+    const float gi = g[i], mi = beta1 * m[i] + (1.0f - beta1) * gi, vi = beta2 * v[i] + (1.0f - beta2) * gi * gi;
+    const float mh = mi / c1, vh = vi / c2;
+    m[i] = mi;
+    v[i] = vi;
+    p[i] -= lr * (mh / (sqrtf(vh) + eps) + wd * p[i]);
+  }
 }
 
 /* ---------------------------------------------------------------------------------------------------------------

@@ -308,6 +308,10 @@ MLSYS_DEF void mlsys_relm_ngram_free(mlsys_relm_ngram *g);
      4. The LM adapter (spec §7.2): next_logprobs over a trie of cached prefixes with an LRU bound in bytes, so the
         expansion of a child of a recently expanded node costs one token, not the whole prefix.
      5. The table bigram LM (spec §7.1 relm_lm_table_bigram) for tests.
+     6. Training (issue 24): the backward pass (llm.c's train_gpt2.c over the forward's kernels, bitwise the same
+        for any thread count), AdamW (mlsys_common.h's mlsys_adamw_step) with llm.c's warm-up + cosine schedule and
+        global-norm clipping, a seeded data order, periodic validation, and checkpoints written atomically (an
+        llm.c v3 model file + a CRC-checked optimizer state file) from which a killed run resumes bit-identically.
    The CUDA kernels (kernels/mlsys_relm_kernels.cuh) name their CPU references here.
 
    CONVENTIONS: every call that can fail returns mlsys_status with mlsys_last_error() naming the problem. Descs may be
@@ -324,7 +328,8 @@ MLSYS_DEF void mlsys_relm_ngram_free(mlsys_relm_ngram *g);
    matmuls are portable C (32 partial sums per dot product, GCC/clang vector extensions, an AVX2 clone on x86-64),
    not BLAS; single-token decoding is bound by memory bandwidth (every weight read once per step), so batches of
    sequences are much cheaper per token than one at a time; the prefix cache evicts least-recently-used prefixes,
-   but a block shared by a live prefix stays until its last user goes.
+   but a block shared by a live prefix stays until its last user goes; training is fp32 on the CPU only (no CUDA
+   backward, no gradient accumulation), and the real GPT-2 124M has not been trained with it.
 */
 /* ---------------------------------------------------------------------------------------------------------------
    3.2 GPT-2 (spec §2.4, §3.15)
@@ -413,6 +418,90 @@ MLSYS_DEF void mlsys_relm_gpt2_lm_free(mlsys_relm_lm *lm);   /* drops the prefix
    --------------------------------------------------------------------------------------------------------------- */
 MLSYS_DEF mlsys_status mlsys_relm_lm_bigram(int V, const float *logp_VxV, const float *logp0_V, mlsys_relm_lm *lm);
 MLSYS_DEF void mlsys_relm_lm_bigram_free(mlsys_relm_lm *lm);
+
+/* ---------------------------------------------------------------------------------------------------------------
+   3.6 GPT-2 training (issue 24): the same architecture and parameter layout as the forward above, llm.c's
+      train_gpt2.c backward pass, AdamW (mlsys_common.h's mlsys_adamw_step), a cosine schedule with linear warm-up,
+      global-norm gradient clipping, periodic validation, atomic resumable checkpoints.
+   --------------------------------------------------------------------------------------------------------------- */
+/* Mean cross-entropy (nats) of B sequences of T tokens: row (b, t) reads inputs[b·T + t] at position t and predicts
+   targets[b·T + t] ∈ [0, V); T ≤ maxT. *loss = Σ −ln p(target) / (B·T), summed in double. With grads (nparams
+   floats, llm.c's order as mlsys_relm_gpt2_params) non-NULL it also runs the backward pass and writes ∂loss/∂param
+   into grads (overwritten; the padded wte rows get 0). The forward is the same arithmetic as mlsys_relm_gpt2_forward
+   (its logits are bitwise the same), and the backward computes every gradient element by one fixed sequence of
+   operations, so loss and gradients do not depend on the thread count. Activations (≈ B·T·(16·L·C + V) + B·NH·T²·L
+   floats) are kept by the model between calls. Errors: MLSYS_ERR_ARG (sizes, ids), MLSYS_ERR_NOMEM. */
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_backward(mlsys_relm_gpt2 *m, const int32_t *inputs, const int32_t *targets, int B, int T, double *loss,
+                                                float *grads);
+
+/* llm.c's checkpoint (version 3, fp32), written atomically: path.tmp, fsync, rename over path. MLSYS_ERR_IO. */
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_save(const mlsys_relm_gpt2 *m, const char *path);
+
+/* The learning rate of step s ∈ [0, steps) (llm.c's train_gpt2.cu): lr·(s + 1)/warmup during warm-up, then
+   lr_min + ½(1 + cos(π·(s − warmup)/(steps − warmup)))·(lr − lr_min) with lr_min = lr·min_frac (so the last step is
+   just above lr_min; s = steps would reach it). */
+MLSYS_DEF double mlsys_relm_lr_cosine(int step, int steps, int warmup, double lr, double min_frac);
+
+typedef struct {
+  int step, steps;          /* the step just done (1-based) and the total */
+  double loss;              /* its training loss (mean over its B·T predictions) */
+  double val_loss;          /* validation loss measured after this step, NaN when not measured at this step */
+  double lr, grad_norm;     /* learning rate used, global gradient norm before clipping */
+  double tokens_per_s;      /* B·T / this step's wall time (forward, backward, update) */
+  double seconds;           /* wall time since this call started */
+  int checkpointed;         /* 1 when a checkpoint was written after this step */
+} mlsys_relm_gpt2_train_progress;
+/* Called after each step, its validation and its checkpoint. Return non-zero to stop at once (nothing more is
+   written: as if the process were killed there). */
+typedef int (*mlsys_relm_gpt2_train_cb)(void *ud, const mlsys_relm_gpt2_train_progress *p);
+
+typedef struct {
+  const int32_t *train;     /* training tokens (documents separated by EOS), ids in [0, V), ≥ T + 1 of them */
+  size_t ntrain;
+  const int32_t *val;       /* validation tokens (may be NULL: no validation) */
+  size_t nval;
+  int batch, seq_len;       /* B (0 → 4), T (0 → maxT; ≤ maxT) */
+  int steps;                /* optimizer steps in all (≥ 1) */
+  double lr;                /* peak learning rate (0 → 3e-4) */
+  int warmup;               /* warm-up steps (0: none; −1 → none too) */
+  double lr_min_frac;       /* the schedule ends at lr·lr_min_frac (0 → 0, as llm.c) */
+  double weight_decay;      /* AdamW's decoupled decay on the 2-D tensors (wte, wpe, the four matmul weights), not
+                               on biases or LayerNorm (GPT-2 / llm.c's train_gpt2.cu); 0 → 0; < 0 → none */
+  double grad_clip;         /* global-norm clipping threshold (0 → 1.0; < 0 → none) */
+  double beta1, beta2, eps; /* 0 → 0.9, 0.95, 1e-8 (llm.c) */
+  uint64_t seed;            /* the order of training windows */
+  int val_every;            /* validation every this many steps and after the last (0 → only after the last) */
+  int val_batches;          /* validation batches of B windows (0 → all windows of val, at most 64 batches) */
+  const char *ckpt;         /* checkpoint path (NULL: none): the model at ckpt (llm.c v3), the optimizer at
+                               ckpt.state (m, v, step, data position, seed, a CRC of the model file's parameters,
+                               a CRC-32C of the whole file) */
+  int ckpt_every;           /* also after every this many steps (0: only after the last) */
+  int resume;               /* 1: continue from ckpt/ckpt.state when they exist (the model's parameters are
+                               replaced by the checkpoint's); absent → start from the model as given */
+  mlsys_relm_gpt2_train_cb progress;   /* after every step (may be NULL) */
+  void *ud;
+} mlsys_relm_gpt2_train_desc;
+
+typedef struct {
+  int steps_done;           /* the step count reached (equals desc steps unless the callback stopped it) */
+  int resumed_from;         /* the step read from the checkpoint, −1 when starting fresh */
+  double last_loss, last_val_loss;   /* NaN when none */
+  double tokens_per_s;      /* training tokens over the time spent in steps */
+} mlsys_relm_gpt2_train_result;
+
+/* Trains m in place. Data order: the training tokens are cut into ⌊(ntrain − 1) / T⌋ consecutive windows of T + 1
+   tokens (input = first T, target = last T); each epoch visits them in a permutation drawn from (seed, epoch); step s
+   takes windows s·B … s·B + B − 1 of that sequence. Everything a step does depends only on (parameters, m, v, step,
+   seed, data), so a resumed run is bitwise the uninterrupted one (tests/test_relm_train.c), for any thread count.
+   Errors: MLSYS_ERR_ARG (desc), MLSYS_ERR_IO, MLSYS_ERR_PARSE (a damaged or truncated state file, a state file of
+   another model or run, a model file whose parameters are not the ones the state file was written with),
+   MLSYS_ERR_NOMEM. r may be NULL. */
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_train(mlsys_relm_gpt2 *m, const mlsys_relm_gpt2_train_desc *d, mlsys_relm_gpt2_train_result *r);
+
+/* Held-out loss (the `mlsys relm eval` measure): toks[0, n) cut into consecutive windows of maxT tokens (the last may
+   be shorter); in each window every token but the first is predicted from those before it in the window.
+   *sum_nats = Σ −ln p over the predicted tokens (double), *predicted = their count. n ≥ 2. */
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_eval(mlsys_relm_gpt2 *m, const int32_t *toks, size_t n, double *sum_nats, size_t *predicted);
 
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -522,6 +611,7 @@ MLSYS_DEF double mlsys_relm_chisquare(const double *f_obs, const double *f_exp, 
 #ifdef MLSYS_RELM_IMPLEMENTATION
 #ifndef MLSYS_RELM_IMPLEMENTATION_DONE
 #define MLSYS_RELM_IMPLEMENTATION_DONE
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
@@ -529,6 +619,7 @@ MLSYS_DEF double mlsys_relm_chisquare(const double *f_obs, const double *f_exp, 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>   /* fsync (atomic checkpoints) */
 
 #ifdef __cplusplus
 extern "C" {
@@ -4861,6 +4952,8 @@ struct mlsys_relm_gpt2 {
   size_t kv_bytes;
   float *scratch;           /* activations of one forward call, grown as needed */
   size_t scratch_cap;       /* floats */
+  float *tacts;             /* training activations of one (B, T) batch (mlsys_relm_gpt2_backward), grown as needed */
+  size_t tacts_cap;         /* floats */
 };
 
 /* (a · b) over n floats with 32 partial sums (sum k takes the elements i ≡ k mod 32 of the first 32·⌊n/32⌋),
@@ -5212,6 +5305,7 @@ MLSYS_DEF void mlsys_relm_gpt2_free(mlsys_relm_gpt2 *m) {
   mlsys_pool_free(m->pool);
   mlsys_free(m->params);
   mlsys_free(m->scratch);
+  mlsys_free(m->tacts);
   mlsys_free(m);
 }
 
@@ -5823,6 +5917,741 @@ MLSYS_DEF void mlsys_relm_lm_bigram_free(mlsys_relm_lm *lm) {
   if (!lm || lm->next_logprobs != mlsys__relm_bigram_next) return;
   mlsys_free(lm->ctx);
   memset(lm, 0, sizeof *lm);
+}
+
+/* ---- 6. Training (section 3.6; llm.c's train_gpt2.c) ---- */
+/* The 16 tensors of a parameter-shaped buffer (params, grads, Adam's m and v) in llm.c's order, and their sizes. */
+static void mlsys__relm_tensors(const mlsys_relm_gpt2 *m, float *base, float **t, size_t *n) {
+  const float *src[16];
+  int i;
+  src[0] = m->wte; src[1] = m->wpe; src[2] = m->ln1w; src[3] = m->ln1b; src[4] = m->qkvw; src[5] = m->qkvb; src[6] = m->attprojw;
+  src[7] = m->attprojb; src[8] = m->ln2w; src[9] = m->ln2b; src[10] = m->fcw; src[11] = m->fcb; src[12] = m->fcprojw;
+  src[13] = m->fcprojb; src[14] = m->lnfw; src[15] = m->lnfb;
+  for (i = 0; i < 16; i++) {
+    if (t) t[i] = base + (src[i] - m->params);
+    if (n) n[i] = (size_t)((i < 15 ? src[i + 1] : m->params + m->nparams) - src[i]);
+  }
+}
+
+/* y += a·x elementwise (one rounding for the product, one for the sum, as the scalar tail: any vector width gives
+   the same bits) */
+#if defined(__GNUC__) || defined(__clang__)
+static inline void mlsys__relm_axpy(float *y, float a, const float *x, int n) {
+  mlsys__relm_v8 av = {a, a, a, a, a, a, a, a}, xv, yv;
+  int i = 0;
+  for (; i + 8 <= n; i += 8) { memcpy(&xv, x + i, 32); memcpy(&yv, y + i, 32); yv += av * xv; memcpy(y + i, &yv, 32); }
+  for (; i < n; i++) y[i] += a * x[i];
+}
+#else
+static inline void mlsys__relm_axpy(float *y, float a, const float *x, int n) {
+  int i;
+  for (i = 0; i < n; i++) y[i] += a * x[i];
+}
+#endif
+
+/* LayerNorm forward, the arithmetic of mlsys__relm_layernorm, keeping each row's mean and 1/std for the backward */
+static void mlsys__relm_ln_fwd(float *out, float *mean, float *rstd, const float *inp, const float *w, const float *b, int N, int C) {
+  int r, i;
+  for (r = 0; r < N; r++) {
+    const float *x = inp + (size_t)r * C;
+    float *o = out + (size_t)r * C;
+    float mu = 0, v = 0, s;
+    for (i = 0; i < C; i++) mu += x[i];
+    mu /= (float)C;
+    for (i = 0; i < C; i++) { float d = x[i] - mu; v += d * d; }
+    v /= (float)C;
+    s = 1.0f / sqrtf(v + 1e-5f);
+    for (i = 0; i < C; i++) o[i] = (x[i] - mu) * s * w[i] + b[i];
+    mean[r] = mu;
+    rstd[r] = s;
+  }
+}
+/* LayerNorm backward (llm.c): dinp += rstd·(w·dout − mean(w·dout) − x̂·mean(w·dout·x̂)), dw += x̂·dout, db += dout;
+   rows in order (the weight gradients are sums over rows) */
+static void mlsys__relm_ln_bwd(float *dinp, float *dw, float *db, const float *dout, const float *inp, const float *w, const float *mean,
+                               const float *rstd, int N, int C) {
+  int r, i;
+  for (r = 0; r < N; r++) {
+    const float *x = inp + (size_t)r * C, *g = dout + (size_t)r * C;
+    float *dx = dinp + (size_t)r * C;
+    const float mu = mean[r], rs = rstd[r];
+    float dm = 0, dnm = 0;
+    for (i = 0; i < C; i++) {
+      float n = (x[i] - mu) * rs, dn = w[i] * g[i];
+      dm += dn;
+      dnm += dn * n;
+    }
+    dm /= (float)C;
+    dnm /= (float)C;
+    for (i = 0; i < C; i++) {
+      float n = (x[i] - mu) * rs, dn = w[i] * g[i];
+      db[i] += g[i];
+      dw[i] += n * g[i];
+      dx[i] += (dn - dm - n * dnm) * rs;
+    }
+  }
+}
+
+/* Y[i][c] += Σ_{k0 ≤ k < k1} A[i·ai + k·ak] · X[k·xs + c] for i < I, c < Cc, the products added in ascending k, one
+   rounding each (as y += a·x): register blocks of 4 rows × 16 columns (8-float vectors with GCC/clang), the same
+   roundings as the scalar loops, so block shapes and vector widths never change the bits. Cloned for AVX2 itself:
+   an inline callee of the cloned tasks would be compiled for the baseline target (8 accumulators spill there). */
+#if defined(__GNUC__) || defined(__clang__)
+MLSYS__RELM_CLONES static void mlsys__relm_gemm_block(float *Y, size_t ys, const float *A, size_t ai, size_t ak, const float *X, size_t xs, int I, int k0,
+                                          int k1, int Cc) {
+  int i = 0, c, k;
+  for (; i + 4 <= I; i += 4) {
+    float *y0 = Y + (size_t)i * ys, *y1 = y0 + ys, *y2 = y1 + ys, *y3 = y2 + ys;
+    const float *a = A + (size_t)i * ai;
+    for (c = 0; c + 16 <= Cc; c += 16) {
+      mlsys__relm_v8 s00, s01, s10, s11, s20, s21, s30, s31, x0, x1;
+      memcpy(&s00, y0 + c, 32); memcpy(&s01, y0 + c + 8, 32); memcpy(&s10, y1 + c, 32); memcpy(&s11, y1 + c + 8, 32);
+      memcpy(&s20, y2 + c, 32); memcpy(&s21, y2 + c + 8, 32); memcpy(&s30, y3 + c, 32); memcpy(&s31, y3 + c + 8, 32);
+      for (k = k0; k < k1; k++) {
+        const float *ak_ = a + (size_t)k * ak, b0 = ak_[0], b1 = ak_[ai], b2 = ak_[2 * ai], b3 = ak_[3 * ai];
+        const mlsys__relm_v8 v0 = {b0, b0, b0, b0, b0, b0, b0, b0}, v1 = {b1, b1, b1, b1, b1, b1, b1, b1}, v2 = {b2, b2, b2, b2, b2, b2, b2, b2},
+                             v3 = {b3, b3, b3, b3, b3, b3, b3, b3};
+        memcpy(&x0, X + (size_t)k * xs + c, 32);
+        memcpy(&x1, X + (size_t)k * xs + c + 8, 32);
+        s00 += v0 * x0; s01 += v0 * x1; s10 += v1 * x0; s11 += v1 * x1;
+        s20 += v2 * x0; s21 += v2 * x1; s30 += v3 * x0; s31 += v3 * x1;
+      }
+      memcpy(y0 + c, &s00, 32); memcpy(y0 + c + 8, &s01, 32); memcpy(y1 + c, &s10, 32); memcpy(y1 + c + 8, &s11, 32);
+      memcpy(y2 + c, &s20, 32); memcpy(y2 + c + 8, &s21, 32); memcpy(y3 + c, &s30, 32); memcpy(y3 + c + 8, &s31, 32);
+    }
+    for (; c < Cc; c++) {
+      float t0 = y0[c], t1 = y1[c], t2 = y2[c], t3 = y3[c];
+      for (k = k0; k < k1; k++) {
+        const float *ak_ = a + (size_t)k * ak, x = X[(size_t)k * xs + c];
+        t0 += ak_[0] * x; t1 += ak_[ai] * x; t2 += ak_[2 * ai] * x; t3 += ak_[3 * ai] * x;
+      }
+      y0[c] = t0; y1[c] = t1; y2[c] = t2; y3[c] = t3;
+    }
+  }
+  for (; i < I; i++) {
+    float *y = Y + (size_t)i * ys;
+    const float *a = A + (size_t)i * ai;
+    for (c = 0; c + 8 <= Cc; c += 8) {
+      mlsys__relm_v8 s, x;
+      memcpy(&s, y + c, 32);
+      for (k = k0; k < k1; k++) {
+        const float b = a[(size_t)k * ak];
+        const mlsys__relm_v8 v = {b, b, b, b, b, b, b, b};
+        memcpy(&x, X + (size_t)k * xs + c, 32);
+        s += v * x;
+      }
+      memcpy(y + c, &s, 32);
+    }
+    for (; c < Cc; c++) {
+      float t = y[c];
+      for (k = k0; k < k1; k++) t += a[(size_t)k * ak] * X[(size_t)k * xs + c];
+      y[c] = t;
+    }
+  }
+}
+#else
+static inline void mlsys__relm_gemm_block(float *Y, size_t ys, const float *A, size_t ai, size_t ak, const float *X, size_t xs, int I, int k0,
+                                          int k1, int Cc) {
+  int i, c, k;
+  for (i = 0; i < I; i++)
+    for (c = 0; c < Cc; c++) {
+      float t = Y[(size_t)i * ys + c];
+      for (k = k0; k < k1; k++) t += A[(size_t)i * ai + (size_t)k * ak] * X[(size_t)k * xs + c];
+      Y[(size_t)i * ys + c] = t;
+    }
+}
+#endif
+
+/* Matmul backward for out = inp·wᵀ + bias (inp N×C, w OC×C): dinp = dout·w (overwritten; tasks of 64 rows, the sum
+   over o ascending in blocks of 64 outputs whose weights stay in cache), dw += doutᵀ·inp and db += Σ_r dout (tasks
+   of 32 outputs, the sum over r ascending in blocks of 64 rows). Every element has one summation order whatever the
+   thread or tile, so threads do not change the bits. */
+typedef struct { float *dinp, *dw, *db; const float *dout, *inp, *w; int N, C, OC; } mlsys__relm_mmb;
+MLSYS__RELM_CLONES static void mlsys__relm_mmb_dinp(void *ctx, long i, int worker) {
+  const mlsys__relm_mmb *a = (const mlsys__relm_mmb *)ctx;
+  const int r0 = (int)i * 64, r1 = r0 + 64 < a->N ? r0 + 64 : a->N, C = a->C, OC = a->OC;
+  int o;
+  (void)worker;
+  memset(a->dinp + (size_t)r0 * C, 0, (size_t)(r1 - r0) * C * sizeof(float));
+  for (o = 0; o < OC; o += 64)
+    mlsys__relm_gemm_block(a->dinp + (size_t)r0 * C, (size_t)C, a->dout + (size_t)r0 * OC, (size_t)OC, 1, a->w, (size_t)C, r1 - r0, o,
+                           o + 64 < OC ? o + 64 : OC, C);
+}
+MLSYS__RELM_CLONES static void mlsys__relm_mmb_dw(void *ctx, long i, int worker) {
+  const mlsys__relm_mmb *a = (const mlsys__relm_mmb *)ctx;
+  const int o0 = (int)i * 32, o1 = o0 + 32 < a->OC ? o0 + 32 : a->OC, C = a->C, OC = a->OC;
+  int r, o;
+  (void)worker;
+  for (r = 0; r < a->N; r += 64)
+    mlsys__relm_gemm_block(a->dw + (size_t)o0 * C, (size_t)C, a->dout + o0, 1, (size_t)OC, a->inp, (size_t)C, o1 - o0, r, r + 64 < a->N ? r + 64 : a->N,
+                           C);
+  if (a->db)
+    for (o = o0; o < o1; o++) {
+      float s = 0;
+      for (r = 0; r < a->N; r++) s += a->dout[(size_t)r * OC + o];
+      a->db[o] += s;
+    }
+}
+static void mlsys__relm_matmul_bwd(mlsys_pool *pool, float *dinp, float *dw, float *db, const float *dout, const float *inp, const float *w, int N,
+                                   int C, int OC) {
+  mlsys__relm_mmb a;
+  a.dinp = dinp; a.dw = dw; a.db = db; a.dout = dout; a.inp = inp; a.w = w; a.N = N; a.C = C; a.OC = OC;
+  if (dinp) mlsys_pool_for(pool, (N + 63) / 64, mlsys__relm_mmb_dinp, &a);
+  mlsys_pool_for(pool, (OC + 31) / 32, mlsys__relm_mmb_dw, &a);
+}
+
+/* GELU backward (llm.c): d ← d · gelu'(x) */
+static void mlsys__relm_gelu_bwd(float *d, const float *x, size_t n) {
+  const float s = 0.7978845608028654f;
+  size_t i;
+  for (i = 0; i < n; i++) {
+    float v = x[i], a = s * (v + 0.044715f * v * v * v), th = tanhf(a), ch = coshf(a), sech = 1.0f / (ch * ch);
+    d[i] *= 0.5f * (1.0f + th) + v * 0.5f * sech * s * (1.0f + 3.0f * 0.044715f * v * v);
+  }
+}
+
+/* Training attention. Forward: one task per (row, head) with the arithmetic of mlsys__relm_attention_task, keeping
+   the softmax weights att[b][h][t][0..t]. Backward: one task per (sequence, head), which owns that head's slices of
+   dq, dk, dv in the sequence, so no two tasks write one element. */
+typedef struct { float *out, *att, *dqkv; const float *qkv, *dout; int B, T, C, NH; float *scratch; } mlsys__relm_tatt;
+static void mlsys__relm_tatt_fwd(void *ctx, long i, int worker) {
+  const mlsys__relm_tatt *a = (const mlsys__relm_tatt *)ctx;
+  const int C = a->C, NH = a->NH, T = a->T, hs = C / NH, h = (int)(i % NH), t = (int)((i / NH) % T), b = (int)(i / NH / T);
+  const size_t row = (size_t)b * T + (size_t)t;
+  const float *q = a->qkv + row * 3 * C + (size_t)h * hs;
+  float *w = a->att + (((size_t)b * NH + (size_t)h) * T + (size_t)t) * T, *o = a->out + row * C + (size_t)h * hs;
+  const float scale = 1.0f / sqrtf((float)hs);
+  float mx = -INFINITY, sum = 0, inv;
+  int t2, j;
+  (void)worker;
+  for (t2 = 0; t2 <= t; t2++) {
+    float s = mlsys__relm_dot(q, a->qkv + ((size_t)b * T + (size_t)t2) * 3 * C + C + (size_t)h * hs, hs) * scale;
+    w[t2] = s;
+    if (s > mx) mx = s;
+  }
+  for (t2 = 0; t2 <= t; t2++) { float e = expf(w[t2] - mx); w[t2] = e; sum += e; }
+  inv = 1.0f / sum;
+  for (j = 0; j < hs; j++) o[j] = 0;
+  for (t2 = 0; t2 <= t; t2++) {
+    const float *v = a->qkv + ((size_t)b * T + (size_t)t2) * 3 * C + 2 * (size_t)C + (size_t)h * hs, p = w[t2] * inv;
+    w[t2] = p;
+    for (j = 0; j < hs; j++) o[j] += p * v[j];
+  }
+  for (t2 = t + 1; t2 < T; t2++) w[t2] = 0;
+}
+static void mlsys__relm_tatt_bwd(void *ctx, long i, int worker) {
+  const mlsys__relm_tatt *a = (const mlsys__relm_tatt *)ctx;
+  const int C = a->C, NH = a->NH, T = a->T, hs = C / NH, h = (int)(i % NH), b = (int)(i / NH);
+  const float scale = 1.0f / sqrtf((float)hs);
+  float *datt = a->scratch + (size_t)worker * T;
+  int t, t2;
+  for (t = 0; t < T; t++) {
+    const size_t row = (size_t)b * T + (size_t)t;
+    const float *w = a->att + (((size_t)b * NH + (size_t)h) * T + (size_t)t) * T, *g = a->dout + row * C + (size_t)h * hs;
+    const float *q = a->qkv + row * 3 * C + (size_t)h * hs;
+    float *dq = a->dqkv + row * 3 * C + (size_t)h * hs, s = 0;
+    for (t2 = 0; t2 <= t; t2++) {   /* through the weighted sum of V */
+      const size_t r2 = ((size_t)b * T + (size_t)t2) * 3 * C + (size_t)h * hs;
+      datt[t2] = mlsys__relm_dot(a->qkv + r2 + 2 * (size_t)C, g, hs);
+      mlsys__relm_axpy(a->dqkv + r2 + 2 * (size_t)C, w[t2], g, hs);
+    }
+    for (t2 = 0; t2 <= t; t2++) s += w[t2] * datt[t2];
+    for (t2 = 0; t2 <= t; t2++) {   /* through the softmax and the scaled q·k */
+      const size_t r2 = ((size_t)b * T + (size_t)t2) * 3 * C + (size_t)h * hs;
+      const float dp = w[t2] * (datt[t2] - s) * scale;
+      mlsys__relm_axpy(dq, dp, a->qkv + r2 + C, hs);
+      mlsys__relm_axpy(a->dqkv + r2 + C, dp, q, hs);
+    }
+  }
+}
+
+/* Cross-entropy per row (one task per row): loss[r] = lse − logit[target] in double; with grad, the logits are
+   replaced by ∂loss/∂logit = (softmax − onehot) / N. */
+typedef struct { float *logits; double *loss; const int32_t *targets; int V, N, grad; } mlsys__relm_ce;
+static void mlsys__relm_ce_task(void *ctx, long i, int worker) {
+  const mlsys__relm_ce *a = (const mlsys__relm_ce *)ctx;
+  float *l = a->logits + (size_t)i * a->V, mx = -INFINITY;
+  double sum = 0, lse;
+  int v;
+  (void)worker;
+  const float lt = l[a->targets[i]];
+  for (v = 0; v < a->V; v++) if (l[v] > mx) mx = l[v];
+  if (!a->grad)
+    for (v = 0; v < a->V; v++) sum += exp((double)(l[v] - mx));
+  else
+    for (v = 0; v < a->V; v++) {   /* keep exp(l − max) for the gradient: one exp per logit */
+      const double e = exp((double)(l[v] - mx));
+      sum += e;
+      l[v] = (float)e;
+    }
+  lse = (double)mx + log(sum);
+  a->loss[i] = lse - (double)lt;
+  if (a->grad) {
+    const double inv = 1.0 / sum;
+    for (v = 0; v < a->V; v++) l[v] = (float)(((double)l[v] * inv - (v == a->targets[i] ? 1.0 : 0.0)) / a->N);
+  }
+}
+
+/* activation layout of a (B, T) training batch, in floats from the start of m->tacts */
+typedef struct {
+  size_t lossd, x0, lnf, lnfm, lnfr, logits, dres, dtmp, dbig, dqkv, datty, scratch, total;
+  size_t layer, ln1, ln1m, ln1r, qkv, atty, att, res2, ln2, ln2m, ln2r, fch, fchg, res3;   /* per layer: base + l·layer + field */
+} mlsys__relm_tlayout;
+static void mlsys__relm_tlayout_make(const mlsys_relm_gpt2 *m, int B, int T, mlsys__relm_tlayout *y) {
+  const size_t N = (size_t)B * T, C = (size_t)m->cfg.n_embd, NH = (size_t)m->cfg.n_head, L = (size_t)m->cfg.n_layer, V = (size_t)m->cfg.vocab_size;
+  size_t o = 0;
+  y->lossd = o; o += 2 * N;                  /* N doubles first: the buffer's start is aligned for them */
+  y->ln1 = 0; y->ln1m = y->ln1 + N * C; y->ln1r = y->ln1m + N; y->qkv = y->ln1r + N; y->atty = y->qkv + 3 * N * C;
+  y->att = y->atty + N * C; y->res2 = y->att + (size_t)B * NH * T * T; y->ln2 = y->res2 + N * C; y->ln2m = y->ln2 + N * C;
+  y->ln2r = y->ln2m + N; y->fch = y->ln2r + N; y->fchg = y->fch + 4 * N * C; y->res3 = y->fchg + 4 * N * C; y->layer = y->res3 + N * C;
+  y->x0 = o; o += N * C;
+  o += L * y->layer;
+  y->lnf = o; o += N * C;
+  y->lnfm = o; o += N;
+  y->lnfr = o; o += N;
+  y->logits = o; o += N * V;
+  y->dres = o; o += N * C;
+  y->dtmp = o; o += N * C;
+  y->dbig = o; o += 4 * N * C;
+  y->dqkv = o; o += 3 * N * C;
+  y->datty = o; o += N * C;
+  y->scratch = o; o += (size_t)(mlsys_pool_size(m->pool) + 1) * (size_t)T;
+  y->total = o;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_backward(mlsys_relm_gpt2 *m, const int32_t *inputs, const int32_t *targets, int B, int T, double *loss,
+                                                float *grads) {
+  int C, L, NH, V, N, l, r, i;
+  mlsys__relm_tlayout y;
+  float *A, *G[16], *P[16];
+  double sum = 0, *lossd;
+  mlsys__relm_tatt at;
+  mlsys__relm_ce ce;
+  if (!m || !inputs || !targets || !loss) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2 backward: needs a model, inputs, targets and a loss");
+  C = m->cfg.n_embd; L = m->cfg.n_layer; NH = m->cfg.n_head; V = m->cfg.vocab_size;
+  if (B < 1 || T < 1 || T > m->cfg.max_seq_len)
+    return mlsys_set_error(MLSYS_ERR_ARG, "gpt2 backward: B = %d and T = %d must be ≥ 1 with T ≤ max_seq_len %d", B, T, m->cfg.max_seq_len);
+  if ((double)B * T > 1e9) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "gpt2 backward: B·T = %.0f rows is too many", (double)B * T);
+  N = B * T;
+  for (r = 0; r < N; r++) {
+    if (inputs[r] < 0 || inputs[r] >= V) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2 backward: input %d = %d is outside [0, %d)", r, (int)inputs[r], V);
+    if (targets[r] < 0 || targets[r] >= V) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2 backward: target %d = %d is outside [0, %d)", r, (int)targets[r], V);
+  }
+  mlsys__relm_tlayout_make(m, B, T, &y);
+  if (y.total > m->tacts_cap) {
+    float *s = (float *)mlsys_alloc(y.total, sizeof(float));
+    if (!s) return mlsys_set_error(MLSYS_ERR_NOMEM, "gpt2 backward: cannot allocate %zu floats of activations", y.total);
+    mlsys_free(m->tacts);
+    m->tacts = s;
+    m->tacts_cap = y.total;
+  }
+  A = m->tacts;
+  lossd = (double *)(void *)(A + y.lossd);
+  mlsys__relm_tensors(m, m->params, P, NULL);
+  /* ---- forward, the arithmetic of mlsys__relm_gpt2_run (so its logits are bitwise the same) ---- */
+  for (r = 0; r < N; r++) {
+    const float *te = m->wte + (size_t)inputs[r] * C, *pe = m->wpe + (size_t)(r % T) * C;
+    float *o = A + y.x0 + (size_t)r * C;
+    for (i = 0; i < C; i++) o[i] = te[i] + pe[i];
+  }
+  at.B = B; at.T = T; at.C = C; at.NH = NH; at.scratch = A + y.scratch; at.dqkv = NULL; at.dout = NULL;
+  for (l = 0; l < L; l++) {
+    float *Y = A + y.x0 + (size_t)N * C + (size_t)l * y.layer;
+    const float *res1 = l ? Y - y.layer + y.res3 : A + y.x0;
+    const size_t lc = (size_t)l * C;
+    mlsys__relm_ln_fwd(Y + y.ln1, Y + y.ln1m, Y + y.ln1r, res1, m->ln1w + lc, m->ln1b + lc, N, C);
+    mlsys__relm_matmul(m->pool, Y + y.qkv, Y + y.ln1, m->qkvw + lc * 3 * C, m->qkvb + lc * 3, N, C, 3 * C);
+    at.out = Y + y.atty; at.att = Y + y.att; at.qkv = Y + y.qkv;
+    mlsys_pool_for(m->pool, (long)N * NH, mlsys__relm_tatt_fwd, &at);
+    mlsys__relm_matmul(m->pool, Y + y.res2, Y + y.atty, m->attprojw + lc * C, m->attprojb + lc, N, C, C);
+    mlsys__relm_residual(Y + y.res2, res1, (size_t)N * C);
+    mlsys__relm_ln_fwd(Y + y.ln2, Y + y.ln2m, Y + y.ln2r, Y + y.res2, m->ln2w + lc, m->ln2b + lc, N, C);
+    mlsys__relm_matmul(m->pool, Y + y.fch, Y + y.ln2, m->fcw + lc * 4 * C, m->fcb + lc * 4, N, C, 4 * C);
+    memcpy(Y + y.fchg, Y + y.fch, (size_t)N * 4 * C * sizeof(float));
+    mlsys__relm_gelu(Y + y.fchg, (size_t)N * 4 * C);
+    mlsys__relm_matmul(m->pool, Y + y.res3, Y + y.fchg, m->fcprojw + lc * 4 * C, m->fcprojb + lc, N, 4 * C, C);
+    mlsys__relm_residual(Y + y.res3, Y + y.res2, (size_t)N * C);
+  }
+  {
+    const float *last = A + y.x0 + (size_t)N * C + (size_t)(L - 1) * y.layer + y.res3;
+    mlsys__relm_ln_fwd(A + y.lnf, A + y.lnfm, A + y.lnfr, last, m->lnfw, m->lnfb, N, C);
+  }
+  mlsys__relm_matmul(m->pool, A + y.logits, A + y.lnf, m->wte, NULL, N, C, V);
+  ce.logits = A + y.logits; ce.loss = lossd; ce.targets = targets; ce.V = V; ce.N = N; ce.grad = grads != NULL;
+  mlsys_pool_for(m->pool, N, mlsys__relm_ce_task, &ce);
+  for (r = 0; r < N; r++) sum += lossd[r];
+  *loss = sum / N;
+  if (!grads) return MLSYS_OK;
+  /* ---- backward (llm.c's gpt2_backward), dres = ∂loss/∂(the residual stream) ---- */
+  memset(grads, 0, m->nparams * sizeof(float));
+  mlsys__relm_tensors(m, grads, G, NULL);
+  mlsys__relm_matmul_bwd(m->pool, A + y.dtmp, G[0], NULL, A + y.logits, A + y.lnf, m->wte, N, C, V);
+  memset(A + y.dres, 0, (size_t)N * C * sizeof(float));
+  mlsys__relm_ln_bwd(A + y.dres, G[14], G[15], A + y.dtmp, A + y.x0 + (size_t)N * C + (size_t)(L - 1) * y.layer + y.res3, m->lnfw, A + y.lnfm,
+                     A + y.lnfr, N, C);
+  at.dout = A + y.datty; at.dqkv = A + y.dqkv;
+  for (l = L - 1; l >= 0; l--) {
+    float *Y = A + y.x0 + (size_t)N * C + (size_t)l * y.layer;
+    const float *res1 = l ? Y - y.layer + y.res3 : A + y.x0;
+    const size_t lc = (size_t)l * C;
+    float *dres = A + y.dres, *dtmp = A + y.dtmp, *dbig = A + y.dbig;
+    mlsys__relm_matmul_bwd(m->pool, dbig, G[12] + lc * 4 * C, G[13] + lc, dres, Y + y.fchg, P[12] + lc * 4 * C, N, 4 * C, C);
+    mlsys__relm_gelu_bwd(dbig, Y + y.fch, (size_t)N * 4 * C);
+    mlsys__relm_matmul_bwd(m->pool, dtmp, G[10] + lc * 4 * C, G[11] + lc * 4, dbig, Y + y.ln2, P[10] + lc * 4 * C, N, C, 4 * C);
+    mlsys__relm_ln_bwd(dres, G[8] + lc, G[9] + lc, dtmp, Y + y.res2, P[8] + lc, Y + y.ln2m, Y + y.ln2r, N, C);
+    mlsys__relm_matmul_bwd(m->pool, A + y.datty, G[6] + lc * C, G[7] + lc, dres, Y + y.atty, P[6] + lc * C, N, C, C);
+    memset(A + y.dqkv, 0, (size_t)N * 3 * C * sizeof(float));
+    at.att = Y + y.att; at.qkv = Y + y.qkv;
+    mlsys_pool_for(m->pool, (long)B * NH, mlsys__relm_tatt_bwd, &at);
+    mlsys__relm_matmul_bwd(m->pool, dtmp, G[4] + lc * 3 * C, G[5] + lc * 3, A + y.dqkv, Y + y.ln1, P[4] + lc * 3 * C, N, C, 3 * C);
+    mlsys__relm_ln_bwd(dres, G[2] + lc, G[3] + lc, dtmp, res1, P[2] + lc, Y + y.ln1m, Y + y.ln1r, N, C);
+  }
+  for (r = 0; r < N; r++) {   /* the encoder: rows in order */
+    const float *g = A + y.dres + (size_t)r * C;
+    mlsys__relm_axpy(G[0] + (size_t)inputs[r] * C, 1.0f, g, C);
+    mlsys__relm_axpy(G[1] + (size_t)(r % T) * C, 1.0f, g, C);
+  }
+  return MLSYS_OK;
+}
+
+/* ---- checkpoints: written to path.tmp, flushed to disk, renamed over path (a reader sees the old file or the new
+   one, never a mix) ---- */
+static mlsys_status mlsys__relm_write_atomic(const char *path, const void *const *parts, const size_t *lens, int nparts) {
+  size_t pl = strlen(path);
+  char *tmp = (char *)mlsys_alloc(pl + 5, 1);
+  FILE *f;
+  int k, bad = 0;
+  if (!tmp) return MLSYS_ERR_NOMEM;
+  memcpy(tmp, path, pl);
+  memcpy(tmp + pl, ".tmp", 5);
+  f = fopen(tmp, "wb");
+  if (!f) { mlsys_set_error(MLSYS_ERR_IO, "%s: cannot create: %s", tmp, strerror(errno)); mlsys_free(tmp); return MLSYS_ERR_IO; }
+  for (k = 0; k < nparts && !bad; k++) bad = lens[k] && fwrite(parts[k], 1, lens[k], f) != lens[k];
+  if (!bad) bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
+  if (fclose(f) != 0) bad = 1;
+  if (bad || rename(tmp, path) != 0) {
+    mlsys_set_error(MLSYS_ERR_IO, "%s: cannot write: %s", bad ? tmp : path, strerror(errno));
+    remove(tmp);
+    mlsys_free(tmp);
+    return MLSYS_ERR_IO;
+  }
+  mlsys_free(tmp);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_save(const mlsys_relm_gpt2 *m, const char *path) {
+  int32_t h[MLSYS__RELM_HEADER_BYTES / 4];
+  const void *parts[2];
+  size_t lens[2];
+  if (!m || !path) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2 save: needs a model and a path");
+  memset(h, 0, sizeof h);
+  h[0] = MLSYS__RELM_MAGIC; h[1] = 3; h[2] = m->cfg.max_seq_len; h[3] = m->cfg.vocab_size; h[4] = m->cfg.n_layer; h[5] = m->cfg.n_head;
+  h[6] = m->cfg.n_embd; h[7] = m->cfg.padded_vocab_size;
+  parts[0] = h; lens[0] = sizeof h;
+  parts[1] = m->params; lens[1] = m->nparams * sizeof(float);
+  return mlsys__relm_write_atomic(path, parts, lens, 2);
+}
+
+MLSYS_DEF double mlsys_relm_lr_cosine(int step, int steps, int warmup, double lr, double min_frac) {
+  double min_lr = lr * min_frac, ratio;
+  if (step < warmup) return lr * (step + 1) / warmup;
+  if (steps <= warmup) return lr;
+  ratio = (double)(step - warmup) / (double)(steps - warmup);
+  if (ratio > 1) ratio = 1;
+  return min_lr + 0.5 * (1.0 + cos(3.14159265358979323846 * ratio)) * (lr - min_lr);
+}
+
+/* The optimizer state file (native little-endian):
+     "MLSYSGT1", u32 version 1, u32 0, i64 step, i64 windows consumed, u64 seed, u64 nparams, i32 maxT V L NH C Vp
+     B T, u32 CRC-32C of the model file's parameter bytes, u32 0, f32 m[nparams], f32 v[nparams],
+     u32 CRC-32C of every byte before it. */
+#define MLSYS__RELM_STATE_HEAD 96
+static void mlsys__relm_state_head(const mlsys_relm_gpt2 *m, int64_t step, int64_t win, uint64_t seed, int B, int T, uint32_t mcrc, unsigned char *h) {
+  int32_t c[8];
+  uint32_t u[2];
+  uint64_t np = m->nparams;
+  memset(h, 0, MLSYS__RELM_STATE_HEAD);
+  memcpy(h, "MLSYSGT1", 8);
+  u[0] = 1; u[1] = 0;
+  memcpy(h + 8, u, 8);
+  memcpy(h + 16, &step, 8);
+  memcpy(h + 24, &win, 8);
+  memcpy(h + 32, &seed, 8);
+  memcpy(h + 40, &np, 8);
+  c[0] = m->cfg.max_seq_len; c[1] = m->cfg.vocab_size; c[2] = m->cfg.n_layer; c[3] = m->cfg.n_head; c[4] = m->cfg.n_embd;
+  c[5] = m->cfg.padded_vocab_size; c[6] = B; c[7] = T;
+  memcpy(h + 48, c, 32);
+  u[0] = mcrc; u[1] = 0;
+  memcpy(h + 80, u, 8);
+}
+
+static char *mlsys__relm_state_path(const char *ckpt) {
+  size_t n = strlen(ckpt);
+  char *p = (char *)mlsys_alloc(n + 7, 1);
+  if (p) { memcpy(p, ckpt, n); memcpy(p + n, ".state", 7); }
+  return p;
+}
+
+static mlsys_status mlsys__relm_ckpt_write(const mlsys_relm_gpt2 *m, const char *ckpt, int64_t step, int64_t win, uint64_t seed, int B, int T,
+                                           const float *mo, const float *vo) {
+  unsigned char h[MLSYS__RELM_STATE_HEAD];
+  const void *parts[4];
+  size_t lens[4];
+  uint32_t crc;
+  char *sp;
+  mlsys_status s;
+  /* the model first, then the state that names it by CRC: a kill between the two renames leaves a pair that
+     resume refuses by name instead of silently mixing steps */
+  if (mlsys_relm_gpt2_save(m, ckpt)) return mlsys_last_status();
+  mlsys__relm_state_head(m, step, win, seed, B, T, mlsys_crc32c(0, m->params, m->nparams * sizeof(float)), h);
+  crc = mlsys_crc32c(0, h, sizeof h);
+  crc = mlsys_crc32c(crc, mo, m->nparams * sizeof(float));
+  crc = mlsys_crc32c(crc, vo, m->nparams * sizeof(float));
+  parts[0] = h; lens[0] = sizeof h;
+  parts[1] = mo; lens[1] = m->nparams * sizeof(float);
+  parts[2] = vo; lens[2] = m->nparams * sizeof(float);
+  parts[3] = &crc; lens[3] = 4;
+  if (!(sp = mlsys__relm_state_path(ckpt))) return MLSYS_ERR_NOMEM;
+  s = mlsys__relm_write_atomic(sp, parts, lens, 4);
+  mlsys_free(sp);
+  return s;
+}
+
+/* Reads ckpt.state and ckpt into (m's parameters, mo, vo, *step). *found = 0 when ckpt.state does not exist. */
+static mlsys_status mlsys__relm_ckpt_read(mlsys_relm_gpt2 *m, const char *ckpt, uint64_t seed, int B, int T, float *mo, float *vo, int64_t *step,
+                                          int *found) {
+  char *sp = mlsys__relm_state_path(ckpt), *buf = NULL;
+  size_t len = 0, need = MLSYS__RELM_STATE_HEAD + 2 * m->nparams * sizeof(float) + 4;
+  unsigned char want[MLSYS__RELM_STATE_HEAD];
+  uint32_t crc, mcrc;
+  int64_t st, win;
+  uint64_t sd;
+  mlsys_relm_gpt2 *saved = NULL;
+  mlsys_relm_gpt2_desc ld;
+  mlsys_status s = MLSYS_OK;
+  FILE *probe;
+  *found = 0;
+  if (!sp) return MLSYS_ERR_NOMEM;
+  probe = fopen(sp, "rb");
+  if (!probe && errno == ENOENT) { mlsys_free(sp); return MLSYS_OK; }
+  if (probe) fclose(probe);
+  *found = 1;
+  if (mlsys_read_file(sp, &buf, &len)) { s = mlsys_prefix_error("%s", sp); goto done; }
+  if (len < 8 || memcmp(buf, "MLSYSGT1", 8) != 0) { s = mlsys_set_error(MLSYS_ERR_PARSE, "%s: not an mlsys GPT-2 training state (bad magic)", sp); goto done; }
+  if (len != need) {
+    s = mlsys_set_error(MLSYS_ERR_PARSE, "%s: %zu bytes, expected %zu for this model's %zu parameters (truncated or of another model)", sp, len, need,
+                        m->nparams);
+    goto done;
+  }
+  memcpy(&crc, buf + len - 4, 4);
+  if (mlsys_crc32c(0, buf, len - 4) != crc) { s = mlsys_set_error(MLSYS_ERR_PARSE, "%s: CRC mismatch (the file is damaged)", sp); goto done; }
+  memcpy(&st, buf + 16, 8);
+  memcpy(&win, buf + 24, 8);
+  memcpy(&sd, buf + 32, 8);
+  memcpy(&mcrc, buf + 80, 4);
+  mlsys__relm_state_head(m, st, win, seed, B, T, mcrc, want);
+  if (memcmp(want + 8, buf + 8, 8) != 0) { s = mlsys_set_error(MLSYS_ERR_PARSE, "%s: unsupported state version", sp); goto done; }
+  if (sd != seed) {
+    s = mlsys_set_error(MLSYS_ERR_PARSE, "%s: written by a run with seed %llu, this run has seed %llu", sp, (unsigned long long)sd, (unsigned long long)seed);
+    goto done;
+  }
+  if (memcmp(want, buf, MLSYS__RELM_STATE_HEAD) != 0 || st < 0 || win != st * B) {
+    s = mlsys_set_error(MLSYS_ERR_PARSE, "%s: written for another model configuration, batch or sequence length", sp);
+    goto done;
+  }
+  memset(&ld, 0, sizeof ld);
+  ld.max_params = (int64_t)m->nparams;
+  if (mlsys_relm_gpt2_load(ckpt, &ld, &saved)) { s = mlsys_last_status(); goto done; }
+  if (memcmp(&saved->cfg, &m->cfg, sizeof m->cfg) != 0) { s = mlsys_set_error(MLSYS_ERR_PARSE, "%s: a model of another configuration", ckpt); goto done; }
+  if (mlsys_crc32c(0, saved->params, saved->nparams * sizeof(float)) != mcrc) {
+    s = mlsys_set_error(MLSYS_ERR_PARSE, "%s: its parameters are not the ones %s was written with (damaged, or a kill between the two renames)", ckpt, sp);
+    goto done;
+  }
+  memcpy(m->params, saved->params, m->nparams * sizeof(float));
+  memcpy(mo, buf + MLSYS__RELM_STATE_HEAD, m->nparams * sizeof(float));
+  memcpy(vo, buf + MLSYS__RELM_STATE_HEAD + m->nparams * sizeof(float), m->nparams * sizeof(float));
+  *step = st;
+done:
+  mlsys_relm_gpt2_free(saved);
+  mlsys_free(buf);
+  mlsys_free(sp);
+  return s;
+}
+
+/* the training windows of epoch e in the order (seed, e) gives them */
+static void mlsys__relm_perm(uint32_t *p, size_t n, uint64_t seed, int64_t epoch) {
+  mlsys_rng r;
+  size_t i;
+  mlsys_rng_seed(&r, seed ^ ((uint64_t)epoch * 0xD1B54A32D192ED03ull));
+  for (i = 0; i < n; i++) p[i] = (uint32_t)i;
+  for (i = n; i > 1; i--) {
+    size_t j = (size_t)mlsys_rng_below(&r, i);
+    uint32_t t = p[i - 1];
+    p[i - 1] = p[j];
+    p[j] = t;
+  }
+}
+
+static mlsys_status mlsys__relm_val_loss(mlsys_relm_gpt2 *m, const int32_t *val, size_t nval, int B, int T, int nb, int32_t *in, int32_t *tg,
+                                         double *out) {
+  size_t nw = (nval - 1) / (size_t)T, w = 0, cnt = 0;
+  double sum = 0, l;
+  int k, b;
+  if (nb <= 0) nb = 64;
+  for (k = 0; k < nb && w < nw; k++) {
+    int bb = 0;
+    for (b = 0; b < B && w < nw; b++, w++, bb++) {
+      memcpy(in + (size_t)b * T, val + w * T, (size_t)T * sizeof(int32_t));
+      memcpy(tg + (size_t)b * T, val + w * T + 1, (size_t)T * sizeof(int32_t));
+    }
+    if (mlsys_relm_gpt2_backward(m, in, tg, bb, T, &l, NULL)) return mlsys_last_status();
+    sum += l * bb * T;
+    cnt += (size_t)bb * T;
+  }
+  *out = sum / (double)cnt;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_train(mlsys_relm_gpt2 *m, const mlsys_relm_gpt2_train_desc *d0, mlsys_relm_gpt2_train_result *res) {
+  mlsys_relm_gpt2_train_desc d;
+  mlsys_relm_gpt2_train_result rr;
+  float *grads = NULL, *mo = NULL, *vo = NULL, *G[16], *P[16], *M[16], *Vv[16];
+  size_t tn[16], nwin, nvw = 0, i;
+  uint32_t *perm = NULL;
+  int32_t *in = NULL, *tg = NULL;
+  int64_t step = 0, epoch = -1;
+  double t0 = mlsys_now(), tsteps = 0;
+  mlsys_status s = MLSYS_OK;
+  int B, T, k, found = 0;
+  rr.steps_done = 0; rr.resumed_from = -1; rr.last_loss = rr.last_val_loss = NAN; rr.tokens_per_s = 0;
+  if (res) *res = rr;
+  if (!m || !d0) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2 train: needs a model and a desc");
+  d = *d0;
+  if (d.batch == 0) d.batch = 4;
+  if (d.seq_len == 0) d.seq_len = m->cfg.max_seq_len;
+  if (d.lr == 0) d.lr = 3e-4;
+  if (d.warmup < 0) d.warmup = 0;
+  if (d.weight_decay < 0) d.weight_decay = 0;
+  if (d.grad_clip == 0) d.grad_clip = 1.0;
+  if (d.beta1 == 0) d.beta1 = 0.9;
+  if (d.beta2 == 0) d.beta2 = 0.95;
+  if (d.eps == 0) d.eps = 1e-8;
+  B = d.batch; T = d.seq_len;
+  if (B < 1 || T < 1 || T > m->cfg.max_seq_len)
+    return mlsys_set_error(MLSYS_ERR_ARG, "gpt2 train: batch %d and seq_len %d must be ≥ 1 with seq_len ≤ max_seq_len %d", B, T, m->cfg.max_seq_len);
+  if (d.steps < 1) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2 train: steps = %d must be ≥ 1", d.steps);
+  if (!(d.lr > 0) || !(d.lr_min_frac >= 0) || d.lr_min_frac > 1 || !(d.beta1 > 0 && d.beta1 < 1) || !(d.beta2 > 0 && d.beta2 < 1) || !(d.eps > 0))
+    return mlsys_set_error(MLSYS_ERR_ARG, "gpt2 train: lr %g must be > 0, lr_min_frac %g in [0, 1], betas %g %g in (0, 1), eps %g > 0", d.lr, d.lr_min_frac,
+                           d.beta1, d.beta2, d.eps);
+  if (!d.train || d.ntrain < (size_t)T + 1)
+    return mlsys_set_error(MLSYS_ERR_ARG, "gpt2 train: %zu training tokens; need at least seq_len + 1 = %d", d.train ? d.ntrain : 0, T + 1);
+  if (d.val && d.nval < (size_t)T + 1) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2 train: %zu validation tokens; need at least seq_len + 1 = %d", d.nval, T + 1);
+  if (d.val_every < 0 || d.ckpt_every < 0 || d.val_batches < 0) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2 train: negative val_every, val_batches or ckpt_every");
+  for (i = 0; i < d.ntrain; i++)
+    if (d.train[i] < 0 || d.train[i] >= m->cfg.vocab_size)
+      return mlsys_set_error(MLSYS_ERR_ARG, "gpt2 train: training token %zu = %d is outside [0, %d)", i, (int)d.train[i], m->cfg.vocab_size);
+  for (i = 0; d.val && i < d.nval; i++)
+    if (d.val[i] < 0 || d.val[i] >= m->cfg.vocab_size)
+      return mlsys_set_error(MLSYS_ERR_ARG, "gpt2 train: validation token %zu = %d is outside [0, %d)", i, (int)d.val[i], m->cfg.vocab_size);
+  nwin = (d.ntrain - 1) / (size_t)T;
+  if (nwin > UINT32_MAX) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "gpt2 train: %zu training windows (at most 2^32)", nwin);
+  if (d.val) nvw = (d.nval - 1) / (size_t)T;
+  (void)nvw;
+  grads = (float *)mlsys_alloc(m->nparams, sizeof(float));
+  mo = (float *)mlsys_calloc(m->nparams, sizeof(float));
+  vo = (float *)mlsys_calloc(m->nparams, sizeof(float));
+  perm = (uint32_t *)mlsys_alloc(nwin, sizeof(uint32_t));
+  in = (int32_t *)mlsys_alloc((size_t)B * T, sizeof(int32_t));
+  tg = (int32_t *)mlsys_alloc((size_t)B * T, sizeof(int32_t));
+  if (!grads || !mo || !vo || !perm || !in || !tg) { s = mlsys_set_error(MLSYS_ERR_NOMEM, "gpt2 train: cannot allocate the optimizer state"); goto done; }
+  if (d.resume && d.ckpt) {
+    if (mlsys__relm_ckpt_read(m, d.ckpt, d.seed, B, T, mo, vo, &step, &found)) { s = mlsys_last_status(); goto done; }
+    if (found) rr.resumed_from = (int)step;
+  }
+  mlsys__relm_tensors(m, grads, G, tn);
+  mlsys__relm_tensors(m, m->params, P, NULL);
+  mlsys__relm_tensors(m, mo, M, NULL);
+  mlsys__relm_tensors(m, vo, Vv, NULL);
+  rr.steps_done = (int)step;
+  for (; step < d.steps; step++) {
+    mlsys_relm_gpt2_train_progress pg;
+    double ts = mlsys_now(), loss, nrm = 0, lr;
+    int stop;
+    for (k = 0; k < B; k++) {   /* window number step·B + k of the run's sequence */
+      const uint64_t g = (uint64_t)step * (uint64_t)B + (uint64_t)k;
+      const int64_t e = (int64_t)(g / nwin);
+      size_t w;
+      if (e != epoch) { mlsys__relm_perm(perm, nwin, d.seed, e); epoch = e; }
+      w = (size_t)perm[g % nwin];
+      memcpy(in + (size_t)k * T, d.train + w * T, (size_t)T * sizeof(int32_t));
+      memcpy(tg + (size_t)k * T, d.train + w * T + 1, (size_t)T * sizeof(int32_t));
+    }
+    if (mlsys_relm_gpt2_backward(m, in, tg, B, T, &loss, grads)) { s = mlsys_last_status(); goto done; }
+    for (i = 0; i < m->nparams; i++) nrm += (double)grads[i] * grads[i];
+    nrm = sqrt(nrm);
+    if (d.grad_clip > 0 && nrm > d.grad_clip) {
+      const float sc = (float)(d.grad_clip / nrm);
+      for (i = 0; i < m->nparams; i++) grads[i] *= sc;
+    }
+    lr = mlsys_relm_lr_cosine((int)step, d.steps, d.warmup, d.lr, d.lr_min_frac);
+    for (k = 0; k < 16; k++) {   /* decay the 2-D tensors only: wte, wpe, qkvw, attprojw, fcw, fcprojw */
+      const int two_d = k == 0 || k == 1 || k == 4 || k == 6 || k == 10 || k == 12;
+      mlsys_adamw_step(P[k], G[k], M[k], Vv[k], tn[k], step + 1, (float)lr, (float)d.beta1, (float)d.beta2, (float)d.eps,
+                       two_d ? (float)d.weight_decay : 0.0f);
+    }
+    ts = mlsys_now() - ts;
+    tsteps += ts;
+    pg.step = (int)step + 1; pg.steps = d.steps; pg.loss = loss; pg.val_loss = NAN; pg.lr = lr; pg.grad_norm = nrm;
+    pg.tokens_per_s = ts > 0 ? (double)B * T / ts : 0; pg.checkpointed = 0;
+    rr.last_loss = loss;
+    rr.steps_done = (int)step + 1;
+    if (d.val && ((d.val_every && (step + 1) % d.val_every == 0) || step + 1 == d.steps)) {
+      if (mlsys__relm_val_loss(m, d.val, d.nval, B, T, d.val_batches, in, tg, &pg.val_loss)) { s = mlsys_last_status(); goto done; }
+      rr.last_val_loss = pg.val_loss;
+    }
+    if (d.ckpt && ((d.ckpt_every && (step + 1) % d.ckpt_every == 0) || step + 1 == d.steps)) {
+      if (mlsys__relm_ckpt_write(m, d.ckpt, step + 1, (step + 1) * B, d.seed, B, T, mo, vo)) { s = mlsys_last_status(); goto done; }
+      pg.checkpointed = 1;
+    }
+    pg.seconds = mlsys_now() - t0;
+    stop = d.progress ? d.progress(d.ud, &pg) : 0;
+    if (stop) break;
+  }
+  rr.tokens_per_s = tsteps > 0 ? (double)(rr.steps_done - (rr.resumed_from > 0 ? rr.resumed_from : 0)) * B * T / tsteps : 0;
+done:
+  if (res) *res = rr;
+  mlsys_free(grads); mlsys_free(mo); mlsys_free(vo); mlsys_free(perm); mlsys_free(in); mlsys_free(tg);
+  return s;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_gpt2_eval(mlsys_relm_gpt2 *m, const int32_t *toks, size_t n, double *sum_nats, size_t *predicted) {
+  const int W = m ? m->cfg.max_seq_len : 0, V = m ? m->cfg.vocab_size : 0;
+  float *logits;
+  size_t s0, cnt = 0;
+  double sum = 0;
+  if (!m || !toks || !sum_nats || !predicted) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2 eval: needs a model, tokens and outputs");
+  if (n < 2) return mlsys_set_error(MLSYS_ERR_ARG, "gpt2 eval: %zu tokens; need at least 2", n);
+  logits = (float *)mlsys_alloc((size_t)W * V, sizeof(float));
+  if (!logits) return mlsys_set_error(MLSYS_ERR_NOMEM, "gpt2 eval: cannot allocate %d × %d logits", W, V);
+  for (s0 = 0; s0 + 1 < n; s0 += (size_t)W) {
+    const int len = n - s0 < (size_t)W ? (int)(n - s0) : W;
+    int t;
+    if (mlsys_relm_gpt2_forward(m, toks + s0, len, logits)) { mlsys_free(logits); return mlsys_last_status(); }
+    for (t = 0; t + 1 < len; t++) {
+      const float *l = logits + (size_t)t * V;
+      float mx = -INFINITY;
+      double z = 0;
+      int v;
+      for (v = 0; v < V; v++) if (l[v] > mx) mx = l[v];
+      for (v = 0; v < V; v++) z += exp((double)(l[v] - mx));
+      sum += (double)mx + log(z) - (double)l[toks[s0 + (size_t)t + 1]];
+      cnt++;
+    }
+  }
+  mlsys_free(logits);
+  *sum_nats = sum;
+  *predicted = cnt;
+  return MLSYS_OK;
 }
 
 

