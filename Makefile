@@ -51,9 +51,12 @@ $(BUILD)/test_%: tests/test_%.c $(wildcard tests/*.h) $(HEADERS) $(wildcard exam
 $(BUILD)/bench_%: bench/bench_%.c $(HEADERS) $(wildcard bench/*.h) tests/dtr_logs.h | $(BUILD)
 	$(CC) $(CSTD) $(WARN) $(OPT) -g $(CPPFLAGS) -I. $< -o $@ $(LDLIBS)
 
-# tools that produce committed inputs (tools/README.md)
-$(BUILD)/maple_train $(BUILD)/index_keys: $(BUILD)/%: tools/%.c $(HEADERS) | $(BUILD)
+# tools that produce committed inputs, and gpt2_dump (the C side of tools/check_gpt2_torch.py) (tools/README.md)
+$(BUILD)/maple_train $(BUILD)/index_keys $(BUILD)/gpt2_dump: $(BUILD)/%: tools/%.c $(HEADERS) | $(BUILD)
 	$(CC) $(CSTD) $(WARN) $(OPT) -g $(CPPFLAGS) -I. $< -o $@ $(LDLIBS)
+
+# the PyTorch cross-check of the C GPT-2 runs tools/gpt2_dump.c's code, compiled into the test
+$(BUILD)/test_relm_torch_check: tools/gpt2_dump.c
 
 $(BUILD)/examples/%: examples/%.c $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
 	@mkdir -p $(BUILD)/examples
@@ -86,7 +89,7 @@ demo: deps
 	@MLSYS_BIN=$(BUILD)/mlsys bash scripts/demo.sh
 
 bench: deps
-	@$(MAKE) --no-print-directory $(BENCHES) $(BUILD)/mlsys
+	@$(MAKE) --no-print-directory $(BENCHES) $(BUILD)/mlsys $(BUILD)/gpt2_dump $(BUILD)/test_relm_torch_check
 	@bash bench/peers/tiktoken-install.sh || echo "bench: tiktoken not installed; bench_relm skips that peer"
 	@for b in $(BENCHES); do echo "== $$b"; ./$$b || exit 1; done
 	@echo "== peers: microsoft/ALEX (bench/peers/alex; RESULTS §12.1)"
@@ -94,6 +97,9 @@ bench: deps
 	  python3 bench/peers/alex/table.py $(BUILD)/alex-grid.jsonl; else echo "bench: ALEX not built (no ALEX_DIR and no network); skipped"; fi
 	@echo "== peers: PyTorch DataLoader (bench/peers/torch_loader.py; RESULTS §12.2)"
 	@if bash bench/peers/torch-install.sh; then /usr/bin/python3 bench/peers/torch_loader.py; else echo "bench: torch not installed; skipped"; fi
+	@echo "== ReLM GPT-2 vs PyTorch (tests/test_relm_torch_check, bench/relm_torch_check.sh; RESULTS §8.5)"
+	@if /usr/bin/python3 -c "import torch" 2>/dev/null; then MLSYS_BIN=$(BUILD)/mlsys ./$(BUILD)/test_relm_torch_check && bash bench/relm_torch_check.sh $(BUILD) || exit 1; \
+	  else echo "bench: torch not installed; GPT-2 cross-check skipped"; fi
 
 # ---- CUDA (docs/gpu.md) ----------------------------------------------------------------------------------------
 # Every CUDA program (tests/cuda/*.cu, bench/cuda/*.cu) is compiled here with nvcc for sm_90 (no GPU needed) into
