@@ -280,11 +280,12 @@ int main(int argc, char **argv) {
   bench_loadavg(load, sizeof load);
   printf("## MONeT vs MONeT-NoOp vs Checkmate (%s; %s; load %s; %d CPUs)\n\n", model, date, load, mlsys_ncpus());
   printf("Time limit %.0f s per solve, relative gap %.0f %%, CBC %s. Costs are the graphs' FLOP proxies; the\n"
-         "conv/linear algorithm catalogue is the documented proxy (im2col+GEMM 0.7× cost, 9× input workspace), not\n"
-         "profiled: these are not the thesis's P100 times. Peaks are the simulators' (Checkmate's; MONeT's eager Alg. 4),\n"
-         "fixed memory (params, grads, inputs) included. Budgets are fractions of Checkmate's checkpoint-all peak.\n"
-         "MONeT's ILP is given MONeT-NoOp's schedule at the same budget as its MIP start (NoOp's feasible set is\n"
-         "contained in MONeT's); cold, it found no incumbent on vgg16@176 in 10 s at 0.8 and 0.6.\n",
+         "conv/linear forward and backward algorithms are the documented proxy (0.7× cost, 9× input workspace) unless\n"
+         "the graph carries calibrated impls: these are not the thesis's P100 times. Peaks are the simulators'\n"
+         "(Checkmate's; MONeT's eager Alg. 4), fixed memory (params, grads, inputs) included. Budgets are fractions of\n"
+         "Checkmate's checkpoint-all peak. MONeT's ILP is given MONeT-NoOp's schedule at the same budget as its\n"
+         "cutoff (NoOp's feasible set is contained in MONeT's); without one, each solve starts from the built-in\n"
+         "store-all / Chen schedules that fit its rows. The solver's time limit cannot stop CBC's root LP.\n",
          c.limit, 100 * c.gap, mlsys_milp_has_backend(MLSYS_SOLVER_CBC) ? "compiled in" : "absent (lp_solve)");
   fflush(stdout);
   if (ngraph) {
