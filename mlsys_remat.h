@@ -5958,6 +5958,12 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_graph_build(const mlsys_remat_graph *g,
       if (intid[v] >= 0) {
         int q = intid[v];
         uint64_t numel = g->dag.size[v] / 4;
+        /* with the exporter's shapes, the op's own element count: a MaxPool2d node's bytes also hold PyTorch's
+           int64 indices (3× the float output), which the 8-bit argmax replaces */
+        if (g->info && g->info[v].ndim > 0) {
+          numel = 1;
+          for (int d = 0; d < g->info[v].ndim; d++) numel *= (uint64_t)g->info[v].shape[d];
+        }
         mlsys_remat_monet_impl *iq = &sg.impl[(size_t)q * MLSYS_REMAT_MONET_MAX_IMPLS];
         sg.src[q] = -1; sg.parent[q] = s; sg.inplace_of[q] = -1;
         sg.int_kind[q] = mlsys__mn_op(g, v, "ReLU") ? 'm' : 'a';

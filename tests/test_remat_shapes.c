@@ -281,6 +281,39 @@ TEST(smallcnn_export_shapes) {
   mlsys_remat_graph_free(&g);
 }
 
+/* MONeT's IntNodes take their size from the shapes: a 1-bit mask per ReLU element and one byte per MaxPool2d output
+   element, where the pool node's bytes also hold PyTorch's int64 indices (so bytes/4 would be 3× the argmax). */
+TEST(monet_intnode_sizes_from_shapes) {
+  mlsys_remat_graph g;
+  mlsys_remat_monet_catalogue cat;
+  mlsys_remat_monet_graph sg;
+  int q, nm = 0, na = 0;
+  REQUIRE_OK(mlsys_remat_graph_load("tests/data/graphs/vgg16_b2.json", &g));
+  REQUIRE(g.info != NULL);
+  memset(&cat, 0, sizeof cat);
+  cat.mode = MLSYS_REMAT_MONET_ALL;
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &cat, &sg));
+  for (q = 0; q < sg.V; q++) {
+    int p, k;
+    uint64_t numel = 1;
+    if (!sg.int_kind[q]) continue;
+    p = sg.src[sg.parent[q]];
+    for (k = 0; k < g.info[p].ndim; k++) numel *= (uint64_t)g.info[p].shape[k];
+    if (sg.int_kind[q] == 'm') { nm++; CHECK_MSG(sg.mem[q] == (numel + 7) / 8, "mask of node %d", p); }
+    else {
+      na++;
+      CHECK_MSG(g.dag.size[p] == 12 * numel, "pool node %d: bytes %llu, 12·numel %llu", p,
+                (unsigned long long)g.dag.size[p], (unsigned long long)(12 * numel));
+      CHECK_MSG(sg.mem[q] == numel, "argmax of node %d: %llu bytes, numel %llu", p, (unsigned long long)sg.mem[q],
+                (unsigned long long)numel);
+    }
+  }
+  CHECK_EQ_INT(na, 5);   /* VGG-16's five max-pools */
+  CHECK(nm >= 12);
+  mlsys_remat_monet_graph_free(&sg);
+  mlsys_remat_graph_free(&g);
+}
+
 /* MONeT: an F node's impls replace the catalogue's conv/linear algorithms (CONV mode); NoOp keeps one default. */
 TEST(monet_uses_graph_impls) {
   mlsys_remat_graph g;
