@@ -744,6 +744,8 @@ typedef struct {
                                with a quarter of the time left and start from its schedule; -1 → don't */
   long max_nodes;           /* branch-and-bound node limit (0 → none): a machine-independent stop (the root node
                                always runs) */
+  mlsys_remat_model_size *size_only;   /* set: build the ILP, fill this with its size (as mlsys_remat_milp_size
+                                          does for Checkmate's), solve nothing and return MLSYS_OK with out empty */
 } mlsys_remat_monet_opts;
 
 /* The staged 0-1 ILP of A3.4 for the total budget (bytes, fixed memory included). A stage with a split path gets
@@ -6732,6 +6734,17 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
   nrows = mlsys_milp_num_rows(q.m);
   out->nvars = nvars; out->nrows = nrows;
   if (op.dump_model && (st = mlsys_milp_write(q.m, op.dump_model)) != MLSYS_OK) goto done;
+  if (op.size_only) {   /* Tab. 4.5's figures without a solve */
+    const mlsys_milp *m = q.m;
+    memset(op.size_only, 0, sizeof *op.size_only);
+    for (int j = 0; j < m->nvars; j++) {
+      if (m->kind[j] == MLSYS_VAR_CONTINUOUS) op.size_only->continuous++; else op.size_only->binaries++;
+    }
+    op.size_only->rows = nrows;
+    op.size_only->nonzeros = mlsys_milp_num_nonzeros(q.m);
+    st = MLSYS_OK;
+    goto done;
+  }
   memset(&mo, 0, sizeof mo);
   mo.max_nodes = op.max_nodes;
   mo.mip_gap_rel = op.mip_gap_rel;

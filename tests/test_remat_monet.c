@@ -353,7 +353,11 @@ TEST(smallcnn_unbounded_and_infeasible) {
   CHECK_EQ_INT(sg.T, 11);
   for (int v = 0; v < sg.V; v++) {
     double m = INFINITY;
-    if (sg.parent[v] >= 0) { ints++; CHECK(sg.mem[v] == (sg.int_kind[v] == 'm' ? sg.mem[sg.parent[v]] / 32 : sg.mem[sg.parent[v]] / 4)); continue; }
+    if (sg.parent[v] >= 0) {   /* the pool node's bytes hold its float output and PyTorch's int64 indices: 12/element */
+      ints++;
+      CHECK(sg.mem[v] == (sg.int_kind[v] == 'm' ? sg.mem[sg.parent[v]] / 32 : sg.mem[sg.parent[v]] / 12));
+      continue;
+    }
     convs += sg.impl_off[v + 1] - sg.impl_off[v] == 2;
     for (int l = sg.impl_off[v]; l < sg.impl_off[v + 1]; l++) if (sg.impl[l].cost < m) m = sg.impl[l].cost;
     want += m;
@@ -484,6 +488,52 @@ static void check_baseline_plan(const mlsys_remat_graph *g, const mlsys_remat_mo
   CHECK_NEAR(cost, s->cost, 1e-9 * s->cost);
   mlsys_remat_monet_plan_free(&p);
 }
+/* Tab. 4.5's shape on the exported graphs (sizes do not depend on the batch): MONeT-NoOp's ILP is smaller than
+   Checkmate's MILP in columns and rows, and MONeT's adds the catalogue's columns and rows to NoOp's. The thesis's
+   figures (after Gurobi's presolve) are printed beside ours. */
+TEST(ilp_sizes_tab_4_5_shape) {
+  static const struct { const char *graph; long cm_cons, cm_vars, noop_cons, noop_vars, mn_cons, mn_vars; } tab[] = {
+      {"googlenet_b2", 719327, 519252, 221630, 104673, 781747, 362640},
+      {"resnet50_b2", 473592, 344659, 344652, 167238, 487842, 229431},
+      {"mobilenet_v2_b2", 337316, 247033, 153828, 74579, 241478, 115047},
+      {"unet_b2", 65715, 48744, 32273, 15982, 73624, 36548},
+      {"vgg16_b2", 25334, 18968, 12772, 6306, 21918, 11234}};
+  printf("\n  %-16s %22s %22s %22s   thesis (cons / vars): Checkmate, NoOp, MONeT\n", "graph",
+         "Checkmate cols/rows", "NoOp cols/rows", "MONeT cols/rows");
+  for (size_t gi = 0; gi < sizeof tab / sizeof tab[0]; gi++) {
+    char path[128];
+    mlsys_remat_graph g;
+    mlsys_remat_model_size cm, sz[2];
+    snprintf(path, sizeof path, "tests/data/graphs/%s.json", tab[gi].graph);
+    REQUIRE_OK(mlsys_remat_graph_load(path, &g));
+    REQUIRE_OK(mlsys_remat_milp_size(&g, 0, &cm));
+    for (int k = 0; k < 2; k++) {
+      mlsys_remat_monet_catalogue c;
+      mlsys_remat_monet_graph sg;
+      mlsys_remat_monet_opts o;
+      mlsys_remat_monet_schedule s;
+      memset(&c, 0, sizeof c);
+      c.mode = k ? MLSYS_REMAT_MONET_ALL : 0;
+      REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+      memset(&o, 0, sizeof o);
+      o.size_only = &sz[k];
+      REQUIRE_OK(mlsys_remat_monet_solve(&sg, UINT64_MAX / 4, &o, &s));
+      CHECK(s.R == NULL);   /* nothing solved */
+      mlsys_remat_monet_graph_free(&sg);
+    }
+    printf("  %-16s %10ld / %-10ld %10ld / %-10ld %10ld / %-10ld   %ld / %ld, %ld / %ld, %ld / %ld\n", tab[gi].graph,
+           cm.binaries + cm.continuous, cm.rows, sz[0].binaries + sz[0].continuous, sz[0].rows,
+           sz[1].binaries + sz[1].continuous, sz[1].rows, tab[gi].cm_cons, tab[gi].cm_vars, tab[gi].noop_cons,
+           tab[gi].noop_vars, tab[gi].mn_cons, tab[gi].mn_vars);
+    CHECK_MSG(sz[0].binaries + sz[0].continuous < cm.binaries + cm.continuous && sz[0].rows < cm.rows,
+              "%s: NoOp's ILP is not smaller than Checkmate's", tab[gi].graph);
+    CHECK_MSG(sz[0].binaries < sz[1].binaries && sz[0].rows < sz[1].rows, "%s: MONeT's ILP is not larger than NoOp's",
+              tab[gi].graph);
+    CHECK(sz[0].nonzeros > 0 && sz[1].nonzeros > sz[0].nonzeros);
+    mlsys_remat_graph_free(&g);
+  }
+}
+
 TEST(baselines_store_all_chen) {
   int compared = 0;
   for (size_t gi = 0; gi < sizeof real_graphs / sizeof real_graphs[0]; gi++) {
