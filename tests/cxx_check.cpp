@@ -9,6 +9,7 @@
 #include "mlsys_index.h"
 #include "mlsys_offload.h"
 #include "mlsys_cloud.h"
+#include "mlsys_contracode.h"
 
 int main() {
   mlsys_remat_graph g;
