@@ -373,6 +373,10 @@ typedef struct {
   long max_nodes;                /* branch-and-bound nodes; 0 → no limit. Unlike the time limit it does not depend on
                                     the machine (tests use it). CBC: its node limit (the root node, heuristics and
                                     cuts included, always runs); lp_solve: polled in the abort hook. */
+  int hard_time_limit;           /* CBC (POSIX): 1 → solve in a forked child process that is killed 0.5 s after the
+                                    time limit (or when should_stop says so), for CBC's phases that ignore its own
+                                    limit (root LP, feasibility pump). The child's result comes back through a pipe;
+                                    a killed child counts as a time-out without a solution. */
   int threads;                   /* CBC threads; 0 → 1 (deterministic) */
   int verbose;                   /* 1 → solver log on stdout */
   /* Called on every improved solution (objective incl. constant, seconds since start); nonzero → stop.
@@ -2465,6 +2469,9 @@ MLSYS_DEF mlsys_status mlsys_jw_finish(mlsys_json_writer *w) {
 #include <coin/Cbc_C_Interface.h>
 #include <coin/Clp_C_Interface.h>
 #define MLSYS__COIN_INF DBL_MAX   /* COIN-OR's infinity (COIN_DBL_MAX) */
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
 #endif
 
 struct mlsys_milp {
@@ -3283,6 +3290,136 @@ static mlsys_status mlsys__milp_backend_solve(const mlsys_milp *m, const mlsys_m
                          mlsys_milp_backend_name(o->backend));
 }
 
+#ifdef MLSYS_MILP_CBC
+/* o->hard_time_limit: CBC runs in a forked child that is killed at the deadline. CBC 2.10 checks its time limit
+   only between phases: its root LP (Clp's barrier/dual on a model of a million nonzeros) and its feasibility pump
+   ran 137 s and 243 s on a 30 s limit (MONeT's resnet50 and googlenet ILPs). The child sends back the result (status
+   words, the error detail, x) through a pipe; a child that is killed or dies yields NO_SOLUTION (the caller's
+   incumbent then stands in, as after any time-out). should_stop is polled by the parent (every 50 ms), on_improve
+   is not called (CBC's C interface has no solution events anyway). */
+typedef struct {
+  int st, status, has_x, stopped, stop_cuts, solver_code, nvars;
+  long nodes;
+  double objective, bound;
+  char err[1024];   /* the thread's error detail holds at most 1024 bytes */
+} mlsys__milp_wire;
+
+static int mlsys__write_all(int fd, const void *p, size_t n) {
+  const char *c = (const char *)p;
+  while (n > 0) {
+    ssize_t w = write(fd, c, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    c += w; n -= (size_t)w;
+  }
+  return 0;
+}
+
+static mlsys_status mlsys__milp_solve_forked(const mlsys_milp *m, const mlsys_milp_opts *o, mlsys__milp_run *run,
+                                             const double *inc, double cut, int have_cut, mlsys_milp_result *r,
+                                             int *has_x) {
+  int fd[2];
+  pid_t pid;
+  mlsys__milp_wire w;
+  size_t want = sizeof w, got = 0;
+  char *buf = (char *)&w;
+  int killed = 0, status = 0, eof = 0;
+  *has_x = 0;
+  fflush(NULL);   /* the child must not write the parent's buffered output a second time */
+  if (pipe(fd) != 0) return mlsys__milp_backend_solve(m, o, run, inc, cut, have_cut, r, has_x);
+  if ((pid = fork()) < 0) {
+    close(fd[0]); close(fd[1]);
+    return mlsys__milp_backend_solve(m, o, run, inc, cut, have_cut, r, has_x);
+  }
+  if (pid == 0) {   /* the child: solve, send, _exit (no atexit handlers, no flushing of the parent's buffers) */
+    mlsys_milp_opts co = *o;
+    mlsys__milp_run crun = *run;
+    int cx = 0;
+    mlsys_status cst;
+    close(fd[0]);
+    /* another thread of the parent may have held it at the fork; the child has only this thread */
+    pthread_mutex_init(&mlsys__cbc_mu, NULL);
+    co.hard_time_limit = 0; co.should_stop = NULL; co.on_improve = NULL;
+    crun.o = &co;
+    cst = mlsys__milp_backend_solve(m, &co, &crun, inc, cut, have_cut, r, &cx);
+    memset(&w, 0, sizeof w);
+    w.st = (int)cst; w.status = (int)r->status; w.has_x = cx && r->x; w.stopped = crun.stopped;
+    w.stop_cuts = crun.stop_cuts; w.solver_code = r->solver_code; w.nvars = m->nvars; w.nodes = r->nodes;
+    w.objective = r->objective; w.bound = r->bound;
+    if (cst != MLSYS_OK) {
+      const char *e = mlsys_last_error();
+      size_t el = strlen(e);
+      if (el >= sizeof w.err) el = sizeof w.err - 1;
+      memcpy(w.err, e, el);
+    }
+    if (mlsys__write_all(fd[1], &w, sizeof w) == 0 && w.has_x)
+      mlsys__write_all(fd[1], r->x, sizeof(double) * (size_t)m->nvars);
+    close(fd[1]);
+    _exit(0);
+  }
+  close(fd[1]);
+  for (;;) {
+    struct pollfd pf;
+    int pr;
+    if (!killed) {
+      double now = mlsys_now();
+      /* CBC's own limit normally ends it; the kill is for the phases that do not look at the clock */
+      if (run->deadline > 0 && now >= run->deadline + 0.5) { run->stopped = 1; killed = 1; }
+      else if (o->should_stop && o->should_stop(o->ud)) { run->stopped = 2; killed = 1; }
+      if (killed) kill(pid, SIGKILL);
+    }
+    if (eof) break;
+    pf.fd = fd[0]; pf.events = POLLIN; pf.revents = 0;
+    pr = poll(&pf, 1, 50);
+    if (pr < 0 && errno != EINTR) break;
+    if (pr > 0) {
+      ssize_t k = read(fd[0], buf + got, want - got);
+      if (k < 0 && errno == EINTR) continue;
+      if (k <= 0) { eof = 1; continue; }
+      got += (size_t)k;
+      if (got == want) {
+        if (buf == (char *)&w && w.has_x && w.nvars == m->nvars && !r->x) {
+          if (!(r->x = (double *)mlsys_alloc((size_t)(m->nvars ? m->nvars : 1), sizeof(double)))) { kill(pid, SIGKILL); killed = 1; break; }
+          buf = (char *)r->x; want = sizeof(double) * (size_t)m->nvars; got = 0;
+          if (want == 0) { eof = 1; }
+        } else eof = 1;
+      }
+    }
+  }
+  close(fd[0]);
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  if (killed || (buf == (char *)&w ? got < sizeof w || w.has_x : got < want)) {
+    mlsys_free(r->x); r->x = NULL;
+    if (killed) { r->status = MLSYS_MILP_NO_SOLUTION; return MLSYS_OK; }
+    r->status = MLSYS_MILP_ERROR;
+    if (WIFSIGNALED(status))
+      return mlsys_set_error(MLSYS_ERR_SOLVER, "milp: the CBC child process died (signal %d)", WTERMSIG(status));
+    return mlsys_set_error(MLSYS_ERR_SOLVER, "milp: the CBC child process sent an incomplete result");
+  }
+  r->status = (mlsys_milp_status)w.status; r->solver_code = w.solver_code; r->nodes = w.nodes;
+  r->objective = w.objective; r->bound = w.bound;
+  if (w.stopped && !run->stopped) run->stopped = w.stopped;
+  run->stop_cuts = w.stop_cuts;
+  *has_x = w.has_x && r->x;
+  if (w.st != MLSYS_OK) {
+    mlsys_free(r->x); r->x = NULL; *has_x = 0;
+    return mlsys_set_error((mlsys_status)w.st, "%s", w.err);
+  }
+  return MLSYS_OK;
+}
+#endif
+
+/* The backend, in this process or (hard_time_limit, CBC, a limit or a stop callback) in a child. */
+static mlsys_status mlsys__milp_backend_run(const mlsys_milp *m, const mlsys_milp_opts *o, mlsys__milp_run *run,
+                                            const double *inc, double cut, int have_cut, mlsys_milp_result *r,
+                                            int *has_x) {
+#ifdef MLSYS_MILP_CBC
+  if (o->hard_time_limit && o->backend == MLSYS_SOLVER_CBC && (run->deadline > 0 || o->should_stop))
+    return mlsys__milp_solve_forked(m, o, run, inc, cut, have_cut, r, has_x);
+#endif
+  return mlsys__milp_backend_solve(m, o, run, inc, cut, have_cut, r, has_x);
+}
+
 #define MLSYS__MILP_FEAS_SECONDS 5.0    /* for a feasibility check when the caller set no time limit */
 
 /* Has the model any solution at all? The same backend solves a copy with a zero objective (which cannot be
@@ -3315,7 +3452,7 @@ static int mlsys__milp_feasible(const mlsys_milp *m, const mlsys_milp_opts *o, m
   zrun.deadline = t0 + left;
   zrun.stopped = zrun.improved = zrun.stop_cuts = 0;
   mlsys__milp_result_init(&zr, &z, zo.backend);
-  if (mlsys__milp_backend_solve(&z, &zo, &zrun, NULL, 0, 0, &zr, &has_x) == MLSYS_OK) {
+  if (mlsys__milp_backend_run(&z, &zo, &zrun, NULL, 0, 0, &zr, &has_x) == MLSYS_OK) {
     /* checked: CBC has returned "optimal" garbage for such a model (x - y = 0.5 over free integers) */
     if (has_x && mlsys_milp_max_violation(m, zr.x, !o->relax) <= 1e-6) res = 1;
     else if (!has_x && zr.status == MLSYS_MILP_INFEASIBLE) res = 0;
@@ -3403,7 +3540,7 @@ MLSYS_DEF mlsys_status mlsys_milp_solve(const mlsys_milp *m, const mlsys_milp_op
 
   r->bound = -INFINITY;   /* internal sense from here on: unknown */
   if (ray >= 0) r->status = MLSYS_MILP_UNBOUNDED;   /* checked below */
-  else st = mlsys__milp_backend_solve(m, &o, &run, have_inc ? o.incumbent : NULL, cut, have_cut, r, &has_x);
+  else st = mlsys__milp_backend_run(m, &o, &run, have_inc ? o.incumbent : NULL, cut, have_cut, r, &has_x);
   r->seconds = mlsys_now() - run.t0;
   if (st != MLSYS_OK) {
     mlsys_free(r->x);

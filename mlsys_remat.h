@@ -746,6 +746,11 @@ typedef struct {
                                always runs) */
   mlsys_remat_model_size *size_only;   /* set: build the ILP, fill this with its size (as mlsys_remat_milp_size
                                           does for Checkmate's), solve nothing and return MLSYS_OK with out empty */
+  int no_recompute;         /* the reference code's --ablation (A3.4 constraint 12): no checkpointing at all,
+                               R[t ≥ 1] = 0, and every in-place-capable ReLU runs in place whenever it runs
+                               (IP = R); only the operator choices remain. The NoOp pre-solve is skipped (its
+                               restriction forbids in place), and the built-in starts count only where they
+                               satisfy the rows (store-all does when the graph has no in-place candidate). */
 } mlsys_remat_monet_opts;
 
 /* The staged 0-1 ILP of A3.4 for the total budget (bytes, fixed memory included). A stage with a split path gets
@@ -3766,6 +3771,7 @@ static mlsys_status mlsys__remat_solve_milp(const mlsys_remat_graph *g, uint64_t
   mo.backend = mlsys__remat_milp_backend(g, o);
   mo.time_limit = mlsys__remat_time_left(o, t0);
   mo.lpsolve_bb_rule = 8192;   /* NODE_FIRSTSELECT | NODE_AUTOORDER, floor branch first: measured in docs/remat.md */
+  mo.hard_time_limit = 1;      /* CBC: killed at the limit even in its root LP (mlsys_milp_opts) */
   mo.mip_gap_rel = o->mip_gap_rel;
   mo.mip_gap_abs = o->mip_gap_abs / cm.cscale;
   mo.on_improve = mlsys__remat_on_improve;
@@ -4663,6 +4669,7 @@ static mlsys_status mlsys__remat_max_batch_linear(const mlsys_remat_graph *g, ui
                                                                                        : MLSYS_SOLVER_LPSOLVE;
   mo.time_limit = o && o->time_limit > 0 ? o->time_limit : 3600;
   mo.lpsolve_bb_rule = 8192;
+  mo.hard_time_limit = 1;
   if (mlsys__cm_point(&cm, h.R, h.S, x)) mo.incumbent = x;
   if ((st = mlsys_milp_solve(cm.m, &mo, &r)) != MLSYS_OK) goto done;
   if ((st = mlsys_remat_schedule_alloc(n, &best)) != MLSYS_OK) { mlsys_milp_result_free(&r); goto done; }
@@ -6461,6 +6468,7 @@ static mlsys_status mlsys__mn_noop_start(mlsys__mn_ilp *q, const mlsys_milp_opts
   for (int j = 0; j < n; j++) if (off[j]) mlsys_milp_set_bounds(q->m, j, 0, 0);
   no.incumbent = *x0;
   no.incumbent_no_start = 1;
+  no.hard_time_limit = 1;
   if (mlsys_milp_solve(q->m, &no, &r) == MLSYS_OK && r.x && !r.from_incumbent) {
     if (!*x0 && !(*x0 = (double *)mlsys_alloc((size_t)n, sizeof(double)))) st = MLSYS_ERR_NOMEM;
     else memcpy(*x0, r.x, (size_t)n * sizeof(double));
@@ -6619,6 +6627,10 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
         MN_ROW(MLSYS_ROW_GE, 0, "c1_Pge_%d_%d", t, v);
         mlsys__mn_t(&q, Pu, 1); mlsys__mn_t(&q, IP, 2); MN_ROW(MLSYS_ROW_LE, 2, "c1_Ple_%d_%d", t, v);
         mlsys__mn_t(&q, q.S[(t + 1) * V + u], 1); mlsys__mn_t(&q, IP, 2); MN_ROW(MLSYS_ROW_LE, 2, "c1_S_%d_%d", t, v);
+      }
+      if (op.no_recompute) {   /* constraint 12 (the ablation) */
+        if (t > 0) { mlsys__mn_t(&q, R, 1); MN_ROW(MLSYS_ROW_EQ, 0, "c12_R_%d_%d", t, v); }
+        if (IP >= 0) { mlsys__mn_t(&q, IP, 1); mlsys__mn_t(&q, R, -1); MN_ROW(MLSYS_ROW_EQ, 0, "c12_IP_%d_%d", t, v); }
       }
       if (nimpl > 1) {   /* A3.8.2: Σ_l F[t,v,l] = R[t,v] */
         for (int l = 0; l < nimpl; l++) mlsys__mn_t(&q, q.F[((size_t)t * V + v) * MLSYS_REMAT_MONET_MAX_IMPLS + l], 1);
@@ -6779,7 +6791,7 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
   } else if ((st = mlsys__mn_builtin_start(&q, &x0)) != MLSYS_OK) goto done;
   else mo.incumbent = x0;   /* NULL when neither baseline fits */
   deadline = t0 + (op.time_limit > 0 ? op.time_limit : 3600);
-  if (!op.warm_start && sg->mode != 0 && op.noop_start >= 0) {
+  if (!op.warm_start && sg->mode != 0 && op.noop_start >= 0 && !op.no_recompute) {
     mlsys_milp_opts no = mo;
     no.time_limit = fmax(0.25 * (deadline - mlsys_now()), 1e-3);
     if ((st = mlsys__mn_noop_start(&q, &no, &x0)) != MLSYS_OK) goto done;
@@ -6788,6 +6800,7 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_solve(const mlsys_remat_monet_graph *sg
   /* what is left of the caller's limit (CBC's own limit is then a backstop; see mlsys_milp_solve) */
   mo.time_limit = fmax(deadline - mlsys_now(), 1e-3);
   mo.incumbent_no_start = 1;   /* CBC's MIP-start processing overruns the limit (see mlsys_milp_opts) */
+  mo.hard_time_limit = 1;      /* and its root LP and feasibility pump ignore it: a child killed at the limit */
   st = mlsys_milp_solve(q.m, &mo, &r);
   if (st == MLSYS_ERR_INFEASIBLE) {
     mlsys_set_error(st, "monet: no schedule fits %llu bytes under the ILP's memory rows (fixed memory %llu bytes)",

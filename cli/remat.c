@@ -13,6 +13,7 @@ static const char *remat_help =
     "  solve       --graph FILE --budget SIZE [--method M] [--time-limit S] [--solver lpsolve|cbc] [--gap REL]\n"
     "              [--json] [--plan] [--dump-model FILE.lp|.mps] [--progress]\n"
     "              [--coarsen auto|on|off] [--monet-mode conv,outact,intermediate,inplace,split|all|none]\n"
+    "              [--no-recompute]\n"
     "              Find a schedule whose peak memory (activations + fixed) fits SIZE.\n"
     "  info        --graph FILE [--json]        sizes, checkpoint-all peak, lower bound, MILP size\n"
     "  min-budget  --graph FILE [--time-limit S] [--json]   the smallest budget any schedule fits in\n"
@@ -34,6 +35,8 @@ static const char *remat_help =
     "Fig. 4.5: a comma list of conv, outact, intermediate, inplace, split (param-grad/input-grad conv backward,\n"
     "not in all), or all, or none (NoOp). A mode without conv is solved without it, then post-optimised greedily\n"
     "to the fastest conv/linear algorithms that still fit (mlsys_remat_monet_post_fastest_conv).\n"
+    "--no-recompute (monet, monet-noop) is the reference code's --ablation: no checkpointing at all, every\n"
+    "in-place-capable ReLU in place; only the operator choices remain (\"no_recompute\": true in the JSON).\n"
     "--time-limit bounds each method (default 60 s). --solver picks the MILP/LP backend: by default\n"
     "MILPs of up to 40 nodes run on lp_solve, larger ones on CBC, and LP relaxations on Clp (when compiled in).\n"
     "--coarsen: the LP of a graph of 120+ nodes runs on its fused form (conv-bn-relu) by default (auto)\n"
@@ -57,7 +60,7 @@ static const char *remat_help =
 
 typedef struct {
   const char *graph, *budget, *method, *time_limit, *json, *plan, *solver, *gap, *dump, *progress, *to, *out;
-  const char *help, *coarsen, *monet_mode;
+  const char *help, *coarsen, *monet_mode, *no_recompute;
 } remat_args;
 
 static int remat_load(const char *path, mlsys_remat_graph *g) {
@@ -246,6 +249,7 @@ static int remat_monet(remat_args *a, const mlsys_remat_graph *g, uint64_t budge
   o.mip_gap_rel = co->mip_gap_rel;
   o.backend = co->backend;
   o.dump_model = co->dump_model;
+  o.no_recompute = a->no_recompute != NULL;
   st = mlsys_remat_monet_solve(&sg, budget, &o, &s);
   if (st == MLSYS_OK && post && !(mode & MLSYS_REMAT_MONET_CONV)) {
     /* A4.4: a variant without the conv family is post-optimised to the fastest conv that fits; adding CONV only
@@ -280,6 +284,7 @@ static int remat_monet(remat_args *a, const mlsys_remat_graph *g, uint64_t budge
     mlsys_jw_str(&w, st == MLSYS_OK ? (s.optimal ? "optimal" : "feasible")
                      : st == MLSYS_ERR_INFEASIBLE ? "infeasible" : st == MLSYS_ERR_TIMEOUT ? "timeout" : "error");
     mlsys_jw_key(&w, "method"); mlsys_jw_str(&w, mode || post ? "monet" : "monet-noop");
+    mlsys_jw_key(&w, "no_recompute"); mlsys_jw_bool(&w, a->no_recompute != NULL);
     if (post) {
       mlsys_jw_key(&w, "monet_mode"); mlsys_jw_str(&w, mname);
       mlsys_jw_key(&w, "post_optimised"); mlsys_jw_i64(&w, nchange);
@@ -411,6 +416,7 @@ static int remat_solve(remat_args *a) {
     return cli_usage_error("remat solve", "unknown method '%s'", a->method);
   else o.method = a->method ? (mlsys_remat_method)mlsys_remat_method_parse(a->method) : MLSYS_REMAT_MILP;
   if (a->monet_mode && monet < 0) return cli_usage_error("remat solve", "--monet-mode goes with --method monet");
+  if (a->no_recompute && monet < 0) return cli_usage_error("remat solve", "--no-recompute goes with --method monet or monet-noop");
   o.time_limit = 60;
   if (a->time_limit && (cli_parse_double(a->time_limit, &o.time_limit) || !(o.time_limit > 0)))
     return cli_usage_error("remat solve", "--time-limit needs a positive number of seconds, got '%s'", a->time_limit);
@@ -635,6 +641,7 @@ int cmd_remat(int argc, char **argv) {
       {"--solver", 1, &a.solver},       {"--gap", 1, &a.gap},           {"--dump-model", 1, &a.dump},
       {"--progress", 0, &a.progress},   {"--to", 1, &a.to},             {"--out", 1, &a.out},
       {"--help", 0, &a.help},           {"--coarsen", 1, &a.coarsen},   {"--monet-mode", 1, &a.monet_mode},
+      {"--no-recompute", 0, &a.no_recompute},
   };
   memset(&a, 0, sizeof a);
   if (argc < 3 || !strcmp(argv[2], "--help") || !strcmp(argv[2], "-h") || !strcmp(argv[2], "help")) {

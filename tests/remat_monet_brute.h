@@ -47,6 +47,7 @@ static int build(const layer *L, int n, uint64_t fixed, mlsys_remat_graph *g) {
 typedef struct { int prev, r, ip, so, p; signed char F[BF_MAXV]; } bf_step;
 static bf_step bf_trace[16][1 << BF_MAXV];
 static int bf_best_state = -1;
+static int bf_no_recompute;   /* the ablation (constraint 12): no recomputation, in place wherever possible */
 static void bf_schedule(const mlsys_remat_monet_graph *sg, mlsys_remat_monet_schedule *s) {   /* the optimum found */
   int V = sg->V, st = bf_best_state;
   if (mlsys_remat_monet_schedule_alloc(sg->V, sg->T, s) != MLSYS_OK) return;
@@ -83,7 +84,9 @@ static double brute_force(const mlsys_remat_monet_graph *sg, uint64_t budget, in
           if (R[i] && sg->impl_off[i + 1] - sg->impl_off[i] > 1) multi[nmulti++] = i;
         }
         if (t == 0) { int ok = 1; for (int i = 0; i < V; i++) if (sg->parent[i] < 0 && !R[i]) ok = 0; if (!ok) continue; }
+        if (bf_no_recompute && t > 0 && r != 0) continue;
         for (int ip = ipcap;; ip = (ip - 1) & ipcap) {
+          if (bf_no_recompute && ip != ipcap) { if (ip == 0) break; continue; }
           int nfc = 1;
           for (int i = 0; i < V; i++) IP[i] = (ip >> i) & 1;
           for (int k = 0; k < nmulti; k++) nfc *= sg->impl_off[multi[k] + 1] - sg->impl_off[multi[k]];

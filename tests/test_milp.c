@@ -1465,4 +1465,84 @@ TEST(milp_concurrent_solves_in_two_threads) {
     for (i = 0; i < 6; i++) mlsys_milp_free(inst[t][i].m);
 }
 
+/* ---------------------------------------------------------------------------------------------------------------
+   hard_time_limit: CBC in a forked child. The same answers as in this process (random instances with brute-force
+   optima, an infeasible model, an error detail), and a stop request kills the child at once: the parent asks
+   should_stop before it reads anything, so the outcome does not depend on timing.
+   --------------------------------------------------------------------------------------------------------------- */
+TEST(milp_cbc_hard_time_limit_solves_in_a_child) {
+  mlsys_rng g;
+  int i, same = 0;
+  if (!mlsys_milp_has_backend(MLSYS_SOLVER_CBC)) { SKIP_DEP("CBC is not compiled in (scripts/install-deps.sh)"); return; }
+  mlsys_rng_seed(&g, 20261129);
+  for (i = 0; i < 24; i++) {
+    instance I;
+    mlsys_milp_opts o = {0}, h;
+    mlsys_milp_result r0, r1;
+    mlsys_status s0, s1;
+    memset(&I, 0, sizeof I);
+    if (i < 8) gen_knapsack(&g, &I, i, i % 2);
+    else if (i < 16) gen_assignment(&g, &I, i);
+    else gen_cover(&g, &I, i);
+    REQUIRE(I.m != NULL);
+    o.backend = MLSYS_SOLVER_CBC;
+    o.time_limit = NEVER_BINDS;
+    h = o;
+    h.hard_time_limit = 1;
+    s0 = solve_checked(I.m, &o, &r0, I.name);
+    s1 = solve_checked(I.m, &h, &r1, I.name);
+    CHECK_MSG(s0 == s1 && r0.status == r1.status, "%s: %d/%d vs %d/%d", I.name, s0, r0.status, s1, r1.status);
+    if (s0 == MLSYS_OK && s1 == MLSYS_OK) {
+      CHECK_MSG(r0.objective == r1.objective, "%s: %.17g in process, %.17g in the child", I.name, r0.objective, r1.objective);
+      if (I.has_brute) CHECK_NEAR(r1.objective, I.brute, 1e-6);
+      CHECK(r1.nodes == r0.nodes);
+      same++;
+    }
+    mlsys_milp_result_free(&r0);
+    mlsys_milp_result_free(&r1);
+    mlsys_milp_free(I.m);
+  }
+  CHECK(same == 24);
+  {   /* the child's INFEASIBLE and its error detail come back */
+    mlsys_milp_opts o = {0};
+    mlsys_milp *m = model_parity();
+    o.backend = MLSYS_SOLVER_CBC; o.time_limit = NEVER_BINDS; o.hard_time_limit = 1;
+    expect_status(m, &o, MLSYS_ERR_INFEASIBLE, MLSYS_MILP_INFEASIBLE, 0, "sum 2x_i = 7, in a child");
+    mlsys_milp_free(m);
+  }
+  {   /* a stop at the first poll: the child is killed; with an incumbent, the incumbent comes back FEASIBLE */
+    int k;
+    for (k = 0; k < 2; k++) {
+      mlsys_milp *m = market_split(7, 5, 40, 1, 0);
+      mlsys_milp_opts o = {0};
+      mlsys_milp_result r;
+      cb_state cs;
+      mlsys_status st;
+      double *x0 = NULL;
+      memset(&cs, 0, sizeof cs);
+      o.backend = MLSYS_SOLVER_CBC; o.time_limit = NEVER_BINDS; o.hard_time_limit = 1;
+      o.should_stop = stop_after; o.ud = &cs;
+      if (k) {   /* any feasible point of this market split: the slack columns take up whatever the x leave */
+        mlsys_milp_opts q = {0};
+        mlsys_milp_result rq;
+        q.backend = MLSYS_SOLVER_CBC; q.time_limit = NEVER_BINDS; q.max_nodes = 1;
+        REQUIRE(mlsys_milp_solve(m, &q, &rq) == MLSYS_OK);
+        x0 = rq.x;
+        o.incumbent = x0;
+      }
+      st = solve_checked(m, &o, &r, "market split, stopped in a child");
+      CHECK_EQ_INT(cs.calls, 1);
+      if (!k) {
+        CHECK_MSG(st == MLSYS_ERR_CANCELED, "%s", lasterr());
+        CHECK(r.status == MLSYS_MILP_NO_SOLUTION);
+      } else {
+        CHECK_MSG(st == MLSYS_OK && r.status == MLSYS_MILP_FEASIBLE && r.from_incumbent, "%d %d %s", st, r.status, lasterr());
+      }
+      mlsys_milp_result_free(&r);
+      free(x0);
+      mlsys_milp_free(m);
+    }
+  }
+}
+
 TEST_MAIN()

@@ -27,6 +27,7 @@ static double ilp_cost(const mlsys_remat_graph *g, const mlsys_remat_monet_graph
   mlsys_remat_monet_opts o = exact_opts();
   mlsys_remat_monet_schedule s;
   mlsys_remat_monet_sim sim;
+  o.no_recompute = bf_no_recompute;
   mlsys_remat_monet_plan p;
   mlsys_status st = mlsys_remat_monet_solve(sg, budget, &o, &s);
   double c, pc = 0;
@@ -532,6 +533,79 @@ TEST(cli_monet_mode) {
   rc = run_cli("remat solve --graph tests/data/graphs/smallcnn_b8.json --budget 100% --method milp --monet-mode all", &out);
   CHECK_EQ_INT(rc, 2);
   mlsys_free(out);
+  /* the constraint-12 ablation: at 70 % the operator choices alone fit (masks, argmax, in place) with no
+     recomputation; 50 % is below what it can reach (on smallcnn full MONeT's smallest budget is the same, 63-65 %;
+     the chains above have budgets only checkpointing reaches) */
+  rc = run_cli("remat solve --graph tests/data/graphs/smallcnn_b8.json --budget 70% --method monet --no-recompute "
+               "--json --time-limit 600", &out);
+  CHECK_EQ_INT(rc, 0);
+  REQUIRE(out);
+  REQUIRE_OK(mlsys_json_parse(out, strlen(out), "stdout", &doc));
+  CHECK(mlsys_json_get(doc.root, "no_recompute")->type == MLSYS_JSON_BOOL && mlsys_json_get(doc.root, "no_recompute")->boolean);
+  CHECK_EQ_INT((int)mlsys_json_get(doc.root, "recomputations")->i64, 0);
+  CHECK(mlsys_json_get(doc.root, "peak_memory")->u64 <= mlsys_json_get(doc.root, "budget")->u64);
+  mlsys_json_doc_free(&doc);
+  mlsys_free(out);
+  rc = run_cli("remat solve --graph tests/data/graphs/smallcnn_b8.json --budget 50% --method monet --no-recompute "
+               "--json --time-limit 600", &out);
+  CHECK_EQ_INT(rc, 1);
+  CHECK(out && strstr(out, "\"infeasible\""));
+  mlsys_free(out);
+  rc = run_cli("remat solve --graph tests/data/graphs/smallcnn_b8.json --budget 100% --method milp --no-recompute", &out);
+  CHECK_EQ_INT(rc, 2);
+  mlsys_free(out);
+}
+
+/* ---- A3.4 constraint 12, the ablation (no checkpointing): the ILP with it equals the brute force restricted the
+   same way (no recomputation, in place wherever a ReLU can be), never beats MONeT, and its schedules hold no
+   recomputation; below what storing everything needs it is infeasible where MONeT still fits ---- */
+TEST(no_recompute_ablation_equals_brute_force) {
+  static const unsigned modes[] = {MLSYS_REMAT_MONET_ALL, 0, MLSYS_REMAT_MONET_CONV | MLSYS_REMAT_MONET_INTERMEDIATE};
+  int checked = 0, cheaper = 0, only_monet = 0;
+  for (int mi = 0; mi < 3; mi++) {
+    mlsys_remat_graph g;
+    mlsys_remat_monet_graph sg;
+    mlsys_remat_monet_catalogue c;
+    mlsys_remat_monet_schedule s;
+    uint64_t lo, hi;
+    memset(&c, 0, sizeof c);
+    c.mode = modes[mi];
+    c.conv_fast_cost = c.conv_bwd_fast_cost = 0.5;
+    REQUIRE_OK(build(chain_cbr, 4, 1000, &g));
+    REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+    REQUIRE(sg.V <= BF_MAXV);
+    bf_no_recompute = 0;
+    REQUIRE(ilp_cost(&g, &sg, (uint64_t)1 << 40, &s) < INFINITY);
+    hi = s.peak_sweep + 200;
+    mlsys_remat_monet_schedule_free(&s);
+    lo = sg.fixed;
+    for (int i = 0; i <= 12; i++) {
+      uint64_t B = lo + (hi - lo) * (uint64_t)i / 12;
+      double full, abl, bf;
+      bf_no_recompute = 0;
+      full = ilp_cost(&g, &sg, B, NULL);
+      bf_no_recompute = 1;
+      bf = brute_force(&sg, B, 1);
+      abl = ilp_cost(&g, &sg, B, &s);
+      CHECK_MSG(abl == bf, "mode %u budget %llu: ablation ILP %g, brute force %g", modes[mi], (unsigned long long)B, abl, bf);
+      CHECK_MSG(abl >= full, "mode %u budget %llu: ablation %g below MONeT %g", modes[mi], (unsigned long long)B, abl, full);
+      if (abl < INFINITY) {
+        for (int t = 1; t < sg.T; t++)
+          for (int v = 0; v < sg.V; v++) CHECK_MSG(!s.R[t * sg.V + v], "recomputed %d at stage %d", v, t);
+        for (int v = 0; v < sg.V; v++)
+          if (sg.inplace_of[v] >= 0) CHECK_EQ_INT(s.IP[v], s.R[v]);
+        mlsys_remat_monet_schedule_free(&s);
+        checked++;
+        cheaper += full < abl;
+      } else only_monet += full < INFINITY;
+    }
+    mlsys_remat_monet_graph_free(&sg);
+    mlsys_remat_graph_free(&g);
+  }
+  bf_no_recompute = 0;
+  CHECK(checked >= 12);
+  CHECK(only_monet > 0);   /* budgets where only checkpointing fits */
+  printf("    %d feasible ablation solves, %d where MONeT is cheaper, %d budgets only MONeT fits\n", checked, cheaper, only_monet);
 }
 
 TEST_MAIN()
