@@ -285,7 +285,7 @@ int main(int argc, char **argv) {
          "(Checkmate's; MONeT's eager Alg. 4), fixed memory (params, grads, inputs) included. Budgets are fractions of\n"
          "Checkmate's checkpoint-all peak. MONeT's ILP is given MONeT-NoOp's schedule at the same budget as its\n"
          "cutoff (NoOp's feasible set is contained in MONeT's); without one, each solve starts from the built-in\n"
-         "store-all / Chen schedules that fit its rows. The solver's time limit cannot stop CBC's root LP.\n",
+         "store-all / Chen schedules that fit its rows. CBC runs in a child process killed 0.5 s after the limit.\n",
          c.limit, 100 * c.gap, mlsys_milp_has_backend(MLSYS_SOLVER_CBC) ? "compiled in" : "absent (lp_solve)");
   fflush(stdout);
   if (ngraph) {
