@@ -7,8 +7,9 @@
    (not shipped with it).
 
    CONTENTS
-     1. JavaScript front end: lexer and ES2020 parser (no JSX/TS/Flow) into an arena AST, and a printer (compact and
-        beautified). Malformed source is MLSYS_ERR_PARSE with "line:col: what".
+     1. JavaScript front end: lexer and ES2020 parser (no JSX/TS/Flow) into an ESTree-like arena AST, a printer
+        (compact and beautified; parse(print(x)) is the same tree), function spans and per-kind node counts.
+        Malformed source is MLSYS_ERR_PARSE with "line:col: what".
      5. Tokenizer: a SentencePiece-compatible unigram model (Viterbi segmentation equal to `spm_encode`, subword
         sampling).
      7. Evaluation: AUROC, average precision, Hanley–McNeil standard errors, edit-distance similarity.
@@ -2828,7 +2829,7 @@ static void mlsys__cc_expr(mlsys__cc_pr *w, int x, int min) {
     case MLSYS_CONTRACODE_JS_ASSIGNMENT_PATTERN:
       mlsys__cc_expr(w, n->a, MLSYS__CC_PR_LHS);
       mlsys__cc_sp(w);
-      mlsys__cc_out(w, mlsys__cc_ops[n->op ? n->op : MLSYS__CC_P_ASSIGN]);
+      mlsys__cc_out(w, mlsys__cc_ops[n->op ? (int)n->op : (int)MLSYS__CC_P_ASSIGN]);
       mlsys__cc_sp(w);
       mlsys__cc_expr(w, n->b, MLSYS__CC_PR_ASSIGN);
       break;
