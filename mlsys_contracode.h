@@ -107,7 +107,7 @@ enum {   /* flags */
   MLSYS_CONTRACODE_JS_F_GENERATOR = 8, MLSYS_CONTRACODE_JS_F_STATIC = 16, MLSYS_CONTRACODE_JS_F_SHORTHAND = 32,
   MLSYS_CONTRACODE_JS_F_METHOD = 64, MLSYS_CONTRACODE_JS_F_PREFIX = 128, MLSYS_CONTRACODE_JS_F_DELEGATE = 256,
   MLSYS_CONTRACODE_JS_F_AWAIT = 512 /* for await */, MLSYS_CONTRACODE_JS_F_DIRECTIVE = 1024,
-  MLSYS_CONTRACODE_JS_F_TAIL = 2048 /* last template element */, MLSYS_CONTRACODE_JS_F_EXPRESSION = 4096 /* arrow
+  MLSYS_CONTRACODE_JS_F_TAIL = 2048 /* last template element (internal elsewhere) */, MLSYS_CONTRACODE_JS_F_EXPRESSION = 4096 /* arrow
   with an expression body */, MLSYS_CONTRACODE_JS_F_PAREN = 8192 /* was parenthesized (not part of the tree) */,
   MLSYS_CONTRACODE_JS_F_ESCAPED = 16384 /* identifier spelled with \u escapes */,
   MLSYS_CONTRACODE_JS_F_COVER = 32768 /* internal: {a = 1} not yet turned into a pattern */
@@ -3379,6 +3379,7 @@ static void mlsys__cc_canon(mlsys__cc_pr *w, int x) {
   char tmp[64];
   int f[4], i;
   unsigned flags = n->flags & ~(unsigned)(MLSYS_CONTRACODE_JS_F_PAREN | MLSYS_CONTRACODE_JS_F_ESCAPED | MLSYS_CONTRACODE_JS_F_COVER);
+  if (n->kind != MLSYS_CONTRACODE_JS_TEMPLATE_ELEMENT) flags &= ~(unsigned)MLSYS_CONTRACODE_JS_F_TAIL;   /* [...a,] marker */
   snprintf(tmp, sizeof tmp, "(%s", mlsys__cc_kind_names[n->kind < MLSYS_CONTRACODE_JS_KIND_COUNT ? n->kind : 0]);
   mlsys__cc_raw(w, tmp, strlen(tmp));
   if (n->op) {
