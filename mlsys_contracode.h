@@ -40,12 +40,13 @@ extern "C" {
    1. JavaScript front end (declarations)
    --------------------------------------------------------------------------------------------------------------- */
 
-/* The front end parses one ECMAScript 2020 script or module (plus ES2022 public class fields) into a flat arena AST
+/* The front end parses one ECMAScript 2020 script or module (plus ES2022 class fields, private names and static
+   blocks) into a flat arena AST
    whose node kinds and child order follow ESTree, so node counts can be compared with acorn's. Nodes refer to each
    other by index (0 = none); lists are chained through `next`. The AST keeps its own copy of the source: identifiers
    and literals are slices of it (`str`, `slen`), and the printer re-emits literals from that raw text, so printing
-   never changes a number's or a string's spelling. Comments are dropped. Not parsed: JSX, Flow, TypeScript, private
-   names (#x), top-level await, HTML-like comments (`<!--`). Early errors that are checked: assignment targets,
+   never changes a number's or a string's spelling. Comments are dropped. Not parsed: JSX, Flow, TypeScript, decorators,
+   top-level await, HTML-like comments (`<!--`). Early errors that are checked: assignment targets,
    break/continue targets and labels, `?.` misuse, `??` mixed with `||`/`&&`, unary before `**`, `new.target` outside
    functions, rest position, invalid escapes in names and strings, regex flags; not checked: strict-mode-only rules,
    duplicate declarations, regex pattern syntax. */
@@ -84,6 +85,8 @@ typedef enum {
   MLSYS_CONTRACODE_JS_IMPORT_DEFAULT_SPECIFIER, MLSYS_CONTRACODE_JS_IMPORT_NAMESPACE_SPECIFIER,
   MLSYS_CONTRACODE_JS_EXPORT_NAMED_DECLARATION, MLSYS_CONTRACODE_JS_EXPORT_SPECIFIER,
   MLSYS_CONTRACODE_JS_EXPORT_DEFAULT_DECLARATION, MLSYS_CONTRACODE_JS_EXPORT_ALL_DECLARATION,
+  /* ES2022 classes */
+  MLSYS_CONTRACODE_JS_PRIVATE_IDENTIFIER, MLSYS_CONTRACODE_JS_STATIC_BLOCK,
   MLSYS_CONTRACODE_JS_HOLE,   /* an elision in [a,,b] (ESTree: null) */
   MLSYS_CONTRACODE_JS_KIND_COUNT
 } mlsys_contracode_js_kind;
@@ -101,7 +104,8 @@ typedef enum {
    | Member a=object b=property | TemplateLiteral a=quasis b=expressions | TaggedTemplate a=tag b=quasi
    | MetaProperty a=meta b=property | ImportDeclaration a=specifiers b=source | ImportXSpecifier a=imported/local
    b=local | ExportNamed a=declaration b=specifiers c=source | ExportSpecifier a=local b=exported
-   | ExportDefault a=declaration | ExportAll a=source b=exported. Identifier/Literal/TemplateElement: text in str. */
+   | ExportDefault a=declaration | ExportAll a=source b=exported | StaticBlock a=body list.
+   Identifier/PrivateIdentifier/Literal/TemplateElement: text in str (a PrivateIdentifier's includes the #). */
 enum {   /* flags */
   MLSYS_CONTRACODE_JS_F_COMPUTED = 1, MLSYS_CONTRACODE_JS_F_OPTIONAL = 2, MLSYS_CONTRACODE_JS_F_ASYNC = 4,
   MLSYS_CONTRACODE_JS_F_GENERATOR = 8, MLSYS_CONTRACODE_JS_F_STATIC = 16, MLSYS_CONTRACODE_JS_F_SHORTHAND = 32,
@@ -135,7 +139,8 @@ typedef struct {
 enum {   /* token kinds (mlsys_contracode_js_tokens) */
   MLSYS_CONTRACODE_TOK_NAME = 1, MLSYS_CONTRACODE_TOK_KEYWORD, MLSYS_CONTRACODE_TOK_PUNCT,
   MLSYS_CONTRACODE_TOK_NUMBER, MLSYS_CONTRACODE_TOK_BIGINT, MLSYS_CONTRACODE_TOK_STRING,
-  MLSYS_CONTRACODE_TOK_TEMPLATE /* one piece: `…${, }…${ or }…` */, MLSYS_CONTRACODE_TOK_REGEX
+  MLSYS_CONTRACODE_TOK_TEMPLATE /* one piece: `…${, }…${ or }…` */, MLSYS_CONTRACODE_TOK_REGEX,
+  MLSYS_CONTRACODE_TOK_PRIVATE /* #name */
 };
 #define MLSYS_CONTRACODE_TOK_NEWLINE_BEFORE 1u   /* a line terminator precedes the token (ASI) */
 typedef struct { uint16_t kind, flags; uint32_t start, end; } mlsys_contracode_js_token;
@@ -287,7 +292,7 @@ static const char *const mlsys__cc_kind_names[MLSYS_CONTRACODE_JS_KIND_COUNT] = 
   "TemplateLiteral", "TemplateElement", "TaggedTemplateExpression", "SpreadElement", "MetaProperty",
   "ImportExpression", "ObjectPattern", "ArrayPattern", "RestElement", "AssignmentPattern", "ImportDeclaration",
   "ImportSpecifier", "ImportDefaultSpecifier", "ImportNamespaceSpecifier", "ExportNamedDeclaration",
-  "ExportSpecifier", "ExportDefaultDeclaration", "ExportAllDeclaration", "Hole"};
+  "ExportSpecifier", "ExportDefaultDeclaration", "ExportAllDeclaration", "PrivateIdentifier", "StaticBlock", "Hole"};
 MLSYS_DEF const char *mlsys_contracode_js_kind_name(int kind) {
   return kind >= 0 && kind < MLSYS_CONTRACODE_JS_KIND_COUNT ? mlsys__cc_kind_names[kind] : "?";
 }
@@ -332,7 +337,7 @@ typedef struct {
   mlsys__cc_tok t;
   int depth, keep_tokens, tok_cap;
   int in_function, in_async, in_generator, module;
-  int loop_depth, switch_depth;
+  int loop_depth, switch_depth, class_depth;
   int nlabels, label_cap;
   uint32_t *labels;      /* (start, len, is_loop) triples of the enclosing labels */
   jmp_buf jb;
@@ -788,7 +793,6 @@ static void mlsys__cc_scan_punct(mlsys__cc_p *p) {
 #undef MLSYS__CC_AT
   if (!op) {
     unsigned char c = (unsigned char)s[0];
-    if (c == '#') mlsys__cc_fail(p, p->pos, "private names (#x) are not supported");
     if (c >= 0x20 && c < 0x7F) mlsys__cc_fail(p, p->pos, "unexpected character '%c'", c);
     mlsys__cc_fail(p, p->pos, "unexpected character (byte 0x%02X)", c);
   }
@@ -815,6 +819,12 @@ static void mlsys__cc_lex(mlsys__cc_p *p) {
     mlsys__cc_scan_template(p);
   } else if (c == '\\' || (c < 0x80 && mlsys__cc_id_start(c))) {
     mlsys__cc_scan_name(p);
+  } else if (c == '#' && p->pos + 1 < p->n &&
+             (p->s[p->pos + 1] == '\\' || (mlsys__cc_utf8(p->s, p->n, p->pos + 1, &cp) && mlsys__cc_id_start(cp)))) {
+    p->pos++;
+    mlsys__cc_scan_name(p);
+    p->t.type = MLSYS_CONTRACODE_TOK_PRIVATE;
+    p->t.kw = 0;
   } else if (c >= 0x80) {
     if (!mlsys__cc_utf8(p->s, p->n, p->pos, &cp)) mlsys__cc_fail(p, p->pos, "invalid UTF-8");
     if (!mlsys__cc_id_start(cp)) mlsys__cc_fail(p, p->pos, "unexpected character U+%04X", (unsigned)cp);
@@ -928,7 +938,8 @@ static void mlsys__cc_push(mlsys__cc_p *p, mlsys__cc_list *l, int x) {
 }
 
 static int mlsys__cc_ident_node(mlsys__cc_p *p) {
-  int id = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_IDENTIFIER, p->t.start);
+  int id = mlsys__cc_new(p, p->t.type == MLSYS_CONTRACODE_TOK_PRIVATE ? MLSYS_CONTRACODE_JS_PRIVATE_IDENTIFIER
+                                                                     : MLSYS_CONTRACODE_JS_IDENTIFIER, p->t.start);
   MLSYS__CC_N(p, id).str = p->t.start;
   MLSYS__CC_N(p, id).slen = p->t.end - p->t.start;
   if (p->t.esc) MLSYS__CC_N(p, id).flags |= MLSYS_CONTRACODE_JS_F_ESCAPED;
@@ -949,6 +960,14 @@ static int mlsys__cc_ident_name(mlsys__cc_p *p) {
   if (p->t.type != MLSYS_CONTRACODE_TOK_NAME && p->t.type != MLSYS_CONTRACODE_TOK_KEYWORD) mlsys__cc_unexpected(p);
   return mlsys__cc_ident_node(p);
 }
+/* After `.` or `?.`: an IdentifierName or (inside a class) a #name. */
+static int mlsys__cc_member_name(mlsys__cc_p *p) {
+  if (p->t.type == MLSYS_CONTRACODE_TOK_PRIVATE) {
+    if (!p->class_depth) mlsys__cc_fail(p, p->t.start, "private name outside a class");
+    return mlsys__cc_ident_node(p);
+  }
+  return mlsys__cc_ident_name(p);
+}
 
 static int mlsys__cc_expression(mlsys__cc_p *p, int no_in);
 static int mlsys__cc_assign(mlsys__cc_p *p, int no_in);
@@ -959,6 +978,7 @@ static int mlsys__cc_unary(mlsys__cc_p *p);
 static int mlsys__cc_subscripts(mlsys__cc_p *p, int base, uint32_t start, int no_calls);
 static int mlsys__cc_binding_atom(mlsys__cc_p *p);
 static int mlsys__cc_fn_body(mlsys__cc_p *p);
+static int mlsys__cc_block(mlsys__cc_p *p);
 
 /* Expression → pattern (the cover grammar of assignment targets and arrow parameters). */
 static void mlsys__cc_to_assignable(mlsys__cc_p *p, int x, int binding) {
@@ -1032,6 +1052,9 @@ static int mlsys__cc_prop_key(mlsys__cc_p *p, int owner) {
     case MLSYS_CONTRACODE_TOK_NUMBER: return mlsys__cc_literal(p, MLSYS_CONTRACODE_JS_LIT_NUMBER);
     case MLSYS_CONTRACODE_TOK_BIGINT: return mlsys__cc_literal(p, MLSYS_CONTRACODE_JS_LIT_BIGINT);
     case MLSYS_CONTRACODE_TOK_NAME: case MLSYS_CONTRACODE_TOK_KEYWORD: return mlsys__cc_ident_name(p);
+    case MLSYS_CONTRACODE_TOK_PRIVATE:
+      if (MLSYS__CC_N(p, owner).kind != MLSYS_CONTRACODE_JS_METHOD_DEFINITION) mlsys__cc_unexpected(p);
+      return mlsys__cc_ident_node(p);
     default: break;
   }
   if (mlsys__cc_eat(p, MLSYS__CC_P_LBRACK)) {
@@ -1047,7 +1070,7 @@ static int mlsys__cc_prop_key(mlsys__cc_p *p, int owner) {
 static int mlsys__cc_key_start(mlsys__cc_p *p) {
   return p->t.type == MLSYS_CONTRACODE_TOK_NAME || p->t.type == MLSYS_CONTRACODE_TOK_KEYWORD ||
          p->t.type == MLSYS_CONTRACODE_TOK_STRING || p->t.type == MLSYS_CONTRACODE_TOK_NUMBER ||
-         p->t.type == MLSYS_CONTRACODE_TOK_BIGINT || mlsys__cc_is(p, MLSYS__CC_P_LBRACK) ||
+         p->t.type == MLSYS_CONTRACODE_TOK_BIGINT || p->t.type == MLSYS_CONTRACODE_TOK_PRIVATE || mlsys__cc_is(p, MLSYS__CC_P_LBRACK) ||
          mlsys__cc_is(p, MLSYS__CC_P_STAR);
 }
 
@@ -1438,6 +1461,13 @@ static int mlsys__cc_atom(mlsys__cc_p *p) {
     case MLSYS_CONTRACODE_TOK_BIGINT: return mlsys__cc_literal(p, MLSYS_CONTRACODE_JS_LIT_BIGINT);
     case MLSYS_CONTRACODE_TOK_STRING: return mlsys__cc_literal(p, MLSYS_CONTRACODE_JS_LIT_STRING);
     case MLSYS_CONTRACODE_TOK_TEMPLATE: return mlsys__cc_template(p);
+    case MLSYS_CONTRACODE_TOK_PRIVATE: {
+      mlsys__cc_tok nt = mlsys__cc_peek(p);
+      if (!p->class_depth) mlsys__cc_fail(p, st, "private name outside a class");
+      if (!(nt.type == MLSYS_CONTRACODE_TOK_KEYWORD && nt.kw == MLSYS__CC_K_IN))
+        mlsys__cc_fail(p, st, "a private name must be followed by 'in' here");
+      return mlsys__cc_ident_node(p);
+    }
     case MLSYS_CONTRACODE_TOK_KEYWORD:
       switch (p->t.kw) {
         case MLSYS__CC_K_THIS:
@@ -1572,7 +1602,7 @@ static int mlsys__cc_subscripts(mlsys__cc_p *p, int base, uint32_t start, int no
       levels++;
       x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_MEMBER_EXPRESSION, start);
       MLSYS__CC_N(p, x).a = base;
-      MLSYS__CC_SET(p, x, b, mlsys__cc_ident_name(p));
+      MLSYS__CC_SET(p, x, b, mlsys__cc_member_name(p));
       if (optional) MLSYS__CC_N(p, x).flags |= MLSYS_CONTRACODE_JS_F_OPTIONAL;
       base = mlsys__cc_fin(p, x);
     } else if (mlsys__cc_is(p, MLSYS__CC_P_LBRACK)) {
@@ -1880,6 +1910,7 @@ static int mlsys__cc_class(mlsys__cc_p *p, int kind, int stmt_default) {
   }
   body = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_CLASS_BODY, p->t.start);
   mlsys__cc_expect(p, MLSYS__CC_P_LBRACE);
+  p->class_depth++;
   while (!mlsys__cc_is(p, MLSYS__CC_P_RBRACE)) {
     uint32_t st = p->t.start;
     int m, is_static = 0, is_async = 0, gen = 0, kind2 = MLSYS_CONTRACODE_JS_PROP_METHOD, key;
@@ -1892,6 +1923,22 @@ static int mlsys__cc_class(mlsys__cc_p *p, int kind, int stmt_default) {
                                                        nt.op == MLSYS__CC_P_SEMI || nt.op == MLSYS__CC_P_RBRACE))) {
         is_static = 1;
         mlsys__cc_next(p);
+      }
+      if (is_static && mlsys__cc_is(p, MLSYS__CC_P_LBRACE)) {   /* static { ... } (ES2022) */
+        int blk, sa = p->in_async, sg = p->in_generator, sf = p->in_function, sl = p->loop_depth,
+                 ss = p->switch_depth, snl = p->nlabels;
+        p->in_async = p->in_generator = p->in_function = p->loop_depth = p->switch_depth = p->nlabels = 0;
+        blk = mlsys__cc_block(p);
+        p->in_async = sa;
+        p->in_generator = sg;
+        p->in_function = sf;
+        p->loop_depth = sl;
+        p->switch_depth = ss;
+        p->nlabels = snl;
+        MLSYS__CC_N(p, m).kind = MLSYS_CONTRACODE_JS_STATIC_BLOCK;
+        MLSYS__CC_N(p, m).a = MLSYS__CC_N(p, blk).a;
+        mlsys__cc_push(p, &l, mlsys__cc_fin(p, m));
+        continue;
       }
     }
     if (p->t.type == MLSYS_CONTRACODE_TOK_NAME && !p->t.esc) {
@@ -1933,6 +1980,7 @@ static int mlsys__cc_class(mlsys__cc_p *p, int kind, int stmt_default) {
     }
     mlsys__cc_push(p, &l, mlsys__cc_fin(p, m));
   }
+  p->class_depth--;
   mlsys__cc_next(p);
   MLSYS__CC_N(p, body).a = l.head;
   MLSYS__CC_SET(p, x, c, mlsys__cc_fin(p, body));
@@ -2672,6 +2720,7 @@ static void mlsys__cc_property(mlsys__cc_pr *w, int x) {
   int v = n->b;
   if (n->op == MLSYS_CONTRACODE_JS_PROP_GET || n->op == MLSYS_CONTRACODE_JS_PROP_SET) {
     mlsys__cc_out(w, n->op == MLSYS_CONTRACODE_JS_PROP_GET ? "get" : "set");
+    mlsys__cc_sp(w);
     mlsys__cc_key(w, x);
     mlsys__cc_fn(w, v, 2);
     return;
@@ -2737,7 +2786,7 @@ static void mlsys__cc_expr(mlsys__cc_pr *w, int x, int min) {
   int prec = mlsys__cc_prec(w, x), paren = prec < min;
   if (paren) mlsys__cc_out(w, "(");
   switch (n->kind) {
-    case MLSYS_CONTRACODE_JS_IDENTIFIER: mlsys__cc_text(w, x); break;
+    case MLSYS_CONTRACODE_JS_IDENTIFIER: case MLSYS_CONTRACODE_JS_PRIVATE_IDENTIFIER: mlsys__cc_text(w, x); break;
     case MLSYS_CONTRACODE_JS_LITERAL:
       mlsys__cc_text(w, x);
       if (n->op == MLSYS_CONTRACODE_JS_LIT_REGEX) w->last_regex = 1;
@@ -2964,7 +3013,25 @@ static void mlsys__cc_class_out(mlsys__cc_pr *w, int x) {
   for (m = MLSYS__CC_W(w, n->c).a; m; m = MLSYS__CC_W(w, m).next) {
     const mlsys__cc_node *mn = &MLSYS__CC_W(w, m);
     mlsys__cc_nl(w);
-    if (mn->flags & MLSYS_CONTRACODE_JS_F_STATIC) mlsys__cc_out(w, "static");
+    if (mn->kind == MLSYS_CONTRACODE_JS_STATIC_BLOCK) {
+      int c;
+      mlsys__cc_out(w, "static");
+      mlsys__cc_sp(w);
+      mlsys__cc_out(w, "{");
+      w->level++;
+      for (c = mn->a; c; c = MLSYS__CC_W(w, c).next) {
+        mlsys__cc_nl(w);
+        mlsys__cc_stmt(w, c);
+      }
+      w->level--;
+      if (mn->a) mlsys__cc_nl(w);
+      mlsys__cc_out(w, "}");
+      continue;
+    }
+    if (mn->flags & MLSYS_CONTRACODE_JS_F_STATIC) {
+      mlsys__cc_out(w, "static");
+      mlsys__cc_sp(w);
+    }
     if (mn->kind == MLSYS_CONTRACODE_JS_PROPERTY_DEFINITION) {
       mlsys__cc_key(w, m);
       if (mn->b) {
@@ -2976,10 +3043,14 @@ static void mlsys__cc_class_out(mlsys__cc_pr *w, int x) {
       mlsys__cc_out(w, ";");
       continue;
     }
-    if (mn->op == MLSYS_CONTRACODE_JS_PROP_GET) mlsys__cc_out(w, "get");
-    else if (mn->op == MLSYS_CONTRACODE_JS_PROP_SET) mlsys__cc_out(w, "set");
-    else {
-      if (MLSYS__CC_W(w, mn->b).flags & MLSYS_CONTRACODE_JS_F_ASYNC) mlsys__cc_out(w, "async");
+    if (mn->op == MLSYS_CONTRACODE_JS_PROP_GET || mn->op == MLSYS_CONTRACODE_JS_PROP_SET) {
+      mlsys__cc_out(w, mn->op == MLSYS_CONTRACODE_JS_PROP_GET ? "get" : "set");
+      mlsys__cc_sp(w);
+    } else {
+      if (MLSYS__CC_W(w, mn->b).flags & MLSYS_CONTRACODE_JS_F_ASYNC) {
+        mlsys__cc_out(w, "async");
+        mlsys__cc_sp(w);
+      }
       if (MLSYS__CC_W(w, mn->b).flags & MLSYS_CONTRACODE_JS_F_GENERATOR) mlsys__cc_out(w, "*");
     }
     mlsys__cc_key(w, m);
@@ -3391,7 +3462,7 @@ static void mlsys__cc_canon(mlsys__cc_pr *w, int x) {
     mlsys__cc_raw(w, tmp, strlen(tmp));
   }
   if (n->kind == MLSYS_CONTRACODE_JS_IDENTIFIER || n->kind == MLSYS_CONTRACODE_JS_LITERAL ||
-      n->kind == MLSYS_CONTRACODE_JS_TEMPLATE_ELEMENT) {
+      n->kind == MLSYS_CONTRACODE_JS_TEMPLATE_ELEMENT || n->kind == MLSYS_CONTRACODE_JS_PRIVATE_IDENTIFIER) {
     snprintf(tmp, sizeof tmp, " %u:", n->slen);
     mlsys__cc_raw(w, tmp, strlen(tmp));
     mlsys__cc_raw(w, w->ast->text + n->str, n->slen);
@@ -3399,7 +3470,9 @@ static void mlsys__cc_canon(mlsys__cc_pr *w, int x) {
   f[0] = n->a; f[1] = n->b; f[2] = n->c; f[3] = n->d;
   for (i = 0; i < 4; i++) {
     int c;
-    if (n->kind == MLSYS_CONTRACODE_JS_IDENTIFIER || n->kind == MLSYS_CONTRACODE_JS_LITERAL) break;
+    if (n->kind == MLSYS_CONTRACODE_JS_IDENTIFIER || n->kind == MLSYS_CONTRACODE_JS_LITERAL ||
+        n->kind == MLSYS_CONTRACODE_JS_PRIVATE_IDENTIFIER)
+      break;
     mlsys__cc_raw(w, " [", 2);
     for (c = f[i]; c; c = MLSYS__CC_W(w, c).next) mlsys__cc_canon(w, c);
     mlsys__cc_raw(w, "]", 1);
@@ -3460,7 +3533,8 @@ static void mlsys__cc_fn_add(mlsys__cc_fw *f, int fn, int kind, uint32_t start, 
   s->kind = kind;
   s->start = start;
   s->end = end;
-  if (name && (a->nodes[name].kind == MLSYS_CONTRACODE_JS_IDENTIFIER || a->nodes[name].kind == MLSYS_CONTRACODE_JS_LITERAL)) {
+  if (name && (a->nodes[name].kind == MLSYS_CONTRACODE_JS_IDENTIFIER || a->nodes[name].kind == MLSYS_CONTRACODE_JS_LITERAL ||
+               a->nodes[name].kind == MLSYS_CONTRACODE_JS_PRIVATE_IDENTIFIER)) {
     s->name_start = a->nodes[name].start;
     s->name_end = a->nodes[name].end;
   }

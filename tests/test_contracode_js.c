@@ -9,6 +9,7 @@
 #define MLSYS_COMMON_IMPLEMENTATION
 #include "mlsys_contracode.h"
 #include "tests/test.h"
+#include "tests/cli_run.h"
 #include <unistd.h>
 
 static char *canon_of(const char *src, size_t n, int flags, mlsys_status *st) {
@@ -227,6 +228,8 @@ static const char *const programs[] = {
   "({}) ? 1 : 2", "(function () {}).call(this)", "x = async", "async = 1; async(1)", "let = 1; yield = 2; await = 3",
   "of = 1; get = 2; set = 3; static = 4", "var let = 1", "x = a\n++b", "x = -(-a); y = +(+a); z = -(--a)",
   "x = (-1) ** 2; y = 2 ** -1", "x = (await_) ** 2", "x = !(a in b)", "for (const x in (a, b)) ;",
+  "class A { #x = 1; static #y; #m() { return #x in this && this.#x + A.#y } get #g() {} static async *#h() {} }",
+  "class A { static { this.y = 2 } static {} static = 1; static() {} }", "class A { #x; m(o) { return o?.#x } }",
 };
 
 TEST(contracode_js_program_table_round_trip) {
@@ -335,7 +338,10 @@ static const struct { const char *src; const char *where; const char *what; } ba
   {"x = '\\u12'", "1:6:", "bad \\uXXXX escape"},
   {"var \\u0030a", "1:5:", "escape is not an identifier character"},
   {"x = `\\1`", "1:6:", "octal escape in template"},
-  {"a # b", "1:3:", "private names"},
+  {"a # b", "1:3:", "unexpected character '#'"},
+  {"this.#x", "1:6:", "private name outside a class"},
+  {"class A { m() { #x } }", "1:17:", "a private name must be followed by 'in'"},
+  {"x = {#a: 1}", "1:6:", "unexpected token '#a'"},
   {"x = @", "1:5:", "unexpected character '@'"},
   {"x = \"\xff\"", "1:6:", "invalid UTF-8"},
   {"x = 1 \xe2\x80", "1:7:", "invalid UTF-8"},
@@ -585,6 +591,64 @@ TEST(contracode_js_acorn_oracle_counts) {
   }
   rmdir(tmpdir);
   CHECK(compared >= 200);   /* (file, kind) pairs with a non-zero count */
+}
+
+/* The command: `mlsys contracode parse|print` (skipped when build/mlsys is not built). */
+TEST(contracode_js_cli) {
+  char dir[] = "/tmp/cc_cli_XXXXXX", ok[64], bad[64], args[256];
+  run_result r;
+  FILE *f;
+  if (access(bin(), X_OK) != 0) SKIP_DEP("%s not built (make build/mlsys)", bin());
+  REQUIRE(mkdtemp(dir) != NULL);
+  snprintf(ok, sizeof ok, "%s/ok.js", dir);
+  snprintf(bad, sizeof bad, "%s/bad.js", dir);
+  f = fopen(ok, "w");
+  REQUIRE(f != NULL);
+  fputs("function f(a) {\n  return a + 1;\n}\nvar g = (x) => x * 2;\n", f);
+  fclose(f);
+  f = fopen(bad, "w");
+  REQUIRE(f != NULL);
+  fputs("var x = 1;\nvar y = ;\n", f);
+  fclose(f);
+  snprintf(args, sizeof args, "contracode parse %s", ok);
+  r = run(args);
+  CHECK_EQ_INT(r.code, 0);
+  if (r.out) {
+    CHECK_CONTAINS(r.out, "56 bytes, 17 nodes, 2 functions");
+    CHECK_CONTAINS(r.out, "1  0-33  3  declaration  f");
+    CHECK_CONTAINS(r.out, "4  42-54  1  arrow  g");
+  }
+  run_free(&r);
+  snprintf(args, sizeof args, "contracode parse %s --json", ok);
+  r = run(args);
+  CHECK_EQ_INT(r.code, 0);
+  if (r.out) CHECK_CONTAINS(r.out, "{\"kind\": \"arrow\", \"name\": \"g\", \"line\": 4, \"start\": 42, \"end\": 54, \"lines\": 1}");
+  run_free(&r);
+  snprintf(args, sizeof args, "contracode print %s", ok);
+  r = run(args);
+  CHECK_EQ_INT(r.code, 0);
+  if (r.out) CHECK_STR(r.out, "function f(a){return a+1;}var g=(x)=>x*2;\n");
+  run_free(&r);
+  snprintf(args, sizeof args, "contracode print %s --beautify --indent 4", ok);
+  r = run(args);
+  CHECK_EQ_INT(r.code, 0);
+  if (r.out) CHECK_STR(r.out, "function f(a) {\n    return a + 1;\n}\nvar g = (x) => x * 2;\n");
+  run_free(&r);
+  snprintf(args, sizeof args, "contracode parse %s", bad);
+  r = run(args);
+  CHECK_EQ_INT(r.code, 1);
+  if (r.err) CHECK_CONTAINS(r.err, "bad.js:2:9: unexpected token ';'");
+  run_free(&r);
+  snprintf(args, sizeof args, "contracode print %s --json", ok);
+  r = run(args);
+  CHECK_EQ_INT(r.code, 2);
+  run_free(&r);
+  r = run("contracode frobnicate x.js");
+  CHECK_EQ_INT(r.code, 2);
+  run_free(&r);
+  remove(ok);
+  remove(bad);
+  rmdir(dir);
 }
 
 TEST(contracode_js_api_errors) {
