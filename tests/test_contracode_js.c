@@ -482,12 +482,18 @@ TEST(contracode_js_corpus_round_trip) {
   }
 }
 
-/* Parses the oracle's "FILE\tKind=n Kind=n" line into counts indexed by our kinds; -1 on an unknown kind. */
-static int parse_counts(const char *line, long *counts, char *unknown, size_t ulen) {
-  const char *p = strchr(line, '\t');
+/* Parses the oracle's "FILE\tHASH\tKind=n Kind=n" line into the tree hash and counts indexed by our kinds; -1 on
+   an unknown kind. */
+static int parse_counts(const char *line, char *hash, long *counts, char *unknown, size_t ulen) {
+  const char *p = strchr(line, '\t'), *q;
   memset(counts, 0, MLSYS_CONTRACODE_JS_KIND_COUNT * sizeof *counts);
   if (!p) return -1;
   p++;
+  q = strchr(p, '\t');
+  if (!q || q - p != 40) return -1;
+  memcpy(hash, p, 40);
+  hash[40] = 0;
+  p = q + 1;
   while (*p && *p != '\n') {
     char name[64];
     long v;
@@ -527,13 +533,15 @@ static int run_oracle(const char *const *files, int nf, int module, char lines[]
 }
 TEST(contracode_js_acorn_oracle_counts) {
   /* Compared kinds: every ESTree type acorn produces on these files, and every kind of ours except Hole (acorn's
-     array elision is null). The printed output (compact) is counted by acorn too, so acorn also says that printing
-     kept the tree. */
+     array elision is null). Acorn also parses our compact printed output of each file: its counts must be the same
+     and acorn's whole tree (positions left out) must hash the same as the original's, so an independent parser
+     says that printing kept the tree. */
   static char lines[2 * NCORPUS][8192];
   char tmpdir[] = "/tmp/cc_oracle_XXXXXX";
   const char *files[2 * NCORPUS];
   char paths[NCORPUS][256];
-  int i, pass, compared = 0;
+  int i, pass, compared = 0, hashes_equal = 0;
+  char orig_hash[41] = "";
   if (system("node --version >/dev/null 2>&1") != 0) SKIP_DEP("node is not installed");
   if (access("tests/oracle/acorn_counts.js", R_OK) != 0) SKIP_DEP("run from the repository root");
   if (access("/usr/share/nodejs/acorn/dist/acorn.js", R_OK) != 0) {
@@ -566,13 +574,20 @@ TEST(contracode_js_acorn_oracle_counts) {
     CHECK_MSG(got == nf, "oracle answered %d of %d files", got, nf);
     for (i = 0; i < got; i++) {
       long theirs[MLSYS_CONTRACODE_JS_KIND_COUNT], ours[MLSYS_CONTRACODE_JS_KIND_COUNT];
-      char unknown[64] = "", *src;
+      char unknown[64] = "", hash[41], *src;
       size_t n;
       int k, c = idx[i / 2];
       mlsys_contracode_js_ast a;
-      if (parse_counts(lines[i], theirs, unknown, sizeof unknown) != 0) {
+      if (parse_counts(lines[i], hash, theirs, unknown, sizeof unknown) != 0) {
         CHECK_MSG(0, "oracle line for %s: %.200s (unknown kind '%s')", files[i], lines[i], unknown);
         continue;
+      }
+      if (i % 2 == 0) {
+        strcpy(orig_hash, hash);
+      } else {
+        CHECK_MSG(!strcmp(hash, orig_hash), "%s: acorn's tree of our printed output differs from the original's",
+                  corpus[c].path);
+        hashes_equal += !strcmp(hash, orig_hash);
       }
       if (mlsys_read_file(corpus[c].path, &src, &n) != MLSYS_OK) continue;
       if (mlsys_contracode_js_parse(src, n, corpus[c].module, &a) != MLSYS_OK) { free(src); continue; }
@@ -591,6 +606,7 @@ TEST(contracode_js_acorn_oracle_counts) {
   }
   rmdir(tmpdir);
   CHECK(compared >= 200);   /* (file, kind) pairs with a non-zero count */
+  CHECK_EQ_INT(hashes_equal, NCORPUS);
 }
 
 /* The command: `mlsys contracode parse|print` (skipped when build/mlsys is not built). */

@@ -1,12 +1,21 @@
 #!/usr/bin/env node
 // tests/oracle/acorn_counts.js — the outside oracle for the JavaScript front end of mlsys_contracode.h.
 // Parses each file with Debian's acorn (/usr/share/nodejs/acorn, ecmaVersion "latest") and prints one line per file:
-//   FILE<TAB>Kind=count Kind=count ...   (ESTree node types, sorted by name)
+//   FILE<TAB>HASH<TAB>Kind=count Kind=count ...   (ESTree node types, sorted by name)
+// HASH is the SHA-1 of acorn's whole tree as JSON without positions (start, end): two files with the same HASH have
+// the same ESTree, literal raw text included.
 // Usage: node tests/oracle/acorn_counts.js [--module] FILE...   (exit 1 if a file does not parse)
 'use strict';
 let acorn;
 try { acorn = require('/usr/share/nodejs/acorn'); } catch (e) { acorn = require('acorn'); }
 const fs = require('fs');
+const crypto = require('crypto');
+const positions = new Set(['start', 'end', 'loc', 'range']);
+function treeHash(ast) {
+  const json = JSON.stringify(ast, (k, v) => positions.has(k) ? undefined :
+    typeof v === 'bigint' ? v.toString() + 'n' : v instanceof RegExp ? String(v) : v);
+  return crypto.createHash('sha1').update(json).digest('hex');
+}
 const args = process.argv.slice(2);
 let module_ = false, rc = 0;
 for (const a of args) {
@@ -31,6 +40,6 @@ for (const a of args) {
       if (v && typeof v === 'object') walk(v);
     }
   })(ast);
-  console.log(a + '\t' + Object.keys(counts).sort().map(k => k + '=' + counts[k]).join(' '));
+  console.log(a + '\t' + treeHash(ast) + '\t' + Object.keys(counts).sort().map(k => k + '=' + counts[k]).join(' '));
 }
 process.exit(rc);
