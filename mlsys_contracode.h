@@ -2822,7 +2822,10 @@ static void mlsys__cc_expr(mlsys__cc_pr *w, int x, int min) {
     case MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION: mlsys__cc_fn(w, x, 0); break;
     case MLSYS_CONTRACODE_JS_CLASS_EXPRESSION: mlsys__cc_class_out(w, x); break;
     case MLSYS_CONTRACODE_JS_ARROW_FUNCTION_EXPRESSION:
-      if (n->flags & MLSYS_CONTRACODE_JS_F_ASYNC) mlsys__cc_out(w, "async");
+      if (n->flags & MLSYS_CONTRACODE_JS_F_ASYNC) {
+        mlsys__cc_out(w, "async");
+        mlsys__cc_sp(w);
+      }
       mlsys__cc_params_out(w, n->b);
       mlsys__cc_sp(w);
       mlsys__cc_out(w, "=>");
@@ -2931,7 +2934,10 @@ static void mlsys__cc_expr(mlsys__cc_pr *w, int x, int min) {
     case MLSYS_CONTRACODE_JS_NEW_EXPRESSION: {
       int wrap = mlsys__cc_new_callee_paren(w, n->a);
       mlsys__cc_out(w, "new");
-      if (wrap) mlsys__cc_out(w, "(");
+      if (wrap) {
+        mlsys__cc_sp(w);
+        mlsys__cc_out(w, "(");
+      }
       mlsys__cc_expr(w, n->a, wrap ? 0 : MLSYS__CC_PR_LHS);
       if (wrap) mlsys__cc_out(w, ")");
       mlsys__cc_out(w, "(");
@@ -3301,7 +3307,9 @@ static void mlsys__cc_stmt(mlsys__cc_pr *w, int x) {
         mlsys__cc_expr(w, n->a, wrap ? 0 : MLSYS__CC_PR_LHS);
         if (wrap) mlsys__cc_out(w, ")");
       }
+      mlsys__cc_sp(w);
       mlsys__cc_out(w, of ? "of" : "in");
+      mlsys__cc_sp(w);
       mlsys__cc_expr(w, n->b, of ? MLSYS__CC_PR_ASSIGN : MLSYS__CC_PR_SEQ);
       mlsys__cc_out(w, ")");
       mlsys__cc_sub(w, n->c);
