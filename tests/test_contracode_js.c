@@ -145,6 +145,11 @@ TEST(contracode_js_asi_and_printing_rules) {
   expect_compact("/a/ instanceof RegExp", 0, "/a/ instanceof RegExp;");
   /* more ASI: restricted productions */
   expect_compact("a\n++\nb", 0, "a;++b;");
+  expect_compact("x = y\r++z", 0, "x=y;++z;");              /* CR */
+  expect_compact("x = y\r\n++z", 0, "x=y;++z;");           /* CRLF */
+  expect_compact("x = y\xe2\x80\xa8++z", 0, "x=y;++z;");   /* U+2028 */
+  expect_compact("x = y /* a\xe2\x80\xa9" "b */ ++z", 0, "x=y;++z;");   /* U+2029 inside a comment */
+  expect_compact("x = y /* no line break */ + +z", 0, "x=y+ +z;");
   expect_compact("for(;;){break\nfoo}", 0, "for(;;){break;foo;}");
   expect_compact("x\n(y)", 0, "x(y);");   /* no ASI before ( */
   expect_compact("let a = 1\nlet b = 2", 0, "let a=1;let b=2;");
@@ -347,6 +352,9 @@ static const struct { const char *src; const char *where; const char *what; } ba
   {"x = 1 \xe2\x80", "1:7:", "invalid UTF-8"},
   {"\xc2\xa9 = 1", "1:1:", "unexpected character U+00A9"},
   {"a\n\n  b +* c", "3:6:", "unexpected token '*'"},
+  {"a\r\nb c", "2:3:", "expected ';'"},
+  {"a\rb\xe2\x80\xa8" "c d", "3:3:", "expected ';'"},
+  {"\xcf\x80\xcf\x80 = 1; \xcf\x80 +* 2", "1:12:", "unexpected token '*'"},   /* columns count code points */
   {"x = { get a( }", "1:14:", "unexpected token"},
   {"export default 1", "1:1:", "'export' declaration outside a module"},
   {"super()", "", ""},   /* accepted at the top level (not checked); placeholder */
