@@ -3129,8 +3129,6 @@ static void mlsys__cc_stmt(mlsys__cc_pr *w, int x) {
                ln->kind == MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION || ln->kind == MLSYS_CONTRACODE_JS_CLASS_EXPRESSION ||
                mlsys__cc_is_name(w, lm, "let") ||
                (ln->kind == MLSYS_CONTRACODE_JS_LITERAL && ln->op == MLSYS_CONTRACODE_JS_LIT_STRING);
-        if (ln->kind == MLSYS_CONTRACODE_JS_ARROW_FUNCTION_EXPRESSION && (ln->flags & MLSYS_CONTRACODE_JS_F_ASYNC) == 0)
-          wrap = wrap;
       }
       if (wrap) mlsys__cc_out(w, "(");
       mlsys__cc_expr(w, n->a, wrap ? 0 : MLSYS__CC_PR_SEQ);
