@@ -40,16 +40,17 @@ extern "C" {
    1. JavaScript front end (declarations)
    --------------------------------------------------------------------------------------------------------------- */
 
-/* The front end parses one ECMAScript 2020 script or module (plus ES2022 class fields, private names and static
-   blocks) into a flat arena AST
-   whose node kinds and child order follow ESTree, so node counts can be compared with acorn's. Nodes refer to each
-   other by index (0 = none); lists are chained through `next`. The AST keeps its own copy of the source: identifiers
-   and literals are slices of it (`str`, `slen`), and the printer re-emits literals from that raw text, so printing
-   never changes a number's or a string's spelling. Comments are dropped. Not parsed: JSX, Flow, TypeScript, decorators,
-   top-level await, HTML-like comments (`<!--`). Early errors that are checked: assignment targets,
-   break/continue targets and labels, `?.` misuse, `??` mixed with `||`/`&&`, unary before `**`, `new.target` outside
-   functions, rest position, invalid escapes in names and strings, regex flags; not checked: strict-mode-only rules,
-   duplicate declarations, regex pattern syntax. */
+/* The front end parses one ECMAScript 2020 script or module (plus ES2021-22 logical assignment, class fields,
+   private names and static blocks) into a flat arena AST whose node kinds and child order follow ESTree, so node
+   counts compare with acorn's. Nodes refer to each other by index (0 = none); lists are chained through `next`. The
+   AST keeps its own copy of the source: identifiers and literals are slices of it (`str`, `slen`), and the printer
+   re-emits literals from that raw text, so printing never changes a number's or a string's spelling. Comments are
+   dropped. Not parsed: JSX, Flow, TypeScript, decorators, top-level await, import attributes, HTML-like comments
+   (`<!--`). Early errors that are checked: assignment targets, break/continue targets and labels, `?.` misuse, `??`
+   mixed with `||`/`&&`, unary before `**`, `new.target` outside functions, private names outside classes, rest
+   position, invalid escapes in names and strings, regex flags; not checked: strict-mode-only rules, duplicate
+   declarations, regex pattern syntax. Non-ASCII identifier characters are approximated (every code point but
+   spaces, line terminators and the symbol/punctuation blocks; docs/contracode.md). */
 #define MLSYS_CONTRACODE_JS_MAX_DEPTH 1000   /* deeper nesting (including long a.b.c… and a+b+c… chains) is an error */
 
 typedef enum {
