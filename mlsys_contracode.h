@@ -2673,16 +2673,19 @@ static int mlsys__cc_is_name(const mlsys__cc_pr *w, int x, const char *name) {
   size_t l = strlen(name);
   return n->kind == MLSYS_CONTRACODE_JS_IDENTIFIER && n->slen == l && !memcmp(w->ast->text + n->str, name, l);
 }
+/* Whether x or its siblings contain an `in` operator (siblings by iteration: lists can be long). */
 static int mlsys__cc_contains_in(const mlsys__cc_pr *w, int x) {
-  const mlsys__cc_node *n;
-  if (!x) return 0;
-  n = &MLSYS__CC_W(w, x);
-  if (n->kind == MLSYS_CONTRACODE_JS_BINARY_EXPRESSION && n->op == MLSYS__CC_P_IN) return 1;
-  if (n->kind == MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION || n->kind == MLSYS_CONTRACODE_JS_CLASS_EXPRESSION ||
-      n->kind == MLSYS_CONTRACODE_JS_TEMPLATE_LITERAL)
-    return 0;
-  return mlsys__cc_contains_in(w, n->a) || mlsys__cc_contains_in(w, n->b) || mlsys__cc_contains_in(w, n->c) ||
-         mlsys__cc_contains_in(w, n->d) || mlsys__cc_contains_in(w, n->next);
+  for (; x; x = MLSYS__CC_W(w, x).next) {
+    const mlsys__cc_node *n = &MLSYS__CC_W(w, x);
+    if (n->kind == MLSYS_CONTRACODE_JS_BINARY_EXPRESSION && n->op == MLSYS__CC_P_IN) return 1;
+    if (n->kind == MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION || n->kind == MLSYS_CONTRACODE_JS_CLASS_EXPRESSION ||
+        n->kind == MLSYS_CONTRACODE_JS_TEMPLATE_LITERAL)
+      continue;
+    if (mlsys__cc_contains_in(w, n->a) || mlsys__cc_contains_in(w, n->b) || mlsys__cc_contains_in(w, n->c) ||
+        mlsys__cc_contains_in(w, n->d))
+      return 1;
+  }
+  return 0;
 }
 
 static void mlsys__cc_expr(mlsys__cc_pr *w, int x, int min);

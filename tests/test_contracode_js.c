@@ -422,6 +422,24 @@ TEST(contracode_js_nesting_limit) {
   }
 }
 
+/* Long lists are flat (no recursion per element): a 200,000-element array in a for-init with `in` at its end. */
+TEST(contracode_js_long_lists) {
+  int n = 200000, i;
+  size_t cap = (size_t)n * 2 + 64;
+  char *src = (char *)malloc(cap), *q = src, *out = NULL;
+  mlsys_status st;
+  REQUIRE(src != NULL);
+  q += sprintf(q, "for (var x = [");
+  for (i = 0; i < n; i++) { *q++ = '0'; *q++ = ','; }
+  q += sprintf(q, "a in b];;);");
+  out = print_of(src, (size_t)(q - src), 0, 0, &st);
+  CHECK_OK(st);
+  if (out) CHECK(strstr(out, "for(var x=([0,0,") == out && strstr(out, ",a in b]);;);") != NULL);
+  free(out);
+  CHECK_EQ_INT(round_trip(src, (size_t)(q - src), 0, NULL, "long list"), 0);
+  free(src);
+}
+
 TEST(contracode_js_function_spans) {
   const char *src =
       "function top(a) {\n  return a;\n}\n"
