@@ -422,9 +422,9 @@ TEST(contracode_js_nesting_limit) {
   }
 }
 
-/* Long lists are flat (no recursion per element): a 200,000-element array in a for-init with `in` at its end. */
+/* Long lists are flat (no recursion per element): a 100,000-element array in a for-init with `in` at its end. */
 TEST(contracode_js_long_lists) {
-  int n = 200000, i;
+  int n = 100000, i;
   size_t cap = (size_t)n * 2 + 64;
   char *src = (char *)malloc(cap), *q = src, *out = NULL;
   mlsys_status st;
