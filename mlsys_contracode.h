@@ -7,8 +7,9 @@
    (not shipped with it).
 
    CONTENTS
-     1. JavaScript front end: lexer and ES2020 parser (no JSX/TS/Flow) into an arena AST, and a printer (compact and
-        beautified). Malformed source is MLSYS_ERR_PARSE with "line:col: what".
+     1. JavaScript front end: lexer and ES2020 parser (no JSX/TS/Flow) into an ESTree-like arena AST, a printer
+        (compact and beautified; parse(print(x)) is the same tree), function spans and per-kind node counts.
+        Malformed source is MLSYS_ERR_PARSE with "line:col: what".
      5. Tokenizer: a SentencePiece-compatible unigram model (Viterbi segmentation equal to `spm_encode`, subword
         sampling).
      7. Evaluation: AUROC, average precision, Hanley–McNeil standard errors, edit-distance similarity.
@@ -38,6 +39,164 @@ extern "C" {
 /* ---------------------------------------------------------------------------------------------------------------
    1. JavaScript front end (declarations)
    --------------------------------------------------------------------------------------------------------------- */
+
+/* The front end parses one ECMAScript 2020 script or module (plus ES2021-22 logical assignment, class fields,
+   private names and static blocks) into a flat arena AST whose node kinds and child order follow ESTree, so node
+   counts compare with acorn's. Nodes refer to each other by index (0 = none); lists are chained through `next`. The
+   AST keeps its own copy of the source: identifiers and literals are slices of it (`str`, `slen`), and the printer
+   re-emits literals from that raw text, so printing never changes a number's or a string's spelling. Comments are
+   dropped. Not parsed: JSX, Flow, TypeScript, decorators, top-level await, import attributes, HTML-like comments
+   (`<!--`). Early errors that are checked: assignment targets, break/continue targets and labels, `?.` misuse, `??`
+   mixed with `||`/`&&`, unary before `**`, `new.target` outside functions, private names outside classes, rest
+   position, invalid escapes in names and strings, regex flags; not checked: strict-mode-only rules, duplicate
+   declarations, regex pattern syntax. Non-ASCII identifier characters are approximated (every code point but
+   spaces, line terminators and the symbol/punctuation blocks; docs/contracode.md). */
+#define MLSYS_CONTRACODE_JS_MAX_DEPTH 1000   /* deeper nesting (including long a.b.c… and a+b+c… chains) is an error */
+
+typedef enum {
+  MLSYS_CONTRACODE_JS_NONE = 0,
+  /* statements and declarations */
+  MLSYS_CONTRACODE_JS_PROGRAM, MLSYS_CONTRACODE_JS_EMPTY_STATEMENT, MLSYS_CONTRACODE_JS_BLOCK_STATEMENT,
+  MLSYS_CONTRACODE_JS_EXPRESSION_STATEMENT, MLSYS_CONTRACODE_JS_IF_STATEMENT, MLSYS_CONTRACODE_JS_LABELED_STATEMENT,
+  MLSYS_CONTRACODE_JS_BREAK_STATEMENT, MLSYS_CONTRACODE_JS_CONTINUE_STATEMENT, MLSYS_CONTRACODE_JS_WITH_STATEMENT,
+  MLSYS_CONTRACODE_JS_SWITCH_STATEMENT, MLSYS_CONTRACODE_JS_SWITCH_CASE, MLSYS_CONTRACODE_JS_RETURN_STATEMENT,
+  MLSYS_CONTRACODE_JS_THROW_STATEMENT, MLSYS_CONTRACODE_JS_TRY_STATEMENT, MLSYS_CONTRACODE_JS_CATCH_CLAUSE,
+  MLSYS_CONTRACODE_JS_WHILE_STATEMENT, MLSYS_CONTRACODE_JS_DO_WHILE_STATEMENT, MLSYS_CONTRACODE_JS_FOR_STATEMENT,
+  MLSYS_CONTRACODE_JS_FOR_IN_STATEMENT, MLSYS_CONTRACODE_JS_FOR_OF_STATEMENT, MLSYS_CONTRACODE_JS_DEBUGGER_STATEMENT,
+  MLSYS_CONTRACODE_JS_FUNCTION_DECLARATION, MLSYS_CONTRACODE_JS_VARIABLE_DECLARATION,
+  MLSYS_CONTRACODE_JS_VARIABLE_DECLARATOR, MLSYS_CONTRACODE_JS_CLASS_DECLARATION, MLSYS_CONTRACODE_JS_CLASS_BODY,
+  MLSYS_CONTRACODE_JS_METHOD_DEFINITION, MLSYS_CONTRACODE_JS_PROPERTY_DEFINITION,
+  /* expressions */
+  MLSYS_CONTRACODE_JS_IDENTIFIER, MLSYS_CONTRACODE_JS_LITERAL, MLSYS_CONTRACODE_JS_THIS_EXPRESSION,
+  MLSYS_CONTRACODE_JS_SUPER, MLSYS_CONTRACODE_JS_ARRAY_EXPRESSION, MLSYS_CONTRACODE_JS_OBJECT_EXPRESSION,
+  MLSYS_CONTRACODE_JS_PROPERTY, MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION, MLSYS_CONTRACODE_JS_ARROW_FUNCTION_EXPRESSION,
+  MLSYS_CONTRACODE_JS_CLASS_EXPRESSION, MLSYS_CONTRACODE_JS_UNARY_EXPRESSION, MLSYS_CONTRACODE_JS_UPDATE_EXPRESSION,
+  MLSYS_CONTRACODE_JS_BINARY_EXPRESSION, MLSYS_CONTRACODE_JS_LOGICAL_EXPRESSION,
+  MLSYS_CONTRACODE_JS_ASSIGNMENT_EXPRESSION, MLSYS_CONTRACODE_JS_CONDITIONAL_EXPRESSION,
+  MLSYS_CONTRACODE_JS_CALL_EXPRESSION, MLSYS_CONTRACODE_JS_NEW_EXPRESSION, MLSYS_CONTRACODE_JS_MEMBER_EXPRESSION,
+  MLSYS_CONTRACODE_JS_CHAIN_EXPRESSION, MLSYS_CONTRACODE_JS_SEQUENCE_EXPRESSION, MLSYS_CONTRACODE_JS_YIELD_EXPRESSION,
+  MLSYS_CONTRACODE_JS_AWAIT_EXPRESSION, MLSYS_CONTRACODE_JS_TEMPLATE_LITERAL, MLSYS_CONTRACODE_JS_TEMPLATE_ELEMENT,
+  MLSYS_CONTRACODE_JS_TAGGED_TEMPLATE_EXPRESSION, MLSYS_CONTRACODE_JS_SPREAD_ELEMENT,
+  MLSYS_CONTRACODE_JS_META_PROPERTY, MLSYS_CONTRACODE_JS_IMPORT_EXPRESSION,
+  /* patterns */
+  MLSYS_CONTRACODE_JS_OBJECT_PATTERN, MLSYS_CONTRACODE_JS_ARRAY_PATTERN, MLSYS_CONTRACODE_JS_REST_ELEMENT,
+  MLSYS_CONTRACODE_JS_ASSIGNMENT_PATTERN,
+  /* modules */
+  MLSYS_CONTRACODE_JS_IMPORT_DECLARATION, MLSYS_CONTRACODE_JS_IMPORT_SPECIFIER,
+  MLSYS_CONTRACODE_JS_IMPORT_DEFAULT_SPECIFIER, MLSYS_CONTRACODE_JS_IMPORT_NAMESPACE_SPECIFIER,
+  MLSYS_CONTRACODE_JS_EXPORT_NAMED_DECLARATION, MLSYS_CONTRACODE_JS_EXPORT_SPECIFIER,
+  MLSYS_CONTRACODE_JS_EXPORT_DEFAULT_DECLARATION, MLSYS_CONTRACODE_JS_EXPORT_ALL_DECLARATION,
+  /* ES2022 classes */
+  MLSYS_CONTRACODE_JS_PRIVATE_IDENTIFIER, MLSYS_CONTRACODE_JS_STATIC_BLOCK,
+  MLSYS_CONTRACODE_JS_HOLE,   /* an elision in [a,,b] (ESTree: null) */
+  MLSYS_CONTRACODE_JS_KIND_COUNT
+} mlsys_contracode_js_kind;
+
+/* Children by kind (a, b, c, d; "list" = first of a `next` chain):
+   Program a=body list | ExpressionStatement a=expr | Block a=list | If a=test b=then c=else | Labeled a=label b=body
+   | Break/Continue a=label | With a=object b=body | Switch a=discriminant b=cases | SwitchCase a=test(0: default)
+   b=consequent list | Return/Throw a=argument | Try a=block b=handler c=finalizer | CatchClause a=param b=body
+   | While a=test b=body | DoWhile a=body b=test | For a=init b=test c=update d=body | ForIn/ForOf a=left b=right
+   c=body | Function/Arrow a=id b=params list c=body | VariableDeclaration op=var/let/const a=declarators
+   | VariableDeclarator a=id b=init | Class a=id b=superclass c=ClassBody | ClassBody a=list | MethodDefinition
+   a=key b=FunctionExpression op=kind | PropertyDefinition a=key b=value | Array/Object/Sequence a=list | Property
+   a=key b=value op=kind | Unary/Update/Spread/Rest/Await/Yield/Chain/ImportExpression a=argument | Binary/Logical/
+   Assignment/AssignmentPattern a=left b=right op | Conditional a=test b=then c=else | Call/New a=callee b=arguments
+   | Member a=object b=property | TemplateLiteral a=quasis b=expressions | TaggedTemplate a=tag b=quasi
+   | MetaProperty a=meta b=property | ImportDeclaration a=specifiers b=source | ImportXSpecifier a=imported/local
+   b=local | ExportNamed a=declaration b=specifiers c=source | ExportSpecifier a=local b=exported
+   | ExportDefault a=declaration | ExportAll a=source b=exported | StaticBlock a=body list.
+   Identifier/PrivateIdentifier/Literal/TemplateElement: text in str (a PrivateIdentifier's includes the #). */
+enum {   /* flags */
+  MLSYS_CONTRACODE_JS_F_COMPUTED = 1, MLSYS_CONTRACODE_JS_F_OPTIONAL = 2, MLSYS_CONTRACODE_JS_F_ASYNC = 4,
+  MLSYS_CONTRACODE_JS_F_GENERATOR = 8, MLSYS_CONTRACODE_JS_F_STATIC = 16, MLSYS_CONTRACODE_JS_F_SHORTHAND = 32,
+  MLSYS_CONTRACODE_JS_F_METHOD = 64, MLSYS_CONTRACODE_JS_F_PREFIX = 128, MLSYS_CONTRACODE_JS_F_DELEGATE = 256,
+  MLSYS_CONTRACODE_JS_F_AWAIT = 512 /* for await */, MLSYS_CONTRACODE_JS_F_DIRECTIVE = 1024,
+  MLSYS_CONTRACODE_JS_F_TAIL = 2048 /* last template element (internal elsewhere) */, MLSYS_CONTRACODE_JS_F_EXPRESSION = 4096 /* arrow
+  with an expression body */, MLSYS_CONTRACODE_JS_F_PAREN = 8192 /* was parenthesized (not part of the tree) */,
+  MLSYS_CONTRACODE_JS_F_ESCAPED = 16384 /* identifier spelled with \u escapes */,
+  MLSYS_CONTRACODE_JS_F_COVER = 32768 /* internal: {a = 1} not yet turned into a pattern */
+};
+enum {   /* op of a Literal */
+  MLSYS_CONTRACODE_JS_LIT_STRING = 1, MLSYS_CONTRACODE_JS_LIT_NUMBER, MLSYS_CONTRACODE_JS_LIT_BIGINT,
+  MLSYS_CONTRACODE_JS_LIT_REGEX, MLSYS_CONTRACODE_JS_LIT_BOOLEAN, MLSYS_CONTRACODE_JS_LIT_NULL
+};
+enum {   /* op of Property / MethodDefinition (kind) and of VariableDeclaration */
+  MLSYS_CONTRACODE_JS_PROP_INIT = 1, MLSYS_CONTRACODE_JS_PROP_GET, MLSYS_CONTRACODE_JS_PROP_SET,
+  MLSYS_CONTRACODE_JS_PROP_METHOD, MLSYS_CONTRACODE_JS_PROP_CONSTRUCTOR,
+  MLSYS_CONTRACODE_JS_VAR = 1, MLSYS_CONTRACODE_JS_LET, MLSYS_CONTRACODE_JS_CONST
+};
+
+typedef struct {
+  uint16_t kind, flags;
+  uint8_t op;               /* operator (mlsys_contracode_js_op_str), literal kind, property/declaration kind */
+  uint8_t pad_[3];
+  uint32_t start, end;      /* byte offsets in the source */
+  uint32_t str, slen;       /* Identifier name / Literal raw text / TemplateElement raw text, in ast->text */
+  int32_t a, b, c, d;       /* children (0 = none) */
+  int32_t next;             /* next sibling in a list (0 = end) */
+} mlsys_contracode_js_node;
+
+enum {   /* token kinds (mlsys_contracode_js_tokens) */
+  MLSYS_CONTRACODE_TOK_NAME = 1, MLSYS_CONTRACODE_TOK_KEYWORD, MLSYS_CONTRACODE_TOK_PUNCT,
+  MLSYS_CONTRACODE_TOK_NUMBER, MLSYS_CONTRACODE_TOK_BIGINT, MLSYS_CONTRACODE_TOK_STRING,
+  MLSYS_CONTRACODE_TOK_TEMPLATE /* one piece: `…${, }…${ or }…` */, MLSYS_CONTRACODE_TOK_REGEX,
+  MLSYS_CONTRACODE_TOK_PRIVATE /* #name */
+};
+#define MLSYS_CONTRACODE_TOK_NEWLINE_BEFORE 1u   /* a line terminator precedes the token (ASI) */
+typedef struct { uint16_t kind, flags; uint32_t start, end; } mlsys_contracode_js_token;
+
+enum { MLSYS_CONTRACODE_JS_SCRIPT = 0, MLSYS_CONTRACODE_JS_MODULE = 1, MLSYS_CONTRACODE_JS_KEEP_TOKENS = 2 };
+
+typedef struct {
+  char *text;                        /* the source (NUL-terminated copy), then any text added later */
+  size_t src_len, text_len, text_cap;
+  mlsys_contracode_js_node *nodes;   /* nodes[0] is unused (index 0 = none) */
+  int nnodes, cap;
+  int root;                          /* the Program */
+  int module;
+  mlsys_contracode_js_token *tokens; /* with MLSYS_CONTRACODE_JS_KEEP_TOKENS: every token the parser consumed */
+  int ntokens;
+} mlsys_contracode_js_ast;
+
+/* Parse src[0..n) (UTF-8; a leading BOM and `#!` line are skipped). flags: SCRIPT or MODULE, | KEEP_TOKENS. On
+   error: MLSYS_ERR_PARSE with "line:col: what" (1-based; columns count code points), *ast zeroed. */
+MLSYS_DEF mlsys_status mlsys_contracode_js_parse(const char *src, size_t n, int flags, mlsys_contracode_js_ast *ast);
+MLSYS_DEF void mlsys_contracode_js_free(mlsys_contracode_js_ast *ast);
+/* The tokens of src as the parser reads them (so `/` is division or a regex by syntactic context); malloc'd. */
+MLSYS_DEF mlsys_status mlsys_contracode_js_tokens(const char *src, size_t n, int flags,
+                                                  mlsys_contracode_js_token **toks, int *ntok);
+
+typedef struct {
+  int beautify;   /* 0: compact (minimal whitespace); 1: one statement per line, indented */
+  int indent;     /* spaces per level when beautifying (0 → 2) */
+} mlsys_contracode_js_print_opts;
+/* The program as source (malloc'd, NUL-terminated). Parentheses come from operator precedence, never from the
+   source, and parse(print(ast)) has the same canonical form as ast. opts NULL = compact. */
+MLSYS_DEF mlsys_status mlsys_contracode_js_print(const mlsys_contracode_js_ast *ast,
+                                                 const mlsys_contracode_js_print_opts *opts, char **out, size_t *outn);
+/* A canonical serialization of the tree under node (0 = root): kinds, operators, flags, names, literal raw text;
+   positions and parentheses are left out. Two trees are equal iff their serializations are. malloc'd. */
+MLSYS_DEF mlsys_status mlsys_contracode_js_canonical(const mlsys_contracode_js_ast *ast, int node, char **out,
+                                                     size_t *outn);
+
+MLSYS_DEF const char *mlsys_contracode_js_kind_name(int kind);   /* ESTree name: "BinaryExpression", ... ("Hole") */
+MLSYS_DEF const char *mlsys_contracode_js_op_str(int op);        /* "+", "typeof", ... */
+/* counts[k] = number of nodes of kind k reachable from the root (counts has MLSYS_CONTRACODE_JS_KIND_COUNT). */
+MLSYS_DEF void mlsys_contracode_js_count_kinds(const mlsys_contracode_js_ast *ast, long *counts);
+
+enum { MLSYS_CONTRACODE_FN_DECLARATION = 1, MLSYS_CONTRACODE_FN_EXPRESSION, MLSYS_CONTRACODE_FN_ARROW,
+       MLSYS_CONTRACODE_FN_METHOD };
+typedef struct {
+  int node;                  /* the function node (for a method: its FunctionExpression) */
+  int kind;                  /* MLSYS_CONTRACODE_FN_* */
+  uint32_t start, end;       /* byte span in the source (a method's span starts at its key / get / static) */
+  uint32_t name_start, name_end;   /* its name (id, method key or `var x =` / `x:` it is bound to); empty if none */
+  int nlines;                /* lines spanned */
+} mlsys_contracode_fn_span;
+/* Every function in source order (nested ones included); *out malloc'd. */
+MLSYS_DEF mlsys_status mlsys_contracode_js_functions(const mlsys_contracode_js_ast *ast,
+                                                     mlsys_contracode_fn_span **out, int *n);
 
 /* [end of section 1 declarations] */
 
@@ -72,6 +231,3393 @@ extern "C" {
 /* ---------------------------------------------------------------------------------------------------------------
    1. JavaScript front end
    --------------------------------------------------------------------------------------------------------------- */
+#include <stdarg.h>
+#include <setjmp.h>
+
+/* Operators and punctuators: one table gives the op code, the spelling and (for binary operators) the precedence. */
+enum {
+  MLSYS__CC_P_NONE = 0, MLSYS__CC_P_LBRACE, MLSYS__CC_P_RBRACE, MLSYS__CC_P_LPAREN, MLSYS__CC_P_RPAREN,
+  MLSYS__CC_P_LBRACK, MLSYS__CC_P_RBRACK, MLSYS__CC_P_DOT, MLSYS__CC_P_ELLIPSIS, MLSYS__CC_P_SEMI, MLSYS__CC_P_COMMA,
+  MLSYS__CC_P_LT, MLSYS__CC_P_GT, MLSYS__CC_P_LE, MLSYS__CC_P_GE, MLSYS__CC_P_EQ, MLSYS__CC_P_NE, MLSYS__CC_P_SEQ,
+  MLSYS__CC_P_SNE, MLSYS__CC_P_PLUS, MLSYS__CC_P_MINUS, MLSYS__CC_P_STAR, MLSYS__CC_P_SLASH, MLSYS__CC_P_PERCENT,
+  MLSYS__CC_P_STARSTAR, MLSYS__CC_P_INC, MLSYS__CC_P_DEC, MLSYS__CC_P_SHL, MLSYS__CC_P_SHR, MLSYS__CC_P_USHR,
+  MLSYS__CC_P_AMP, MLSYS__CC_P_PIPE, MLSYS__CC_P_CARET, MLSYS__CC_P_BANG, MLSYS__CC_P_TILDE, MLSYS__CC_P_AND,
+  MLSYS__CC_P_OR, MLSYS__CC_P_NULLISH, MLSYS__CC_P_QUESTION, MLSYS__CC_P_QDOT, MLSYS__CC_P_COLON, MLSYS__CC_P_ASSIGN,
+  MLSYS__CC_P_ADD_A, MLSYS__CC_P_SUB_A, MLSYS__CC_P_MUL_A, MLSYS__CC_P_DIV_A, MLSYS__CC_P_MOD_A, MLSYS__CC_P_EXP_A,
+  MLSYS__CC_P_SHL_A, MLSYS__CC_P_SHR_A, MLSYS__CC_P_USHR_A, MLSYS__CC_P_AND_A, MLSYS__CC_P_OR_A, MLSYS__CC_P_XOR_A,
+  MLSYS__CC_P_ARROW, MLSYS__CC_P_LAND_A, MLSYS__CC_P_LOR_A, MLSYS__CC_P_NULL_A,
+  MLSYS__CC_P_TYPEOF, MLSYS__CC_P_VOID, MLSYS__CC_P_DELETE, MLSYS__CC_P_IN, MLSYS__CC_P_INSTANCEOF,
+  MLSYS__CC_P_COUNT
+};
+static const char *const mlsys__cc_ops[MLSYS__CC_P_COUNT] = {
+  "", "{", "}", "(", ")", "[", "]", ".", "...", ";", ",", "<", ">", "<=", ">=", "==", "!=", "===", "!==", "+", "-",
+  "*", "/", "%", "**", "++", "--", "<<", ">>", ">>>", "&", "|", "^", "!", "~", "&&", "||", "??", "?", "?.", ":",
+  "=", "+=", "-=", "*=", "/=", "%=", "**=", "<<=", ">>=", ">>>=", "&=", "|=", "^=", "=>", "&&=", "||=", "?\?=",
+  "typeof", "void", "delete", "in", "instanceof"};
+MLSYS_DEF const char *mlsys_contracode_js_op_str(int op) { return op > 0 && op < MLSYS__CC_P_COUNT ? mlsys__cc_ops[op] : ""; }
+
+/* Binary precedence (acorn's numbering): ?? and || 1, && 2, | 3, ^ 4, & 5, equality 6, relational 7, shift 8,
+   additive 9, multiplicative 10, ** 11; 0 = not a binary operator. */
+static int mlsys__cc_binprec(int op) {
+  switch (op) {
+    case MLSYS__CC_P_NULLISH: case MLSYS__CC_P_OR: return 1;
+    case MLSYS__CC_P_AND: return 2;
+    case MLSYS__CC_P_PIPE: return 3;
+    case MLSYS__CC_P_CARET: return 4;
+    case MLSYS__CC_P_AMP: return 5;
+    case MLSYS__CC_P_EQ: case MLSYS__CC_P_NE: case MLSYS__CC_P_SEQ: case MLSYS__CC_P_SNE: return 6;
+    case MLSYS__CC_P_LT: case MLSYS__CC_P_GT: case MLSYS__CC_P_LE: case MLSYS__CC_P_GE: case MLSYS__CC_P_IN:
+    case MLSYS__CC_P_INSTANCEOF: return 7;
+    case MLSYS__CC_P_SHL: case MLSYS__CC_P_SHR: case MLSYS__CC_P_USHR: return 8;
+    case MLSYS__CC_P_PLUS: case MLSYS__CC_P_MINUS: return 9;
+    case MLSYS__CC_P_STAR: case MLSYS__CC_P_SLASH: case MLSYS__CC_P_PERCENT: return 10;
+    case MLSYS__CC_P_STARSTAR: return 11;
+    default: return 0;
+  }
+}
+static int mlsys__cc_is_assign_op(int op) {
+  return op == MLSYS__CC_P_ASSIGN || (op >= MLSYS__CC_P_ADD_A && op <= MLSYS__CC_P_XOR_A) ||
+         (op >= MLSYS__CC_P_LAND_A && op <= MLSYS__CC_P_NULL_A);
+}
+
+static const char *const mlsys__cc_kind_names[MLSYS_CONTRACODE_JS_KIND_COUNT] = {
+  "None", "Program", "EmptyStatement", "BlockStatement", "ExpressionStatement", "IfStatement", "LabeledStatement",
+  "BreakStatement", "ContinueStatement", "WithStatement", "SwitchStatement", "SwitchCase", "ReturnStatement",
+  "ThrowStatement", "TryStatement", "CatchClause", "WhileStatement", "DoWhileStatement", "ForStatement",
+  "ForInStatement", "ForOfStatement", "DebuggerStatement", "FunctionDeclaration", "VariableDeclaration",
+  "VariableDeclarator", "ClassDeclaration", "ClassBody", "MethodDefinition", "PropertyDefinition", "Identifier",
+  "Literal", "ThisExpression", "Super", "ArrayExpression", "ObjectExpression", "Property", "FunctionExpression",
+  "ArrowFunctionExpression", "ClassExpression", "UnaryExpression", "UpdateExpression", "BinaryExpression",
+  "LogicalExpression", "AssignmentExpression", "ConditionalExpression", "CallExpression", "NewExpression",
+  "MemberExpression", "ChainExpression", "SequenceExpression", "YieldExpression", "AwaitExpression",
+  "TemplateLiteral", "TemplateElement", "TaggedTemplateExpression", "SpreadElement", "MetaProperty",
+  "ImportExpression", "ObjectPattern", "ArrayPattern", "RestElement", "AssignmentPattern", "ImportDeclaration",
+  "ImportSpecifier", "ImportDefaultSpecifier", "ImportNamespaceSpecifier", "ExportNamedDeclaration",
+  "ExportSpecifier", "ExportDefaultDeclaration", "ExportAllDeclaration", "PrivateIdentifier", "StaticBlock", "Hole"};
+MLSYS_DEF const char *mlsys_contracode_js_kind_name(int kind) {
+  return kind >= 0 && kind < MLSYS_CONTRACODE_JS_KIND_COUNT ? mlsys__cc_kind_names[kind] : "?";
+}
+
+/* Reserved words (never identifiers). Contextual words (let, yield, await, async, of, get, set, static, ...) are
+   names that the parser inspects. */
+enum {
+  MLSYS__CC_K_NONE = 0, MLSYS__CC_K_BREAK, MLSYS__CC_K_CASE, MLSYS__CC_K_CATCH, MLSYS__CC_K_CLASS,
+  MLSYS__CC_K_CONST, MLSYS__CC_K_CONTINUE, MLSYS__CC_K_DEBUGGER, MLSYS__CC_K_DEFAULT, MLSYS__CC_K_DELETE,
+  MLSYS__CC_K_DO, MLSYS__CC_K_ELSE, MLSYS__CC_K_EXPORT, MLSYS__CC_K_EXTENDS, MLSYS__CC_K_FINALLY, MLSYS__CC_K_FOR,
+  MLSYS__CC_K_FUNCTION, MLSYS__CC_K_IF, MLSYS__CC_K_IMPORT, MLSYS__CC_K_IN, MLSYS__CC_K_INSTANCEOF, MLSYS__CC_K_NEW,
+  MLSYS__CC_K_RETURN, MLSYS__CC_K_SUPER, MLSYS__CC_K_SWITCH, MLSYS__CC_K_THIS, MLSYS__CC_K_THROW, MLSYS__CC_K_TRY,
+  MLSYS__CC_K_TYPEOF, MLSYS__CC_K_VAR, MLSYS__CC_K_VOID, MLSYS__CC_K_WHILE, MLSYS__CC_K_WITH, MLSYS__CC_K_NULL,
+  MLSYS__CC_K_TRUE, MLSYS__CC_K_FALSE, MLSYS__CC_K_ENUM, MLSYS__CC_K_COUNT
+};
+static const char *const mlsys__cc_kw[MLSYS__CC_K_COUNT] = {
+  "", "break", "case", "catch", "class", "const", "continue", "debugger", "default", "delete", "do", "else", "export",
+  "extends", "finally", "for", "function", "if", "import", "in", "instanceof", "new", "return", "super", "switch",
+  "this", "throw", "try", "typeof", "var", "void", "while", "with", "null", "true", "false", "enum"};
+static int mlsys__cc_keyword(const char *s, uint32_t n) {
+  int k;
+  if (n < 2 || n > 10 || s[0] < 'b' || s[0] > 'w') return 0;
+  for (k = 1; k < MLSYS__CC_K_COUNT; k++)
+    if (mlsys__cc_kw[k][0] == s[0] && strlen(mlsys__cc_kw[k]) == n && !memcmp(mlsys__cc_kw[k], s, n)) return k;
+  return 0;
+}
+
+typedef struct {
+  uint8_t type;      /* MLSYS_CONTRACODE_TOK_*, 0 = end of input */
+  uint8_t op;        /* punctuator op code */
+  uint8_t kw;        /* keyword id (unescaped names only) */
+  uint8_t nl;        /* newline before */
+  uint8_t esc;       /* name spelled with escapes */
+  uint8_t tail;      /* template piece ends with ` (not ${) */
+  uint32_t start, end;
+} mlsys__cc_tok;
+
+typedef struct {
+  mlsys_contracode_js_ast *ast;
+  const char *s;
+  uint32_t n, pos, prev_end;
+  mlsys__cc_tok t;
+  int depth, keep_tokens, tok_cap;
+  int in_function, in_async, in_generator, module;
+  int loop_depth, switch_depth, class_depth;
+  int nlabels, label_cap;
+  uint32_t *labels;      /* (start, len, is_loop) triples of the enclosing labels */
+  jmp_buf jb;
+  mlsys_status st;
+} mlsys__cc_p;
+
+static void mlsys__cc_linecol(const char *s, uint32_t n, uint32_t off, int *line, int *col) {
+  uint32_t i;
+  int l = 1, c = 1;
+  for (i = 0; i < off && i < n; i++) {
+    unsigned char ch = (unsigned char)s[i];
+    if (ch == '\n' || (ch == '\r' && !(i + 1 < n && s[i + 1] == '\n'))) { l++; c = 1; continue; }
+    if (ch == 0xE2 && i + 2 < n && (unsigned char)s[i + 1] == 0x80 &&
+        ((unsigned char)s[i + 2] == 0xA8 || (unsigned char)s[i + 2] == 0xA9)) { l++; c = 1; i += 2; continue; }
+    if ((ch & 0xC0) != 0x80 && ch != '\r') c++;
+  }
+  *line = l;
+  *col = c;
+}
+
+static void mlsys__cc_fail(mlsys__cc_p *p, uint32_t off, const char *fmt, ...) MLSYS__PRINTF(3, 4);
+static void mlsys__cc_fail(mlsys__cc_p *p, uint32_t off, const char *fmt, ...) {
+  char msg[200];
+  int line, col;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  mlsys__cc_linecol(p->s, p->n, off, &line, &col);
+  p->st = mlsys_set_error(MLSYS_ERR_PARSE, "%d:%d: %s", line, col, msg);
+  longjmp(p->jb, 1);
+}
+static void mlsys__cc_nomem(mlsys__cc_p *p) {
+  p->st = mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory parsing JavaScript");
+  longjmp(p->jb, 1);
+}
+
+/* ---- lexer ---- */
+/* Decodes one UTF-8 code point at i; returns its length (0 when invalid). */
+static int mlsys__cc_utf8(const char *s, uint32_t n, uint32_t i, uint32_t *cp) {
+  const unsigned char *u = (const unsigned char *)s + i;
+  uint32_t c, k, len;
+  if (i >= n) return 0;
+  c = u[0];
+  if (c < 0x80) { *cp = c; return 1; }
+  if ((c & 0xE0) == 0xC0) { len = 2; c &= 0x1F; }
+  else if ((c & 0xF0) == 0xE0) { len = 3; c &= 0x0F; }
+  else if ((c & 0xF8) == 0xF0) { len = 4; c &= 0x07; }
+  else return 0;
+  if (i + len > n) return 0;
+  for (k = 1; k < len; k++) {
+    if ((u[k] & 0xC0) != 0x80) return 0;
+    c = (c << 6) | (u[k] & 0x3F);
+  }
+  if ((len == 2 && c < 0x80) || (len == 3 && c < 0x800) || (len == 4 && c < 0x10000) || c > 0x10FFFF ||
+      (c >= 0xD800 && c <= 0xDFFF))
+    return 0;
+  *cp = c;
+  return (int)len;
+}
+static int mlsys__cc_is_ws(uint32_t c) {
+  return c == ' ' || c == '\t' || c == 0x0B || c == 0x0C || c == 0xA0 || c == 0xFEFF || c == 0x1680 ||
+         (c >= 0x2000 && c <= 0x200A) || c == 0x202F || c == 0x205F || c == 0x3000;
+}
+static int mlsys__cc_is_lt(uint32_t c) { return c == '\n' || c == '\r' || c == 0x2028 || c == 0x2029; }
+/* Non-ASCII identifier characters: an approximation of ID_Start/ID_Continue that accepts every code point except
+   spaces, line terminators and the Latin-1 / General Punctuation / arrows / math / box-drawing symbol blocks. */
+static int mlsys__cc_uni_id(uint32_t c) {
+  if (mlsys__cc_is_ws(c) || mlsys__cc_is_lt(c)) return 0;
+  if (c >= 0x80 && c <= 0xBF) return c == 0xAA || c == 0xB5 || c == 0xB7 || c == 0xBA;
+  if (c == 0xD7 || c == 0xF7) return 0;
+  if (c >= 0x2010 && c <= 0x206F) return c == 0x200C || c == 0x200D || c == 0x203F || c == 0x2040 || c == 0x2054;
+  if (c >= 0x2190 && c <= 0x2BFF) return 0;
+  if (c >= 0x3000 && c <= 0x3003) return 0;
+  if (c == 0xFFFE || c == 0xFFFF) return 0;
+  return 1;
+}
+static int mlsys__cc_id_start(uint32_t c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '$' || c == '_' ||
+         (c >= 0x80 && c != 0x200C && c != 0x200D && c != 0xB7 && mlsys__cc_uni_id(c));
+}
+static int mlsys__cc_id_part(uint32_t c) {
+  return mlsys__cc_id_start(c) || (c >= '0' && c <= '9') || (c >= 0x80 && mlsys__cc_uni_id(c));
+}
+static int mlsys__cc_hex(int c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                                                                                   : -1;
+}
+/* A \u escape at i (s[i] == '\\'): returns the code point and advances *pi, or fails. */
+static uint32_t mlsys__cc_uescape(mlsys__cc_p *p, uint32_t *pi) {
+  uint32_t i = *pi, v = 0;
+  int k;
+  if (i + 1 >= p->n || p->s[i + 1] != 'u') mlsys__cc_fail(p, i, "bad escape in identifier");
+  i += 2;
+  if (i < p->n && p->s[i] == '{') {
+    int nd = 0;
+    for (i++; i < p->n && p->s[i] != '}'; i++, nd++) {
+      int h = mlsys__cc_hex(p->s[i]);
+      if (h < 0) mlsys__cc_fail(p, *pi, "bad \\u{...} escape");
+      v = v * 16 + (uint32_t)h;
+      if (v > 0x10FFFF) mlsys__cc_fail(p, *pi, "code point out of range in \\u{...} escape");
+    }
+    if (i >= p->n || nd == 0) mlsys__cc_fail(p, *pi, "bad \\u{...} escape");
+    i++;
+  } else {
+    for (k = 0; k < 4; k++, i++) {
+      int h = i < p->n ? mlsys__cc_hex(p->s[i]) : -1;
+      if (h < 0) mlsys__cc_fail(p, *pi, "bad \\uXXXX escape");
+      v = v * 16 + (uint32_t)h;
+    }
+  }
+  *pi = i;
+  return v;
+}
+
+static void mlsys__cc_skip_space(mlsys__cc_p *p) {
+  uint32_t i = p->pos, cp;
+  const char *s = p->s;
+  while (i < p->n) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == ' ' || c == '\t' || c == 0x0B || c == 0x0C) { i++; continue; }
+    if (c == '\n' || c == '\r') { p->t.nl = 1; i++; continue; }
+    if (c == '/' && i + 1 < p->n && s[i + 1] == '/') {
+      i += 2;
+      while (i < p->n) {
+        c = (unsigned char)s[i];
+        if (c == '\n' || c == '\r') break;
+        if (c == 0xE2 && i + 2 < p->n && (unsigned char)s[i + 1] == 0x80 &&
+            ((unsigned char)s[i + 2] == 0xA8 || (unsigned char)s[i + 2] == 0xA9))
+          break;
+        i++;
+      }
+      continue;
+    }
+    if (c == '/' && i + 1 < p->n && s[i + 1] == '*') {
+      uint32_t st = i;
+      i += 2;
+      for (;;) {
+        if (i + 1 >= p->n) mlsys__cc_fail(p, st, "unterminated comment");
+        if (s[i] == '*' && s[i + 1] == '/') { i += 2; break; }
+        c = (unsigned char)s[i];
+        if (c == '\n' || c == '\r') p->t.nl = 1;
+        else if (c == 0xE2 && (unsigned char)s[i + 1] == 0x80 && i + 2 < p->n &&
+                 ((unsigned char)s[i + 2] == 0xA8 || (unsigned char)s[i + 2] == 0xA9))
+          p->t.nl = 1;
+        i++;
+      }
+      continue;
+    }
+    if (c >= 0x80) {
+      int len = mlsys__cc_utf8(s, p->n, i, &cp);
+      if (!len) mlsys__cc_fail(p, i, "invalid UTF-8");
+      if (cp == 0x2028 || cp == 0x2029) { p->t.nl = 1; i += (uint32_t)len; continue; }
+      if (mlsys__cc_is_ws(cp)) { i += (uint32_t)len; continue; }
+    }
+    break;
+  }
+  p->pos = i;
+}
+
+static void mlsys__cc_scan_name(mlsys__cc_p *p) {
+  uint32_t i = p->pos, cp;
+  int first = 1;
+  while (i < p->n) {
+    int len;
+    if (p->s[i] == '\\') {
+      uint32_t at = i;
+      cp = mlsys__cc_uescape(p, &i);
+      if (first ? !mlsys__cc_id_start(cp) : !mlsys__cc_id_part(cp))
+        mlsys__cc_fail(p, at, "escape is not an identifier character");
+      p->t.esc = 1;
+      first = 0;
+      continue;
+    }
+    len = mlsys__cc_utf8(p->s, p->n, i, &cp);
+    if (!len) mlsys__cc_fail(p, i, "invalid UTF-8");
+    if (!(first ? mlsys__cc_id_start(cp) : mlsys__cc_id_part(cp))) break;
+    i += (uint32_t)len;
+    first = 0;
+  }
+  p->t.type = MLSYS_CONTRACODE_TOK_NAME;
+  p->t.end = i;
+  if (!p->t.esc) {
+    p->t.kw = (uint8_t)mlsys__cc_keyword(p->s + p->t.start, i - p->t.start);
+    if (p->t.kw) p->t.type = MLSYS_CONTRACODE_TOK_KEYWORD;
+  }
+  p->pos = i;
+}
+
+/* Digits in a radix with numeric separators (a `_` only between two digits). Returns how many digits. */
+static int mlsys__cc_digits(mlsys__cc_p *p, int radix, int seps) {
+  int nd = 0, last_sep = 0;
+  while (p->pos < p->n) {
+    int c = (unsigned char)p->s[p->pos], v;
+    if (c == '_' && seps) {
+      if (!nd || last_sep) mlsys__cc_fail(p, p->pos, "misplaced numeric separator");
+      last_sep = 1;
+      p->pos++;
+      continue;
+    }
+    v = mlsys__cc_hex(c);
+    if (v < 0 || v >= radix) break;
+    nd++;
+    last_sep = 0;
+    p->pos++;
+  }
+  if (last_sep) mlsys__cc_fail(p, p->pos - 1, "misplaced numeric separator");
+  return nd;
+}
+static void mlsys__cc_scan_number(mlsys__cc_p *p) {
+  const char *s = p->s;
+  uint32_t st = p->pos, cp;
+  int big_ok = 1;
+  p->t.type = MLSYS_CONTRACODE_TOK_NUMBER;
+  if (s[st] == '0' && st + 1 < p->n && strchr("xXoObB", s[st + 1]) && s[st + 1]) {
+    int radix = (s[st + 1] == 'x' || s[st + 1] == 'X') ? 16 : (s[st + 1] == 'o' || s[st + 1] == 'O') ? 8 : 2;
+    p->pos += 2;
+    if (!mlsys__cc_digits(p, radix, 1)) mlsys__cc_fail(p, st, "expected digits after 0%c", s[st + 1]);
+  } else if (s[st] == '0' && st + 1 < p->n && s[st + 1] >= '0' && s[st + 1] <= '9') {
+    /* legacy octal (or 08/09, read as decimal): no separators, no fraction for octal, no BigInt */
+    int octal = 1;
+    p->pos++;
+    while (p->pos < p->n && s[p->pos] >= '0' && s[p->pos] <= '9') {
+      if (s[p->pos] >= '8') octal = 0;
+      p->pos++;
+    }
+    big_ok = 0;
+    if (!octal) goto fraction;
+  } else {
+    if (s[st] != '.') mlsys__cc_digits(p, 10, 1);
+  fraction:
+    if (p->pos < p->n && s[p->pos] == '.') {
+      big_ok = 0;
+      p->pos++;
+      if (p->pos < p->n && s[p->pos] == '_') mlsys__cc_fail(p, p->pos, "misplaced numeric separator");
+      mlsys__cc_digits(p, 10, 1);
+    }
+    if (p->pos < p->n && (s[p->pos] == 'e' || s[p->pos] == 'E')) {
+      big_ok = 0;
+      p->pos++;
+      if (p->pos < p->n && (s[p->pos] == '+' || s[p->pos] == '-')) p->pos++;
+      if (!mlsys__cc_digits(p, 10, 1)) mlsys__cc_fail(p, st, "expected digits in the exponent");
+    }
+  }
+  if (p->pos < p->n && s[p->pos] == 'n') {
+    if (!big_ok) mlsys__cc_fail(p, st, "invalid BigInt literal");
+    p->pos++;
+    p->t.type = MLSYS_CONTRACODE_TOK_BIGINT;
+  }
+  if (p->pos < p->n && (s[p->pos] == '\\' || (mlsys__cc_utf8(s, p->n, p->pos, &cp) && mlsys__cc_id_part(cp))))
+    mlsys__cc_fail(p, p->pos, "identifier directly after number");
+  p->t.end = p->pos;
+}
+
+/* One escape sequence in a string or template at s[i] == '\\'; returns the index after it. */
+static uint32_t mlsys__cc_escape(mlsys__cc_p *p, uint32_t i, int tmpl) {
+  const char *s = p->s;
+  uint32_t st = i, cp;
+  int k;
+  i++;
+  if (i >= p->n) mlsys__cc_fail(p, st, "unterminated escape");
+  switch (s[i]) {
+    case 'x':
+      for (k = 1; k <= 2; k++)
+        if (i + (uint32_t)k >= p->n || mlsys__cc_hex(s[i + k]) < 0) mlsys__cc_fail(p, st, "bad \\x escape");
+      return i + 3;
+    case 'u': {
+      uint32_t j = st;
+      (void)mlsys__cc_uescape(p, &j);
+      return j;
+    }
+    case '\r': return (i + 1 < p->n && s[i + 1] == '\n') ? i + 2 : i + 1;
+    default:
+      if (tmpl && s[i] >= '1' && s[i] <= '9') mlsys__cc_fail(p, st, "octal escape in template");
+      if (tmpl && s[i] == '0' && i + 1 < p->n && s[i + 1] >= '0' && s[i + 1] <= '9')
+        mlsys__cc_fail(p, st, "octal escape in template");
+      {
+        int len = mlsys__cc_utf8(s, p->n, i, &cp);
+        if (!len) mlsys__cc_fail(p, i, "invalid UTF-8");
+        return i + (uint32_t)len;
+      }
+  }
+}
+static void mlsys__cc_scan_string(mlsys__cc_p *p) {
+  const char *s = p->s;
+  char q = s[p->pos];
+  uint32_t i = p->pos + 1, cp;
+  for (;;) {
+    if (i >= p->n) mlsys__cc_fail(p, p->t.start, "unterminated string");
+    if (s[i] == q) { i++; break; }
+    if (s[i] == '\\') { i = mlsys__cc_escape(p, i, 0); continue; }
+    if (s[i] == '\n' || s[i] == '\r') mlsys__cc_fail(p, p->t.start, "unterminated string");
+    if ((unsigned char)s[i] >= 0x80) {
+      int len = mlsys__cc_utf8(s, p->n, i, &cp);
+      if (!len) mlsys__cc_fail(p, i, "invalid UTF-8");
+      i += (uint32_t)len;
+    } else {
+      i++;
+    }
+  }
+  p->t.type = MLSYS_CONTRACODE_TOK_STRING;
+  p->t.end = p->pos = i;
+}
+/* A template piece starting at the ` or } at p->pos, up to and including ` or ${. */
+static void mlsys__cc_scan_template(mlsys__cc_p *p) {
+  const char *s = p->s;
+  uint32_t i = p->pos + 1, cp;
+  p->t.start = p->pos;
+  for (;;) {
+    if (i >= p->n) mlsys__cc_fail(p, p->t.start, "unterminated template literal");
+    if (s[i] == '`') { i++; p->t.tail = 1; break; }
+    if (s[i] == '$' && i + 1 < p->n && s[i + 1] == '{') { i += 2; p->t.tail = 0; break; }
+    if (s[i] == '\\') { i = mlsys__cc_escape(p, i, 1); continue; }
+    if ((unsigned char)s[i] >= 0x80) {
+      int len = mlsys__cc_utf8(s, p->n, i, &cp);
+      if (!len) mlsys__cc_fail(p, i, "invalid UTF-8");
+      i += (uint32_t)len;
+    } else {
+      i++;
+    }
+  }
+  p->t.type = MLSYS_CONTRACODE_TOK_TEMPLATE;
+  p->t.end = p->pos = i;
+}
+/* A regular expression literal from the / at t.start (the parser asks when an expression may start here). */
+static void mlsys__cc_scan_regex(mlsys__cc_p *p) {
+  const char *s = p->s;
+  uint32_t i = p->t.start + 1, cp;
+  int cls = 0, seen[128] = {0};
+  for (;;) {
+    unsigned char c;
+    if (i >= p->n) mlsys__cc_fail(p, p->t.start, "unterminated regular expression");
+    c = (unsigned char)s[i];
+    if (c == '\n' || c == '\r') mlsys__cc_fail(p, p->t.start, "unterminated regular expression");
+    if (c == '\\') {
+      i++;
+      if (i >= p->n || s[i] == '\n' || s[i] == '\r') mlsys__cc_fail(p, p->t.start, "unterminated regular expression");
+    } else if (c == '[') {
+      cls = 1;
+    } else if (c == ']') {
+      cls = 0;
+    } else if (c == '/' && !cls) {
+      i++;
+      break;
+    }
+    if ((unsigned char)s[i] >= 0x80) {
+      int len = mlsys__cc_utf8(s, p->n, i, &cp);
+      if (!len) mlsys__cc_fail(p, i, "invalid UTF-8");
+      if (cp == 0x2028 || cp == 0x2029) mlsys__cc_fail(p, p->t.start, "unterminated regular expression");
+      i += (uint32_t)len;
+    } else {
+      i++;
+    }
+  }
+  while (i < p->n) {
+    unsigned char c = (unsigned char)s[i];
+    if (c >= 0x80 || c == '\\' || !mlsys__cc_id_part(c)) {
+      if (c == '\\' || (c >= 0x80 && mlsys__cc_utf8(s, p->n, i, &cp) && mlsys__cc_id_part(cp)))
+        mlsys__cc_fail(p, i, "invalid regular expression flag");
+      break;
+    }
+    if (!strchr("dgimsuy", c) || seen[c]) mlsys__cc_fail(p, i, "invalid regular expression flag '%c'", c);
+    seen[c] = 1;
+    i++;
+  }
+  p->t.type = MLSYS_CONTRACODE_TOK_REGEX;
+  p->t.end = p->pos = i;
+}
+
+static void mlsys__cc_scan_punct(mlsys__cc_p *p) {
+  const char *s = p->s + p->pos;
+  uint32_t left = p->n - p->pos;
+  int op = 0, len = 1;
+#define MLSYS__CC_AT(k, ch) ((uint32_t)(k) < left && s[k] == (ch))
+  switch (s[0]) {
+    case '{': op = MLSYS__CC_P_LBRACE; break;
+    case '}': op = MLSYS__CC_P_RBRACE; break;
+    case '(': op = MLSYS__CC_P_LPAREN; break;
+    case ')': op = MLSYS__CC_P_RPAREN; break;
+    case '[': op = MLSYS__CC_P_LBRACK; break;
+    case ']': op = MLSYS__CC_P_RBRACK; break;
+    case ';': op = MLSYS__CC_P_SEMI; break;
+    case ',': op = MLSYS__CC_P_COMMA; break;
+    case ':': op = MLSYS__CC_P_COLON; break;
+    case '~': op = MLSYS__CC_P_TILDE; break;
+    case '.':
+      if (MLSYS__CC_AT(1, '.') && MLSYS__CC_AT(2, '.')) { op = MLSYS__CC_P_ELLIPSIS; len = 3; }
+      else op = MLSYS__CC_P_DOT;
+      break;
+    case '<':
+      if (MLSYS__CC_AT(1, '<')) { if (MLSYS__CC_AT(2, '=')) { op = MLSYS__CC_P_SHL_A; len = 3; } else { op = MLSYS__CC_P_SHL; len = 2; } }
+      else if (MLSYS__CC_AT(1, '=')) { op = MLSYS__CC_P_LE; len = 2; }
+      else op = MLSYS__CC_P_LT;
+      break;
+    case '>':
+      if (MLSYS__CC_AT(1, '>')) {
+        if (MLSYS__CC_AT(2, '>')) { if (MLSYS__CC_AT(3, '=')) { op = MLSYS__CC_P_USHR_A; len = 4; } else { op = MLSYS__CC_P_USHR; len = 3; } }
+        else if (MLSYS__CC_AT(2, '=')) { op = MLSYS__CC_P_SHR_A; len = 3; }
+        else { op = MLSYS__CC_P_SHR; len = 2; }
+      } else if (MLSYS__CC_AT(1, '=')) { op = MLSYS__CC_P_GE; len = 2; }
+      else op = MLSYS__CC_P_GT;
+      break;
+    case '=':
+      if (MLSYS__CC_AT(1, '=')) { if (MLSYS__CC_AT(2, '=')) { op = MLSYS__CC_P_SEQ; len = 3; } else { op = MLSYS__CC_P_EQ; len = 2; } }
+      else if (MLSYS__CC_AT(1, '>')) { op = MLSYS__CC_P_ARROW; len = 2; }
+      else op = MLSYS__CC_P_ASSIGN;
+      break;
+    case '!':
+      if (MLSYS__CC_AT(1, '=')) { if (MLSYS__CC_AT(2, '=')) { op = MLSYS__CC_P_SNE; len = 3; } else { op = MLSYS__CC_P_NE; len = 2; } }
+      else op = MLSYS__CC_P_BANG;
+      break;
+    case '+':
+      if (MLSYS__CC_AT(1, '+')) { op = MLSYS__CC_P_INC; len = 2; }
+      else if (MLSYS__CC_AT(1, '=')) { op = MLSYS__CC_P_ADD_A; len = 2; }
+      else op = MLSYS__CC_P_PLUS;
+      break;
+    case '-':
+      if (MLSYS__CC_AT(1, '-')) { op = MLSYS__CC_P_DEC; len = 2; }
+      else if (MLSYS__CC_AT(1, '=')) { op = MLSYS__CC_P_SUB_A; len = 2; }
+      else op = MLSYS__CC_P_MINUS;
+      break;
+    case '*':
+      if (MLSYS__CC_AT(1, '*')) { if (MLSYS__CC_AT(2, '=')) { op = MLSYS__CC_P_EXP_A; len = 3; } else { op = MLSYS__CC_P_STARSTAR; len = 2; } }
+      else if (MLSYS__CC_AT(1, '=')) { op = MLSYS__CC_P_MUL_A; len = 2; }
+      else op = MLSYS__CC_P_STAR;
+      break;
+    case '/':
+      if (MLSYS__CC_AT(1, '=')) { op = MLSYS__CC_P_DIV_A; len = 2; } else op = MLSYS__CC_P_SLASH;
+      break;
+    case '%':
+      if (MLSYS__CC_AT(1, '=')) { op = MLSYS__CC_P_MOD_A; len = 2; } else op = MLSYS__CC_P_PERCENT;
+      break;
+    case '&':
+      if (MLSYS__CC_AT(1, '&')) { if (MLSYS__CC_AT(2, '=')) { op = MLSYS__CC_P_LAND_A; len = 3; } else { op = MLSYS__CC_P_AND; len = 2; } }
+      else if (MLSYS__CC_AT(1, '=')) { op = MLSYS__CC_P_AND_A; len = 2; }
+      else op = MLSYS__CC_P_AMP;
+      break;
+    case '|':
+      if (MLSYS__CC_AT(1, '|')) { if (MLSYS__CC_AT(2, '=')) { op = MLSYS__CC_P_LOR_A; len = 3; } else { op = MLSYS__CC_P_OR; len = 2; } }
+      else if (MLSYS__CC_AT(1, '=')) { op = MLSYS__CC_P_OR_A; len = 2; }
+      else op = MLSYS__CC_P_PIPE;
+      break;
+    case '^':
+      if (MLSYS__CC_AT(1, '=')) { op = MLSYS__CC_P_XOR_A; len = 2; } else op = MLSYS__CC_P_CARET;
+      break;
+    case '?':
+      if (MLSYS__CC_AT(1, '?')) { if (MLSYS__CC_AT(2, '=')) { op = MLSYS__CC_P_NULL_A; len = 3; } else { op = MLSYS__CC_P_NULLISH; len = 2; } }
+      else if (MLSYS__CC_AT(1, '.') && !(left > 2 && s[2] >= '0' && s[2] <= '9')) { op = MLSYS__CC_P_QDOT; len = 2; }
+      else op = MLSYS__CC_P_QUESTION;
+      break;
+    default: break;
+  }
+#undef MLSYS__CC_AT
+  if (!op) {
+    unsigned char c = (unsigned char)s[0];
+    if (c >= 0x20 && c < 0x7F) mlsys__cc_fail(p, p->pos, "unexpected character '%c'", c);
+    mlsys__cc_fail(p, p->pos, "unexpected character (byte 0x%02X)", c);
+  }
+  p->t.type = MLSYS_CONTRACODE_TOK_PUNCT;
+  p->t.op = (uint8_t)op;
+  p->pos += (uint32_t)len;
+  p->t.end = p->pos;
+}
+
+/* Scans the next token into p->t ('/' is always a punctuator here; the parser re-scans it as a regex). */
+static void mlsys__cc_lex(mlsys__cc_p *p) {
+  uint32_t cp;
+  unsigned char c;
+  memset(&p->t, 0, sizeof p->t);
+  mlsys__cc_skip_space(p);
+  p->t.start = p->t.end = p->pos;
+  if (p->pos >= p->n) return;
+  c = (unsigned char)p->s[p->pos];
+  if ((c >= '0' && c <= '9') || (c == '.' && p->pos + 1 < p->n && p->s[p->pos + 1] >= '0' && p->s[p->pos + 1] <= '9')) {
+    mlsys__cc_scan_number(p);
+  } else if (c == '"' || c == '\'') {
+    mlsys__cc_scan_string(p);
+  } else if (c == '`') {
+    mlsys__cc_scan_template(p);
+  } else if (c == '\\' || (c < 0x80 && mlsys__cc_id_start(c))) {
+    mlsys__cc_scan_name(p);
+  } else if (c == '#' && p->pos + 1 < p->n &&
+             (p->s[p->pos + 1] == '\\' || (mlsys__cc_utf8(p->s, p->n, p->pos + 1, &cp) && mlsys__cc_id_start(cp)))) {
+    p->pos++;
+    mlsys__cc_scan_name(p);
+    p->t.type = MLSYS_CONTRACODE_TOK_PRIVATE;
+    p->t.kw = 0;
+  } else if (c >= 0x80) {
+    if (!mlsys__cc_utf8(p->s, p->n, p->pos, &cp)) mlsys__cc_fail(p, p->pos, "invalid UTF-8");
+    if (!mlsys__cc_id_start(cp)) mlsys__cc_fail(p, p->pos, "unexpected character U+%04X", (unsigned)cp);
+    mlsys__cc_scan_name(p);
+  } else {
+    mlsys__cc_scan_punct(p);
+  }
+}
+
+/* ---- parser ---- */
+#define MLSYS__CC_N(p, i) ((p)->ast->nodes[i])
+typedef mlsys_contracode_js_node mlsys__cc_node;
+/* the node array may move while v is computed, so v is evaluated before the node is addressed */
+#define MLSYS__CC_SET(p, x, f, v) do { int v__ = (v); MLSYS__CC_N(p, x).f = v__; } while (0)
+
+static int mlsys__cc_new(mlsys__cc_p *p, int kind, uint32_t start) {
+  mlsys_contracode_js_ast *a = p->ast;
+  mlsys__cc_node *nd;
+  if (a->nnodes == a->cap) {
+    int nc = a->cap ? a->cap * 2 : 256;
+    mlsys__cc_node *nn = (mlsys__cc_node *)realloc(a->nodes, (size_t)nc * sizeof *nn);
+    if (!nn) mlsys__cc_nomem(p);
+    a->nodes = nn;
+    a->cap = nc;
+  }
+  nd = &a->nodes[a->nnodes];
+  memset(nd, 0, sizeof *nd);
+  nd->kind = (uint16_t)kind;
+  nd->start = start;
+  nd->end = start;
+  return a->nnodes++;
+}
+static int mlsys__cc_fin(mlsys__cc_p *p, int i) {
+  MLSYS__CC_N(p, i).end = p->prev_end;
+  return i;
+}
+static void mlsys__cc_enter(mlsys__cc_p *p) {
+  if (++p->depth > MLSYS_CONTRACODE_JS_MAX_DEPTH)
+    mlsys__cc_fail(p, p->t.start, "nesting deeper than %d", MLSYS_CONTRACODE_JS_MAX_DEPTH);
+}
+
+static void mlsys__cc_next(mlsys__cc_p *p) {
+  if (p->keep_tokens && p->t.type) {
+    mlsys_contracode_js_ast *a = p->ast;
+    if (a->ntokens == p->tok_cap) {
+      int nc = p->tok_cap ? p->tok_cap * 2 : 256;
+      mlsys_contracode_js_token *nt = (mlsys_contracode_js_token *)realloc(a->tokens, (size_t)nc * sizeof *nt);
+      if (!nt) mlsys__cc_nomem(p);
+      a->tokens = nt;
+      p->tok_cap = nc;
+    }
+    a->tokens[a->ntokens].kind = p->t.type;
+    a->tokens[a->ntokens].flags = p->t.nl ? MLSYS_CONTRACODE_TOK_NEWLINE_BEFORE : 0;
+    a->tokens[a->ntokens].start = p->t.start;
+    a->tokens[a->ntokens].end = p->t.end;
+    a->ntokens++;
+  }
+  p->prev_end = p->t.end;
+  mlsys__cc_lex(p);
+}
+/* The token after the current one (scanned with '/' as a punctuator), leaving the state unchanged. */
+static mlsys__cc_tok mlsys__cc_peek(mlsys__cc_p *p) {
+  mlsys__cc_tok save = p->t, r;
+  uint32_t pos = p->pos;
+  mlsys__cc_lex(p);
+  r = p->t;
+  p->t = save;
+  p->pos = pos;
+  return r;
+}
+static int mlsys__cc_is(mlsys__cc_p *p, int op) { return p->t.type == MLSYS_CONTRACODE_TOK_PUNCT && p->t.op == op; }
+static int mlsys__cc_iskw(mlsys__cc_p *p, int kw) { return p->t.type == MLSYS_CONTRACODE_TOK_KEYWORD && p->t.kw == kw; }
+static int mlsys__cc_tok_is_name(const mlsys__cc_p *p, const mlsys__cc_tok *t, const char *w) {
+  size_t l = strlen(w);
+  return t->type == MLSYS_CONTRACODE_TOK_NAME && !t->esc && t->end - t->start == l && !memcmp(p->s + t->start, w, l);
+}
+static int mlsys__cc_isname(mlsys__cc_p *p, const char *w) { return mlsys__cc_tok_is_name(p, &p->t, w); }
+static int mlsys__cc_eat(mlsys__cc_p *p, int op) {
+  if (!mlsys__cc_is(p, op)) return 0;
+  mlsys__cc_next(p);
+  return 1;
+}
+static void mlsys__cc_unexpected(mlsys__cc_p *p) {
+  if (!p->t.type) mlsys__cc_fail(p, p->t.start, "unexpected end of input");
+  mlsys__cc_fail(p, p->t.start, "unexpected token '%.*s'", (int)(p->t.end - p->t.start > 20 ? 20 : p->t.end - p->t.start),
+                 p->s + p->t.start);
+}
+static void mlsys__cc_expect(mlsys__cc_p *p, int op) {
+  if (!mlsys__cc_eat(p, op)) {
+    if (!p->t.type) mlsys__cc_fail(p, p->t.start, "expected '%s' before end of input", mlsys__cc_ops[op]);
+    mlsys__cc_fail(p, p->t.start, "expected '%s', got '%.*s'", mlsys__cc_ops[op],
+                   (int)(p->t.end - p->t.start > 20 ? 20 : p->t.end - p->t.start), p->s + p->t.start);
+  }
+}
+/* Automatic semicolon insertion: `;`, or before `}`, at the end, or after a line break. */
+static void mlsys__cc_semicolon(mlsys__cc_p *p) {
+  if (mlsys__cc_eat(p, MLSYS__CC_P_SEMI)) return;
+  if (mlsys__cc_is(p, MLSYS__CC_P_RBRACE) || !p->t.type || p->t.nl) return;
+  mlsys__cc_fail(p, p->t.start, "expected ';' (or a line break) before '%.*s'",
+                 (int)(p->t.end - p->t.start > 20 ? 20 : p->t.end - p->t.start), p->s + p->t.start);
+}
+static int mlsys__cc_can_insert_semi(mlsys__cc_p *p) {
+  return !p->t.type || mlsys__cc_is(p, MLSYS__CC_P_RBRACE) || p->t.nl;
+}
+
+typedef struct { int head, tail; } mlsys__cc_list;
+static void mlsys__cc_push(mlsys__cc_p *p, mlsys__cc_list *l, int x) {
+  if (l->tail) MLSYS__CC_N(p, l->tail).next = x;
+  else l->head = x;
+  l->tail = x;
+}
+
+static int mlsys__cc_ident_node(mlsys__cc_p *p) {
+  int id = mlsys__cc_new(p, p->t.type == MLSYS_CONTRACODE_TOK_PRIVATE ? MLSYS_CONTRACODE_JS_PRIVATE_IDENTIFIER
+                                                                     : MLSYS_CONTRACODE_JS_IDENTIFIER, p->t.start);
+  MLSYS__CC_N(p, id).str = p->t.start;
+  MLSYS__CC_N(p, id).slen = p->t.end - p->t.start;
+  if (p->t.esc) MLSYS__CC_N(p, id).flags |= MLSYS_CONTRACODE_JS_F_ESCAPED;
+  mlsys__cc_next(p);
+  return mlsys__cc_fin(p, id);
+}
+/* A binding or reference name: a NAME token that is not a contextual keyword in the current context. */
+static int mlsys__cc_ident(mlsys__cc_p *p) {
+  if (p->t.type == MLSYS_CONTRACODE_TOK_KEYWORD)
+    mlsys__cc_fail(p, p->t.start, "unexpected keyword '%s'", mlsys__cc_kw[p->t.kw]);
+  if (p->t.type != MLSYS_CONTRACODE_TOK_NAME) mlsys__cc_unexpected(p);
+  if ((p->in_generator && mlsys__cc_isname(p, "yield")) || ((p->in_async || p->module) && mlsys__cc_isname(p, "await")))
+    mlsys__cc_fail(p, p->t.start, "'%.*s' cannot be an identifier here", (int)(p->t.end - p->t.start), p->s + p->t.start);
+  return mlsys__cc_ident_node(p);
+}
+/* An IdentifierName (after `.`, keys, export names): keywords allowed. */
+static int mlsys__cc_ident_name(mlsys__cc_p *p) {
+  if (p->t.type != MLSYS_CONTRACODE_TOK_NAME && p->t.type != MLSYS_CONTRACODE_TOK_KEYWORD) mlsys__cc_unexpected(p);
+  return mlsys__cc_ident_node(p);
+}
+/* After `.` or `?.`: an IdentifierName or (inside a class) a #name. */
+static int mlsys__cc_member_name(mlsys__cc_p *p) {
+  if (p->t.type == MLSYS_CONTRACODE_TOK_PRIVATE) {
+    if (!p->class_depth) mlsys__cc_fail(p, p->t.start, "private name outside a class");
+    return mlsys__cc_ident_node(p);
+  }
+  return mlsys__cc_ident_name(p);
+}
+
+static int mlsys__cc_expression(mlsys__cc_p *p, int no_in);
+static int mlsys__cc_assign(mlsys__cc_p *p, int no_in);
+static int mlsys__cc_statement(mlsys__cc_p *p, int top);
+static int mlsys__cc_function(mlsys__cc_p *p, int kind, uint32_t start, int is_async, int stmt_default);
+static int mlsys__cc_class(mlsys__cc_p *p, int kind, int stmt_default);
+static int mlsys__cc_unary(mlsys__cc_p *p);
+static int mlsys__cc_subscripts(mlsys__cc_p *p, int base, uint32_t start, int no_calls);
+static int mlsys__cc_binding_atom(mlsys__cc_p *p);
+static int mlsys__cc_fn_body(mlsys__cc_p *p);
+static int mlsys__cc_block(mlsys__cc_p *p);
+
+/* Expression → pattern (the cover grammar of assignment targets and arrow parameters). */
+static void mlsys__cc_to_assignable(mlsys__cc_p *p, int x, int binding) {
+  int k = MLSYS__CC_N(p, x).kind, c;
+  mlsys__cc_enter(p);
+  switch (k) {
+    case MLSYS_CONTRACODE_JS_IDENTIFIER: break;
+    case MLSYS_CONTRACODE_JS_MEMBER_EXPRESSION:
+      if (binding) mlsys__cc_fail(p, MLSYS__CC_N(p, x).start, "invalid binding pattern");
+      break;
+    case MLSYS_CONTRACODE_JS_OBJECT_EXPRESSION:
+    case MLSYS_CONTRACODE_JS_ARRAY_EXPRESSION:
+      if (MLSYS__CC_N(p, x).flags & MLSYS_CONTRACODE_JS_F_PAREN)
+        mlsys__cc_fail(p, MLSYS__CC_N(p, x).start, "parenthesized pattern");
+      MLSYS__CC_N(p, x).kind = (uint16_t)(k == MLSYS_CONTRACODE_JS_OBJECT_EXPRESSION ? MLSYS_CONTRACODE_JS_OBJECT_PATTERN
+                                                                                   : MLSYS_CONTRACODE_JS_ARRAY_PATTERN);
+      for (c = MLSYS__CC_N(p, x).a; c; c = MLSYS__CC_N(p, c).next) {
+        int ck = MLSYS__CC_N(p, c).kind;
+        if (ck == MLSYS_CONTRACODE_JS_SPREAD_ELEMENT) {
+          if (MLSYS__CC_N(p, c).next) mlsys__cc_fail(p, MLSYS__CC_N(p, c).start, "rest element must be last");
+          if (MLSYS__CC_N(p, c).flags & MLSYS_CONTRACODE_JS_F_TAIL)
+            mlsys__cc_fail(p, MLSYS__CC_N(p, c).start, "comma after rest element");
+          MLSYS__CC_N(p, c).kind = MLSYS_CONTRACODE_JS_REST_ELEMENT;
+          if (MLSYS__CC_N(p, MLSYS__CC_N(p, c).a).kind == MLSYS_CONTRACODE_JS_ASSIGNMENT_EXPRESSION)
+            mlsys__cc_fail(p, MLSYS__CC_N(p, c).start, "rest element cannot have a default");
+          mlsys__cc_to_assignable(p, MLSYS__CC_N(p, c).a, binding);
+        } else if (ck == MLSYS_CONTRACODE_JS_PROPERTY) {
+          if (MLSYS__CC_N(p, c).op != MLSYS_CONTRACODE_JS_PROP_INIT || (MLSYS__CC_N(p, c).flags & MLSYS_CONTRACODE_JS_F_METHOD))
+            mlsys__cc_fail(p, MLSYS__CC_N(p, c).start, "method in a destructuring pattern");
+          MLSYS__CC_N(p, c).flags &= (uint16_t)~MLSYS_CONTRACODE_JS_F_COVER;
+          mlsys__cc_to_assignable(p, MLSYS__CC_N(p, c).b, binding);
+        } else if (ck != MLSYS_CONTRACODE_JS_HOLE) {
+          mlsys__cc_to_assignable(p, c, binding);
+        }
+      }
+      break;
+    case MLSYS_CONTRACODE_JS_ASSIGNMENT_EXPRESSION:
+      if (MLSYS__CC_N(p, x).op != MLSYS__CC_P_ASSIGN || (MLSYS__CC_N(p, x).flags & MLSYS_CONTRACODE_JS_F_PAREN))
+        mlsys__cc_fail(p, MLSYS__CC_N(p, x).start, "invalid destructuring target");
+      MLSYS__CC_N(p, x).kind = MLSYS_CONTRACODE_JS_ASSIGNMENT_PATTERN;
+      mlsys__cc_to_assignable(p, MLSYS__CC_N(p, x).a, binding);
+      break;
+    case MLSYS_CONTRACODE_JS_ASSIGNMENT_PATTERN:
+    case MLSYS_CONTRACODE_JS_OBJECT_PATTERN:
+    case MLSYS_CONTRACODE_JS_ARRAY_PATTERN:
+    case MLSYS_CONTRACODE_JS_REST_ELEMENT:
+      break;
+    default: mlsys__cc_fail(p, MLSYS__CC_N(p, x).start, "invalid assignment target");
+  }
+  p->depth--;
+}
+static void mlsys__cc_check_simple_target(mlsys__cc_p *p, int x) {
+  int k = MLSYS__CC_N(p, x).kind;
+  if (k != MLSYS_CONTRACODE_JS_IDENTIFIER && k != MLSYS_CONTRACODE_JS_MEMBER_EXPRESSION)
+    mlsys__cc_fail(p, MLSYS__CC_N(p, x).start, "invalid assignment target");
+}
+
+static int mlsys__cc_literal(mlsys__cc_p *p, int lk) {
+  int x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_LITERAL, p->t.start);
+  MLSYS__CC_N(p, x).op = (uint8_t)lk;
+  MLSYS__CC_N(p, x).str = p->t.start;
+  MLSYS__CC_N(p, x).slen = p->t.end - p->t.start;
+  mlsys__cc_next(p);
+  return mlsys__cc_fin(p, x);
+}
+/* Property key: name, string, number, or [computed]; sets COMPUTED on owner. */
+static int mlsys__cc_prop_key(mlsys__cc_p *p, int owner) {
+  int k;
+  switch (p->t.type) {
+    case MLSYS_CONTRACODE_TOK_STRING: return mlsys__cc_literal(p, MLSYS_CONTRACODE_JS_LIT_STRING);
+    case MLSYS_CONTRACODE_TOK_NUMBER: return mlsys__cc_literal(p, MLSYS_CONTRACODE_JS_LIT_NUMBER);
+    case MLSYS_CONTRACODE_TOK_BIGINT: return mlsys__cc_literal(p, MLSYS_CONTRACODE_JS_LIT_BIGINT);
+    case MLSYS_CONTRACODE_TOK_NAME: case MLSYS_CONTRACODE_TOK_KEYWORD: return mlsys__cc_ident_name(p);
+    case MLSYS_CONTRACODE_TOK_PRIVATE:
+      if (MLSYS__CC_N(p, owner).kind != MLSYS_CONTRACODE_JS_METHOD_DEFINITION) mlsys__cc_unexpected(p);
+      return mlsys__cc_ident_node(p);
+    default: break;
+  }
+  if (mlsys__cc_eat(p, MLSYS__CC_P_LBRACK)) {
+    k = mlsys__cc_assign(p, 0);
+    mlsys__cc_expect(p, MLSYS__CC_P_RBRACK);
+    MLSYS__CC_N(p, owner).flags |= MLSYS_CONTRACODE_JS_F_COMPUTED;
+    return k;
+  }
+  mlsys__cc_unexpected(p);
+  return 0;
+}
+/* Whether the current token can start a property key (after get/set/async/static/'*'). */
+static int mlsys__cc_key_start(mlsys__cc_p *p) {
+  return p->t.type == MLSYS_CONTRACODE_TOK_NAME || p->t.type == MLSYS_CONTRACODE_TOK_KEYWORD ||
+         p->t.type == MLSYS_CONTRACODE_TOK_STRING || p->t.type == MLSYS_CONTRACODE_TOK_NUMBER ||
+         p->t.type == MLSYS_CONTRACODE_TOK_BIGINT || p->t.type == MLSYS_CONTRACODE_TOK_PRIVATE || mlsys__cc_is(p, MLSYS__CC_P_LBRACK) ||
+         mlsys__cc_is(p, MLSYS__CC_P_STAR);
+}
+
+/* params `(...)` into node fn (b = list); the function context must already be set. */
+static void mlsys__cc_params(mlsys__cc_p *p, int fn) {
+  mlsys__cc_list l = {0, 0};
+  mlsys__cc_expect(p, MLSYS__CC_P_LPAREN);
+  while (!mlsys__cc_is(p, MLSYS__CC_P_RPAREN)) {
+    int x;
+    if (mlsys__cc_is(p, MLSYS__CC_P_ELLIPSIS)) {
+      uint32_t st = p->t.start;
+      mlsys__cc_next(p);
+      x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_REST_ELEMENT, st);
+      MLSYS__CC_SET(p, x, a, mlsys__cc_binding_atom(p));
+      mlsys__cc_fin(p, x);
+      mlsys__cc_push(p, &l, x);
+      if (!mlsys__cc_is(p, MLSYS__CC_P_RPAREN)) mlsys__cc_fail(p, p->t.start, "rest parameter must be last");
+      break;
+    }
+    x = mlsys__cc_binding_atom(p);
+    if (mlsys__cc_is(p, MLSYS__CC_P_ASSIGN)) {
+      int ap = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_ASSIGNMENT_PATTERN, MLSYS__CC_N(p, x).start);
+      mlsys__cc_next(p);
+      MLSYS__CC_N(p, ap).a = x;
+      MLSYS__CC_SET(p, ap, b, mlsys__cc_assign(p, 0));
+      MLSYS__CC_N(p, ap).op = MLSYS__CC_P_ASSIGN;
+      x = mlsys__cc_fin(p, ap);
+    }
+    mlsys__cc_push(p, &l, x);
+    if (!mlsys__cc_is(p, MLSYS__CC_P_RPAREN)) mlsys__cc_expect(p, MLSYS__CC_P_COMMA);
+  }
+  mlsys__cc_expect(p, MLSYS__CC_P_RPAREN);
+  MLSYS__CC_N(p, fn).b = l.head;
+}
+
+/* Binding patterns (declarations, parameters, catch). */
+static int mlsys__cc_binding_elem(mlsys__cc_p *p) {
+  int x = mlsys__cc_binding_atom(p);
+  if (mlsys__cc_is(p, MLSYS__CC_P_ASSIGN)) {
+    int ap = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_ASSIGNMENT_PATTERN, MLSYS__CC_N(p, x).start);
+    mlsys__cc_next(p);
+    MLSYS__CC_N(p, ap).a = x;
+    MLSYS__CC_N(p, ap).op = MLSYS__CC_P_ASSIGN;
+    MLSYS__CC_SET(p, ap, b, mlsys__cc_assign(p, 0));
+    x = mlsys__cc_fin(p, ap);
+  }
+  return x;
+}
+static int mlsys__cc_binding_atom(mlsys__cc_p *p) {
+  uint32_t st = p->t.start;
+  int x;
+  mlsys__cc_list l = {0, 0};
+  if (mlsys__cc_is(p, MLSYS__CC_P_LBRACK)) {
+    mlsys__cc_enter(p);
+    x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_ARRAY_PATTERN, st);
+    mlsys__cc_next(p);
+    while (!mlsys__cc_is(p, MLSYS__CC_P_RBRACK)) {
+      int e;
+      if (mlsys__cc_is(p, MLSYS__CC_P_COMMA)) {
+        e = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_HOLE, p->t.start);
+        mlsys__cc_push(p, &l, e);
+        mlsys__cc_next(p);
+        continue;
+      }
+      if (mlsys__cc_is(p, MLSYS__CC_P_ELLIPSIS)) {
+        e = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_REST_ELEMENT, p->t.start);
+        mlsys__cc_next(p);
+        MLSYS__CC_SET(p, e, a, mlsys__cc_binding_atom(p));
+        mlsys__cc_push(p, &l, mlsys__cc_fin(p, e));
+        if (!mlsys__cc_is(p, MLSYS__CC_P_RBRACK)) mlsys__cc_fail(p, p->t.start, "rest element must be last");
+        break;
+      }
+      mlsys__cc_push(p, &l, mlsys__cc_binding_elem(p));
+      if (!mlsys__cc_is(p, MLSYS__CC_P_RBRACK)) mlsys__cc_expect(p, MLSYS__CC_P_COMMA);
+    }
+    mlsys__cc_expect(p, MLSYS__CC_P_RBRACK);
+    MLSYS__CC_N(p, x).a = l.head;
+    p->depth--;
+    return mlsys__cc_fin(p, x);
+  }
+  if (mlsys__cc_is(p, MLSYS__CC_P_LBRACE)) {
+    mlsys__cc_enter(p);
+    x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_OBJECT_PATTERN, st);
+    mlsys__cc_next(p);
+    while (!mlsys__cc_is(p, MLSYS__CC_P_RBRACE)) {
+      int pr;
+      if (mlsys__cc_is(p, MLSYS__CC_P_ELLIPSIS)) {
+        pr = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_REST_ELEMENT, p->t.start);
+        mlsys__cc_next(p);
+        MLSYS__CC_SET(p, pr, a, mlsys__cc_ident(p));
+        mlsys__cc_push(p, &l, mlsys__cc_fin(p, pr));
+        if (!mlsys__cc_is(p, MLSYS__CC_P_RBRACE)) mlsys__cc_fail(p, p->t.start, "rest element must be last");
+        break;
+      }
+      pr = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_PROPERTY, p->t.start);
+      MLSYS__CC_N(p, pr).op = MLSYS_CONTRACODE_JS_PROP_INIT;
+      if (p->t.type == MLSYS_CONTRACODE_TOK_NAME) {
+        mlsys__cc_tok nt = mlsys__cc_peek(p);
+        if (!(nt.type == MLSYS_CONTRACODE_TOK_PUNCT && nt.op == MLSYS__CC_P_COLON)) {
+          int id = mlsys__cc_ident(p), v = id;
+          MLSYS__CC_N(p, pr).flags |= MLSYS_CONTRACODE_JS_F_SHORTHAND;
+          MLSYS__CC_N(p, pr).a = id;
+          if (mlsys__cc_is(p, MLSYS__CC_P_ASSIGN)) {
+            int ap = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_ASSIGNMENT_PATTERN, MLSYS__CC_N(p, id).start);
+            int id2 = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_IDENTIFIER, MLSYS__CC_N(p, id).start);
+            MLSYS__CC_N(p, id2) = MLSYS__CC_N(p, id);
+            MLSYS__CC_N(p, id2).next = 0;
+            mlsys__cc_next(p);
+            MLSYS__CC_N(p, ap).a = id2;
+            MLSYS__CC_N(p, ap).op = MLSYS__CC_P_ASSIGN;
+            MLSYS__CC_SET(p, ap, b, mlsys__cc_assign(p, 0));
+            v = mlsys__cc_fin(p, ap);
+          } else {
+            v = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_IDENTIFIER, MLSYS__CC_N(p, id).start);
+            MLSYS__CC_N(p, v) = MLSYS__CC_N(p, id);
+            MLSYS__CC_N(p, v).next = 0;
+          }
+          MLSYS__CC_N(p, pr).b = v;
+          mlsys__cc_push(p, &l, mlsys__cc_fin(p, pr));
+          if (!mlsys__cc_is(p, MLSYS__CC_P_RBRACE)) mlsys__cc_expect(p, MLSYS__CC_P_COMMA);
+          continue;
+        }
+      }
+      MLSYS__CC_SET(p, pr, a, mlsys__cc_prop_key(p, pr));
+      mlsys__cc_expect(p, MLSYS__CC_P_COLON);
+      MLSYS__CC_SET(p, pr, b, mlsys__cc_binding_elem(p));
+      mlsys__cc_push(p, &l, mlsys__cc_fin(p, pr));
+      if (!mlsys__cc_is(p, MLSYS__CC_P_RBRACE)) mlsys__cc_expect(p, MLSYS__CC_P_COMMA);
+    }
+    mlsys__cc_expect(p, MLSYS__CC_P_RBRACE);
+    MLSYS__CC_N(p, x).a = l.head;
+    p->depth--;
+    return mlsys__cc_fin(p, x);
+  }
+  return mlsys__cc_ident(p);
+}
+
+/* Template literal from the current TEMPLATE token. */
+static int mlsys__cc_template(mlsys__cc_p *p) {
+  int x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_TEMPLATE_LITERAL, p->t.start);
+  mlsys__cc_list q = {0, 0}, e = {0, 0};
+  mlsys__cc_enter(p);
+  for (;;) {
+    int el = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_TEMPLATE_ELEMENT, p->t.start + 1);
+    int tail = p->t.tail;
+    MLSYS__CC_N(p, el).str = p->t.start + 1;
+    MLSYS__CC_N(p, el).slen = p->t.end - p->t.start - (tail ? 2u : 3u);
+    MLSYS__CC_N(p, el).end = MLSYS__CC_N(p, el).str + MLSYS__CC_N(p, el).slen;
+    if (tail) MLSYS__CC_N(p, el).flags |= MLSYS_CONTRACODE_JS_F_TAIL;
+    mlsys__cc_push(p, &q, el);
+    mlsys__cc_next(p);
+    if (tail) break;
+    mlsys__cc_push(p, &e, mlsys__cc_expression(p, 0));
+    if (!mlsys__cc_is(p, MLSYS__CC_P_RBRACE)) mlsys__cc_fail(p, p->t.start, "expected '}' in template literal");
+    /* re-scan from the } as the continuation of the template */
+    p->pos = p->t.start;
+    {
+      uint8_t nl = p->t.nl;
+      memset(&p->t, 0, sizeof p->t);
+      p->t.nl = nl;
+    }
+    mlsys__cc_scan_template(p);
+  }
+  MLSYS__CC_N(p, x).a = q.head;
+  MLSYS__CC_N(p, x).b = e.head;
+  p->depth--;
+  return mlsys__cc_fin(p, x);
+}
+
+static int mlsys__cc_object(mlsys__cc_p *p) {
+  int x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_OBJECT_EXPRESSION, p->t.start);
+  mlsys__cc_list l = {0, 0};
+  mlsys__cc_next(p);
+  while (!mlsys__cc_is(p, MLSYS__CC_P_RBRACE)) {
+    int pr, is_async = 0, gen = 0, kind = MLSYS_CONTRACODE_JS_PROP_INIT;
+    uint32_t st = p->t.start;
+    if (mlsys__cc_is(p, MLSYS__CC_P_ELLIPSIS)) {
+      pr = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_SPREAD_ELEMENT, st);
+      mlsys__cc_next(p);
+      MLSYS__CC_SET(p, pr, a, mlsys__cc_assign(p, 0));
+      mlsys__cc_push(p, &l, mlsys__cc_fin(p, pr));
+      if (mlsys__cc_is(p, MLSYS__CC_P_COMMA)) {
+        mlsys__cc_next(p);
+        if (mlsys__cc_is(p, MLSYS__CC_P_RBRACE)) MLSYS__CC_N(p, pr).flags |= MLSYS_CONTRACODE_JS_F_TAIL;
+      } else if (!mlsys__cc_is(p, MLSYS__CC_P_RBRACE)) {
+        mlsys__cc_expect(p, MLSYS__CC_P_COMMA);
+      }
+      continue;
+    }
+    pr = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_PROPERTY, st);
+    if (p->t.type == MLSYS_CONTRACODE_TOK_NAME && !p->t.esc) {
+      mlsys__cc_tok nt = mlsys__cc_peek(p);
+      int modifier = !(nt.type == MLSYS_CONTRACODE_TOK_PUNCT &&
+                       (nt.op == MLSYS__CC_P_COMMA || nt.op == MLSYS__CC_P_COLON || nt.op == MLSYS__CC_P_LPAREN ||
+                        nt.op == MLSYS__CC_P_RBRACE || nt.op == MLSYS__CC_P_ASSIGN));
+      if (modifier && mlsys__cc_isname(p, "async") && !nt.nl) { is_async = 1; mlsys__cc_next(p); }
+      else if (modifier && mlsys__cc_isname(p, "get")) { kind = MLSYS_CONTRACODE_JS_PROP_GET; mlsys__cc_next(p); }
+      else if (modifier && mlsys__cc_isname(p, "set")) { kind = MLSYS_CONTRACODE_JS_PROP_SET; mlsys__cc_next(p); }
+    }
+    if (kind == MLSYS_CONTRACODE_JS_PROP_INIT && mlsys__cc_eat(p, MLSYS__CC_P_STAR)) gen = 1;
+    if (!mlsys__cc_key_start(p) || mlsys__cc_is(p, MLSYS__CC_P_STAR)) mlsys__cc_unexpected(p);
+    MLSYS__CC_SET(p, pr, a, mlsys__cc_prop_key(p, pr));
+    MLSYS__CC_N(p, pr).op = (uint8_t)kind;
+    if (is_async || gen || kind != MLSYS_CONTRACODE_JS_PROP_INIT || mlsys__cc_is(p, MLSYS__CC_P_LPAREN)) {
+      int fn = mlsys__cc_function(p, MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION, p->t.start,
+                                  is_async | (gen ? 2 : 0) | 4 /* method: no name, params now */, 0);
+      if (kind == MLSYS_CONTRACODE_JS_PROP_INIT) MLSYS__CC_N(p, pr).flags |= MLSYS_CONTRACODE_JS_F_METHOD;
+      MLSYS__CC_N(p, pr).b = fn;
+    } else if (mlsys__cc_eat(p, MLSYS__CC_P_COLON)) {
+      MLSYS__CC_SET(p, pr, b, mlsys__cc_assign(p, 0));
+    } else {
+      /* shorthand {a} or cover-initialized {a = 1} (only valid once turned into a pattern) */
+      int key = MLSYS__CC_N(p, pr).a, v;
+      const mlsys__cc_node *kn = &MLSYS__CC_N(p, key);
+      if (kn->kind != MLSYS_CONTRACODE_JS_IDENTIFIER || (MLSYS__CC_N(p, pr).flags & MLSYS_CONTRACODE_JS_F_COMPUTED))
+        mlsys__cc_fail(p, st, "expected ':' after property key");
+      if (mlsys__cc_keyword(p->s + kn->str, kn->slen) && !(kn->flags & MLSYS_CONTRACODE_JS_F_ESCAPED))
+        mlsys__cc_fail(p, st, "keyword '%.*s' cannot be a shorthand property", (int)kn->slen, p->s + kn->str);
+      v = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_IDENTIFIER, 0);
+      MLSYS__CC_N(p, v) = MLSYS__CC_N(p, key);
+      MLSYS__CC_N(p, v).next = 0;
+      MLSYS__CC_N(p, pr).flags |= MLSYS_CONTRACODE_JS_F_SHORTHAND;
+      if (mlsys__cc_is(p, MLSYS__CC_P_ASSIGN)) {
+        int ap = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_ASSIGNMENT_PATTERN, MLSYS__CC_N(p, v).start);
+        mlsys__cc_next(p);
+        MLSYS__CC_N(p, ap).a = v;
+        MLSYS__CC_N(p, ap).op = MLSYS__CC_P_ASSIGN;
+        MLSYS__CC_SET(p, ap, b, mlsys__cc_assign(p, 0));
+        v = mlsys__cc_fin(p, ap);
+        MLSYS__CC_N(p, pr).flags |= MLSYS_CONTRACODE_JS_F_COVER;
+      }
+      MLSYS__CC_N(p, pr).b = v;
+    }
+    mlsys__cc_push(p, &l, mlsys__cc_fin(p, pr));
+    if (!mlsys__cc_is(p, MLSYS__CC_P_RBRACE)) mlsys__cc_expect(p, MLSYS__CC_P_COMMA);
+  }
+  mlsys__cc_next(p);
+  MLSYS__CC_N(p, x).a = l.head;
+  return mlsys__cc_fin(p, x);
+}
+
+static int mlsys__cc_array(mlsys__cc_p *p) {
+  int x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_ARRAY_EXPRESSION, p->t.start);
+  mlsys__cc_list l = {0, 0};
+  mlsys__cc_next(p);
+  while (!mlsys__cc_is(p, MLSYS__CC_P_RBRACK)) {
+    int e;
+    if (mlsys__cc_is(p, MLSYS__CC_P_COMMA)) {
+      e = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_HOLE, p->t.start);
+      mlsys__cc_push(p, &l, e);
+      mlsys__cc_next(p);
+      continue;
+    }
+    if (mlsys__cc_is(p, MLSYS__CC_P_ELLIPSIS)) {
+      e = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_SPREAD_ELEMENT, p->t.start);
+      mlsys__cc_next(p);
+      MLSYS__CC_SET(p, e, a, mlsys__cc_assign(p, 0));
+      mlsys__cc_fin(p, e);
+    } else {
+      e = mlsys__cc_assign(p, 0);
+    }
+    mlsys__cc_push(p, &l, e);
+    if (!mlsys__cc_is(p, MLSYS__CC_P_RBRACK)) {
+      mlsys__cc_expect(p, MLSYS__CC_P_COMMA);
+      if (mlsys__cc_is(p, MLSYS__CC_P_RBRACK) && MLSYS__CC_N(p, e).kind == MLSYS_CONTRACODE_JS_SPREAD_ELEMENT)
+        MLSYS__CC_N(p, e).flags |= MLSYS_CONTRACODE_JS_F_TAIL;   /* [...a,] is no pattern */
+    }
+  }
+  mlsys__cc_next(p);
+  MLSYS__CC_N(p, x).a = l.head;
+  return mlsys__cc_fin(p, x);
+}
+
+/* Arrow function: params already parsed as the list `params` (patterns), current token is `=>`. */
+static int mlsys__cc_arrow(mlsys__cc_p *p, uint32_t start, int params, int is_async) {
+  int fn = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_ARROW_FUNCTION_EXPRESSION, start);
+  int sa = p->in_async, sg = p->in_generator, sf = p->in_function, sl = p->loop_depth, ss = p->switch_depth,
+      snl = p->nlabels;
+  if (p->t.nl) mlsys__cc_fail(p, p->t.start, "line break before '=>'");
+  mlsys__cc_expect(p, MLSYS__CC_P_ARROW);
+  MLSYS__CC_N(p, fn).b = params;
+  if (is_async) MLSYS__CC_N(p, fn).flags |= MLSYS_CONTRACODE_JS_F_ASYNC;
+  p->in_async = is_async;
+  p->in_generator = 0;
+  if (mlsys__cc_is(p, MLSYS__CC_P_LBRACE)) {
+    p->in_function = 1;
+    p->loop_depth = p->switch_depth = p->nlabels = 0;
+    MLSYS__CC_SET(p, fn, c, mlsys__cc_fn_body(p));
+  } else {
+    MLSYS__CC_N(p, fn).flags |= MLSYS_CONTRACODE_JS_F_EXPRESSION;
+    MLSYS__CC_SET(p, fn, c, mlsys__cc_assign(p, 0));
+  }
+  p->in_async = sa;
+  p->in_generator = sg;
+  p->in_function = sf;
+  p->loop_depth = sl;
+  p->switch_depth = ss;
+  p->nlabels = snl;
+  return mlsys__cc_fin(p, fn);
+}
+/* Turns an argument/parenthesized list into parameters. */
+static int mlsys__cc_to_params(mlsys__cc_p *p, int list) {
+  int c;
+  for (c = list; c; c = MLSYS__CC_N(p, c).next) {
+    if (MLSYS__CC_N(p, c).kind == MLSYS_CONTRACODE_JS_SPREAD_ELEMENT) {
+      if (MLSYS__CC_N(p, c).next) mlsys__cc_fail(p, MLSYS__CC_N(p, c).start, "rest parameter must be last");
+      MLSYS__CC_N(p, c).kind = MLSYS_CONTRACODE_JS_REST_ELEMENT;
+      mlsys__cc_to_assignable(p, MLSYS__CC_N(p, c).a, 1);
+    } else {
+      if (MLSYS__CC_N(p, c).flags & MLSYS_CONTRACODE_JS_F_PAREN)
+        mlsys__cc_fail(p, MLSYS__CC_N(p, c).start, "parenthesized parameter");
+      mlsys__cc_to_assignable(p, c, 1);
+    }
+  }
+  return list;
+}
+/* Call arguments `(...)`; trailing comma allowed. */
+static int mlsys__cc_args(mlsys__cc_p *p, int *trailing) {
+  mlsys__cc_list l = {0, 0};
+  mlsys__cc_expect(p, MLSYS__CC_P_LPAREN);
+  if (trailing) *trailing = 0;
+  while (!mlsys__cc_is(p, MLSYS__CC_P_RPAREN)) {
+    int e;
+    if (mlsys__cc_is(p, MLSYS__CC_P_ELLIPSIS)) {
+      e = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_SPREAD_ELEMENT, p->t.start);
+      mlsys__cc_next(p);
+      MLSYS__CC_SET(p, e, a, mlsys__cc_assign(p, 0));
+      mlsys__cc_fin(p, e);
+    } else {
+      e = mlsys__cc_assign(p, 0);
+    }
+    mlsys__cc_push(p, &l, e);
+    if (!mlsys__cc_is(p, MLSYS__CC_P_RPAREN)) {
+      mlsys__cc_expect(p, MLSYS__CC_P_COMMA);
+      if (trailing && mlsys__cc_is(p, MLSYS__CC_P_RPAREN)) *trailing = 1;
+    }
+  }
+  mlsys__cc_next(p);
+  return l.head;
+}
+
+/* `(` in expression position: a parenthesized expression or arrow parameters. */
+static int mlsys__cc_paren(mlsys__cc_p *p) {
+  uint32_t st = p->t.start;
+  mlsys__cc_list l = {0, 0};
+  int n = 0, rest = 0, trailing = 0, x;
+  mlsys__cc_next(p);
+  while (!mlsys__cc_is(p, MLSYS__CC_P_RPAREN)) {
+    int e;
+    if (mlsys__cc_is(p, MLSYS__CC_P_ELLIPSIS)) {
+      e = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_REST_ELEMENT, p->t.start);
+      mlsys__cc_next(p);
+      MLSYS__CC_SET(p, e, a, mlsys__cc_binding_atom(p));
+      mlsys__cc_push(p, &l, mlsys__cc_fin(p, e));
+      rest = 1;
+      n++;
+      if (!mlsys__cc_is(p, MLSYS__CC_P_RPAREN)) mlsys__cc_fail(p, p->t.start, "rest parameter must be last");
+      break;
+    }
+    e = mlsys__cc_assign(p, 0);
+    mlsys__cc_push(p, &l, e);
+    n++;
+    if (!mlsys__cc_is(p, MLSYS__CC_P_RPAREN)) {
+      mlsys__cc_expect(p, MLSYS__CC_P_COMMA);
+      if (mlsys__cc_is(p, MLSYS__CC_P_RPAREN)) trailing = 1;
+    }
+  }
+  mlsys__cc_next(p);
+  if (mlsys__cc_is(p, MLSYS__CC_P_ARROW) && !p->t.nl) return mlsys__cc_arrow(p, st, mlsys__cc_to_params(p, l.head), 0);
+  if (n == 0 || rest || trailing) mlsys__cc_fail(p, st, "expected '=>' after arrow parameters");
+  if (n == 1) {
+    x = l.head;
+  } else {
+    x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_SEQUENCE_EXPRESSION, MLSYS__CC_N(p, l.head).start);
+    MLSYS__CC_N(p, x).a = l.head;
+    MLSYS__CC_N(p, x).end = MLSYS__CC_N(p, l.tail).end;
+  }
+  MLSYS__CC_N(p, x).flags |= MLSYS_CONTRACODE_JS_F_PAREN;
+  return x;
+}
+
+static int mlsys__cc_atom(mlsys__cc_p *p) {
+  uint32_t st = p->t.start;
+  int x;
+  switch (p->t.type) {
+    case 0: mlsys__cc_unexpected(p); break;
+    case MLSYS_CONTRACODE_TOK_NUMBER: return mlsys__cc_literal(p, MLSYS_CONTRACODE_JS_LIT_NUMBER);
+    case MLSYS_CONTRACODE_TOK_BIGINT: return mlsys__cc_literal(p, MLSYS_CONTRACODE_JS_LIT_BIGINT);
+    case MLSYS_CONTRACODE_TOK_STRING: return mlsys__cc_literal(p, MLSYS_CONTRACODE_JS_LIT_STRING);
+    case MLSYS_CONTRACODE_TOK_TEMPLATE: return mlsys__cc_template(p);
+    case MLSYS_CONTRACODE_TOK_PRIVATE: {
+      mlsys__cc_tok nt = mlsys__cc_peek(p);
+      if (!p->class_depth) mlsys__cc_fail(p, st, "private name outside a class");
+      if (!(nt.type == MLSYS_CONTRACODE_TOK_KEYWORD && nt.kw == MLSYS__CC_K_IN))
+        mlsys__cc_fail(p, st, "a private name must be followed by 'in' here");
+      return mlsys__cc_ident_node(p);
+    }
+    case MLSYS_CONTRACODE_TOK_KEYWORD:
+      switch (p->t.kw) {
+        case MLSYS__CC_K_THIS:
+          x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_THIS_EXPRESSION, st);
+          mlsys__cc_next(p);
+          return mlsys__cc_fin(p, x);
+        case MLSYS__CC_K_SUPER:
+          x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_SUPER, st);
+          mlsys__cc_next(p);
+          if (!mlsys__cc_is(p, MLSYS__CC_P_LPAREN) && !mlsys__cc_is(p, MLSYS__CC_P_DOT) && !mlsys__cc_is(p, MLSYS__CC_P_LBRACK))
+            mlsys__cc_fail(p, st, "'super' must be followed by '(', '.' or '['");
+          return mlsys__cc_fin(p, x);
+        case MLSYS__CC_K_NULL: return mlsys__cc_literal(p, MLSYS_CONTRACODE_JS_LIT_NULL);
+        case MLSYS__CC_K_TRUE: case MLSYS__CC_K_FALSE: return mlsys__cc_literal(p, MLSYS_CONTRACODE_JS_LIT_BOOLEAN);
+        case MLSYS__CC_K_FUNCTION: return mlsys__cc_function(p, MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION, st, 0, 0);
+        case MLSYS__CC_K_CLASS: return mlsys__cc_class(p, MLSYS_CONTRACODE_JS_CLASS_EXPRESSION, 0);
+        case MLSYS__CC_K_NEW: {
+          int callee;
+          mlsys__cc_next(p);
+          if (mlsys__cc_is(p, MLSYS__CC_P_DOT)) {
+            int meta;
+            mlsys__cc_next(p);
+            if (!mlsys__cc_isname(p, "target")) mlsys__cc_fail(p, p->t.start, "expected 'target' after 'new.'");
+            if (!p->in_function) mlsys__cc_fail(p, st, "'new.target' outside a function");
+            x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_META_PROPERTY, st);
+            meta = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_IDENTIFIER, st);
+            MLSYS__CC_N(p, meta).str = st;
+            MLSYS__CC_N(p, meta).slen = 3;
+            MLSYS__CC_N(p, meta).end = st + 3;
+            MLSYS__CC_N(p, x).a = meta;
+            MLSYS__CC_SET(p, x, b, mlsys__cc_ident_node(p));
+            return mlsys__cc_fin(p, x);
+          }
+          mlsys__cc_enter(p);
+          x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_NEW_EXPRESSION, st);
+          if (mlsys__cc_iskw(p, MLSYS__CC_K_IMPORT)) mlsys__cc_fail(p, p->t.start, "cannot use 'new' with import()");
+          {
+            uint32_t cst = p->t.start;
+            callee = mlsys__cc_atom(p);
+            callee = mlsys__cc_subscripts(p, callee, cst, 1);
+          }
+          MLSYS__CC_N(p, x).a = callee;
+          if (mlsys__cc_is(p, MLSYS__CC_P_LPAREN)) MLSYS__CC_SET(p, x, b, mlsys__cc_args(p, NULL));
+          p->depth--;
+          return mlsys__cc_fin(p, x);
+        }
+        case MLSYS__CC_K_IMPORT: {
+          mlsys__cc_tok nt = mlsys__cc_peek(p);
+          if (nt.type == MLSYS_CONTRACODE_TOK_PUNCT && nt.op == MLSYS__CC_P_DOT) {
+            int meta;
+            if (!p->module) mlsys__cc_fail(p, st, "'import.meta' outside a module");
+            x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_META_PROPERTY, st);
+            meta = mlsys__cc_ident_name(p);
+            mlsys__cc_next(p);
+            if (!mlsys__cc_isname(p, "meta")) mlsys__cc_fail(p, p->t.start, "expected 'meta' after 'import.'");
+            MLSYS__CC_N(p, x).a = meta;
+            MLSYS__CC_SET(p, x, b, mlsys__cc_ident_node(p));
+            return mlsys__cc_fin(p, x);
+          }
+          x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_IMPORT_EXPRESSION, st);
+          mlsys__cc_next(p);
+          mlsys__cc_expect(p, MLSYS__CC_P_LPAREN);
+          MLSYS__CC_SET(p, x, a, mlsys__cc_assign(p, 0));
+          mlsys__cc_expect(p, MLSYS__CC_P_RPAREN);
+          return mlsys__cc_fin(p, x);
+        }
+        default: break;
+      }
+      mlsys__cc_fail(p, st, "unexpected keyword '%s'", mlsys__cc_kw[p->t.kw]);
+      break;
+    case MLSYS_CONTRACODE_TOK_NAME: {
+      if (mlsys__cc_isname(p, "async") && !p->t.esc) {
+        mlsys__cc_tok nt = mlsys__cc_peek(p);
+        if (nt.type == MLSYS_CONTRACODE_TOK_KEYWORD && nt.kw == MLSYS__CC_K_FUNCTION && !nt.nl) {
+          mlsys__cc_next(p);
+          return mlsys__cc_function(p, MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION, st, 1, 0);
+        }
+        if (nt.type == MLSYS_CONTRACODE_TOK_NAME && !nt.nl) {
+          int id;
+          mlsys__cc_next(p);
+          id = mlsys__cc_ident(p);
+          if (!mlsys__cc_is(p, MLSYS__CC_P_ARROW)) mlsys__cc_fail(p, p->t.start, "expected '=>' after async arrow parameter");
+          return mlsys__cc_arrow(p, st, id, 1);
+        }
+      }
+      x = mlsys__cc_ident(p);
+      if (mlsys__cc_is(p, MLSYS__CC_P_ARROW) && !p->t.nl) return mlsys__cc_arrow(p, st, x, 0);
+      return x;
+    }
+    case MLSYS_CONTRACODE_TOK_PUNCT:
+      switch (p->t.op) {
+        case MLSYS__CC_P_LPAREN: return mlsys__cc_paren(p);
+        case MLSYS__CC_P_LBRACK: return mlsys__cc_array(p);
+        case MLSYS__CC_P_LBRACE: return mlsys__cc_object(p);
+        case MLSYS__CC_P_SLASH:
+        case MLSYS__CC_P_DIV_A: {
+          mlsys__cc_scan_regex(p);
+          return mlsys__cc_literal(p, MLSYS_CONTRACODE_JS_LIT_REGEX);
+        }
+        default: break;
+      }
+      break;
+    default: break;
+  }
+  mlsys__cc_unexpected(p);
+  return 0;
+}
+
+static int mlsys__cc_is_async_ident(mlsys__cc_p *p, int x) {
+  const mlsys__cc_node *n = &MLSYS__CC_N(p, x);
+  return n->kind == MLSYS_CONTRACODE_JS_IDENTIFIER && !(n->flags & (MLSYS_CONTRACODE_JS_F_PAREN | MLSYS_CONTRACODE_JS_F_ESCAPED)) &&
+         n->slen == 5 && !memcmp(p->s + n->str, "async", 5);
+}
+
+static int mlsys__cc_subscripts(mlsys__cc_p *p, int base, uint32_t start, int no_calls) {
+  int chain = 0, levels = 0, x;
+  int maybe_async_arrow = !no_calls && mlsys__cc_is_async_ident(p, base) && !p->t.nl;
+  for (;;) {
+    int optional = 0;
+    if (mlsys__cc_is(p, MLSYS__CC_P_QDOT)) {
+      if (no_calls) mlsys__cc_fail(p, p->t.start, "optional chain in a 'new' callee");
+      optional = 1;
+      chain = 1;
+      mlsys__cc_next(p);
+    } else if (mlsys__cc_is(p, MLSYS__CC_P_DOT)) {
+      mlsys__cc_next(p);
+      goto member_name;
+    }
+    if (optional && p->t.type != MLSYS_CONTRACODE_TOK_PUNCT && p->t.type != MLSYS_CONTRACODE_TOK_TEMPLATE) {
+    member_name:
+      mlsys__cc_enter(p);
+      levels++;
+      x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_MEMBER_EXPRESSION, start);
+      MLSYS__CC_N(p, x).a = base;
+      MLSYS__CC_SET(p, x, b, mlsys__cc_member_name(p));
+      if (optional) MLSYS__CC_N(p, x).flags |= MLSYS_CONTRACODE_JS_F_OPTIONAL;
+      base = mlsys__cc_fin(p, x);
+    } else if (mlsys__cc_is(p, MLSYS__CC_P_LBRACK)) {
+      mlsys__cc_enter(p);
+      levels++;
+      x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_MEMBER_EXPRESSION, start);
+      mlsys__cc_next(p);
+      MLSYS__CC_N(p, x).a = base;
+      MLSYS__CC_SET(p, x, b, mlsys__cc_expression(p, 0));
+      MLSYS__CC_N(p, x).flags |= MLSYS_CONTRACODE_JS_F_COMPUTED | (optional ? MLSYS_CONTRACODE_JS_F_OPTIONAL : 0);
+      mlsys__cc_expect(p, MLSYS__CC_P_RBRACK);
+      base = mlsys__cc_fin(p, x);
+    } else if (!no_calls && mlsys__cc_is(p, MLSYS__CC_P_LPAREN)) {
+      int trailing = 0, args;
+      mlsys__cc_enter(p);
+      levels++;
+      x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_CALL_EXPRESSION, start);
+      args = mlsys__cc_args(p, &trailing);
+      if (maybe_async_arrow && levels == 1 && mlsys__cc_is(p, MLSYS__CC_P_ARROW) && !p->t.nl) {
+        p->depth -= levels;
+        return mlsys__cc_arrow(p, start, mlsys__cc_to_params(p, args), 1);
+      }
+      MLSYS__CC_N(p, x).a = base;
+      MLSYS__CC_N(p, x).b = args;
+      if (optional) MLSYS__CC_N(p, x).flags |= MLSYS_CONTRACODE_JS_F_OPTIONAL;
+      base = mlsys__cc_fin(p, x);
+    } else if (p->t.type == MLSYS_CONTRACODE_TOK_TEMPLATE) {
+      if (chain) mlsys__cc_fail(p, p->t.start, "tagged template in an optional chain");
+      mlsys__cc_enter(p);
+      levels++;
+      x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_TAGGED_TEMPLATE_EXPRESSION, start);
+      MLSYS__CC_N(p, x).a = base;
+      MLSYS__CC_SET(p, x, b, mlsys__cc_template(p));
+      base = mlsys__cc_fin(p, x);
+    } else {
+      if (optional) mlsys__cc_unexpected(p);
+      break;
+    }
+  }
+  p->depth -= levels;
+  if (chain) {
+    x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_CHAIN_EXPRESSION, start);
+    MLSYS__CC_N(p, x).a = base;
+    base = mlsys__cc_fin(p, x);
+  }
+  return base;
+}
+
+static int mlsys__cc_unary(mlsys__cc_p *p) {
+  uint32_t st = p->t.start;
+  int x, op = 0;
+  if (p->t.type == MLSYS_CONTRACODE_TOK_PUNCT) {
+    switch (p->t.op) {
+      case MLSYS__CC_P_BANG: case MLSYS__CC_P_TILDE: case MLSYS__CC_P_PLUS: case MLSYS__CC_P_MINUS:
+      case MLSYS__CC_P_INC: case MLSYS__CC_P_DEC: op = p->t.op; break;
+      default: break;
+    }
+  } else if (p->t.type == MLSYS_CONTRACODE_TOK_KEYWORD) {
+    if (p->t.kw == MLSYS__CC_K_TYPEOF) op = MLSYS__CC_P_TYPEOF;
+    else if (p->t.kw == MLSYS__CC_K_VOID) op = MLSYS__CC_P_VOID;
+    else if (p->t.kw == MLSYS__CC_K_DELETE) op = MLSYS__CC_P_DELETE;
+  }
+  if (op) {
+    mlsys__cc_enter(p);
+    mlsys__cc_next(p);
+    x = mlsys__cc_new(p, (op == MLSYS__CC_P_INC || op == MLSYS__CC_P_DEC) ? MLSYS_CONTRACODE_JS_UPDATE_EXPRESSION
+                                                                          : MLSYS_CONTRACODE_JS_UNARY_EXPRESSION, st);
+    MLSYS__CC_N(p, x).op = (uint8_t)op;
+    MLSYS__CC_N(p, x).flags |= MLSYS_CONTRACODE_JS_F_PREFIX;
+    {
+      int arg = mlsys__cc_unary(p);
+      MLSYS__CC_N(p, x).a = arg;
+      if (op == MLSYS__CC_P_INC || op == MLSYS__CC_P_DEC) mlsys__cc_check_simple_target(p, arg);
+    }
+    p->depth--;
+    return mlsys__cc_fin(p, x);
+  }
+  if (p->in_async && mlsys__cc_isname(p, "await")) {
+    mlsys__cc_enter(p);
+    mlsys__cc_next(p);
+    x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_AWAIT_EXPRESSION, st);
+    MLSYS__CC_SET(p, x, a, mlsys__cc_unary(p));
+    p->depth--;
+    return mlsys__cc_fin(p, x);
+  }
+  x = mlsys__cc_atom(p);
+  if (MLSYS__CC_N(p, x).kind == MLSYS_CONTRACODE_JS_ARROW_FUNCTION_EXPRESSION &&
+      !(MLSYS__CC_N(p, x).flags & MLSYS_CONTRACODE_JS_F_PAREN))
+    return x;
+  x = mlsys__cc_subscripts(p, x, st, 0);
+  while ((mlsys__cc_is(p, MLSYS__CC_P_INC) || mlsys__cc_is(p, MLSYS__CC_P_DEC)) && !p->t.nl) {
+    int u = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_UPDATE_EXPRESSION, st);
+    mlsys__cc_check_simple_target(p, x);
+    MLSYS__CC_N(p, u).op = p->t.op;
+    MLSYS__CC_N(p, u).a = x;
+    mlsys__cc_next(p);
+    x = mlsys__cc_fin(p, u);
+  }
+  return x;
+}
+
+static int mlsys__cc_is_logical(int op) {
+  return op == MLSYS__CC_P_AND || op == MLSYS__CC_P_OR || op == MLSYS__CC_P_NULLISH;
+}
+/* Precedence climbing over binary operators above min_prec. */
+static int mlsys__cc_binary(mlsys__cc_p *p, int left, uint32_t start, int min_prec, int no_in) {
+  int levels = 0;
+  for (;;) {
+    int op = 0, prec, right, x;
+    uint32_t rst;
+    if (p->t.type == MLSYS_CONTRACODE_TOK_PUNCT) op = p->t.op;
+    else if (mlsys__cc_iskw(p, MLSYS__CC_K_IN) && !no_in) op = MLSYS__CC_P_IN;
+    else if (mlsys__cc_iskw(p, MLSYS__CC_K_INSTANCEOF)) op = MLSYS__CC_P_INSTANCEOF;
+    prec = mlsys__cc_binprec(op);
+    if (!prec || prec <= min_prec) break;
+    if (op == MLSYS__CC_P_STARSTAR && !(MLSYS__CC_N(p, left).flags & MLSYS_CONTRACODE_JS_F_PAREN) &&
+        (MLSYS__CC_N(p, left).kind == MLSYS_CONTRACODE_JS_UNARY_EXPRESSION ||
+         MLSYS__CC_N(p, left).kind == MLSYS_CONTRACODE_JS_AWAIT_EXPRESSION))
+      mlsys__cc_fail(p, p->t.start, "unary operator before '**' needs parentheses");
+    mlsys__cc_enter(p);
+    levels++;
+    mlsys__cc_next(p);
+    rst = p->t.start;
+    right = mlsys__cc_unary(p);
+    right = mlsys__cc_binary(p, right, rst, op == MLSYS__CC_P_STARSTAR ? prec - 1 : prec, no_in);
+    if (op == MLSYS__CC_P_NULLISH || op == MLSYS__CC_P_AND || op == MLSYS__CC_P_OR) {
+      int sides[2], i;
+      sides[0] = left;
+      sides[1] = right;
+      for (i = 0; i < 2; i++) {
+        const mlsys__cc_node *s = &MLSYS__CC_N(p, sides[i]);
+        if (s->kind == MLSYS_CONTRACODE_JS_LOGICAL_EXPRESSION && !(s->flags & MLSYS_CONTRACODE_JS_F_PAREN) &&
+            ((op == MLSYS__CC_P_NULLISH) != (s->op == MLSYS__CC_P_NULLISH)))
+          mlsys__cc_fail(p, s->start, "'?\?' mixed with '||' or '&&' needs parentheses");
+      }
+    }
+    x = mlsys__cc_new(p, mlsys__cc_is_logical(op) ? MLSYS_CONTRACODE_JS_LOGICAL_EXPRESSION
+                                                 : MLSYS_CONTRACODE_JS_BINARY_EXPRESSION, start);
+    MLSYS__CC_N(p, x).op = (uint8_t)op;
+    MLSYS__CC_N(p, x).a = left;
+    MLSYS__CC_N(p, x).b = right;
+    left = mlsys__cc_fin(p, x);
+  }
+  p->depth -= levels;
+  return left;
+}
+
+static int mlsys__cc_conditional(mlsys__cc_p *p, int no_in) {
+  uint32_t st = p->t.start;
+  int x = mlsys__cc_unary(p);
+  if (MLSYS__CC_N(p, x).kind == MLSYS_CONTRACODE_JS_ARROW_FUNCTION_EXPRESSION &&
+      !(MLSYS__CC_N(p, x).flags & MLSYS_CONTRACODE_JS_F_PAREN))
+    return x;
+  x = mlsys__cc_binary(p, x, st, 0, no_in);
+  if (mlsys__cc_is(p, MLSYS__CC_P_QUESTION)) {
+    int c = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_CONDITIONAL_EXPRESSION, st);
+    mlsys__cc_enter(p);
+    mlsys__cc_next(p);
+    MLSYS__CC_N(p, c).a = x;
+    MLSYS__CC_SET(p, c, b, mlsys__cc_assign(p, 0));
+    mlsys__cc_expect(p, MLSYS__CC_P_COLON);
+    MLSYS__CC_SET(p, c, c, mlsys__cc_assign(p, no_in));
+    p->depth--;
+    x = mlsys__cc_fin(p, c);
+  }
+  return x;
+}
+
+static int mlsys__cc_assign(mlsys__cc_p *p, int no_in) {
+  uint32_t st = p->t.start;
+  int x;
+  mlsys__cc_enter(p);
+  if (p->in_generator && mlsys__cc_isname(p, "yield")) {
+    x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_YIELD_EXPRESSION, st);
+    mlsys__cc_next(p);
+    if (!p->t.nl) {
+      if (mlsys__cc_eat(p, MLSYS__CC_P_STAR)) {
+        MLSYS__CC_N(p, x).flags |= MLSYS_CONTRACODE_JS_F_DELEGATE;
+        MLSYS__CC_SET(p, x, a, mlsys__cc_assign(p, no_in));
+      } else if (p->t.type && !mlsys__cc_is(p, MLSYS__CC_P_RPAREN) && !mlsys__cc_is(p, MLSYS__CC_P_RBRACK) &&
+                 !mlsys__cc_is(p, MLSYS__CC_P_RBRACE) && !mlsys__cc_is(p, MLSYS__CC_P_COMMA) &&
+                 !mlsys__cc_is(p, MLSYS__CC_P_SEMI) && !mlsys__cc_is(p, MLSYS__CC_P_COLON) &&
+                 !(mlsys__cc_iskw(p, MLSYS__CC_K_IN)) && !mlsys__cc_is(p, MLSYS__CC_P_QUESTION) &&
+                 !(p->t.type == MLSYS_CONTRACODE_TOK_TEMPLATE && p->s[p->t.start] == '}')) {
+        MLSYS__CC_SET(p, x, a, mlsys__cc_assign(p, no_in));
+      }
+    }
+    p->depth--;
+    return mlsys__cc_fin(p, x);
+  }
+  x = mlsys__cc_conditional(p, no_in);
+  if (p->t.type == MLSYS_CONTRACODE_TOK_PUNCT && mlsys__cc_is_assign_op(p->t.op)) {
+    int a = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_ASSIGNMENT_EXPRESSION, st);
+    MLSYS__CC_N(p, a).op = p->t.op;
+    if (p->t.op == MLSYS__CC_P_ASSIGN) {
+      const mlsys__cc_node *n = &MLSYS__CC_N(p, x);
+      if ((n->kind == MLSYS_CONTRACODE_JS_OBJECT_EXPRESSION || n->kind == MLSYS_CONTRACODE_JS_ARRAY_EXPRESSION) &&
+          (n->flags & MLSYS_CONTRACODE_JS_F_PAREN))
+        mlsys__cc_fail(p, n->start, "invalid assignment target");
+      mlsys__cc_to_assignable(p, x, 0);
+    } else {
+      mlsys__cc_check_simple_target(p, x);
+    }
+    mlsys__cc_next(p);
+    MLSYS__CC_N(p, a).a = x;
+    MLSYS__CC_SET(p, a, b, mlsys__cc_assign(p, no_in));
+    x = mlsys__cc_fin(p, a);
+  }
+  p->depth--;
+  return x;
+}
+
+static int mlsys__cc_expression(mlsys__cc_p *p, int no_in) {
+  uint32_t st = p->t.start;
+  int x = mlsys__cc_assign(p, no_in);
+  if (mlsys__cc_is(p, MLSYS__CC_P_COMMA)) {
+    int s = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_SEQUENCE_EXPRESSION, st);
+    mlsys__cc_list l = {0, 0};
+    mlsys__cc_push(p, &l, x);
+    while (mlsys__cc_eat(p, MLSYS__CC_P_COMMA)) mlsys__cc_push(p, &l, mlsys__cc_assign(p, no_in));
+    MLSYS__CC_N(p, s).a = l.head;
+    x = mlsys__cc_fin(p, s);
+  }
+  return x;
+}
+
+/* ---- functions, classes, statements ---- */
+static int mlsys__cc_fn_body(mlsys__cc_p *p) {
+  int b = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_BLOCK_STATEMENT, p->t.start);
+  mlsys__cc_list l = {0, 0};
+  int prologue = 1;
+  mlsys__cc_expect(p, MLSYS__CC_P_LBRACE);
+  while (!mlsys__cc_is(p, MLSYS__CC_P_RBRACE)) {
+    int s;
+    if (!p->t.type) mlsys__cc_fail(p, p->t.start, "expected '}' before end of input");
+    s = mlsys__cc_statement(p, 0);
+    if (prologue) {
+      const mlsys__cc_node *n = &MLSYS__CC_N(p, s);
+      if (n->kind == MLSYS_CONTRACODE_JS_EXPRESSION_STATEMENT && MLSYS__CC_N(p, n->a).kind == MLSYS_CONTRACODE_JS_LITERAL &&
+          MLSYS__CC_N(p, n->a).op == MLSYS_CONTRACODE_JS_LIT_STRING && !(MLSYS__CC_N(p, n->a).flags & MLSYS_CONTRACODE_JS_F_PAREN))
+        MLSYS__CC_N(p, s).flags |= MLSYS_CONTRACODE_JS_F_DIRECTIVE;
+      else
+        prologue = 0;
+    }
+    mlsys__cc_push(p, &l, s);
+  }
+  mlsys__cc_next(p);
+  MLSYS__CC_N(p, b).a = l.head;
+  return mlsys__cc_fin(p, b);
+}
+
+/* function [*] [name] (params) { body }. flags: 1 async, 2 generator (methods), 4 method (at the params).
+   stmt_default: 1 declaration, 2 `export default` declaration (name optional). */
+static int mlsys__cc_function(mlsys__cc_p *p, int kind, uint32_t start, int flags, int stmt_default) {
+  int fn = mlsys__cc_new(p, kind, start);
+  int is_async = flags & 1, gen = (flags & 2) != 0;
+  int sa = p->in_async, sg = p->in_generator, sf = p->in_function, sl = p->loop_depth, ss = p->switch_depth,
+      snl = p->nlabels;
+  mlsys__cc_enter(p);
+  if (!(flags & 4)) {
+    if (!mlsys__cc_iskw(p, MLSYS__CC_K_FUNCTION)) mlsys__cc_unexpected(p);
+    mlsys__cc_next(p);
+    if (mlsys__cc_eat(p, MLSYS__CC_P_STAR)) gen = 1;
+    if (!mlsys__cc_is(p, MLSYS__CC_P_LPAREN)) {
+      /* a function expression's own name is bound inside it: yield/await follow its own kind */
+      if (kind == MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION) {
+        p->in_generator = gen;
+        p->in_async = is_async;
+      }
+      MLSYS__CC_SET(p, fn, a, mlsys__cc_ident(p));
+    } else if (stmt_default == 1) {
+      mlsys__cc_fail(p, p->t.start, "function declaration needs a name");
+    }
+  }
+  if (is_async) MLSYS__CC_N(p, fn).flags |= MLSYS_CONTRACODE_JS_F_ASYNC;
+  if (gen) MLSYS__CC_N(p, fn).flags |= MLSYS_CONTRACODE_JS_F_GENERATOR;
+  p->in_async = is_async;
+  p->in_generator = gen;
+  p->in_function = 1;
+  p->loop_depth = p->switch_depth = p->nlabels = 0;
+  mlsys__cc_params(p, fn);
+  MLSYS__CC_SET(p, fn, c, mlsys__cc_fn_body(p));
+  p->in_async = sa;
+  p->in_generator = sg;
+  p->in_function = sf;
+  p->loop_depth = sl;
+  p->switch_depth = ss;
+  p->nlabels = snl;
+  p->depth--;
+  return mlsys__cc_fin(p, fn);
+}
+
+static int mlsys__cc_class(mlsys__cc_p *p, int kind, int stmt_default) {
+  int x = mlsys__cc_new(p, kind, p->t.start), body;
+  mlsys__cc_list l = {0, 0};
+  mlsys__cc_enter(p);
+  mlsys__cc_next(p);
+  if (p->t.type == MLSYS_CONTRACODE_TOK_NAME) MLSYS__CC_SET(p, x, a, mlsys__cc_ident(p));
+  else if (stmt_default == 1) mlsys__cc_fail(p, p->t.start, "class declaration needs a name");
+  if (mlsys__cc_iskw(p, MLSYS__CC_K_EXTENDS)) {
+    uint32_t st;
+    mlsys__cc_next(p);
+    st = p->t.start;
+    MLSYS__CC_SET(p, x, b, mlsys__cc_subscripts(p, mlsys__cc_atom(p), st, 0));
+  }
+  body = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_CLASS_BODY, p->t.start);
+  mlsys__cc_expect(p, MLSYS__CC_P_LBRACE);
+  p->class_depth++;
+  while (!mlsys__cc_is(p, MLSYS__CC_P_RBRACE)) {
+    uint32_t st = p->t.start;
+    int m, is_static = 0, is_async = 0, gen = 0, kind2 = MLSYS_CONTRACODE_JS_PROP_METHOD, key;
+    if (mlsys__cc_eat(p, MLSYS__CC_P_SEMI)) continue;
+    if (!p->t.type) mlsys__cc_fail(p, p->t.start, "expected '}' before end of input");
+    m = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_METHOD_DEFINITION, st);
+    if (mlsys__cc_isname(p, "static")) {
+      mlsys__cc_tok nt = mlsys__cc_peek(p);
+      if (!(nt.type == MLSYS_CONTRACODE_TOK_PUNCT && (nt.op == MLSYS__CC_P_LPAREN || nt.op == MLSYS__CC_P_ASSIGN ||
+                                                       nt.op == MLSYS__CC_P_SEMI || nt.op == MLSYS__CC_P_RBRACE))) {
+        is_static = 1;
+        mlsys__cc_next(p);
+      }
+      if (is_static && mlsys__cc_is(p, MLSYS__CC_P_LBRACE)) {   /* static { ... } (ES2022) */
+        int blk, sa = p->in_async, sg = p->in_generator, sf = p->in_function, sl = p->loop_depth,
+                 ss = p->switch_depth, snl = p->nlabels;
+        p->in_async = p->in_generator = p->in_function = p->loop_depth = p->switch_depth = p->nlabels = 0;
+        blk = mlsys__cc_block(p);
+        p->in_async = sa;
+        p->in_generator = sg;
+        p->in_function = sf;
+        p->loop_depth = sl;
+        p->switch_depth = ss;
+        p->nlabels = snl;
+        MLSYS__CC_N(p, m).kind = MLSYS_CONTRACODE_JS_STATIC_BLOCK;
+        MLSYS__CC_N(p, m).a = MLSYS__CC_N(p, blk).a;
+        mlsys__cc_push(p, &l, mlsys__cc_fin(p, m));
+        continue;
+      }
+    }
+    if (p->t.type == MLSYS_CONTRACODE_TOK_NAME && !p->t.esc) {
+      mlsys__cc_tok nt = mlsys__cc_peek(p);
+      int modifier = !(nt.type == MLSYS_CONTRACODE_TOK_PUNCT &&
+                       (nt.op == MLSYS__CC_P_LPAREN || nt.op == MLSYS__CC_P_ASSIGN || nt.op == MLSYS__CC_P_SEMI ||
+                        nt.op == MLSYS__CC_P_RBRACE)) && !nt.nl;
+      if (modifier && mlsys__cc_isname(p, "async")) { is_async = 1; mlsys__cc_next(p); }
+      else if (modifier && mlsys__cc_isname(p, "get")) { kind2 = MLSYS_CONTRACODE_JS_PROP_GET; mlsys__cc_next(p); }
+      else if (modifier && mlsys__cc_isname(p, "set")) { kind2 = MLSYS_CONTRACODE_JS_PROP_SET; mlsys__cc_next(p); }
+    }
+    if (kind2 == MLSYS_CONTRACODE_JS_PROP_METHOD && mlsys__cc_eat(p, MLSYS__CC_P_STAR)) gen = 1;
+    if (!mlsys__cc_key_start(p) || mlsys__cc_is(p, MLSYS__CC_P_STAR)) mlsys__cc_unexpected(p);
+    key = mlsys__cc_prop_key(p, m);
+    MLSYS__CC_N(p, m).a = key;
+    if (is_static) MLSYS__CC_N(p, m).flags |= MLSYS_CONTRACODE_JS_F_STATIC;
+    if (mlsys__cc_is(p, MLSYS__CC_P_LPAREN) || is_async || gen || kind2 != MLSYS_CONTRACODE_JS_PROP_METHOD) {
+      const mlsys__cc_node *kn = &MLSYS__CC_N(p, key);
+      if (!is_static && !(MLSYS__CC_N(p, m).flags & MLSYS_CONTRACODE_JS_F_COMPUTED) &&
+          ((kn->kind == MLSYS_CONTRACODE_JS_IDENTIFIER && kn->slen == 11 && !memcmp(p->s + kn->str, "constructor", 11)) ||
+           (kn->kind == MLSYS_CONTRACODE_JS_LITERAL && kn->slen == 13 && !memcmp(p->s + kn->str + 1, "constructor", 11)))) {
+        if (kind2 != MLSYS_CONTRACODE_JS_PROP_METHOD || is_async || gen)
+          mlsys__cc_fail(p, st, "constructor cannot be a getter, setter, async or generator");
+        kind2 = MLSYS_CONTRACODE_JS_PROP_CONSTRUCTOR;
+      }
+      MLSYS__CC_N(p, m).op = (uint8_t)kind2;
+      MLSYS__CC_SET(p, m, b, mlsys__cc_function(p, MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION, p->t.start,
+                                               is_async | (gen ? 2 : 0) | 4, 0));
+    } else {
+      /* public field (ES2022) */
+      MLSYS__CC_N(p, m).kind = MLSYS_CONTRACODE_JS_PROPERTY_DEFINITION;
+      if (mlsys__cc_eat(p, MLSYS__CC_P_ASSIGN)) {
+        int sf = p->in_function;
+        p->in_function = 1;
+        MLSYS__CC_SET(p, m, b, mlsys__cc_assign(p, 0));
+        p->in_function = sf;
+      }
+      mlsys__cc_semicolon(p);
+    }
+    mlsys__cc_push(p, &l, mlsys__cc_fin(p, m));
+  }
+  p->class_depth--;
+  mlsys__cc_next(p);
+  MLSYS__CC_N(p, body).a = l.head;
+  MLSYS__CC_SET(p, x, c, mlsys__cc_fin(p, body));
+  p->depth--;
+  return mlsys__cc_fin(p, x);
+}
+
+/* var/let/const declarators; the keyword is the current token. in_for: stop before in/of. */
+static int mlsys__cc_var(mlsys__cc_p *p, int kind, int in_for) {
+  int x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_VARIABLE_DECLARATION, p->t.start);
+  mlsys__cc_list l = {0, 0};
+  MLSYS__CC_N(p, x).op = (uint8_t)kind;
+  mlsys__cc_next(p);
+  for (;;) {
+    int d = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_VARIABLE_DECLARATOR, p->t.start);
+    int id = mlsys__cc_binding_atom(p);
+    if (kind != MLSYS_CONTRACODE_JS_VAR && MLSYS__CC_N(p, id).kind == MLSYS_CONTRACODE_JS_IDENTIFIER &&
+        MLSYS__CC_N(p, id).slen == 3 && !memcmp(p->s + MLSYS__CC_N(p, id).str, "let", 3))
+      mlsys__cc_fail(p, MLSYS__CC_N(p, id).start, "'let' cannot be a lexically bound name");
+    MLSYS__CC_N(p, d).a = id;
+    if (mlsys__cc_eat(p, MLSYS__CC_P_ASSIGN)) {
+      MLSYS__CC_SET(p, d, b, mlsys__cc_assign(p, in_for));
+    } else if (!(in_for && (mlsys__cc_iskw(p, MLSYS__CC_K_IN) || mlsys__cc_isname(p, "of")))) {
+      if (kind == MLSYS_CONTRACODE_JS_CONST) mlsys__cc_fail(p, p->t.start, "missing initializer in const declaration");
+      if (MLSYS__CC_N(p, id).kind != MLSYS_CONTRACODE_JS_IDENTIFIER)
+        mlsys__cc_fail(p, p->t.start, "missing initializer in destructuring declaration");
+    }
+    mlsys__cc_push(p, &l, mlsys__cc_fin(p, d));
+    if (!mlsys__cc_eat(p, MLSYS__CC_P_COMMA)) break;
+  }
+  MLSYS__CC_N(p, x).a = l.head;
+  return mlsys__cc_fin(p, x);
+}
+/* `let` starts a declaration when followed by a name, [ or { (checked without consuming). */
+static int mlsys__cc_let_decl(mlsys__cc_p *p) {
+  mlsys__cc_tok nt;
+  if (!mlsys__cc_isname(p, "let")) return 0;
+  nt = mlsys__cc_peek(p);
+  return nt.type == MLSYS_CONTRACODE_TOK_NAME ||
+         (nt.type == MLSYS_CONTRACODE_TOK_PUNCT && (nt.op == MLSYS__CC_P_LBRACK || nt.op == MLSYS__CC_P_LBRACE));
+}
+
+static int mlsys__cc_block(mlsys__cc_p *p) {
+  int b = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_BLOCK_STATEMENT, p->t.start);
+  mlsys__cc_list l = {0, 0};
+  mlsys__cc_expect(p, MLSYS__CC_P_LBRACE);
+  while (!mlsys__cc_is(p, MLSYS__CC_P_RBRACE)) {
+    if (!p->t.type) mlsys__cc_fail(p, p->t.start, "expected '}' before end of input");
+    mlsys__cc_push(p, &l, mlsys__cc_statement(p, 0));
+  }
+  mlsys__cc_next(p);
+  MLSYS__CC_N(p, b).a = l.head;
+  return mlsys__cc_fin(p, b);
+}
+/* A loop body (counted for break/continue). */
+static int mlsys__cc_loop_body(mlsys__cc_p *p) {
+  int s;
+  p->loop_depth++;
+  s = mlsys__cc_statement(p, 0);
+  p->loop_depth--;
+  return s;
+}
+static int mlsys__cc_paren_expr(mlsys__cc_p *p) {
+  int x;
+  mlsys__cc_expect(p, MLSYS__CC_P_LPAREN);
+  x = mlsys__cc_expression(p, 0);
+  mlsys__cc_expect(p, MLSYS__CC_P_RPAREN);
+  return x;
+}
+
+static int mlsys__cc_for(mlsys__cc_p *p, uint32_t st) {
+  int init = 0, x, is_await = 0, kind;
+  mlsys__cc_next(p);
+  if (p->in_async && mlsys__cc_isname(p, "await")) {
+    is_await = 1;
+    mlsys__cc_next(p);
+  }
+  mlsys__cc_expect(p, MLSYS__CC_P_LPAREN);
+  if (mlsys__cc_is(p, MLSYS__CC_P_SEMI)) {
+    if (is_await) mlsys__cc_unexpected(p);
+  } else {
+    int decl = 0;
+    if (mlsys__cc_iskw(p, MLSYS__CC_K_VAR)) decl = MLSYS_CONTRACODE_JS_VAR;
+    else if (mlsys__cc_iskw(p, MLSYS__CC_K_CONST)) decl = MLSYS_CONTRACODE_JS_CONST;
+    else if (mlsys__cc_let_decl(p)) decl = MLSYS_CONTRACODE_JS_LET;
+    if (decl) {
+      init = mlsys__cc_var(p, decl, 1);
+    } else {
+      uint32_t ist = p->t.start;
+      int starts_let = mlsys__cc_isname(p, "let"), starts_async = mlsys__cc_isname(p, "async");
+      init = mlsys__cc_expression(p, 1);
+      if (mlsys__cc_isname(p, "of") && (starts_let || (starts_async && MLSYS__CC_N(p, init).kind == MLSYS_CONTRACODE_JS_IDENTIFIER && !is_await)))
+        mlsys__cc_fail(p, ist, "for-of left side cannot start with 'let' or be 'async'");
+    }
+    if (mlsys__cc_iskw(p, MLSYS__CC_K_IN) || mlsys__cc_isname(p, "of")) {
+      int of = mlsys__cc_isname(p, "of");
+      if (is_await && !of) mlsys__cc_unexpected(p);
+      if (MLSYS__CC_N(p, init).kind == MLSYS_CONTRACODE_JS_VARIABLE_DECLARATION) {
+        int d = MLSYS__CC_N(p, init).a;
+        if (MLSYS__CC_N(p, d).next) mlsys__cc_fail(p, MLSYS__CC_N(p, init).start, "only one binding allowed in for-in/of");
+        if (MLSYS__CC_N(p, d).b) mlsys__cc_fail(p, MLSYS__CC_N(p, init).start, "for-in/of declaration cannot have an initializer");
+      } else {
+        if (MLSYS__CC_N(p, init).kind == MLSYS_CONTRACODE_JS_SEQUENCE_EXPRESSION ||
+            ((MLSYS__CC_N(p, init).kind == MLSYS_CONTRACODE_JS_OBJECT_EXPRESSION ||
+              MLSYS__CC_N(p, init).kind == MLSYS_CONTRACODE_JS_ARRAY_EXPRESSION) && (MLSYS__CC_N(p, init).flags & MLSYS_CONTRACODE_JS_F_PAREN)))
+          mlsys__cc_fail(p, MLSYS__CC_N(p, init).start, "invalid for-in/of left side");
+        mlsys__cc_to_assignable(p, init, 0);
+      }
+      kind = of ? MLSYS_CONTRACODE_JS_FOR_OF_STATEMENT : MLSYS_CONTRACODE_JS_FOR_IN_STATEMENT;
+      x = mlsys__cc_new(p, kind, st);
+      mlsys__cc_next(p);
+      MLSYS__CC_N(p, x).a = init;
+      MLSYS__CC_N(p, x).b = of ? mlsys__cc_assign(p, 0) : mlsys__cc_expression(p, 0);
+      if (is_await) MLSYS__CC_N(p, x).flags |= MLSYS_CONTRACODE_JS_F_AWAIT;
+      mlsys__cc_expect(p, MLSYS__CC_P_RPAREN);
+      MLSYS__CC_SET(p, x, c, mlsys__cc_loop_body(p));
+      return mlsys__cc_fin(p, x);
+    }
+    if (is_await) mlsys__cc_unexpected(p);
+  }
+  x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_FOR_STATEMENT, st);
+  MLSYS__CC_N(p, x).a = init;
+  mlsys__cc_expect(p, MLSYS__CC_P_SEMI);
+  if (!mlsys__cc_is(p, MLSYS__CC_P_SEMI)) MLSYS__CC_SET(p, x, b, mlsys__cc_expression(p, 0));
+  mlsys__cc_expect(p, MLSYS__CC_P_SEMI);
+  if (!mlsys__cc_is(p, MLSYS__CC_P_RPAREN)) MLSYS__CC_SET(p, x, c, mlsys__cc_expression(p, 0));
+  mlsys__cc_expect(p, MLSYS__CC_P_RPAREN);
+  MLSYS__CC_SET(p, x, d, mlsys__cc_loop_body(p));
+  return mlsys__cc_fin(p, x);
+}
+
+static int mlsys__cc_string_lit(mlsys__cc_p *p) {
+  if (p->t.type != MLSYS_CONTRACODE_TOK_STRING) mlsys__cc_fail(p, p->t.start, "expected a module specifier string");
+  return mlsys__cc_literal(p, MLSYS_CONTRACODE_JS_LIT_STRING);
+}
+static int mlsys__cc_import_decl(mlsys__cc_p *p, uint32_t st) {
+  int x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_IMPORT_DECLARATION, st);
+  mlsys__cc_list l = {0, 0};
+  mlsys__cc_next(p);
+  if (p->t.type != MLSYS_CONTRACODE_TOK_STRING) {
+    if (p->t.type == MLSYS_CONTRACODE_TOK_NAME) {
+      int s = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_IMPORT_DEFAULT_SPECIFIER, p->t.start);
+      MLSYS__CC_SET(p, s, a, mlsys__cc_ident(p));
+      mlsys__cc_push(p, &l, mlsys__cc_fin(p, s));
+      if (!mlsys__cc_eat(p, MLSYS__CC_P_COMMA)) goto from;
+    }
+    if (mlsys__cc_is(p, MLSYS__CC_P_STAR)) {
+      int s = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_IMPORT_NAMESPACE_SPECIFIER, p->t.start);
+      mlsys__cc_next(p);
+      if (!mlsys__cc_isname(p, "as")) mlsys__cc_fail(p, p->t.start, "expected 'as' after 'import *'");
+      mlsys__cc_next(p);
+      MLSYS__CC_SET(p, s, a, mlsys__cc_ident(p));
+      mlsys__cc_push(p, &l, mlsys__cc_fin(p, s));
+    } else if (mlsys__cc_eat(p, MLSYS__CC_P_LBRACE)) {
+      while (!mlsys__cc_is(p, MLSYS__CC_P_RBRACE)) {
+        int s = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_IMPORT_SPECIFIER, p->t.start), imp;
+        int is_kw = p->t.type == MLSYS_CONTRACODE_TOK_KEYWORD;
+        imp = mlsys__cc_ident_name(p);
+        MLSYS__CC_N(p, s).a = imp;
+        if (mlsys__cc_isname(p, "as")) {
+          mlsys__cc_next(p);
+          MLSYS__CC_SET(p, s, b, mlsys__cc_ident(p));
+        } else {
+          int loc = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_IDENTIFIER, 0);
+          if (is_kw) mlsys__cc_fail(p, MLSYS__CC_N(p, imp).start, "keyword imported without 'as'");
+          MLSYS__CC_N(p, loc) = MLSYS__CC_N(p, imp);
+          MLSYS__CC_N(p, s).b = loc;
+        }
+        mlsys__cc_push(p, &l, mlsys__cc_fin(p, s));
+        if (!mlsys__cc_is(p, MLSYS__CC_P_RBRACE)) mlsys__cc_expect(p, MLSYS__CC_P_COMMA);
+      }
+      mlsys__cc_next(p);
+    } else {
+      mlsys__cc_unexpected(p);
+    }
+  from:
+    if (!mlsys__cc_isname(p, "from")) mlsys__cc_fail(p, p->t.start, "expected 'from'");
+    mlsys__cc_next(p);
+  }
+  MLSYS__CC_N(p, x).a = l.head;
+  MLSYS__CC_SET(p, x, b, mlsys__cc_string_lit(p));
+  mlsys__cc_semicolon(p);
+  return mlsys__cc_fin(p, x);
+}
+static int mlsys__cc_export_decl(mlsys__cc_p *p, uint32_t st) {
+  int x;
+  mlsys__cc_next(p);
+  if (mlsys__cc_is(p, MLSYS__CC_P_STAR)) {
+    x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_EXPORT_ALL_DECLARATION, st);
+    mlsys__cc_next(p);
+    if (mlsys__cc_isname(p, "as")) {
+      mlsys__cc_next(p);
+      MLSYS__CC_SET(p, x, b, mlsys__cc_ident_name(p));
+    }
+    if (!mlsys__cc_isname(p, "from")) mlsys__cc_fail(p, p->t.start, "expected 'from'");
+    mlsys__cc_next(p);
+    MLSYS__CC_SET(p, x, a, mlsys__cc_string_lit(p));
+    mlsys__cc_semicolon(p);
+    return mlsys__cc_fin(p, x);
+  }
+  if (mlsys__cc_iskw(p, MLSYS__CC_K_DEFAULT)) {
+    uint32_t dst;
+    x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_EXPORT_DEFAULT_DECLARATION, st);
+    mlsys__cc_next(p);
+    dst = p->t.start;
+    if (mlsys__cc_iskw(p, MLSYS__CC_K_FUNCTION)) {
+      MLSYS__CC_SET(p, x, a, mlsys__cc_function(p, MLSYS_CONTRACODE_JS_FUNCTION_DECLARATION, dst, 0, 2));
+    } else if (mlsys__cc_isname(p, "async") && mlsys__cc_peek(p).kw == MLSYS__CC_K_FUNCTION && !mlsys__cc_peek(p).nl) {
+      mlsys__cc_next(p);
+      MLSYS__CC_SET(p, x, a, mlsys__cc_function(p, MLSYS_CONTRACODE_JS_FUNCTION_DECLARATION, dst, 1, 2));
+    } else if (mlsys__cc_iskw(p, MLSYS__CC_K_CLASS)) {
+      MLSYS__CC_SET(p, x, a, mlsys__cc_class(p, MLSYS_CONTRACODE_JS_CLASS_DECLARATION, 2));
+    } else {
+      MLSYS__CC_SET(p, x, a, mlsys__cc_assign(p, 0));
+      mlsys__cc_semicolon(p);
+    }
+    return mlsys__cc_fin(p, x);
+  }
+  x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_EXPORT_NAMED_DECLARATION, st);
+  if (mlsys__cc_eat(p, MLSYS__CC_P_LBRACE)) {
+    mlsys__cc_list l = {0, 0};
+    while (!mlsys__cc_is(p, MLSYS__CC_P_RBRACE)) {
+      int s = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_EXPORT_SPECIFIER, p->t.start), loc;
+      loc = mlsys__cc_ident_name(p);
+      MLSYS__CC_N(p, s).a = loc;
+      if (mlsys__cc_isname(p, "as")) {
+        mlsys__cc_next(p);
+        MLSYS__CC_SET(p, s, b, mlsys__cc_ident_name(p));
+      } else {
+        int e = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_IDENTIFIER, 0);
+        MLSYS__CC_N(p, e) = MLSYS__CC_N(p, loc);
+        MLSYS__CC_N(p, s).b = e;
+      }
+      mlsys__cc_push(p, &l, mlsys__cc_fin(p, s));
+      if (!mlsys__cc_is(p, MLSYS__CC_P_RBRACE)) mlsys__cc_expect(p, MLSYS__CC_P_COMMA);
+    }
+    mlsys__cc_next(p);
+    MLSYS__CC_N(p, x).b = l.head;
+    if (mlsys__cc_isname(p, "from")) {
+      mlsys__cc_next(p);
+      MLSYS__CC_SET(p, x, c, mlsys__cc_string_lit(p));
+    }
+    mlsys__cc_semicolon(p);
+    return mlsys__cc_fin(p, x);
+  }
+  if (mlsys__cc_iskw(p, MLSYS__CC_K_VAR) || mlsys__cc_iskw(p, MLSYS__CC_K_CONST) || mlsys__cc_let_decl(p) ||
+      mlsys__cc_iskw(p, MLSYS__CC_K_FUNCTION) || mlsys__cc_iskw(p, MLSYS__CC_K_CLASS) ||
+      (mlsys__cc_isname(p, "async") && mlsys__cc_peek(p).kw == MLSYS__CC_K_FUNCTION)) {
+    MLSYS__CC_SET(p, x, a, mlsys__cc_statement(p, 0));
+    return mlsys__cc_fin(p, x);
+  }
+  mlsys__cc_unexpected(p);
+  return 0;
+}
+
+/* break/continue label lookup; is_loop labels may be continued. */
+static void mlsys__cc_check_jump(mlsys__cc_p *p, int label, int is_continue, uint32_t st) {
+  int i;
+  if (!label) {
+    if (is_continue ? !p->loop_depth : !(p->loop_depth || p->switch_depth))
+      mlsys__cc_fail(p, st, is_continue ? "'continue' outside a loop" : "'break' outside a loop or switch");
+    return;
+  }
+  for (i = p->nlabels - 1; i >= 0; i--) {
+    const mlsys__cc_node *ln = &MLSYS__CC_N(p, label);
+    if (p->labels[3 * i + 1] == ln->slen && !memcmp(p->s + p->labels[3 * i], p->s + ln->str, ln->slen)) {
+      if (is_continue && !p->labels[3 * i + 2]) mlsys__cc_fail(p, st, "'continue' to a label that is not a loop");
+      return;
+    }
+  }
+  mlsys__cc_fail(p, MLSYS__CC_N(p, label).start, "undefined label '%.*s'", (int)MLSYS__CC_N(p, label).slen,
+                 p->s + MLSYS__CC_N(p, label).str);
+}
+
+static int mlsys__cc_statement(mlsys__cc_p *p, int top) {
+  uint32_t st = p->t.start;
+  int x = 0;
+  mlsys__cc_enter(p);
+  if (p->t.type == MLSYS_CONTRACODE_TOK_PUNCT) {
+    if (p->t.op == MLSYS__CC_P_LBRACE) { x = mlsys__cc_block(p); goto done; }
+    if (p->t.op == MLSYS__CC_P_SEMI) {
+      x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_EMPTY_STATEMENT, st);
+      mlsys__cc_next(p);
+      x = mlsys__cc_fin(p, x);
+      goto done;
+    }
+  } else if (p->t.type == MLSYS_CONTRACODE_TOK_KEYWORD) {
+    switch (p->t.kw) {
+      case MLSYS__CC_K_VAR:
+        x = mlsys__cc_var(p, MLSYS_CONTRACODE_JS_VAR, 0);
+        mlsys__cc_semicolon(p);
+        x = mlsys__cc_fin(p, x);
+        goto done;
+      case MLSYS__CC_K_CONST:
+        x = mlsys__cc_var(p, MLSYS_CONTRACODE_JS_CONST, 0);
+        mlsys__cc_semicolon(p);
+        x = mlsys__cc_fin(p, x);
+        goto done;
+      case MLSYS__CC_K_FUNCTION: x = mlsys__cc_function(p, MLSYS_CONTRACODE_JS_FUNCTION_DECLARATION, st, 0, 1); goto done;
+      case MLSYS__CC_K_CLASS: x = mlsys__cc_class(p, MLSYS_CONTRACODE_JS_CLASS_DECLARATION, 1); goto done;
+      case MLSYS__CC_K_IF:
+        x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_IF_STATEMENT, st);
+        mlsys__cc_next(p);
+        MLSYS__CC_SET(p, x, a, mlsys__cc_paren_expr(p));
+        MLSYS__CC_SET(p, x, b, mlsys__cc_statement(p, 0));
+        if (mlsys__cc_iskw(p, MLSYS__CC_K_ELSE)) {
+          mlsys__cc_next(p);
+          MLSYS__CC_SET(p, x, c, mlsys__cc_statement(p, 0));
+        }
+        x = mlsys__cc_fin(p, x);
+        goto done;
+      case MLSYS__CC_K_FOR: x = mlsys__cc_for(p, st); goto done;
+      case MLSYS__CC_K_WHILE:
+        x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_WHILE_STATEMENT, st);
+        mlsys__cc_next(p);
+        MLSYS__CC_SET(p, x, a, mlsys__cc_paren_expr(p));
+        MLSYS__CC_SET(p, x, b, mlsys__cc_loop_body(p));
+        x = mlsys__cc_fin(p, x);
+        goto done;
+      case MLSYS__CC_K_DO:
+        x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_DO_WHILE_STATEMENT, st);
+        mlsys__cc_next(p);
+        MLSYS__CC_SET(p, x, a, mlsys__cc_loop_body(p));
+        if (!mlsys__cc_iskw(p, MLSYS__CC_K_WHILE)) mlsys__cc_fail(p, p->t.start, "expected 'while' after do body");
+        mlsys__cc_next(p);
+        MLSYS__CC_SET(p, x, b, mlsys__cc_paren_expr(p));
+        mlsys__cc_eat(p, MLSYS__CC_P_SEMI);   /* ASI always applies after do-while */
+        x = mlsys__cc_fin(p, x);
+        goto done;
+      case MLSYS__CC_K_RETURN:
+        if (!p->in_function) mlsys__cc_fail(p, st, "'return' outside a function");
+        x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_RETURN_STATEMENT, st);
+        mlsys__cc_next(p);
+        if (!mlsys__cc_is(p, MLSYS__CC_P_SEMI) && !mlsys__cc_can_insert_semi(p)) MLSYS__CC_SET(p, x, a, mlsys__cc_expression(p, 0));
+        mlsys__cc_semicolon(p);
+        x = mlsys__cc_fin(p, x);
+        goto done;
+      case MLSYS__CC_K_THROW:
+        x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_THROW_STATEMENT, st);
+        mlsys__cc_next(p);
+        if (p->t.nl) mlsys__cc_fail(p, p->t.start, "line break after 'throw'");
+        MLSYS__CC_SET(p, x, a, mlsys__cc_expression(p, 0));
+        mlsys__cc_semicolon(p);
+        x = mlsys__cc_fin(p, x);
+        goto done;
+      case MLSYS__CC_K_BREAK:
+      case MLSYS__CC_K_CONTINUE: {
+        int cont = p->t.kw == MLSYS__CC_K_CONTINUE;
+        x = mlsys__cc_new(p, cont ? MLSYS_CONTRACODE_JS_CONTINUE_STATEMENT : MLSYS_CONTRACODE_JS_BREAK_STATEMENT, st);
+        mlsys__cc_next(p);
+        if (p->t.type == MLSYS_CONTRACODE_TOK_NAME && !p->t.nl) MLSYS__CC_SET(p, x, a, mlsys__cc_ident(p));
+        mlsys__cc_check_jump(p, MLSYS__CC_N(p, x).a, cont, st);
+        mlsys__cc_semicolon(p);
+        x = mlsys__cc_fin(p, x);
+        goto done;
+      }
+      case MLSYS__CC_K_TRY:
+        x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_TRY_STATEMENT, st);
+        mlsys__cc_next(p);
+        MLSYS__CC_SET(p, x, a, mlsys__cc_block(p));
+        if (mlsys__cc_iskw(p, MLSYS__CC_K_CATCH)) {
+          int c = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_CATCH_CLAUSE, p->t.start);
+          mlsys__cc_next(p);
+          if (mlsys__cc_eat(p, MLSYS__CC_P_LPAREN)) {
+            MLSYS__CC_SET(p, c, a, mlsys__cc_binding_atom(p));
+            mlsys__cc_expect(p, MLSYS__CC_P_RPAREN);
+          }
+          MLSYS__CC_SET(p, c, b, mlsys__cc_block(p));
+          MLSYS__CC_SET(p, x, b, mlsys__cc_fin(p, c));
+        }
+        if (mlsys__cc_iskw(p, MLSYS__CC_K_FINALLY)) {
+          mlsys__cc_next(p);
+          MLSYS__CC_SET(p, x, c, mlsys__cc_block(p));
+        }
+        if (!MLSYS__CC_N(p, x).b && !MLSYS__CC_N(p, x).c) mlsys__cc_fail(p, p->t.start, "expected 'catch' or 'finally'");
+        x = mlsys__cc_fin(p, x);
+        goto done;
+      case MLSYS__CC_K_SWITCH: {
+        mlsys__cc_list cases = {0, 0};
+        int seen_default = 0;
+        x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_SWITCH_STATEMENT, st);
+        mlsys__cc_next(p);
+        MLSYS__CC_SET(p, x, a, mlsys__cc_paren_expr(p));
+        mlsys__cc_expect(p, MLSYS__CC_P_LBRACE);
+        p->switch_depth++;
+        while (!mlsys__cc_is(p, MLSYS__CC_P_RBRACE)) {
+          int c = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_SWITCH_CASE, p->t.start);
+          mlsys__cc_list body = {0, 0};
+          if (mlsys__cc_iskw(p, MLSYS__CC_K_CASE)) {
+            mlsys__cc_next(p);
+            MLSYS__CC_SET(p, c, a, mlsys__cc_expression(p, 0));
+          } else if (mlsys__cc_iskw(p, MLSYS__CC_K_DEFAULT)) {
+            if (seen_default) mlsys__cc_fail(p, p->t.start, "more than one 'default' in switch");
+            seen_default = 1;
+            mlsys__cc_next(p);
+          } else {
+            mlsys__cc_fail(p, p->t.start, "expected 'case' or 'default'");
+          }
+          mlsys__cc_expect(p, MLSYS__CC_P_COLON);
+          while (!mlsys__cc_is(p, MLSYS__CC_P_RBRACE) && !mlsys__cc_iskw(p, MLSYS__CC_K_CASE) && !mlsys__cc_iskw(p, MLSYS__CC_K_DEFAULT)) {
+            if (!p->t.type) mlsys__cc_fail(p, p->t.start, "expected '}' before end of input");
+            mlsys__cc_push(p, &body, mlsys__cc_statement(p, 0));
+          }
+          MLSYS__CC_N(p, c).b = body.head;
+          mlsys__cc_push(p, &cases, mlsys__cc_fin(p, c));
+        }
+        p->switch_depth--;
+        mlsys__cc_next(p);
+        MLSYS__CC_N(p, x).b = cases.head;
+        x = mlsys__cc_fin(p, x);
+        goto done;
+      }
+      case MLSYS__CC_K_WITH:
+        x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_WITH_STATEMENT, st);
+        mlsys__cc_next(p);
+        MLSYS__CC_SET(p, x, a, mlsys__cc_paren_expr(p));
+        MLSYS__CC_SET(p, x, b, mlsys__cc_statement(p, 0));
+        x = mlsys__cc_fin(p, x);
+        goto done;
+      case MLSYS__CC_K_DEBUGGER:
+        x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_DEBUGGER_STATEMENT, st);
+        mlsys__cc_next(p);
+        mlsys__cc_semicolon(p);
+        x = mlsys__cc_fin(p, x);
+        goto done;
+      case MLSYS__CC_K_IMPORT: {
+        mlsys__cc_tok nt = mlsys__cc_peek(p);
+        if (nt.type == MLSYS_CONTRACODE_TOK_PUNCT && (nt.op == MLSYS__CC_P_LPAREN || nt.op == MLSYS__CC_P_DOT)) break;
+        if (!p->module) mlsys__cc_fail(p, st, "'import' declaration outside a module (use --module)");
+        if (!top) mlsys__cc_fail(p, st, "'import' declaration must be at the top level");
+        x = mlsys__cc_import_decl(p, st);
+        goto done;
+      }
+      case MLSYS__CC_K_EXPORT:
+        if (!p->module) mlsys__cc_fail(p, st, "'export' declaration outside a module (use --module)");
+        if (!top) mlsys__cc_fail(p, st, "'export' declaration must be at the top level");
+        x = mlsys__cc_export_decl(p, st);
+        goto done;
+      default: break;
+    }
+  } else if (p->t.type == MLSYS_CONTRACODE_TOK_NAME) {
+    if (mlsys__cc_let_decl(p)) {
+      x = mlsys__cc_var(p, MLSYS_CONTRACODE_JS_LET, 0);
+      mlsys__cc_semicolon(p);
+      x = mlsys__cc_fin(p, x);
+      goto done;
+    }
+    if (mlsys__cc_isname(p, "async")) {
+      mlsys__cc_tok nt = mlsys__cc_peek(p);
+      if (nt.type == MLSYS_CONTRACODE_TOK_KEYWORD && nt.kw == MLSYS__CC_K_FUNCTION && !nt.nl) {
+        mlsys__cc_next(p);
+        x = mlsys__cc_function(p, MLSYS_CONTRACODE_JS_FUNCTION_DECLARATION, st, 1, 1);
+        goto done;
+      }
+    }
+    {
+      mlsys__cc_tok nt = mlsys__cc_peek(p);
+      if (nt.type == MLSYS_CONTRACODE_TOK_PUNCT && nt.op == MLSYS__CC_P_COLON) {
+        int lab;
+        uint32_t *labs;
+        int is_loop;
+        x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_LABELED_STATEMENT, st);
+        lab = mlsys__cc_ident(p);
+        MLSYS__CC_N(p, x).a = lab;
+        mlsys__cc_next(p);
+        is_loop = mlsys__cc_iskw(p, MLSYS__CC_K_FOR) || mlsys__cc_iskw(p, MLSYS__CC_K_WHILE) || mlsys__cc_iskw(p, MLSYS__CC_K_DO);
+        if (p->nlabels == p->label_cap) {
+          int nc = p->label_cap ? p->label_cap * 2 : 16;
+          labs = (uint32_t *)realloc(p->labels, (size_t)nc * 3 * sizeof *labs);
+          if (!labs) mlsys__cc_nomem(p);
+          p->labels = labs;
+          p->label_cap = nc;
+        }
+        p->labels[3 * p->nlabels] = MLSYS__CC_N(p, lab).str;
+        p->labels[3 * p->nlabels + 1] = MLSYS__CC_N(p, lab).slen;
+        p->labels[3 * p->nlabels + 2] = (uint32_t)is_loop;
+        p->nlabels++;
+        MLSYS__CC_SET(p, x, b, mlsys__cc_statement(p, 0));
+        p->nlabels--;
+        x = mlsys__cc_fin(p, x);
+        goto done;
+      }
+    }
+  }
+  x = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_EXPRESSION_STATEMENT, st);
+  MLSYS__CC_SET(p, x, a, mlsys__cc_expression(p, 0));
+  mlsys__cc_semicolon(p);
+  x = mlsys__cc_fin(p, x);
+done:
+  p->depth--;
+  return x;
+}
+
+static mlsys_status mlsys__cc_run(mlsys__cc_p *p) {
+  if (setjmp(p->jb)) return p->st;
+  {
+    int prog = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_NONE, 0);   /* index 0: "none" */
+    mlsys__cc_list l = {0, 0};
+    int prologue = 1;
+    (void)prog;
+    prog = mlsys__cc_new(p, MLSYS_CONTRACODE_JS_PROGRAM, 0);
+    p->ast->root = prog;
+    mlsys__cc_lex(p);
+    while (p->t.type) {
+      int s = mlsys__cc_statement(p, 1);
+      if (prologue) {
+        const mlsys__cc_node *n = &MLSYS__CC_N(p, s);
+        if (n->kind == MLSYS_CONTRACODE_JS_EXPRESSION_STATEMENT && MLSYS__CC_N(p, n->a).kind == MLSYS_CONTRACODE_JS_LITERAL &&
+            MLSYS__CC_N(p, n->a).op == MLSYS_CONTRACODE_JS_LIT_STRING && !(MLSYS__CC_N(p, n->a).flags & MLSYS_CONTRACODE_JS_F_PAREN))
+          MLSYS__CC_N(p, s).flags |= MLSYS_CONTRACODE_JS_F_DIRECTIVE;
+        else
+          prologue = 0;
+      }
+      mlsys__cc_push(p, &l, s);
+    }
+    MLSYS__CC_N(p, prog).a = l.head;
+    MLSYS__CC_N(p, prog).end = p->n;
+    {
+      int i;
+      for (i = 1; i < p->ast->nnodes; i++)
+        if (p->ast->nodes[i].flags & MLSYS_CONTRACODE_JS_F_COVER)
+          mlsys__cc_fail(p, p->ast->nodes[i].start, "shorthand property with '=' outside a destructuring pattern");
+    }
+  }
+  return MLSYS_OK;
+}
+
+MLSYS_DEF void mlsys_contracode_js_free(mlsys_contracode_js_ast *ast) {
+  if (!ast) return;
+  free(ast->text);
+  free(ast->nodes);
+  free(ast->tokens);
+  memset(ast, 0, sizeof *ast);
+}
+
+MLSYS_DEF mlsys_status mlsys_contracode_js_parse(const char *src, size_t n, int flags, mlsys_contracode_js_ast *ast) {
+  mlsys__cc_p *p;
+  mlsys_status st;
+  uint32_t skip = 0;
+  if (!ast) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_contracode_js_parse: ast is NULL");
+  memset(ast, 0, sizeof *ast);
+  if (!src && n) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_contracode_js_parse: src is NULL");
+  if (n >= 0xFFFFFFF0u) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "JavaScript source over 4 GiB");
+  ast->text = (char *)malloc(n + 1);
+  p = (mlsys__cc_p *)calloc(1, sizeof *p);
+  if (!ast->text || !p) {
+    free(p);
+    mlsys_contracode_js_free(ast);
+    return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory parsing JavaScript");
+  }
+  if (n) memcpy(ast->text, src, n);
+  ast->text[n] = 0;
+  ast->src_len = ast->text_len = n;
+  ast->text_cap = n + 1;
+  ast->module = (flags & MLSYS_CONTRACODE_JS_MODULE) != 0;
+  p->ast = ast;
+  p->s = ast->text;
+  p->n = (uint32_t)n;
+  p->module = ast->module;
+  p->keep_tokens = (flags & MLSYS_CONTRACODE_JS_KEEP_TOKENS) != 0;
+  if (n >= 3 && !memcmp(src, "\xEF\xBB\xBF", 3)) skip = 3;
+  if (n >= skip + 2 && src[skip] == '#' && src[skip + 1] == '!') {
+    skip += 2;
+    while (skip < n && src[skip] != '\n' && src[skip] != '\r') skip++;
+  }
+  p->pos = skip;
+  st = mlsys__cc_run(p);
+  free(p->labels);
+  free(p);
+  if (st != MLSYS_OK) mlsys_contracode_js_free(ast);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_contracode_js_tokens(const char *src, size_t n, int flags, mlsys_contracode_js_token **toks,
+                                        int *ntok) {
+  mlsys_contracode_js_ast a;
+  mlsys_status st;
+  if (!toks || !ntok) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_contracode_js_tokens: NULL output");
+  *toks = NULL;
+  *ntok = 0;
+  st = mlsys_contracode_js_parse(src, n, flags | MLSYS_CONTRACODE_JS_KEEP_TOKENS, &a);
+  if (st != MLSYS_OK) return st;
+  *toks = a.tokens;
+  *ntok = a.ntokens;
+  a.tokens = NULL;
+  mlsys_contracode_js_free(&a);
+  return MLSYS_OK;
+}
+
+/* ---- printer ---- */
+typedef struct {
+  const mlsys_contracode_js_ast *ast;
+  char *buf;
+  size_t len, cap;
+  int beautify, indent, level, oom;
+  int last_regex;    /* the last token was a regex literal (its flags must not run into a name) */
+} mlsys__cc_pr;
+
+static void mlsys__cc_raw(mlsys__cc_pr *w, const char *s, size_t n) {
+  if (w->oom) return;
+  if (w->len + n + 1 > w->cap) {
+    size_t nc = w->cap ? w->cap * 2 : 4096;
+    char *nb;
+    while (nc < w->len + n + 1) nc *= 2;
+    nb = (char *)realloc(w->buf, nc);
+    if (!nb) { w->oom = 1; return; }
+    w->buf = nb;
+    w->cap = nc;
+  }
+  memcpy(w->buf + w->len, s, n);
+  w->len += n;
+  w->buf[w->len] = 0;
+}
+static int mlsys__cc_wordch(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$' ||
+         c == '\\' || c >= 0x80;
+}
+/* Emit one token, with a space only where the two neighbours would otherwise merge. */
+static void mlsys__cc_tok_out(mlsys__cc_pr *w, const char *s, size_t n) {
+  if (!n) return;
+  if (w->len) {
+    unsigned char a = (unsigned char)w->buf[w->len - 1], b = (unsigned char)s[0];
+    if ((mlsys__cc_wordch(a) && mlsys__cc_wordch(b)) || (w->last_regex && mlsys__cc_wordch(b)) ||
+        (a == '+' && b == '+') || (a == '-' && b == '-') || (a == '/' && (b == '/' || b == '*')) ||
+        (a == '<' && b == '!') || (a == '-' && b == '>') || (a == '.' && b >= '0' && b <= '9'))
+      mlsys__cc_raw(w, " ", 1);
+  }
+  w->last_regex = 0;
+  mlsys__cc_raw(w, s, n);
+}
+static void mlsys__cc_out(mlsys__cc_pr *w, const char *s) { mlsys__cc_tok_out(w, s, strlen(s)); }
+static void mlsys__cc_sp(mlsys__cc_pr *w) {
+  if (w->beautify && w->len && w->buf[w->len - 1] != ' ' && w->buf[w->len - 1] != '\n') mlsys__cc_raw(w, " ", 1);
+}
+static void mlsys__cc_nl(mlsys__cc_pr *w) {
+  int i;
+  if (!w->beautify) return;
+  mlsys__cc_raw(w, "\n", 1);
+  for (i = 0; i < w->level * w->indent; i++) mlsys__cc_raw(w, " ", 1);
+}
+#define MLSYS__CC_W(w, i) ((w)->ast->nodes[i])
+static void mlsys__cc_text(mlsys__cc_pr *w, int x) {
+  mlsys__cc_tok_out(w, w->ast->text + MLSYS__CC_W(w, x).str, MLSYS__CC_W(w, x).slen);
+}
+
+enum { MLSYS__CC_PR_SEQ = 0, MLSYS__CC_PR_ASSIGN = 1, MLSYS__CC_PR_COND = 2, MLSYS__CC_PR_UNARY = 14,
+       MLSYS__CC_PR_POSTFIX = 15, MLSYS__CC_PR_LHS = 16, MLSYS__CC_PR_PRIMARY = 17 };
+static int mlsys__cc_prec(const mlsys__cc_pr *w, int x) {
+  const mlsys__cc_node *n = &MLSYS__CC_W(w, x);
+  switch (n->kind) {
+    case MLSYS_CONTRACODE_JS_SEQUENCE_EXPRESSION: return MLSYS__CC_PR_SEQ;
+    case MLSYS_CONTRACODE_JS_ASSIGNMENT_EXPRESSION: case MLSYS_CONTRACODE_JS_ARROW_FUNCTION_EXPRESSION:
+    case MLSYS_CONTRACODE_JS_YIELD_EXPRESSION: return MLSYS__CC_PR_ASSIGN;
+    case MLSYS_CONTRACODE_JS_CONDITIONAL_EXPRESSION: return MLSYS__CC_PR_COND;
+    case MLSYS_CONTRACODE_JS_BINARY_EXPRESSION: case MLSYS_CONTRACODE_JS_LOGICAL_EXPRESSION:
+      return 2 + mlsys__cc_binprec(n->op);
+    case MLSYS_CONTRACODE_JS_UNARY_EXPRESSION: case MLSYS_CONTRACODE_JS_AWAIT_EXPRESSION: return MLSYS__CC_PR_UNARY;
+    case MLSYS_CONTRACODE_JS_UPDATE_EXPRESSION:
+      return (n->flags & MLSYS_CONTRACODE_JS_F_PREFIX) ? MLSYS__CC_PR_UNARY : MLSYS__CC_PR_POSTFIX;
+    case MLSYS_CONTRACODE_JS_CALL_EXPRESSION: case MLSYS_CONTRACODE_JS_NEW_EXPRESSION:
+    case MLSYS_CONTRACODE_JS_MEMBER_EXPRESSION: case MLSYS_CONTRACODE_JS_TAGGED_TEMPLATE_EXPRESSION:
+    case MLSYS_CONTRACODE_JS_CHAIN_EXPRESSION: case MLSYS_CONTRACODE_JS_IMPORT_EXPRESSION:
+    case MLSYS_CONTRACODE_JS_META_PROPERTY: return MLSYS__CC_PR_LHS;
+    default: return MLSYS__CC_PR_PRIMARY;
+  }
+}
+/* The node printed first in x (to know whether a statement or arrow body would start with `{`, `function`, ...). */
+static int mlsys__cc_leftmost(const mlsys__cc_pr *w, int x) {
+  for (;;) {
+    const mlsys__cc_node *n = &MLSYS__CC_W(w, x);
+    switch (n->kind) {
+      case MLSYS_CONTRACODE_JS_SEQUENCE_EXPRESSION: case MLSYS_CONTRACODE_JS_BINARY_EXPRESSION:
+      case MLSYS_CONTRACODE_JS_LOGICAL_EXPRESSION: case MLSYS_CONTRACODE_JS_ASSIGNMENT_EXPRESSION:
+      case MLSYS_CONTRACODE_JS_CONDITIONAL_EXPRESSION: case MLSYS_CONTRACODE_JS_MEMBER_EXPRESSION:
+      case MLSYS_CONTRACODE_JS_CALL_EXPRESSION: case MLSYS_CONTRACODE_JS_TAGGED_TEMPLATE_EXPRESSION:
+      case MLSYS_CONTRACODE_JS_CHAIN_EXPRESSION:
+        x = n->a;
+        break;
+      case MLSYS_CONTRACODE_JS_UPDATE_EXPRESSION:
+        if (n->flags & MLSYS_CONTRACODE_JS_F_PREFIX) return x;
+        x = n->a;
+        break;
+      default: return x;
+    }
+  }
+}
+static int mlsys__cc_is_name(const mlsys__cc_pr *w, int x, const char *name) {
+  const mlsys__cc_node *n = &MLSYS__CC_W(w, x);
+  size_t l = strlen(name);
+  return n->kind == MLSYS_CONTRACODE_JS_IDENTIFIER && n->slen == l && !memcmp(w->ast->text + n->str, name, l);
+}
+/* Whether x or its siblings contain an `in` operator (siblings by iteration: lists can be long). */
+static int mlsys__cc_contains_in(const mlsys__cc_pr *w, int x) {
+  for (; x; x = MLSYS__CC_W(w, x).next) {
+    const mlsys__cc_node *n = &MLSYS__CC_W(w, x);
+    if (n->kind == MLSYS_CONTRACODE_JS_BINARY_EXPRESSION && n->op == MLSYS__CC_P_IN) return 1;
+    if (n->kind == MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION || n->kind == MLSYS_CONTRACODE_JS_CLASS_EXPRESSION ||
+        n->kind == MLSYS_CONTRACODE_JS_TEMPLATE_LITERAL)
+      continue;
+    if (mlsys__cc_contains_in(w, n->a) || mlsys__cc_contains_in(w, n->b) || mlsys__cc_contains_in(w, n->c) ||
+        mlsys__cc_contains_in(w, n->d))
+      return 1;
+  }
+  return 0;
+}
+
+static void mlsys__cc_expr(mlsys__cc_pr *w, int x, int min);
+static void mlsys__cc_stmt(mlsys__cc_pr *w, int x);
+static void mlsys__cc_fn(mlsys__cc_pr *w, int x, int method);
+static void mlsys__cc_class_out(mlsys__cc_pr *w, int x);
+
+static void mlsys__cc_comma(mlsys__cc_pr *w) {
+  mlsys__cc_out(w, ",");
+  mlsys__cc_sp(w);
+}
+static void mlsys__cc_list_out(mlsys__cc_pr *w, int first, int min) {
+  int c;
+  for (c = first; c; c = MLSYS__CC_W(w, c).next) {
+    if (c != first) mlsys__cc_comma(w);
+    mlsys__cc_expr(w, c, min);
+  }
+}
+static void mlsys__cc_key(mlsys__cc_pr *w, int owner) {
+  if (MLSYS__CC_W(w, owner).flags & MLSYS_CONTRACODE_JS_F_COMPUTED) {
+    mlsys__cc_out(w, "[");
+    mlsys__cc_expr(w, MLSYS__CC_W(w, owner).a, MLSYS__CC_PR_ASSIGN);
+    mlsys__cc_out(w, "]");
+  } else {
+    mlsys__cc_text(w, MLSYS__CC_W(w, owner).a);
+  }
+}
+static int mlsys__cc_same_name(const mlsys__cc_pr *w, int a, int b) {
+  const mlsys__cc_node *x = &MLSYS__CC_W(w, a), *y = &MLSYS__CC_W(w, b);
+  return x->kind == MLSYS_CONTRACODE_JS_IDENTIFIER && y->kind == MLSYS_CONTRACODE_JS_IDENTIFIER &&
+         x->slen == y->slen && !memcmp(w->ast->text + x->str, w->ast->text + y->str, x->slen);
+}
+/* Property of an object literal or pattern; method-like ones go through the function printer. */
+static void mlsys__cc_property(mlsys__cc_pr *w, int x) {
+  const mlsys__cc_node *n = &MLSYS__CC_W(w, x);
+  int v = n->b;
+  if (n->op == MLSYS_CONTRACODE_JS_PROP_GET || n->op == MLSYS_CONTRACODE_JS_PROP_SET) {
+    mlsys__cc_out(w, n->op == MLSYS_CONTRACODE_JS_PROP_GET ? "get" : "set");
+    mlsys__cc_sp(w);
+    mlsys__cc_key(w, x);
+    mlsys__cc_fn(w, v, 2);
+    return;
+  }
+  if (n->flags & MLSYS_CONTRACODE_JS_F_METHOD) {
+    if (MLSYS__CC_W(w, v).flags & MLSYS_CONTRACODE_JS_F_ASYNC) mlsys__cc_out(w, "async");
+    if (MLSYS__CC_W(w, v).flags & MLSYS_CONTRACODE_JS_F_GENERATOR) mlsys__cc_out(w, "*");
+    mlsys__cc_key(w, x);
+    mlsys__cc_fn(w, v, 2);
+    return;
+  }
+  if (n->flags & MLSYS_CONTRACODE_JS_F_SHORTHAND) {
+    if (mlsys__cc_same_name(w, n->a, v)) { mlsys__cc_text(w, v); return; }
+    if (MLSYS__CC_W(w, v).kind == MLSYS_CONTRACODE_JS_ASSIGNMENT_PATTERN && mlsys__cc_same_name(w, n->a, MLSYS__CC_W(w, v).a)) {
+      mlsys__cc_text(w, MLSYS__CC_W(w, v).a);
+      mlsys__cc_sp(w);
+      mlsys__cc_out(w, "=");
+      mlsys__cc_sp(w);
+      mlsys__cc_expr(w, MLSYS__CC_W(w, v).b, MLSYS__CC_PR_ASSIGN);
+      return;
+    }
+  }
+  mlsys__cc_key(w, x);
+  mlsys__cc_out(w, ":");
+  mlsys__cc_sp(w);
+  mlsys__cc_expr(w, v, MLSYS__CC_PR_ASSIGN);
+}
+static void mlsys__cc_template_out(mlsys__cc_pr *w, int x) {
+  int q = MLSYS__CC_W(w, x).a, e = MLSYS__CC_W(w, x).b;
+  const mlsys_contracode_js_ast *a = w->ast;
+  mlsys__cc_tok_out(w, "`", 1);
+  for (; q; q = MLSYS__CC_W(w, q).next) {
+    mlsys__cc_raw(w, a->text + MLSYS__CC_W(w, q).str, MLSYS__CC_W(w, q).slen);
+    if (!MLSYS__CC_W(w, q).next) break;
+    mlsys__cc_raw(w, "${", 2);
+    if (e) {
+      mlsys__cc_expr(w, e, MLSYS__CC_PR_SEQ);
+      e = MLSYS__CC_W(w, e).next;
+    }
+    mlsys__cc_raw(w, "}", 1);
+  }
+  mlsys__cc_raw(w, "`", 1);
+  w->last_regex = 0;
+}
+/* Whether a `new` callee must be parenthesized: it contains a call (or an optional chain) along its member path. */
+static int mlsys__cc_new_callee_paren(const mlsys__cc_pr *w, int x) {
+  for (;;) {
+    const mlsys__cc_node *n = &MLSYS__CC_W(w, x);
+    if (n->kind == MLSYS_CONTRACODE_JS_CALL_EXPRESSION || n->kind == MLSYS_CONTRACODE_JS_CHAIN_EXPRESSION) return 1;
+    if (n->kind == MLSYS_CONTRACODE_JS_MEMBER_EXPRESSION || n->kind == MLSYS_CONTRACODE_JS_TAGGED_TEMPLATE_EXPRESSION) x = n->a;
+    else return 0;
+  }
+}
+static void mlsys__cc_params_out(mlsys__cc_pr *w, int first) {
+  mlsys__cc_out(w, "(");
+  mlsys__cc_list_out(w, first, MLSYS__CC_PR_ASSIGN);
+  mlsys__cc_out(w, ")");
+}
+static void mlsys__cc_body(mlsys__cc_pr *w, int block);
+
+static void mlsys__cc_expr(mlsys__cc_pr *w, int x, int min) {
+  const mlsys__cc_node *n = &MLSYS__CC_W(w, x);
+  int prec = mlsys__cc_prec(w, x), paren = prec < min;
+  if (paren) mlsys__cc_out(w, "(");
+  switch (n->kind) {
+    case MLSYS_CONTRACODE_JS_IDENTIFIER: case MLSYS_CONTRACODE_JS_PRIVATE_IDENTIFIER: mlsys__cc_text(w, x); break;
+    case MLSYS_CONTRACODE_JS_LITERAL:
+      mlsys__cc_text(w, x);
+      if (n->op == MLSYS_CONTRACODE_JS_LIT_REGEX) w->last_regex = 1;
+      break;
+    case MLSYS_CONTRACODE_JS_THIS_EXPRESSION: mlsys__cc_out(w, "this"); break;
+    case MLSYS_CONTRACODE_JS_SUPER: mlsys__cc_out(w, "super"); break;
+    case MLSYS_CONTRACODE_JS_HOLE: break;
+    case MLSYS_CONTRACODE_JS_ARRAY_EXPRESSION:
+    case MLSYS_CONTRACODE_JS_ARRAY_PATTERN: {
+      int c, last = 0;
+      mlsys__cc_out(w, "[");
+      for (c = n->a; c; c = MLSYS__CC_W(w, c).next) {
+        if (c != n->a) mlsys__cc_comma(w);
+        mlsys__cc_expr(w, c, MLSYS__CC_PR_ASSIGN);
+        last = c;
+      }
+      if (last && MLSYS__CC_W(w, last).kind == MLSYS_CONTRACODE_JS_HOLE) mlsys__cc_out(w, ",");
+      mlsys__cc_out(w, "]");
+      break;
+    }
+    case MLSYS_CONTRACODE_JS_OBJECT_EXPRESSION:
+    case MLSYS_CONTRACODE_JS_OBJECT_PATTERN: {
+      int c;
+      mlsys__cc_out(w, "{");
+      for (c = n->a; c; c = MLSYS__CC_W(w, c).next) {
+        if (c != n->a) mlsys__cc_comma(w);
+        if (MLSYS__CC_W(w, c).kind == MLSYS_CONTRACODE_JS_PROPERTY) mlsys__cc_property(w, c);
+        else mlsys__cc_expr(w, c, MLSYS__CC_PR_ASSIGN);
+      }
+      mlsys__cc_out(w, "}");
+      break;
+    }
+    case MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION: mlsys__cc_fn(w, x, 0); break;
+    case MLSYS_CONTRACODE_JS_CLASS_EXPRESSION: mlsys__cc_class_out(w, x); break;
+    case MLSYS_CONTRACODE_JS_ARROW_FUNCTION_EXPRESSION:
+      if (n->flags & MLSYS_CONTRACODE_JS_F_ASYNC) {
+        mlsys__cc_out(w, "async");
+        mlsys__cc_sp(w);
+      }
+      mlsys__cc_params_out(w, n->b);
+      mlsys__cc_sp(w);
+      mlsys__cc_out(w, "=>");
+      mlsys__cc_sp(w);
+      if (n->flags & MLSYS_CONTRACODE_JS_F_EXPRESSION) {
+        int lm = MLSYS__CC_W(w, mlsys__cc_leftmost(w, n->c)).kind;
+        int wrap = lm == MLSYS_CONTRACODE_JS_OBJECT_EXPRESSION || lm == MLSYS_CONTRACODE_JS_OBJECT_PATTERN;
+        if (wrap) mlsys__cc_out(w, "(");
+        mlsys__cc_expr(w, n->c, MLSYS__CC_PR_ASSIGN);
+        if (wrap) mlsys__cc_out(w, ")");
+      } else {
+        mlsys__cc_body(w, n->c);
+      }
+      break;
+    case MLSYS_CONTRACODE_JS_UNARY_EXPRESSION:
+    case MLSYS_CONTRACODE_JS_AWAIT_EXPRESSION:
+      mlsys__cc_out(w, n->kind == MLSYS_CONTRACODE_JS_AWAIT_EXPRESSION ? "await" : mlsys__cc_ops[n->op]);
+      mlsys__cc_expr(w, n->a, MLSYS__CC_PR_UNARY);
+      break;
+    case MLSYS_CONTRACODE_JS_UPDATE_EXPRESSION:
+      if (n->flags & MLSYS_CONTRACODE_JS_F_PREFIX) {
+        mlsys__cc_out(w, mlsys__cc_ops[n->op]);
+        mlsys__cc_expr(w, n->a, MLSYS__CC_PR_LHS);
+      } else {
+        mlsys__cc_expr(w, n->a, MLSYS__CC_PR_LHS);
+        mlsys__cc_out(w, mlsys__cc_ops[n->op]);
+      }
+      break;
+    case MLSYS_CONTRACODE_JS_BINARY_EXPRESSION:
+    case MLSYS_CONTRACODE_JS_LOGICAL_EXPRESSION: {
+      int pb = prec, right_assoc = n->op == MLSYS__CC_P_STARSTAR;
+      int lmin = right_assoc ? pb + 1 : pb, rmin = right_assoc ? pb : pb + 1, l = n->a, r = n->b, lp = 0, rp = 0;
+      const mlsys__cc_node *ln = &MLSYS__CC_W(w, l), *rn = &MLSYS__CC_W(w, r);
+      if (right_assoc && (ln->kind == MLSYS_CONTRACODE_JS_UNARY_EXPRESSION || ln->kind == MLSYS_CONTRACODE_JS_AWAIT_EXPRESSION ||
+                          (ln->kind == MLSYS_CONTRACODE_JS_UPDATE_EXPRESSION && (ln->flags & MLSYS_CONTRACODE_JS_F_PREFIX))))
+        lp = 1;
+      if (n->kind == MLSYS_CONTRACODE_JS_LOGICAL_EXPRESSION) {
+        if (ln->kind == MLSYS_CONTRACODE_JS_LOGICAL_EXPRESSION && ((ln->op == MLSYS__CC_P_NULLISH) != (n->op == MLSYS__CC_P_NULLISH))) lp = 1;
+        if (rn->kind == MLSYS_CONTRACODE_JS_LOGICAL_EXPRESSION && ((rn->op == MLSYS__CC_P_NULLISH) != (n->op == MLSYS__CC_P_NULLISH))) rp = 1;
+      }
+      if (lp) mlsys__cc_out(w, "(");
+      mlsys__cc_expr(w, l, lp ? 0 : lmin);
+      if (lp) mlsys__cc_out(w, ")");
+      mlsys__cc_sp(w);
+      mlsys__cc_out(w, mlsys__cc_ops[n->op]);
+      mlsys__cc_sp(w);
+      if (rp) mlsys__cc_out(w, "(");
+      mlsys__cc_expr(w, r, rp ? 0 : rmin);
+      if (rp) mlsys__cc_out(w, ")");
+      break;
+    }
+    case MLSYS_CONTRACODE_JS_ASSIGNMENT_EXPRESSION:
+    case MLSYS_CONTRACODE_JS_ASSIGNMENT_PATTERN:
+      mlsys__cc_expr(w, n->a, MLSYS__CC_PR_LHS);
+      mlsys__cc_sp(w);
+      mlsys__cc_out(w, mlsys__cc_ops[n->op ? (int)n->op : (int)MLSYS__CC_P_ASSIGN]);
+      mlsys__cc_sp(w);
+      mlsys__cc_expr(w, n->b, MLSYS__CC_PR_ASSIGN);
+      break;
+    case MLSYS_CONTRACODE_JS_CONDITIONAL_EXPRESSION:
+      mlsys__cc_expr(w, n->a, 3);
+      mlsys__cc_sp(w);
+      mlsys__cc_out(w, "?");
+      mlsys__cc_sp(w);
+      mlsys__cc_expr(w, n->b, MLSYS__CC_PR_ASSIGN);
+      mlsys__cc_sp(w);
+      mlsys__cc_out(w, ":");
+      mlsys__cc_sp(w);
+      mlsys__cc_expr(w, n->c, MLSYS__CC_PR_ASSIGN);
+      break;
+    case MLSYS_CONTRACODE_JS_CALL_EXPRESSION:
+    case MLSYS_CONTRACODE_JS_MEMBER_EXPRESSION:
+    case MLSYS_CONTRACODE_JS_TAGGED_TEMPLATE_EXPRESSION: {
+      int obj = n->a;
+      const mlsys__cc_node *on = &MLSYS__CC_W(w, obj);
+      int wrap = on->kind == MLSYS_CONTRACODE_JS_CHAIN_EXPRESSION;
+      if (n->kind == MLSYS_CONTRACODE_JS_MEMBER_EXPRESSION && !(n->flags & MLSYS_CONTRACODE_JS_F_COMPUTED) &&
+          on->kind == MLSYS_CONTRACODE_JS_LITERAL && on->op == MLSYS_CONTRACODE_JS_LIT_NUMBER) {
+        uint32_t i;
+        int digits_only = 1;
+        for (i = 0; i < on->slen; i++)
+          if (w->ast->text[on->str + i] < '0' || w->ast->text[on->str + i] > '9') digits_only = 0;
+        if (digits_only) wrap = 1;   /* 1.toString would read as the number 1. */
+      }
+      if (wrap) mlsys__cc_out(w, "(");
+      mlsys__cc_expr(w, obj, wrap ? 0 : MLSYS__CC_PR_LHS);
+      if (wrap) mlsys__cc_out(w, ")");
+      if (n->kind == MLSYS_CONTRACODE_JS_TAGGED_TEMPLATE_EXPRESSION) {
+        mlsys__cc_template_out(w, n->b);
+      } else if (n->kind == MLSYS_CONTRACODE_JS_CALL_EXPRESSION) {
+        if (n->flags & MLSYS_CONTRACODE_JS_F_OPTIONAL) mlsys__cc_out(w, "?.");
+        mlsys__cc_out(w, "(");
+        mlsys__cc_list_out(w, n->b, MLSYS__CC_PR_ASSIGN);
+        mlsys__cc_out(w, ")");
+      } else if (n->flags & MLSYS_CONTRACODE_JS_F_COMPUTED) {
+        if (n->flags & MLSYS_CONTRACODE_JS_F_OPTIONAL) mlsys__cc_out(w, "?.");
+        mlsys__cc_out(w, "[");
+        mlsys__cc_expr(w, n->b, MLSYS__CC_PR_SEQ);
+        mlsys__cc_out(w, "]");
+      } else {
+        mlsys__cc_out(w, (n->flags & MLSYS_CONTRACODE_JS_F_OPTIONAL) ? "?." : ".");
+        mlsys__cc_text(w, n->b);
+      }
+      break;
+    }
+    case MLSYS_CONTRACODE_JS_NEW_EXPRESSION: {
+      int wrap = mlsys__cc_new_callee_paren(w, n->a);
+      mlsys__cc_out(w, "new");
+      if (wrap) {
+        mlsys__cc_sp(w);
+        mlsys__cc_out(w, "(");
+      }
+      mlsys__cc_expr(w, n->a, wrap ? 0 : MLSYS__CC_PR_LHS);
+      if (wrap) mlsys__cc_out(w, ")");
+      mlsys__cc_out(w, "(");
+      mlsys__cc_list_out(w, n->b, MLSYS__CC_PR_ASSIGN);
+      mlsys__cc_out(w, ")");
+      break;
+    }
+    case MLSYS_CONTRACODE_JS_CHAIN_EXPRESSION: mlsys__cc_expr(w, n->a, MLSYS__CC_PR_LHS); break;
+    case MLSYS_CONTRACODE_JS_SEQUENCE_EXPRESSION: mlsys__cc_list_out(w, n->a, MLSYS__CC_PR_ASSIGN); break;
+    case MLSYS_CONTRACODE_JS_YIELD_EXPRESSION:
+      mlsys__cc_out(w, "yield");
+      if (n->flags & MLSYS_CONTRACODE_JS_F_DELEGATE) mlsys__cc_out(w, "*");
+      if (n->a) {
+        mlsys__cc_sp(w);
+        mlsys__cc_expr(w, n->a, MLSYS__CC_PR_ASSIGN);
+      }
+      break;
+    case MLSYS_CONTRACODE_JS_TEMPLATE_LITERAL: mlsys__cc_template_out(w, x); break;
+    case MLSYS_CONTRACODE_JS_SPREAD_ELEMENT:
+    case MLSYS_CONTRACODE_JS_REST_ELEMENT:
+      mlsys__cc_out(w, "...");
+      mlsys__cc_expr(w, n->a, MLSYS__CC_PR_ASSIGN);
+      break;
+    case MLSYS_CONTRACODE_JS_META_PROPERTY:
+      mlsys__cc_text(w, n->a);
+      mlsys__cc_out(w, ".");
+      mlsys__cc_text(w, n->b);
+      break;
+    case MLSYS_CONTRACODE_JS_IMPORT_EXPRESSION:
+      mlsys__cc_out(w, "import(");
+      mlsys__cc_expr(w, n->a, MLSYS__CC_PR_ASSIGN);
+      mlsys__cc_out(w, ")");
+      break;
+    default: mlsys__cc_out(w, "/*?*/"); w->oom = 2; break;
+  }
+  if (paren) mlsys__cc_out(w, ")");
+}
+
+static void mlsys__cc_body(mlsys__cc_pr *w, int block) {
+  int c;
+  mlsys__cc_out(w, "{");
+  w->level++;
+  for (c = MLSYS__CC_W(w, block).a; c; c = MLSYS__CC_W(w, c).next) {
+    mlsys__cc_nl(w);
+    mlsys__cc_stmt(w, c);
+  }
+  w->level--;
+  if (MLSYS__CC_W(w, block).a) mlsys__cc_nl(w);
+  mlsys__cc_out(w, "}");
+}
+/* method: 0 function keyword and name, 2 just (params){body} (methods, accessors). */
+static void mlsys__cc_fn(mlsys__cc_pr *w, int x, int method) {
+  const mlsys__cc_node *n = &MLSYS__CC_W(w, x);
+  if (!method) {
+    if (n->flags & MLSYS_CONTRACODE_JS_F_ASYNC) mlsys__cc_out(w, "async");
+    mlsys__cc_out(w, "function");
+    if (n->flags & MLSYS_CONTRACODE_JS_F_GENERATOR) mlsys__cc_out(w, "*");
+    if (n->a) {
+      mlsys__cc_sp(w);
+      mlsys__cc_text(w, n->a);
+    }
+  }
+  mlsys__cc_params_out(w, n->b);
+  mlsys__cc_sp(w);
+  mlsys__cc_body(w, n->c);
+}
+static void mlsys__cc_class_out(mlsys__cc_pr *w, int x) {
+  const mlsys__cc_node *n = &MLSYS__CC_W(w, x);
+  int m;
+  mlsys__cc_out(w, "class");
+  if (n->a) mlsys__cc_text(w, n->a);
+  if (n->b) {
+    mlsys__cc_out(w, "extends");
+    mlsys__cc_expr(w, n->b, MLSYS__CC_PR_LHS);
+  }
+  mlsys__cc_sp(w);
+  mlsys__cc_out(w, "{");
+  w->level++;
+  for (m = MLSYS__CC_W(w, n->c).a; m; m = MLSYS__CC_W(w, m).next) {
+    const mlsys__cc_node *mn = &MLSYS__CC_W(w, m);
+    mlsys__cc_nl(w);
+    if (mn->kind == MLSYS_CONTRACODE_JS_STATIC_BLOCK) {
+      int c;
+      mlsys__cc_out(w, "static");
+      mlsys__cc_sp(w);
+      mlsys__cc_out(w, "{");
+      w->level++;
+      for (c = mn->a; c; c = MLSYS__CC_W(w, c).next) {
+        mlsys__cc_nl(w);
+        mlsys__cc_stmt(w, c);
+      }
+      w->level--;
+      if (mn->a) mlsys__cc_nl(w);
+      mlsys__cc_out(w, "}");
+      continue;
+    }
+    if (mn->flags & MLSYS_CONTRACODE_JS_F_STATIC) {
+      mlsys__cc_out(w, "static");
+      mlsys__cc_sp(w);
+    }
+    if (mn->kind == MLSYS_CONTRACODE_JS_PROPERTY_DEFINITION) {
+      mlsys__cc_key(w, m);
+      if (mn->b) {
+        mlsys__cc_sp(w);
+        mlsys__cc_out(w, "=");
+        mlsys__cc_sp(w);
+        mlsys__cc_expr(w, mn->b, MLSYS__CC_PR_ASSIGN);
+      }
+      mlsys__cc_out(w, ";");
+      continue;
+    }
+    if (mn->op == MLSYS_CONTRACODE_JS_PROP_GET || mn->op == MLSYS_CONTRACODE_JS_PROP_SET) {
+      mlsys__cc_out(w, mn->op == MLSYS_CONTRACODE_JS_PROP_GET ? "get" : "set");
+      mlsys__cc_sp(w);
+    } else {
+      if (MLSYS__CC_W(w, mn->b).flags & MLSYS_CONTRACODE_JS_F_ASYNC) {
+        mlsys__cc_out(w, "async");
+        mlsys__cc_sp(w);
+      }
+      if (MLSYS__CC_W(w, mn->b).flags & MLSYS_CONTRACODE_JS_F_GENERATOR) mlsys__cc_out(w, "*");
+    }
+    mlsys__cc_key(w, m);
+    mlsys__cc_fn(w, mn->b, 2);
+  }
+  w->level--;
+  if (MLSYS__CC_W(w, n->c).a) mlsys__cc_nl(w);
+  mlsys__cc_out(w, "}");
+}
+static void mlsys__cc_var_out(mlsys__cc_pr *w, int x, int in_for) {
+  static const char *const kinds[] = {"var", "var", "let", "const"};
+  const mlsys__cc_node *n = &MLSYS__CC_W(w, x);
+  int d;
+  mlsys__cc_out(w, kinds[n->op <= 3 ? n->op : 0]);
+  mlsys__cc_sp(w);
+  for (d = n->a; d; d = MLSYS__CC_W(w, d).next) {
+    const mlsys__cc_node *dn = &MLSYS__CC_W(w, d);
+    if (d != n->a) mlsys__cc_comma(w);
+    mlsys__cc_expr(w, dn->a, MLSYS__CC_PR_ASSIGN);
+    if (dn->b) {
+      int wrap = in_for && mlsys__cc_contains_in(w, dn->b);
+      mlsys__cc_sp(w);
+      mlsys__cc_out(w, "=");
+      mlsys__cc_sp(w);
+      if (wrap) mlsys__cc_out(w, "(");
+      mlsys__cc_expr(w, dn->b, wrap ? 0 : MLSYS__CC_PR_ASSIGN);
+      if (wrap) mlsys__cc_out(w, ")");
+    }
+  }
+}
+/* Whether statement s, printed as an if's consequent, would capture a following else. */
+static int mlsys__cc_open_if(const mlsys__cc_pr *w, int s) {
+  for (;;) {
+    const mlsys__cc_node *n = &MLSYS__CC_W(w, s);
+    switch (n->kind) {
+      case MLSYS_CONTRACODE_JS_IF_STATEMENT:
+        if (!n->c) return 1;
+        s = n->c;
+        break;
+      case MLSYS_CONTRACODE_JS_LABELED_STATEMENT: case MLSYS_CONTRACODE_JS_WITH_STATEMENT:
+      case MLSYS_CONTRACODE_JS_WHILE_STATEMENT: s = n->b; break;
+      case MLSYS_CONTRACODE_JS_FOR_IN_STATEMENT: case MLSYS_CONTRACODE_JS_FOR_OF_STATEMENT: s = n->c; break;
+      case MLSYS_CONTRACODE_JS_FOR_STATEMENT: s = n->d; break;
+      default: return 0;
+    }
+  }
+}
+/* A nested statement (if/loop bodies): blocks stay on the line, others are indented on the next. */
+static void mlsys__cc_sub(mlsys__cc_pr *w, int s) {
+  if (MLSYS__CC_W(w, s).kind == MLSYS_CONTRACODE_JS_BLOCK_STATEMENT) {
+    mlsys__cc_sp(w);
+    mlsys__cc_stmt(w, s);
+  } else {
+    w->level++;
+    mlsys__cc_nl(w);
+    mlsys__cc_stmt(w, s);
+    w->level--;
+  }
+}
+static void mlsys__cc_stmt(mlsys__cc_pr *w, int x) {
+  const mlsys__cc_node *n = &MLSYS__CC_W(w, x);
+  switch (n->kind) {
+    case MLSYS_CONTRACODE_JS_EMPTY_STATEMENT: mlsys__cc_out(w, ";"); break;
+    case MLSYS_CONTRACODE_JS_BLOCK_STATEMENT: mlsys__cc_body(w, x); break;
+    case MLSYS_CONTRACODE_JS_EXPRESSION_STATEMENT: {
+      int lm = mlsys__cc_leftmost(w, n->a), wrap = 0;
+      const mlsys__cc_node *ln = &MLSYS__CC_W(w, lm);
+      if (!(n->flags & MLSYS_CONTRACODE_JS_F_DIRECTIVE)) {
+        wrap = ln->kind == MLSYS_CONTRACODE_JS_OBJECT_EXPRESSION || ln->kind == MLSYS_CONTRACODE_JS_OBJECT_PATTERN ||
+               ln->kind == MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION || ln->kind == MLSYS_CONTRACODE_JS_CLASS_EXPRESSION ||
+               mlsys__cc_is_name(w, lm, "let") ||
+               (ln->kind == MLSYS_CONTRACODE_JS_LITERAL && ln->op == MLSYS_CONTRACODE_JS_LIT_STRING);
+      }
+      if (wrap) mlsys__cc_out(w, "(");
+      mlsys__cc_expr(w, n->a, wrap ? 0 : MLSYS__CC_PR_SEQ);
+      if (wrap) mlsys__cc_out(w, ")");
+      mlsys__cc_out(w, ";");
+      break;
+    }
+    case MLSYS_CONTRACODE_JS_IF_STATEMENT: {
+      int braces = n->c && mlsys__cc_open_if(w, n->b);
+      mlsys__cc_out(w, "if");
+      mlsys__cc_sp(w);
+      mlsys__cc_out(w, "(");
+      mlsys__cc_expr(w, n->a, MLSYS__CC_PR_SEQ);
+      mlsys__cc_out(w, ")");
+      if (braces) {   /* only for trees no parse produces: if (a) if (b) x; [else of the outer if] */
+        mlsys__cc_sp(w);
+        mlsys__cc_out(w, "{");
+        mlsys__cc_stmt(w, n->b);
+        mlsys__cc_out(w, "}");
+      } else {
+        mlsys__cc_sub(w, n->b);
+      }
+      if (n->c) {
+        if (MLSYS__CC_W(w, n->b).kind == MLSYS_CONTRACODE_JS_BLOCK_STATEMENT || braces) mlsys__cc_sp(w);
+        else mlsys__cc_nl(w);
+        mlsys__cc_out(w, "else");
+        if (MLSYS__CC_W(w, n->c).kind == MLSYS_CONTRACODE_JS_IF_STATEMENT) {
+          mlsys__cc_sp(w);
+          mlsys__cc_stmt(w, n->c);
+        } else {
+          mlsys__cc_sub(w, n->c);
+        }
+      }
+      break;
+    }
+    case MLSYS_CONTRACODE_JS_LABELED_STATEMENT:
+      mlsys__cc_text(w, n->a);
+      mlsys__cc_out(w, ":");
+      mlsys__cc_sp(w);
+      mlsys__cc_stmt(w, n->b);
+      break;
+    case MLSYS_CONTRACODE_JS_BREAK_STATEMENT:
+    case MLSYS_CONTRACODE_JS_CONTINUE_STATEMENT:
+      mlsys__cc_out(w, n->kind == MLSYS_CONTRACODE_JS_BREAK_STATEMENT ? "break" : "continue");
+      if (n->a) mlsys__cc_text(w, n->a);
+      mlsys__cc_out(w, ";");
+      break;
+    case MLSYS_CONTRACODE_JS_WITH_STATEMENT:
+    case MLSYS_CONTRACODE_JS_WHILE_STATEMENT:
+      mlsys__cc_out(w, n->kind == MLSYS_CONTRACODE_JS_WITH_STATEMENT ? "with" : "while");
+      mlsys__cc_sp(w);
+      mlsys__cc_out(w, "(");
+      mlsys__cc_expr(w, n->a, MLSYS__CC_PR_SEQ);
+      mlsys__cc_out(w, ")");
+      mlsys__cc_sub(w, n->b);
+      break;
+    case MLSYS_CONTRACODE_JS_DO_WHILE_STATEMENT:
+      mlsys__cc_out(w, "do");
+      mlsys__cc_sub(w, n->a);
+      if (MLSYS__CC_W(w, n->a).kind == MLSYS_CONTRACODE_JS_BLOCK_STATEMENT) mlsys__cc_sp(w);
+      else mlsys__cc_nl(w);
+      mlsys__cc_out(w, "while");
+      mlsys__cc_sp(w);
+      mlsys__cc_out(w, "(");
+      mlsys__cc_expr(w, n->b, MLSYS__CC_PR_SEQ);
+      mlsys__cc_out(w, ");");
+      break;
+    case MLSYS_CONTRACODE_JS_SWITCH_STATEMENT: {
+      int c;
+      mlsys__cc_out(w, "switch");
+      mlsys__cc_sp(w);
+      mlsys__cc_out(w, "(");
+      mlsys__cc_expr(w, n->a, MLSYS__CC_PR_SEQ);
+      mlsys__cc_out(w, ")");
+      mlsys__cc_sp(w);
+      mlsys__cc_out(w, "{");
+      w->level++;
+      for (c = n->b; c; c = MLSYS__CC_W(w, c).next) {
+        int s;
+        mlsys__cc_nl(w);
+        if (MLSYS__CC_W(w, c).a) {
+          mlsys__cc_out(w, "case");
+          mlsys__cc_sp(w);
+          mlsys__cc_expr(w, MLSYS__CC_W(w, c).a, MLSYS__CC_PR_SEQ);
+        } else {
+          mlsys__cc_out(w, "default");
+        }
+        mlsys__cc_out(w, ":");
+        w->level++;
+        for (s = MLSYS__CC_W(w, c).b; s; s = MLSYS__CC_W(w, s).next) {
+          mlsys__cc_nl(w);
+          mlsys__cc_stmt(w, s);
+        }
+        w->level--;
+      }
+      w->level--;
+      if (n->b) mlsys__cc_nl(w);
+      mlsys__cc_out(w, "}");
+      break;
+    }
+    case MLSYS_CONTRACODE_JS_RETURN_STATEMENT:
+    case MLSYS_CONTRACODE_JS_THROW_STATEMENT:
+      mlsys__cc_out(w, n->kind == MLSYS_CONTRACODE_JS_RETURN_STATEMENT ? "return" : "throw");
+      if (n->a) {
+        mlsys__cc_sp(w);
+        mlsys__cc_expr(w, n->a, MLSYS__CC_PR_SEQ);
+      }
+      mlsys__cc_out(w, ";");
+      break;
+    case MLSYS_CONTRACODE_JS_TRY_STATEMENT:
+      mlsys__cc_out(w, "try");
+      mlsys__cc_sp(w);
+      mlsys__cc_body(w, n->a);
+      if (n->b) {
+        const mlsys__cc_node *c = &MLSYS__CC_W(w, n->b);
+        mlsys__cc_sp(w);
+        mlsys__cc_out(w, "catch");
+        if (c->a) {
+          mlsys__cc_sp(w);
+          mlsys__cc_out(w, "(");
+          mlsys__cc_expr(w, c->a, MLSYS__CC_PR_ASSIGN);
+          mlsys__cc_out(w, ")");
+        }
+        mlsys__cc_sp(w);
+        mlsys__cc_body(w, c->b);
+      }
+      if (n->c) {
+        mlsys__cc_sp(w);
+        mlsys__cc_out(w, "finally");
+        mlsys__cc_sp(w);
+        mlsys__cc_body(w, n->c);
+      }
+      break;
+    case MLSYS_CONTRACODE_JS_FOR_STATEMENT:
+      mlsys__cc_out(w, "for");
+      mlsys__cc_sp(w);
+      mlsys__cc_out(w, "(");
+      if (n->a) {
+        if (MLSYS__CC_W(w, n->a).kind == MLSYS_CONTRACODE_JS_VARIABLE_DECLARATION) {
+          mlsys__cc_var_out(w, n->a, 1);
+        } else {
+          int wrap = mlsys__cc_contains_in(w, n->a) || mlsys__cc_is_name(w, mlsys__cc_leftmost(w, n->a), "let");
+          if (wrap) mlsys__cc_out(w, "(");
+          mlsys__cc_expr(w, n->a, MLSYS__CC_PR_SEQ);
+          if (wrap) mlsys__cc_out(w, ")");
+        }
+      }
+      mlsys__cc_out(w, ";");
+      if (n->b) {
+        mlsys__cc_sp(w);
+        mlsys__cc_expr(w, n->b, MLSYS__CC_PR_SEQ);
+      }
+      mlsys__cc_out(w, ";");
+      if (n->c) {
+        mlsys__cc_sp(w);
+        mlsys__cc_expr(w, n->c, MLSYS__CC_PR_SEQ);
+      }
+      mlsys__cc_out(w, ")");
+      mlsys__cc_sub(w, n->d);
+      break;
+    case MLSYS_CONTRACODE_JS_FOR_IN_STATEMENT:
+    case MLSYS_CONTRACODE_JS_FOR_OF_STATEMENT: {
+      int of = n->kind == MLSYS_CONTRACODE_JS_FOR_OF_STATEMENT;
+      mlsys__cc_out(w, "for");
+      if (n->flags & MLSYS_CONTRACODE_JS_F_AWAIT) mlsys__cc_out(w, "await");
+      mlsys__cc_sp(w);
+      mlsys__cc_out(w, "(");
+      if (MLSYS__CC_W(w, n->a).kind == MLSYS_CONTRACODE_JS_VARIABLE_DECLARATION) {
+        mlsys__cc_var_out(w, n->a, 1);
+      } else {
+        int lm = mlsys__cc_leftmost(w, n->a);
+        int wrap = mlsys__cc_is_name(w, lm, "let") || (of && mlsys__cc_is_name(w, n->a, "async"));
+        if (wrap) mlsys__cc_out(w, "(");
+        mlsys__cc_expr(w, n->a, wrap ? 0 : MLSYS__CC_PR_LHS);
+        if (wrap) mlsys__cc_out(w, ")");
+      }
+      mlsys__cc_sp(w);
+      mlsys__cc_out(w, of ? "of" : "in");
+      mlsys__cc_sp(w);
+      mlsys__cc_expr(w, n->b, of ? MLSYS__CC_PR_ASSIGN : MLSYS__CC_PR_SEQ);
+      mlsys__cc_out(w, ")");
+      mlsys__cc_sub(w, n->c);
+      break;
+    }
+    case MLSYS_CONTRACODE_JS_DEBUGGER_STATEMENT: mlsys__cc_out(w, "debugger;"); break;
+    case MLSYS_CONTRACODE_JS_FUNCTION_DECLARATION: mlsys__cc_fn(w, x, 0); break;
+    case MLSYS_CONTRACODE_JS_CLASS_DECLARATION: mlsys__cc_class_out(w, x); break;
+    case MLSYS_CONTRACODE_JS_VARIABLE_DECLARATION:
+      mlsys__cc_var_out(w, x, 0);
+      mlsys__cc_out(w, ";");
+      break;
+    case MLSYS_CONTRACODE_JS_IMPORT_DECLARATION: {
+      int s, braces = 0, any = 0;
+      mlsys__cc_out(w, "import");
+      for (s = n->a; s; s = MLSYS__CC_W(w, s).next) {
+        const mlsys__cc_node *sn = &MLSYS__CC_W(w, s);
+        if (sn->kind == MLSYS_CONTRACODE_JS_IMPORT_SPECIFIER) {
+          if (!braces) {
+            if (any) mlsys__cc_comma(w);
+            else mlsys__cc_sp(w);
+            mlsys__cc_out(w, "{");
+            braces = 1;
+          } else {
+            mlsys__cc_comma(w);
+          }
+          mlsys__cc_text(w, sn->a);
+          if (!mlsys__cc_same_name(w, sn->a, sn->b)) {
+            mlsys__cc_out(w, "as");
+            mlsys__cc_text(w, sn->b);
+          }
+        } else {
+          if (any) mlsys__cc_comma(w);
+          else mlsys__cc_sp(w);
+          if (sn->kind == MLSYS_CONTRACODE_JS_IMPORT_NAMESPACE_SPECIFIER) {
+            mlsys__cc_out(w, "*");
+            mlsys__cc_out(w, "as");
+          }
+          mlsys__cc_text(w, sn->a);
+        }
+        any = 1;
+      }
+      if (braces) mlsys__cc_out(w, "}");
+      if (any) {
+        mlsys__cc_sp(w);
+        mlsys__cc_out(w, "from");
+      }
+      mlsys__cc_sp(w);
+      mlsys__cc_text(w, n->b);
+      mlsys__cc_out(w, ";");
+      break;
+    }
+    case MLSYS_CONTRACODE_JS_EXPORT_NAMED_DECLARATION:
+      mlsys__cc_out(w, "export");
+      if (n->a) {
+        mlsys__cc_sp(w);
+        mlsys__cc_stmt(w, n->a);
+      } else {
+        int s;
+        mlsys__cc_sp(w);
+        mlsys__cc_out(w, "{");
+        for (s = n->b; s; s = MLSYS__CC_W(w, s).next) {
+          const mlsys__cc_node *sn = &MLSYS__CC_W(w, s);
+          if (s != n->b) mlsys__cc_comma(w);
+          mlsys__cc_text(w, sn->a);
+          if (!mlsys__cc_same_name(w, sn->a, sn->b)) {
+            mlsys__cc_out(w, "as");
+            mlsys__cc_text(w, sn->b);
+          }
+        }
+        mlsys__cc_out(w, "}");
+        if (n->c) {
+          mlsys__cc_sp(w);
+          mlsys__cc_out(w, "from");
+          mlsys__cc_sp(w);
+          mlsys__cc_text(w, n->c);
+        }
+        mlsys__cc_out(w, ";");
+      }
+      break;
+    case MLSYS_CONTRACODE_JS_EXPORT_DEFAULT_DECLARATION: {
+      int d = n->a, k = MLSYS__CC_W(w, d).kind;
+      mlsys__cc_out(w, "export");
+      mlsys__cc_out(w, "default");
+      mlsys__cc_sp(w);
+      if (k == MLSYS_CONTRACODE_JS_FUNCTION_DECLARATION || k == MLSYS_CONTRACODE_JS_CLASS_DECLARATION) {
+        mlsys__cc_stmt(w, d);
+      } else {
+        int lk = MLSYS__CC_W(w, mlsys__cc_leftmost(w, d)).kind;
+        int wrap = lk == MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION || lk == MLSYS_CONTRACODE_JS_CLASS_EXPRESSION ||
+                   mlsys__cc_is_name(w, mlsys__cc_leftmost(w, d), "async");
+        if (wrap) mlsys__cc_out(w, "(");
+        mlsys__cc_expr(w, d, wrap ? 0 : MLSYS__CC_PR_ASSIGN);
+        if (wrap) mlsys__cc_out(w, ")");
+        mlsys__cc_out(w, ";");
+      }
+      break;
+    }
+    case MLSYS_CONTRACODE_JS_EXPORT_ALL_DECLARATION:
+      mlsys__cc_out(w, "export");
+      mlsys__cc_out(w, "*");
+      if (n->b) {
+        mlsys__cc_out(w, "as");
+        mlsys__cc_text(w, n->b);
+      }
+      mlsys__cc_sp(w);
+      mlsys__cc_out(w, "from");
+      mlsys__cc_sp(w);
+      mlsys__cc_text(w, n->a);
+      mlsys__cc_out(w, ";");
+      break;
+    default: mlsys__cc_out(w, "/*?*/"); w->oom = 2; break;
+  }
+}
+
+MLSYS_DEF mlsys_status mlsys_contracode_js_print(const mlsys_contracode_js_ast *ast, const mlsys_contracode_js_print_opts *opts,
+                                       char **out, size_t *outn) {
+  mlsys__cc_pr w;
+  int s;
+  if (!ast || !out || !ast->nodes || !ast->root) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_contracode_js_print: no AST");
+  *out = NULL;
+  if (outn) *outn = 0;
+  memset(&w, 0, sizeof w);
+  w.ast = ast;
+  w.beautify = opts ? opts->beautify : 0;
+  w.indent = opts && opts->indent > 0 ? opts->indent : 2;
+  mlsys__cc_raw(&w, "", 0);
+  for (s = ast->nodes[ast->root].a; s; s = ast->nodes[s].next) {
+    if (s != ast->nodes[ast->root].a && w.beautify) mlsys__cc_raw(&w, "\n", 1);
+    mlsys__cc_stmt(&w, s);
+  }
+  if (w.beautify && w.len) mlsys__cc_raw(&w, "\n", 1);
+  if (w.oom) {
+    free(w.buf);
+    return w.oom == 2 ? mlsys_set_error(MLSYS_ERR_ARG, "mlsys_contracode_js_print: malformed AST")
+                      : mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory printing JavaScript");
+  }
+  *out = w.buf;
+  if (outn) *outn = w.len;
+  return MLSYS_OK;
+}
+
+/* ---- canonical form, counts, function spans ---- */
+static void mlsys__cc_canon(mlsys__cc_pr *w, int x) {
+  const mlsys__cc_node *n = &MLSYS__CC_W(w, x);
+  char tmp[64];
+  int f[4], i;
+  unsigned flags = n->flags & ~(unsigned)(MLSYS_CONTRACODE_JS_F_PAREN | MLSYS_CONTRACODE_JS_F_ESCAPED | MLSYS_CONTRACODE_JS_F_COVER);
+  if (n->kind != MLSYS_CONTRACODE_JS_TEMPLATE_ELEMENT) flags &= ~(unsigned)MLSYS_CONTRACODE_JS_F_TAIL;   /* [...a,] marker */
+  snprintf(tmp, sizeof tmp, "(%s", mlsys__cc_kind_names[n->kind < MLSYS_CONTRACODE_JS_KIND_COUNT ? n->kind : 0]);
+  mlsys__cc_raw(w, tmp, strlen(tmp));
+  if (n->op) {
+    snprintf(tmp, sizeof tmp, " op%d", n->op);
+    mlsys__cc_raw(w, tmp, strlen(tmp));
+  }
+  if (flags) {
+    snprintf(tmp, sizeof tmp, " f%u", flags);
+    mlsys__cc_raw(w, tmp, strlen(tmp));
+  }
+  if (n->kind == MLSYS_CONTRACODE_JS_IDENTIFIER || n->kind == MLSYS_CONTRACODE_JS_LITERAL ||
+      n->kind == MLSYS_CONTRACODE_JS_TEMPLATE_ELEMENT || n->kind == MLSYS_CONTRACODE_JS_PRIVATE_IDENTIFIER) {
+    snprintf(tmp, sizeof tmp, " %u:", n->slen);
+    mlsys__cc_raw(w, tmp, strlen(tmp));
+    mlsys__cc_raw(w, w->ast->text + n->str, n->slen);
+  }
+  f[0] = n->a; f[1] = n->b; f[2] = n->c; f[3] = n->d;
+  for (i = 0; i < 4; i++) {
+    int c;
+    if (n->kind == MLSYS_CONTRACODE_JS_IDENTIFIER || n->kind == MLSYS_CONTRACODE_JS_LITERAL ||
+        n->kind == MLSYS_CONTRACODE_JS_PRIVATE_IDENTIFIER)
+      break;
+    mlsys__cc_raw(w, " [", 2);
+    for (c = f[i]; c; c = MLSYS__CC_W(w, c).next) mlsys__cc_canon(w, c);
+    mlsys__cc_raw(w, "]", 1);
+  }
+  mlsys__cc_raw(w, ")", 1);
+}
+MLSYS_DEF mlsys_status mlsys_contracode_js_canonical(const mlsys_contracode_js_ast *ast, int node, char **out, size_t *outn) {
+  mlsys__cc_pr w;
+  if (!ast || !out || !ast->nodes || !ast->root) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_contracode_js_canonical: no AST");
+  if (node < 0 || node >= ast->nnodes) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_contracode_js_canonical: bad node %d", node);
+  memset(&w, 0, sizeof w);
+  w.ast = ast;
+  mlsys__cc_raw(&w, "", 0);
+  mlsys__cc_canon(&w, node ? node : ast->root);
+  if (w.oom) {
+    free(w.buf);
+    return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory");
+  }
+  *out = w.buf;
+  if (outn) *outn = w.len;
+  return MLSYS_OK;
+}
+
+static void mlsys__cc_count(const mlsys_contracode_js_ast *a, int x, long *counts) {
+  for (; x; x = a->nodes[x].next) {
+    const mlsys__cc_node *n = &a->nodes[x];
+    counts[n->kind]++;
+    mlsys__cc_count(a, n->a, counts);
+    mlsys__cc_count(a, n->b, counts);
+    mlsys__cc_count(a, n->c, counts);
+    mlsys__cc_count(a, n->d, counts);
+  }
+}
+MLSYS_DEF void mlsys_contracode_js_count_kinds(const mlsys_contracode_js_ast *ast, long *counts) {
+  memset(counts, 0, MLSYS_CONTRACODE_JS_KIND_COUNT * sizeof *counts);
+  if (ast && ast->nodes && ast->root) mlsys__cc_count(ast, ast->root, counts);
+}
+
+typedef struct {
+  const mlsys_contracode_js_ast *ast;
+  mlsys_contracode_fn_span *v;
+  int n, cap, oom;
+} mlsys__cc_fw;
+static void mlsys__cc_fn_add(mlsys__cc_fw *f, int fn, int kind, uint32_t start, int name) {
+  mlsys_contracode_fn_span *s;
+  const mlsys_contracode_js_ast *a = f->ast;
+  uint32_t i, end = a->nodes[fn].end;
+  if (f->n == f->cap) {
+    int nc = f->cap ? f->cap * 2 : 64;
+    mlsys_contracode_fn_span *nv = (mlsys_contracode_fn_span *)realloc(f->v, (size_t)nc * sizeof *nv);
+    if (!nv) { f->oom = 1; return; }
+    f->v = nv;
+    f->cap = nc;
+  }
+  s = &f->v[f->n++];
+  memset(s, 0, sizeof *s);
+  s->node = fn;
+  s->kind = kind;
+  s->start = start;
+  s->end = end;
+  if (name && (a->nodes[name].kind == MLSYS_CONTRACODE_JS_IDENTIFIER || a->nodes[name].kind == MLSYS_CONTRACODE_JS_LITERAL ||
+               a->nodes[name].kind == MLSYS_CONTRACODE_JS_PRIVATE_IDENTIFIER)) {
+    s->name_start = a->nodes[name].start;
+    s->name_end = a->nodes[name].end;
+  }
+  s->nlines = 1;
+  for (i = start; i < end && i < a->src_len; i++)
+    if (a->text[i] == '\n' || (a->text[i] == '\r' && !(i + 1 < end && a->text[i + 1] == '\n'))) s->nlines++;
+}
+/* Pre-order walk; `hint` names the function a node is bound to (var f = function, f: () => ...). */
+static void mlsys__cc_fwalk(mlsys__cc_fw *f, int x) {
+  const mlsys_contracode_js_ast *a = f->ast;
+  for (; x; x = a->nodes[x].next) {
+    const mlsys__cc_node *n = &a->nodes[x];
+    int k = n->kind;
+    if (k == MLSYS_CONTRACODE_JS_FUNCTION_DECLARATION) mlsys__cc_fn_add(f, x, MLSYS_CONTRACODE_FN_DECLARATION, n->start, n->a);
+    if ((k == MLSYS_CONTRACODE_JS_METHOD_DEFINITION) ||
+        (k == MLSYS_CONTRACODE_JS_PROPERTY && ((n->flags & MLSYS_CONTRACODE_JS_F_METHOD) || n->op == MLSYS_CONTRACODE_JS_PROP_GET ||
+                                               n->op == MLSYS_CONTRACODE_JS_PROP_SET))) {
+      mlsys__cc_fn_add(f, n->b, MLSYS_CONTRACODE_FN_METHOD, n->start,
+                       (n->flags & MLSYS_CONTRACODE_JS_F_COMPUTED) ? 0 : n->a);
+      mlsys__cc_fwalk(f, n->a);
+      mlsys__cc_fwalk(f, a->nodes[n->b].b);   /* the method's params and body, not the method again */
+      mlsys__cc_fwalk(f, a->nodes[n->b].c);
+      continue;
+    }
+    if (k == MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION || k == MLSYS_CONTRACODE_JS_ARROW_FUNCTION_EXPRESSION) {
+      /* named by its own id; else by what it is bound to, which the parent recorded */
+      mlsys__cc_fn_add(f, x, k == MLSYS_CONTRACODE_JS_ARROW_FUNCTION_EXPRESSION ? MLSYS_CONTRACODE_FN_ARROW : MLSYS_CONTRACODE_FN_EXPRESSION,
+                       n->start, n->a);
+    }
+    {
+      int bind = 0, val = 0;
+      if (k == MLSYS_CONTRACODE_JS_VARIABLE_DECLARATOR) { bind = n->a; val = n->b; }
+      else if (k == MLSYS_CONTRACODE_JS_ASSIGNMENT_EXPRESSION) {
+        bind = n->a;
+        val = n->b;
+        if (a->nodes[bind].kind == MLSYS_CONTRACODE_JS_MEMBER_EXPRESSION && !(a->nodes[bind].flags & MLSYS_CONTRACODE_JS_F_COMPUTED))
+          bind = a->nodes[bind].b;
+      } else if (k == MLSYS_CONTRACODE_JS_PROPERTY && !(n->flags & MLSYS_CONTRACODE_JS_F_COMPUTED)) { bind = n->a; val = n->b; }
+      else if (k == MLSYS_CONTRACODE_JS_PROPERTY_DEFINITION && !(n->flags & MLSYS_CONTRACODE_JS_F_COMPUTED)) { bind = n->a; val = n->b; }
+      mlsys__cc_fwalk(f, n->a);
+      if (val && (a->nodes[val].kind == MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION ||
+                  a->nodes[val].kind == MLSYS_CONTRACODE_JS_ARROW_FUNCTION_EXPRESSION) && !a->nodes[val].a &&
+          a->nodes[bind].kind == MLSYS_CONTRACODE_JS_IDENTIFIER) {
+        int before = f->n;
+        mlsys__cc_fwalk(f, val);   /* walks val and its siblings: val is a single child here */
+        if (before < f->n && f->v[before].node == val) {
+          f->v[before].name_start = a->nodes[bind].start;
+          f->v[before].name_end = a->nodes[bind].end;
+        }
+      } else {
+        mlsys__cc_fwalk(f, n->b);
+      }
+      mlsys__cc_fwalk(f, n->c);
+      mlsys__cc_fwalk(f, n->d);
+    }
+  }
+}
+MLSYS_DEF mlsys_status mlsys_contracode_js_functions(const mlsys_contracode_js_ast *ast, mlsys_contracode_fn_span **out, int *n) {
+  mlsys__cc_fw f;
+  if (!ast || !out || !n || !ast->nodes || !ast->root) return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_contracode_js_functions: no AST");
+  memset(&f, 0, sizeof f);
+  f.ast = ast;
+  mlsys__cc_fwalk(&f, ast->nodes[ast->root].a);
+  if (f.oom) {
+    free(f.v);
+    *out = NULL;
+    *n = 0;
+    return mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory listing functions");
+  }
+  *out = f.v;
+  *n = f.n;
+  return MLSYS_OK;
+}
 
 /* [end of section 1 implementation] */
 

@@ -10,6 +10,7 @@
 #include "mlsys_index.h"
 #include "mlsys_offload.h"
 #include "mlsys_cloud.h"
+#include "mlsys_contracode.h"
 #include "cli/cli.h"
 
 #include <ctype.h>
@@ -32,6 +33,7 @@ static const char *usage =
     "  index      a learned index tuned per workload (MAPLE): bench, tune\n"
     "  offload    learned CPU-GPU tensor offloading for dynamic networks (DyNN-Offload): simulate, plan, max-batch\n"
     "  cloud      cloud VMs for data-parallel training under a time limit or budget (Srift): plan, simulate\n"
+    "  contracode JavaScript front end for contrastive code learning (ContraCode): parse, print\n"
     "\n"
     "Run `mlsys <system> --help` for its verbs and options. Exit codes: 0 ok, 1 error, 2 bad usage.\n";
 
@@ -53,6 +55,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "index")) return cmd_index(argc, argv);
   if (!strcmp(argv[1], "offload")) return cmd_offload(argc, argv);
   if (!strcmp(argv[1], "cloud")) return cmd_cloud(argc, argv);
+  if (!strcmp(argv[1], "contracode")) return cmd_contracode(argc, argv);
   fprintf(stderr, "mlsys: unknown system '%s'\n\n%s", argv[1], usage);
   return CLI_USAGE;
 }

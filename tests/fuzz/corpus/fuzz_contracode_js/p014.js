@@ -1,0 +1,1 @@
+function f(a, b = 1, {c}, [d], ...e) { return a }

@@ -1,0 +1,1 @@
+async function* f() { for await (const x of y) yield x }

@@ -1,0 +1,1 @@
+x = {m() {}, get g() {}, set s(v) {}, async a() {}, *g2() {}, async *ag() {}}

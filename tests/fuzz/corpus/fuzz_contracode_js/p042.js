@@ -1,0 +1,1 @@
+x = {get: 1, set: 2, async: 3, static: 4}

@@ -1,0 +1,1 @@
+a += b; a -= b; a *= b; a /= b; a %= b; a **= b; a <<= b; a >>= b; a >>>= b; a &= b; a |= b; a ^= b

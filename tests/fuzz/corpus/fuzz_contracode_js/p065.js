@@ -1,0 +1,1 @@
+a in b; a instanceof b

@@ -1,0 +1,1 @@
+-a; +a; !a; ~a; typeof a; void a; delete a.b

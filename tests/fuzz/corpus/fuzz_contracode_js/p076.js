@@ -1,0 +1,1 @@
+a.b.c; a[b][c]; a.if.class

@@ -1,0 +1,1 @@
+new A; new A(); new A(b, ...c); new new A()()

@@ -1,0 +1,1 @@
+new A.b.c(); new (A())

@@ -1,0 +1,1 @@
+/re/; /re/gimsuy; /[/]/; /\//; /a/.source

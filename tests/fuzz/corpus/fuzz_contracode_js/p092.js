@@ -1,0 +1,2 @@
+x = 'line\
+continued'

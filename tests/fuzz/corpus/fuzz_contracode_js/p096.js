@@ -1,0 +1,1 @@
+if (a) if (b) c; else d

@@ -1,0 +1,1 @@
+for (var i = 0, j = 1; ; ) break

@@ -1,0 +1,1 @@
+for (let i of a) ;

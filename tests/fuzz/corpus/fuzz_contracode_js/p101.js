@@ -1,0 +1,1 @@
+for (const [k, v] of m) ;

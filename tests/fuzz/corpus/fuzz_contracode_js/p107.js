@@ -1,0 +1,1 @@
+do a(); while (b)

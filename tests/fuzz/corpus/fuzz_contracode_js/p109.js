@@ -1,0 +1,1 @@
+l: for (;;) { continue l; break l }

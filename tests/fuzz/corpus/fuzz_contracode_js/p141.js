@@ -1,0 +1,1 @@
+for (var x = y => (z in w); ;) ;

@@ -1,0 +1,1 @@
+async = 1; async(1)

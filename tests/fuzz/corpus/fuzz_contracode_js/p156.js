@@ -1,0 +1,1 @@
+let = 1; yield = 2; await = 3

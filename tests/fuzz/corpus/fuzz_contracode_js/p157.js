@@ -1,0 +1,1 @@
+of = 1; get = 2; set = 3; static = 4

@@ -1,0 +1,1 @@
+for (const x in (a, b)) ;

@@ -1,0 +1,1 @@
+`a${`b${c}`}d`; tag`x${1}y`; String.raw`\u{`
