@@ -20,7 +20,8 @@ set -eu
 #   wamerican-insane              the word list behind mlsys_index.h's real:words key set (spec maple §7.3)
 #   geoip-database                GeoIP.dat: checks the committed real:ipv4 key set (tests/data/index_ipv4_uint32)
 #   python3                       /usr/bin/python3's re module: the outside regex engine of tests/test_relm_fa.c
-PKGS="build-essential pkg-config lp-solve liblpsolve55-dev coinor-libcbc-dev coinor-libclp-dev coinor-cbc glpk-utils libstb-dev clang libclang-rt-14-dev unzip libcurl4-openssl-dev libssl-dev libjpeg62-turbo-dev libjpeg-turbo-progs opencv-doc wamerican-insane geoip-database python3"
+#   sentencepiece                 spm_encode/spm_train: the live oracle of mlsys_contracode.h's tokenizer (tests/test_contracode_sp.c)
+PKGS="build-essential pkg-config lp-solve liblpsolve55-dev coinor-libcbc-dev coinor-libclp-dev coinor-cbc glpk-utils libstb-dev clang libclang-rt-14-dev unzip libcurl4-openssl-dev libssl-dev libjpeg62-turbo-dev libjpeg-turbo-progs opencv-doc wamerican-insane geoip-database python3 sentencepiece"
 
 # From npm into the git-ignored .deps/npm: the object-store emulators the transfer tests run against
 # (tests/test_xfer_store.c, scripts/xfer-services.sh): s3rver (fake S3) and azurite (Azure Storage emulator); and
