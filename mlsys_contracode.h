@@ -9,9 +9,11 @@
    CONTENTS
      1. JavaScript front end: lexer and ES2020 parser (no JSX/TS/Flow) into an arena AST, and a printer (compact and
         beautified). Malformed source is MLSYS_ERR_PARSE with "line:col: what".
-     5. Tokenizer: a SentencePiece-compatible unigram model (Viterbi segmentation equal to `spm_encode`, subword
-        sampling).
-     7. Evaluation: AUROC, average precision, Hanley–McNeil standard errors, edit-distance similarity.
+     5. Tokenizer: a SentencePiece-compatible unigram model read from a `.model` file or an `spm_export_vocab` list
+        (identity or precompiled-charsmap normalization, byte fallback); Viterbi ids equal to `spm_encode`, subword
+        sampling (forward filtering, backward sampling); the repo's normalize_program.
+     7. Evaluation: AUROC (ties ½), average precision (scikit-learn's), Hanley–McNeil standard errors, best-threshold
+        accuracy, the adversarial min/max reduce over N variants, edit-distance similarity over token ids.
    (Sections 2–4 and 6 — scope analysis, the transforms of Table 2.1, transform dropout, the encoders and MoCo — are
    not written yet; see docs/contracode.md.)
 
