@@ -95,6 +95,29 @@ MLSYS_DEF mlsys_status mlsys_contracode_sp_encode(const mlsys_contracode_sp *m, 
    characters (§8). Draws come from rng (mlsys_common.h), so a seed reproduces them. */
 MLSYS_DEF mlsys_status mlsys_contracode_sp_sample(const mlsys_contracode_sp *m, const char *text, size_t n, double alpha,
                                                   mlsys_rng *rng, int32_t **ids, size_t *nids);
+/* Vocabulary training, after SentencePiece's unigram trainer: seed pieces = every substring of ≤ max_piece_chars
+   characters inside a word (words start at "▁"; a piece has "▁" only first and does not mix letters, digits, other
+   ASCII and non-ASCII characters: an approximation of split_by_unicode_script/split_by_number) seen at least twice,
+   ranked by count × length, plus every character; then rounds of EM (forward–backward expected counts, pieces
+   expected < 0.5 times dropped, scores digamma(count) − digamma(total)) and pruning (each piece's removal re-segments
+   its uses by its second-best split; the least costly go, keeping shrinking_factor of them) until within 10 % of
+   the target, and last every character of the text plus the best-scored pieces. text: one sentence a line,
+   normalized with `identity` and SentencePiece's whitespace rules. The model has <unk> (or unk_piece), <s>, </s>,
+   the user symbols, then the pieces by decreasing score, vocab_size in all (more if the text has more characters
+   than fit). */
+typedef struct {
+  int vocab_size;           /* total, special pieces included (default 8000) */
+  int max_piece_chars;      /* 16 */
+  int seed_size;            /* most seed pieces besides the characters (1,000,000) */
+  double shrinking_factor;  /* 0.75 */
+  int num_sub_iterations;   /* EM steps per round (2) */
+  const char *unk_piece;    /* NULL → "<unk>" */
+  const char *const *user;  /* user-defined symbols ([EOL] …), kept whole and not learned from */
+  int nuser;
+} mlsys_contracode_sp_train_opts;
+MLSYS_DEF void mlsys_contracode_sp_train_defaults(mlsys_contracode_sp_train_opts *o);
+MLSYS_DEF mlsys_status mlsys_contracode_sp_train(const char *text, size_t n, const mlsys_contracode_sp_train_opts *o,
+                                                 mlsys_contracode_sp **out);
 /* The repo's normalize_program (§2.2): each "\n" becomes " [EOL]", then every run of [ \t\n] becomes one space:
    "function f(a) {\n  return a;\n}" → "function f(a) { [EOL] return a; [EOL]}". *out is malloc'd; free() it. */
 MLSYS_DEF mlsys_status mlsys_contracode_normalize_program(const char *src, size_t n, char **out, size_t *outn);
@@ -1148,6 +1171,578 @@ MLSYS_DEF mlsys_status mlsys_contracode_normalize_program(const char *src, size_
   *out = b.p;
   if (outn) *outn = b.n;
   return MLSYS_OK;
+}
+
+/* ---- training (SentencePiece's unigram trainer: seed substrings, EM with a Bayesian M-step, loss-based pruning) ---- */
+typedef struct {
+  char *s;
+  size_t len;
+  double freq, score; /* seed count; log-probability */
+} mlsys__cc_tp;
+
+typedef struct {
+  double k;
+  size_t i;
+} mlsys__cc_sd;
+static int mlsys__cc_sd_desc(const void *a, const void *b) {
+  const mlsys__cc_sd *x = (const mlsys__cc_sd *)a, *y = (const mlsys__cc_sd *)b;
+  if (x->k != y->k) return x->k > y->k ? -1 : 1;
+  return x->i < y->i ? -1 : x->i > y->i;
+}
+static char *mlsys__cc_strdup(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = (char *)malloc(n);
+  if (d) memcpy(d, s, n);
+  return d;
+}
+
+typedef struct {
+  size_t *slot; /* index + 1 into keys (0 = empty) */
+  size_t cap, n;
+  char **key;
+  size_t *klen;
+  double *val;
+  size_t kcap;
+} mlsys__cc_smap; /* string → count */
+
+static uint64_t mlsys__cc_fnv(const char *s, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  size_t i;
+  for (i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+  return h;
+}
+
+static int mlsys__cc_smap_add(mlsys__cc_smap *m, const char *s, size_t n, double v) {
+  size_t i, k;
+  if (2 * (m->n + 1) > m->cap) {
+    size_t nc = m->cap ? 2 * m->cap : 1024, *ns = (size_t *)mlsys_calloc(nc, sizeof(size_t));
+    if (!ns) return 0;
+    for (k = 0; k < m->n; k++) {
+      i = (size_t)mlsys__cc_fnv(m->key[k], m->klen[k]) & (nc - 1);
+      while (ns[i]) i = (i + 1) & (nc - 1);
+      ns[i] = k + 1;
+    }
+    free(m->slot);
+    m->slot = ns;
+    m->cap = nc;
+  }
+  i = (size_t)mlsys__cc_fnv(s, n) & (m->cap - 1);
+  while (m->slot[i]) {
+    k = m->slot[i] - 1;
+    if (m->klen[k] == n && !memcmp(m->key[k], s, n)) {
+      m->val[k] += v;
+      return 1;
+    }
+    i = (i + 1) & (m->cap - 1);
+  }
+  if (m->n == m->kcap) {
+    size_t nc = m->kcap ? 2 * m->kcap : 1024;
+    char **nk = (char **)mlsys_realloc_array(m->key, nc, sizeof *nk);
+    if (!nk) return 0;
+    m->key = nk;
+    size_t *nl = (size_t *)mlsys_realloc_array(m->klen, nc, sizeof *nl);
+    if (!nl) return 0;
+    m->klen = nl;
+    double *nv = (double *)mlsys_realloc_array(m->val, nc, sizeof *nv);
+    if (!nv) return 0;
+    m->val = nv;
+    m->kcap = nc;
+  }
+  if (!(m->key[m->n] = (char *)malloc(n + 1))) return 0;
+  memcpy(m->key[m->n], s, n);
+  m->key[m->n][n] = 0;
+  m->klen[m->n] = n;
+  m->val[m->n] = v;
+  m->slot[i] = ++m->n;
+  return 1;
+}
+
+static void mlsys__cc_smap_free(mlsys__cc_smap *m) {
+  size_t k;
+  for (k = 0; k < m->n; k++) free(m->key[k]);
+  free(m->key);
+  free(m->klen);
+  free(m->val);
+  free(m->slot);
+  memset(m, 0, sizeof *m);
+}
+
+MLSYS_DEF void mlsys_contracode_sp_train_defaults(mlsys_contracode_sp_train_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->vocab_size = 8000;
+  o->max_piece_chars = 16;
+  o->seed_size = 1000000;
+  o->shrinking_factor = 0.75;
+  o->num_sub_iterations = 2;
+}
+
+/* Character class for SentencePiece's piece validity (split_by_unicode_script / split_by_number, approximated):
+   ASCII letters, digits, other ASCII, and non-ASCII characters are four classes that one piece does not mix. */
+static int mlsys__cc_cclass(const char *s) {
+  uint8_t c = (uint8_t)s[0];
+  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')) return 1;
+  if (c >= '0' && c <= '9') return 2;
+  return c < 0x80 ? 3 : 4;
+}
+
+static double mlsys__cc_digamma(double x) {
+  double r = 0, f;
+  while (x < 7) r -= 1 / x, x += 1;
+  x -= 0.5;
+  f = 1 / (x * x);
+  return r + log(x) + (1.0 / 24) * f - (7.0 / 960) * f * f + (31.0 / 8064) * f * f * f - (127.0 / 30720) * f * f * f * f;
+}
+
+/* A model over the trainer's current pieces: <unk> (id 0), then piece k as id k + 1 with its score, all normal. */
+static mlsys_status mlsys__cc_train_model(const mlsys__cc_tp *p, size_t n, mlsys_contracode_sp **out) {
+  mlsys_contracode_sp *m = (mlsys_contracode_sp *)mlsys_calloc(1, sizeof *m);
+  size_t k;
+  mlsys_status st;
+  *out = NULL;
+  if (!m) return MLSYS_ERR_NOMEM;
+  m->add_dummy_prefix = m->remove_extra_ws = m->escape_ws = 1;
+  m->n = (int)n + 1;
+  m->piece = (char **)mlsys_calloc(n + 1, sizeof(char *));
+  m->plen = (size_t *)mlsys_calloc(n + 1, sizeof(size_t));
+  m->score = (float *)mlsys_calloc(n + 1, sizeof(float));
+  m->type = (uint8_t *)mlsys_calloc(n + 1, 1);
+  if (!m->piece || !m->plen || !m->score || !m->type) {
+    mlsys_contracode_sp_free(m);
+    return MLSYS_ERR_NOMEM;
+  }
+  m->piece[0] = (char *)malloc(6);
+  if (m->piece[0]) memcpy(m->piece[0], "<unk>", 6);
+  m->plen[0] = 5;
+  m->type[0] = MLSYS_CONTRACODE_SP_UNKNOWN;
+  for (k = 0; k < n && m->piece[0]; k++) {
+    m->piece[k + 1] = (char *)malloc(p[k].len + 1);
+    if (!m->piece[k + 1]) break;
+    memcpy(m->piece[k + 1], p[k].s, p[k].len + 1);
+    m->plen[k + 1] = p[k].len;
+    m->score[k + 1] = (float)p[k].score;
+    m->type[k + 1] = MLSYS_CONTRACODE_SP_NORMAL;
+  }
+  if (!m->piece[0] || k < n) {
+    mlsys_contracode_sp_free(m);
+    return mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: out of memory training");
+  }
+  st = mlsys__cc_finish(m);
+  if (st != MLSYS_OK) {
+    mlsys_contracode_sp_free(m);
+    return st;
+  }
+  *out = m;
+  return MLSYS_OK;
+}
+
+/* Viterbi over an already-normalized string with one piece disabled (−1: none): the segment ids into seg (cap
+   entries); returns the count, or 0 if the path contains an unknown. */
+static size_t mlsys__cc_viterbi_norm(const mlsys_contracode_sp *m, const char *s, size_t size, int32_t disabled,
+                                     double *best, long *from, int32_t *bid, int32_t *seg, size_t cap, double *score) {
+  size_t i, e, n = 0;
+  for (i = 0; i <= size; i++) best[i] = -HUGE_VAL, from[i] = -1, bid[i] = -1;
+  best[0] = 0;
+  for (i = 0; i < size;) {
+    size_t mblen = mlsys__cc_onecharlen((uint8_t)s[i]);
+    int32_t node = 0;
+    int single = 0;
+    if (mblen > size - i) mblen = size - i;
+    for (e = i; e < size; e++) {
+      int32_t id;
+      node = mlsys__cc_child(m, node, (uint8_t)s[e]);
+      if (node < 0) break;
+      id = m->node_lat[node];
+      if (id < 0 || id == disabled) continue;
+      if (best[i] + m->score[id] > best[e + 1]) best[e + 1] = best[i] + m->score[id], from[e + 1] = (long)i, bid[e + 1] = id;
+      if (e + 1 - i == mblen) single = 1;
+    }
+    if (!single && best[i] + m->min_score - 10 > best[i + mblen])
+      best[i + mblen] = best[i] + m->min_score - 10, from[i + mblen] = (long)i, bid[i + mblen] = m->unk_id;
+    i += mblen;
+  }
+  if (score) *score = best[size];
+  for (i = size; i > 0; i = (size_t)from[i]) {
+    if (bid[i] == m->unk_id || n == cap) return 0;
+    seg[n++] = bid[i];
+  }
+  for (i = 0; i < n / 2; i++) {
+    int32_t t = seg[i];
+    seg[i] = seg[n - 1 - i], seg[n - 1 - i] = t;
+  }
+  return n;
+}
+
+MLSYS_DEF mlsys_status mlsys_contracode_sp_train(const char *text, size_t n, const mlsys_contracode_sp_train_opts *opt,
+                                                 mlsys_contracode_sp **out) {
+  mlsys__cc_smap words, subs;
+  mlsys__cc_tp *P = NULL;
+  size_t np = 0, k, w, nmeta, target, desired, maxw = 0;
+  mlsys_contracode_sp *m = NULL, *fin = NULL;
+  mlsys_status st = MLSYS_OK;
+  double *ex = NULL, *F = NULL, *B = NULL, *best = NULL;
+  long *from = NULL;
+  int32_t *bid = NULL, *seg = NULL, *ids_alt = NULL;
+  const char *unk;
+  char *norm = NULL;
+  mlsys__cc_edge_l *E = NULL;
+  size_t ecap = 0;
+  int stuck = 0;
+  memset(&words, 0, sizeof words);
+  memset(&subs, 0, sizeof subs);
+  if ((!text && n) || !opt || !out) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: sp_train: NULL argument");
+  *out = NULL;
+  unk = opt->unk_piece ? opt->unk_piece : "<unk>";
+  nmeta = 3 + (size_t)(opt->nuser > 0 ? opt->nuser : 0);
+  if (opt->vocab_size < (int)nmeta + 1 || opt->max_piece_chars < 1 || opt->seed_size < 1 || !(opt->shrinking_factor > 0) ||
+      opt->shrinking_factor >= 1 || opt->num_sub_iterations < 1 || (opt->nuser > 0 && !opt->user))
+    return mlsys_set_error(MLSYS_ERR_ARG, "contracode: sp_train: bad options (vocab_size %d for %zu special pieces, shrinking_factor %g)",
+                           opt->vocab_size, nmeta, opt->shrinking_factor);
+  target = (size_t)opt->vocab_size - nmeta;
+  desired = (size_t)(target * 1.1);
+  /* 1. sentences → identity-normalized words (each starts at ▁), counted; user symbols split out */
+  {
+    mlsys_contracode_sp *boot = NULL;
+    mlsys__cc_tp *up = (mlsys__cc_tp *)mlsys_calloc((size_t)(opt->nuser > 0 ? opt->nuser : 0) + 1, sizeof *up);
+    const char *p = text, *end = text + n;
+    int i;
+    if (!up) return MLSYS_ERR_NOMEM;
+    for (i = 0; i < opt->nuser; i++) up[i].s = (char *)opt->user[i], up[i].len = strlen(opt->user[i]), up[i].freq = 1;
+    st = mlsys__cc_train_model(up, (size_t)(opt->nuser > 0 ? opt->nuser : 0), &boot);
+    free(up);
+    if (st != MLSYS_OK) return st;
+    for (i = 1; i < boot->n; i++) boot->type[i] = MLSYS_CONTRACODE_SP_USER_DEFINED;
+    boot->has_user = opt->nuser > 0;
+    while (p < end && st == MLSYS_OK) {
+      const char *nl = (const char *)memchr(p, '\n', (size_t)(end - p));
+      size_t nn = 0, a = 0, b2;
+      if (!nl) nl = end;
+      st = mlsys_contracode_sp_normalize(boot, p, (size_t)(nl - p), &norm, &nn);
+      for (b2 = 0; st == MLSYS_OK && b2 <= nn;) {
+        size_t um = b2 < nn ? mlsys__cc_user_match(boot, norm + b2, nn - b2) : 0;
+        int ws = nn - b2 >= 3 && !memcmp(norm + b2, "\xe2\x96\x81", 3);
+        if ((b2 == nn || um || ws) && b2 > a) { /* a word ends before a ▁, a user symbol or the end */
+          if (!mlsys__cc_smap_add(&words, norm + a, b2 - a, 1)) st = MLSYS_ERR_NOMEM;
+          if (b2 - a > maxw) maxw = b2 - a;
+          a = b2;
+        }
+        if (b2 == nn) break;
+        if (um) {
+          b2 += um;
+          a = b2;
+        } else {
+          size_t cl = mlsys__cc_onecharlen((uint8_t)norm[b2]);
+          b2 += cl < nn - b2 ? cl : nn - b2;
+        }
+      }
+      free(norm);
+      norm = NULL;
+      p = nl + 1;
+    }
+    mlsys_contracode_sp_free(boot);
+    if (st != MLSYS_OK) goto done;
+  }
+  if (words.n == 0) {
+    st = mlsys_set_error(MLSYS_ERR_ARG, "contracode: sp_train: no text to train on");
+    goto done;
+  }
+  /* 2. seed pieces: every valid substring of ≤ max_piece_chars characters (▁ only first, one character class)
+     weighted by its words' counts; keep those seen twice, by freq × length, plus every character */
+  for (w = 0; w < words.n; w++) {
+    const char *s = words.key[w];
+    size_t len = words.klen[w], i, e;
+    for (i = 0; i < len; i += mlsys__cc_onecharlen((uint8_t)s[i])) {
+      int cls = -1, nch = 0;
+      for (e = i; e < len && nch < opt->max_piece_chars;) {
+        size_t cl = mlsys__cc_onecharlen((uint8_t)s[e]);
+        int ws = len - e >= 3 && !memcmp(s + e, "\xe2\x96\x81", 3), c2;
+        if (e + cl > len) cl = len - e;
+        if (ws && e > i) break;
+        if (!ws) {
+          c2 = mlsys__cc_cclass(s + e);
+          if (cls >= 0 && c2 != cls) break;
+          cls = c2;
+        }
+        e += cl;
+        nch++;
+        if (!mlsys__cc_smap_add(&subs, s + i, e - i, words.val[w])) {
+          st = MLSYS_ERR_NOMEM;
+          goto done;
+        }
+      }
+    }
+  }
+  {
+    size_t cnt = 0;
+    double total = 0;
+    mlsys__cc_sd *v = (mlsys__cc_sd *)mlsys_calloc(subs.n + 1, sizeof *v);
+    P = (mlsys__cc_tp *)mlsys_calloc(subs.n + 1, sizeof *P);
+    if (!P || !v) {
+      free(v);
+      st = MLSYS_ERR_NOMEM;
+      goto done;
+    }
+    /* single characters always; longer ones ranked by freq × length among those seen at least twice */
+    for (k = 0; k < subs.n; k++) {
+      if (mlsys__cc_onecharlen((uint8_t)subs.key[k][0]) >= subs.klen[k])
+        P[np].s = subs.key[k], P[np].len = subs.klen[k], P[np].freq = subs.val[k], np++;
+      else if (subs.val[k] >= 2)
+        v[cnt].k = subs.val[k] * (double)subs.klen[k], v[cnt].i = k, cnt++;
+    }
+    qsort(v, cnt, sizeof *v, mlsys__cc_sd_desc);
+    for (k = 0; k < cnt && np < (size_t)opt->seed_size; k++) {
+      size_t j = v[k].i;
+      P[np].s = subs.key[j], P[np].len = subs.klen[j], P[np].freq = subs.val[j], np++;
+    }
+    free(v);
+    for (k = 0; k < np; k++) total += P[k].freq;
+    for (k = 0; k < np; k++) P[k].score = log(P[k].freq) - log(total);
+  }
+  ex = (double *)mlsys_calloc(np + 1, sizeof(double));
+  F = (double *)mlsys_calloc(maxw + 2, sizeof(double));
+  B = (double *)mlsys_calloc(maxw + 2, sizeof(double));
+  best = (double *)mlsys_calloc(maxw + 2, sizeof(double));
+  from = (long *)mlsys_calloc(maxw + 2, sizeof(long));
+  bid = (int32_t *)mlsys_calloc(maxw + 2, sizeof(int32_t));
+  seg = (int32_t *)mlsys_calloc(maxw + 2, sizeof(int32_t));
+  ids_alt = (int32_t *)mlsys_calloc(maxw + 2, sizeof(int32_t));
+  if (!ex || !F || !B || !best || !from || !bid || !seg || !ids_alt) {
+    st = MLSYS_ERR_NOMEM;
+    goto done;
+  }
+  /* 3. EM rounds, then pruning, until the vocabulary is within 10 % of the target */
+  for (;;) {
+    int it;
+    for (it = 0; it < opt->num_sub_iterations; it++) {
+      double sum = 0, lsum;
+      size_t keep = 0;
+      st = mlsys__cc_train_model(P, np, &m);
+      if (st != MLSYS_OK) goto done;
+      memset(ex, 0, (np + 1) * sizeof(double));
+      for (w = 0; w < words.n; w++) { /* E-step: forward–backward marginals of each piece in each word */
+        const char *s = words.key[w];
+        size_t len = words.klen[w], i, e, ne = 0;
+        double z;
+        for (i = 0; i < len;) {
+          size_t mblen = mlsys__cc_onecharlen((uint8_t)s[i]);
+          int32_t node = 0;
+          int single = 0;
+          if (mblen > len - i) mblen = len - i;
+          for (e = i; e < len; e++) {
+            int32_t id;
+            node = mlsys__cc_child(m, node, (uint8_t)s[e]);
+            if (node < 0) break;
+            id = m->node_lat[node];
+            if (id < 0) continue;
+            if (ne == ecap && !(E = mlsys__cc_grow_edges(E, &ecap))) {
+              st = MLSYS_ERR_NOMEM;
+              goto done;
+            }
+            E[ne].start = i, E[ne].end = e + 1, E[ne].id = id, E[ne].score = m->score[id], ne++;
+            if (e + 1 - i == mblen) single = 1;
+          }
+          if (!single) {
+            if (ne == ecap && !(E = mlsys__cc_grow_edges(E, &ecap))) {
+              st = MLSYS_ERR_NOMEM;
+              goto done;
+            }
+            E[ne].start = i, E[ne].end = i + mblen, E[ne].id = 0, E[ne].score = m->min_score - 10, ne++;
+          }
+          i += mblen;
+        }
+        for (i = 0; i <= len; i++) F[i] = B[i] = -HUGE_VAL;
+        F[0] = 0, B[len] = 0;
+        for (k = 0; k < ne; k++) {
+          double a = F[E[k].start] + E[k].score, b = F[E[k].end];
+          F[E[k].end] = a > b ? a + log1p(exp(b - a)) : b + log1p(exp(a - b));
+        }
+        for (k = ne; k-- > 0;) {
+          double a = B[E[k].end] + E[k].score, b = B[E[k].start];
+          B[E[k].start] = a > b ? a + log1p(exp(b - a)) : b + log1p(exp(a - b));
+        }
+        z = F[len];
+        for (k = 0; k < ne; k++)
+          if (E[k].id > 0) ex[E[k].id - 1] += words.val[w] * exp(F[E[k].start] + E[k].score + B[E[k].end] - z);
+      }
+      mlsys_contracode_sp_free(m);
+      m = NULL;
+      /* M-step: drop pieces expected < 0.5 times, score the rest by digamma (a sparse Bayesian prior) */
+      for (k = 0; k < np; k++)
+        if (ex[k] >= 0.5) sum += ex[k];
+      lsum = mlsys__cc_digamma(sum);
+      for (k = 0; k < np; k++)
+        if (ex[k] >= 0.5) {
+          P[keep] = P[k];
+          P[keep].score = mlsys__cc_digamma(ex[k]) - lsum;
+          keep++;
+        }
+      np = keep;
+    }
+    if (np <= desired) break;
+    /* 4. pruning: drop the pieces whose removal (their uses re-segmented by their second-best split) loses the
+       least likelihood, keeping max(desired, shrinking_factor × size) */
+    {
+      double vsum = 0, fsum = 0, lfsum;
+      size_t nkeep = 0, ncand = 0, *alt_off = NULL, *alt = NULL, nalt = 0, acap = 0;
+      double *freq = NULL, *Fw = NULL;
+      long *lastw = NULL;
+      mlsys__cc_sd *cand = NULL;
+      uint8_t *keep_flag = NULL, *removable = NULL;
+      size_t pruned = (size_t)(opt->shrinking_factor * (double)np);
+      if (pruned < desired) pruned = desired;
+      st = mlsys__cc_train_model(P, np, &m);
+      if (st != MLSYS_OK) goto done;
+      alt_off = (size_t *)mlsys_calloc(np + 1, sizeof(size_t));
+      freq = (double *)mlsys_calloc(np + 1, sizeof(double));
+      Fw = (double *)mlsys_calloc(np + 1, sizeof(double));
+      lastw = (long *)mlsys_calloc(np + 1, sizeof(long));
+      cand = (mlsys__cc_sd *)mlsys_calloc(np + 1, sizeof *cand);
+      keep_flag = (uint8_t *)mlsys_calloc(np + 1, 1);
+      removable = (uint8_t *)mlsys_calloc(np + 1, 1);
+      if (!alt_off || !freq || !Fw || !lastw || !cand || !keep_flag || !removable) st = MLSYS_ERR_NOMEM;
+      for (k = 0; k < np && st == MLSYS_OK; k++) { /* alternatives */
+        size_t ns = mlsys__cc_viterbi_norm(m, P[k].s, P[k].len, -1, best, from, bid, seg, maxw + 1, NULL), a;
+        alt_off[k] = nalt;
+        if (ns >= 2) {
+          removable[k] = 1;
+          continue;
+        }
+        ns = mlsys__cc_viterbi_norm(m, P[k].s, P[k].len, (int32_t)(k + 1), best, from, bid, ids_alt, maxw + 1, NULL);
+        if (nalt + ns > acap) {
+          size_t nc = acap ? 2 * acap : 1024, *na;
+          while (nc < nalt + ns) nc *= 2;
+          na = (size_t *)mlsys_realloc_array(alt, nc, sizeof *na);
+          if (!na) {
+            st = MLSYS_ERR_NOMEM;
+            break;
+          }
+          alt = na, acap = nc;
+        }
+        for (a = 0; a < ns; a++) alt[nalt++] = (size_t)(ids_alt[a] - 1);
+      }
+      alt_off[np] = nalt;
+      for (k = 0; k < np; k++) lastw[k] = -1;
+      for (w = 0; w < words.n && st == MLSYS_OK; w++) { /* Viterbi frequencies and, per piece, its words' weight */
+        size_t ns = mlsys__cc_viterbi_norm(m, words.key[w], words.klen[w], -1, best, from, bid, seg, maxw + 1, NULL), a;
+        vsum += words.val[w];
+        for (a = 0; a < ns; a++) {
+          size_t id = (size_t)(seg[a] - 1);
+          freq[id] += words.val[w];
+          if (lastw[id] != (long)w) lastw[id] = (long)w, Fw[id] += words.val[w];
+        }
+      }
+      for (k = 0; k < np; k++) fsum += freq[k];
+      lfsum = log(fsum);
+      for (k = 0; k < np && st == MLSYS_OK; k++) {
+        size_t na = alt_off[k + 1] - alt_off[k], a;
+        if (freq[k] == 0 || removable[k]) continue;
+        if (na == 0) {
+          keep_flag[k] = 1, nkeep++;
+          continue;
+        }
+        {
+          double lp = log(freq[k]) - lfsum, lsa = log(fsum + freq[k] * (double)(na - 1)), lpa = 0;
+          for (a = alt_off[k]; a < alt_off[k + 1]; a++) lpa += log(freq[alt[a]] + freq[k]) - lsa;
+          cand[ncand].k = Fw[k] / vsum * (lp - lpa);
+          cand[ncand].i = k;
+          ncand++;
+        }
+      }
+      if (st == MLSYS_OK) {
+        qsort(cand, ncand, sizeof *cand, mlsys__cc_sd_desc);
+        for (k = 0; k < ncand && nkeep < pruned; k++) keep_flag[cand[k].i] = 1, nkeep++;
+        nkeep = 0;
+        for (k = 0; k < np; k++)
+          if (keep_flag[k]) P[nkeep++] = P[k];
+        if (nkeep == np) stuck = 1; /* only unsplittable pieces (characters) are left: finish with them */
+        np = nkeep;
+      }
+      mlsys_contracode_sp_free(m);
+      m = NULL;
+      free(alt_off), free(alt), free(freq), free(Fw), free(lastw), free(cand), free(keep_flag), free(removable);
+      if (st != MLSYS_OK) goto done;
+      if (stuck) break;
+    }
+  }
+  /* 5. the final vocabulary: every character of the text, then the best-scored pieces, sorted by score */
+  {
+    mlsys__cc_tp *Fv = (mlsys__cc_tp *)mlsys_calloc(np + subs.n + 1, sizeof *Fv);
+    uint8_t *used = (uint8_t *)mlsys_calloc(np + 1, 1);
+    mlsys__cc_sd *v = (mlsys__cc_sd *)mlsys_calloc(np + 1, sizeof *v);
+    size_t nf = 0, j;
+    double minlp = 0, pen = 0;
+    if (!Fv || !used || !v) {
+      free(Fv), free(used), free(v);
+      st = MLSYS_ERR_NOMEM;
+      goto done;
+    }
+    for (k = 0; k < np; k++)
+      if (P[k].score < minlp) minlp = P[k].score;
+    for (k = 0; k < subs.n; k++) { /* characters */
+      if (mlsys__cc_onecharlen((uint8_t)subs.key[k][0]) < subs.klen[k]) continue;
+      for (j = 0; j < np; j++)
+        if (P[j].len == subs.klen[k] && !memcmp(P[j].s, subs.key[k], subs.klen[k])) break;
+      Fv[nf].s = subs.key[k], Fv[nf].len = subs.klen[k];
+      if (j < np) Fv[nf].freq = P[j].score, used[j] = 1;
+      else Fv[nf].freq = minlp - (pen += 1e-4);
+      nf++;
+    }
+    for (k = 0; k < np; k++) v[k].k = P[k].score, v[k].i = k;
+    qsort(v, np, sizeof *v, mlsys__cc_sd_desc);
+    for (k = 0; k < np && nf < target; k++)
+      if (!used[v[k].i]) Fv[nf].s = P[v[k].i].s, Fv[nf].len = P[v[k].i].len, Fv[nf].freq = P[v[k].i].score, nf++;
+    /* assemble: <unk>, <s>, </s>, user symbols, then pieces by decreasing score */
+    fin = (mlsys_contracode_sp *)mlsys_calloc(1, sizeof *fin);
+    if (fin) {
+      size_t tot = nf + nmeta, q = 0;
+      mlsys__cc_sd *o2 = (mlsys__cc_sd *)mlsys_calloc(nf + 1, sizeof *o2);
+      fin->add_dummy_prefix = fin->remove_extra_ws = fin->escape_ws = 1;
+      snprintf(fin->name, sizeof fin->name, "identity");
+      fin->piece = (char **)mlsys_calloc(tot, sizeof(char *));
+      fin->plen = (size_t *)mlsys_calloc(tot, sizeof(size_t));
+      fin->score = (float *)mlsys_calloc(tot, sizeof(float));
+      fin->type = (uint8_t *)mlsys_calloc(tot, 1);
+      if (o2 && fin->piece && fin->plen && fin->score && fin->type) {
+        const char *meta[3];
+        int i;
+        meta[0] = unk, meta[1] = "<s>", meta[2] = "</s>";
+        for (k = 0; k < nf; k++) o2[k].k = Fv[k].freq, o2[k].i = k;
+        qsort(o2, nf, sizeof *o2, mlsys__cc_sd_desc);
+        for (i = 0; i < 3; i++) fin->piece[q] = mlsys__cc_strdup(meta[i]), fin->type[q] = (uint8_t)(i ? MLSYS_CONTRACODE_SP_CONTROL : MLSYS_CONTRACODE_SP_UNKNOWN), q++;
+        for (i = 0; i < opt->nuser; i++) fin->piece[q] = mlsys__cc_strdup(opt->user[i]), fin->type[q] = MLSYS_CONTRACODE_SP_USER_DEFINED, q++;
+        for (k = 0; k < nf; k++) {
+          const mlsys__cc_tp *t = &Fv[o2[k].i];
+          fin->piece[q] = (char *)malloc(t->len + 1);
+          if (fin->piece[q]) memcpy(fin->piece[q], t->s, t->len), fin->piece[q][t->len] = 0;
+          fin->plen[q] = t->len; /* not strlen: a NUL byte in the text is a character like any other */
+          fin->score[q] = (float)t->freq;
+          fin->type[q] = MLSYS_CONTRACODE_SP_NORMAL;
+          q++;
+        }
+        fin->n = (int)q;
+        for (k = 0; k < q; k++) {
+          if (!fin->piece[k]) break;
+          if (k < nmeta) fin->plen[k] = strlen(fin->piece[k]);
+        }
+        st = k < q ? MLSYS_ERR_NOMEM : mlsys__cc_finish(fin);
+      } else
+        st = MLSYS_ERR_NOMEM;
+      free(o2);
+    } else
+      st = MLSYS_ERR_NOMEM;
+    free(Fv), free(used), free(v);
+    if (st != MLSYS_OK) {
+      mlsys_contracode_sp_free(fin);
+      fin = NULL;
+      goto done;
+    }
+  }
+  *out = fin;
+done:
+  mlsys_contracode_sp_free(m);
+  free(P), free(ex), free(F), free(B), free(best), free(from), free(bid), free(seg), free(ids_alt), free(E), free(norm);
+  mlsys__cc_smap_free(&words);
+  mlsys__cc_smap_free(&subs);
+  return st;
 }
 
 /* [end of section 5 implementation] */

@@ -3,7 +3,8 @@
 
    For every input: a failure is MLSYS_ERR_PARSE, MLSYS_ERR_UNSUPPORTED or MLSYS_ERR_TOO_BIG with a message starting
    "contracode: "; a success encodes and samples fixed texts (spaces, user-symbol-like text, multibyte and malformed
-   UTF-8) into ids that are all in range, and Viterbi never scores below a sampled path.
+   UTF-8) into ids that are all in range. An input that is not a model is also used as training text for a
+   40-piece vocabulary (mlsys_contracode_sp_train), whose ids must be in range too.
 
    Build and run: make build/fuzz/fuzz_contracode_sp && ./build/fuzz/fuzz_contracode_sp -max_total_time=60 tests/fuzz/corpus/fuzz_contracode_sp */
 #define MLSYS_IMPLEMENTATION
@@ -30,6 +31,25 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size) {
     FUZZ_CHECK(st == MLSYS_ERR_PARSE || st == MLSYS_ERR_UNSUPPORTED || st == MLSYS_ERR_TOO_BIG);
     FUZZ_CHECK(strncmp(mlsys_last_error(), "contracode: ", 12) == 0);
     FUZZ_CHECK(m == NULL);
+    /* not a model: train a tiny vocabulary on the bytes as text instead (malformed UTF-8, odd whitespace) */
+    if (size <= 2048) {
+      static const char *const user[] = {"[EOL]"};
+      mlsys_contracode_sp_train_opts o;
+      mlsys_contracode_sp_train_defaults(&o);
+      o.vocab_size = 40;
+      o.user = user;
+      o.nuser = 1;
+      st = mlsys_contracode_sp_train((const char *)data, size, &o, &m);
+      FUZZ_CHECK(st == MLSYS_OK || st == MLSYS_ERR_ARG);
+      if (st == MLSYS_OK) {
+        int32_t *ids = NULL;
+        size_t n = 0;
+        FUZZ_CHECK(mlsys_contracode_sp_encode(m, (const char *)data, size > 200 ? 200 : size, &ids, &n, NULL) == MLSYS_OK);
+        for (i = 0; i < n; i++) FUZZ_CHECK(ids[i] >= 0 && ids[i] < mlsys_contracode_sp_size(m));
+        free(ids);
+        mlsys_contracode_sp_free(m);
+      }
+    }
     return 0;
   }
   FUZZ_CHECK(m && mlsys_contracode_sp_size(m) > 0);
