@@ -11,7 +11,8 @@
         beautified). Malformed source is MLSYS_ERR_PARSE with "line:col: what".
      5. Tokenizer: a SentencePiece-compatible unigram model read from a `.model` file or an `spm_export_vocab` list
         (identity or precompiled-charsmap normalization, byte fallback); Viterbi ids equal to `spm_encode`, subword
-        sampling (forward filtering, backward sampling); the repo's normalize_program.
+        sampling (forward filtering, backward sampling); vocabulary training (SentencePiece's EM and pruning); the
+        repo's normalize_program.
      7. Evaluation: AUROC (ties ½), average precision (scikit-learn's), Hanley–McNeil standard errors, best-threshold
         accuracy, the adversarial min/max reduce over N variants, edit-distance similarity over token ids.
    (Sections 2–4 and 6 — scope analysis, the transforms of Table 2.1, transform dropout, the encoders and MoCo — are
