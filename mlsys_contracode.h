@@ -119,6 +119,9 @@ typedef struct {
 MLSYS_DEF void mlsys_contracode_sp_train_defaults(mlsys_contracode_sp_train_opts *o);
 MLSYS_DEF mlsys_status mlsys_contracode_sp_train(const char *text, size_t n, const mlsys_contracode_sp_train_opts *o,
                                                  mlsys_contracode_sp **out);
+/* Writes m as a SentencePiece .model (pieces, the trainer and normalizer fields segmentation depends on, the
+   charsmap if any) that spm_encode and mlsys_contracode_sp_load read back to the same segmentation. */
+MLSYS_DEF mlsys_status mlsys_contracode_sp_save(const mlsys_contracode_sp *m, const char *path);
 /* The repo's normalize_program (§2.2): each "\n" becomes " [EOL]", then every run of [ \t\n] becomes one space:
    "function f(a) {\n  return a;\n}" → "function f(a) { [EOL] return a; [EOL]}". *out is malloc'd; free() it. */
 MLSYS_DEF mlsys_status mlsys_contracode_normalize_program(const char *src, size_t n, char **out, size_t *outn);
@@ -1744,6 +1747,77 @@ done:
   mlsys__cc_smap_free(&words);
   mlsys__cc_smap_free(&subs);
   return st;
+}
+
+/* ---- writing a .model ---- */
+static int mlsys__cc_wvar(mlsys__cc_buf *b, uint64_t v) {
+  char t[10];
+  int n = 0;
+  do {
+    uint8_t c = v & 0x7f;
+    v >>= 7;
+    t[n++] = (char)(c | (v ? 0x80 : 0));
+  } while (v);
+  return mlsys__cc_put(b, t, (size_t)n);
+}
+static int mlsys__cc_wbytes(mlsys__cc_buf *b, uint32_t field, const void *d, size_t n) {
+  return mlsys__cc_wvar(b, (uint64_t)field << 3 | 2) && mlsys__cc_wvar(b, n) && (n == 0 || mlsys__cc_put(b, (const char *)d, n));
+}
+static int mlsys__cc_wint(mlsys__cc_buf *b, uint32_t field, uint64_t v) {
+  return mlsys__cc_wvar(b, (uint64_t)field << 3) && mlsys__cc_wvar(b, v);
+}
+
+MLSYS_DEF mlsys_status mlsys_contracode_sp_save(const mlsys_contracode_sp *m, const char *path) {
+  mlsys__cc_buf out = {NULL, 0, 0}, sub = {NULL, 0, 0};
+  int i, ok = 1;
+  FILE *f;
+  if (!m || !path) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: sp_save: NULL argument");
+  for (i = 0; i < m->n && ok; i++) {
+    uint32_t u;
+    char sc[5];
+    sub.n = 0;
+    memcpy(&u, &m->score[i], 4);
+    sc[0] = (char)(2 << 3 | 5);
+    memcpy(sc + 1, &u, 4); /* little-endian hosts, as the reader */
+    ok = mlsys__cc_wbytes(&sub, 1, m->piece[i], m->plen[i]) && mlsys__cc_put(&sub, sc, 5) &&
+         (m->type[i] == MLSYS_CONTRACODE_SP_NORMAL || mlsys__cc_wint(&sub, 3, m->type[i])) &&
+         mlsys__cc_wbytes(&out, 1, sub.p, sub.n);
+  }
+  sub.n = 0; /* trainer_spec: model_type unigram, and the flags segmentation depends on */
+  ok = ok && mlsys__cc_wint(&sub, 3, 1) && mlsys__cc_wint(&sub, 24, (uint64_t)m->ws_suffix) &&
+       mlsys__cc_wint(&sub, 35, (uint64_t)m->byte_fallback) && mlsys__cc_wbytes(&out, 2, sub.p, sub.n);
+  sub.n = 0;
+  ok = ok && mlsys__cc_wbytes(&sub, 1, m->name, strlen(m->name));
+  if (ok && m->units) {
+    uint32_t tsz = (uint32_t)(m->nunits * 4);
+    size_t bl = 4 + (size_t)tsz + m->nnormstr;
+    char *blob = (char *)malloc(bl);
+    ok = blob != NULL;
+    if (blob) {
+      memcpy(blob, &tsz, 4);
+      memcpy(blob + 4, m->units, tsz);
+      if (m->nnormstr) memcpy(blob + 4 + tsz, m->normstr, m->nnormstr);
+      ok = mlsys__cc_wbytes(&sub, 2, blob, bl);
+      free(blob);
+    }
+  }
+  ok = ok && mlsys__cc_wint(&sub, 3, (uint64_t)m->add_dummy_prefix) && mlsys__cc_wint(&sub, 4, (uint64_t)m->remove_extra_ws) &&
+       mlsys__cc_wint(&sub, 5, (uint64_t)m->escape_ws) && mlsys__cc_wbytes(&out, 3, sub.p, sub.n);
+  free(sub.p);
+  if (!ok) {
+    free(out.p);
+    return mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: out of memory writing %s", path);
+  }
+  f = fopen(path, "wb");
+  if (!f) {
+    free(out.p);
+    return mlsys_set_error(MLSYS_ERR_IO, "contracode: %s: cannot open for writing", path);
+  }
+  ok = fwrite(out.p, 1, out.n, f) == out.n;
+  ok &= fclose(f) == 0;
+  free(out.p);
+  if (!ok) return mlsys_set_error(MLSYS_ERR_IO, "contracode: %s: write failed", path);
+  return MLSYS_OK;
 }
 
 /* [end of section 5 implementation] */

@@ -688,4 +688,73 @@ TEST(sp_train_heldout_loss_near_spm_train) {
   CHECK(mlsys_contracode_sp_train("abc\n", 4, &o, &m) == MLSYS_ERR_ARG);
 }
 
+static void check_same_model(const mlsys_contracode_sp *a, const mlsys_contracode_sp *b) {
+  int i;
+  REQUIRE(mlsys_contracode_sp_size(a) == mlsys_contracode_sp_size(b));
+  for (i = 0; i < mlsys_contracode_sp_size(a); i++) {
+    CHECK_STR(mlsys_contracode_sp_piece(a, i), mlsys_contracode_sp_piece(b, i));
+    CHECK(mlsys_contracode_sp_score(a, i) == mlsys_contracode_sp_score(b, i));
+    CHECK_EQ_INT(mlsys_contracode_sp_type(a, i), mlsys_contracode_sp_type(b, i));
+  }
+}
+
+/* Each fixture model written back and re-read segments the held-out text exactly as spm_encode did; a vocabulary
+   trained here and saved is read by spm_encode itself (when installed) to the ids our encoder gives. */
+TEST(sp_save_round_trip_and_spm_reads_our_model) {
+  static const char *const models[][2] = {{"js_identity_1k", "heldout_random"}, {"lic_nfkc_bf_400", "heldout_random"},
+                                          {"js_suffix_keepws_300", "heldout_jquery"}};
+  static const char *const user[] = {"[EOL]"};
+  char tmpl[] = "/tmp/mlsys_cc_model_XXXXXX", cmd[600];
+  mlsys_contracode_sp_train_opts o;
+  mlsys_contracode_sp *a = NULL, *b = NULL;
+  size_t k, n;
+  int fd = mkstemp(tmpl), nl = 0;
+  char *t;
+  REQUIRE(fd >= 0);
+  close(fd);
+  for (k = 0; k < 3; k++) {
+    char mp[256], tp[256], ip[256];
+    snprintf(mp, sizeof mp, DATA "%s.model", models[k][0]);
+    snprintf(tp, sizeof tp, DATA "%s.txt", models[k][1]);
+    snprintf(ip, sizeof ip, DATA "%s.%s.ids", models[k][1], models[k][0]);
+    CHECK_OK(mlsys_contracode_sp_load(mp, &a));
+    REQUIRE(a);
+    CHECK_OK(mlsys_contracode_sp_save(a, tmpl));
+    CHECK_OK(mlsys_contracode_sp_load(tmpl, &b));
+    REQUIRE(b);
+    check_same_model(a, b);
+    check_parity(b, tp, ip, &nl);
+    mlsys_contracode_sp_free(a);
+    mlsys_contracode_sp_free(b);
+  }
+  t = slurp(DATA "train_underscore.js", &n);
+  REQUIRE(t);
+  mlsys_contracode_sp_train_defaults(&o);
+  o.vocab_size = 500;
+  o.user = user;
+  o.nuser = 1;
+  CHECK_OK(mlsys_contracode_sp_train(t, n, &o, &a));
+  REQUIRE(a);
+  CHECK_OK(mlsys_contracode_sp_save(a, tmpl));
+  CHECK_OK(mlsys_contracode_sp_load(tmpl, &b));
+  REQUIRE(b);
+  check_same_model(a, b);
+  free(t);
+  if (system("spm_encode --help >/dev/null 2>&1") == 0) {
+    char ids[] = "/tmp/mlsys_cc_ids_XXXXXX";
+    fd = mkstemp(ids);
+    REQUIRE(fd >= 0);
+    close(fd);
+    snprintf(cmd, sizeof cmd, "spm_encode --model=%s --output_format=id < " DATA "heldout_jquery_normalized.txt > %s", tmpl, ids);
+    CHECK(system(cmd) == 0);
+    check_parity(b, DATA "heldout_jquery_normalized.txt", ids, &nl);
+    CHECK_EQ_INT(nl, 75);
+    unlink(ids);
+  }
+  mlsys_contracode_sp_free(a);
+  mlsys_contracode_sp_free(b);
+  CHECK(mlsys_contracode_sp_save(NULL, tmpl) == MLSYS_ERR_ARG);
+  unlink(tmpl);
+}
+
 TEST_MAIN()
