@@ -56,6 +56,6 @@ int cmd_relm(int argc, char **argv);              /* cli/relm.c: query, tokenize
 int cmd_index(int argc, char **argv);             /* cli/index.c: bench, tune, workload */
 int cmd_offload(int argc, char **argv);           /* cli/offload.c: simulate, plan */
 int cmd_cloud(int argc, char **argv);             /* cli/cloud.c: plan, simulate */
-int cmd_contracode(int argc, char **argv);        /* cli/contracode.c: parse, print */
+int cmd_contracode(int argc, char **argv);        /* cli/contracode.c: parse, print, tokenize */
 
 #endif

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+int contracode_tokenize_cmd(int argc, char **argv);   /* cli/contracode_tokenize.c */
+
 static const char *contracode_help =
     "usage: mlsys contracode <verb> [options]\n"
     "\n"
@@ -20,6 +22,10 @@ static const char *contracode_help =
     "        Prints FILE re-emitted from its AST: compact (minimal whitespace, the default) or beautified (one\n"
     "        statement per line, N spaces per level, default 2). Comments are dropped; literals keep their\n"
     "        spelling; parentheses follow operator precedence.\n"
+    "\n"
+    "  tokenize --model M.model FILE|- [--sample [--alpha A] [--seed S]] [--json]\n"
+    "        SentencePiece unigram ids of each line, as spm_encode --output_format=id prints them\n"
+    "        (mlsys contracode tokenize --help has the details).\n"
     "\n"
     "parse --json keys: file, bytes, nodes, kinds ({Kind: count}), functions ([{kind, name, line, start, end,\n"
     "lines}]); kind is declaration, expression, arrow or method.\n";
@@ -120,8 +126,9 @@ int cmd_contracode(int argc, char **argv) {
     fputs(contracode_help, verb ? stdout : stderr);
     return verb ? CLI_OK : CLI_USAGE;
   }
+  if (!strcmp(verb, "tokenize")) return contracode_tokenize_cmd(argc, argv);
   if (strcmp(verb, "parse") && strcmp(verb, "print"))
-    return cli_usage_error("contracode", "unknown verb '%s' (parse or print)", verb);
+    return cli_usage_error("contracode", "unknown verb '%s' (parse, print or tokenize)", verb);
   if ((rc = cli_parse_args(argc, argv, opts, (int)(sizeof opts / sizeof *opts), "contracode", pos, 1, &npos))) return rc;
   if (help) {
     fputs(contracode_help, stdout);

@@ -10,7 +10,7 @@
 #include "mlsys_index.h"
 #include "mlsys_offload.h"
 #include "mlsys_cloud.h"
-#include "mlsys_contracode.h"
+#include "mlsys_contracode.h"   /* the implementation for cli/contracode*.c */
 #include "cli/cli.h"
 
 #include <ctype.h>
