@@ -5772,6 +5772,27 @@ MLSYS_DEF void mlsys_remat_monet_graph_free(mlsys_remat_monet_graph *sg) {
 
 static int mlsys__mn_bad_num(double x) { return !(x >= 0) || !isfinite(x); }
 
+/* The im2col column buffer of Conv2d node v from its shapes and attrs (g->info): (C_in/groups)·KH·KW·H_out·W_out
+   floats, one sample's and one group's, as examples/cnn_kernels.h's kernels allocate it (they build the columns
+   sample by sample and group by group in one reused buffer, so it does not grow with the batch). 0 when v is not
+   a Conv2d with a 4-d shape, a 4-d in_shape and a kernel, or the numbers are inconsistent. */
+static int mlsys__mn_conv_cols(const mlsys_remat_graph *g, int v, uint64_t *ws) {
+  const mlsys_remat_node_info *in;
+  int groups;
+  double b;
+  if (!g->info || !mlsys__mn_op(g, v, "Conv2d")) return 0;
+  in = &g->info[v];
+  groups = in->groups > 0 ? in->groups : 1;
+  if (in->ndim != 4 || in->in_ndim != 4 || in->kernel[0] <= 0 || in->kernel[1] <= 0 || in->in_shape[1] <= 0 ||
+      in->in_shape[1] % groups)
+    return 0;
+  b = (double)(in->in_shape[1] / groups) * in->kernel[0] * in->kernel[1] * (double)in->shape[2] *
+      (double)in->shape[3] * 4.0;
+  if (!(b >= 0 && b <= (double)MLSYS__REMAT_MAX_MEM)) return 0;
+  *ws = (uint64_t)b;
+  return 1;
+}
+
 /* Add path (kind, deps[0..nd)) to stage paths unless an earlier path of the stage has the same dep set, cost and
    workspace (then it would be the same choice twice). */
 static void mlsys__mn_add_path(mlsys_remat_monet_graph *sg, int *np, int *nd_total, int first, char kind,
@@ -5944,8 +5965,10 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_graph_build(const mlsys_remat_graph *g,
         ni++;
         if ((cat.mode & MLSYS_REMAT_MONET_CONV) && (mlsys__mn_conv(g, v) || mlsys__mn_op(g, v, "Linear"))) {
           double f = mlsys__mn_conv(g, v) ? cat.conv_ws_factor : cat.linear_ws_factor;
+          uint64_t ws;
+          if (!mlsys__mn_conv_cols(g, v, &ws)) ws = (uint64_t)ceil(f * (double)inb);
           im[ni].cost = im[ni].recompute_cost = cost * cat.conv_fast_cost;
-          im[ni].workspace = im[ni].recompute_workspace = (uint64_t)ceil(f * (double)inb);
+          im[ni].workspace = im[ni].recompute_workspace = ws;
           ni++;
         }
       }
@@ -5993,16 +6016,31 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_graph_build(const mlsys_remat_graph *g,
       sg.src[s] = b; sg.mem[s] = g->dag.size[b];
       for (int k = g->dag.in_off[b]; k < g->dag.in_off[b + 1]; k++)
         if (g->dag.in[k] < fb) tmp[nfd++] = sid[g->dag.in[k]];
-      mlsys__mn_add_path(&sg, &np, &nd, first, 'g', tmp, nfd, cost, 0);
-      if (convlike && (cat.mode & MLSYS_REMAT_MONET_CONV)) {   /* the faster backward algorithm (proxy, A3.6) */
-        uint64_t inb = 0;
-        for (int k = g->dag.in_off[f]; k < g->dag.in_off[f + 1]; k++) inb += g->dag.size[g->dag.in[k]];
-        if (ovr[f] >= 0 && cat.override_impl[ovr[f]].bwd_cost > 0)
-          mlsys__mn_add_path(&sg, &np, &nd, first, 'c', tmp, nfd, cat.override_impl[ovr[f]].bwd_cost,
-                             cat.override_impl[ovr[f]].bwd_workspace);
-        else
-          mlsys__mn_add_path(&sg, &np, &nd, first, 'c', tmp, nfd, cost * cat.conv_bwd_fast_cost,
-                             (uint64_t)ceil((mlsys__mn_conv(g, f) ? cat.conv_bwd_ws_factor : cat.linear_ws_factor) * (double)inb));
+      if (convlike && (cat.mode & MLSYS_REMAT_MONET_CONV) && !(ovr[f] >= 0 && cat.override_impl[ovr[f]].bwd_cost > 0) &&
+          g->info && g->info[b].nimpl > 0) {
+        /* the B node's measured backward algorithms (`mlsys remat calibrate`): impl 0 is the 'g' path, each
+           further one a 'c' path with its own cost and workspace (all read the graph's deps); add_path keeps at
+           most MLSYS_REMAT_MONET_MAX_PATHS and drops exact repeats */
+        const mlsys_remat_node_info *bi = &g->info[b];
+        mlsys__mn_add_path(&sg, &np, &nd, first, 'g', tmp, nfd, bi->impl[0].cost, bi->impl[0].workspace);
+        for (int l = 1; l < bi->nimpl; l++)
+          mlsys__mn_add_path(&sg, &np, &nd, first, 'c', tmp, nfd, bi->impl[l].cost, bi->impl[l].workspace);
+      } else {
+        mlsys__mn_add_path(&sg, &np, &nd, first, 'g', tmp, nfd, cost, 0);
+        if (convlike && (cat.mode & MLSYS_REMAT_MONET_CONV)) {   /* the faster backward algorithm (proxy, A3.6) */
+          uint64_t inb = 0, ws;
+          for (int k = g->dag.in_off[f]; k < g->dag.in_off[f + 1]; k++) inb += g->dag.size[g->dag.in[k]];
+          if (ovr[f] >= 0 && cat.override_impl[ovr[f]].bwd_cost > 0)
+            mlsys__mn_add_path(&sg, &np, &nd, first, 'c', tmp, nfd, cat.override_impl[ovr[f]].bwd_cost,
+                               cat.override_impl[ovr[f]].bwd_workspace);
+          else {
+            /* a Conv2d with shapes: the column buffer the im2col backward needs (the forward's, see
+               mlsys__mn_conv_cols); otherwise the factor times the input bytes */
+            if (!mlsys__mn_conv_cols(g, f, &ws))
+              ws = (uint64_t)ceil((mlsys__mn_conv(g, f) ? cat.conv_bwd_ws_factor : cat.linear_ws_factor) * (double)inb);
+            mlsys__mn_add_path(&sg, &np, &nd, first, 'c', tmp, nfd, cost * cat.conv_bwd_fast_cost, ws);
+          }
+        }
       }
       if (f >= 0 && f < fb && g->dag.in_off[f + 1] - g->dag.in_off[f] == 1) {
         int u = sid[g->dag.in[g->dag.in_off[f]]], fs = sid[f], nbase = 0, *base = tmp + nfd;

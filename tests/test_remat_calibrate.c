@@ -5,7 +5,7 @@
    im2col, the forward's column buffer) and linear (direct + packed, the weight's bytes) two, dx computed only
    where the B node has output bytes, the default implementation's cost
    equals the graph's, all costs > 0, the output re-reads with every other field unchanged, and MONeT takes the conv
-   impls. Bad input: named errors, exit 1; a scanned node whose attrs our kernels cannot reproduce is skipped. Runs build/mlsys (or $MLSYS_BIN) from the repository root. */
+   impls (forward) and the B nodes' impls (backward paths, the cheapest chosen when memory does not bind). Bad input: named errors, exit 1; a scanned node whose attrs our kernels cannot reproduce is skipped. Runs build/mlsys (or $MLSYS_BIN) from the repository root. */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_remat.h"
 #include "tests/test.h"
@@ -162,6 +162,46 @@ TEST(calibrate_smallcnn) {
       CHECK(sg.impl[sg.impl_off[v] + 1].cost == c.info[src].impl[1].cost);
       CHECK(sg.impl[sg.impl_off[v] + 1].workspace == c.info[src].impl[1].workspace);
     }
+    mlsys_remat_monet_graph_free(&sg);
+  }
+  /* ... and its backward paths are the B nodes' impls, exactly: solved without a binding budget, every conv /
+     linear backward stage runs the impl of least cost, and the schedule's backward cost is the sum of the file's
+     costs of the chosen impls (and the graph's costs elsewhere) */
+  {
+    mlsys_remat_monet_catalogue cat;
+    mlsys_remat_monet_graph sg;
+    mlsys_remat_monet_schedule s;
+    mlsys_remat_monet_opts o;
+    mlsys_remat_monet_sim sim;
+    double bwd = 0;
+    int t, nb = 0;
+    memset(&cat, 0, sizeof cat);
+    cat.mode = MLSYS_REMAT_MONET_ALL;
+    REQUIRE_OK(mlsys_remat_monet_graph_build(&c, &cat, &sg));
+    memset(&o, 0, sizeof o);
+    o.time_limit = 600;
+    o.cost_unit = 1;   /* costs are whole flops scaled by measured ratios: exact enough at 1 flop */
+    REQUIRE_OK(mlsys_remat_monet_solve(&sg, (uint64_t)1 << 40, &o, &s));
+    REQUIRE_OK(mlsys_remat_monet_simulate(&sg, &s, MLSYS_REMAT_MONET_SIM_EAGER, &sim));
+    for (t = 1; t < sg.T; t++) {
+      int b = sg.src[sg.V + t - 1], k, q = sg.path_off[t] + s.M[t];
+      const mlsys_remat_node_info *bi = &c.info[b];
+      if (bi->nimpl == 0) { bwd += c.dag.cost[b]; continue; }
+      nb++;
+      REQUIRE(sg.path_off[t + 1] - sg.path_off[t] == bi->nimpl);
+      for (k = 0; k < bi->nimpl; k++) {
+        CHECK(sg.path_cost[sg.path_off[t] + k] == bi->impl[k].cost);
+        CHECK(sg.path_ws[sg.path_off[t] + k] == bi->impl[k].workspace);
+        CHECK(sg.path_kind[sg.path_off[t] + k] == (k ? 'c' : 'g'));
+      }
+      CHECK_MSG(sg.path_cost[q] == fmin(bi->impl[0].cost, bi->impl[1].cost), "%s: path %d of cost %g",
+                c.dag.name[b], s.M[t], sg.path_cost[q]);
+      bwd += bi->impl[s.M[t]].cost;
+    }
+    CHECK_EQ_INT(nb, 4);
+    CHECK(sim.valid);
+    CHECK_NEAR(sim.bwd_cost, bwd, 1e-9 * bwd);
+    mlsys_remat_monet_schedule_free(&s);
     mlsys_remat_monet_graph_free(&sg);
   }
   run_free(&r);
