@@ -82,7 +82,8 @@
                    "dilation": [dh, dw], "groups": g}     Conv2d / MaxPool2d / AvgPool2d (Linear: in_shape only)
          "impls": [{"name": "direct", "cost": 3.5e6, "workspace": 0}, ...]   F and B nodes, at most 8: measured
                    implementations (`mlsys remat calibrate`), cost in the graph's cost unit at its batch, workspace
-                   bytes (default 0). MONeT uses an F node's impls for Conv2d / Linear (section 9).
+                   bytes (default 0). MONeT uses an F node's impls for Conv2d / Linear as its forward algorithms,
+                   and the impls of their B nodes as the backward paths (section 9).
        tools/export_torch_graph.py writes "shape" and "attrs"; the text form carries none of the three.
      Text: see mlsys_remat_graph_parse below ("remat-graph 1" header, one node per line).
 
@@ -610,7 +611,8 @@ typedef struct {
   int nimpl;                /* 1..MLSYS_REMAT_MONET_MAX_IMPLS */
   const mlsys_remat_monet_impl *impl;
   double bwd_cost;          /* the backward 'c' path of this Conv/Linear (CONV mode): cost and workspace; 0 → the */
-  uint64_t bwd_workspace;   /* catalogue's proxy (a profiled or the kernels' own backward algorithm otherwise) */
+  uint64_t bwd_workspace;   /* B node's impls or the catalogue's proxy (a profiled or the kernels' own backward
+                               algorithm otherwise) */
 } mlsys_remat_monet_override;
 
 /* Catalogue model (zero = default). In CONV mode a Conv/Linear F node whose graph info has impls (g->info[v].nimpl
@@ -620,9 +622,20 @@ typedef struct {
    "im2col+GEMM" = cost·conv_fast_cost with workspace conv_ws_factor·(input bytes) (k² · input for a k×k kernel at
    stride 1 with same padding: C_in·k·k·H_out·W_out·4 bytes). Linear gets linear_ws_factor·(input bytes) (a packed
    copy of the input). Overrides replace the model for the nodes they name.
-   Backward (CONV mode): a Conv/Linear B node gets a second path 'c', the same proxy for a faster backward algorithm
-   with workspace: cost·conv_bwd_fast_cost, workspace conv_bwd_ws_factor·(forward input bytes) (Linear:
-   linear_ws_factor). BatchNorm2d recomputation reuses the forward's statistics: in every mode but NoOp its
+   A Conv2d whose graph info has shapes and attrs (4-d "shape" and "in_shape", "kernel") gets as the im2col
+   workspace the column buffer from its geometry instead: (C_in/groups)·KH·KW·H_out·W_out·4 bytes, one sample's
+   and one group's, as examples/cnn_kernels.h's kernels allocate it (they build the columns sample by sample and
+   group by group in one reused buffer; the input-bytes proxy gave a first conv, whose input is fixed memory, no
+   workspace at all and counted the whole batch).
+   Backward (CONV mode): a Conv/Linear B node whose graph info has impls (`mlsys remat calibrate` times our
+   backward kernels) takes them as its paths: impl 0 is the 'g' path (its cost and workspace in place of the
+   graph's cost), every further impl a 'c' path with its own cost and workspace, all reading the graph's deps; a
+   stage keeps at most MLSYS_REMAT_MONET_MAX_PATHS paths (so impls past the fourth are dropped) and drops an impl
+   that repeats an earlier path's cost and workspace. An override with bwd_cost > 0 of the forward node wins over
+   the impls (its 'c' path beside the graph's 'g'). Otherwise the B node gets a second path 'c', the same proxy
+   for a faster backward algorithm with workspace: cost·conv_bwd_fast_cost, workspace the Conv2d column buffer
+   above when the shapes give it, else conv_bwd_ws_factor·(forward input bytes) (Linear: linear_ws_factor).
+   Without CONV mode a B node has the graph's 'g' path, whatever its impls. BatchNorm2d recomputation reuses the forward's statistics: in every mode but NoOp its
    recompute_cost is bn_recompute_factor·cost (a proxy, not profiled). */
 typedef struct {
   unsigned mode;            /* MLSYS_REMAT_MONET_* bits; 0 → NoOp */
@@ -654,7 +667,9 @@ typedef struct {
   double *path_cost;        /* per path: compute cost */
   uint64_t *path_ws;        /* per path: workspace bytes */
   char *path_kind;          /* per path: 'g' the graph's deps, 'i' input-, 'o' output-activated, 'm' mask, 'a' argmax,
-                               'c' the faster conv/linear backward algorithm (workspace; the graph's deps) */
+                               'c' the faster conv/linear backward algorithm (workspace; the graph's deps). With a
+                               B node's impls: 'g' = impl 0, 'c' = impl 1, 2, ... in order
+                               (repeats dropped) */
   unsigned char *path_split;   /* per path: 1 = run as param-grad then input-grad (SPLIT mode): the output exists in
                                   the second half only */
   int *pdep_off, *pdep;     /* per path: its forward deps (solver ids < V) */
