@@ -82,7 +82,8 @@
                    "dilation": [dh, dw], "groups": g}     Conv2d / MaxPool2d / AvgPool2d (Linear: in_shape only)
          "impls": [{"name": "direct", "cost": 3.5e6, "workspace": 0}, ...]   F and B nodes, at most 8: measured
                    implementations (`mlsys remat calibrate`), cost in the graph's cost unit at its batch, workspace
-                   bytes (default 0). MONeT uses an F node's impls for Conv2d / Linear as its forward algorithms,
+                   bytes (default 0), "fixed_workspace": true when the workspace does not grow with the batch
+                   (default false: batch scaling scales it linearly; written only when true). MONeT uses an F node's impls for Conv2d / Linear as its forward algorithms,
                    and the impls of their B nodes as the backward paths (section 9).
        tools/export_torch_graph.py writes "shape" and "attrs"; the text form carries none of the three.
      Text: see mlsys_remat_graph_parse below ("remat-graph 1" header, one node per line).
@@ -141,6 +142,8 @@ typedef struct {
   char name[16];            /* e.g. "direct", "im2col"; NUL-terminated, 1..15 bytes */
   double cost;              /* in the graph's cost unit, at the graph's batch */
   uint64_t workspace;       /* bytes held only while it runs */
+  int fixed_workspace;      /* 1: the workspace is the same at any batch (a per-sample buffer reused across the
+                               batch, or a weight-sized one): batch scaling leaves it; 0: it scales linearly */
 } mlsys_remat_node_impl;
 typedef struct {
   int ndim; int64_t shape[MLSYS_REMAT_MAX_DIMS];         /* output shape; ndim 0 = unknown */
@@ -1427,6 +1430,7 @@ static mlsys_status mlsys__remat_json_info(const mlsys_json *nd, int i, int kind
       if ((st = mlsys_json_get_u64(o, "workspace", 0, 0, &x->workspace)) != MLSYS_OK) return st;
       if (x->workspace > MLSYS__REMAT_MAX_MEM)
         return mlsys_json_error_at(w, "node %d: impl %d '%s': workspace over the limit of 2^48 bytes", i, k, nm);
+      if ((st = mlsys_json_get_bool(o, "fixed_workspace", 0, 0, &x->fixed_workspace)) != MLSYS_OK) return st;
     }
     in->nimpl = im->count;
   }
@@ -1947,6 +1951,7 @@ static void mlsys__remat_write_info(mlsys_json_writer *w, const mlsys_remat_node
       mlsys_jw_key(w, "name"); mlsys_jw_strn(w, nm, z ? (size_t)(z - nm) : sizeof in->impl[k].name);
       mlsys_jw_key(w, "cost"); mlsys_jw_double(w, in->impl[k].cost);
       mlsys_jw_key(w, "workspace"); mlsys_jw_u64(w, in->impl[k].workspace);
+      if (in->impl[k].fixed_workspace) { mlsys_jw_key(w, "fixed_workspace"); mlsys_jw_bool(w, 1); }
       mlsys_jw_end(w);
     }
     mlsys_jw_end(w);
@@ -4377,8 +4382,9 @@ static int mlsys__remat_scale_bytes(uint64_t v, int batch, int b0, uint64_t *out
 }
 
 /* out->info = g->info at batch `batch`: dim 0 of both shapes (the batch) and the impls' costs scale like the nodes'
-   cost, their workspace like bytes (rounded up). Linear in the batch: right for cuDNN-style batched workspaces,
-   conservative for kernels that loop over samples in one per-sample buffer (examples' im2col). */
+   cost, their workspace like bytes (rounded up), linear in the batch as cuDNN-style batched workspaces are, unless
+   the impl says fixed_workspace (kernels that loop over samples in one per-sample buffer, as examples' im2col,
+   or hold a weight-sized copy): then it stays. */
 static mlsys_status mlsys__remat_scale_info(const mlsys_remat_graph *g, int batch, mlsys_remat_graph *out) {
   int v, k;
   char nb[48];
@@ -4398,7 +4404,9 @@ static mlsys_status mlsys__remat_scale_info(const mlsys_remat_graph *g, int batc
     }
     for (k = 0; k < in->nimpl; k++) {
       in->impl[k].cost = in->impl[k].cost * (double)batch / (double)g->batch;
-      if (!mlsys__remat_scale_bytes(in->impl[k].workspace, batch, g->batch, &in->impl[k].workspace)) goto big;
+      if (!in->impl[k].fixed_workspace &&
+          !mlsys__remat_scale_bytes(in->impl[k].workspace, batch, g->batch, &in->impl[k].workspace))
+        goto big;
     }
     continue;
   big:

@@ -21,12 +21,15 @@ static const char *calibrate_help =
     "             (C/groups)*KH*KW*OH*OW*4 bytes, one sample's and group's, reused across the batch)   any\n"
     "             kernel/stride/padding/dilation/groups\n"
     "  Linear     direct, packed (the same loop over a copy of its input: workspace = the input's bytes)\n"
+    "  ReLU       out-of-place, inplace, mask (the forward that also writes MONeT's 1-bit mask)\n"
+    "  MaxPool2d  idx64 (int64 indices, PyTorch's), idx8 (8-bit window positions; windows of <= 256)\n"
     "Conv2d and Linear nodes also get their backward timed: the B node whose fwd_of is the node (when exactly one)\n"
     "gets \"impls\" direct and im2col (conv: dw, db by im2col, dx by col2im; the same column buffer) or direct and\n"
     "packed (linear: dx from a transposed copy of the weight, workspace = the weight's bytes). dx is computed only\n"
     "when the B node has output bytes (a first layer's backward makes no input gradient).\n"
-    "  ReLU       out-of-place, inplace, mask (the forward that also writes MONeT's 1-bit mask)\n"
-    "  MaxPool2d  idx64 (int64 indices, PyTorch's), idx8 (8-bit window positions; windows of <= 256)\n"
+    "Workspaces that do not grow with the batch (the im2col buffers, the backward's weight copy) are written with\n"
+    "\"fixed_workspace\": true, so batch scaling (mlsys_remat_graph_scale_batch, e.g. sweep's max-batch search)\n"
+    "leaves them as they are.\n"
     "The first of each is the default implementation: the one the graph's cost describes. Costs are written in\n"
     "the graph's own cost unit as graph_cost * t_impl / t_default (so they stay consistent when the unit is\n"
     "flops). Each implementation runs at B samples (default 1; the ratio is taken as batch-independent), the\n"
@@ -36,8 +39,8 @@ static const char *calibrate_help =
     "A node found by the scan whose shapes our kernels cannot reproduce (e.g. a ceil_mode pool) is skipped with\n"
     "a line on stderr and listed under \"skipped\"; a node named in --nodes is an error instead.\n"
     "MONeT (--method monet) uses the impls of Conv2d and Linear nodes as their algorithms (forward) and those of\n"
-    "their B nodes as the backward paths; the ReLU and pool\n"
-    "impls are measurements for reference (the catalogue models those variants through IntNodes and in-place).\n"
+    "their B nodes as the backward paths; the ReLU and pool impls are measurements for reference (the\n"
+    "catalogue models those variants through IntNodes and in-place).\n"
     "--json prints {graph, out, batch_timed, reps, nodes: [{node, op, impls: [{name, us, cost, workspace}],\n"
     "backward (conv/linear with a B node): {node, dx, impls: [...]}}],\n"
     "skipped: [{node, why}]}\n"
@@ -54,6 +57,7 @@ typedef struct {
   size_t count;             /* relu: elements at the timed batch */
   const char *name[4];
   uint64_t ws[4];           /* workspace written to the graph (at the graph's batch) */
+  int wsfix[4], bwsfix[2];  /* the workspace does not grow with the batch ("fixed_workspace") */
   double us[4];
   const char *bname[2];
   uint64_t bws[2];
@@ -138,6 +142,7 @@ static int cal_setup(const mlsys_remat_graph *g, int v, int batch, cal_node *c, 
       c->nimpl = 2;
       c->name[0] = "direct"; c->name[1] = "im2col";
       c->ws[1] = cnn_k_conv_im2col_workspace(G);   /* per sample and group: the same at any batch */
+      c->wsfix[1] = c->bwsfix[1] = 1;
       cal_find_bwd(g, v, c);
       c->bname[0] = "direct"; c->bname[1] = "im2col";
       c->bws[1] = c->ws[1];   /* the backward reuses the forward's column buffer (filter, then data) */
@@ -168,6 +173,7 @@ static int cal_setup(const mlsys_remat_graph *g, int v, int batch, cal_node *c, 
     cal_find_bwd(g, v, c);
     c->bname[0] = "direct"; c->bname[1] = "packed";
     c->bws[1] = cnn_k_linear_backward_packed_workspace(c->in_f, c->out_f);   /* the weight, transposed */
+    c->bwsfix[1] = 1;
     return 0;
   }
   /* ReLU */
@@ -403,6 +409,7 @@ int cmd_remat_calibrate(int argc, char **argv) {
       snprintf(in->impl[v].name, sizeof in->impl[v].name, "%s", cn[k].name[v]);
       in->impl[v].cost = v == 0 ? cost : cost * cn[k].us[v] / cn[k].us[0];
       in->impl[v].workspace = cn[k].ws[v];
+      in->impl[v].fixed_workspace = cn[k].wsfix[v];
     }
     total += cn[k].nimpl;
     if (cn[k].bnode >= 0) {   /* the B node's, scaled the same way from its own graph cost */
@@ -414,6 +421,7 @@ int cmd_remat_calibrate(int argc, char **argv) {
         snprintf(bi->impl[v].name, sizeof bi->impl[v].name, "%s", cn[k].bname[v]);
         bi->impl[v].cost = v == 0 ? bcost : bcost * cn[k].bus[v] / cn[k].bus[0];
         bi->impl[v].workspace = cn[k].bws[v];
+        bi->impl[v].fixed_workspace = cn[k].bwsfix[v];
       }
       total += cn[k].bnimpl;
     }

@@ -59,6 +59,7 @@ static void check_calibrated(const mlsys_remat_graph *g, const mlsys_remat_graph
       CHECK(in->impl[1].cost > 0 && isfinite(in->impl[1].cost));
       if (conv) CHECK(in->impl[1].workspace == fi->impl[1].workspace);
       else CHECK(in->impl[1].workspace == (uint64_t)(fi->in_shape[1] * fi->shape[1] * 4));
+      CHECK(!in->impl[0].fixed_workspace && in->impl[1].fixed_workspace);   /* neither buffer grows with N */
       continue;
     }
     if (c->kind[v] != MLSYS_REMAT_F || (strcmp(op, "Conv2d") && strcmp(op, "Linear") && strcmp(op, "ReLU") &&
@@ -80,11 +81,13 @@ static void check_calibrated(const mlsys_remat_graph *g, const mlsys_remat_graph
       CHECK_STR(in->impl[1].name, "im2col");
       CHECK_MSG(in->impl[1].workspace == ws, "node %d: workspace %llu, formula %llu", v,
                 (unsigned long long)in->impl[1].workspace, (unsigned long long)ws);
+      CHECK(in->impl[1].fixed_workspace);   /* one sample's columns */
     } else if (!strcmp(op, "Linear")) {
       nlin++;
       CHECK_EQ_INT(in->nimpl, 2);
       CHECK_STR(in->impl[1].name, "packed");
       CHECK(in->impl[1].workspace == (uint64_t)(in->in_shape[0] * in->in_shape[1] * 4));
+      CHECK(!in->impl[1].fixed_workspace);  /* a copy of the whole batch's input */
     } else if (!strcmp(op, "ReLU")) {
       nrelu++;
       CHECK_EQ_INT(in->nimpl, 3);
