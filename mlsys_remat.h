@@ -82,7 +82,9 @@
                    "dilation": [dh, dw], "groups": g}     Conv2d / MaxPool2d / AvgPool2d (Linear: in_shape only)
          "impls": [{"name": "direct", "cost": 3.5e6, "workspace": 0}, ...]   F and B nodes, at most 8: measured
                    implementations (`mlsys remat calibrate`), cost in the graph's cost unit at its batch, workspace
-                   bytes (default 0). MONeT uses an F node's impls for Conv2d / Linear (section 9).
+                   bytes (default 0), "fixed_workspace": true when the workspace does not grow with the batch
+                   (default false: batch scaling scales it linearly; written only when true). MONeT uses an F node's impls for Conv2d / Linear as its forward algorithms,
+                   and the impls of their B nodes as the backward paths (section 9).
        tools/export_torch_graph.py writes "shape" and "attrs"; the text form carries none of the three.
      Text: see mlsys_remat_graph_parse below ("remat-graph 1" header, one node per line).
 
@@ -140,6 +142,8 @@ typedef struct {
   char name[16];            /* e.g. "direct", "im2col"; NUL-terminated, 1..15 bytes */
   double cost;              /* in the graph's cost unit, at the graph's batch */
   uint64_t workspace;       /* bytes held only while it runs */
+  int fixed_workspace;      /* 1: the workspace is the same at any batch (a per-sample buffer reused across the
+                               batch, or a weight-sized one): batch scaling leaves it; 0: it scales linearly */
 } mlsys_remat_node_impl;
 typedef struct {
   int ndim; int64_t shape[MLSYS_REMAT_MAX_DIMS];         /* output shape; ndim 0 = unknown */
@@ -610,7 +614,8 @@ typedef struct {
   int nimpl;                /* 1..MLSYS_REMAT_MONET_MAX_IMPLS */
   const mlsys_remat_monet_impl *impl;
   double bwd_cost;          /* the backward 'c' path of this Conv/Linear (CONV mode): cost and workspace; 0 → the */
-  uint64_t bwd_workspace;   /* catalogue's proxy (a profiled or the kernels' own backward algorithm otherwise) */
+  uint64_t bwd_workspace;   /* B node's impls or the catalogue's proxy (a profiled or the kernels' own backward
+                               algorithm otherwise) */
 } mlsys_remat_monet_override;
 
 /* Catalogue model (zero = default). In CONV mode a Conv/Linear F node whose graph info has impls (g->info[v].nimpl
@@ -620,9 +625,20 @@ typedef struct {
    "im2col+GEMM" = cost·conv_fast_cost with workspace conv_ws_factor·(input bytes) (k² · input for a k×k kernel at
    stride 1 with same padding: C_in·k·k·H_out·W_out·4 bytes). Linear gets linear_ws_factor·(input bytes) (a packed
    copy of the input). Overrides replace the model for the nodes they name.
-   Backward (CONV mode): a Conv/Linear B node gets a second path 'c', the same proxy for a faster backward algorithm
-   with workspace: cost·conv_bwd_fast_cost, workspace conv_bwd_ws_factor·(forward input bytes) (Linear:
-   linear_ws_factor). BatchNorm2d recomputation reuses the forward's statistics: in every mode but NoOp its
+   A Conv2d whose graph info has shapes and attrs (4-d "shape" and "in_shape", "kernel") gets as the im2col
+   workspace the column buffer from its geometry instead: (C_in/groups)·KH·KW·H_out·W_out·4 bytes, one sample's
+   and one group's, as examples/cnn_kernels.h's kernels allocate it (they build the columns sample by sample and
+   group by group in one reused buffer; the input-bytes proxy gave a first conv, whose input is fixed memory, no
+   workspace at all and counted the whole batch).
+   Backward (CONV mode): a Conv/Linear B node whose graph info has impls (`mlsys remat calibrate` times our
+   backward kernels) takes them as its paths: impl 0 is the 'g' path (its cost and workspace in place of the
+   graph's cost), every further impl a 'c' path with its own cost and workspace, all reading the graph's deps; a
+   stage keeps at most MLSYS_REMAT_MONET_MAX_PATHS paths (so impls past the fourth are dropped) and drops an impl
+   that repeats an earlier path's cost and workspace. An override with bwd_cost > 0 of the forward node wins over
+   the impls (its 'c' path beside the graph's 'g'). Otherwise the B node gets a second path 'c', the same proxy
+   for a faster backward algorithm with workspace: cost·conv_bwd_fast_cost, workspace the Conv2d column buffer
+   above when the shapes give it, else conv_bwd_ws_factor·(forward input bytes) (Linear: linear_ws_factor).
+   Without CONV mode a B node has the graph's 'g' path, whatever its impls. BatchNorm2d recomputation reuses the forward's statistics: in every mode but NoOp its
    recompute_cost is bn_recompute_factor·cost (a proxy, not profiled). */
 typedef struct {
   unsigned mode;            /* MLSYS_REMAT_MONET_* bits; 0 → NoOp */
@@ -654,7 +670,9 @@ typedef struct {
   double *path_cost;        /* per path: compute cost */
   uint64_t *path_ws;        /* per path: workspace bytes */
   char *path_kind;          /* per path: 'g' the graph's deps, 'i' input-, 'o' output-activated, 'm' mask, 'a' argmax,
-                               'c' the faster conv/linear backward algorithm (workspace; the graph's deps) */
+                               'c' the faster conv/linear backward algorithm (workspace; the graph's deps). With a
+                               B node's impls: 'g' = impl 0, 'c' = impl 1, 2, ... in order
+                               (repeats dropped) */
   unsigned char *path_split;   /* per path: 1 = run as param-grad then input-grad (SPLIT mode): the output exists in
                                   the second half only */
   int *pdep_off, *pdep;     /* per path: its forward deps (solver ids < V) */
@@ -1417,6 +1435,7 @@ static mlsys_status mlsys__remat_json_info(const mlsys_json *nd, int i, int kind
       if ((st = mlsys_json_get_u64(o, "workspace", 0, 0, &x->workspace)) != MLSYS_OK) return st;
       if (x->workspace > MLSYS__REMAT_MAX_MEM)
         return mlsys_json_error_at(w, "node %d: impl %d '%s': workspace over the limit of 2^48 bytes", i, k, nm);
+      if ((st = mlsys_json_get_bool(o, "fixed_workspace", 0, 0, &x->fixed_workspace)) != MLSYS_OK) return st;
     }
     in->nimpl = im->count;
   }
@@ -1937,6 +1956,7 @@ static void mlsys__remat_write_info(mlsys_json_writer *w, const mlsys_remat_node
       mlsys_jw_key(w, "name"); mlsys_jw_strn(w, nm, z ? (size_t)(z - nm) : sizeof in->impl[k].name);
       mlsys_jw_key(w, "cost"); mlsys_jw_double(w, in->impl[k].cost);
       mlsys_jw_key(w, "workspace"); mlsys_jw_u64(w, in->impl[k].workspace);
+      if (in->impl[k].fixed_workspace) { mlsys_jw_key(w, "fixed_workspace"); mlsys_jw_bool(w, 1); }
       mlsys_jw_end(w);
     }
     mlsys_jw_end(w);
@@ -4368,8 +4388,9 @@ static int mlsys__remat_scale_bytes(uint64_t v, int batch, int b0, uint64_t *out
 }
 
 /* out->info = g->info at batch `batch`: dim 0 of both shapes (the batch) and the impls' costs scale like the nodes'
-   cost, their workspace like bytes (rounded up). Linear in the batch: right for cuDNN-style batched workspaces,
-   conservative for kernels that loop over samples in one per-sample buffer (examples' im2col). */
+   cost, their workspace like bytes (rounded up), linear in the batch as cuDNN-style batched workspaces are, unless
+   the impl says fixed_workspace (kernels that loop over samples in one per-sample buffer, as examples' im2col,
+   or hold a weight-sized copy): then it stays. */
 static mlsys_status mlsys__remat_scale_info(const mlsys_remat_graph *g, int batch, mlsys_remat_graph *out) {
   int v, k;
   char nb[48];
@@ -4389,7 +4410,9 @@ static mlsys_status mlsys__remat_scale_info(const mlsys_remat_graph *g, int batc
     }
     for (k = 0; k < in->nimpl; k++) {
       in->impl[k].cost = in->impl[k].cost * (double)batch / (double)g->batch;
-      if (!mlsys__remat_scale_bytes(in->impl[k].workspace, batch, g->batch, &in->impl[k].workspace)) goto big;
+      if (!in->impl[k].fixed_workspace &&
+          !mlsys__remat_scale_bytes(in->impl[k].workspace, batch, g->batch, &in->impl[k].workspace))
+        goto big;
     }
     continue;
   big:
@@ -5779,6 +5802,27 @@ MLSYS_DEF void mlsys_remat_monet_graph_free(mlsys_remat_monet_graph *sg) {
 
 static int mlsys__mn_bad_num(double x) { return !(x >= 0) || !isfinite(x); }
 
+/* The im2col column buffer of Conv2d node v from its shapes and attrs (g->info): (C_in/groups)·KH·KW·H_out·W_out
+   floats, one sample's and one group's, as examples/cnn_kernels.h's kernels allocate it (they build the columns
+   sample by sample and group by group in one reused buffer, so it does not grow with the batch). 0 when v is not
+   a Conv2d with a 4-d shape, a 4-d in_shape and a kernel, or the numbers are inconsistent. */
+static int mlsys__mn_conv_cols(const mlsys_remat_graph *g, int v, uint64_t *ws) {
+  const mlsys_remat_node_info *in;
+  int groups;
+  double b;
+  if (!g->info || !mlsys__mn_op(g, v, "Conv2d")) return 0;
+  in = &g->info[v];
+  groups = in->groups > 0 ? in->groups : 1;
+  if (in->ndim != 4 || in->in_ndim != 4 || in->kernel[0] <= 0 || in->kernel[1] <= 0 || in->in_shape[1] <= 0 ||
+      in->in_shape[1] % groups)
+    return 0;
+  b = (double)(in->in_shape[1] / groups) * in->kernel[0] * in->kernel[1] * (double)in->shape[2] *
+      (double)in->shape[3] * 4.0;
+  if (!(b >= 0 && b <= (double)MLSYS__REMAT_MAX_MEM)) return 0;
+  *ws = (uint64_t)b;
+  return 1;
+}
+
 /* Add path (kind, deps[0..nd)) to stage paths unless an earlier path of the stage has the same dep set, cost and
    workspace (then it would be the same choice twice). */
 static void mlsys__mn_add_path(mlsys_remat_monet_graph *sg, int *np, int *nd_total, int first, char kind,
@@ -5951,8 +5995,10 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_graph_build(const mlsys_remat_graph *g,
         ni++;
         if ((cat.mode & MLSYS_REMAT_MONET_CONV) && (mlsys__mn_conv(g, v) || mlsys__mn_op(g, v, "Linear"))) {
           double f = mlsys__mn_conv(g, v) ? cat.conv_ws_factor : cat.linear_ws_factor;
+          uint64_t ws;
+          if (!mlsys__mn_conv_cols(g, v, &ws)) ws = (uint64_t)ceil(f * (double)inb);
           im[ni].cost = im[ni].recompute_cost = cost * cat.conv_fast_cost;
-          im[ni].workspace = im[ni].recompute_workspace = (uint64_t)ceil(f * (double)inb);
+          im[ni].workspace = im[ni].recompute_workspace = ws;
           ni++;
         }
       }
@@ -6000,16 +6046,31 @@ MLSYS_DEF mlsys_status mlsys_remat_monet_graph_build(const mlsys_remat_graph *g,
       sg.src[s] = b; sg.mem[s] = g->dag.size[b];
       for (int k = g->dag.in_off[b]; k < g->dag.in_off[b + 1]; k++)
         if (g->dag.in[k] < fb) tmp[nfd++] = sid[g->dag.in[k]];
-      mlsys__mn_add_path(&sg, &np, &nd, first, 'g', tmp, nfd, cost, 0);
-      if (convlike && (cat.mode & MLSYS_REMAT_MONET_CONV)) {   /* the faster backward algorithm (proxy, A3.6) */
-        uint64_t inb = 0;
-        for (int k = g->dag.in_off[f]; k < g->dag.in_off[f + 1]; k++) inb += g->dag.size[g->dag.in[k]];
-        if (ovr[f] >= 0 && cat.override_impl[ovr[f]].bwd_cost > 0)
-          mlsys__mn_add_path(&sg, &np, &nd, first, 'c', tmp, nfd, cat.override_impl[ovr[f]].bwd_cost,
-                             cat.override_impl[ovr[f]].bwd_workspace);
-        else
-          mlsys__mn_add_path(&sg, &np, &nd, first, 'c', tmp, nfd, cost * cat.conv_bwd_fast_cost,
-                             (uint64_t)ceil((mlsys__mn_conv(g, f) ? cat.conv_bwd_ws_factor : cat.linear_ws_factor) * (double)inb));
+      if (convlike && (cat.mode & MLSYS_REMAT_MONET_CONV) && !(ovr[f] >= 0 && cat.override_impl[ovr[f]].bwd_cost > 0) &&
+          g->info && g->info[b].nimpl > 0) {
+        /* the B node's measured backward algorithms (`mlsys remat calibrate`): impl 0 is the 'g' path, each
+           further one a 'c' path with its own cost and workspace (all read the graph's deps); add_path keeps at
+           most MLSYS_REMAT_MONET_MAX_PATHS and drops exact repeats */
+        const mlsys_remat_node_info *bi = &g->info[b];
+        mlsys__mn_add_path(&sg, &np, &nd, first, 'g', tmp, nfd, bi->impl[0].cost, bi->impl[0].workspace);
+        for (int l = 1; l < bi->nimpl; l++)
+          mlsys__mn_add_path(&sg, &np, &nd, first, 'c', tmp, nfd, bi->impl[l].cost, bi->impl[l].workspace);
+      } else {
+        mlsys__mn_add_path(&sg, &np, &nd, first, 'g', tmp, nfd, cost, 0);
+        if (convlike && (cat.mode & MLSYS_REMAT_MONET_CONV)) {   /* the faster backward algorithm (proxy, A3.6) */
+          uint64_t inb = 0, ws;
+          for (int k = g->dag.in_off[f]; k < g->dag.in_off[f + 1]; k++) inb += g->dag.size[g->dag.in[k]];
+          if (ovr[f] >= 0 && cat.override_impl[ovr[f]].bwd_cost > 0)
+            mlsys__mn_add_path(&sg, &np, &nd, first, 'c', tmp, nfd, cat.override_impl[ovr[f]].bwd_cost,
+                               cat.override_impl[ovr[f]].bwd_workspace);
+          else {
+            /* a Conv2d with shapes: the column buffer the im2col backward needs (the forward's, see
+               mlsys__mn_conv_cols); otherwise the factor times the input bytes */
+            if (!mlsys__mn_conv_cols(g, f, &ws))
+              ws = (uint64_t)ceil((mlsys__mn_conv(g, f) ? cat.conv_bwd_ws_factor : cat.linear_ws_factor) * (double)inb);
+            mlsys__mn_add_path(&sg, &np, &nd, first, 'c', tmp, nfd, cost * cat.conv_bwd_fast_cost, ws);
+          }
+        }
       }
       if (f >= 0 && f < fb && g->dag.in_off[f + 1] - g->dag.in_off[f] == 1) {
         int u = sid[g->dag.in[g->dag.in_off[f]]], fs = sid[f], nbase = 0, *base = tmp + nfd;

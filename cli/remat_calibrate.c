@@ -1,6 +1,7 @@
 /* cli/remat_calibrate.c — `mlsys remat calibrate`: time our C kernels (examples/cnn_kernels.h) for every forward
    node of a graph that has shapes (tools/export_torch_graph.py writes them) and write their costs into the graph
-   as per-node "impls" (mlsys_remat.h, GRAPH FORMATS), which MONeT's catalogue then uses (section 9). */
+   as per-node "impls" (mlsys_remat.h, GRAPH FORMATS), which MONeT's catalogue then uses (section 9). Conv2d and
+   Linear nodes also get their backward kernels timed, written as their B node's impls. */
 #include "mlsys_remat.h"
 #include "cli/cli.h"
 #include "examples/cnn_kernels.h"
@@ -17,11 +18,18 @@ static const char *calibrate_help =
     "operator we have, and writes G2: G with each such node's \"impls\" (name, cost, workspace) set, every other\n"
     "field unchanged. Implementations:\n"
     "  Conv2d     direct (no workspace), im2col (im2col + GEMM; workspace = the kernel's column buffer,\n"
-    "             C*KH*KW*OH*OW*4 bytes, one sample's, reused across the batch)   any kernel/stride/padding/\n"
-    "             dilation/groups\n"
+    "             (C/groups)*KH*KW*OH*OW*4 bytes, one sample's and group's, reused across the batch)   any\n"
+    "             kernel/stride/padding/dilation/groups\n"
     "  Linear     direct, packed (the same loop over a copy of its input: workspace = the input's bytes)\n"
     "  ReLU       out-of-place, inplace, mask (the forward that also writes MONeT's 1-bit mask)\n"
     "  MaxPool2d  idx64 (int64 indices, PyTorch's), idx8 (8-bit window positions; windows of <= 256)\n"
+    "Conv2d and Linear nodes also get their backward timed: the B node whose fwd_of is the node (when exactly one)\n"
+    "gets \"impls\" direct and im2col (conv: dw, db by im2col, dx by col2im; the same column buffer) or direct and\n"
+    "packed (linear: dx from a transposed copy of the weight, workspace = the weight's bytes). dx is computed only\n"
+    "when the B node has output bytes (a first layer's backward makes no input gradient).\n"
+    "Workspaces that do not grow with the batch (the im2col buffers, the backward's weight copy) are written with\n"
+    "\"fixed_workspace\": true, so batch scaling (mlsys_remat_graph_scale_batch, e.g. sweep's max-batch search)\n"
+    "leaves them as they are.\n"
     "The first of each is the default implementation: the one the graph's cost describes. Costs are written in\n"
     "the graph's own cost unit as graph_cost * t_impl / t_default (so they stay consistent when the unit is\n"
     "flops). Each implementation runs at B samples (default 1; the ratio is taken as batch-independent), the\n"
@@ -30,9 +38,11 @@ static const char *calibrate_help =
     "get one timed run each (every node is still calibrated; only the repetitions shrink).\n"
     "A node found by the scan whose shapes our kernels cannot reproduce (e.g. a ceil_mode pool) is skipped with\n"
     "a line on stderr and listed under \"skipped\"; a node named in --nodes is an error instead.\n"
-    "MONeT (--method monet) uses the impls of Conv2d and Linear nodes as their algorithms; the ReLU and pool\n"
-    "impls are measurements for reference (the catalogue models those variants through IntNodes and in-place).\n"
-    "--json prints {graph, out, batch_timed, reps, nodes: [{node, op, impls: [{name, us, cost, workspace}]}],\n"
+    "MONeT (--method monet) uses the impls of Conv2d and Linear nodes as their algorithms (forward) and those of\n"
+    "their B nodes as the backward paths; the ReLU and pool impls are measurements for reference (the\n"
+    "catalogue models those variants through IntNodes and in-place).\n"
+    "--json prints {graph, out, batch_timed, reps, nodes: [{node, op, impls: [{name, us, cost, workspace}],\n"
+    "backward (conv/linear with a B node): {node, dx, impls: [...]}}],\n"
     "skipped: [{node, why}]}\n"
     "(us: the measured microseconds at batch_timed). Progress lines go to stderr every few seconds.\n"
     "Exit codes: 0 done, 1 bad input (no shapes in the graph, an unknown node, inconsistent shapes), 2 bad usage.\n";
@@ -41,12 +51,17 @@ enum { CAL_CONV, CAL_LINEAR, CAL_RELU, CAL_POOL };
 
 typedef struct {
   int node, op, nimpl;
+  int bnode, bnimpl, bdx;   /* conv / linear: the B node (fwd_of = node) or -1; whether its kernels make dx */
   cnn_k_geom geom;          /* conv / pool, at the timed batch */
   long rows, in_f, out_f;   /* linear: rows at the timed batch, features */
   size_t count;             /* relu: elements at the timed batch */
   const char *name[4];
   uint64_t ws[4];           /* workspace written to the graph (at the graph's batch) */
+  int wsfix[4], bwsfix[2];  /* the workspace does not grow with the batch ("fixed_workspace") */
   double us[4];
+  const char *bname[2];
+  uint64_t bws[2];
+  double bus[2];
 } cal_node;
 
 static int cal_op(const mlsys_remat_graph *g, int v) {
@@ -66,12 +81,26 @@ static int64_t cal_numel(const int64_t *s, int nd) {
   return n;
 }
 
+/* The B node differentiating forward node v, when exactly one has fwd_of = v (else none is calibrated). Its
+   kernels compute dw and db always, dx only when the node has output bytes: the exporter gives a B node 0 bytes
+   when no input gradient is made (a first layer, whose input is fixed memory). */
+static void cal_find_bwd(const mlsys_remat_graph *g, int v, cal_node *c) {
+  int b, found = -1, count = 0;
+  for (b = 0; b < g->dag.n && g->fwd_of; b++)
+    if (g->kind[b] == MLSYS_REMAT_B && g->fwd_of[b] == v) { found = b; count++; }
+  if (count != 1) return;
+  c->bnode = found;
+  c->bnimpl = 2;
+  c->bdx = g->dag.size[found] > 0;
+}
+
 /* Fill c for node v from its info; 0 ok, else a message in why (the node is unusable). */
 static int cal_setup(const mlsys_remat_graph *g, int v, int batch, cal_node *c, char *why, size_t wl) {
   const mlsys_remat_node_info *in = &g->info[v];
   const int gb = g->batch > 0 ? g->batch : (in->ndim > 0 ? (int)in->shape[0] : 0);
   memset(c, 0, sizeof *c);
   c->node = v;
+  c->bnode = -1;
   c->op = cal_op(g, v);
   if (g->kind[v] != MLSYS_REMAT_F) { snprintf(why, wl, "not a forward node"); return 1; }
   if (c->op < 0) { snprintf(why, wl, "operator '%s' has no C implementation here", g->op && g->op[v] ? g->op[v] : "?"); return 1; }
@@ -112,7 +141,11 @@ static int cal_setup(const mlsys_remat_graph *g, int v, int batch, cal_node *c, 
     if (c->op == CAL_CONV) {
       c->nimpl = 2;
       c->name[0] = "direct"; c->name[1] = "im2col";
-      c->ws[1] = cnn_k_conv_im2col_workspace(G);   /* per sample: the same at any batch */
+      c->ws[1] = cnn_k_conv_im2col_workspace(G);   /* per sample and group: the same at any batch */
+      c->wsfix[1] = c->bwsfix[1] = 1;
+      cal_find_bwd(g, v, c);
+      c->bname[0] = "direct"; c->bname[1] = "im2col";
+      c->bws[1] = c->ws[1];   /* the backward reuses the forward's column buffer (filter, then data) */
     } else {
       c->nimpl = G->KH * G->KW <= 256 ? 2 : 1;
       c->name[0] = "idx64"; c->name[1] = "idx8";
@@ -137,6 +170,10 @@ static int cal_setup(const mlsys_remat_graph *g, int v, int batch, cal_node *c, 
     c->nimpl = 2;
     c->name[0] = "direct"; c->name[1] = "packed";
     c->ws[1] = (uint64_t)nin * sizeof(float);   /* a copy of the input, at the graph's batch */
+    cal_find_bwd(g, v, c);
+    c->bname[0] = "direct"; c->bname[1] = "packed";
+    c->bws[1] = cnn_k_linear_backward_packed_workspace(c->in_f, c->out_f);   /* the weight, transposed */
+    c->bwsfix[1] = 1;
     return 0;
   }
   /* ReLU */
@@ -158,7 +195,7 @@ static int cal_cmp(const void *a, const void *b) {
 /* Buffers sized for the node; each implementation once untimed, then reps timed runs; the median in µs. */
 static int cal_time(cal_node *c, int reps, mlsys_rng *rng) {
   size_t nx = 0, ny = 0, nw = 0, nb = 0, ws = 0, i;
-  float *x = NULL, *y = NULL, *w = NULL, *b = NULL;
+  float *x = NULL, *y = NULL, *w = NULL, *b = NULL, *dx = NULL, *dw = NULL, *db = NULL;
   void *wsb = NULL;
   int64_t *idx = NULL;
   uint8_t *u8 = NULL;
@@ -179,6 +216,8 @@ static int cal_time(cal_node *c, int reps, mlsys_rng *rng) {
     nw = (size_t)c->in_f * c->out_f;
     nb = (size_t)c->out_f;
     ws = cnn_k_linear_packed_workspace(c->rows, c->in_f);
+    if (c->bnode >= 0 && cnn_k_linear_backward_packed_workspace(c->in_f, c->out_f) > ws)
+      ws = cnn_k_linear_backward_packed_workspace(c->in_f, c->out_f);
   } else {
     nx = ny = c->count;
   }
@@ -187,6 +226,12 @@ static int cal_time(cal_node *c, int reps, mlsys_rng *rng) {
   w = (float *)malloc((nw + 1) * sizeof(float));
   b = (float *)malloc((nb + 1) * sizeof(float));
   wsb = malloc(ws + 1);
+  if (c->bnode >= 0) {   /* the backward's outputs (y doubles as dy: the kernels only read it) */
+    dx = (float *)malloc((nx + 1) * sizeof(float));
+    dw = (float *)malloc((nw + 1) * sizeof(float));
+    db = (float *)malloc((nb + 1) * sizeof(float));
+    if (!dx || !dw || !db) { ok = 0; goto done; }
+  }
   if (c->op == CAL_POOL) idx = (int64_t *)malloc((ny + 1) * sizeof(int64_t));
   if (c->op == CAL_POOL || c->op == CAL_RELU) u8 = (uint8_t *)malloc(ny + 1);
   if (!x || !y || !w || !b || !wsb || (c->op == CAL_POOL && !idx) || ((c->op == CAL_POOL || c->op == CAL_RELU) && !u8)) {
@@ -225,8 +270,25 @@ static int cal_time(cal_node *c, int reps, mlsys_rng *rng) {
     c->us[a] = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
     if (!(c->us[a] > 0)) c->us[a] = 1e-3;   /* below the clock's resolution: 1 ns, so ratios stay finite */
   }
+  for (a = 0; a < (c->bnode >= 0 ? c->bnimpl : 0); a++) {   /* the B node: dy = the forward's last output */
+    float *dxp = c->bdx ? dx : NULL;
+    for (r = -1; r < reps; r++) {
+      double t0 = mlsys_now();
+      if (c->op == CAL_CONV) {
+        if (a == 0) cnn_k_conv2d_backward_direct(dxp, dw, db, x, w, y, &c->geom);
+        else (void)cnn_k_conv2d_backward_im2col(dxp, dw, db, x, w, y, &c->geom, wsb, ws);
+      } else {
+        if (a == 0) cnn_k_linear_backward_direct(dxp, dw, db, x, w, y, c->rows, c->in_f, c->out_f);
+        else (void)cnn_k_linear_backward_packed(dxp, dw, db, x, w, y, c->rows, c->in_f, c->out_f, wsb, ws);
+      }
+      if (r >= 0) t[r] = (mlsys_now() - t0) * 1e6;
+    }
+    qsort(t, (size_t)reps, sizeof t[0], cal_cmp);
+    c->bus[a] = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+    if (!(c->bus[a] > 0)) c->bus[a] = 1e-3;
+  }
 done:
-  free(x); free(y); free(w); free(b); free(wsb); free(idx); free(u8);
+  free(x); free(y); free(w); free(b); free(wsb); free(idx); free(u8); free(dx); free(dw); free(db);
   return ok;
 }
 
@@ -347,8 +409,22 @@ int cmd_remat_calibrate(int argc, char **argv) {
       snprintf(in->impl[v].name, sizeof in->impl[v].name, "%s", cn[k].name[v]);
       in->impl[v].cost = v == 0 ? cost : cost * cn[k].us[v] / cn[k].us[0];
       in->impl[v].workspace = cn[k].ws[v];
+      in->impl[v].fixed_workspace = cn[k].wsfix[v];
     }
     total += cn[k].nimpl;
+    if (cn[k].bnode >= 0) {   /* the B node's, scaled the same way from its own graph cost */
+      mlsys_remat_node_info *bi = &g.info[cn[k].bnode];
+      double bcost = g.dag.cost[cn[k].bnode];
+      bi->nimpl = cn[k].bnimpl;
+      for (v = 0; v < cn[k].bnimpl; v++) {
+        memset(&bi->impl[v], 0, sizeof bi->impl[v]);
+        snprintf(bi->impl[v].name, sizeof bi->impl[v].name, "%s", cn[k].bname[v]);
+        bi->impl[v].cost = v == 0 ? bcost : bcost * cn[k].bus[v] / cn[k].bus[0];
+        bi->impl[v].workspace = cn[k].bws[v];
+        bi->impl[v].fixed_workspace = cn[k].bwsfix[v];
+      }
+      total += cn[k].bnimpl;
+    }
   }
   if (!(f = fopen(out, "w"))) { rc = cli_fail(cmd, "%s: cannot write", out); goto done; }
   if (mlsys_remat_graph_write(&g, f, 1) != MLSYS_OK) rc = cli_fail(cmd, "%s", mlsys_last_error());
@@ -380,6 +456,25 @@ int cmd_remat_calibrate(int argc, char **argv) {
         mlsys_jw_end(&w);
       }
       mlsys_jw_end(&w);
+      if (cn[k].bnode >= 0) {
+        const mlsys_remat_node_info *bi = &g.info[cn[k].bnode];
+        mlsys_jw_key(&w, "backward");
+        mlsys_jw_object(&w);
+        mlsys_jw_key(&w, "node"); mlsys_jw_str(&w, mlsys_remat_node_name(&g, cn[k].bnode, nb, sizeof nb));
+        mlsys_jw_key(&w, "dx"); mlsys_jw_bool(&w, cn[k].bdx);
+        mlsys_jw_key(&w, "impls");
+        mlsys_jw_array(&w);
+        for (v = 0; v < cn[k].bnimpl; v++) {
+          mlsys_jw_object(&w);
+          mlsys_jw_key(&w, "name"); mlsys_jw_str(&w, cn[k].bname[v]);
+          mlsys_jw_key(&w, "us"); mlsys_jw_double(&w, cn[k].bus[v]);
+          mlsys_jw_key(&w, "cost"); mlsys_jw_double(&w, bi->impl[v].cost);
+          mlsys_jw_key(&w, "workspace"); mlsys_jw_u64(&w, bi->impl[v].workspace);
+          mlsys_jw_end(&w);
+        }
+        mlsys_jw_end(&w);
+        mlsys_jw_end(&w);
+      }
       mlsys_jw_end(&w);
     }
     mlsys_jw_end(&w);
@@ -396,12 +491,18 @@ int cmd_remat_calibrate(int argc, char **argv) {
     if (mlsys_jw_finish(&w) != MLSYS_OK) rc = cli_fail(cmd, "writing the JSON failed");
   } else {
     printf("%-24s %-10s %-13s %12s %14s %12s\n", "node", "op", "impl", "us", "cost", "workspace");
-    for (k = 0; k < nc; k++)
+    for (k = 0; k < nc; k++) {
       for (v = 0; v < cn[k].nimpl; v++)
         printf("%-24s %-10s %-13s %12.2f %14.6g %12llu\n",
                v ? "" : mlsys_remat_node_name(&g, cn[k].node, nb, sizeof nb), v ? "" : g.op[cn[k].node],
                cn[k].name[v], cn[k].us[v], g.info[cn[k].node].impl[v].cost,
                (unsigned long long)g.info[cn[k].node].impl[v].workspace);
+      for (v = 0; v < (cn[k].bnode >= 0 ? cn[k].bnimpl : 0); v++)
+        printf("%-24s %-10s %-13s %12.2f %14.6g %12llu\n",
+               v ? "" : mlsys_remat_node_name(&g, cn[k].bnode, nb, sizeof nb), v ? "" : "(backward)",
+               cn[k].bname[v], cn[k].bus[v], g.info[cn[k].bnode].impl[v].cost,
+               (unsigned long long)g.info[cn[k].bnode].impl[v].workspace);
+    }
     printf("%d nodes, %d implementations timed at batch %d (median of %d), %d skipped; cost unit %s -> %s\n", nc,
            total, batch, reps, nskip, g.cost_unit ? g.cost_unit : "?", out);
   }

@@ -2,7 +2,9 @@
    times): each against a naive double-precision reference written here from the operators' definitions (PyTorch's
    Conv2d and MaxPool2d with ceil_mode = False), over many random geometries (stride, padding, dilation, groups,
    rectangular kernels), and at SmallCNN's geometry bit for bit against the existing stride-1 kernels of
-   examples/remat_cnn_impls.h. */
+   examples/remat_cnn_impls.h. The backward kernels (conv data and filter, linear) against double-precision
+   references of their formulas over random geometries, and against central finite differences of the forward
+   kernels (the gradient of L = sum(dy · y), which is exact for these linear maps up to float rounding). */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_remat.h"
 #include "examples/remat_cnn_impls.h"
@@ -79,7 +81,7 @@ TEST(conv_direct_and_im2col_against_reference) {
     nw = (size_t)g.K * (g.C / g.groups) * g.KH * g.KW;
     ny = (size_t)g.N * g.K * OH * OW;
     ws = cnn_k_conv_im2col_workspace(&g);
-    CHECK(ws == (size_t)g.C * g.KH * g.KW * OH * OW * 4);
+    CHECK(ws == (size_t)(g.C / g.groups) * g.KH * g.KW * OH * OW * 4);   /* one group of one sample */
     x = (float *)malloc(nx * 4); w = (float *)malloc(nw * 4); b = (float *)malloc((size_t)g.K * 4);
     y1 = (float *)malloc(ny * 4); y2 = (float *)malloc(ny * 4); buf = malloc(ws);
     REQUIRE(x && w && b && y1 && y2 && buf);
@@ -238,6 +240,210 @@ TEST(maxpool_matches_smallcnn_kernels) {
   CHECK(memcmp(y1, y2, sizeof y1) == 0);
   CHECK(memcmp(i1, i2, sizeof i1) == 0);
   CHECK(memcmp(p1, p2, sizeof p1) == 0);
+}
+
+/* Double-precision references of the conv backward from the forward's definition: each forward term
+   w[k,c,r,s]·x[n,c0+c,h,v] contributes dy·w to dx[n,c0+c,h,v] and dy·x to dw[k,c,r,s]; absolute sums for the
+   tolerance. */
+static void ref_conv_backward(const float *x, const float *w, const float *dy, const cnn_k_geom *g, double *dx,
+                              double *dxa, double *dw, double *dwa, double *db, double *dba) {
+  long OH = cnn_k_oh(g), OW = cnn_k_ow(g), i, j;
+  int Cg = g->C / g->groups, Kg = g->K / g->groups, n, k, c, r, s;
+  size_t nx = (size_t)g->N * g->C * g->H * g->W, nw = (size_t)g->K * Cg * g->KH * g->KW, t;
+  for (t = 0; t < nx; t++) dx[t] = dxa[t] = 0;
+  for (t = 0; t < nw; t++) dw[t] = dwa[t] = 0;
+  for (k = 0; k < g->K; k++) db[k] = dba[k] = 0;
+  for (n = 0; n < g->N; n++)
+    for (k = 0; k < g->K; k++)
+      for (i = 0; i < OH; i++)
+        for (j = 0; j < OW; j++) {
+          double d = dy[(((size_t)n * g->K + k) * OH + i) * OW + j];
+          db[k] += d; dba[k] += fabs(d);
+          for (c = 0; c < Cg; c++)
+            for (r = 0; r < g->KH; r++)
+              for (s = 0; s < g->KW; s++) {
+                long h = i * g->SH - g->PH + (long)r * g->DH, v = j * g->SW - g->PW + (long)s * g->DW;
+                size_t xi, wi;
+                if (h < 0 || h >= g->H || v < 0 || v >= g->W) continue;
+                xi = (((size_t)n * g->C + (k / Kg) * Cg + c) * g->H + h) * g->W + v;
+                wi = (((size_t)k * Cg + c) * g->KH + r) * g->KW + s;
+                dx[xi] += d * w[wi]; dxa[xi] += fabs(d * w[wi]);
+                dw[wi] += d * x[xi]; dwa[wi] += fabs(d * x[xi]);
+              }
+        }
+}
+
+static int count_off(const float *a, const double *ref, const double *abs_sum, size_t n) {
+  size_t i;
+  int bad = 0;
+  for (i = 0; i < n; i++)
+    if (!(fabs(a[i] - ref[i]) <= 1e-5 * (abs_sum[i] + 1))) bad++;
+  return bad;
+}
+
+TEST(conv_backward_against_reference) {
+  mlsys_rng r;
+  int t;
+  mlsys_rng_seed(&r, 17);
+  for (t = 0; t < 200; t++) {
+    cnn_k_geom g;
+    size_t nx, nw, ny, ws;
+    float *x, *w, *dy, *dx1, *dw1, *db1, *dx2, *dw2, *db2;
+    double *rx, *rxa, *rw, *rwa, *rb, *rba;
+    void *buf;
+    random_geom(&r, &g);
+    nx = (size_t)g.N * g.C * g.H * g.W;
+    nw = (size_t)g.K * (g.C / g.groups) * g.KH * g.KW;
+    ny = (size_t)g.N * g.K * cnn_k_oh(&g) * cnn_k_ow(&g);
+    ws = cnn_k_conv_im2col_workspace(&g);
+    x = (float *)malloc(nx * 4); w = (float *)malloc(nw * 4); dy = (float *)malloc(ny * 4);
+    dx1 = (float *)malloc(nx * 4); dw1 = (float *)malloc(nw * 4); db1 = (float *)malloc((size_t)g.K * 4);
+    dx2 = (float *)malloc(nx * 4); dw2 = (float *)malloc(nw * 4); db2 = (float *)malloc((size_t)g.K * 4);
+    rx = (double *)malloc(nx * 8); rxa = (double *)malloc(nx * 8); rw = (double *)malloc(nw * 8);
+    rwa = (double *)malloc(nw * 8); rb = (double *)malloc((size_t)g.K * 8); rba = (double *)malloc((size_t)g.K * 8);
+    buf = malloc(ws);
+    REQUIRE(x && w && dy && dx1 && dw1 && db1 && dx2 && dw2 && db2 && rx && rxa && rw && rwa && rb && rba && buf);
+    fill(&r, x, nx); fill(&r, w, nw); fill(&r, dy, ny);
+    /* stale garbage in the outputs: every kernel must overwrite, not accumulate */
+    fill(&r, dx1, nx); fill(&r, dw1, nw); fill(&r, db1, (size_t)g.K);
+    fill(&r, dx2, nx); fill(&r, dw2, nw); fill(&r, db2, (size_t)g.K);
+    ref_conv_backward(x, w, dy, &g, rx, rxa, rw, rwa, rb, rba);
+    cnn_k_conv2d_backward_direct(dx1, dw1, db1, x, w, dy, &g);
+    CHECK_EQ_INT(cnn_k_conv2d_backward_im2col(dx2, dw2, db2, x, w, dy, &g, buf, ws - 1), -1);   /* a byte short */
+    CHECK_EQ_INT(cnn_k_conv2d_backward_im2col(dx2, dw2, db2, x, w, dy, &g, buf, ws), 0);
+    CHECK_MSG(count_off(dx1, rx, rxa, nx) == 0, "case %d: direct dx off in %d", t, count_off(dx1, rx, rxa, nx));
+    CHECK_MSG(count_off(dw1, rw, rwa, nw) == 0, "case %d: direct dw off in %d", t, count_off(dw1, rw, rwa, nw));
+    CHECK_MSG(count_off(db1, rb, rba, (size_t)g.K) == 0, "case %d: direct db", t);
+    CHECK_MSG(count_off(dx2, rx, rxa, nx) == 0, "case %d: im2col dx off in %d", t, count_off(dx2, rx, rxa, nx));
+    CHECK_MSG(count_off(dw2, rw, rwa, nw) == 0, "case %d: im2col dw off in %d", t, count_off(dw2, rw, rwa, nw));
+    CHECK_MSG(count_off(db2, rb, rba, (size_t)g.K) == 0, "case %d: im2col db", t);
+    /* the halves alone, NULL outputs skipped */
+    fill(&r, dx2, nx);
+    CHECK_EQ_INT(cnn_k_conv2d_backward_im2col(dx2, NULL, NULL, x, w, dy, &g, buf, ws), 0);
+    CHECK(count_off(dx2, rx, rxa, nx) == 0);
+    fill(&r, dw2, nw);
+    CHECK_EQ_INT(cnn_k_conv2d_backward_filter_im2col(dw2, NULL, x, dy, &g, buf, ws), 0);
+    CHECK(count_off(dw2, rw, rwa, nw) == 0);
+    free(x); free(w); free(dy); free(dx1); free(dw1); free(db1); free(dx2); free(dw2); free(db2);
+    free(rx); free(rxa); free(rw); free(rwa); free(rb); free(rba); free(buf);
+  }
+}
+
+/* L(x, w, b) = sum dy · conv(x, w, b) in double over the float forward kernel; central differences of L at a few
+   coordinates against the backward kernels' gradient. The map is linear in each argument, so the difference
+   quotient is exact up to the forward's float rounding. */
+static double conv_loss(const float *x, const float *w, const float *b, const float *dy, const cnn_k_geom *g,
+                        float *y) {
+  size_t ny = (size_t)g->N * g->K * cnn_k_oh(g) * cnn_k_ow(g), i;
+  double L = 0;
+  cnn_k_conv2d_direct(y, x, w, b, g);
+  for (i = 0; i < ny; i++) L += (double)dy[i] * y[i];
+  return L;
+}
+
+TEST(conv_backward_finite_differences) {
+  mlsys_rng r;
+  int t, bad = 0, checked = 0;
+  mlsys_rng_seed(&r, 23);
+  for (t = 0; t < 40; t++) {
+    cnn_k_geom g;
+    size_t nx, nw, ny, ws;
+    float *x, *w, *b, *dy, *y, *gx, *gw, *gb;
+    void *buf;
+    int q, which;
+    random_geom(&r, &g);
+    nx = (size_t)g.N * g.C * g.H * g.W;
+    nw = (size_t)g.K * (g.C / g.groups) * g.KH * g.KW;
+    ny = (size_t)g.N * g.K * cnn_k_oh(&g) * cnn_k_ow(&g);
+    ws = cnn_k_conv_im2col_workspace(&g);
+    x = (float *)malloc(nx * 4); w = (float *)malloc(nw * 4); b = (float *)malloc((size_t)g.K * 4);
+    dy = (float *)malloc(ny * 4); y = (float *)malloc(ny * 4); gx = (float *)malloc(nx * 4);
+    gw = (float *)malloc(nw * 4); gb = (float *)malloc((size_t)g.K * 4); buf = malloc(ws);
+    REQUIRE(x && w && b && dy && y && gx && gw && gb && buf);
+    fill(&r, x, nx); fill(&r, w, nw); fill(&r, b, (size_t)g.K); fill(&r, dy, ny);
+    REQUIRE(cnn_k_conv2d_backward_im2col(gx, gw, gb, x, w, dy, &g, buf, ws) == 0);
+    for (which = 0; which < 3; which++)
+      for (q = 0; q < 4; q++) {
+        float *p = which == 0 ? x : which == 1 ? w : b, *gp = which == 0 ? gx : which == 1 ? gw : gb;
+        size_t cnt = which == 0 ? nx : which == 1 ? nw : (size_t)g.K, at = (size_t)(mlsys_rng_u64(&r) % cnt);
+        const float h = 0.25f, keep = p[at];   /* a power of two: x ± h is exact for |x| < 2^21 */
+        double lp, lm, fd;
+        p[at] = keep + h; lp = conv_loss(x, w, b, dy, &g, y);
+        p[at] = keep - h; lm = conv_loss(x, w, b, dy, &g, y);
+        p[at] = keep;
+        fd = (lp - lm) / (2.0 * h);
+        checked++;
+        if (!(fabs(fd - gp[at]) <= 1e-3 * (1 + fabs(fd)) + 1e-5 * (double)ny)) {
+          bad++;
+          if (bad < 5) printf("    case %d arg %d[%zu]: fd %.7g, backward %.7g\n", t, which, at, fd, gp[at]);
+        }
+      }
+    free(x); free(w); free(b); free(dy); free(y); free(gx); free(gw); free(gb); free(buf);
+  }
+  CHECK_MSG(bad == 0, "%d of %d finite differences disagree", bad, checked);
+}
+
+TEST(linear_backward_against_reference) {
+  mlsys_rng r;
+  int t;
+  mlsys_rng_seed(&r, 31);
+  for (t = 0; t < 60; t++) {
+    long N = rnd(&r, 1, 6), I = rnd(&r, 1, 40), O = rnd(&r, 1, 20), n, o, i, k;
+    size_t nx = (size_t)(N * I), nw = (size_t)(O * I), ny = (size_t)(N * O), wsb = cnn_k_linear_backward_packed_workspace(I, O);
+    float *x = (float *)malloc(nx * 4), *w = (float *)malloc(nw * 4), *dy = (float *)malloc(ny * 4);
+    float *g1[3], *g2[3];
+    double *ref[3], *ra[3];
+    size_t cnt[3];
+    void *ws = malloc(wsb);
+    int a;
+    cnt[0] = nx; cnt[1] = nw; cnt[2] = (size_t)O;
+    REQUIRE(x && w && dy && ws);
+    for (a = 0; a < 3; a++) {
+      g1[a] = (float *)malloc(cnt[a] * 4); g2[a] = (float *)malloc(cnt[a] * 4);
+      ref[a] = (double *)calloc(cnt[a], 8); ra[a] = (double *)calloc(cnt[a], 8);
+      REQUIRE(g1[a] && g2[a] && ref[a] && ra[a]);
+      fill(&r, g1[a], cnt[a]); fill(&r, g2[a], cnt[a]);   /* garbage: must be overwritten */
+    }
+    CHECK_EQ_INT((int)wsb, (int)(I * O * 4));
+    fill(&r, x, nx); fill(&r, w, nw); fill(&r, dy, ny);
+    for (n = 0; n < N; n++)
+      for (o = 0; o < O; o++) {
+        double d = dy[n * O + o];
+        ref[2][o] += d; ra[2][o] += fabs(d);
+        for (i = 0; i < I; i++) {
+          ref[0][n * I + i] += d * w[o * I + i]; ra[0][n * I + i] += fabs(d * w[o * I + i]);
+          ref[1][o * I + i] += d * x[n * I + i]; ra[1][o * I + i] += fabs(d * x[n * I + i]);
+        }
+      }
+    cnn_k_linear_backward_direct(g1[0], g1[1], g1[2], x, w, dy, N, I, O);
+    CHECK(cnn_k_linear_backward_packed(g2[0], g2[1], g2[2], x, w, dy, N, I, O, ws, wsb - 1) == -1);
+    CHECK(cnn_k_linear_backward_packed(g2[0], g2[1], g2[2], x, w, dy, N, I, O, ws, wsb) == 0);
+    for (a = 0; a < 3; a++) {
+      CHECK_MSG(count_off(g1[a], ref[a], ra[a], cnt[a]) == 0, "case %d: direct output %d", t, a);
+      CHECK_MSG(count_off(g2[a], ref[a], ra[a], cnt[a]) == 0, "case %d: packed output %d", t, a);
+    }
+    /* central differences of sum dy · linear(x) at one x and one w coordinate */
+    for (a = 0; a < 2; a++) {
+      float *p = a == 0 ? x : w, *y = (float *)malloc(ny * 4), *b0 = (float *)calloc((size_t)O, 4);
+      size_t at = (size_t)(mlsys_rng_u64(&r) % cnt[a]);
+      const float h = 0.25f, keep = p[at];
+      double L[2];
+      REQUIRE(y && b0);
+      for (k = 0; k < 2; k++) {
+        size_t q;
+        p[at] = keep + (k ? -h : h);
+        cnn_k_linear_direct(y, x, w, b0, N, I, O);
+        L[k] = 0;
+        for (q = 0; q < ny; q++) L[k] += (double)dy[q] * y[q];
+      }
+      p[at] = keep;
+      CHECK_MSG(fabs((L[0] - L[1]) / (2 * h) - g2[a][at]) <= 1e-3 * (1 + fabs(g2[a][at])) + 1e-5 * (double)ny,
+                "case %d: finite difference %g vs %g", t, (L[0] - L[1]) / (2 * h), g2[a][at]);
+      free(y); free(b0);
+    }
+    for (a = 0; a < 3; a++) { free(g1[a]); free(g2[a]); free(ref[a]); free(ra[a]); }
+    free(x); free(w); free(dy); free(ws);
+  }
 }
 
 TEST_MAIN()

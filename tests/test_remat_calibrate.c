@@ -1,9 +1,11 @@
 /* `mlsys remat calibrate` (cli/remat_calibrate.c) on tests/data/graphs/smallcnn_b8.json (exported with shapes): the
    structure of what it writes, not the times (which depend on the machine): every Conv2d gets direct + im2col with
    the im2col workspace computed here from the node's attrs (C·KH·KW·OH·OW·4), every Linear direct + packed
-   (workspace = its input's bytes), ReLU three and MaxPool2d two implementations, the default implementation's cost
+   (workspace = its input's bytes), ReLU three and MaxPool2d two implementations, the B node of each conv (direct +
+   im2col, the forward's column buffer) and linear (direct + packed, the weight's bytes) two, dx computed only
+   where the B node has output bytes, the default implementation's cost
    equals the graph's, all costs > 0, the output re-reads with every other field unchanged, and MONeT takes the conv
-   impls. Bad input: named errors, exit 1; a scanned node whose attrs our kernels cannot reproduce is skipped. Runs build/mlsys (or $MLSYS_BIN) from the repository root. */
+   impls (forward) and the B nodes' impls (backward paths, the cheapest chosen when memory does not bind). Bad input: named errors, exit 1; a scanned node whose attrs our kernels cannot reproduce is skipped. Runs build/mlsys (or $MLSYS_BIN) from the repository root. */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_remat.h"
 #include "tests/test.h"
@@ -39,10 +41,27 @@ static int same_graph(const mlsys_remat_graph *a, const mlsys_remat_graph *b) {
 }
 
 static void check_calibrated(const mlsys_remat_graph *g, const mlsys_remat_graph *c) {
-  int v, k, nconv = 0, nlin = 0, nrelu = 0, npool = 0;
+  int v, k, nconv = 0, nlin = 0, nrelu = 0, npool = 0, nbwd = 0;
   for (v = 0; v < c->dag.n; v++) {
     const mlsys_remat_node_info *in = &c->info[v];
     const char *op = c->op[v];
+    if (c->kind[v] == MLSYS_REMAT_B && c->fwd_of[v] >= 0 &&
+        (!strcmp(c->op[c->fwd_of[v]], "Conv2d") || !strcmp(c->op[c->fwd_of[v]], "Linear"))) {
+      /* the backward of a conv / linear: direct + im2col (the forward's column buffer) or direct + packed (the
+         weight transposed, out_f·in_f·4 bytes); the default costs the graph's cost */
+      const mlsys_remat_node_info *fi = &c->info[c->fwd_of[v]];
+      int conv = !strcmp(c->op[c->fwd_of[v]], "Conv2d");
+      nbwd++;
+      REQUIRE(in->nimpl == 2);
+      CHECK_STR(in->impl[0].name, "direct");
+      CHECK_STR(in->impl[1].name, conv ? "im2col" : "packed");
+      CHECK(in->impl[0].cost == g->dag.cost[v] && in->impl[0].workspace == 0);
+      CHECK(in->impl[1].cost > 0 && isfinite(in->impl[1].cost));
+      if (conv) CHECK(in->impl[1].workspace == fi->impl[1].workspace);
+      else CHECK(in->impl[1].workspace == (uint64_t)(fi->in_shape[1] * fi->shape[1] * 4));
+      CHECK(!in->impl[0].fixed_workspace && in->impl[1].fixed_workspace);   /* neither buffer grows with N */
+      continue;
+    }
     if (c->kind[v] != MLSYS_REMAT_F || (strcmp(op, "Conv2d") && strcmp(op, "Linear") && strcmp(op, "ReLU") &&
                                         strcmp(op, "MaxPool2d"))) {
       CHECK_MSG(in->nimpl == 0, "node %d (%s) got impls", v, op);
@@ -51,21 +70,24 @@ static void check_calibrated(const mlsys_remat_graph *g, const mlsys_remat_graph
     for (k = 0; k < in->nimpl; k++) CHECK_MSG(in->impl[k].cost > 0 && isfinite(in->impl[k].cost), "node %d impl %d", v, k);
     CHECK(in->impl[0].cost == g->dag.cost[v] && in->impl[0].workspace == 0);   /* default = the graph's cost */
     if (!strcmp(op, "Conv2d")) {
-      /* OH, OW from the torch formula with the attrs; one sample's columns */
+      /* OH, OW from the torch formula with the attrs; one sample's and one group's columns */
       int64_t OH = (in->in_shape[2] + 2 * in->pad[0] - in->dilation[0] * (in->kernel[0] - 1) - 1) / in->stride[0] + 1;
       int64_t OW = (in->in_shape[3] + 2 * in->pad[1] - in->dilation[1] * (in->kernel[1] - 1) - 1) / in->stride[1] + 1;
-      uint64_t ws = (uint64_t)(in->in_shape[1] * in->kernel[0] * in->kernel[1] * OH * OW * 4);
+      uint64_t ws = (uint64_t)(in->in_shape[1] / (in->groups ? in->groups : 1) * in->kernel[0] * in->kernel[1] * OH *
+                               OW * 4);
       nconv++;
       CHECK_EQ_INT(in->nimpl, 2);
       CHECK_STR(in->impl[0].name, "direct");
       CHECK_STR(in->impl[1].name, "im2col");
       CHECK_MSG(in->impl[1].workspace == ws, "node %d: workspace %llu, formula %llu", v,
                 (unsigned long long)in->impl[1].workspace, (unsigned long long)ws);
+      CHECK(in->impl[1].fixed_workspace);   /* one sample's columns */
     } else if (!strcmp(op, "Linear")) {
       nlin++;
       CHECK_EQ_INT(in->nimpl, 2);
       CHECK_STR(in->impl[1].name, "packed");
       CHECK(in->impl[1].workspace == (uint64_t)(in->in_shape[0] * in->in_shape[1] * 4));
+      CHECK(!in->impl[1].fixed_workspace);  /* a copy of the whole batch's input */
     } else if (!strcmp(op, "ReLU")) {
       nrelu++;
       CHECK_EQ_INT(in->nimpl, 3);
@@ -77,7 +99,7 @@ static void check_calibrated(const mlsys_remat_graph *g, const mlsys_remat_graph
       CHECK(!strcmp(in->impl[0].name, "idx64") && !strcmp(in->impl[1].name, "idx8"));
     }
   }
-  CHECK(nconv == 2 && nlin == 2 && nrelu == 3 && npool == 2);
+  CHECK(nconv == 2 && nlin == 2 && nrelu == 3 && npool == 2 && nbwd == 4);
 }
 
 TEST(calibrate_smallcnn) {
@@ -98,7 +120,8 @@ TEST(calibrate_smallcnn) {
   REQUIRE(r.out != NULL);
   if (mlsys_json_parse(r.out, strlen(r.out), "stdout", &doc) == MLSYS_OK) {
     const mlsys_json *nodes = mlsys_json_get(doc.root, "nodes");
-    int i, k, nimpl = 0;
+    const mlsys_json *bw;
+    int i, k, nimpl = 0, nbimpl = 0;
     REQUIRE(nodes && nodes->type == MLSYS_JSON_ARRAY);
     CHECK_EQ_INT(nodes->count, 9);
     for (i = 0; i < nodes->count; i++) {
@@ -109,8 +132,20 @@ TEST(calibrate_smallcnn) {
         CHECK(mlsys_json_get(&im->items[k], "us")->num > 0);
         CHECK(mlsys_json_get(&im->items[k], "cost")->num == c.info[v].impl[k].cost);
       }
+      if ((bw = mlsys_json_get(&nodes->items[i], "backward")) != NULL) {   /* conv / linear: their B node's */
+        const mlsys_json *bim = mlsys_json_get(bw, "impls"), *dx = mlsys_json_get(bw, "dx");
+        int b = mlsys_dag_find(&c.dag, mlsys_json_get(bw, "node")->str);
+        REQUIRE(bim && dx && b >= 0 && c.fwd_of[b] == v);
+        /* grad_conv1 has no output bytes (its input is fixed memory): no dx computed */
+        CHECK(dx->type == MLSYS_JSON_BOOL && dx->boolean == (c.dag.size[b] > 0));
+        for (k = 0; k < bim->count; k++, nbimpl++) {
+          CHECK(mlsys_json_get(&bim->items[k], "us")->num > 0);
+          CHECK(mlsys_json_get(&bim->items[k], "cost")->num == c.info[b].impl[k].cost);
+        }
+      }
     }
     CHECK_EQ_INT(nimpl, 21);
+    CHECK_EQ_INT(nbimpl, 8);
     mlsys_json_doc_free(&doc);
   } else {
     CHECK_MSG(0, "stdout is not JSON: %s", mlsys_last_error());
@@ -132,6 +167,46 @@ TEST(calibrate_smallcnn) {
     }
     mlsys_remat_monet_graph_free(&sg);
   }
+  /* ... and its backward paths are the B nodes' impls, exactly: solved without a binding budget, every conv /
+     linear backward stage runs the impl of least cost, and the schedule's backward cost is the sum of the file's
+     costs of the chosen impls (and the graph's costs elsewhere) */
+  {
+    mlsys_remat_monet_catalogue cat;
+    mlsys_remat_monet_graph sg;
+    mlsys_remat_monet_schedule s;
+    mlsys_remat_monet_opts o;
+    mlsys_remat_monet_sim sim;
+    double bwd = 0;
+    int t, nb = 0;
+    memset(&cat, 0, sizeof cat);
+    cat.mode = MLSYS_REMAT_MONET_ALL;
+    REQUIRE_OK(mlsys_remat_monet_graph_build(&c, &cat, &sg));
+    memset(&o, 0, sizeof o);
+    o.time_limit = 600;
+    o.cost_unit = 1;   /* costs are whole flops scaled by measured ratios: exact enough at 1 flop */
+    REQUIRE_OK(mlsys_remat_monet_solve(&sg, (uint64_t)1 << 40, &o, &s));
+    REQUIRE_OK(mlsys_remat_monet_simulate(&sg, &s, MLSYS_REMAT_MONET_SIM_EAGER, &sim));
+    for (t = 1; t < sg.T; t++) {
+      int b = sg.src[sg.V + t - 1], k, q = sg.path_off[t] + s.M[t];
+      const mlsys_remat_node_info *bi = &c.info[b];
+      if (bi->nimpl == 0) { bwd += c.dag.cost[b]; continue; }
+      nb++;
+      REQUIRE(sg.path_off[t + 1] - sg.path_off[t] == bi->nimpl);
+      for (k = 0; k < bi->nimpl; k++) {
+        CHECK(sg.path_cost[sg.path_off[t] + k] == bi->impl[k].cost);
+        CHECK(sg.path_ws[sg.path_off[t] + k] == bi->impl[k].workspace);
+        CHECK(sg.path_kind[sg.path_off[t] + k] == (k ? 'c' : 'g'));
+      }
+      CHECK_MSG(sg.path_cost[q] == fmin(bi->impl[0].cost, bi->impl[1].cost), "%s: path %d of cost %g",
+                c.dag.name[b], s.M[t], sg.path_cost[q]);
+      bwd += bi->impl[s.M[t]].cost;
+    }
+    CHECK_EQ_INT(nb, 4);
+    CHECK(sim.valid);
+    CHECK_NEAR(sim.bwd_cost, bwd, 1e-9 * bwd);
+    mlsys_remat_monet_schedule_free(&s);
+    mlsys_remat_monet_graph_free(&sg);
+  }
   run_free(&r);
   /* at another timed batch and restricted to two nodes: the same structure for those, nothing for the others */
   snprintf(arg, sizeof arg, "remat calibrate --graph " SMALLCNN " --out %s --reps 1 --batch 2 --nodes conv2,pool1",
@@ -143,7 +218,8 @@ TEST(calibrate_smallcnn) {
     int v;
     REQUIRE_OK(mlsys_remat_graph_load(out, &d));
     for (v = 0; v < d.dag.n; v++) {
-      int want = !strcmp(d.dag.name[v], "conv2") || !strcmp(d.dag.name[v], "pool1") ? 2 : 0;
+      int want = !strcmp(d.dag.name[v], "conv2") || !strcmp(d.dag.name[v], "pool1") ||
+                 !strcmp(d.dag.name[v], "grad_conv2") ? 2 : 0;
       CHECK_MSG(d.info[v].nimpl == want, "node %s: %d impls", d.dag.name[v], d.info[v].nimpl);
       if (want) CHECK(d.info[v].impl[1].workspace == c.info[v].impl[1].workspace);
     }
@@ -195,12 +271,13 @@ TEST(calibrate_bad_input) {
     CHECK_MSG(r.err && strstr(r.err, cases[i].want), "case %zu: stderr '%s' lacks '%s'", i, r.err ? r.err : "",
               cases[i].want);
     run_free(&r);
-    if (cases[i].code == 0) {   /* the skip: conv1 keeps no impls, the other eight nodes got theirs */
+    if (cases[i].code == 0) {   /* the skip: conv1 and its backward keep no impls; the other eight forward nodes
+                                   and the backward nodes of conv2, fc1 and fc2 got theirs */
       mlsys_remat_graph d;
       int v, n = 0;
       REQUIRE_OK(mlsys_remat_graph_load(out, &d));
       for (v = 0; v < d.dag.n; v++) n += d.info[v].nimpl > 0;
-      CHECK(d.info[0].nimpl == 0 && n == 8);
+      CHECK(d.info[0].nimpl == 0 && d.info[20].nimpl == 0 && n == 11);
       mlsys_remat_graph_free(&d);
     }
   }

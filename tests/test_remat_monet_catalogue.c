@@ -5,11 +5,14 @@
    Oracles: the brute-force DP of tests/remat_monet_brute.h (every recompute set, keep set,
    implementation, in-place choice and path, priced by the exact simulator) against the ILP on chains; a peak
    computed by hand for the split; the inclusion of the ablations' decision spaces (all ⊇ one family ⊇ NoOp); and
-   the ILP's optimum as a lower bound of the greedy post-optimisation. Budgets in bytes with mem_unit = 1 and
+   the ILP's optimum as a lower bound of the greedy post-optimisation; backward paths from B nodes' measured
+   impls (ILP = brute force again) and the conv workspace from shapes (a geometry computed by hand, every conv
+   of two exported graphs against examples/cnn_kernels.h's buffer size). Budgets in bytes with mem_unit = 1 and
    integer costs with cost_unit = 1, so the ILP's rounding plays no part. No verdict depends on time. */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_remat.h"
 #include "tests/test.h"
+#include "examples/cnn_kernels.h"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -143,6 +146,7 @@ TEST(catalogue_paths_and_costs) {
    the true optimum is named (a warm start): that is how the (b) rows' double count of a tensor local to j and
    read unkept by the path was found (A3.4 as written; the split made such stages binding on chain_mbv2, ILP 228
    against 210). The rows no longer count it twice, and every sweep below is exact. */
+static void (*sweep_decorate)(mlsys_remat_graph *g);   /* set: applied to each graph exact_sweep builds */
 static void exact_sweep(const layer *L, int n, unsigned mode, int k, int exact) {
   mlsys_remat_graph g;
   mlsys_remat_monet_graph sg;
@@ -154,6 +158,7 @@ static void exact_sweep(const layer *L, int n, unsigned mode, int k, int exact) 
   c.mode = mode;
   c.conv_fast_cost = c.conv_bwd_fast_cost = 0.5;   /* integral costs */
   REQUIRE_OK(build(L, n, 1000, &g));
+  if (sweep_decorate) sweep_decorate(&g);
   REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
   REQUIRE(sg.V <= BF_MAXV);
   REQUIRE(ilp_cost(&g, &sg, (uint64_t)1 << 40, &s) < INFINITY);
@@ -606,6 +611,250 @@ TEST(no_recompute_ablation_equals_brute_force) {
   CHECK(checked >= 12);
   CHECK(only_monet > 0);   /* budgets where only checkpointing fits */
   printf("    %d feasible ablation solves, %d where MONeT is cheaper, %d budgets only MONeT fits\n", checked, cheaper, only_monet);
+}
+
+/* ---- backward paths from the B nodes' impls (`mlsys remat calibrate` writes them) ----
+   chain_cbr: F 0..3 = Linear, Conv2d, BatchNorm2d, ReLU; L 4; B 5..8 = g3, g2, g1 (conv), g0 (linear). */
+static void set_impls(mlsys_remat_node_info *in, int n, const double *cost, const uint64_t *ws) {
+  in->nimpl = n;
+  for (int k = 0; k < n; k++) {
+    snprintf(in->impl[k].name, sizeof in->impl[k].name, "a%d", k);
+    in->impl[k].cost = cost[k];
+    in->impl[k].workspace = ws[k];
+  }
+}
+static void cbr_bwd_impls(mlsys_remat_graph *g) {
+  /* conv backward (graph cost 80): a default that costs less than the graph says, a faster one with a small
+     workspace, a fastest one with a large one; linear backward (graph cost 16): one packed variant */
+  static const double cc[] = {70, 50, 30}, lc[] = {16, 12};
+  static const uint64_t cw[] = {0, 700, 3000}, lw[] = {0, 300};
+  REQUIRE_OK(mlsys_remat_graph_info_alloc(g));
+  set_impls(&g->info[7], 3, cc, cw);
+  set_impls(&g->info[8], 2, lc, lw);
+}
+static void expect_paths(const mlsys_remat_monet_graph *sg, int graph_b, int fb, int n, const char *kinds,
+                         const double *cost, const uint64_t *ws) {
+  int t = graph_b - fb + 1, k;
+  CHECK_MSG(sg->path_off[t + 1] - sg->path_off[t] == n, "node %d: %d paths, want %d", graph_b,
+            sg->path_off[t + 1] - sg->path_off[t], n);
+  for (k = 0; k < n && sg->path_off[t] + k < sg->path_off[t + 1]; k++) {
+    int q = sg->path_off[t] + k;
+    CHECK_MSG(sg->path_kind[q] == kinds[k] && sg->path_cost[q] == cost[k] && sg->path_ws[q] == ws[k],
+              "node %d path %d: %c %g %llu, want %c %g %llu", graph_b, k, sg->path_kind[q], sg->path_cost[q],
+              (unsigned long long)sg->path_ws[q], kinds[k], cost[k], (unsigned long long)ws[k]);
+  }
+}
+
+TEST(backward_impls_become_paths) {
+  mlsys_remat_graph g;
+  mlsys_remat_monet_graph sg;
+  mlsys_remat_monet_catalogue c;
+  mlsys_remat_monet_impl fi[2] = {{40, 40, 0, 0}, {20, 20, 100, 100}};
+  mlsys_remat_monet_override ov;
+  const int fb = 5;
+  REQUIRE_OK(build(chain_cbr, 4, 1000, &g));
+  REQUIRE(g.fwd_of[7] == 1 && g.fwd_of[8] == 0 && g.dag.cost[7] == 80 && g.dag.cost[8] == 16);
+  cbr_bwd_impls(&g);
+  memset(&c, 0, sizeof c);
+  c.mode = MLSYS_REMAT_MONET_CONV;
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+  {   /* impl 0 → 'g' (its cost, not the graph's), the others → 'c'; no 0.7 proxy */
+    const double cc[] = {70, 50, 30}, lc[] = {16, 12};
+    const uint64_t cw[] = {0, 700, 3000}, lw[] = {0, 300};
+    expect_paths(&sg, 7, fb, 3, "gcc", cc, cw);
+    expect_paths(&sg, 8, fb, 2, "gc", lc, lw);
+  }
+  mlsys_remat_monet_graph_free(&sg);
+  /* NoOp (CONV off): the graph's cost, one path */
+  c.mode = MLSYS_REMAT_MONET_OUTACT;
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+  {
+    const double gc[] = {80};
+    const uint64_t z[] = {0};
+    expect_paths(&sg, 7, fb, 1, "g", gc, z);
+  }
+  mlsys_remat_monet_graph_free(&sg);
+  /* an override naming a backward cost wins over the impls (then the graph's 'g' and the override's 'c') */
+  memset(&ov, 0, sizeof ov);
+  ov.node = 1; ov.nimpl = 2; ov.impl = fi; ov.bwd_cost = 33; ov.bwd_workspace = 444;
+  c.mode = MLSYS_REMAT_MONET_CONV; c.noverride = 1; c.override_impl = &ov;
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+  {
+    const double oc[] = {80, 33};
+    const uint64_t ow[] = {0, 444};
+    expect_paths(&sg, 7, fb, 2, "gc", oc, ow);
+  }
+  mlsys_remat_monet_graph_free(&sg);
+  /* ... and one without (bwd_cost 0) leaves the backward to the impls */
+  ov.bwd_cost = 0; ov.bwd_workspace = 0;
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+  {
+    const double cc[] = {70, 50, 30};
+    const uint64_t cw[] = {0, 700, 3000};
+    expect_paths(&sg, 7, fb, 3, "gcc", cc, cw);
+  }
+  mlsys_remat_monet_graph_free(&sg);
+  c.noverride = 0; c.override_impl = NULL;
+  /* six impls, one repeating another: the repeat is dropped and the stage keeps MLSYS_REMAT_MONET_MAX_PATHS (4) */
+  {
+    const double cc[] = {70, 50, 50, 30, 20, 10}, want[] = {70, 50, 30, 20};
+    const uint64_t cw[] = {0, 700, 700, 3000, 5000, 9000}, wantw[] = {0, 700, 3000, 5000};
+    set_impls(&g.info[7], 6, cc, cw);
+    REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+    CHECK_EQ_INT(MLSYS_REMAT_MONET_MAX_PATHS, 4);
+    expect_paths(&sg, 7, fb, 4, "gccc", want, wantw);
+    mlsys_remat_monet_graph_free(&sg);
+  }
+  mlsys_remat_graph_free(&g);
+}
+
+TEST(chain_ilp_equals_brute_force_backward_impls) {
+  inexact = 0;
+  sweep_decorate = cbr_bwd_impls;
+  exact_sweep(chain_cbr, 4, MLSYS_REMAT_MONET_CONV | MLSYS_REMAT_MONET_OUTACT, 6, 1);
+  exact_sweep(chain_cbr, 4, MLSYS_REMAT_MONET_ALL | MLSYS_REMAT_MONET_SPLIT, 4, 1);
+  sweep_decorate = NULL;
+  CHECK_EQ_INT(inexact, 0);
+  {   /* the budgets make the choice: the fastest path without a budget, none with a workspace at the least */
+    mlsys_remat_graph g;
+    mlsys_remat_monet_graph sg;
+    mlsys_remat_monet_catalogue c;
+    mlsys_remat_monet_schedule s;
+    mlsys_remat_monet_opts o = exact_opts();
+    uint64_t lo;
+    REQUIRE_OK(build(chain_cbr, 4, 1000, &g));
+    cbr_bwd_impls(&g);
+    memset(&c, 0, sizeof c);
+    c.mode = MLSYS_REMAT_MONET_CONV;
+    REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+    REQUIRE_OK(mlsys_remat_monet_solve(&sg, (uint64_t)1 << 40, &o, &s));
+    CHECK_EQ_INT(s.M[7 - 5 + 1], 2);   /* conv: cost 30 */
+    CHECK_EQ_INT(s.M[8 - 5 + 1], 1);   /* linear: cost 12 */
+    mlsys_remat_monet_schedule_free(&s);
+    {
+      uint64_t a = sg.fixed, b = (uint64_t)1 << 20;
+      while (a < b) { uint64_t m = a + (b - a) / 2; if (brute_force(&sg, m, 1) < INFINITY) b = m; else a = m + 1; }
+      lo = a;
+    }
+    REQUIRE_OK(mlsys_remat_monet_solve(&sg, lo, &o, &s));
+    CHECK(sg.path_ws[sg.path_off[3] + s.M[3]] < 3000);   /* the 3000-byte path never fits the least budget */
+    mlsys_remat_monet_schedule_free(&s);
+    mlsys_remat_monet_graph_free(&sg);
+    mlsys_remat_graph_free(&g);
+  }
+}
+
+/* ---- the conv workspace from shapes (a graph with shapes but no impls) ---- */
+static mlsys_status parse_text(const char *text, mlsys_remat_graph *g) {
+  return mlsys_remat_graph_parse(text, strlen(text), "g.json", g);
+}
+static uint64_t fwd_ws(const mlsys_remat_monet_graph *sg, int s, int k) { return sg->impl[sg->impl_off[s] + k].workspace; }
+
+TEST(conv_workspace_from_shapes_by_hand) {
+  /* x [2, 6, 10, 12] → conv 3x5, stride (2, 1), padding (1, 2), groups 3 → y [2, 9, 5, 12]:
+     OH = (10 + 2 - 3) / 2 + 1 = 5, OW = (12 + 4 - 5) / 1 + 1 = 12; one sample's columns for one group:
+     (6 / 3) · 3 · 5 rows × 5 · 12 columns = 30 × 60 = 1800 floats = 7200 bytes. The old proxy: 9 × the input's
+     bytes, 0 here (the input is fixed memory, no node). The linear keeps its factor × input bytes (1 × 4320). */
+  static const char *text =
+      "{\"format\": \"mlsys-remat-graph\", \"version\": 1, \"batch\": 2, \"nodes\": [\n"
+      " {\"id\": 0, \"kind\": \"F\", \"name\": \"c\", \"op\": \"Conv2d\", \"cost\": 100, \"mem\": 4320, \"deps\": [],"
+      "  \"shape\": [2, 9, 5, 12], \"attrs\": {\"in_shape\": [2, 6, 10, 12], \"kernel\": [3, 5], \"stride\": [2, 1],"
+      "  \"padding\": [1, 2], \"dilation\": [1, 1], \"groups\": %d}},\n"
+      " {\"id\": 1, \"kind\": \"F\", \"name\": \"fc\", \"op\": \"Linear\", \"cost\": 10, \"mem\": 40, \"deps\": [0],"
+      "  \"shape\": [2, 5], \"attrs\": {\"in_shape\": [2, 540]}},\n"
+      " {\"id\": 2, \"kind\": \"L\", \"name\": \"loss\", \"cost\": 1, \"mem\": 4, \"deps\": [1]},\n"
+      " {\"id\": 3, \"kind\": \"B\", \"name\": \"gfc\", \"op\": \"LinearBackward\", \"cost\": 20, \"mem\": 4320, \"deps\": [2, 0], \"fwd_of\": 1},\n"
+      " {\"id\": 4, \"kind\": \"B\", \"name\": \"gc\", \"op\": \"Conv2dBackward\", \"cost\": 200, \"mem\": 0, \"deps\": [3], \"fwd_of\": 0}\n"
+      "]}\n";
+  char buf[2048];
+  mlsys_remat_graph g;
+  mlsys_remat_monet_graph sg;
+  mlsys_remat_monet_catalogue c;
+  cnn_k_geom geo = {1, 6, 10, 12, 9, 3, 5, 2, 1, 1, 2, 1, 1, 3};
+  memset(&c, 0, sizeof c);
+  c.mode = MLSYS_REMAT_MONET_CONV;
+  snprintf(buf, sizeof buf, text, 3);
+  REQUIRE_OK(parse_text(buf, &g));
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+  CHECK(cnn_k_conv_im2col_workspace(&geo) == 7200);   /* the kernels' own buffer agrees */
+  REQUIRE(sg.impl_off[1] - sg.impl_off[0] == 2);
+  CHECK(fwd_ws(&sg, 0, 0) == 0 && fwd_ws(&sg, 0, 1) == 7200);
+  CHECK(sg.impl[sg.impl_off[0] + 1].recompute_workspace == 7200);
+  CHECK(fwd_ws(&sg, 1, 1) == 4320);                  /* linear: 1 × the conv output's bytes */
+  CHECK(sg.path_ws[sg.path_off[2] + 1] == 7200 && sg.path_kind[sg.path_off[2] + 1] == 'c');   /* conv backward */
+  CHECK(sg.path_ws[sg.path_off[1] + 1] == 4320);                                             /* linear backward */
+  mlsys_remat_monet_graph_free(&sg);
+  mlsys_remat_graph_free(&g);
+  /* groups 1: all six channels' rows, 3 × 7200; groups 4 does not divide 6: back to the proxy (0 here) */
+  snprintf(buf, sizeof buf, text, 1);
+  REQUIRE_OK(parse_text(buf, &g));
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+  CHECK(fwd_ws(&sg, 0, 1) == 21600 && sg.path_ws[sg.path_off[2] + 1] == 21600);
+  mlsys_remat_monet_graph_free(&sg);
+  mlsys_remat_graph_free(&g);
+  snprintf(buf, sizeof buf, text, 4);
+  REQUIRE_OK(parse_text(buf, &g));
+  REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+  CHECK(fwd_ws(&sg, 0, 1) == 0 && sg.path_ws[sg.path_off[2] + 1] == 0);
+  mlsys_remat_monet_graph_free(&sg);
+  mlsys_remat_graph_free(&g);
+}
+
+/* Every Conv2d of two exported graphs (ResNet-50: 7x7/2 stem, 1x1 and strided convs; MobileNetV2: depthwise
+   groups): the catalogue's second forward implementation and the 'c' path carry the workspace that
+   examples/cnn_kernels.h's im2col computes for the node's geometry at one sample. ResNet-50's first conv by hand:
+   3·7·7 rows × 112·112 columns × 4 bytes = 7375872 (the proxy gave it 0: its input is fixed memory). */
+TEST(conv_workspace_from_shapes_exported) {
+  static const char *files[] = {"tests/data/graphs/resnet50_b2.json", "tests/data/graphs/mobilenet_v2_b2.json"};
+  for (int fi = 0; fi < 2; fi++) {
+    mlsys_remat_graph g;
+    mlsys_remat_monet_graph sg;
+    mlsys_remat_monet_catalogue c;
+    int *sid, nconv = 0, ngrouped = 0, first = -1;
+    REQUIRE_OK(mlsys_remat_graph_load(files[fi], &g));
+    REQUIRE(g.info != NULL);
+    memset(&c, 0, sizeof c);
+    c.mode = MLSYS_REMAT_MONET_CONV;
+    REQUIRE_OK(mlsys_remat_monet_graph_build(&g, &c, &sg));
+    REQUIRE((sid = (int *)calloc((size_t)g.dag.n, sizeof(int))) != NULL);
+    for (int s = 0; s < sg.N; s++) if (sg.src[s] >= 0) sid[sg.src[s]] = s;
+    for (int v = 0; v < g.dag.n; v++) {
+      const mlsys_remat_node_info *in = &g.info[v];
+      cnn_k_geom geo;
+      int b, s = sid[v];
+      if (g.kind[v] != MLSYS_REMAT_F || strcmp(g.op[v], "Conv2d")) continue;
+      if (first < 0) first = v;
+      geo.N = 1; geo.C = (int)in->in_shape[1]; geo.H = (int)in->in_shape[2]; geo.W = (int)in->in_shape[3];
+      geo.K = (int)in->shape[1]; geo.KH = in->kernel[0]; geo.KW = in->kernel[1];
+      geo.SH = in->stride[0]; geo.SW = in->stride[1]; geo.PH = in->pad[0]; geo.PW = in->pad[1];
+      geo.DH = in->dilation[0] ? in->dilation[0] : 1; geo.DW = in->dilation[1] ? in->dilation[1] : 1;
+      geo.groups = in->groups ? in->groups : 1;
+      CHECK_MSG(cnn_k_conv_ok(&geo) && cnn_k_oh(&geo) == in->shape[2], "%s node %d: geometry", files[fi], v);
+      nconv++;
+      ngrouped += geo.groups > 1;
+      CHECK_MSG(sg.impl_off[s + 1] - sg.impl_off[s] == 2 && fwd_ws(&sg, s, 1) == cnn_k_conv_im2col_workspace(&geo),
+                "%s node %d: workspace %llu, kernels %zu", files[fi], v, (unsigned long long)fwd_ws(&sg, s, 1),
+                cnn_k_conv_im2col_workspace(&geo));
+      for (b = 0; b < g.dag.n; b++)
+        if (g.kind[b] == MLSYS_REMAT_B && g.fwd_of[b] == v) {
+          int t = sid[b] - sg.V + 1, q, found = 0;
+          for (q = sg.path_off[t]; q < sg.path_off[t + 1]; q++)
+            found += sg.path_kind[q] == 'c' && sg.path_ws[q] == cnn_k_conv_im2col_workspace(&geo);
+          CHECK_MSG(found == 1, "%s node %d: backward 'c' path", files[fi], b);
+        }
+    }
+    CHECK(nconv >= 50);
+    if (fi == 0) {
+      REQUIRE(first >= 0);
+      CHECK(fwd_ws(&sg, sid[first], 1) == 7375872);
+      CHECK(g.dag.in_off[first + 1] == g.dag.in_off[first]);   /* no node input: the old proxy's 0 */
+    } else {
+      CHECK(ngrouped >= 10);   /* the depthwise convs */
+    }
+    free(sid);
+    mlsys_remat_monet_graph_free(&sg);
+    mlsys_remat_graph_free(&g);
+  }
 }
 
 TEST_MAIN()

@@ -1,7 +1,8 @@
 /* Tests for the optional per-node information of remat graphs (mlsys_remat.h section 1, GRAPH FORMATS: "shape",
    "attrs", "impls" → mlsys_remat_node_info): JSON round trip, every named reader error, batch scaling, what the
    other graph builders do with it, the exported SmallCNN's shapes against its definition, and MONeT's use of an F
-   node's impls (section 9). Run from the repository root. */
+   node's impls (section 9), and the impls' optional "fixed_workspace" (read, written only when true, kept by
+   batch scaling). Run from the repository root. */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_remat.h"
 #include "tests/test.h"
@@ -42,7 +43,7 @@ static int info_eq(const mlsys_remat_node_info *a, const mlsys_remat_node_info *
       return 0;
   for (k = 0; k < a->nimpl; k++)
     if (strcmp(a->impl[k].name, b->impl[k].name) || memcmp(&a->impl[k].cost, &b->impl[k].cost, sizeof(double)) ||
-        a->impl[k].workspace != b->impl[k].workspace)
+        a->impl[k].workspace != b->impl[k].workspace || a->impl[k].fixed_workspace != b->impl[k].fixed_workspace)
       return 0;
   return 1;
 }
@@ -345,6 +346,49 @@ TEST(monet_uses_graph_impls) {
   CHECK(sg.impl[0].cost == 77 && sg.impl[0].workspace == 5);
   mlsys_remat_monet_graph_free(&sg);
   mlsys_remat_graph_free(&g);
+}
+
+/* "fixed_workspace": true keeps an impl's workspace at every batch (a per-sample or weight-sized buffer); absent
+   (false) it scales as before. Written only when true, so files without it are written back byte for byte. */
+TEST(fixed_workspace_key) {
+  static const char *X0 =
+      ", \"impls\": [{\"name\": \"direct\", \"cost\": 100}, {\"name\": \"im2col\", \"cost\": 60, \"workspace\": 5400, "
+      "\"fixed_workspace\": true}, {\"name\": \"batched\", \"cost\": 50, \"workspace\": 1000, \"fixed_workspace\": "
+      "false}]";
+  mlsys_remat_graph g, h, s;
+  size_t l1, l2;
+  char *t1, *t2;
+  REQUIRE_OK(parse(graph_text(X0, "", RICH2), &g));
+  REQUIRE(g.info[0].nimpl == 3);
+  CHECK(!g.info[0].impl[0].fixed_workspace && g.info[0].impl[1].fixed_workspace && !g.info[0].impl[2].fixed_workspace);
+  REQUIRE((t1 = write_mem(&g, 1, &l1)) != NULL);
+  CHECK(strstr(t1, "\"fixed_workspace\": true") != NULL && strstr(t1, "\"fixed_workspace\": false") == NULL);
+  REQUIRE_OK(mlsys_remat_graph_parse(t1, l1, "w1", &h));
+  CHECK(info_eq(&g.info[0], &h.info[0]) && info_eq(&g.info[2], &h.info[2]));
+  REQUIRE((t2 = write_mem(&h, 1, &l2)) != NULL);
+  CHECK(l1 == l2 && memcmp(t1, t2, l1) == 0);
+  free(t1); free(t2);
+  /* batch 2 → 7: costs scale, the fixed workspace stays, the other scales (1000 · 7 / 2 = 3500) */
+  REQUIRE_OK(mlsys_remat_graph_scale_batch(&g, 7, &s));
+  CHECK(s.info[0].impl[1].workspace == 5400 && s.info[0].impl[1].fixed_workspace);
+  CHECK(s.info[0].impl[2].workspace == 3500 && s.info[0].impl[1].cost == 210);
+  mlsys_remat_graph_free(&s);
+  /* not even an overflow: a fixed 2^48-byte workspace scales to any batch */
+  {
+    mlsys_remat_graph big;
+    REQUIRE_OK(parse(graph_text(", \"impls\": [{\"name\": \"a\", \"cost\": 1, \"workspace\": 281474976710656, "
+                                "\"fixed_workspace\": true}]", "", ""), &big));
+    REQUIRE_OK(mlsys_remat_graph_scale_batch(&big, 1000, &s));
+    CHECK(s.info[0].impl[0].workspace == 281474976710656ull);
+    mlsys_remat_graph_free(&s);
+    mlsys_remat_graph_free(&big);
+  }
+  /* a non-boolean is a named error */
+  CHECK_EQ_INT(parse(graph_text(", \"impls\": [{\"name\": \"a\", \"cost\": 1, \"fixed_workspace\": 1}]", "", ""), &s),
+               MLSYS_ERR_PARSE);
+  CHECK_CONTAINS(mlsys_last_error(), "'fixed_workspace' must be true or false");
+  mlsys_remat_graph_free(&g);
+  mlsys_remat_graph_free(&h);
 }
 
 TEST_MAIN()

@@ -136,6 +136,7 @@ static void check_info(const mlsys_remat_graph *g) {
     for (k = 0; k < in->nimpl; k++) {
       FUZZ_CHECK(in->impl[k].name[0] && memchr(in->impl[k].name, 0, sizeof in->impl[k].name));
       FUZZ_CHECK(isfinite(in->impl[k].cost) && in->impl[k].cost >= 0 && in->impl[k].workspace <= (1ull << 48));
+      FUZZ_CHECK(in->impl[k].fixed_workspace == 0 || in->impl[k].fixed_workspace == 1);
     }
   }
 }
@@ -153,7 +154,8 @@ static void info_eq(const mlsys_remat_graph *a, const mlsys_remat_graph *b) {
     for (k = 0; k < x->nimpl; k++)
       FUZZ_CHECK(!strcmp(x->impl[k].name, y->impl[k].name) &&
                  !memcmp(&x->impl[k].cost, &y->impl[k].cost, sizeof(double)) &&
-                 x->impl[k].workspace == y->impl[k].workspace);
+                 x->impl[k].workspace == y->impl[k].workspace &&
+                 x->impl[k].fixed_workspace == y->impl[k].fixed_workspace);
   }
 }
 
