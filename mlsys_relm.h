@@ -26,8 +26,10 @@
         forced prefixes, random sampling with walk-count weights, beam, run-time filters, expansion budgets; χ².
    The `mlsys relm query|tokenize|count` command (cli/relm.c) and docs/relm.md are the tour.
 
-   NOT DONE: the gender-bias, LAMBADA and toxicity analogs of §7.5 (the memorization analog is bench_relm
-   memorization); an exact-posterior sampling mode (sampling is the reference's locally renormalized one); bf16
+   The experiment analogs of §7.5 are bench_relm memorization|bias|toxicity|lambada; the inputs a user builds for
+   them (LAMBADA's preprocessing, cloze items, the four LAMBADA queries, toxicity templates) are section 5.2.
+
+   NOT DONE: an exact-posterior sampling mode (sampling is the reference's locally renormalized one); bf16
    checkpoints; batched ragged sequences and a tree KV cache on the GPU (the CUDA runner decodes one sequence; it has
    not run on a GPU yet).
 

@@ -3,7 +3,9 @@
    concatenated) against the reference, npm gpt-3-encoder's Encoder.js under node, timed on the same text in the same
    run (node times itself, so its start-up is not counted; Encoder.js is slow, so it gets the first 256 kB and ours is
    timed on the same 256 kB for the ratio, besides the whole corpus). Target: >= 5 MB/s per core. Run:
-   make build/bench_relm && ./build/bench_relm [tokenizer|automaton|memorization] [--reps N] [--seconds S]
+   make build/bench_relm && ./build/bench_relm [tokenizer|automaton|memorization|gpt2|bias|toxicity|lambada|experiments]
+   [--reps N] [--seconds S] [--lm SPEC] [--text GLOBS] [--samples N] [--items N] [--budget N] [--unprompted N] [--json]
+   (no verb: all of them, as `make bench` runs it; run from the repository root)
    2. `automaton`: building the ALL-encodings token automaton of the thesis's URL query with the whole vocabulary
       (target < 0.5 s; Outlines' Python index takes ~9 s for comparable regexes).
    3. `memorization`: the offline analog of the URL memorization experiment (§7.5): a token 4-gram LM trained on this
@@ -16,7 +18,10 @@
       tokens/s with the KV cache (decode one token, batches of 8) at 1 and 2 threads, and the URL query run for a
       fixed number of expansions with the model behind the prefix-cached LM adapter: the share of time outside the
       LM (target < 5 %), the LM's tokens computed vs what re-running every prefix would cost, and bytes per queue
-      entry (target <= 64). On a GPU machine tests/cuda/test_relm_gpt2_cuda prints the GPU figures. */
+      entry (target <= 64). On a GPU machine tests/cuda/test_relm_gpt2_cuda prints the GPU figures.
+   5-7. `bias`, `toxicity`, `lambada`: the other three experiments of the thesis (§6.5.2-6.5.4) as offline analogs
+      (spec §7.5), on --lm (a token n-gram or a GPT-2 checkpoint); see the block before bench_bias and docs/relm.md
+      §6.2. */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_relm.h"
 #include "bench/bench_machine.h"

@@ -343,7 +343,7 @@ TEST(restricted_vocabulary_query_stays_in_its_list) {
   REQUIRE_OK(mlsys_read_file(APACHE, &text, &len));
   memset(&d, 0, sizeof d);
   d.max_words = 24;
-  d.max_items = 12;
+  d.max_items = 8;
   REQUIRE_OK(mlsys_relm_cloze_extract(text, len, &d, &it, &n));
   REQUIRE(n >= 6);
   for (i = 0; i < n; i++) {
@@ -384,8 +384,8 @@ TEST(restricted_vocabulary_query_stays_in_its_list) {
       mlsys_relm_free(s);
     }
   }
-  CHECK(checked >= 30);
-  (void)stop_seen;
+  CHECK(checked >= 20);
+  CHECK(stop_seen >= 5);
   mlsys_relm_cloze_free(it, n);
   mlsys_free(text);
 }
