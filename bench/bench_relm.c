@@ -369,9 +369,10 @@ static int bench_gpt2(mlsys_relm_vocab *v, int expansions) {
   return 0;
 }
 
-static int bench_memorization(mlsys_relm_vocab *v, double seconds) {
+/* ext: the LM of --lm (NULL: the 4-gram of the copyright files, trained here) */
+static int bench_memorization(mlsys_relm_vocab *v, double seconds, const mlsys_relm_lm *ext, const char *ext_desc) {
   glob_t gl;
-  mlsys_relm_ngram *g;
+  mlsys_relm_ngram *g = NULL;
   mlsys_relm_lm lm;
   strset corpus = {0, 0, 0};
   size_t i;
@@ -379,8 +380,11 @@ static int bench_memorization(mlsys_relm_vocab *v, double seconds) {
   printf("\n== memorization analog (spec §7.5)\n");
   if (glob("/usr/share/doc/*/copyright", 0, NULL, &gl) || gl.gl_pathc < 10) { printf("not run: no /usr/share/doc/*/copyright files\n"); return 0; }
   t0 = mlsys_now();
-  if (mlsys_relm_ngram_train_files(v, (const char *const *)gl.gl_pathv, (int)gl.gl_pathc, NULL, &g)) { fprintf(stderr, "%s\n", mlsys_last_error()); return 1; }
-  printf("LM: token 4-gram over %zu copyright files, %zu tokens, trained in %.2f s\n", gl.gl_pathc, mlsys_relm_ngram_tokens(g), mlsys_now() - t0);
+  if (ext) printf("LM: %s\n", ext_desc);
+  else {
+    if (mlsys_relm_ngram_train_files(v, (const char *const *)gl.gl_pathv, (int)gl.gl_pathc, NULL, &g)) { fprintf(stderr, "%s\n", mlsys_last_error()); return 1; }
+    printf("LM: token 4-gram over %zu copyright files, %zu tokens, trained in %.2f s\n", gl.gl_pathc, mlsys_relm_ngram_tokens(g), mlsys_now() - t0);
+  }
   for (i = 0; i < gl.gl_pathc; i++) {
     char *d, *p;
     size_t len;
@@ -392,7 +396,7 @@ static int bench_memorization(mlsys_relm_vocab *v, double seconds) {
     mlsys_free(d);
   }
   printf("valid URLs (the query language's longest match after each https://www. in the files): %zu distinct\n\n", corpus.n);
-  lm = mlsys_relm_ngram_lm(g);
+  lm = ext ? *ext : mlsys_relm_ngram_lm(g);
   printf("| method | time s | LM calls | results | unique valid URLs | per second | per 1000 LM calls | duplicates |\n|---|---|---|---|---|---|---|---|\n");
   {
     /* ReLM: shortest path over the query automaton, prefix penalized (the experiment's settings) */
@@ -1160,10 +1164,14 @@ int main(int argc, char **argv) {
   if (mlsys_relm_vocab_load_gpt2_dir(NULL, &v)) { fprintf(stderr, "bench_relm: %s (run scripts/install-deps.sh)\n", mlsys_last_error()); return 1; }
   if (!strcmp(what, "all") || !strcmp(what, "tokenizer")) rc |= bench_tokenizer(reps);
   if (!strcmp(what, "all") || !strcmp(what, "automaton")) rc |= bench_automaton(v, reps);
-  if (!strcmp(what, "all") || !strcmp(what, "memorization")) rc |= bench_memorization(v, seconds);
+  if (!strcmp(what, "all") || !strcmp(what, "memorization")) {
+    if (!xo.lm_spec) rc |= bench_memorization(v, seconds, NULL, NULL);
+    else if (xp_lm_open(&xo, v)) rc = 1;
+    else rc |= bench_memorization(v, seconds, &xo.lm, xo.lm_desc);
+  }
   if (!strcmp(what, "all") || !strcmp(what, "gpt2")) rc |= bench_gpt2(v, 40);
   if (!strcmp(what, "all") || !strcmp(what, "bias") || !strcmp(what, "toxicity") || !strcmp(what, "lambada") || !strcmp(what, "experiments")) {
-    if (xp_lm_open(&xo, v)) rc = 1;
+    if (!xo.g && !xo.m && xp_lm_open(&xo, v)) rc = 1;
     else {
       int all = !strcmp(what, "all") || !strcmp(what, "experiments");
       if (all || !strcmp(what, "bias")) rc |= bench_bias(&xo, v);
@@ -1172,6 +1180,7 @@ int main(int argc, char **argv) {
       xp_lm_close(&xo);
     }
   }
+  xp_lm_close(&xo);
   mlsys_relm_vocab_free(v);
   return rc;
 }
