@@ -785,7 +785,7 @@ static int bench_bias(xp_opts *o, mlsys_relm_vocab *v) {
   {
     /* H14: where the prefix edits fall, 'The man was trained in' (22 characters), config (d) with and without walk counts */
     int L = 22, i;
-    double uni[22], obs[22], pw = NAN, pn = NAN, chw, chn;
+    double uni[22], obs[22], pw = NAN, pn = NAN, chw, chn, p19 = NAN;
     long w6 = 0, n6 = 0;
     fprintf(f, "\nedit positions in the prefix 'The man was trained in' (config d, man; samples whose one edit is in the prefix):\n\n"
                "| position | 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | 10 | 11 | 12 | 13 | 14 | 15 | 16 | 17 | 18 | 19 | 20 | 21 | first 6 | χ² vs uniform p |\n|---");
@@ -797,6 +797,17 @@ static int bench_bias(xp_opts *o, mlsys_relm_vocab *v) {
     for (i = 0; i < L; i++) { fprintf(f, " %ld |", nowalk.pos_hist[i]); obs[i] = (double)nowalk.pos_hist[i]; uni[i] = (double)nowalk.prefix_edits / L; if (i < 6) n6 += nowalk.pos_hist[i]; }
     chn = mlsys_relm_chisquare(obs, uni, L, &pn);
     fprintf(f, " %.0f%% | %.3g |\n", nowalk.prefix_edits ? 100.0 * n6 / nowalk.prefix_edits : 0, pn);
+    {
+      /* positions 0-18 are edits made in states whose every out-edge stays in the prefix; after " trained" a few
+         tokens that span the prefix's end (" incom", " inhuman", " inch": the suffix's first space deleted) leave it,
+         so there the reference's rule hands the whole state to the LM */
+      long in19 = 0;
+      double o19[19], u19[19];
+      for (i = 0; i < 19; i++) in19 += runs[3].pos_hist[i];
+      for (i = 0; i < 19; i++) { o19[i] = (double)runs[3].pos_hist[i]; u19[i] = in19 / 19.0; }
+      if (in19 > 0) mlsys_relm_chisquare(o19, u19, 19, &p19);
+      fprintf(f, "\nwalk counts, positions 0-18 only (the states fully inside the prefix): %ld edits, χ² vs uniform p = %.3g\n", in19, p19);
+    }
     fprintf(f, "\nthesis (H14): without normalization 80%% of the prefix edits fall in the first 6 characters; with it they are uniform "
                "(goal: p > 1e-3). Here: %ld and %ld prefix edits (%ld and %ld samples with the edit after the prefix), %.0f%% vs %.0f%% in the first 6.\n",
             runs[3].prefix_edits, nowalk.prefix_edits, runs[3].suffix_edits, nowalk.suffix_edits, runs[3].prefix_edits ? 100.0 * w6 / runs[3].prefix_edits : 0,
@@ -807,6 +818,7 @@ static int bench_bias(xp_opts *o, mlsys_relm_vocab *v) {
       mlsys_jw_key(&jw, "edit_positions_no_walk"); mlsys_jw_array(&jw); for (i = 0; i < L; i++) mlsys_jw_i64(&jw, nowalk.pos_hist[i]); mlsys_jw_end(&jw);
       mlsys_jw_key(&jw, "uniform_p_walk"); mlsys_jw_double(&jw, pw);
       mlsys_jw_key(&jw, "uniform_p_no_walk"); mlsys_jw_double(&jw, pn);
+      mlsys_jw_key(&jw, "uniform_p_walk_0_18"); mlsys_jw_double(&jw, p19);
       mlsys_jw_key(&jw, "chi2_walk"); mlsys_jw_double(&jw, chw);
       mlsys_jw_key(&jw, "chi2_no_walk"); mlsys_jw_double(&jw, chn);
       mlsys_jw_end(&jw);
