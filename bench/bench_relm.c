@@ -1086,8 +1086,8 @@ static int bench_lambada(xp_opts *o, mlsys_relm_vocab *v) {
   if (mlsys_relm_cloze_extract(text, tl, &cd, &it, &ni)) { fprintf(stderr, "bench_relm lambada: %s\n", mlsys_last_error()); return 1; }
   fprintf(f, "\n== lambada (thesis §6.5.4, Table 6.1): %d cloze items (last word of a paragraph, %d-%d words, answer also in the context) from %d "
              "files of %s (%.1f MB)\nLM: %s; queries as the reference's (PREFIX_CANONICAL, forced free prefix, top-k 1000, shortest path, "
-             "first result)\n\n",
-          ni, cd.min_words, cd.max_words, nfiles, text_spec, tl / 1e6, o->lm_desc);
+             "first result, at most %d LM expansions after the context)\n\n",
+          ni, cd.min_words, cd.max_words, nfiles, text_spec, tl / 1e6, o->lm_desc, budget);
   for (i = 0; i < ni; i++) {
     for (k = 0; k < 4; k++) {
       mlsys_relm_query q;
@@ -1099,7 +1099,13 @@ static int bench_lambada(xp_opts *o, mlsys_relm_vocab *v) {
       double t0 = mlsys_now();
       if (mlsys_relm_lambada_query(it[i].x, k, &q, &strs)) return 1;
       if (o->lm.max_seq_len > 1 && o->lm.max_seq_len - 1 < q.max_tokens) q.max_tokens = o->lm.max_seq_len - 1;
-      q.max_expansions = budget;
+      {
+        /* the forced prefix costs one expansion per token: the budget is for what comes after it */
+        int32_t *xt;
+        size_t nx = 0;
+        if (!mlsys_relm_encode(v, it[i].x, strlen(it[i].x), &xt, &nx)) mlsys_relm_free(xt);
+        q.max_expansions = budget + (long)nx;
+      }
       if (mlsys_relm_search(&o->lm, v, &q, &iter)) { fails[k]++; mlsys_relm_free(strs); continue; }
       if (!mlsys_relm_next(iter, &r, &end) && !end) {
         mlsys_relm_lambada_prediction(r.text, r.text_len, pred, sizeof pred);
