@@ -589,8 +589,17 @@ static int xp_lm_open(xp_opts *o, mlsys_relm_vocab *v) {
   double t0 = mlsys_now();
   if (!strncmp(spec, "ngram:", 6)) {
     char **p;
-    int n = xp_files(spec + 6, &p);
-    if (n == 0) { fprintf(stderr, "bench_relm: no files match '%s'\n", spec + 6); return 1; }
+    int n = xp_files(spec + 6, &p), i, k = 0;
+    /* text only, as `mlsys relm query --lm ngram:DIR` takes it: a file holding a NUL byte is skipped */
+    for (i = 0; i < n; i++) {
+      char *d = NULL;
+      size_t l = 0;
+      if (!mlsys_read_file(p[i], &d, &l) && !memchr(d, 0, l)) p[k++] = p[i];
+      else free(p[i]);
+      mlsys_free(d);
+    }
+    n = k;
+    if (n == 0) { fprintf(stderr, "bench_relm: no text files match '%s'\n", spec + 6); return 1; }
     if (mlsys_relm_ngram_train_files(v, (const char *const *)p, n, NULL, &o->g)) { fprintf(stderr, "bench_relm: %s\n", mlsys_last_error()); xp_files_free(p, n); return 1; }
     xp_files_free(p, n);
     o->lm = mlsys_relm_ngram_lm(o->g);
