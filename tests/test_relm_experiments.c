@@ -354,6 +354,8 @@ TEST(restricted_vocabulary_query_stays_in_its_list) {
       int end = 0, r;
       REQUIRE_OK(mlsys_relm_lambada_query(it[i].x, k, &q, &s));
       q.num_samples = 6;   /* more than the first result, so the property is checked on more answers */
+      /* the 4-gram hardly ever puts EOS after a mid-text word; the filter, not EOS, is what keeps stop words out */
+      if (k == MLSYS_RELM_LAMBADA_NO_STOP) q.add_eos = -1;
       q.max_expansions = 400;
       REQUIRE_OK(mlsys_relm_search(&lm, vocab(), &q, &iter));
       for (r = 0; r < 6; r++) {
