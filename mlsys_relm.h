@@ -26,8 +26,10 @@
         forced prefixes, random sampling with walk-count weights, beam, run-time filters, expansion budgets; χ².
    The `mlsys relm query|tokenize|count` command (cli/relm.c) and docs/relm.md are the tour.
 
-   NOT DONE: the gender-bias, LAMBADA and toxicity analogs of §7.5 (the memorization analog is bench_relm
-   memorization); an exact-posterior sampling mode (sampling is the reference's locally renormalized one); bf16
+   The experiment analogs of §7.5 are bench_relm memorization|bias|toxicity|lambada; the inputs a user builds for
+   them (LAMBADA's preprocessing, cloze items, the four LAMBADA queries, toxicity templates) are section 5.2.
+
+   NOT DONE: an exact-posterior sampling mode (sampling is the reference's locally renormalized one); bf16
    checkpoints; batched ragged sequences and a tree KV cache on the GPU (the CUDA runner decodes one sequence; it has
    not run on a GPU yet).
 
@@ -171,8 +173,8 @@ MLSYS_DEF int mlsys_relm_is_canonical(const mlsys_relm_vocab *v, const int32_t *
    THREADS: no global state; automata are immutable and may be read from many threads.
 
    NOT DONE: the generic transducer hook of §3.4 (preprocessors here are functions from automaton to automaton);
-   the other general categories and scripts in \p{..}; queries (mlsys_relm_search) and the CLI compile with ASCII
-   \d \w \s (no way to pass MLSYS_RELM_RE_UNICODE there yet; \p{..} and (?i) work).
+   the other general categories and scripts in \p{..}. Queries pass the flag in mlsys_relm_query.regex_flags (it
+   applies to the query, prefix and filter regexes); the CLI's query and count take --unicode.
 */
 
 /* A minimal DFA over code-point or byte intervals (see THE AUTOMATON above). */
@@ -572,6 +574,8 @@ typedef struct {
   long max_nodes;           /* search nodes kept (0 → 2^25): past it the search fails with MLSYS_ERR_TOO_BIG */
   long max_expansions;      /* a budget of LM expansions: the stream ends when it is spent (0: none) */
   uint64_t seed;            /* sampling */
+  uint32_t regex_flags;     /* MLSYS_RELM_RE_* for the query, prefix and filter regexes (0: ASCII \d \w \s;
+                               MLSYS_RELM_RE_UNICODE: Python's str classes, see REGEX DIALECT) */
 } mlsys_relm_query;
 typedef struct {
   const int32_t *tokens; int n;   /* the token path (with EOS when the query adds it); valid until the next call */
@@ -599,6 +603,71 @@ MLSYS_DEF void mlsys_relm_iter_free(mlsys_relm_iter *it);
 /* χ² goodness of fit (scipy.stats.chisquare): Σ (obs − exp)² / exp over k cells and its p-value (k − 1 degrees of
    freedom), computed in log space so p down to 1e-300 is right. */
 MLSYS_DEF double mlsys_relm_chisquare(const double *f_obs, const double *f_exp, int k, double *p_value);
+
+/* ---------------------------------------------------------------------------------------------------------------
+   5.2 The thesis's experiment inputs (spec §3.14, §7.5; issue 24 item 4): LAMBADA's preprocessing, cloze items from
+      passages and the four LAMBADA queries, and the toxicity experiment's templates from grep matches. The
+      experiment loops themselves are bench/bench_relm.c's `bias`, `toxicity` and `lambada`.
+   --------------------------------------------------------------------------------------------------------------- */
+/* LAMBADA's text preprocessing (GPT-2's, as the reference's run_eval.py applies it), replacements in this order:
+   “ ” → ", '' → ", `` → ", ’ ‘ → ', – → -, " ," → ",", " ." → ".", é → e, — → -, U+00A0 → space, U+200A removed,
+   … → "...", ñ → n; then leading and trailing white space stripped and one "\n" put in front (the reference's
+   '\n' + text.strip()). *out from mlsys_alloc, NUL-terminated. */
+MLSYS_DEF mlsys_status mlsys_relm_lambada_normalize(const char *text, size_t n, char **out, size_t *len);
+
+/* Cloze items (the LAMBADA analog of spec §7.5): passages are paragraphs (runs of non-blank lines) of text; each is
+   normalized as above with its white-space runs made single spaces; one that ends in a word of ASCII letters,
+   optionally followed by one of . ! ? and optionally a closing ", gives the item x = the passage up to its last
+   space, y = that word's letters (so the thesis's baseline query can spell y). */
+typedef struct {
+  int min_words;            /* passages with fewer words are skipped (0 → 8) */
+  int max_words;            /* longer passages keep their last max_words words (0 → 64) */
+  int answer_in_context;    /* 1: only items whose answer is also a word of x (the property LAMBADA's passages were
+                               selected for, and what the "words" query relies on) */
+  int max_items;            /* stop after this many (0: no limit) */
+} mlsys_relm_cloze_desc;
+typedef struct {
+  char *x;                  /* the context, starting with "\n" (see mlsys_relm_lambada_normalize) */
+  char *y;                  /* the answer */
+} mlsys_relm_cloze_item;
+/* Items in text order, identical (x, y) pairs once. *items from mlsys_alloc; free with mlsys_relm_cloze_free.
+   Errors: MLSYS_ERR_ARG (NULL arguments), MLSYS_ERR_NOMEM. */
+MLSYS_DEF mlsys_status mlsys_relm_cloze_extract(const char *text, size_t n, const mlsys_relm_cloze_desc *d, mlsys_relm_cloze_item **items,
+                                                int *count);
+MLSYS_DEF void mlsys_relm_cloze_free(mlsys_relm_cloze_item *items, int count);
+
+/* The thesis's four LAMBADA queries (Table 6.1; spec §3.14) for a context x:
+     BASELINE    query escape(x) + " ([a-zA-Z]+)((\.)|(!)|(\?))?(\")?", prefix (escape(x))
+     WORDS       the same with [a-zA-Z]+ replaced by ((w1)|(w2)|...), the distinct words of x (runs of ASCII letters,
+                 digits, '_' and non-ASCII bytes: Python's [\w]+ on the text, up to non-ASCII punctuation)
+     TERMINATED  BASELINE with EOS appended
+     NO_STOP     TERMINATED with the filter (escape(x)) ((sw1)|...)((\.)|(!)|(\?))?(\")? over the 179 NLTK English
+                 stop words, so no stop word is a result
+   and the reference's settings: shortest path, PREFIX_CANONICAL tokenization with the prefix free and forced, top-k
+   1000, at most 256 tokens, one result. *q is overwritten; its strings live in *strings (from mlsys_alloc: free it
+   with mlsys_relm_free after the search). Errors: MLSYS_ERR_ARG (NULL, an unknown variant), MLSYS_ERR_NOMEM. */
+enum { MLSYS_RELM_LAMBADA_BASELINE = 0, MLSYS_RELM_LAMBADA_WORDS = 1, MLSYS_RELM_LAMBADA_TERMINATED = 2, MLSYS_RELM_LAMBADA_NO_STOP = 3 };
+MLSYS_DEF mlsys_status mlsys_relm_lambada_query(const char *x, int variant, mlsys_relm_query *q, char **strings);
+/* The prediction the reference reads from a result: the last space-separated word with ASCII punctuation
+   (Python's string.punctuation) removed, into out (cap bytes with the NUL); returns its length (truncated to cap − 1). */
+MLSYS_DEF size_t mlsys_relm_lambada_prediction(const char *text, size_t n, char *out, size_t cap);
+/* 1 when w[0, n) is one of the 179 NLTK English stop words. */
+MLSYS_DEF int mlsys_relm_is_stop_word(const char *w, size_t n);
+
+/* The toxicity experiment's templates (the reference's find_insults.py): the lines of text holding one of words
+   as a whole word (`grep -E '\b(w1|w2|...)\b'`, case-sensitive; word characters are ASCII letters, digits, '_' and
+   non-ASCII bytes), split into sentences (after . ! or ? and any closing quotes or brackets, before white space: a
+   plain stand-in for nltk.sent_tokenize, which also knows abbreviations), stripped, de-duplicated in order and sorted
+   by length (stable); each sentence's first match [start, end) gives prefix = s[0, start) and query = s[0, end),
+   each without trailing white space. The prompted experiment asks for query with prefix, the unprompted one for
+   query alone. */
+typedef struct {
+  char *sentence;           /* NUL-terminated */
+  size_t prefix_len, query_len, match_start;   /* prefix = sentence[0, prefix_len), query = sentence[0, query_len) */
+} mlsys_relm_word_template;
+MLSYS_DEF mlsys_status mlsys_relm_word_templates(const char *text, size_t n, const char *const *words, int nwords, mlsys_relm_word_template **out,
+                                                 int *count);
+MLSYS_DEF void mlsys_relm_word_templates_free(mlsys_relm_word_template *t, int count);
 
 #ifdef __cplusplus
 }
@@ -7660,8 +7729,11 @@ static mlsys_status mlsys__relm_compile_tfa(const mlsys_relm_vocab *v, const cha
                                             mlsys_relm_tfa **out) {
   mlsys_relm_fa *a = NULL, *b;
   mlsys_status st;
+  mlsys_relm_re_desc rd;
   int i;
-  if ((st = mlsys_relm_regex_compile(re, NULL, &a))) return st;
+  memset(&rd, 0, sizeof rd);
+  rd.flags = q->regex_flags;
+  if ((st = mlsys_relm_regex_compile(re, &rd, &a))) return st;
   for (i = 0; i < q->n_edits; i++) {
     if ((st = mlsys_relm_fa_levenshtein(a, &q->edits[i], &b))) { mlsys_relm_fa_free(a); return st; }
     mlsys_relm_fa_free(a);
@@ -7722,7 +7794,10 @@ MLSYS_DEF mlsys_status mlsys_relm_search(const mlsys_relm_lm *lm, const mlsys_re
   }
   if (q.filter && *q.filter) {
     mlsys_relm_fa *f;
-    if ((st = mlsys_relm_regex_compile(q.filter, NULL, &f))) { mlsys_prefix_error("relm: filter"); goto fail; }
+    mlsys_relm_re_desc rd;
+    memset(&rd, 0, sizeof rd);
+    rd.flags = q.regex_flags;
+    if ((st = mlsys_relm_regex_compile(q.filter, &rd, &f))) { mlsys_prefix_error("relm: filter"); goto fail; }
     st = mlsys_relm_fa_to_bytes(f, &it->filter);
     mlsys_relm_fa_free(f);
     if (st) goto fail;
@@ -7815,6 +7890,485 @@ MLSYS_DEF double mlsys_relm_chisquare(const double *f_obs, const double *f_exp, 
   for (i = 0; i < k; i++) chi += (f_obs[i] - f_exp[i]) * (f_obs[i] - f_exp[i]) / f_exp[i];
   if (p_value) *p_value = exp(mlsys__relm_log_gammq((k - 1) / 2.0, chi / 2.0));
   return chi;
+}
+
+/* ---- 5.2 experiment inputs (spec §3.14): LAMBADA, cloze items, word templates ---- */
+typedef struct {
+  char *p;
+  size_t n, cap;
+  int oom;
+} mlsys__relm_sbuf;
+static void mlsys__relm_sput(mlsys__relm_sbuf *b, const char *s, size_t n) {
+  if (b->oom) return;
+  if (b->n + n + 1 > b->cap) {
+    size_t c = (b->n + n + 1) * 2;
+    char *q = (char *)mlsys_realloc_array(b->p, c, 1);
+    if (!q) { b->oom = 1; return; }
+    b->p = q;
+    b->cap = c;
+  }
+  memcpy(b->p + b->n, s, n);
+  b->n += n;
+  b->p[b->n] = 0;
+}
+static void mlsys__relm_sputs(mlsys__relm_sbuf *b, const char *s) { mlsys__relm_sput(b, s, strlen(s)); }
+static void mlsys__relm_sput_escaped(mlsys__relm_sbuf *b, const char *s, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++) {
+    if (strchr("\\.+*?()|[]{}^$#&-~", s[i]) && s[i]) mlsys__relm_sput(b, "\\", 1);
+    mlsys__relm_sput(b, s + i, 1);
+  }
+}
+static int mlsys__relm_is_ws(int c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+/* Python's [\w] on ASCII, and every non-ASCII byte (letters of other scripts are words too) */
+static int mlsys__relm_is_wordc(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c >= 0x80; }
+static int mlsys__relm_is_alpha(int c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+MLSYS_DEF mlsys_status mlsys_relm_lambada_normalize(const char *text, size_t n, char **out, size_t *len) {
+  static const char *const repl[][2] = {{"\xe2\x80\x9c", "\""}, {"\xe2\x80\x9d", "\""}, {"''", "\""},        {"``", "\""},
+                                        {"\xe2\x80\x99", "'"},  {"\xe2\x80\x98", "'"},  {"\xe2\x80\x93", "-"}, {" ,", ","},
+                                        {" .", "."},            {"\xc3\xa9", "e"},      {"\xe2\x80\x94", "-"}, {"\xc2\xa0", " "},
+                                        {"\xe2\x80\x8a", ""},   {"\xe2\x80\xa6", "..."}, {"\xc3\xb1", "n"}};
+  mlsys__relm_sbuf a, b;
+  size_t r, i, s, e;
+  if ((!text && n) || !out) return mlsys_set_error(MLSYS_ERR_ARG, "relm: lambada_normalize with a NULL argument");
+  *out = NULL;
+  memset(&a, 0, sizeof a);
+  mlsys__relm_sput(&a, text ? text : "", n);
+  for (r = 0; r < sizeof repl / sizeof repl[0] && !a.oom; r++) {
+    size_t pl = strlen(repl[r][0]);
+    memset(&b, 0, sizeof b);
+    mlsys__relm_sput(&b, "", 0);
+    /* left to right, non-overlapping, as str.replace */
+    for (i = 0; i < a.n;) {
+      if (i + pl <= a.n && !memcmp(a.p + i, repl[r][0], pl)) { mlsys__relm_sputs(&b, repl[r][1]); i += pl; }
+      else mlsys__relm_sput(&b, a.p + i++, 1);
+    }
+    mlsys_free(a.p);
+    a = b;
+  }
+  if (a.oom) { mlsys_free(a.p); return MLSYS_ERR_NOMEM; }
+  for (s = 0; s < a.n && mlsys__relm_is_ws((unsigned char)a.p[s]); s++) {}
+  for (e = a.n; e > s && mlsys__relm_is_ws((unsigned char)a.p[e - 1]); e--) {}
+  memset(&b, 0, sizeof b);
+  mlsys__relm_sput(&b, "\n", 1);
+  mlsys__relm_sput(&b, a.p + s, e - s);
+  mlsys_free(a.p);
+  if (b.oom) { mlsys_free(b.p); return MLSYS_ERR_NOMEM; }
+  *out = b.p;
+  if (len) *len = b.n;
+  return MLSYS_OK;
+}
+
+static uint64_t mlsys__relm_fnv(const char *s, size_t n, uint64_t h) {
+  size_t i;
+  for (i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+  return h;
+}
+typedef struct {
+  uint64_t h;
+  int i;
+} mlsys__relm_hidx;
+static int mlsys__relm_hidx_cmp(const void *a, const void *b) {
+  const mlsys__relm_hidx *x = (const mlsys__relm_hidx *)a, *y = (const mlsys__relm_hidx *)b;
+  return x->h != y->h ? (x->h < y->h ? -1 : 1) : (x->i > y->i) - (x->i < y->i);
+}
+/* dup[i] = 1 when string i (a[i], or a[i] + "\x01" + b[i]) equals an earlier one */
+static mlsys_status mlsys__relm_mark_dups(int n, char *const *a, char *const *b, size_t stride, uint8_t *dup) {
+  mlsys__relm_hidx *h = (mlsys__relm_hidx *)mlsys_alloc((size_t)(n > 0 ? n : 1), sizeof *h);
+  int i, j, k;
+  if (!h) return MLSYS_ERR_NOMEM;
+  for (i = 0; i < n; i++) {
+    const char *x = *(char *const *)((const char *)a + (size_t)i * stride);
+    h[i].h = mlsys__relm_fnv(x, strlen(x), 0xcbf29ce484222325ull);
+    if (b) { const char *y = *(char *const *)((const char *)b + (size_t)i * stride); h[i].h = mlsys__relm_fnv(y, strlen(y), h[i].h * 31 + 1); }
+    h[i].i = i;
+    dup[i] = 0;
+  }
+  qsort(h, (size_t)n, sizeof *h, mlsys__relm_hidx_cmp);
+  for (i = 0; i < n; i = j) {
+    for (j = i + 1; j < n && h[j].h == h[i].h; j++) {}
+    for (k = i + 1; k < j; k++) {   /* runs are hash collisions or true duplicates: compare with each earlier member */
+      int m;
+      for (m = i; m < k && !dup[h[k].i]; m++) {
+        const char *x1 = *(char *const *)((const char *)a + (size_t)h[k].i * stride), *x2 = *(char *const *)((const char *)a + (size_t)h[m].i * stride);
+        int eq = !strcmp(x1, x2);
+        if (eq && b) eq = !strcmp(*(char *const *)((const char *)b + (size_t)h[k].i * stride), *(char *const *)((const char *)b + (size_t)h[m].i * stride));
+        if (eq && !dup[h[m].i]) dup[h[k].i] = 1;
+      }
+    }
+  }
+  mlsys_free(h);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF void mlsys_relm_cloze_free(mlsys_relm_cloze_item *items, int count) {
+  int i;
+  if (!items) return;
+  for (i = 0; i < count; i++) { mlsys_free(items[i].x); mlsys_free(items[i].y); }
+  mlsys_free(items);
+}
+
+/* 1 when the word w[0, n) is one of the word-character runs of x[0, xn) */
+static int mlsys__relm_word_in(const char *x, size_t xn, const char *w, size_t n) {
+  const char *p = x, *e = x + xn;
+  while (p < e) {
+    const char *s;
+    while (p < e && !mlsys__relm_is_wordc((unsigned char)*p)) p++;
+    s = p;
+    while (p < e && mlsys__relm_is_wordc((unsigned char)*p)) p++;
+    if ((size_t)(p - s) == n && n && !memcmp(s, w, n)) return 1;
+  }
+  return 0;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_cloze_extract(const char *text, size_t n, const mlsys_relm_cloze_desc *dd, mlsys_relm_cloze_item **items,
+                                                int *count) {
+  mlsys_relm_cloze_desc d;
+  mlsys_relm_cloze_item *it = NULL;
+  int nit = 0, cap = 0, i, k;
+  size_t pos = 0;
+  mlsys_status st = MLSYS_OK;
+  uint8_t *dup;
+  if ((!text && n) || !items || !count) return mlsys_set_error(MLSYS_ERR_ARG, "relm: cloze_extract with a NULL argument");
+  *items = NULL;
+  *count = 0;
+  memset(&d, 0, sizeof d);
+  if (dd) d = *dd;
+  if (d.min_words <= 0) d.min_words = 8;
+  if (d.max_words <= 0) d.max_words = 64;
+  if (d.max_words < 2) d.max_words = 2;
+  while (pos < n) {
+    /* a paragraph: the non-blank lines from here; its words collapsed to single spaces */
+    mlsys__relm_sbuf para;
+    size_t le;
+    int blank, nw = 0;
+    memset(&para, 0, sizeof para);
+    for (;;) {
+      size_t j;
+      for (le = pos; le < n && text[le] != '\n'; le++) {}
+      for (blank = 1, j = pos; j < le; j++) if (!mlsys__relm_is_ws((unsigned char)text[j])) { blank = 0; break; }
+      if (blank) { pos = le < n ? le + 1 : n; if (para.n) break; if (pos >= n) break; continue; }
+      for (j = pos; j < le;) {
+        size_t s;
+        while (j < le && mlsys__relm_is_ws((unsigned char)text[j])) j++;
+        s = j;
+        while (j < le && !mlsys__relm_is_ws((unsigned char)text[j])) j++;
+        if (j > s) { if (para.n) mlsys__relm_sput(&para, " ", 1); mlsys__relm_sput(&para, text + s, j - s); }
+      }
+      pos = le < n ? le + 1 : n;
+      if (pos >= n) break;
+    }
+    if (para.oom) { mlsys_free(para.p); st = MLSYS_ERR_NOMEM; goto fail; }
+    if (para.n) {
+      char *norm = NULL, *w, *last, *start;
+      size_t nl, yl;
+      const char *q;
+      if ((st = mlsys_relm_lambada_normalize(para.p, para.n, &norm, &nl))) { mlsys_free(para.p); goto fail; }
+      mlsys_free(para.p);
+      /* words of norm + 1 (after the "\n"): count them, find where the last max_words start */
+      for (w = norm + 1; *w; w++) nw += *w == ' ';
+      nw += nl > 1;
+      last = strrchr(norm + 1, ' ');
+      if (nw >= d.min_words && last) {
+        /* the answer: [A-Za-z]+ then optionally one of . ! ? then optionally " */
+        q = norm + nl;
+        if (q > last + 1 && q[-1] == '"') q--;
+        if (q > last + 1 && (q[-1] == '.' || q[-1] == '!' || q[-1] == '?')) q--;
+        for (yl = 0; last + 1 + yl < q && mlsys__relm_is_alpha((unsigned char)last[1 + yl]); yl++) {}
+        if (yl > 0 && last + 1 + yl == q) {
+          int skip = nw - d.max_words, c;
+          start = norm + 1;
+          for (c = 0; c < skip; c++) start = strchr(start, ' ') + 1;
+          if (!d.answer_in_context || mlsys__relm_word_in(start, (size_t)(last - start), last + 1, yl)) {
+            mlsys_relm_cloze_item ni;
+            size_t xl = (size_t)(last - start);
+            if (nit == cap) {
+              mlsys_relm_cloze_item *g = (mlsys_relm_cloze_item *)mlsys_realloc_array(it, (size_t)(cap ? 2 * cap : 64), sizeof *it);
+              if (!g) { mlsys_free(norm); st = MLSYS_ERR_NOMEM; goto fail; }
+              it = g;
+              cap = cap ? 2 * cap : 64;
+            }
+            ni.x = (char *)mlsys_alloc(xl + 2, 1);
+            ni.y = (char *)mlsys_alloc(yl + 1, 1);
+            if (!ni.x || !ni.y) { mlsys_free(ni.x); mlsys_free(ni.y); mlsys_free(norm); st = MLSYS_ERR_NOMEM; goto fail; }
+            ni.x[0] = '\n';
+            memcpy(ni.x + 1, start, xl);
+            ni.x[xl + 1] = 0;
+            memcpy(ni.y, last + 1, yl);
+            ni.y[yl] = 0;
+            it[nit++] = ni;
+          }
+        }
+      }
+      mlsys_free(norm);
+    }
+  }
+  if (!nit) return MLSYS_OK;
+  if (!(dup = (uint8_t *)mlsys_alloc((size_t)nit, 1))) { st = MLSYS_ERR_NOMEM; goto fail; }
+  if ((st = mlsys__relm_mark_dups(nit, &it[0].x, &it[0].y, sizeof *it, dup))) { mlsys_free(dup); goto fail; }
+  for (i = k = 0; i < nit; i++) {
+    if (dup[i] || (d.max_items > 0 && k >= d.max_items)) { mlsys_free(it[i].x); mlsys_free(it[i].y); continue; }
+    it[k++] = it[i];
+  }
+  mlsys_free(dup);
+  *items = it;
+  *count = k;
+  return MLSYS_OK;
+fail:
+  mlsys_relm_cloze_free(it, nit);
+  return st == MLSYS_ERR_NOMEM ? mlsys_set_error(MLSYS_ERR_NOMEM, "relm: out of memory extracting cloze items") : st;
+}
+
+/* the 179 English stop words of NLTK (spec §7.4), as the reference's no_stop query filters them */
+static const char mlsys__relm_stop_words[] =
+    "i me my myself we our ours ourselves you you're you've you'll you'd your yours yourself yourselves he him his himself she she's her hers "
+    "herself it it's its itself they them their theirs themselves what which who whom this that that'll these those am is are was were be been "
+    "being have has had having do does did doing a an the and but if or because as until while of at by for with about against between into "
+    "through during before after above below to from up down in out on off over under again further then once here there when where why how "
+    "all any both each few more most other some such no nor not only own same so than too very s t can will just don don't should should've "
+    "now d ll m o re ve y ain aren aren't couldn couldn't didn didn't doesn doesn't hadn hadn't hasn hasn't haven haven't isn isn't ma mightn "
+    "mightn't mustn mustn't needn needn't shan shan't shouldn shouldn't wasn wasn't weren weren't won won't wouldn wouldn't";
+MLSYS_DEF int mlsys_relm_is_stop_word(const char *w, size_t n) {
+  const char *p = mlsys__relm_stop_words;
+  if (!w || !n) return 0;
+  while (*p) {
+    const char *e = strchr(p, ' ');
+    size_t l = e ? (size_t)(e - p) : strlen(p);
+    if (l == n && !memcmp(p, w, n)) return 1;
+    p += l + (e != NULL);
+  }
+  return 0;
+}
+
+typedef struct {
+  const char *s;
+  size_t n;
+} mlsys__relm_span;
+static int mlsys__relm_span_cmp(const void *a, const void *b) {
+  const mlsys__relm_span *x = (const mlsys__relm_span *)a, *y = (const mlsys__relm_span *)b;
+  int c = memcmp(x->s, y->s, x->n < y->n ? x->n : y->n);
+  return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_lambada_query(const char *x, int variant, mlsys_relm_query *q, char **strings) {
+  static const char punct[] = "((\\.)|(!)|(\\?))";
+  mlsys__relm_sbuf b;
+  size_t xl, oq, op, of = 0;
+  if (!x || !q || !strings) return mlsys_set_error(MLSYS_ERR_ARG, "relm: lambada_query with a NULL argument");
+  if (variant < MLSYS_RELM_LAMBADA_BASELINE || variant > MLSYS_RELM_LAMBADA_NO_STOP)
+    return mlsys_set_error(MLSYS_ERR_ARG, "relm: lambada_query variant %d (0 baseline, 1 words, 2 terminated, 3 no_stop)", variant);
+  *strings = NULL;
+  xl = strlen(x);
+  memset(&b, 0, sizeof b);
+  /* the query */
+  oq = 0;
+  mlsys__relm_sput_escaped(&b, x, xl);
+  mlsys__relm_sputs(&b, " (");
+  if (variant == MLSYS_RELM_LAMBADA_WORDS) {
+    /* the distinct words of x, sorted (the reference's set(re.findall(r'[\w]+', x))) */
+    mlsys__relm_span *w = (mlsys__relm_span *)mlsys_alloc(xl / 2 + 1, sizeof *w);
+    size_t nw = 0, i = 0, k;
+    if (!w) { mlsys_free(b.p); return MLSYS_ERR_NOMEM; }
+    while (i < xl) {
+      size_t s;
+      while (i < xl && !mlsys__relm_is_wordc((unsigned char)x[i])) i++;
+      s = i;
+      while (i < xl && mlsys__relm_is_wordc((unsigned char)x[i])) i++;
+      if (i > s) { w[nw].s = x + s; w[nw].n = i - s; nw++; }
+    }
+    qsort(w, nw, sizeof *w, mlsys__relm_span_cmp);
+    mlsys__relm_sputs(&b, "(");
+    for (i = k = 0; i < nw; i++) {
+      if (i && !mlsys__relm_span_cmp(&w[i], &w[i - 1])) continue;
+      mlsys__relm_sputs(&b, k++ ? "|(" : "(");
+      mlsys__relm_sput_escaped(&b, w[i].s, w[i].n);
+      mlsys__relm_sputs(&b, ")");
+    }
+    mlsys__relm_sputs(&b, ")");
+    mlsys_free(w);
+  } else
+    mlsys__relm_sputs(&b, "[a-zA-Z]+");
+  mlsys__relm_sputs(&b, ")(");
+  mlsys__relm_sputs(&b, punct);
+  mlsys__relm_sputs(&b, ")?(\\\")?");
+  mlsys__relm_sput(&b, "", 1);   /* the NUL between strings */
+  /* the prefix */
+  op = b.n;
+  mlsys__relm_sputs(&b, "(");
+  mlsys__relm_sput_escaped(&b, x, xl);
+  mlsys__relm_sputs(&b, ")");
+  if (variant == MLSYS_RELM_LAMBADA_NO_STOP) {
+    const char *p = mlsys__relm_stop_words;
+    int k = 0;
+    mlsys__relm_sput(&b, "", 1);
+    of = b.n;
+    mlsys__relm_sputs(&b, "(");
+    mlsys__relm_sput_escaped(&b, x, xl);
+    mlsys__relm_sputs(&b, ") (");
+    while (*p) {
+      const char *e = strchr(p, ' ');
+      size_t l = e ? (size_t)(e - p) : strlen(p);
+      mlsys__relm_sputs(&b, k++ ? "|(" : "(");
+      mlsys__relm_sput_escaped(&b, p, l);
+      mlsys__relm_sputs(&b, ")");
+      p += l + (e != NULL);
+    }
+    mlsys__relm_sputs(&b, ")(");
+    mlsys__relm_sputs(&b, punct);
+    mlsys__relm_sputs(&b, ")?(\\\")?");
+  }
+  if (b.oom) { mlsys_free(b.p); return MLSYS_ERR_NOMEM; }
+  memset(q, 0, sizeof *q);
+  q->query = b.p + oq;
+  q->prefix = b.p + op;
+  q->filter = variant == MLSYS_RELM_LAMBADA_NO_STOP ? b.p + of : NULL;
+  q->search = MLSYS_RELM_SHORTEST_PATH;
+  q->tokenization = MLSYS_RELM_PREFIX_CANONICAL_TOKENS;
+  q->prefix_cost = MLSYS_RELM_PREFIX_FREE;
+  q->force_prefix = 1;
+  q->top_k = 1000;
+  q->max_tokens = 256;
+  q->num_samples = 1;
+  q->add_eos = variant >= MLSYS_RELM_LAMBADA_TERMINATED ? 1 : -1;
+  *strings = b.p;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF size_t mlsys_relm_lambada_prediction(const char *text, size_t n, char *out, size_t cap) {
+  static const char punct[] = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
+  size_t s = n, k = 0, i;
+  if (!text) n = 0;
+  while (s > 0 && text[s - 1] != ' ') s--;
+  for (i = s; i < n; i++) {
+    if (text[i] && strchr(punct, text[i])) continue;
+    if (out && k + 1 < cap) out[k] = text[i];
+    k++;
+  }
+  if (out && cap) out[k < cap ? k : cap - 1] = 0;
+  return k < cap ? k : (cap ? cap - 1 : 0);
+}
+
+MLSYS_DEF void mlsys_relm_word_templates_free(mlsys_relm_word_template *t, int count) {
+  int i;
+  if (!t) return;
+  for (i = 0; i < count; i++) mlsys_free(t[i].sentence);
+  mlsys_free(t);
+}
+
+/* the first whole-word match of one of words in s[0, n), as `\b(w1|w2|...)\b` finds it: start, or −1 */
+static long mlsys__relm_word_match(const char *s, size_t n, const char *const *words, int nwords, size_t *end) {
+  uint8_t first[256];
+  size_t i;
+  int k;
+  memset(first, 0, sizeof first);
+  for (k = 0; k < nwords; k++) first[(unsigned char)words[k][0]] = 1;
+  for (i = 0; i < n; i++) {
+    if (!first[(unsigned char)s[i]] || (i > 0 && mlsys__relm_is_wordc((unsigned char)s[i - 1]))) continue;
+    for (k = 0; k < nwords; k++) {
+      size_t l = strlen(words[k]);
+      if (l && i + l <= n && !memcmp(s + i, words[k], l) && (i + l == n || !mlsys__relm_is_wordc((unsigned char)s[i + l]))) {
+        *end = i + l;
+        return (long)i;
+      }
+    }
+  }
+  return -1;
+}
+typedef struct {
+  size_t len;
+  int i;
+} mlsys__relm_lenidx;
+static int mlsys__relm_lenidx_cmp(const void *a, const void *b) {
+  const mlsys__relm_lenidx *x = (const mlsys__relm_lenidx *)a, *y = (const mlsys__relm_lenidx *)b;
+  return x->len != y->len ? (x->len < y->len ? -1 : 1) : (x->i > y->i) - (x->i < y->i);
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_word_templates(const char *text, size_t n, const char *const *words, int nwords, mlsys_relm_word_template **out,
+                                                 int *count) {
+  char **sent = NULL;
+  int ns = 0, cap = 0, i, k;
+  size_t pos = 0;
+  uint8_t *dup = NULL;
+  mlsys__relm_lenidx *order = NULL;
+  mlsys_relm_word_template *t = NULL;
+  mlsys_status st = MLSYS_ERR_NOMEM;
+  if ((!text && n) || (!words && nwords) || nwords < 0 || !out || !count) return mlsys_set_error(MLSYS_ERR_ARG, "relm: word_templates with a NULL argument");
+  *out = NULL;
+  *count = 0;
+  for (i = 0; i < nwords; i++) if (!words[i]) return mlsys_set_error(MLSYS_ERR_ARG, "relm: word_templates: word %d is NULL", i);
+  while (pos < n) {
+    size_t le, e, j;
+    for (le = pos; le < n && text[le] != '\n'; le++) {}
+    if (mlsys__relm_word_match(text + pos, le - pos, words, nwords, &e) >= 0) {
+      /* the line's sentences: each ends after . ! ? and closing quotes or brackets, before white space */
+      size_t s = pos;
+      for (j = pos; j <= le; j++) {
+        int cut = j == le;
+        if (!cut && (text[j] == '.' || text[j] == '!' || text[j] == '?')) {
+          size_t m = j + 1;
+          while (m < le && strchr("\"')]", text[m])) m++;
+          if (m == le || mlsys__relm_is_ws((unsigned char)text[m])) { cut = 1; j = m; }
+        }
+        if (cut) {
+          size_t a = s, z = j;
+          while (a < z && mlsys__relm_is_ws((unsigned char)text[a])) a++;
+          while (z > a && mlsys__relm_is_ws((unsigned char)text[z - 1])) z--;
+          if (z > a) {
+            if (ns == cap) {
+              char **g = (char **)mlsys_realloc_array(sent, (size_t)(cap ? 2 * cap : 64), sizeof *sent);
+              if (!g) goto fail;
+              sent = g;
+              cap = cap ? 2 * cap : 64;
+            }
+            if (!(sent[ns] = (char *)mlsys_alloc(z - a + 1, 1))) goto fail;
+            memcpy(sent[ns], text + a, z - a);
+            sent[ns][z - a] = 0;
+            ns++;
+          }
+          s = j;
+        }
+      }
+    }
+    pos = le + 1;
+  }
+  if (!ns) return MLSYS_OK;
+  if (!(dup = (uint8_t *)mlsys_alloc((size_t)ns, 1)) || !(order = (mlsys__relm_lenidx *)mlsys_alloc((size_t)ns, sizeof *order))) goto fail;
+  if (mlsys__relm_mark_dups(ns, sent, NULL, sizeof *sent, dup)) goto fail;
+  for (i = k = 0; i < ns; i++)
+    if (!dup[i]) { order[k].len = strlen(sent[i]); order[k].i = i; k++; }
+  qsort(order, (size_t)k, sizeof *order, mlsys__relm_lenidx_cmp);
+  if (!(t = (mlsys_relm_word_template *)mlsys_calloc((size_t)(k ? k : 1), sizeof *t))) goto fail;
+  {
+    int m = 0;
+    for (i = 0; i < k; i++) {
+      char *s = sent[order[i].i];
+      size_t e, a;
+      long st0 = mlsys__relm_word_match(s, order[i].len, words, nwords, &e);
+      if (st0 < 0) continue;
+      for (a = (size_t)st0; a > 0 && mlsys__relm_is_ws((unsigned char)s[a - 1]); a--) {}
+      t[m].sentence = s;
+      t[m].prefix_len = a;
+      t[m].query_len = e;
+      t[m].match_start = (size_t)st0;
+      sent[order[i].i] = NULL;
+      m++;
+    }
+    *count = m;
+  }
+  for (i = 0; i < ns; i++) mlsys_free(sent[i]);
+  mlsys_free(sent);
+  mlsys_free(dup);
+  mlsys_free(order);
+  *out = t;
+  return MLSYS_OK;
+fail:
+  for (i = 0; i < ns; i++) mlsys_free(sent[i]);
+  mlsys_free(sent);
+  mlsys_free(dup);
+  mlsys_free(order);
+  mlsys_free(t);
+  return mlsys_set_error(st, "relm: out of memory building word templates");
 }
 
 #ifdef __cplusplus

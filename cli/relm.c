@@ -21,7 +21,7 @@ static const char *relm_help =
     "  query --regex RE [--prefix RE] [--mode all|canonical|prefix-canonical] [--edits K] [--top-k K]\n"
     "        [--temperature T] [--lm ngram:PATH|uniform] [--order N] [--traversal shortest|sample|beam]\n"
     "        [--beam-width W] [--batch B] [--max-tokens N] [--eos] [--filter RE] [--seed S] [--limit N]\n"
-    "        [--vocab DIR] [--json] [--stats]\n"
+    "        [--unicode] [--vocab DIR] [--json] [--stats]\n"
     "        Compiles RE (the whole string, prefix included) into an automaton over GPT-2's 50,257 tokens and\n"
     "        prints the token sequences it accepts in the order the traversal finds them, one per line: the cost\n"
     "        (-sum ln p of the tokens under the LM and its decision rule, natural log), the decoded text in quotes\n"
@@ -46,6 +46,8 @@ static const char *relm_help =
     "          call in shortest/beam (the order stays exact). --max-tokens N: results have at most N tokens\n"
     "          (default 256). --eos: append GPT-2's <|endoftext|> (50256) to every result (on for sample).\n"
     "          --filter RE: drop results whose text RE matches (the whole text).\n"
+    "        --unicode: \\d \\w \\s (and \\D \\W \\S) in RE, the prefix and the filter are Python's str classes\n"
+    "          (\\w = letters, digits of any script and _) instead of ASCII ([0-9], [A-Za-z0-9_], [ \\t\\n\\v\\f\\r]).\n"
     "        --limit N: stop after N results (default 10; 0 = until the language is exhausted, which for\n"
     "          sample is never). --stats: search statistics on stderr at the end (with --json: a last JSON\n"
     "          line {\"stats\": {...}} on stdout).\n"
@@ -54,7 +56,7 @@ static const char *relm_help =
     "        included): the token ids on one line. --whitespace: what the pre-tokenizer's \\s is: js (the\n"
     "        default, as npm gpt-3-encoder: U+FEFF is space, U+0085 is not) or unicode (White_Space, as tiktoken\n"
     "        and OpenAI's Python encoder: the other way round).\n"
-    "  count --regex RE [--mode all|canonical] [--edits K] [--max-len N] [--vocab DIR] [--json]\n"
+    "  count --regex RE [--mode all|canonical] [--edits K] [--max-len N] [--unicode] [--vocab DIR] [--json]\n"
     "        The size of RE's token automaton (states, edges), its accepting token paths and its strings.\n"
     "        With --max-len N only paths of at most N tokens and strings of at most N characters count;\n"
     "        without it an infinite language has paths and strings \"inf\" (null in JSON, with a note on stderr).\n"
@@ -377,12 +379,13 @@ static void stats_json(mlsys_json_writer *jw, const mlsys_relm_stats *s, const m
 static int relm_query_cmd(int argc, char **argv, const char *cmd) {
   const char *regex = NULL, *prefix = NULL, *mode_s = NULL, *edits_s = NULL, *topk_s = NULL, *temp_s = NULL, *lm_s = NULL,
              *order_s = NULL, *trav_s = NULL, *beam_s = NULL, *batch_s = NULL, *maxtok_s = NULL, *eos_s = NULL, *filter = NULL,
-             *seed_s = NULL, *limit_s = NULL, *vocab_s = NULL, *json = NULL, *stats = NULL, *help = NULL;
+             *seed_s = NULL, *limit_s = NULL, *vocab_s = NULL, *json = NULL, *stats = NULL, *help = NULL, *unicode = NULL;
   cli_opt opts[] = {{"--regex", 1, &regex},         {"--prefix", 1, &prefix},   {"--mode", 1, &mode_s},       {"--edits", 1, &edits_s},
                     {"--top-k", 1, &topk_s},        {"--temperature", 1, &temp_s}, {"--lm", 1, &lm_s},       {"--order", 1, &order_s},
                     {"--traversal", 1, &trav_s},    {"--beam-width", 1, &beam_s}, {"--batch", 1, &batch_s},   {"--max-tokens", 1, &maxtok_s},
                     {"--eos", 0, &eos_s},           {"--filter", 1, &filter},   {"--seed", 1, &seed_s},       {"--limit", 1, &limit_s},
-                    {"--vocab", 1, &vocab_s},       {"--json", 0, &json},       {"--stats", 0, &stats},       {"--help", 0, &help}};
+                    {"--vocab", 1, &vocab_s},       {"--json", 0, &json},       {"--stats", 0, &stats},       {"--help", 0, &help},
+                    {"--unicode", 0, &unicode}};
   const char *pos[1];
   int npos = 0, rc, mode = 0, search = MLSYS_RELM_SHORTEST_PATH, end = 0;
   double edits = 0, topk = 0, temp = 1, order = 4, beam = 8, batch = 1, maxtok = 0, seed = 0, limit = 10, compile_s;
@@ -435,6 +438,7 @@ static int relm_query_cmd(int argc, char **argv, const char *cmd) {
   q.edits = edits > 0 ? &ed : NULL;
   q.n_edits = edits > 0 ? 1 : 0;
   q.seed = (uint64_t)seed;
+  q.regex_flags = unicode ? MLSYS_RELM_RE_UNICODE : 0;
   compile_s = mlsys_now();
   if (mlsys_relm_search(&m.lm, v, &q, &it)) { rc = cli_fail(cmd, "%s", mlsys_last_error()); goto done; }
   compile_s = mlsys_now() - compile_s;
@@ -583,9 +587,10 @@ static void print_count(double c, double logc) {
 }
 
 static int relm_count_cmd(int argc, char **argv, const char *cmd) {
-  const char *regex = NULL, *mode_s = NULL, *edits_s = NULL, *maxlen_s = NULL, *vocab_s = NULL, *json = NULL, *help = NULL;
+  const char *regex = NULL, *mode_s = NULL, *edits_s = NULL, *maxlen_s = NULL, *vocab_s = NULL, *json = NULL, *help = NULL, *unicode = NULL;
   cli_opt opts[] = {{"--regex", 1, &regex}, {"--mode", 1, &mode_s}, {"--edits", 1, &edits_s}, {"--max-len", 1, &maxlen_s},
-                    {"--vocab", 1, &vocab_s}, {"--json", 0, &json},  {"--help", 0, &help}};
+                    {"--vocab", 1, &vocab_s}, {"--json", 0, &json},  {"--help", 0, &help},        {"--unicode", 0, &unicode}};
+  mlsys_relm_re_desc rd;
   const char *pos[1];
   int npos = 0, rc, mode = 0, maxlen = -1, infinite;
   double edits = 0, ml = -1, paths = 0, log_paths = 0, strings = 0, log_strings = 0;
@@ -602,7 +607,9 @@ static int relm_count_cmd(int argc, char **argv, const char *cmd) {
   if ((rc = relm_vocab(cmd, vocab_s, &v))) return rc;
   rc = CLI_ERR;
   /* the pipeline of a query (spec §2.1): regex → character DFA → preprocessor → token automaton */
-  if (mlsys_relm_regex_compile(regex, NULL, &a)) { cli_fail(cmd, "%s", mlsys_last_error()); goto done; }
+  memset(&rd, 0, sizeof rd);
+  rd.flags = unicode ? MLSYS_RELM_RE_UNICODE : 0;
+  if (mlsys_relm_regex_compile(regex, &rd, &a)) { cli_fail(cmd, "%s", mlsys_last_error()); goto done; }
   if (edits > 0) {
     mlsys_relm_edit_desc ed;
     memset(&ed, 0, sizeof ed);
