@@ -35,7 +35,7 @@ CLI_SRC := $(wildcard cli/*.c)
 FUZZERS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 PREFIX  ?= /usr/local
 
-.PHONY: all deps test test-build demo bench cuda fuzz install clean check-cxx
+.PHONY: all deps test test-build demo bench cuda fuzz install clean check-cxx relm-model
 
 all: $(BUILD)/mlsys $(TESTS) $(EXAMPLES)
 
@@ -87,6 +87,12 @@ demo: deps
 	  $(BUILD)/examples/pcr_basics $(BUILD)/examples/relm_basics $(BUILD)/examples/index_basics $(BUILD)/examples/offload_basics \
 	  $(BUILD)/examples/cloud_basics
 	@MLSYS_BIN=$(BUILD)/mlsys bash scripts/demo.sh
+
+# ReLM's GPT-2 trained in C on a pinned Debian 12 English corpus (docs/relm.md §6.1): scripts/relm-train-model.sh
+# builds the corpus (scripts/relm-corpus.sh → build/relm-corpus) and trains build/relm-model/debian.bin, about an
+# hour on one core, checking both against the sha256 sums recorded in the scripts; rerunning resumes. make demo uses it.
+relm-model: deps
+	@bash scripts/relm-train-model.sh
 
 bench: deps
 	@$(MAKE) --no-print-directory $(BENCHES) $(BUILD)/mlsys $(BUILD)/gpt2_dump $(BUILD)/test_relm_torch_check

@@ -289,6 +289,16 @@ MLSYS_DEF mlsys_status mlsys_relm_ngram_train_files(const mlsys_relm_vocab *v, c
                                                      mlsys_relm_ngram **out);
 /* ln p(· | ctx[0, n)) into logp[vocab_size] (the caller includes BOS in ctx when it wants it). */
 MLSYS_DEF mlsys_status mlsys_relm_ngram_logprobs(const mlsys_relm_ngram *g, const int32_t *ctx, size_t n, float *logp);
+/* ln p(w | ctx[0, n)) of one token, in double: the same arithmetic as mlsys_relm_ngram_logprobs (whose entry w is this
+   value rounded to float) without the vocabulary-wide pass. */
+MLSYS_DEF mlsys_status mlsys_relm_ngram_logprob(const mlsys_relm_ngram *g, const int32_t *ctx, size_t n, int32_t w, double *logp);
+/* Held-out loss on exactly the predictions mlsys_relm_gpt2_eval makes for a model of context `window` (the
+   `mlsys relm eval --lm ngram:PATH` measure): toks[0, n) cut into consecutive windows of `window` tokens (the last
+   may be shorter); in each window every token but the first is predicted from those before it in the window (of
+   which the model uses the last order − 1). *sum_nats = Σ −ln p (mlsys_relm_ngram_logprob's), *predicted = their
+   count. n ≥ 2, window ≥ 2, every token < the vocabulary size. */
+MLSYS_DEF mlsys_status mlsys_relm_ngram_eval(const mlsys_relm_ngram *g, const int32_t *toks, size_t n, int window, double *sum_nats,
+                                             size_t *predicted);
 MLSYS_DEF size_t mlsys_relm_ngram_tokens(const mlsys_relm_ngram *g);   /* training tokens */
 /* The model as an mlsys_relm_lm (BOS prepended to every sequence; thread-safe: the model is read-only). */
 MLSYS_DEF mlsys_relm_lm mlsys_relm_ngram_lm(const mlsys_relm_ngram *g);
@@ -4924,6 +4934,86 @@ MLSYS_DEF mlsys_status mlsys_relm_ngram_logprobs(const mlsys_relm_ngram *g, cons
   }
   for (w = 0; w < (size_t)V; w++) logp[w] = (float)log(p[w]);
   mlsys_free(p);
+  return MLSYS_OK;
+}
+
+/* A direct-mapped cache of the distinct-continuation counts T(h) of large context ranges: scoring a text asks for the
+   same frequent contexts over and over, and counting T(h) scans h's whole range. */
+typedef struct { size_t lo, hi, types; int k; } mlsys__relm_ng_tslot;
+#define MLSYS__RELM_NG_TCACHE 65536
+/* ln p(w | ctx) as mlsys_relm_ngram_logprobs computes it, w's count found by binary search in h's range */
+static double mlsys__relm_ngram_lp1(const mlsys_relm_ngram *g, const int32_t *ctx, size_t nctx, int32_t w, mlsys__relm_ng_tslot *cache) {
+  double p = 1.0 / g->V;
+  size_t k;
+  if (g->n) {
+    double c = (double)g->n, lam = g->D * g->uni_types / c;
+    p = (g->uni[w] > g->D ? g->uni[w] - g->D : 0) / c + lam * p;
+  }
+  for (k = 1; k < (size_t)g->order && k <= nctx; k++) {
+    const int32_t *h = ctx + nctx - k;
+    size_t lo, hi, i, a, b, total, types = 0, wlo, cw;
+    mlsys__relm_ng_tslot *slot = NULL;
+    mlsys__relm_ng_range(g, h, k, &lo, &hi);
+    while (lo < hi && (size_t)g->pos[lo] + k >= g->n) lo++;
+    if (lo >= hi) break;
+    total = hi - lo;
+    if (cache && total >= 32) {
+      uint64_t hsh = ((uint64_t)lo * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)hi * 0xC2B2AE3D27D4EB4Full) ^ ((uint64_t)k * 0x165667B19E3779F9ull);
+      slot = cache + (size_t)((hsh >> 17) & (MLSYS__RELM_NG_TCACHE - 1));
+      if (slot->k == (int)k && slot->lo == lo && slot->hi == hi) types = slot->types;
+    }
+    if (!types) {
+      for (i = lo; i < hi;) {   /* one run per continuation: the next tokens are sorted within the range */
+        size_t j = i;
+        int32_t t = g->tok[g->pos[i] + k];
+        while (j < hi && g->tok[g->pos[j] + k] == t) j++;
+        types++;
+        i = j;
+      }
+      if (slot) { slot->lo = lo; slot->hi = hi; slot->k = (int)k; slot->types = types; }
+    }
+    /* w's run: from the first next token >= w to the first > w */
+    for (a = lo, b = hi; a < b;) { size_t m = a + (b - a) / 2; if (g->tok[g->pos[m] + k] < w) a = m + 1; else b = m; }
+    wlo = a;
+    for (b = hi; a < b;) { size_t m = a + (b - a) / 2; if (g->tok[g->pos[m] + k] <= w) a = m + 1; else b = m; }
+    cw = a - wlo;
+    /* as logprobs: the lower orders scaled by λ(h), then w's discounted count */
+    p *= g->D * (double)types / (double)total;
+    if (cw) p += ((double)cw - g->D) / (double)total;
+  }
+  return log(p);
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_ngram_logprob(const mlsys_relm_ngram *g, const int32_t *ctx, size_t nctx, int32_t w, double *logp) {
+  if (!g || (!ctx && nctx) || !logp) return mlsys_set_error(MLSYS_ERR_ARG, "relm: ngram_logprob with a NULL argument");
+  if (w < 0 || w >= g->V) return mlsys_set_error(MLSYS_ERR_ARG, "relm: ngram_logprob of token %d (vocabulary of %d)", (int)w, g->V);
+  *logp = mlsys__relm_ngram_lp1(g, ctx, nctx, w, NULL);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_relm_ngram_eval(const mlsys_relm_ngram *g, const int32_t *toks, size_t n, int window, double *sum_nats,
+                                             size_t *predicted) {
+  size_t s0, cnt = 0;
+  double sum = 0;
+  mlsys__relm_ng_tslot *cache;
+  if (!g || !toks || !sum_nats || !predicted) return mlsys_set_error(MLSYS_ERR_ARG, "relm: ngram eval needs a model, tokens and outputs");
+  if (n < 2 || window < 2) return mlsys_set_error(MLSYS_ERR_ARG, "relm: ngram eval of %zu tokens in windows of %d; need at least 2 of each", n, window);
+  for (s0 = 0; s0 < n; s0++)
+    if (toks[s0] < 0 || toks[s0] >= g->V) return mlsys_set_error(MLSYS_ERR_ARG, "relm: ngram eval: token %zu is %d (vocabulary of %d)", s0, (int)toks[s0], g->V);
+  if (!(cache = (mlsys__relm_ng_tslot *)mlsys_calloc(MLSYS__RELM_NG_TCACHE, sizeof *cache))) return mlsys_set_error(MLSYS_ERR_NOMEM, "relm: ngram eval cache");
+  for (s0 = 0; s0 + 1 < n; s0 += (size_t)window) {
+    const size_t len = n - s0 < (size_t)window ? n - s0 : (size_t)window;
+    size_t t;
+    for (t = 0; t + 1 < len; t++) {
+      /* the tokens before t + 1 in this window, at most order − 1 of them */
+      const size_t nctx = t + 1 < (size_t)g->order - 1 ? t + 1 : (size_t)g->order - 1;
+      sum -= mlsys__relm_ngram_lp1(g, toks + s0 + t + 1 - nctx, nctx, toks[s0 + t + 1], cache);
+      cnt++;
+    }
+  }
+  mlsys_free(cache);
+  *sum_nats = sum;
+  *predicted = cnt;
   return MLSYS_OK;
 }
 

@@ -21,7 +21,7 @@
       entry (target <= 64). On a GPU machine tests/cuda/test_relm_gpt2_cuda prints the GPU figures.
    5-7. `bias`, `toxicity`, `lambada`: the other three experiments of the thesis (§6.5.2-6.5.4) as offline analogs
       (spec §7.5), on --lm (a token n-gram or a GPT-2 checkpoint); see the block before bench_bias and docs/relm.md
-      §6.2. */
+      §6.3. */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_relm.h"
 #include "bench/bench_machine.h"

