@@ -165,6 +165,12 @@ function acornBattery(acorn) {
   calls.push(['errors', () => ['a +', 'let let = 1', 'return 1', '({a:1} = 1)', '`${`'].map((s) => {
     try { acorn.parse(s, opts('script')); return 'ok'; } catch (e) { return [e.name, e.message, e.pos, e.raisedAt, e.loc]; }
   })]);
+  // Older language levels and module goal select other keyword tables and code paths of the parser.
+  calls.push(['versions', () => [3, 5, 6, 2015, 2017, 'latest'].flatMap((v) => ['script', 'module'].map((t) => {
+    try {
+      return ser(acorn.parse('var a = b + 1; function f() { return this; }', { ecmaVersion: v, sourceType: t }));
+    } catch (e) { return [e.name, e.message]; }
+  }))]);
   calls.push(['expr', () => ser(acorn.parseExpressionAt('f(a)(b) + c, d', 0, opts('script')))]);
   calls.push(['ident', () => [acorn.isIdentifierStart(0x61), acorn.isIdentifierChar(0x30), acorn.isIdentifierStart(0x30)]]);
   // Whole files: the JSON is megabytes, so its SHA-1 and length stand for it.
@@ -198,6 +204,9 @@ function markedBattery(m) {
   const calls = [['inline', () => marked.parse(inline)],
     ['inline_nomangle', () => marked.parse(inline, { mangle: false, headerIds: false })],
     ['lexer', () => JSON.parse(canon(marked.lexer(inline)))],
+    // Two bases in a row: marked caches resolved bases, and a wrong cache key shows only on the second.
+    ['baseUrl', () => ['http://x.org/a/', 'https://z.org', '/rel/'].map((b) =>
+      marked.parse('[rel](b/c) ![img](/i.png) [abs](http://y.org/) [pr](//p.org/x)', { baseUrl: b }))],
     ['inlineLexer', () => marked.parseInline('a **b** _c_ <d@e.f>')],
     ['options', () => [marked.parse('a\nb', { breaks: true }), marked.parse('<b>x</b>', { sanitize: true }),
       marked.parse('1) x\n2) y', { gfm: false, pedantic: true })]]];
