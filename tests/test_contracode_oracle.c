@@ -67,8 +67,8 @@ static void check_library(const char *lib, const char *battery, int calls, const
 
 TEST(contracode_oracle_underscore) {
   if (!oracle_ready(UNDERSCORE)) return;
-  /* Every `+` → `-` breaks _.template's code generation; the first `+` alone is in the `'[object ' + name + ']'`
-     tag tester, which _.pick/_.omit reach through _.isFunction. */
+  /* Every `+` → `-` breaks _.template's code generation; the first `+` alone is `arguments[index + startIndex]`
+     in restArguments (underscore's rest parameters); the first call whose output it changes is _.pick/_.omit. */
   check_library(UNDERSCORE, "underscore", 36, "template", "pick_omit");
 }
 
