@@ -1,0 +1,140 @@
+/* tests/test_contracode_oracle.c — the semantic oracle of mlsys_contracode.h (spec §7.5, issue 25 item 3):
+   `mlsys contracode check` runs a Debian-packaged library's battery in Node (tests/oracle/run_battery.js, seeded
+   Math.random) on the library as shipped and on each transform, and compares the outputs call by call.
+   The outside oracle is Node itself executing the real libraries. The tests can fail both ways: compact and
+   beautified printing must keep every output of underscore 1.13.4, acorn 8.8.1 and marked 4.2.3, and the negative
+   control (every binary `+` turned into `-`) and a single mutant must be reported as mismatches, naming the call
+   that differs. The single mutant of marked is an equivalent one (its first `+` builds a cache key; a broken key
+   only loses the cache), and the oracle must say so rather than report a difference it did not see.
+   About 20 s, nearly all of it in Node. Needs build/mlsys (make build/mlsys), node and scripts/install-deps.sh's
+   libjs-underscore, node-acorn, node-marked. */
+#define MLSYS_COMMON_IMPLEMENTATION
+#include "mlsys_common.h"
+#include "tests/test.h"
+#include "tests/cli_run.h"
+#include <unistd.h>
+
+#define UNDERSCORE "/usr/share/javascript/underscore/underscore.js"
+#define ACORN "/usr/share/nodejs/acorn/dist/acorn.js"
+#define MARKED "/usr/share/nodejs/marked/lib/marked.umd.js"
+
+/* Whether the oracle can run here; a failure (not a skip) when install-deps' packages are missing. */
+static int oracle_ready(const char *lib) {
+  if (system("node --version >/dev/null 2>&1") != 0) SKIP_DEP("node is not installed");
+  if (access(bin(), X_OK) != 0) SKIP_DEP("%s not built (make build/mlsys)", bin());
+  if (access("tests/oracle/run_battery.js", R_OK) != 0) SKIP_DEP("run from the repository root");
+  if (access(lib, R_OK) != 0) {
+    CHECK_MSG(0, "%s missing: run scripts/install-deps.sh", lib);
+    return 0;
+  }
+  return 1;
+}
+
+/* `check LIB --negative-control --json`: compact and beautify pass, the control fails on `first`. Then the single
+   mutant: it fails on mutant_first, or passes when mutant_first is NULL (an equivalent mutant). */
+static void check_library(const char *lib, const char *battery, int calls, const char *neg_first, const char *mutant_first) {
+  char args[512], want[256];
+  run_result r;
+  snprintf(args, sizeof args, "contracode check %s --negative-control --json", lib);
+  r = run(args);
+  CHECK_EQ_INT(r.code, 1);   /* the negative control differs */
+  CHECK_MSG(r.out != NULL, "no output");
+  if (r.out) {
+    snprintf(want, sizeof want, "\"battery\": \"%s\", \"calls\": %d,", battery, calls);
+    CHECK_CONTAINS(r.out, want);
+    CHECK_CONTAINS(r.out, "{\"name\": \"compact\", \"pass\": true,");
+    CHECK_CONTAINS(r.out, "{\"name\": \"beautify\", \"pass\": true,");
+    CHECK_CONTAINS(r.out, "{\"name\": \"negative-control\", \"pass\": false,");
+    snprintf(want, sizeof want, "\"first\": \"%s\", \"note\": \"", neg_first);
+    CHECK_CONTAINS(r.out, want);
+    CHECK_CONTAINS(r.out, "\"ran\": 3, \"failed\": 1}");
+  }
+  run_free(&r);
+  snprintf(args, sizeof args, "contracode check %s --transform mutant-first-plus", lib);
+  r = run(args);
+  CHECK_EQ_INT(r.code, mutant_first ? 1 : 0);
+  if (r.out) {
+    if (mutant_first) {
+      CHECK_CONTAINS(r.out, "mutant-first-plus  FAIL");
+      snprintf(want, sizeof want, "first difference: %s\n", mutant_first);
+      CHECK_CONTAINS(r.out, want);
+    } else {
+      CHECK_CONTAINS(r.out, "mutant-first-plus  pass");
+    }
+  }
+  run_free(&r);
+}
+
+TEST(contracode_oracle_underscore) {
+  if (!oracle_ready(UNDERSCORE)) return;
+  /* Every `+` → `-` breaks _.template's code generation; the first `+` alone is `arguments[index + startIndex]`
+     in restArguments (underscore's rest parameters); the first call whose output it changes is _.pick/_.omit. */
+  check_library(UNDERSCORE, "underscore", 36, "template", "pick_omit");
+}
+
+TEST(contracode_oracle_acorn) {
+  if (!oracle_ready(ACORN)) return;
+  /* The control stops acorn from loading at all ("load"); the first `+` builds the ES5-module keyword list, which
+     only the `versions` call (ecmaVersion 5, sourceType module) reaches. */
+  check_library(ACORN, "acorn", 17, "load", "versions");
+}
+
+TEST(contracode_oracle_marked) {
+  if (!oracle_ready(MARKED)) return;
+  check_library(MARKED, "marked", 17, "load", NULL);
+}
+
+/* The oracle itself: deterministic, Math.random seeded (marked's mailto: obfuscation is the same twice), and it
+   names what it cannot compare: a file that does not parse, one that does not load, one with no battery. */
+TEST(contracode_oracle_errors_and_determinism) {
+  char dir[] = "/tmp/cc_oracle_XXXXXX", p[128], args[512];
+  run_result a, b;
+  FILE *f;
+  if (!oracle_ready(MARKED)) return;
+  a = run_shell("node tests/oracle/run_battery.js " MARKED);
+  b = run_shell("node tests/oracle/run_battery.js " MARKED);
+  CHECK_EQ_INT(a.code, 0);
+  CHECK(a.out && b.out && strcmp(a.out, b.out) == 0);
+  if (a.out) {
+    CHECK_CONTAINS(a.out, "#battery\tmarked\n");
+    CHECK_CONTAINS(a.out, "&#"); /* mangled mailto: characters, drawn with Math.random */
+  }
+  run_free(&a);
+  run_free(&b);
+  REQUIRE(mkdtemp(dir) != NULL);
+  snprintf(p, sizeof p, "%s/bad.js", dir);
+  f = fopen(p, "w");
+  REQUIRE(f != NULL);
+  fputs("var x = 1;\nvar y = ;\n", f);
+  fclose(f);
+  snprintf(args, sizeof args, "contracode check %s", p);
+  a = run(args);
+  CHECK_EQ_INT(a.code, 1);
+  if (a.err) CHECK_CONTAINS(a.err, "bad.js:2:9: unexpected token ';'");
+  run_free(&a);
+  f = fopen(p, "w");
+  REQUIRE(f != NULL);
+  fputs("undefinedName.x = 1;\n", f);
+  fclose(f);
+  a = run(args);
+  CHECK_EQ_INT(a.code, 1);
+  if (a.err) CHECK_CONTAINS(a.err, "does not load in Node");
+  if (a.err) CHECK_CONTAINS(a.err, "ReferenceError");
+  run_free(&a);
+  f = fopen(p, "w");
+  REQUIRE(f != NULL);
+  fputs("module.exports = {answer: 1 + 41};\n", f);
+  fclose(f);
+  a = run(args);
+  CHECK_EQ_INT(a.code, 1);
+  if (a.err) CHECK_CONTAINS(a.err, "is none of underscore, acorn, marked");
+  run_free(&a);
+  snprintf(args, sizeof args, "contracode check %s --transform nosuch", p);
+  a = run(args);
+  CHECK_EQ_INT(a.code, 2);
+  run_free(&a);
+  remove(p);
+  rmdir(dir);
+}
+
+TEST_MAIN()
