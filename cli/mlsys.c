@@ -33,7 +33,7 @@ static const char *usage =
     "  index      a learned index tuned per workload (MAPLE): bench, tune\n"
     "  offload    learned CPU-GPU tensor offloading for dynamic networks (DyNN-Offload): simulate, plan, max-batch\n"
     "  cloud      cloud VMs for data-parallel training under a time limit or budget (Srift): plan, simulate\n"
-    "  contracode JavaScript front end for contrastive code learning (ContraCode): parse, print\n"
+    "  contracode JavaScript front end for contrastive code learning (ContraCode): parse, print, tokenize, check\n"
     "\n"
     "Run `mlsys <system> --help` for its verbs and options. Exit codes: 0 ok, 1 error, 2 bad usage.\n";
 
