@@ -12,7 +12,8 @@
         Malformed source is MLSYS_ERR_PARSE with "line:col: what".
      2. Scope analysis: scopes, bindings (var hoisting, params, let/const/class, catch, imports), references resolved
         or free, `arguments` use, eval/with unsafe marking.
-     3. Transforms: T1 rename a parameter to a fresh name, T2 insert an unused `var` after the directive prologue.
+     3. Transforms: T1 rename a parameter to a fresh name, T2 insert an unused `var` after the directive prologue,
+        T3 scope-aware mangling of local names.
      5. Tokenizer: a SentencePiece-compatible unigram model read from a `.model` file or an `spm_export_vocab` list
         (identity or precompiled-charsmap normalization, byte fallback); Viterbi ids equal to `spm_encode`, subword
         sampling (forward filtering, backward sampling); vocabulary training (SentencePiece's EM and pruning); the
@@ -265,6 +266,7 @@ typedef struct {
   int *node_scope;     /* per node: the scope it opens, -1 if none (a function node → its FUNCTION scope) */
   int *resolved;       /* per Identifier node in a name position: binding + 1, -1 free, 0 not a name use */
   uint8_t *is_decl;    /* per node: 1 if the Identifier declares its binding */
+  int *id_scope;       /* per Identifier name use: the scope it is resolved from (-1 otherwise) */
 } mlsys_contracode_scopes;
 /* Builds the scopes of ast (which must not change while s is used; rebuild after a transform). */
 MLSYS_DEF mlsys_status mlsys_contracode_scope_build(const mlsys_contracode_js_ast *ast, mlsys_contracode_scopes *s);
@@ -297,6 +299,13 @@ MLSYS_DEF mlsys_status mlsys_contracode_rename_param(mlsys_contracode_js_ast *as
 /* T2: inserts `var NAME;` as the first statement of fn's body after its directive prologue. An arrow function with
    an expression body is MLSYS_ERR_ARG. */
 MLSYS_DEF mlsys_status mlsys_contracode_insert_var(mlsys_contracode_js_ast *ast, int fn, const char *name);
+/* T3 (mangle, terser toplevel=false, keep_fnames): renames every binding of every scope inside a function (params,
+   var, let, const, catch params; not function or class names, not `arguments`, nothing in an unsafe scope) to the
+   first of a..z, A..Z, $, _, then two-character names, in pre-order of scopes and declaration order, that is not
+   reserved, not the name of any identifier inside the scope that resolves outside it or is free, and not the name
+   of another binding in the scope or below it. So a new name never captures a free name or an outer binding, and
+   the program's free names are unchanged. *nrenamed (nullable) gets the count of bindings renamed. */
+MLSYS_DEF mlsys_status mlsys_contracode_mangle(mlsys_contracode_js_ast *ast, int *nrenamed);
 /* The name fresh-check of T1/T2: 1 if name may be introduced in fn. */
 MLSYS_DEF int mlsys_contracode_name_is_fresh(const mlsys_contracode_js_ast *ast, int fn, const char *name);
 
@@ -3928,6 +3937,7 @@ static void mlsys__sc_ref(mlsys__sc *c, int id, int scope, int decl) {
   int b;
   if (!c->mode) return;
   b = mlsys_contracode_scope_lookup(s, scope, nm, nd->slen);
+  s->id_scope[id] = scope;
   if (b < 0 && nd->slen == 9 && !memcmp(nm, "arguments", 9)) {
     int f = scope;
     while (f >= 0 && !(s->scopes[f].kind == MLSYS_CONTRACODE_SCOPE_FUNCTION && !s->scopes[f].arrow))
@@ -4128,6 +4138,7 @@ MLSYS_DEF void mlsys_contracode_scope_free(mlsys_contracode_scopes *s) {
   free(s->node_scope);
   free(s->resolved);
   free(s->is_decl);
+  free(s->id_scope);
   memset(s, 0, sizeof *s);
 }
 MLSYS_DEF mlsys_status mlsys_contracode_scope_build(const mlsys_contracode_js_ast *ast, mlsys_contracode_scopes *s) {
@@ -4142,11 +4153,12 @@ MLSYS_DEF mlsys_status mlsys_contracode_scope_build(const mlsys_contracode_js_as
   s->node_scope = (int *)malloc((size_t)ast->nnodes * sizeof(int));
   s->resolved = (int *)calloc((size_t)ast->nnodes, sizeof(int));
   s->is_decl = (uint8_t *)calloc((size_t)ast->nnodes, 1);
-  if (!s->node_scope || !s->resolved || !s->is_decl) {
+  s->id_scope = (int *)malloc((size_t)ast->nnodes * sizeof(int));
+  if (!s->node_scope || !s->resolved || !s->is_decl || !s->id_scope) {
     mlsys_contracode_scope_free(s);
     return mlsys_set_error(MLSYS_ERR_NOMEM, "scope_build: out of memory (%d nodes)", ast->nnodes);
   }
-  for (i = 0; i < ast->nnodes; i++) s->node_scope[i] = -1;
+  for (i = 0; i < ast->nnodes; i++) s->node_scope[i] = s->id_scope[i] = -1;
   memset(&c, 0, sizeof c);
   c.s = s;
   c.a = ast;
@@ -4338,6 +4350,134 @@ MLSYS_DEF mlsys_status mlsys_contracode_insert_var(mlsys_contracode_js_ast *ast,
   if (prev) ast->nodes[prev].next = dc;
   else ast->nodes[body].a = dc;
   return MLSYS_OK;
+}
+
+/* T3 candidates: a..z A..Z $ _ (54), then two characters (first from those 54, second from them or a digit). */
+#define MLSYS__TR_NCAND (54 + 54 * 64)
+static const char mlsys__tr_c1[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ$_0123456789";
+static int mlsys__tr_cidx(const char *s, size_t n) {
+  const char *p, *q;
+  if (n < 1 || n > 2 || !(p = (const char *)memchr(mlsys__tr_c1, s[0], 54))) return -1;
+  if (n == 1) return (int)(p - mlsys__tr_c1);
+  if (!(q = (const char *)memchr(mlsys__tr_c1, s[1], 64))) return -1;
+  return 54 + (int)(p - mlsys__tr_c1) * 64 + (int)(q - mlsys__tr_c1);
+}
+static size_t mlsys__tr_cname(int k, char *out) {
+  if (k < 54) { out[0] = mlsys__tr_c1[k]; out[1] = 0; return 1; }
+  out[0] = mlsys__tr_c1[(k - 54) / 64];
+  out[1] = mlsys__tr_c1[(k - 54) % 64];
+  out[2] = 0;
+  return 2;
+}
+#define MLSYS__TR_FW ((MLSYS__TR_NCAND + 63) / 64)
+MLSYS_DEF mlsys_status mlsys_contracode_mangle(mlsys_contracode_js_ast *ast, int *nrenamed) {
+  mlsys_contracode_scopes s;
+  mlsys_status st;
+  uint64_t *forb = NULL, *forbb;
+  int *start = NULL, *occ = NULL, i, b, sc, k, count = 0;
+  long off[MLSYS__TR_NCAND];
+  if (nrenamed) *nrenamed = 0;
+  if ((st = mlsys_contracode_scope_build(ast, &s)) != MLSYS_OK) return st;
+  forb = (uint64_t *)calloc((size_t)s.nscopes * MLSYS__TR_FW * 2, sizeof(uint64_t));
+  start = (int *)calloc((size_t)s.nbindings + 1, sizeof(int));
+  occ = (int *)malloc((size_t)s.nnodes * sizeof(int));
+  if (!forb || !start || !occ) {
+    st = mlsys_set_error(MLSYS_ERR_NOMEM, "mangle: out of memory");
+    goto done;
+  }
+  forbb = forb + (size_t)s.nscopes * MLSYS__TR_FW;
+#define MLSYS__TR_SET(f, scope, k) ((f)[(size_t)(scope) * MLSYS__TR_FW + (size_t)(k) / 64] |= (uint64_t)1 << ((k) % 64))
+#define MLSYS__TR_GET(f, scope, k) (((f)[(size_t)(scope) * MLSYS__TR_FW + (size_t)(k) / 64] >> ((k) % 64)) & 1)
+  for (k = 0; k < MLSYS__TR_NCAND; k++) off[k] = -1;
+  /* occurrences grouped by binding (counting sort) */
+  for (i = 1; i < s.nnodes; i++)
+    if (s.resolved[i] > 0) start[s.resolved[i]]++;
+  for (b = 1; b <= s.nbindings; b++) start[b] += start[b - 1];
+  {
+    int *fill = (int *)malloc(((size_t)s.nbindings + 1) * sizeof(int));
+    if (!fill) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "mangle: out of memory"); goto done; }
+    memcpy(fill, start, ((size_t)s.nbindings + 1) * sizeof(int));
+    for (i = 1; i < s.nnodes; i++)
+      if (s.resolved[i] > 0) occ[fill[s.resolved[i] - 1]++] = i;
+    free(fill);
+  }
+  /* the short names a new binding of S must not take: forb, those of identifiers inside S that resolve outside it
+     (or are free); forbb, those of bindings below S (one of them could capture a use of the renamed binding), except
+     that a binding may keep its own name; and the current names of its siblings in S */
+  for (i = 1; i < s.nnodes; i++) {
+    const mlsys_contracode_js_node *nd = &ast->nodes[i];
+    int bs, r;
+    if (!s.resolved[i] || (k = mlsys__tr_cidx(ast->text + nd->str, nd->slen)) < 0) continue;
+    bs = s.resolved[i] > 0 ? s.bindings[s.resolved[i] - 1].scope : -1;
+    for (r = s.id_scope[i]; r >= 0 && r != bs; r = s.scopes[r].parent) MLSYS__TR_SET(forb, r, k);
+  }
+  for (b = 0; b < s.nbindings; b++)
+    if ((k = mlsys__tr_cidx(ast->text + s.bindings[b].str, s.bindings[b].slen)) >= 0)
+      for (sc = s.scopes[s.bindings[b].scope].parent; sc >= 0; sc = s.scopes[sc].parent) MLSYS__TR_SET(forbb, sc, k);
+  /* scopes were numbered in pre-order, bindings in declaration order (parameters first) */
+  for (b = 0; b < s.nbindings; b++) {
+    mlsys_contracode_binding *bd = &s.bindings[b];
+    const mlsys_contracode_scope *S = &s.scopes[bd->scope];
+    char nm[3];
+    size_t nl;
+    int j, own;
+    if (S->unsafe || S->kind == MLSYS_CONTRACODE_SCOPE_GLOBAL || S->kind == MLSYS_CONTRACODE_SCOPE_MODULE ||
+        s.scopes[S->fn].kind != MLSYS_CONTRACODE_SCOPE_FUNCTION)
+      continue;   /* top level (terser toplevel=false) or visible to eval/with */
+    if (bd->kind == MLSYS_CONTRACODE_BIND_FUNCTION || bd->kind == MLSYS_CONTRACODE_BIND_FNAME ||
+        bd->kind == MLSYS_CONTRACODE_BIND_CLASS || bd->kind == MLSYS_CONTRACODE_BIND_IMPORT)
+      continue;   /* keep_fnames */
+    if (!bd->ndecls) continue;   /* `var e` inside `catch (e)`: its declaring name belongs to the catch param */
+    if (bd->slen == 9 && !memcmp(ast->text + bd->str, "arguments", 9)) continue;
+    own = mlsys__tr_cidx(ast->text + bd->str, bd->slen);
+    for (k = 0; k < MLSYS__TR_NCAND; k++) {
+      int sib;
+      nl = mlsys__tr_cname(k, nm);
+      if (MLSYS__TR_GET(forb, bd->scope, k) || (k != own && MLSYS__TR_GET(forbb, bd->scope, k)) ||
+          mlsys__tr_reserved(nm, nl))
+        continue;
+      for (sib = S->first; sib >= 0; sib = s.bindings[sib].next)
+        if (sib != b && s.bindings[sib].slen == nl && !memcmp(ast->text + s.bindings[sib].str, nm, nl)) break;
+      if (sib < 0) break;
+    }
+    if (k == MLSYS__TR_NCAND) continue;
+    if (off[k] < 0 && (off[k] = mlsys__tr_add_text(ast, nm, nl)) < 0) {
+      st = mlsys_set_error(MLSYS_ERR_NOMEM, "mangle: out of memory");
+      goto done;
+    }
+    for (sc = S->parent; sc >= 0; sc = s.scopes[sc].parent) MLSYS__TR_SET(forbb, sc, k);
+    bd->str = (uint32_t)off[k];
+    bd->slen = (uint32_t)nl;
+    for (j = start[b]; j < start[b + 1]; j++) {
+      int r, x = occ[j];
+      ast->nodes[x].str = (uint32_t)off[k];
+      ast->nodes[x].slen = (uint32_t)nl;
+      ast->nodes[x].flags &= (uint16_t)~MLSYS_CONTRACODE_JS_F_ESCAPED;
+      /* scopes between a use and the binding now see the new name from outside */
+      for (r = s.id_scope[x]; r >= 0 && r != bd->scope; r = s.scopes[r].parent) MLSYS__TR_SET(forb, r, k);
+    }
+    count++;
+  }
+#undef MLSYS__TR_SET
+#undef MLSYS__TR_GET
+  /* like terser, spell out shorthand properties inside functions ({data} → {data:data}) */
+  for (i = 1; i < s.nnodes; i++) {
+    mlsys_contracode_js_node *nd = &ast->nodes[i];
+    int v;
+    if (nd->kind != MLSYS_CONTRACODE_JS_PROPERTY || !(nd->flags & MLSYS_CONTRACODE_JS_F_SHORTHAND)) continue;
+    v = nd->b;
+    if (v && ast->nodes[v].kind == MLSYS_CONTRACODE_JS_ASSIGNMENT_PATTERN) v = ast->nodes[v].a;
+    if (v && s.id_scope[v] >= 0 && s.scopes[s.scopes[s.id_scope[v]].fn].kind == MLSYS_CONTRACODE_SCOPE_FUNCTION &&
+        !s.scopes[s.id_scope[v]].unsafe)
+      nd->flags &= (uint16_t)~MLSYS_CONTRACODE_JS_F_SHORTHAND;
+  }
+  if (nrenamed) *nrenamed = count;
+done:
+  free(forb);
+  free(start);
+  free(occ);
+  mlsys_contracode_scope_free(&s);
+  return st;
 }
 
 /* [end of section 3 implementation] */

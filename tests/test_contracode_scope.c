@@ -295,6 +295,42 @@ TEST(contracode_transform_spec_outputs) {
   free(o);
 }
 
+static char *mangled(const char *src, int flags, int *n) {
+  mlsys_contracode_js_ast a;
+  char *out = NULL;
+  if (mlsys_contracode_js_parse(src, strlen(src), flags, &a) != MLSYS_OK) return NULL;
+  if (mlsys_contracode_mangle(&a, n) == MLSYS_OK) out = compact(&a);
+  mlsys_contracode_js_free(&a);
+  return out;
+}
+TEST(contracode_transform_mangle) {
+  static const struct { const char *in, *want; int n; } cases[] = {
+    /* spec §7.4 item 7 */
+    {"function x(maxLine){const section={text:\"\",data};for(;i<maxLine;i+=1){section.text+=lines[i]}}",
+     "function x(a){const b={text:\"\",data:data};for(;i<a;i+=1){b.text+=lines[i]}}", 2},
+    {"function x(first,second){return first+second+a}", "function x(b,c){return b+c+a}", 2},
+    {"function x(p){var q=1;function g(r){return p+r}return g(q)}",
+     "function x(a){var b=1;function g(b){return a+b}return g(b)}", 3},
+    /* top level untouched; nested scopes; catch; named function expressions keep their name */
+    {"var top=1;function f(long){try{}catch(err){return err+long}}", "var top=1;function f(a){try{}catch(b){return b+a}}", 2},
+    {"function f(a,b){return function g(b,c){return a+b+c+g}}", "function f(a,b){return function g(b,c){return a+b+c+g}}", 4},
+    {"function f(x){var arguments;return x}", "function f(a){var arguments;return a}", 1},
+    {"function f(x,y){{let z=x;{let w=z+y}}}", "function f(a,b){{let c=a;{let a=c+b}}}", 4},
+    /* eval and with keep every name they can see */
+    {"function f(x){eval(\"x\");return function(q){return q}}", "function f(x){eval(\"x\");return function(a){return a}}", 1},
+    {"function f(o,x){with(o){x}}", "function f(o,x){with(o){x}}", 0},
+    /* a new name never captures a free or outer name */
+    {"function f(u,v){return a+b+c+function(w){return u+w+d}}", "function f(e,f){return a+b+c+function(a){return e+a+d}}", 3},
+  };
+  int i, n;
+  for (i = 0; i < (int)(sizeof cases / sizeof cases[0]); i++) {
+    char *o = mangled(cases[i].in, 0, &n);
+    CHECK_STR(o ? o : "", cases[i].want);
+    CHECK_MSG(n == cases[i].n, "case %d: %d renamed, expected %d", i, n, cases[i].n);
+    free(o);
+  }
+}
+
 /* ---- the Debian-packaged corpus (as in tests/test_contracode_js.c) ---- */
 static const struct { const char *path; int module; } corpus[] = {
   {"/usr/share/javascript/underscore/underscore.js", 0},      /* libjs-underscore */
@@ -333,7 +369,7 @@ static char *free_names(const char *src, size_t n, int flags) {
 }
 
 TEST(contracode_transform_corpus) {
-  int i, total_renamed = 0, total_vars = 0;
+  int i, total_renamed = 0, total_vars = 0, total_mangled = 0, nm_renamed = 0;
   for (i = 0; i < (int)(sizeof corpus / sizeof corpus[0]); i++) {
     char *src, *before, *after, *out;
     size_t n;
@@ -366,6 +402,8 @@ TEST(contracode_transform_corpus) {
         total_vars++;
       }
     }
+    CHECK_OK(mlsys_contracode_mangle(&a, &nm_renamed));
+    total_mangled += nm_renamed;
     out = compact(&a);
     REQUIRE(out != NULL);
     {   /* the terse print is the same tree */
@@ -383,8 +421,8 @@ TEST(contracode_transform_corpus) {
     after = free_names(out, strlen(out), flags);
     CHECK_MSG(after != NULL, "%s: transformed output does not re-parse: %s", corpus[i].path, mlsys_last_error());
     if (after) CHECK_MSG(!strcmp(before, after), "%s: free names changed", corpus[i].path);
-    printf("    %s: %d functions, %d params renamed, %d vars inserted so far\n", corpus[i].path, nf, total_renamed,
-           total_vars);
+    printf("    %s: %d functions, %d params renamed, %d vars inserted, %d bindings mangled so far\n", corpus[i].path,
+           nf, total_renamed, total_vars, total_mangled);
     free(after);
     free(out);
     free(before);
@@ -393,6 +431,7 @@ TEST(contracode_transform_corpus) {
     free(src);
   }
   CHECK(total_renamed > 100);
+  CHECK(total_mangled > 1000);
 }
 
 TEST(contracode_scope_api_errors) {
