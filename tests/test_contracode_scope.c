@@ -7,6 +7,7 @@
 #define MLSYS_COMMON_IMPLEMENTATION
 #include "mlsys_contracode.h"
 #include "tests/test.h"
+#include <unistd.h>
 
 typedef struct {
   mlsys_contracode_js_ast a;
@@ -432,6 +433,80 @@ TEST(contracode_transform_corpus) {
   }
   CHECK(total_renamed > 100);
   CHECK(total_mangled > 1000);
+}
+
+/* Writes path's program after T1 + T2 on about 60 functions and T3 everywhere to out; the number of bindings T3
+   renamed, -1 on failure. */
+static int transform_file(const char *path, const char *outpath) {
+  char *src, *out;
+  size_t n;
+  int nf, j, step, ok = 0, nm_renamed = 0;
+  mlsys_contracode_js_ast a;
+  mlsys_contracode_fn_span *f;
+  FILE *fo;
+  if (mlsys_read_file(path, &src, &n) != MLSYS_OK) return -1;
+  if (mlsys_contracode_js_parse(src, n, 0, &a) != MLSYS_OK) { free(src); return -1; }
+  free(src);
+  if (mlsys_contracode_js_functions(&a, &f, &nf) != MLSYS_OK) { mlsys_contracode_js_free(&a); return -1; }
+  step = nf / 60 + 1;
+  for (j = 0; j < nf; j += step) {
+    char nm[32];
+    int p, pi = 0;
+    for (p = a.nodes[f[j].node].b; p; p = a.nodes[p].next, pi++) {
+      snprintf(nm, sizeof nm, "zq_%d_%d", j, pi);
+      (void)mlsys_contracode_rename_param(&a, f[j].node, pi, nm);   /* destructured ones are refused */
+    }
+    snprintf(nm, sizeof nm, "zv_%d", j);
+    (void)mlsys_contracode_insert_var(&a, f[j].node, nm);           /* expression arrows are refused */
+  }
+  free(f);
+  if (mlsys_contracode_mangle(&a, &nm_renamed) == MLSYS_OK && (out = compact(&a)) != NULL) {
+    fo = fopen(outpath, "w");
+    if (fo) {
+      ok = fputs(out, fo) >= 0;
+      ok = (fclose(fo) == 0) && ok;
+    }
+    free(out);
+  }
+  mlsys_contracode_js_free(&a);
+  return ok ? nm_renamed : -1;
+}
+static char *run_capture(const char *cmd) {
+  FILE *p = popen(cmd, "r");
+  char *buf;
+  size_t len = 0, cap = 1 << 16, r;
+  if (!p) return NULL;
+  buf = (char *)malloc(cap);
+  while (buf && (r = fread(buf + len, 1, cap - len - 1, p)) > 0) {
+    len += r;
+    if (cap - len < 2) buf = (char *)realloc(buf, cap *= 2);
+  }
+  if (buf) buf[len] = 0;
+  if (pclose(p) != 0) { free(buf); return NULL; }
+  return buf;
+}
+/* Semantic check in Node: underscore and acorn, rewritten by T1+T2+T3, give the same results on a battery of calls
+   (tests/data/contracode/semantic_battery.js) as the originals. */
+TEST(contracode_transform_node_battery) {
+  const char *us = "/usr/share/javascript/underscore/underscore.js", *ac = "/usr/share/nodejs/acorn/dist/acorn.js";
+  char tu[64], ta[64], cmd[512], *want, *got;
+  if (system("node --version > /dev/null 2>&1") != 0) SKIP_DEP("node not installed (scripts/install-deps.sh)");
+  snprintf(cmd, sizeof cmd, "node tests/data/contracode/semantic_battery.js %s %s", us, ac);
+  want = run_capture(cmd);
+  if (!want) SKIP_DEP("underscore/acorn not installed (libjs-underscore, node-acorn)");
+  snprintf(tu, sizeof tu, "/tmp/mlsys_cc_scope_%d_u.js", (int)getpid());
+  snprintf(ta, sizeof ta, "/tmp/mlsys_cc_scope_%d_a.js", (int)getpid());
+  CHECK(transform_file(us, tu) > 300);
+  CHECK(transform_file(ac, ta) > 1000);
+  snprintf(cmd, sizeof cmd, "node tests/data/contracode/semantic_battery.js %s %s", tu, ta);
+  got = run_capture(cmd);
+  CHECK_MSG(got != NULL, "node failed on the transformed files");
+  CHECK(strlen(want) > 1000);
+  if (got) CHECK_MSG(!strcmp(want, got), "battery differs:\n    %.300s\n    %.300s", want, got);
+  remove(tu);
+  remove(ta);
+  free(want);
+  free(got);
 }
 
 TEST(contracode_scope_api_errors) {
