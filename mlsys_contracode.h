@@ -224,7 +224,8 @@ MLSYS_DEF mlsys_status mlsys_contracode_js_functions(const mlsys_contracode_js_a
    sloppy-mode functions, which keeps renaming consistent for both readings of code like `if(c){function f(){}}f()`),
    params (destructuring, defaults and rest included), catch params, imports. Every Identifier in a name position
    (not a property key, member property, label, meta property, import/export alias) resolves to the innermost
-   binding of its name on the scope chain, or is free (a global). Labels are not bindings. TDZ is ignored (a name
+   binding of its name on the scope chain, or is free (a global); inside a parameter list only parameters of that
+   function are visible (`function f(a=b){var b}`: the default's b is the outer one). Labels are not bindings. TDZ is ignored (a name
    resolves the same whether used before or after its let). `arguments` not bound explicitly is the implicit object
    of the nearest non-arrow function: it is neither free nor a binding, and it sets that scope's uses_arguments;
    renaming a parameter keeps sloppy-mode aliasing (arguments[i] stays tied to the i-th parameter), so it does not
@@ -3864,6 +3865,7 @@ typedef struct {
   int mode;      /* 0: open scopes and declare; 1: resolve */
   int in_with;   /* scopes opened inside a with body are unsafe */
   int nomem;
+  uint8_t *in_params;   /* mode 1, per scope: its parameter list is being walked (only params are visible there) */
 } mlsys__sc;
 #define MLSYS__SC_N(c, i) ((c)->a->nodes[i])
 
@@ -3934,9 +3936,14 @@ static void mlsys__sc_ref(mlsys__sc *c, int id, int scope, int decl) {
   mlsys_contracode_scopes *s = c->s;
   const mlsys_contracode_js_node *nd = &MLSYS__SC_N(c, id);
   const char *nm = c->a->text + nd->str;
-  int b;
+  int b, sc;
   if (!c->mode) return;
-  b = mlsys_contracode_scope_lookup(s, scope, nm, nd->slen);
+  /* a default value sees the parameters but not the body's declarations (`function f(a=b){var b}`: outer b) */
+  for (b = -1, sc = scope; sc >= 0; sc = s->scopes[sc].parent) {
+    b = mlsys__sc_in(s, sc, nm, nd->slen);
+    if (b >= 0 && c->in_params[sc] && s->bindings[b].kind != MLSYS_CONTRACODE_BIND_PARAM) b = -1;
+    if (b >= 0) break;
+  }
   s->id_scope[id] = scope;
   if (b < 0 && nd->slen == 9 && !memcmp(nm, "arguments", 9)) {
     int f = scope;
@@ -4011,7 +4018,9 @@ static void mlsys__sc_function(mlsys__sc *c, int x, int scope) {
   }
   fs = mlsys__sc_open(c, MLSYS_CONTRACODE_SCOPE_FUNCTION, outer, x);
   if (!c->mode && !c->nomem) s->scopes[fs].arrow = n->kind == MLSYS_CONTRACODE_JS_ARROW_FUNCTION_EXPRESSION;
+  if (c->mode && !c->nomem) c->in_params[fs] = 1;
   for (p = n->b; p; p = MLSYS__SC_N(c, p).next, i++) mlsys__sc_pat(c, p, fs, fs, MLSYS_CONTRACODE_BIND_PARAM, i);
+  if (c->mode && !c->nomem) c->in_params[fs] = 0;
   n = &MLSYS__SC_N(c, x);
   if (n->flags & MLSYS_CONTRACODE_JS_F_EXPRESSION) mlsys__sc_walk(c, n->c, fs);
   else if (n->c) mlsys__sc_list(c, MLSYS__SC_N(c, n->c).a, fs);
@@ -4163,7 +4172,14 @@ MLSYS_DEF mlsys_status mlsys_contracode_scope_build(const mlsys_contracode_js_as
   c.s = s;
   c.a = ast;
   ps = mlsys__sc_open(&c, ast->module ? MLSYS_CONTRACODE_SCOPE_MODULE : MLSYS_CONTRACODE_SCOPE_GLOBAL, -1, ast->root);
-  for (c.mode = 0; c.mode < 2 && !c.nomem; c.mode++) mlsys__sc_list(&c, ast->nodes[ast->root].a, ps);
+  for (c.mode = 0; c.mode < 2 && !c.nomem; c.mode++) {
+    if (c.mode == 1 && !(c.in_params = (uint8_t *)calloc((size_t)s->nscopes, 1))) {
+      c.nomem = 1;
+      break;
+    }
+    mlsys__sc_list(&c, ast->nodes[ast->root].a, ps);
+  }
+  free(c.in_params);
   if (c.nomem) {
     mlsys_contracode_scope_free(s);
     return mlsys_set_error(MLSYS_ERR_NOMEM, "scope_build: out of memory");

@@ -320,6 +320,8 @@ TEST(contracode_transform_mangle) {
     /* eval and with keep every name they can see */
     {"function f(x){eval(\"x\");return function(q){return q}}", "function f(x){eval(\"x\");return function(a){return a}}", 1},
     {"function f(o,x){with(o){x}}", "function f(o,x){with(o){x}}", 0},
+    /* a default value does not see the body's declarations */
+    {"function f(a=b){var b;return a+b}", "function f(a=b){var c;return a+c}", 2},
     /* a new name never captures a free or outer name */
     {"function f(u,v){return a+b+c+function(w){return u+w+d}}", "function f(e,f){return a+b+c+function(a){return e+a+d}}", 3},
   };
