@@ -10,14 +10,18 @@
      1. JavaScript front end: lexer and ES2020 parser (no JSX/TS/Flow) into an ESTree-like arena AST, a printer
         (compact and beautified; parse(print(x)) is the same tree), function spans and per-kind node counts.
         Malformed source is MLSYS_ERR_PARSE with "line:col: what".
+     2. Scope analysis: scopes, bindings (var hoisting, params, let/const/class, catch, imports), references resolved
+        or free, `arguments` use, eval/with unsafe marking.
+     3. Transforms: T1 rename a parameter to a fresh name, T2 insert an unused `var` after the directive prologue,
+        T3 scope-aware mangling of local names.
      5. Tokenizer: a SentencePiece-compatible unigram model read from a `.model` file or an `spm_export_vocab` list
         (identity or precompiled-charsmap normalization, byte fallback); Viterbi ids equal to `spm_encode`, subword
         sampling (forward filtering, backward sampling); vocabulary training (SentencePiece's EM and pruning); the
         repo's normalize_program.
      7. Evaluation: AUROC (ties ½), average precision (scikit-learn's), Hanley–McNeil standard errors, best-threshold
         accuracy, the adversarial min/max reduce over N variants, edit-distance similarity over token ids.
-   (Sections 2–4 and 6 — scope analysis, the transforms of Table 2.1, transform dropout, the encoders and MoCo — are
-   not written yet; see docs/contracode.md.)
+   (Section 3's other transforms, 4 and 6 — transform dropout, the encoders and MoCo — are not written yet; see
+   docs/contracode.md.)
 
    USAGE
      #define MLSYS_CONTRACODE_IMPLEMENTATION   (or MLSYS_IMPLEMENTATION) in one C file, then #include "mlsys_contracode.h".
@@ -171,9 +175,13 @@ MLSYS_DEF mlsys_status mlsys_contracode_js_tokens(const char *src, size_t n, int
                                                   mlsys_contracode_js_token **toks, int *ntok);
 
 typedef struct {
-  int beautify;   /* 0: compact (minimal whitespace); 1: one statement per line, indented */
+  int beautify;   /* 0: compact (minimal whitespace); 1: one statement per line, indented; MLSYS_CONTRACODE_JS_TERSE:
+                     compact without the `;` that ends the last statement of a block or function body, as terser and
+                     the expected outputs of spec §7.4 print (`function f(a){return a}`; ASI puts it back; an empty
+                     statement's `;` stays, and so does the program's last one) */
   int indent;     /* spaces per level when beautifying (0 → 2) */
 } mlsys_contracode_js_print_opts;
+#define MLSYS_CONTRACODE_JS_TERSE 2
 /* The program as source (malloc'd, NUL-terminated). Parentheses come from operator precedence, never from the
    source, and parse(print(ast)) has the same canonical form as ast. opts NULL = compact. */
 MLSYS_DEF mlsys_status mlsys_contracode_js_print(const mlsys_contracode_js_ast *ast,
@@ -202,6 +210,107 @@ MLSYS_DEF mlsys_status mlsys_contracode_js_functions(const mlsys_contracode_js_a
                                                      mlsys_contracode_fn_span **out, int *n);
 
 /* [end of section 1 declarations] */
+
+/* ---------------------------------------------------------------------------------------------------------------
+   2. Scope analysis (declarations)
+   --------------------------------------------------------------------------------------------------------------- */
+
+/* Lexical scopes of a parsed program (§3.3). Scopes: the program (global, or module), each function (params and
+   the body's top level share it; a named function expression's own name lives in a FNAME scope just outside it),
+   each block, switch and static block, each for/for-in/for-of head (with let/const), each catch clause (param and
+   body share it) and each named class expression. Bindings: var (hoisted to the nearest function/program/static
+   block scope), let/const/class (their block), function declarations (the enclosing function's scope; in a module,
+   where code is strict, a declaration inside a block stays in the block — in scripts it is hoisted like Annex B's
+   sloppy-mode functions, which keeps renaming consistent for both readings of code like `if(c){function f(){}}f()`),
+   params (destructuring, defaults and rest included), catch params, imports. Every Identifier in a name position
+   (not a property key, member property, label, meta property, import/export alias) resolves to the innermost
+   binding of its name on the scope chain, or is free (a global); inside a parameter list only parameters of that
+   function are visible (`function f(a=b){var b}`: the default's b is the outer one). Labels are not bindings. TDZ is ignored (a name
+   resolves the same whether used before or after its let). `arguments` not bound explicitly is the implicit object
+   of the nearest non-arrow function: it is neither free nor a binding, and it sets that scope's uses_arguments;
+   renaming a parameter keeps sloppy-mode aliasing (arguments[i] stays tied to the i-th parameter), so it does not
+   forbid renaming. A direct `eval(...)` (free `eval` called) marks its scope and all enclosing scopes unsafe, and a
+   `with` marks its scope chain and every scope inside its body unsafe: the transforms rename nothing there. */
+enum { MLSYS_CONTRACODE_SCOPE_GLOBAL = 1, MLSYS_CONTRACODE_SCOPE_MODULE, MLSYS_CONTRACODE_SCOPE_FUNCTION,
+       MLSYS_CONTRACODE_SCOPE_BLOCK, MLSYS_CONTRACODE_SCOPE_CATCH, MLSYS_CONTRACODE_SCOPE_FNAME,
+       MLSYS_CONTRACODE_SCOPE_CLASS };
+enum { MLSYS_CONTRACODE_BIND_VAR = 1, MLSYS_CONTRACODE_BIND_LET, MLSYS_CONTRACODE_BIND_CONST,
+       MLSYS_CONTRACODE_BIND_CLASS, MLSYS_CONTRACODE_BIND_FUNCTION, MLSYS_CONTRACODE_BIND_PARAM,
+       MLSYS_CONTRACODE_BIND_CATCH, MLSYS_CONTRACODE_BIND_FNAME, MLSYS_CONTRACODE_BIND_IMPORT };
+typedef struct {
+  int kind;            /* MLSYS_CONTRACODE_SCOPE_* */
+  int parent;          /* enclosing scope index, -1 for the program */
+  int node;            /* the node that opens it (Program, function, block, catch clause, for, class) */
+  int fn;              /* index of the nearest enclosing function/program scope (itself if it is one) */
+  int arrow;           /* a function scope of an arrow function */
+  int unsafe;          /* eval or with can see it: do not rename its bindings */
+  int uses_arguments;  /* function scope whose code reads the implicit `arguments` */
+  int first;           /* first binding (chained through mlsys_contracode_binding.next), -1 none */
+} mlsys_contracode_scope;
+typedef struct {
+  uint32_t str, slen;  /* the name, in ast->text */
+  int kind;            /* MLSYS_CONTRACODE_BIND_* */
+  int scope;
+  int decl;            /* the first declaring Identifier node */
+  int nrefs;           /* Identifier occurrences resolving to it that are not declarations */
+  int ndecls;          /* declaring occurrences (var x; var x; → 2) */
+  int param_index;     /* for PARAM: position in the parameter list; -1 otherwise */
+  int next;
+} mlsys_contracode_binding;
+typedef struct {
+  const mlsys_contracode_js_ast *ast;
+  mlsys_contracode_scope *scopes;
+  int nscopes;
+  mlsys_contracode_binding *bindings;
+  int nbindings;
+  int nnodes;          /* ast->nnodes when built */
+  int *node_scope;     /* per node: the scope it opens, -1 if none (a function node → its FUNCTION scope) */
+  int *resolved;       /* per Identifier node in a name position: binding + 1, -1 free, 0 not a name use */
+  uint8_t *is_decl;    /* per node: 1 if the Identifier declares its binding */
+  int *id_scope;       /* per Identifier name use: the scope it is resolved from (-1 otherwise) */
+} mlsys_contracode_scopes;
+/* Builds the scopes of ast (which must not change while s is used; rebuild after a transform). */
+MLSYS_DEF mlsys_status mlsys_contracode_scope_build(const mlsys_contracode_js_ast *ast, mlsys_contracode_scopes *s);
+MLSYS_DEF void mlsys_contracode_scope_free(mlsys_contracode_scopes *s);
+/* The binding a name resolves to from scope (-1: free). */
+MLSYS_DEF int mlsys_contracode_scope_lookup(const mlsys_contracode_scopes *s, int scope, const char *name, size_t n);
+/* 1 if name is free (resolves to no binding) in scope. */
+MLSYS_DEF int mlsys_contracode_scope_is_free(const mlsys_contracode_scopes *s, int scope, const char *name);
+/* The bindings of function node fn's parameters in order (*out malloc'd; a destructured parameter contributes all
+   its names with the same param_index). MLSYS_ERR_ARG if fn is not a function node. */
+MLSYS_DEF mlsys_status mlsys_contracode_scope_params(const mlsys_contracode_scopes *s, int fn, int **out, int *n);
+/* Every Identifier node resolving to binding b (declarations included), in node order; *out malloc'd. */
+MLSYS_DEF mlsys_status mlsys_contracode_scope_refs(const mlsys_contracode_scopes *s, int b, int **out, int *n);
+
+/* [end of section 2 declarations] */
+
+/* ---------------------------------------------------------------------------------------------------------------
+   3. Transforms (declarations)
+   --------------------------------------------------------------------------------------------------------------- */
+
+/* Scope-aware rewrites of the AST in place (§3.1, §3.3); print the result with mlsys_contracode_js_print. Names
+   added are appended to ast->text. Freshness (T1/T2): a new name must be an identifier that is not a reserved word
+   nor `arguments, eval, undefined, NaN, Infinity`, and no Identifier inside the function (nested functions
+   included) may have that name; otherwise MLSYS_ERR_ARG "… is not fresh …" and the tree is unchanged. A function
+   whose scope is unsafe (eval/with) is refused with MLSYS_ERR_UNSUPPORTED. */
+/* T1: renames parameter param_index (0-based) of function node fn (a simple identifier, `a = 1` or `...a`) and all
+   its references: `function x(a,b){…}` → `function x(bright_river,b){…}`. Shorthand properties expand. */
+MLSYS_DEF mlsys_status mlsys_contracode_rename_param(mlsys_contracode_js_ast *ast, int fn, int param_index,
+                                                     const char *new_name);
+/* T2: inserts `var NAME;` as the first statement of fn's body after its directive prologue. An arrow function with
+   an expression body is MLSYS_ERR_ARG. */
+MLSYS_DEF mlsys_status mlsys_contracode_insert_var(mlsys_contracode_js_ast *ast, int fn, const char *name);
+/* T3 (mangle, terser toplevel=false, keep_fnames): renames every binding of every scope inside a function (params,
+   var, let, const, catch params; not function or class names, not `arguments`, nothing in an unsafe scope) to the
+   first of a..z, A..Z, $, _, then two-character names, in pre-order of scopes and declaration order, that is not
+   reserved, not the name of any identifier inside the scope that resolves outside it or is free, and not the name
+   of another binding in the scope or below it. So a new name never captures a free name or an outer binding, and
+   the program's free names are unchanged. *nrenamed (nullable) gets the count of bindings renamed. */
+MLSYS_DEF mlsys_status mlsys_contracode_mangle(mlsys_contracode_js_ast *ast, int *nrenamed);
+/* The name fresh-check of T1/T2: 1 if name may be introduced in fn. */
+MLSYS_DEF int mlsys_contracode_name_is_fresh(const mlsys_contracode_js_ast *ast, int fn, const char *name);
+
+/* [end of section 3 declarations] */
 
 /* ---------------------------------------------------------------------------------------------------------------
    5. Tokenizer: SentencePiece unigram (declarations)
@@ -2683,6 +2792,7 @@ typedef struct {
   size_t len, cap;
   int beautify, indent, level, oom;
   int last_regex;    /* the last token was a regex literal (its flags must not run into a name) */
+  int terse;         /* drop a block's final `;` (MLSYS_CONTRACODE_JS_TERSE) */
 } mlsys__cc_pr;
 
 static void mlsys__cc_raw(mlsys__cc_pr *w, const char *s, size_t n) {
@@ -3085,14 +3195,33 @@ static void mlsys__cc_expr(mlsys__cc_pr *w, int x, int min) {
   if (paren) mlsys__cc_out(w, ")");
 }
 
+/* 1 if statement x's printed text ends with an empty statement's `;` (for(;;); if(a);), which must stay. */
+static int mlsys__cc_ends_empty(const mlsys__cc_pr *w, int x) {
+  while (x) {
+    const mlsys__cc_node *n = &MLSYS__CC_W(w, x);
+    switch (n->kind) {
+    case MLSYS_CONTRACODE_JS_EMPTY_STATEMENT: return 1;
+    case MLSYS_CONTRACODE_JS_IF_STATEMENT: x = n->c ? n->c : n->b; break;
+    case MLSYS_CONTRACODE_JS_FOR_STATEMENT: x = n->d; break;
+    case MLSYS_CONTRACODE_JS_FOR_IN_STATEMENT: case MLSYS_CONTRACODE_JS_FOR_OF_STATEMENT: x = n->c; break;
+    case MLSYS_CONTRACODE_JS_WHILE_STATEMENT: case MLSYS_CONTRACODE_JS_LABELED_STATEMENT:
+    case MLSYS_CONTRACODE_JS_WITH_STATEMENT: x = n->b; break;
+    default: return 0;
+    }
+  }
+  return 0;
+}
 static void mlsys__cc_body(mlsys__cc_pr *w, int block) {
-  int c;
+  int c, last = 0;
   mlsys__cc_out(w, "{");
   w->level++;
   for (c = MLSYS__CC_W(w, block).a; c; c = MLSYS__CC_W(w, c).next) {
     mlsys__cc_nl(w);
     mlsys__cc_stmt(w, c);
+    last = c;
   }
+  /* ASI inserts the `;` before `}` */
+  if (w->terse && last && w->len && w->buf[w->len - 1] == ';' && !mlsys__cc_ends_empty(w, last)) w->buf[--w->len] = 0;
   w->level--;
   if (MLSYS__CC_W(w, block).a) mlsys__cc_nl(w);
   mlsys__cc_out(w, "}");
@@ -3541,8 +3670,9 @@ MLSYS_DEF mlsys_status mlsys_contracode_js_print(const mlsys_contracode_js_ast *
   if (outn) *outn = 0;
   memset(&w, 0, sizeof w);
   w.ast = ast;
-  w.beautify = opts ? opts->beautify : 0;
+  w.beautify = opts && opts->beautify && opts->beautify != MLSYS_CONTRACODE_JS_TERSE;
   w.indent = opts && opts->indent > 0 ? opts->indent : 2;
+  w.terse = opts && opts->beautify == MLSYS_CONTRACODE_JS_TERSE;
   mlsys__cc_raw(&w, "", 0);
   for (s = ast->nodes[ast->root].a; s; s = ast->nodes[s].next) {
     if (s != ast->nodes[ast->root].a && w.beautify) mlsys__cc_raw(&w, "\n", 1);
@@ -3725,6 +3855,648 @@ MLSYS_DEF mlsys_status mlsys_contracode_js_functions(const mlsys_contracode_js_a
 }
 
 /* [end of section 1 implementation] */
+
+/* ---------------------------------------------------------------------------------------------------------------
+   2. Scope analysis (implementation)
+   --------------------------------------------------------------------------------------------------------------- */
+typedef struct {
+  mlsys_contracode_scopes *s;
+  const mlsys_contracode_js_ast *a;
+  int mode;      /* 0: open scopes and declare; 1: resolve */
+  int in_with;   /* scopes opened inside a with body are unsafe */
+  int nomem;
+  uint8_t *in_params;   /* mode 1, per scope: its parameter list is being walked (only params are visible there) */
+} mlsys__sc;
+#define MLSYS__SC_N(c, i) ((c)->a->nodes[i])
+
+static int mlsys__sc_open(mlsys__sc *c, int kind, int parent, int node) {
+  mlsys_contracode_scopes *s = c->s;
+  mlsys_contracode_scope *sc;
+  if (c->mode) return s->node_scope[node];
+  if (s->nscopes % 64 == 0) {
+    mlsys_contracode_scope *ns = (mlsys_contracode_scope *)realloc(s->scopes, (size_t)(s->nscopes + 64) * sizeof *ns);
+    if (!ns) { c->nomem = 1; return parent; }
+    s->scopes = ns;
+  }
+  sc = &s->scopes[s->nscopes];
+  memset(sc, 0, sizeof *sc);
+  sc->kind = kind;
+  sc->parent = parent;
+  sc->node = node;
+  sc->first = -1;
+  sc->unsafe = c->in_with > 0;
+  sc->fn = (kind == MLSYS_CONTRACODE_SCOPE_FUNCTION || kind == MLSYS_CONTRACODE_SCOPE_GLOBAL ||
+            kind == MLSYS_CONTRACODE_SCOPE_MODULE) ? s->nscopes : s->scopes[parent].fn;
+  if (kind != MLSYS_CONTRACODE_SCOPE_FNAME && kind != MLSYS_CONTRACODE_SCOPE_CLASS) s->node_scope[node] = s->nscopes;
+  return s->nscopes++;
+}
+static int mlsys__sc_in(const mlsys_contracode_scopes *s, int scope, const char *name, size_t n) {
+  int b;
+  for (b = s->scopes[scope].first; b >= 0; b = s->bindings[b].next)
+    if (s->bindings[b].slen == n && !memcmp(s->ast->text + s->bindings[b].str, name, n)) return b;
+  return -1;
+}
+static void mlsys__sc_declare(mlsys__sc *c, int scope, int id, int kind, int pidx) {
+  mlsys_contracode_scopes *s = c->s;
+  const mlsys_contracode_js_node *nd = &MLSYS__SC_N(c, id);
+  mlsys_contracode_binding *b;
+  if (mlsys__sc_in(s, scope, c->a->text + nd->str, nd->slen) >= 0) return;
+  if (s->nbindings % 256 == 0) {
+    mlsys_contracode_binding *nb =
+        (mlsys_contracode_binding *)realloc(s->bindings, (size_t)(s->nbindings + 256) * sizeof *nb);
+    if (!nb) { c->nomem = 1; return; }
+    s->bindings = nb;
+  }
+  b = &s->bindings[s->nbindings];
+  memset(b, 0, sizeof *b);
+  b->str = nd->str;
+  b->slen = nd->slen;
+  b->kind = kind;
+  b->scope = scope;
+  b->decl = id;
+  b->param_index = kind == MLSYS_CONTRACODE_BIND_PARAM ? pidx : -1;
+  b->next = s->scopes[scope].first;   /* newest first; lookups do not care about order */
+  s->scopes[scope].first = s->nbindings++;
+}
+MLSYS_DEF int mlsys_contracode_scope_lookup(const mlsys_contracode_scopes *s, int scope, const char *name, size_t n) {
+  for (; scope >= 0; scope = s->scopes[scope].parent) {
+    int b = mlsys__sc_in(s, scope, name, n);
+    if (b >= 0) return b;
+  }
+  return -1;
+}
+MLSYS_DEF int mlsys_contracode_scope_is_free(const mlsys_contracode_scopes *s, int scope, const char *name) {
+  return mlsys_contracode_scope_lookup(s, scope, name, strlen(name)) < 0;
+}
+static void mlsys__sc_unsafe_chain(mlsys_contracode_scopes *s, int scope) {
+  for (; scope >= 0; scope = s->scopes[scope].parent) s->scopes[scope].unsafe = 1;
+}
+/* mode 1: resolve an Identifier in a name position. */
+static void mlsys__sc_ref(mlsys__sc *c, int id, int scope, int decl) {
+  mlsys_contracode_scopes *s = c->s;
+  const mlsys_contracode_js_node *nd = &MLSYS__SC_N(c, id);
+  const char *nm = c->a->text + nd->str;
+  int b, sc;
+  if (!c->mode) return;
+  /* a default value sees the parameters but not the body's declarations (`function f(a=b){var b}`: outer b) */
+  for (b = -1, sc = scope; sc >= 0; sc = s->scopes[sc].parent) {
+    b = mlsys__sc_in(s, sc, nm, nd->slen);
+    if (b >= 0 && c->in_params[sc] && s->bindings[b].kind != MLSYS_CONTRACODE_BIND_PARAM) b = -1;
+    if (b >= 0) break;
+  }
+  s->id_scope[id] = scope;
+  if (b < 0 && nd->slen == 9 && !memcmp(nm, "arguments", 9)) {
+    int f = scope;
+    while (f >= 0 && !(s->scopes[f].kind == MLSYS_CONTRACODE_SCOPE_FUNCTION && !s->scopes[f].arrow))
+      f = s->scopes[f].parent;
+    if (f >= 0) {
+      s->scopes[f].uses_arguments = 1;
+      return;   /* the implicit object: neither a binding nor free */
+    }
+  }
+  s->resolved[id] = b >= 0 ? b + 1 : -1;
+  if (b >= 0) {
+    s->is_decl[id] = (uint8_t)decl;
+    if (decl) s->bindings[b].ndecls++;
+    else s->bindings[b].nrefs++;
+  }
+}
+static void mlsys__sc_walk(mlsys__sc *c, int x, int scope);
+static void mlsys__sc_list(mlsys__sc *c, int x, int scope) {
+  for (; x; x = MLSYS__SC_N(c, x).next) mlsys__sc_walk(c, x, scope);
+}
+/* A binding pattern: declares into dscope (mode 0), resolves from scope (mode 1). */
+static void mlsys__sc_pat(mlsys__sc *c, int x, int dscope, int scope, int kind, int pidx) {
+  const mlsys_contracode_js_node *n;
+  int e;
+  if (!x) return;
+  n = &MLSYS__SC_N(c, x);
+  switch (n->kind) {
+  case MLSYS_CONTRACODE_JS_IDENTIFIER:
+    if (!c->mode) mlsys__sc_declare(c, dscope, x, kind, pidx);
+    else mlsys__sc_ref(c, x, scope, 1);
+    break;
+  case MLSYS_CONTRACODE_JS_OBJECT_PATTERN:
+    for (e = n->a; e; e = MLSYS__SC_N(c, e).next) {
+      const mlsys_contracode_js_node *p = &MLSYS__SC_N(c, e);
+      if (p->kind == MLSYS_CONTRACODE_JS_PROPERTY) {
+        if (p->flags & MLSYS_CONTRACODE_JS_F_COMPUTED) mlsys__sc_walk(c, p->a, scope);
+        mlsys__sc_pat(c, p->b, dscope, scope, kind, pidx);
+      } else mlsys__sc_pat(c, e, dscope, scope, kind, pidx);
+    }
+    break;
+  case MLSYS_CONTRACODE_JS_ARRAY_PATTERN:
+    for (e = n->a; e; e = MLSYS__SC_N(c, e).next) mlsys__sc_pat(c, e, dscope, scope, kind, pidx);
+    break;
+  case MLSYS_CONTRACODE_JS_ASSIGNMENT_PATTERN:
+    mlsys__sc_pat(c, n->a, dscope, scope, kind, pidx);
+    mlsys__sc_walk(c, n->b, scope);
+    break;
+  case MLSYS_CONTRACODE_JS_REST_ELEMENT:
+    mlsys__sc_pat(c, n->a, dscope, scope, kind, pidx);
+    break;
+  case MLSYS_CONTRACODE_JS_HOLE: break;
+  default: mlsys__sc_walk(c, x, scope);   /* a member expression target (for (a.b in o)) */
+  }
+}
+static void mlsys__sc_function(mlsys__sc *c, int x, int scope) {
+  const mlsys_contracode_js_node *n = &MLSYS__SC_N(c, x);
+  mlsys_contracode_scopes *s = c->s;
+  int outer = scope, fs, p, i = 0;
+  if (n->a && n->kind == MLSYS_CONTRACODE_JS_FUNCTION_DECLARATION) {
+    int ds = (c->a->module || s->scopes[scope].kind == MLSYS_CONTRACODE_SCOPE_FUNCTION) ? scope : s->scopes[scope].fn;
+    if (!c->mode) mlsys__sc_declare(c, ds, n->a, MLSYS_CONTRACODE_BIND_FUNCTION, -1);
+    else mlsys__sc_ref(c, n->a, scope, 1);
+  } else if (n->a) {   /* a named function expression sees its own name just outside its scope */
+    if (!c->mode) {
+      outer = mlsys__sc_open(c, MLSYS_CONTRACODE_SCOPE_FNAME, scope, x);
+      mlsys__sc_declare(c, outer, n->a, MLSYS_CONTRACODE_BIND_FNAME, -1);
+    } else {
+      outer = s->scopes[s->node_scope[x]].parent;
+      mlsys__sc_ref(c, n->a, outer, 1);
+    }
+  }
+  fs = mlsys__sc_open(c, MLSYS_CONTRACODE_SCOPE_FUNCTION, outer, x);
+  if (!c->mode && !c->nomem) s->scopes[fs].arrow = n->kind == MLSYS_CONTRACODE_JS_ARROW_FUNCTION_EXPRESSION;
+  if (c->mode && !c->nomem) c->in_params[fs] = 1;
+  for (p = n->b; p; p = MLSYS__SC_N(c, p).next, i++) mlsys__sc_pat(c, p, fs, fs, MLSYS_CONTRACODE_BIND_PARAM, i);
+  if (c->mode && !c->nomem) c->in_params[fs] = 0;
+  n = &MLSYS__SC_N(c, x);
+  if (n->flags & MLSYS_CONTRACODE_JS_F_EXPRESSION) mlsys__sc_walk(c, n->c, fs);
+  else if (n->c) mlsys__sc_list(c, MLSYS__SC_N(c, n->c).a, fs);
+}
+static void mlsys__sc_walk(mlsys__sc *c, int x, int scope) {
+  mlsys_contracode_scopes *s = c->s;
+  mlsys_contracode_js_node n;
+  int e, sc;
+  if (!x || c->nomem) return;
+  n = MLSYS__SC_N(c, x);
+  switch (n.kind) {
+  case MLSYS_CONTRACODE_JS_IDENTIFIER: mlsys__sc_ref(c, x, scope, 0); return;
+  case MLSYS_CONTRACODE_JS_FUNCTION_DECLARATION: case MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION:
+  case MLSYS_CONTRACODE_JS_ARROW_FUNCTION_EXPRESSION:
+    mlsys__sc_function(c, x, scope);
+    return;
+  case MLSYS_CONTRACODE_JS_CLASS_DECLARATION: case MLSYS_CONTRACODE_JS_CLASS_EXPRESSION:
+    if (n.a && n.kind == MLSYS_CONTRACODE_JS_CLASS_DECLARATION) {
+      if (!c->mode) mlsys__sc_declare(c, scope, n.a, MLSYS_CONTRACODE_BIND_CLASS, -1);
+      else mlsys__sc_ref(c, n.a, scope, 1);
+    }
+    mlsys__sc_walk(c, n.b, scope);
+    if (n.a && n.kind == MLSYS_CONTRACODE_JS_CLASS_EXPRESSION) {
+      if (!c->mode) {
+        scope = mlsys__sc_open(c, MLSYS_CONTRACODE_SCOPE_CLASS, scope, x);
+        s->node_scope[x] = scope;
+        mlsys__sc_declare(c, scope, n.a, MLSYS_CONTRACODE_BIND_CLASS, -1);
+      } else {
+        scope = s->node_scope[x];
+        mlsys__sc_ref(c, n.a, scope, 1);
+      }
+    }
+    mlsys__sc_walk(c, n.c, scope);
+    return;
+  case MLSYS_CONTRACODE_JS_METHOD_DEFINITION: case MLSYS_CONTRACODE_JS_PROPERTY_DEFINITION:
+  case MLSYS_CONTRACODE_JS_PROPERTY:
+    if (n.flags & MLSYS_CONTRACODE_JS_F_COMPUTED) mlsys__sc_walk(c, n.a, scope);
+    mlsys__sc_walk(c, n.b, scope);
+    return;
+  case MLSYS_CONTRACODE_JS_MEMBER_EXPRESSION:
+    mlsys__sc_walk(c, n.a, scope);
+    if (n.flags & MLSYS_CONTRACODE_JS_F_COMPUTED) mlsys__sc_walk(c, n.b, scope);
+    return;
+  case MLSYS_CONTRACODE_JS_LABELED_STATEMENT: mlsys__sc_walk(c, n.b, scope); return;
+  case MLSYS_CONTRACODE_JS_BREAK_STATEMENT: case MLSYS_CONTRACODE_JS_CONTINUE_STATEMENT:
+  case MLSYS_CONTRACODE_JS_META_PROPERTY: case MLSYS_CONTRACODE_JS_PRIVATE_IDENTIFIER:
+  case MLSYS_CONTRACODE_JS_EXPORT_ALL_DECLARATION:
+    return;
+  case MLSYS_CONTRACODE_JS_BLOCK_STATEMENT:
+    mlsys__sc_list(c, n.a, mlsys__sc_open(c, MLSYS_CONTRACODE_SCOPE_BLOCK, scope, x));
+    return;
+  case MLSYS_CONTRACODE_JS_STATIC_BLOCK:   /* var scope of its own; `arguments` is not allowed in it */
+    sc = mlsys__sc_open(c, MLSYS_CONTRACODE_SCOPE_FUNCTION, scope, x);
+    if (!c->mode && !c->nomem) s->scopes[sc].arrow = 1;
+    mlsys__sc_list(c, n.a, sc);
+    return;
+  case MLSYS_CONTRACODE_JS_VARIABLE_DECLARATION: {
+    int kind = n.op == MLSYS_CONTRACODE_JS_VAR ? MLSYS_CONTRACODE_BIND_VAR
+               : n.op == MLSYS_CONTRACODE_JS_LET ? MLSYS_CONTRACODE_BIND_LET : MLSYS_CONTRACODE_BIND_CONST;
+    int ds = n.op == MLSYS_CONTRACODE_JS_VAR ? s->scopes[scope].fn : scope;
+    for (e = n.a; e; e = MLSYS__SC_N(c, e).next) {
+      mlsys__sc_pat(c, MLSYS__SC_N(c, e).a, ds, scope, kind, -1);
+      mlsys__sc_walk(c, MLSYS__SC_N(c, e).b, scope);
+    }
+    return;
+  }
+  case MLSYS_CONTRACODE_JS_FOR_STATEMENT: case MLSYS_CONTRACODE_JS_FOR_IN_STATEMENT:
+  case MLSYS_CONTRACODE_JS_FOR_OF_STATEMENT:
+    if (n.a && MLSYS__SC_N(c, n.a).kind == MLSYS_CONTRACODE_JS_VARIABLE_DECLARATION &&
+        MLSYS__SC_N(c, n.a).op != MLSYS_CONTRACODE_JS_VAR)
+      scope = mlsys__sc_open(c, MLSYS_CONTRACODE_SCOPE_BLOCK, scope, x);
+    break;   /* children below */
+  case MLSYS_CONTRACODE_JS_SWITCH_STATEMENT:
+    mlsys__sc_walk(c, n.a, scope);
+    sc = mlsys__sc_open(c, MLSYS_CONTRACODE_SCOPE_BLOCK, scope, x);
+    for (e = n.b; e; e = MLSYS__SC_N(c, e).next) {
+      mlsys__sc_walk(c, MLSYS__SC_N(c, e).a, sc);
+      mlsys__sc_list(c, MLSYS__SC_N(c, e).b, sc);
+    }
+    return;
+  case MLSYS_CONTRACODE_JS_CATCH_CLAUSE:
+    sc = mlsys__sc_open(c, MLSYS_CONTRACODE_SCOPE_CATCH, scope, x);
+    mlsys__sc_pat(c, n.a, sc, sc, MLSYS_CONTRACODE_BIND_CATCH, -1);
+    if (n.b) mlsys__sc_list(c, MLSYS__SC_N(c, n.b).a, sc);
+    return;
+  case MLSYS_CONTRACODE_JS_WITH_STATEMENT:
+    mlsys__sc_walk(c, n.a, scope);
+    if (!c->mode) mlsys__sc_unsafe_chain(s, scope);
+    c->in_with++;
+    mlsys__sc_walk(c, n.b, scope);
+    c->in_with--;
+    return;
+  case MLSYS_CONTRACODE_JS_CALL_EXPRESSION: {
+    const mlsys_contracode_js_node *cal = &MLSYS__SC_N(c, n.a);
+    if (c->mode && cal->kind == MLSYS_CONTRACODE_JS_IDENTIFIER && cal->slen == 4 &&
+        !memcmp(c->a->text + cal->str, "eval", 4) && mlsys_contracode_scope_lookup(s, scope, "eval", 4) < 0)
+      mlsys__sc_unsafe_chain(s, scope);
+    break;
+  }
+  case MLSYS_CONTRACODE_JS_IMPORT_DECLARATION:
+    for (e = n.a; e; e = MLSYS__SC_N(c, e).next) {
+      const mlsys_contracode_js_node *sp = &MLSYS__SC_N(c, e);
+      int loc = sp->kind == MLSYS_CONTRACODE_JS_IMPORT_SPECIFIER ? sp->b : sp->a;
+      if (!c->mode) mlsys__sc_declare(c, scope, loc, MLSYS_CONTRACODE_BIND_IMPORT, -1);
+      else mlsys__sc_ref(c, loc, scope, 1);
+    }
+    return;
+  case MLSYS_CONTRACODE_JS_EXPORT_NAMED_DECLARATION:
+    mlsys__sc_walk(c, n.a, scope);
+    if (!n.c)
+      for (e = n.b; e; e = MLSYS__SC_N(c, e).next) mlsys__sc_walk(c, MLSYS__SC_N(c, e).a, scope);
+    return;
+  default: break;
+  }
+  mlsys__sc_list(c, n.a, scope);
+  mlsys__sc_list(c, n.b, scope);
+  mlsys__sc_list(c, n.c, scope);
+  mlsys__sc_list(c, n.d, scope);
+}
+MLSYS_DEF void mlsys_contracode_scope_free(mlsys_contracode_scopes *s) {
+  if (!s) return;
+  free(s->scopes);
+  free(s->bindings);
+  free(s->node_scope);
+  free(s->resolved);
+  free(s->is_decl);
+  free(s->id_scope);
+  memset(s, 0, sizeof *s);
+}
+MLSYS_DEF mlsys_status mlsys_contracode_scope_build(const mlsys_contracode_js_ast *ast, mlsys_contracode_scopes *s) {
+  mlsys__sc c;
+  int i, ps;
+  if (!s) return mlsys_set_error(MLSYS_ERR_ARG, "scope_build: NULL output");
+  memset(s, 0, sizeof *s);
+  if (!ast || !ast->nodes || ast->root <= 0 || ast->root >= ast->nnodes)
+    return mlsys_set_error(MLSYS_ERR_ARG, "scope_build: not a parsed AST");
+  s->ast = ast;
+  s->nnodes = ast->nnodes;
+  s->node_scope = (int *)malloc((size_t)ast->nnodes * sizeof(int));
+  s->resolved = (int *)calloc((size_t)ast->nnodes, sizeof(int));
+  s->is_decl = (uint8_t *)calloc((size_t)ast->nnodes, 1);
+  s->id_scope = (int *)malloc((size_t)ast->nnodes * sizeof(int));
+  if (!s->node_scope || !s->resolved || !s->is_decl || !s->id_scope) {
+    mlsys_contracode_scope_free(s);
+    return mlsys_set_error(MLSYS_ERR_NOMEM, "scope_build: out of memory (%d nodes)", ast->nnodes);
+  }
+  for (i = 0; i < ast->nnodes; i++) s->node_scope[i] = s->id_scope[i] = -1;
+  memset(&c, 0, sizeof c);
+  c.s = s;
+  c.a = ast;
+  ps = mlsys__sc_open(&c, ast->module ? MLSYS_CONTRACODE_SCOPE_MODULE : MLSYS_CONTRACODE_SCOPE_GLOBAL, -1, ast->root);
+  for (c.mode = 0; c.mode < 2 && !c.nomem; c.mode++) {
+    if (c.mode == 1 && !(c.in_params = (uint8_t *)calloc((size_t)s->nscopes, 1))) {
+      c.nomem = 1;
+      break;
+    }
+    mlsys__sc_list(&c, ast->nodes[ast->root].a, ps);
+  }
+  free(c.in_params);
+  if (c.nomem) {
+    mlsys_contracode_scope_free(s);
+    return mlsys_set_error(MLSYS_ERR_NOMEM, "scope_build: out of memory");
+  }
+  return MLSYS_OK;
+}
+MLSYS_DEF mlsys_status mlsys_contracode_scope_params(const mlsys_contracode_scopes *s, int fn, int **out, int *n) {
+  int fs, b, k = 0, cnt = 0, pass;
+  *out = NULL;
+  *n = 0;
+  if (!s || fn <= 0 || fn >= s->nnodes || s->node_scope[fn] < 0 ||
+      s->scopes[s->node_scope[fn]].kind != MLSYS_CONTRACODE_SCOPE_FUNCTION || s->scopes[s->node_scope[fn]].node != fn ||
+      s->ast->nodes[fn].kind == MLSYS_CONTRACODE_JS_STATIC_BLOCK)
+    return mlsys_set_error(MLSYS_ERR_ARG, "scope_params: node %d is not a function", fn);
+  fs = s->node_scope[fn];
+  /* bindings are numbered in declaration order, parameters first */
+  for (pass = 0; pass < 2; pass++) {
+    for (b = 0; b < s->nbindings; b++)
+      if (s->bindings[b].scope == fs && s->bindings[b].kind == MLSYS_CONTRACODE_BIND_PARAM) {
+        if (pass) (*out)[k++] = b;
+        else cnt++;
+      }
+    if (!pass) {
+      if (!cnt) return MLSYS_OK;
+      *out = (int *)malloc((size_t)cnt * sizeof(int));
+      if (!*out) return mlsys_set_error(MLSYS_ERR_NOMEM, "scope_params: out of memory");
+    }
+  }
+  *n = k;
+  return MLSYS_OK;
+}
+MLSYS_DEF mlsys_status mlsys_contracode_scope_refs(const mlsys_contracode_scopes *s, int b, int **out, int *n) {
+  int i, k = 0, cnt;
+  *out = NULL;
+  *n = 0;
+  if (!s || b < 0 || b >= s->nbindings) return mlsys_set_error(MLSYS_ERR_ARG, "scope_refs: no binding %d", b);
+  cnt = s->bindings[b].nrefs + s->bindings[b].ndecls;
+  if (!cnt) return MLSYS_OK;
+  *out = (int *)malloc((size_t)cnt * sizeof(int));
+  if (!*out) return mlsys_set_error(MLSYS_ERR_NOMEM, "scope_refs: out of memory");
+  for (i = 1; i < s->nnodes && k < cnt; i++)
+    if (s->resolved[i] == b + 1) (*out)[k++] = i;
+  *n = k;
+  return MLSYS_OK;
+}
+
+/* [end of section 2 implementation] */
+
+/* ---------------------------------------------------------------------------------------------------------------
+   3. Transforms (implementation)
+   --------------------------------------------------------------------------------------------------------------- */
+static int mlsys__tr_reserved(const char *s, size_t n) {
+  static const char *const extra[] = {"let", "static", "yield", "await", "implements", "package", "protected",
+                                      "interface", "private", "public", "enum", "null", "true", "false",
+                                      "arguments", "eval", "undefined", "NaN", "Infinity"};
+  size_t i;
+  if (mlsys__cc_keyword(s, (uint32_t)n)) return 1;
+  for (i = 0; i < sizeof extra / sizeof extra[0]; i++)
+    if (strlen(extra[i]) == n && !memcmp(extra[i], s, n)) return 1;
+  return 0;
+}
+static int mlsys__tr_has_name(const mlsys_contracode_js_ast *a, int x, const char *name, size_t n) {
+  const mlsys_contracode_js_node *nd = &a->nodes[x];
+  int ch[4], i, c;
+  if (nd->kind == MLSYS_CONTRACODE_JS_IDENTIFIER && nd->slen == n && !memcmp(a->text + nd->str, name, n)) return 1;
+  ch[0] = nd->a; ch[1] = nd->b; ch[2] = nd->c; ch[3] = nd->d;
+  for (i = 0; i < 4; i++)
+    for (c = ch[i]; c; c = a->nodes[c].next)
+      if (mlsys__tr_has_name(a, c, name, n)) return 1;
+  return 0;
+}
+static int mlsys__tr_is_fn(const mlsys_contracode_js_ast *a, int fn) {
+  int k;
+  if (!a || fn <= 0 || fn >= a->nnodes) return 0;
+  k = a->nodes[fn].kind;
+  return k == MLSYS_CONTRACODE_JS_FUNCTION_DECLARATION || k == MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION ||
+         k == MLSYS_CONTRACODE_JS_ARROW_FUNCTION_EXPRESSION;
+}
+MLSYS_DEF int mlsys_contracode_name_is_fresh(const mlsys_contracode_js_ast *ast, int fn, const char *name) {
+  size_t i, n;
+  if (!name || !mlsys__tr_is_fn(ast, fn)) return 0;
+  n = strlen(name);
+  if (!n || (name[0] >= '0' && name[0] <= '9')) return 0;
+  for (i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)name[i];
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_' || ch == '$'))
+      return 0;
+  }
+  return !mlsys__tr_reserved(name, n) && !mlsys__tr_has_name(ast, fn, name, n);
+}
+/* Appends name to ast->text; its offset, or -1 without memory. */
+static long mlsys__tr_add_text(mlsys_contracode_js_ast *a, const char *s, size_t n) {
+  long off;
+  if (a->text_len + n + 1 > a->text_cap) {
+    size_t nc = (a->text_len + n + 1) * 2;
+    char *t = (char *)realloc(a->text, nc);
+    if (!t) return -1;
+    a->text = t;
+    a->text_cap = nc;
+  }
+  off = (long)a->text_len;
+  memcpy(a->text + a->text_len, s, n);
+  a->text_len += n;
+  a->text[a->text_len] = 0;
+  return off;
+}
+static int mlsys__tr_new_node(mlsys_contracode_js_ast *a, int kind) {
+  if (a->nnodes == a->cap) {
+    int nc = a->cap ? a->cap * 2 : 256;
+    mlsys_contracode_js_node *nn = (mlsys_contracode_js_node *)realloc(a->nodes, (size_t)nc * sizeof *nn);
+    if (!nn) return 0;
+    a->nodes = nn;
+    a->cap = nc;
+  }
+  memset(&a->nodes[a->nnodes], 0, sizeof a->nodes[0]);
+  a->nodes[a->nnodes].kind = (uint16_t)kind;
+  return a->nnodes++;
+}
+static mlsys_status mlsys__tr_check_fresh(const mlsys_contracode_js_ast *ast, int fn, const char *name, const char *what) {
+  if (!mlsys__tr_is_fn(ast, fn)) return mlsys_set_error(MLSYS_ERR_ARG, "%s: node %d is not a function", what, fn);
+  if (!name || !mlsys_contracode_name_is_fresh(ast, fn, name))
+    return mlsys_set_error(MLSYS_ERR_ARG, "%s: name '%s' is not fresh in the function (reserved, not an identifier, or "
+                           "already used in it)", what, name ? name : "(null)");
+  return MLSYS_OK;
+}
+MLSYS_DEF mlsys_status mlsys_contracode_rename_param(mlsys_contracode_js_ast *ast, int fn, int param_index,
+                                                     const char *new_name) {
+  mlsys_contracode_scopes s;
+  mlsys_status st;
+  int p, i, id, b, *refs = NULL, nrefs = 0;
+  long off;
+  if ((st = mlsys__tr_check_fresh(ast, fn, new_name, "rename_param")) != MLSYS_OK) return st;
+  for (p = ast->nodes[fn].b, i = 0; p && i < param_index; p = ast->nodes[p].next) i++;
+  if (param_index < 0 || !p)
+    return mlsys_set_error(MLSYS_ERR_ARG, "rename_param: the function has no parameter %d", param_index);
+  id = p;
+  if (ast->nodes[id].kind == MLSYS_CONTRACODE_JS_ASSIGNMENT_PATTERN || ast->nodes[id].kind == MLSYS_CONTRACODE_JS_REST_ELEMENT)
+    id = ast->nodes[id].a;
+  if (ast->nodes[id].kind != MLSYS_CONTRACODE_JS_IDENTIFIER)
+    return mlsys_set_error(MLSYS_ERR_ARG, "rename_param: parameter %d is a destructuring pattern", param_index);
+  if ((st = mlsys_contracode_scope_build(ast, &s)) != MLSYS_OK) return st;
+  if (s.scopes[s.node_scope[fn]].unsafe) {
+    mlsys_contracode_scope_free(&s);
+    return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "rename_param: eval or with can see the function's scope");
+  }
+  b = s.resolved[id] - 1;
+  st = b >= 0 ? mlsys_contracode_scope_refs(&s, b, &refs, &nrefs)
+              : mlsys_set_error(MLSYS_ERR_ARG, "rename_param: parameter %d has no binding", param_index);
+  mlsys_contracode_scope_free(&s);
+  if (st != MLSYS_OK) return st;
+  off = mlsys__tr_add_text(ast, new_name, strlen(new_name));
+  if (off < 0) {
+    free(refs);
+    return mlsys_set_error(MLSYS_ERR_NOMEM, "rename_param: out of memory");
+  }
+  for (i = 0; i < nrefs; i++) {
+    ast->nodes[refs[i]].str = (uint32_t)off;
+    ast->nodes[refs[i]].slen = (uint32_t)strlen(new_name);
+    ast->nodes[refs[i]].flags &= (uint16_t)~MLSYS_CONTRACODE_JS_F_ESCAPED;
+  }
+  free(refs);
+  return MLSYS_OK;
+}
+MLSYS_DEF mlsys_status mlsys_contracode_insert_var(mlsys_contracode_js_ast *ast, int fn, const char *name) {
+  mlsys_status st;
+  int id, dr, dc, body, prev = 0, s;
+  long off;
+  if ((st = mlsys__tr_check_fresh(ast, fn, name, "insert_var")) != MLSYS_OK) return st;
+  if ((ast->nodes[fn].flags & MLSYS_CONTRACODE_JS_F_EXPRESSION) || !ast->nodes[fn].c)
+    return mlsys_set_error(MLSYS_ERR_ARG, "insert_var: an arrow function with an expression body has no statements");
+  off = mlsys__tr_add_text(ast, name, strlen(name));
+  if (off < 0 || !(id = mlsys__tr_new_node(ast, MLSYS_CONTRACODE_JS_IDENTIFIER)) ||
+      !(dr = mlsys__tr_new_node(ast, MLSYS_CONTRACODE_JS_VARIABLE_DECLARATOR)) ||
+      !(dc = mlsys__tr_new_node(ast, MLSYS_CONTRACODE_JS_VARIABLE_DECLARATION)))
+    return mlsys_set_error(MLSYS_ERR_NOMEM, "insert_var: out of memory");
+  ast->nodes[id].str = (uint32_t)off;
+  ast->nodes[id].slen = (uint32_t)strlen(name);
+  ast->nodes[dr].a = id;
+  ast->nodes[dc].a = dr;
+  ast->nodes[dc].op = MLSYS_CONTRACODE_JS_VAR;
+  body = ast->nodes[fn].c;
+  for (s = ast->nodes[body].a; s && (ast->nodes[s].flags & MLSYS_CONTRACODE_JS_F_DIRECTIVE); s = ast->nodes[s].next) prev = s;
+  ast->nodes[dc].next = s;
+  if (prev) ast->nodes[prev].next = dc;
+  else ast->nodes[body].a = dc;
+  return MLSYS_OK;
+}
+
+/* T3 candidates: a..z A..Z $ _ (54), then two characters (first from those 54, second from them or a digit). */
+#define MLSYS__TR_NCAND (54 + 54 * 64)
+static const char mlsys__tr_c1[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ$_0123456789";
+static int mlsys__tr_cidx(const char *s, size_t n) {
+  const char *p, *q;
+  if (n < 1 || n > 2 || !(p = (const char *)memchr(mlsys__tr_c1, s[0], 54))) return -1;
+  if (n == 1) return (int)(p - mlsys__tr_c1);
+  if (!(q = (const char *)memchr(mlsys__tr_c1, s[1], 64))) return -1;
+  return 54 + (int)(p - mlsys__tr_c1) * 64 + (int)(q - mlsys__tr_c1);
+}
+static size_t mlsys__tr_cname(int k, char *out) {
+  if (k < 54) { out[0] = mlsys__tr_c1[k]; out[1] = 0; return 1; }
+  out[0] = mlsys__tr_c1[(k - 54) / 64];
+  out[1] = mlsys__tr_c1[(k - 54) % 64];
+  out[2] = 0;
+  return 2;
+}
+#define MLSYS__TR_FW ((MLSYS__TR_NCAND + 63) / 64)
+MLSYS_DEF mlsys_status mlsys_contracode_mangle(mlsys_contracode_js_ast *ast, int *nrenamed) {
+  mlsys_contracode_scopes s;
+  mlsys_status st;
+  uint64_t *forb = NULL, *forbb;
+  int *start = NULL, *occ = NULL, i, b, sc, k, count = 0;
+  long off[MLSYS__TR_NCAND];
+  if (nrenamed) *nrenamed = 0;
+  if ((st = mlsys_contracode_scope_build(ast, &s)) != MLSYS_OK) return st;
+  forb = (uint64_t *)calloc((size_t)s.nscopes * MLSYS__TR_FW * 2, sizeof(uint64_t));
+  start = (int *)calloc((size_t)s.nbindings + 1, sizeof(int));
+  occ = (int *)malloc((size_t)s.nnodes * sizeof(int));
+  if (!forb || !start || !occ) {
+    st = mlsys_set_error(MLSYS_ERR_NOMEM, "mangle: out of memory");
+    goto done;
+  }
+  forbb = forb + (size_t)s.nscopes * MLSYS__TR_FW;
+#define MLSYS__TR_SET(f, scope, k) ((f)[(size_t)(scope) * MLSYS__TR_FW + (size_t)(k) / 64] |= (uint64_t)1 << ((k) % 64))
+#define MLSYS__TR_GET(f, scope, k) (((f)[(size_t)(scope) * MLSYS__TR_FW + (size_t)(k) / 64] >> ((k) % 64)) & 1)
+  for (k = 0; k < MLSYS__TR_NCAND; k++) off[k] = -1;
+  /* occurrences grouped by binding (counting sort) */
+  for (i = 1; i < s.nnodes; i++)
+    if (s.resolved[i] > 0) start[s.resolved[i]]++;
+  for (b = 1; b <= s.nbindings; b++) start[b] += start[b - 1];
+  {
+    int *fill = (int *)malloc(((size_t)s.nbindings + 1) * sizeof(int));
+    if (!fill) { st = mlsys_set_error(MLSYS_ERR_NOMEM, "mangle: out of memory"); goto done; }
+    memcpy(fill, start, ((size_t)s.nbindings + 1) * sizeof(int));
+    for (i = 1; i < s.nnodes; i++)
+      if (s.resolved[i] > 0) occ[fill[s.resolved[i] - 1]++] = i;
+    free(fill);
+  }
+  /* the short names a new binding of S must not take: forb, those of identifiers inside S that resolve outside it
+     (or are free); forbb, those of bindings below S (one of them could capture a use of the renamed binding), except
+     that a binding may keep its own name; and the current names of its siblings in S */
+  for (i = 1; i < s.nnodes; i++) {
+    const mlsys_contracode_js_node *nd = &ast->nodes[i];
+    int bs, r;
+    if (!s.resolved[i] || (k = mlsys__tr_cidx(ast->text + nd->str, nd->slen)) < 0) continue;
+    bs = s.resolved[i] > 0 ? s.bindings[s.resolved[i] - 1].scope : -1;
+    for (r = s.id_scope[i]; r >= 0 && r != bs; r = s.scopes[r].parent) MLSYS__TR_SET(forb, r, k);
+  }
+  for (b = 0; b < s.nbindings; b++)
+    if ((k = mlsys__tr_cidx(ast->text + s.bindings[b].str, s.bindings[b].slen)) >= 0)
+      for (sc = s.scopes[s.bindings[b].scope].parent; sc >= 0; sc = s.scopes[sc].parent) MLSYS__TR_SET(forbb, sc, k);
+  /* scopes were numbered in pre-order, bindings in declaration order (parameters first) */
+  for (b = 0; b < s.nbindings; b++) {
+    mlsys_contracode_binding *bd = &s.bindings[b];
+    const mlsys_contracode_scope *S = &s.scopes[bd->scope];
+    char nm[3];
+    size_t nl;
+    int j, own;
+    if (S->unsafe || S->kind == MLSYS_CONTRACODE_SCOPE_GLOBAL || S->kind == MLSYS_CONTRACODE_SCOPE_MODULE ||
+        s.scopes[S->fn].kind != MLSYS_CONTRACODE_SCOPE_FUNCTION)
+      continue;   /* top level (terser toplevel=false) or visible to eval/with */
+    if (bd->kind == MLSYS_CONTRACODE_BIND_FUNCTION || bd->kind == MLSYS_CONTRACODE_BIND_FNAME ||
+        bd->kind == MLSYS_CONTRACODE_BIND_CLASS || bd->kind == MLSYS_CONTRACODE_BIND_IMPORT)
+      continue;   /* keep_fnames */
+    if (!bd->ndecls) continue;   /* `var e` inside `catch (e)`: its declaring name belongs to the catch param */
+    if (bd->slen == 9 && !memcmp(ast->text + bd->str, "arguments", 9)) continue;
+    own = mlsys__tr_cidx(ast->text + bd->str, bd->slen);
+    for (k = 0; k < MLSYS__TR_NCAND; k++) {
+      int sib;
+      nl = mlsys__tr_cname(k, nm);
+      if (MLSYS__TR_GET(forb, bd->scope, k) || (k != own && MLSYS__TR_GET(forbb, bd->scope, k)) ||
+          mlsys__tr_reserved(nm, nl))
+        continue;
+      for (sib = S->first; sib >= 0; sib = s.bindings[sib].next)
+        if (sib != b && s.bindings[sib].slen == nl && !memcmp(ast->text + s.bindings[sib].str, nm, nl)) break;
+      if (sib < 0) break;
+    }
+    if (k == MLSYS__TR_NCAND) continue;
+    if (off[k] < 0 && (off[k] = mlsys__tr_add_text(ast, nm, nl)) < 0) {
+      st = mlsys_set_error(MLSYS_ERR_NOMEM, "mangle: out of memory");
+      goto done;
+    }
+    for (sc = S->parent; sc >= 0; sc = s.scopes[sc].parent) MLSYS__TR_SET(forbb, sc, k);
+    bd->str = (uint32_t)off[k];
+    bd->slen = (uint32_t)nl;
+    for (j = start[b]; j < start[b + 1]; j++) {
+      int r, x = occ[j];
+      ast->nodes[x].str = (uint32_t)off[k];
+      ast->nodes[x].slen = (uint32_t)nl;
+      ast->nodes[x].flags &= (uint16_t)~MLSYS_CONTRACODE_JS_F_ESCAPED;
+      /* scopes between a use and the binding now see the new name from outside */
+      for (r = s.id_scope[x]; r >= 0 && r != bd->scope; r = s.scopes[r].parent) MLSYS__TR_SET(forb, r, k);
+    }
+    count++;
+  }
+#undef MLSYS__TR_SET
+#undef MLSYS__TR_GET
+  /* like terser, spell out shorthand properties inside functions ({data} → {data:data}) */
+  for (i = 1; i < s.nnodes; i++) {
+    mlsys_contracode_js_node *nd = &ast->nodes[i];
+    int v;
+    if (nd->kind != MLSYS_CONTRACODE_JS_PROPERTY || !(nd->flags & MLSYS_CONTRACODE_JS_F_SHORTHAND)) continue;
+    v = nd->b;
+    if (v && ast->nodes[v].kind == MLSYS_CONTRACODE_JS_ASSIGNMENT_PATTERN) v = ast->nodes[v].a;
+    if (v && s.id_scope[v] >= 0 && s.scopes[s.scopes[s.id_scope[v]].fn].kind == MLSYS_CONTRACODE_SCOPE_FUNCTION &&
+        !s.scopes[s.id_scope[v]].unsafe)
+      nd->flags &= (uint16_t)~MLSYS_CONTRACODE_JS_F_SHORTHAND;
+  }
+  if (nrenamed) *nrenamed = count;
+done:
+  free(forb);
+  free(start);
+  free(occ);
+  mlsys_contracode_scope_free(&s);
+  return st;
+}
+
+/* [end of section 3 implementation] */
 
 /* ---------------------------------------------------------------------------------------------------------------
    5. Tokenizer: SentencePiece unigram

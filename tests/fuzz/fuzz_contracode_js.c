@@ -57,7 +57,7 @@ static void one(const char *src, size_t n, int flags) {
     }
     free(f);
   }
-  for (b = 0; b <= 1; b++) {
+  for (b = 0; b <= MLSYS_CONTRACODE_JS_TERSE; b++) {   /* compact, beautified, terse */
     mlsys_contracode_js_print_opts o = {b, 2};
     mlsys_contracode_js_ast a2;
     char *p1 = NULL, *p2 = NULL, *c1 = NULL;
@@ -86,6 +86,24 @@ static void one(const char *src, size_t n, int flags) {
     mlsys_contracode_js_free(&a2);
   }
   free(c0);
+  {   /* scope analysis and mangling (header sections 2-3): the output must parse again */
+    mlsys_contracode_scopes s;
+    mlsys_contracode_js_print_opts o = {MLSYS_CONTRACODE_JS_TERSE, 0};
+    mlsys_contracode_js_ast a2;
+    char *p1 = NULL;
+    size_t n1 = 0;
+    FUZZ_CHECK(mlsys_contracode_scope_build(&a, &s) == MLSYS_OK);
+    mlsys_contracode_scope_free(&s);
+    FUZZ_CHECK(mlsys_contracode_mangle(&a, NULL) == MLSYS_OK);
+    FUZZ_CHECK(mlsys_contracode_js_print(&a, &o, &p1, &n1) == MLSYS_OK);
+    if (mlsys_contracode_js_parse(p1, n1, flags, &a2) != MLSYS_OK) {
+      fprintf(stderr, "fuzz_contracode_js: mangled output does not parse: %s\n--- input ---\n%.*s\n--- output ---\n%s\n",
+              mlsys_last_error(), (int)n, src, p1);
+      abort();
+    }
+    mlsys_contracode_js_free(&a2);
+    free(p1);
+  }
   mlsys_contracode_js_free(&a);
 }
 
