@@ -196,6 +196,66 @@ static mlsys_status contracode_x_first_plus(mlsys_contracode_js_ast *ast, char *
   return contracode_plus_to_minus(ast, 0, out, n, note, nl);
 }
 
+/* The program rewrites run on a fresh parse of the source (they change the tree in place, and the table's other
+   transforms print the original tree). */
+typedef mlsys_status (*contracode_rewrite_fn)(mlsys_contracode_js_ast *ast, char *note, size_t nl);
+static mlsys_status contracode_rewritten(const mlsys_contracode_js_ast *orig, contracode_rewrite_fn fn, char **out,
+                                         size_t *n, char *note, size_t nl) {
+  mlsys_contracode_js_ast b;
+  mlsys_contracode_js_print_opts o = {0, 2};
+  mlsys_status st = mlsys_contracode_js_parse(orig->text, orig->src_len, orig->module ? MLSYS_CONTRACODE_JS_MODULE : 0, &b);
+  if (st != MLSYS_OK) return st;
+  if ((st = fn(&b, note, nl)) == MLSYS_OK) st = mlsys_contracode_js_print(&b, &o, out, n);
+  mlsys_contracode_js_free(&b);
+  return st;
+}
+
+/* T1 on every simple parameter of every function (fresh names p_<k>), then T2 (`var v_<k>;`) in each function with
+   a block body; functions in eval/with scopes are skipped, as the transforms refuse them. */
+static mlsys_status contracode_rw_rename_insert(mlsys_contracode_js_ast *b, char *note, size_t nl) {
+  mlsys_contracode_fn_span *f = NULL;
+  mlsys_contracode_scopes sc;
+  int nf = 0, k = 0, renamed = 0, inserted = 0;
+  mlsys_status st = mlsys_contracode_js_functions(b, &f, &nf);
+  if (st != MLSYS_OK) return st;
+  for (int i = 0; i < nf; i++) {
+    int *pp = NULL, np = 0;
+    char nm[32];
+    memset(&sc, 0, sizeof sc);
+    if (mlsys_contracode_scope_build(b, &sc) != MLSYS_OK) { free(f); return mlsys_last_status(); }
+    st = mlsys_contracode_scope_params(&sc, f[i].node, &pp, &np);
+    mlsys_contracode_scope_free(&sc);
+    if (st != MLSYS_OK) { mlsys_clear_error(); continue; }
+    free(pp);
+    for (int j = 0; j < np; j++) {
+      do snprintf(nm, sizeof nm, "p_%d", k++); while (!mlsys_contracode_name_is_fresh(b, f[i].node, nm));
+      if (mlsys_contracode_rename_param(b, f[i].node, j, nm) == MLSYS_OK) renamed++;
+      else mlsys_clear_error();   /* destructured parameter, unsafe scope: left as it is */
+    }
+    do snprintf(nm, sizeof nm, "v_%d", k++); while (!mlsys_contracode_name_is_fresh(b, f[i].node, nm));
+    if (mlsys_contracode_insert_var(b, f[i].node, nm) == MLSYS_OK) inserted++;
+    else mlsys_clear_error();   /* an arrow with an expression body, an unsafe scope */
+  }
+  free(f);
+  snprintf(note, nl, "%d parameters renamed, %d vars inserted", renamed, inserted);
+  return MLSYS_OK;
+}
+
+static mlsys_status contracode_rw_mangle(mlsys_contracode_js_ast *b, char *note, size_t nl) {
+  int n = 0;
+  mlsys_status st = mlsys_contracode_mangle(b, &n);
+  if (st == MLSYS_OK) snprintf(note, nl, "%d bindings mangled", n);
+  return st;
+}
+
+static mlsys_status contracode_x_rename_insert(mlsys_contracode_js_ast *ast, char **out, size_t *n, char *note, size_t nl) {
+  return contracode_rewritten(ast, contracode_rw_rename_insert, out, n, note, nl);
+}
+
+static mlsys_status contracode_x_mangle(mlsys_contracode_js_ast *ast, char **out, size_t *n, char *note, size_t nl) {
+  return contracode_rewritten(ast, contracode_rw_mangle, out, n, note, nl);
+}
+
 /* Every semantics-preserving transform the oracle checks, by name (Table 2.1's compress/beautify today; the program
    rewrites join this table as they are written). A hidden entry runs only when asked for. */
 static const struct {
@@ -205,6 +265,8 @@ static const struct {
 } contracode_xforms[] = {
     {"compact", contracode_x_compact, 0},
     {"beautify", contracode_x_beautify, 0},
+    {"rename-insert", contracode_x_rename_insert, 0},   /* T1 + T2 */
+    {"mangle", contracode_x_mangle, 0},                 /* T3 */
     {"negative-control", contracode_x_negative, 1},   /* run by --negative-control or --transform */
     {"mutant-first-plus", contracode_x_first_plus, 2}, /* run by --transform only */
 };
@@ -336,7 +398,7 @@ static int contracode_check(const char *path, const char *battery, const char *o
     return cli_fail(cmd, "cannot find tests/oracle/run_battery.js (run from the repository or set MLSYS_CONTRACODE_ORACLE)");
   if (only) {
     for (i = 0; i < CONTRACODE_NXFORMS && strcmp(contracode_xforms[i].name, only); i++) {}
-    if (i == CONTRACODE_NXFORMS) return cli_usage_error(cmd, "unknown transform '%s' (compact, beautify, negative-control, mutant-first-plus)", only);
+    if (i == CONTRACODE_NXFORMS) return cli_usage_error(cmd, "unknown transform '%s' (compact, beautify, rename-insert, mangle, negative-control, mutant-first-plus)", only);
   }
   if ((rc = contracode_load(cmd, path, 0, &a))) return rc;
   snprintf(dir, sizeof dir, "%s/mlsys-contracode-XXXXXX", tmp && *tmp ? tmp : "/tmp");

@@ -30,7 +30,7 @@ static int oracle_ready(const char *lib) {
   return 1;
 }
 
-/* `check LIB --negative-control --json`: compact and beautify pass, the control fails on `first`. Then the single
+/* `check LIB --negative-control --json`: compact, beautify and the rewrites (rename-insert, mangle) pass, the control fails on `first`. Then the single
    mutant: it fails on mutant_first, or passes when mutant_first is NULL (an equivalent mutant). */
 static void check_library(const char *lib, const char *battery, int calls, const char *neg_first, const char *mutant_first) {
   char args[512], want[256];
@@ -44,10 +44,12 @@ static void check_library(const char *lib, const char *battery, int calls, const
     CHECK_CONTAINS(r.out, want);
     CHECK_CONTAINS(r.out, "{\"name\": \"compact\", \"pass\": true,");
     CHECK_CONTAINS(r.out, "{\"name\": \"beautify\", \"pass\": true,");
+    CHECK_CONTAINS(r.out, "{\"name\": \"rename-insert\", \"pass\": true,");   /* T1 + T2 on every function */
+    CHECK_CONTAINS(r.out, "{\"name\": \"mangle\", \"pass\": true,");          /* T3 on the whole file */
     CHECK_CONTAINS(r.out, "{\"name\": \"negative-control\", \"pass\": false,");
     snprintf(want, sizeof want, "\"first\": \"%s\", \"note\": \"", neg_first);
     CHECK_CONTAINS(r.out, want);
-    CHECK_CONTAINS(r.out, "\"ran\": 3, \"failed\": 1}");
+    CHECK_CONTAINS(r.out, "\"ran\": 5, \"failed\": 1}");
   }
   run_free(&r);
   snprintf(args, sizeof args, "contracode check %s --transform mutant-first-plus", lib);
