@@ -280,8 +280,9 @@ int main(int argc, char **argv) {
   bench_loadavg(load, sizeof load);
   printf("## MONeT vs MONeT-NoOp vs Checkmate (%s; %s; load %s; %d CPUs)\n\n", model, date, load, mlsys_ncpus());
   printf("Time limit %.0f s per solve, relative gap %.0f %%, CBC %s. Costs are the graphs' FLOP proxies; the\n"
-         "conv/linear forward and backward algorithms are the documented proxy (0.7× cost, 9× input workspace) unless\n"
-         "the graph carries calibrated impls: these are not the thesis's P100 times. Peaks are the simulators'\n"
+         "conv/linear forward and backward algorithms are the documented proxy (0.7× cost; a Conv2d's workspace is one\n"
+         "sample's im2col columns from the shapes, else 9× input bytes) unless the graph carries calibrated impls:\n"
+         "these are not the thesis's P100 times. Peaks are the simulators'\n"
          "(Checkmate's; MONeT's eager Alg. 4), fixed memory (params, grads, inputs) included. Budgets are fractions of\n"
          "Checkmate's checkpoint-all peak. MONeT's ILP is given MONeT-NoOp's schedule at the same budget as its\n"
          "cutoff (NoOp's feasible set is contained in MONeT's); without one, each solve starts from the built-in\n"
