@@ -56,8 +56,11 @@
         backward as param-grad then input-grad; 0 = MONeT-NoOp).
         mlsys_remat_monet_solve solves the staged ILP (R, P, S, M, SM, F, IP; memory rows 11a/b/c) for a total
         budget; mlsys_remat_monet_simulate replays a schedule (eager Alg. 4, or the ILP's sweep accounting, which
-        is what the ILP is exact against on chains). The conv algorithms are a documented proxy unless the graph
-        carries measured "impls" (`mlsys remat calibrate` writes them) or the caller passes overrides.
+        is what the ILP is exact against on chains). The conv/linear algorithms are a documented proxy (a Conv2d's
+        workspace from its shapes) unless the graph carries measured forward and backward "impls" (`mlsys remat
+        calibrate` writes them) or the caller passes overrides. opts.no_recompute is the reference code's
+        --ablation (A3.4 constraint 12: operator choices only). CBC runs in a child process killed at the time
+        limit (mlsys_milp_opts.hard_time_limit), so a limit holds even in CBC's root LP.
         `mlsys remat solve --method monet|monet-noop` runs it, and `mlsys remat sweep` / `max-batch` take monet
         and monet-noop in --methods. mlsys_remat_monet_store_all and mlsys_remat_monet_chen build the baselines as
         MONeT schedules; they are also the ILP's built-in starts (with a NoOp pre-solve for the full modes).
