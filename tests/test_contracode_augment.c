@@ -22,22 +22,22 @@ TEST(augment_sample_lines_hand_cases) {
   int ap;
   mlsys_rng_seed(&r, 7);
   /* four lines: too few, unchanged whatever p */
-  CHECK_OK(mlsys_contracode_sample_lines("a\nb\nc\nd", 7, 1.0, 0.0, &r, &o, &n, &ap));
+  CHECK_OK(mlsys_contracode_sample_lines("a\nb\nc\nd", strlen("a\nb\nc\nd"), 1.0, 0.0, &r, &o, &n, &ap));
   CHECK_STR(o, "a\nb\nc\nd");
   CHECK_EQ_INT(ap, 0);
   free(o);
   /* \r and \n each end a line (so \r\n leaves an empty line); keep-all rejoins with \n */
-  CHECK_OK(mlsys_contracode_sample_lines("a\r\nb\nc\nd\ne", 11, 1.0, 1.0, &r, &o, &n, &ap));
+  CHECK_OK(mlsys_contracode_sample_lines("a\r\nb\nc\nd\ne", strlen("a\r\nb\nc\nd\ne"), 1.0, 1.0, &r, &o, &n, &ap));
   CHECK_STR(o, "a\n\nb\nc\nd\ne");
-  CHECK_EQ_INT((int)n, 11);
+  CHECK_EQ_INT((int)n, 10);
   CHECK_EQ_INT(ap, 1);
   free(o);
   /* keep none: first and last stay */
-  CHECK_OK(mlsys_contracode_sample_lines("first\n2\n3\n4\n5\nlast", 20, 1.0, 0.0, &r, &o, &n, &ap));
+  CHECK_OK(mlsys_contracode_sample_lines("first\n2\n3\n4\n5\nlast", strlen("first\n2\n3\n4\n5\nlast"), 1.0, 0.0, &r, &o, &n, &ap));
   CHECK_STR(o, "first\nlast");
   free(o);
   /* p = 0: never applied, the text is returned as it is (its \r kept) */
-  CHECK_OK(mlsys_contracode_sample_lines("a\r\nb\nc\nd\ne", 11, 0.0, 0.0, &r, &o, &n, &ap));
+  CHECK_OK(mlsys_contracode_sample_lines("a\r\nb\nc\nd\ne", strlen("a\r\nb\nc\nd\ne"), 0.0, 0.0, &r, &o, &n, &ap));
   CHECK_STR(o, "a\r\nb\nc\nd\ne");
   CHECK_EQ_INT(ap, 0);
   free(o);
