@@ -14,13 +14,16 @@
         or free, `arguments` use, eval/with unsafe marking.
      3. Transforms: T1 rename a parameter to a fresh name, T2 insert an unused `var` after the directive prologue,
         T3 scope-aware mangling of local names.
+     4. Augmentation (Alg. 1, transform dropout): the passes in a fixed order each with its probability, printing
+        styles, line subsampling (lossy, by design); presets REPO_EFFECTIVE and SAFE; N deduplicated variants with
+        per-variant seeds (reproducible, parallelizable); a function as a program unit.
      5. Tokenizer: a SentencePiece-compatible unigram model read from a `.model` file or an `spm_export_vocab` list
         (identity or precompiled-charsmap normalization, byte fallback); Viterbi ids equal to `spm_encode`, subword
         sampling (forward filtering, backward sampling); vocabulary training (SentencePiece's EM and pruning); the
         repo's normalize_program.
      7. Evaluation: AUROC (ties ½), average precision (scikit-learn's), Hanley–McNeil standard errors, best-threshold
         accuracy, the adversarial min/max reduce over N variants, edit-distance similarity over token ids.
-   (Section 3's other transforms, 4 and 6 — transform dropout, the encoders and MoCo — are not written yet; see
+   (Section 3's other transforms and 6 — the encoders and MoCo — are not written yet; see
    docs/contracode.md.)
 
    USAGE
@@ -4750,7 +4753,7 @@ static mlsys_status mlsys__aug_clone(const mlsys_contracode_js_ast *a, mlsys_con
   memcpy(c->text, a->text, a->text_len + 1);
   memcpy(c->nodes, a->nodes, (size_t)a->nnodes * sizeof *c->nodes);
   c->src_len = a->src_len;
-  c->text_len = c->text_cap = a->text_len;
+  c->text_len = a->text_len;
   c->text_cap = a->text_len + 1;
   c->nnodes = c->cap = a->nnodes;
   c->root = a->root;
@@ -4758,16 +4761,18 @@ static mlsys_status mlsys__aug_clone(const mlsys_contracode_js_ast *a, mlsys_con
   return MLSYS_OK;
 }
 static mlsys_status mlsys__aug_check_cfg(const mlsys_contracode_aug_cfg *c) {
+  static const char *const qn[6] = {"p_block", "p_beautify", "p_indent4", "p_terse", "p_lines", "p_keep_line"};
+  double q[6];
   int i;
-  double q[7];
   if (!c) return mlsys_set_error(MLSYS_ERR_ARG, "augment: NULL config");
   for (i = 0; i < MLSYS_CONTRACODE_AUG_MAX_PASSES; i++)
     if (!(c->p_pass[i] >= 0 && c->p_pass[i] <= 1))
       return mlsys_set_error(MLSYS_ERR_ARG, "augment: p_pass[%d] = %g is not a probability", i, c->p_pass[i]);
   q[0] = c->p_block, q[1] = c->p_beautify, q[2] = c->p_indent4, q[3] = c->p_terse, q[4] = c->p_lines;
-  q[5] = c->p_keep_line, q[6] = 0;
+  q[5] = c->p_keep_line;
   for (i = 0; i < 6; i++)
-    if (!(q[i] >= 0 && q[i] <= 1)) return mlsys_set_error(MLSYS_ERR_ARG, "augment: a probability is %g", q[i]);
+    if (!(q[i] >= 0 && q[i] <= 1)) return mlsys_set_error(MLSYS_ERR_ARG, "augment: %s = %g is not a probability", qn[i], q[i]);
+  if (c->flags & ~MLSYS_CONTRACODE_JS_MODULE) return mlsys_set_error(MLSYS_ERR_ARG, "augment: flags must be SCRIPT or MODULE, got %d", c->flags);
   return MLSYS_OK;
 }
 /* Alg. 1 on a parsed tree (consumed: the passes rewrite it). */
