@@ -336,7 +336,7 @@ MLSYS_DEF int mlsys_contracode_name_is_fresh(const mlsys_contracode_js_ast *ast,
    application order) and one row to mlsys__aug_table in the implementation (name, function, in-block flag). */
 enum { MLSYS_CONTRACODE_AUG_RENAME_PARAM = 0, MLSYS_CONTRACODE_AUG_INSERT_VAR, MLSYS_CONTRACODE_AUG_MANGLE,
        MLSYS_CONTRACODE_AUG_NPASSES };
-#define MLSYS_CONTRACODE_AUG_MAX_PASSES 32
+#define MLSYS_CONTRACODE_AUG_MAX_PASSES 28   /* pass ids stay below 28: bits 28-30 of `applied` are taken */
 enum { MLSYS_CONTRACODE_AUG_REPO_EFFECTIVE = 0, MLSYS_CONTRACODE_AUG_SAFE };
 /* Bits of *applied (mlsys_contracode_augment): 1 << pass id for the AST passes, then these. */
 #define MLSYS_CONTRACODE_AUG_APPLIED_BEAUTIFY (1u << 28)
