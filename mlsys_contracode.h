@@ -14,13 +14,16 @@
         or free, `arguments` use, eval/with unsafe marking.
      3. Transforms: T1 rename a parameter to a fresh name, T2 insert an unused `var` after the directive prologue,
         T3 scope-aware mangling of local names.
+     4. Augmentation (Alg. 1, transform dropout): the passes in a fixed order each with its probability, printing
+        styles, line subsampling (lossy, by design); presets REPO_EFFECTIVE and SAFE; N deduplicated variants with
+        per-variant seeds (reproducible, parallelizable); a function as a program unit.
      5. Tokenizer: a SentencePiece-compatible unigram model read from a `.model` file or an `spm_export_vocab` list
         (identity or precompiled-charsmap normalization, byte fallback); Viterbi ids equal to `spm_encode`, subword
         sampling (forward filtering, backward sampling); vocabulary training (SentencePiece's EM and pruning); the
         repo's normalize_program.
      7. Evaluation: AUROC (ties ½), average precision (scikit-learn's), Hanley–McNeil standard errors, best-threshold
         accuracy, the adversarial min/max reduce over N variants, edit-distance similarity over token ids.
-   (Section 3's other transforms, 4 and 6 — transform dropout, the encoders and MoCo — are not written yet; see
+   (Section 3's other transforms and 6 — the encoders and MoCo — are not written yet; see
    docs/contracode.md.)
 
    USAGE
@@ -311,6 +314,82 @@ MLSYS_DEF mlsys_status mlsys_contracode_mangle(mlsys_contracode_js_ast *ast, int
 MLSYS_DEF int mlsys_contracode_name_is_fresh(const mlsys_contracode_js_ast *ast, int fn, const char *name);
 
 /* [end of section 3 declarations] */
+
+/* ---------------------------------------------------------------------------------------------------------------
+   4. Augmentation: transform dropout (Alg. 1) (declarations)
+   --------------------------------------------------------------------------------------------------------------- */
+
+/* Alg. 1 (§3.4): a variant of a program is made by walking the passes in a fixed order, applying each with its own
+   probability, printing the tree, then (source level) subsampling lines. The AST passes, in order, are listed by
+   MLSYS_CONTRACODE_AUG_* ids; each also has a name (mlsys_contracode_aug_pass_name) used by `--transforms`. A pass
+   that finds nothing to do, or is refused (a function visible to eval/with), is simply not applied.
+     rename-param  T1: in every function with a simple parameter, one parameter (chosen at random) gets a fresh
+                   English-like name of one or two words from a built-in list, snake_case or camelCase (p .5 each),
+                   as the repo's Babel pass does (the repo only visits FunctionDeclarations; here every function).
+     insert-var    T2: `var <fresh word>;` at the top of every function body (not expression-bodied arrows).
+     mangle        T3, inside the "terser block" (it runs only in variants where the block fires, p_block).
+   Printing: beautified w.p. p_beautify (indent 4 w.p. p_indent4, else 2), else compact, without the last `;` of
+   each block w.p. p_terse (terser's output). All of that preserves semantics. Line subsampling
+   (mlsys_contracode_sample_lines) w.p. p_lines does NOT: it deletes random lines, and the result need not parse —
+   by design (Table 2.6: it helps as an augmentation); the SAFE preset leaves it out.
+   Hook for more passes: a new AST pass adds its id before MLSYS_CONTRACODE_AUG_NPASSES (the enum order is the
+   application order) and one row to mlsys__aug_table in the implementation (name, function, in-block flag). */
+enum { MLSYS_CONTRACODE_AUG_RENAME_PARAM = 0, MLSYS_CONTRACODE_AUG_INSERT_VAR, MLSYS_CONTRACODE_AUG_MANGLE,
+       MLSYS_CONTRACODE_AUG_NPASSES };
+#define MLSYS_CONTRACODE_AUG_MAX_PASSES 28   /* pass ids stay below 28: bits 28-30 of `applied` are taken */
+enum { MLSYS_CONTRACODE_AUG_REPO_EFFECTIVE = 0, MLSYS_CONTRACODE_AUG_SAFE };
+/* Bits of *applied (mlsys_contracode_augment): 1 << pass id for the AST passes, then these. */
+#define MLSYS_CONTRACODE_AUG_APPLIED_BEAUTIFY (1u << 28)
+#define MLSYS_CONTRACODE_AUG_APPLIED_TERSE (1u << 29)
+#define MLSYS_CONTRACODE_AUG_APPLIED_LINES (1u << 30)
+typedef struct {
+  double p_pass[MLSYS_CONTRACODE_AUG_MAX_PASSES];   /* by pass id */
+  double p_block;                  /* the terser block; passes flagged in-block run only when it fires */
+  double p_beautify, p_indent4, p_terse;
+  double p_lines, p_keep_line;     /* line subsampling (lossy) and its per-line keep probability */
+  int flags;                       /* MLSYS_CONTRACODE_JS_SCRIPT or _MODULE: how sources are parsed */
+} mlsys_contracode_aug_cfg;
+/* REPO_EFFECTIVE (the authors' pipeline as it really runs, §3.4): rename .25, insert .25, block .5 with mangle 1,
+   beautify .75, indent 4 .5, terse .5 (when compact), lines .25 (keep .9). SAFE: the same without line subsampling,
+   so every variant behaves exactly like the input. Unknown preset: MLSYS_ERR_ARG. */
+MLSYS_DEF mlsys_status mlsys_contracode_aug_preset(int preset, mlsys_contracode_aug_cfg *cfg);
+/* The pass id of a name ("rename-param", "insert-var", "mangle"), or -1. */
+MLSYS_DEF int mlsys_contracode_aug_pass_id(const char *name);
+MLSYS_DEF const char *mlsys_contracode_aug_pass_name(int id);   /* NULL if out of range */
+
+/* Line subsampling (the repo's sample_lines, §3.3 T11): split src on each \r or \n; if there are at least 5 lines,
+   with probability p keep the first and last line and each other line with probability p_keep, and join with \n.
+   Otherwise (fewer lines, or the draw fails) the output is src unchanged. NOT semantics-preserving: the output may
+   not even parse. *out malloc'd and NUL-terminated; *applied (nullable) = 1 if lines were sampled. */
+MLSYS_DEF mlsys_status mlsys_contracode_sample_lines(const char *src, size_t n, double p, double p_keep, mlsys_rng *r,
+                                                     char **out, size_t *outn, int *applied);
+
+/* One variant of src (Alg. 1: parse, the passes in order each with its probability, print, lines). *out malloc'd;
+   *applied (nullable) gets the bits of what was applied. A src that does not parse is MLSYS_ERR_PARSE. */
+MLSYS_DEF mlsys_status mlsys_contracode_augment(const char *src, size_t n, const mlsys_contracode_aug_cfg *cfg,
+                                                mlsys_rng *r, char **out, size_t *outn, uint32_t *applied);
+
+/* A set of distinct strings in insertion order. */
+typedef struct {
+  int n;
+  char **s;
+  size_t *len;
+  uint32_t *applied;   /* what made each (0 for the original) */
+} mlsys_contracode_strset;
+/* src itself (first) and up to nsamples variants, exactly deduplicated. Variant i (1-based) uses an RNG seeded
+   from splitmix64(seed ^ fnv1a(src) ^ i) (mlsys_rng_seed), so a data set is reproducible and its variants can be
+   made in any order or in parallel. src is parsed once. nsamples 0..1,000,000. */
+MLSYS_DEF mlsys_status mlsys_contracode_augment_variants(const char *src, size_t n,
+                                                         const mlsys_contracode_aug_cfg *cfg, int nsamples,
+                                                         uint64_t seed, mlsys_contracode_strset *out);
+MLSYS_DEF void mlsys_contracode_strset_free(mlsys_contracode_strset *s);
+
+/* A function of a file as a program unit (§2.1): a declaration as it is, a function expression or arrow as
+   `const x = …;`, a method inside `class x{…}` (its name is kept; the repo masks names to x). *out malloc'd. */
+MLSYS_DEF mlsys_status mlsys_contracode_fn_unit(const char *src, size_t n, const mlsys_contracode_fn_span *f,
+                                                char **out, size_t *outn);
+
+/* [end of section 4 declarations] */
 
 /* ---------------------------------------------------------------------------------------------------------------
    5. Tokenizer: SentencePiece unigram (declarations)
@@ -4497,6 +4576,354 @@ done:
 }
 
 /* [end of section 3 implementation] */
+
+/* ---------------------------------------------------------------------------------------------------------------
+   4. Augmentation: transform dropout (Alg. 1) (implementation)
+   --------------------------------------------------------------------------------------------------------------- */
+/* Words for T1/T2 names, like the English words of the repo's Babel pass; none is reserved. */
+static const char *const mlsys__aug_words[] = {
+    "apple",  "river",  "bright", "stone", "cloud", "green",  "silver", "quiet", "forest", "ocean",  "paper",
+    "window", "garden", "yellow", "smooth", "table", "candle", "winter", "summer", "spring", "autumn", "bridge",
+    "castle", "mirror", "pepper", "rocket", "shadow", "thunder", "valley", "velvet", "wagon",  "zebra",  "anchor",
+    "basket", "copper", "dragon", "engine", "falcon", "ginger", "harbor", "island", "jungle", "kettle", "lemon",
+    "marble", "needle", "orange", "pillow", "quartz", "ribbon", "saddle", "tunnel", "umbrella", "violet", "walnut",
+    "number", "value",  "result", "count",  "index", "item",   "list",   "total", "buffer", "cursor", "token"};
+#define MLSYS__AUG_NWORDS ((int)(sizeof mlsys__aug_words / sizeof mlsys__aug_words[0]))
+
+/* One or two words, snake_case or camelCase (p .5 each), into buf (64 bytes is enough). */
+static void mlsys__aug_name(mlsys_rng *r, char *buf, size_t cap) {
+  const char *w1 = mlsys__aug_words[mlsys_rng_below(r, MLSYS__AUG_NWORDS)];
+  if (mlsys_rng_uniform(r) < 0.5) {
+    snprintf(buf, cap, "%s", w1);
+  } else {
+    const char *w2 = mlsys__aug_words[mlsys_rng_below(r, MLSYS__AUG_NWORDS)];
+    if (mlsys_rng_uniform(r) < 0.5) snprintf(buf, cap, "%s_%s", w1, w2);
+    else snprintf(buf, cap, "%s%c%s", w1, w2[0] - 'a' + 'A', w2 + 1);
+  }
+}
+static int mlsys__aug_is_fn(const mlsys_contracode_js_ast *a, int x) {
+  int k = a->nodes[x].kind;
+  return k == MLSYS_CONTRACODE_JS_FUNCTION_DECLARATION || k == MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION ||
+         k == MLSYS_CONTRACODE_JS_ARROW_FUNCTION_EXPRESSION;
+}
+/* MLSYS_ERR_ARG (not fresh, destructured) and UNSUPPORTED (eval/with) mean "not here"; anything else is an error. */
+static int mlsys__aug_soft(mlsys_status st) { return st == MLSYS_ERR_ARG || st == MLSYS_ERR_UNSUPPORTED; }
+
+static mlsys_status mlsys__aug_rename(mlsys_contracode_js_ast *a, mlsys_rng *r, int *did) {
+  int x, nn = a->nnodes;
+  for (x = 1; x < nn; x++) {
+    int p, np = 0, simple[64], t;
+    if (!mlsys__aug_is_fn(a, x)) continue;
+    for (p = a->nodes[x].b; p && np < 64; p = a->nodes[p].next, np++) {
+      int id = p, k = a->nodes[p].kind;
+      if (k == MLSYS_CONTRACODE_JS_ASSIGNMENT_PATTERN || k == MLSYS_CONTRACODE_JS_REST_ELEMENT) id = a->nodes[p].a;
+      simple[np] = a->nodes[id].kind == MLSYS_CONTRACODE_JS_IDENTIFIER;
+    }
+    {
+      int ns = 0, pick, i;
+      for (i = 0; i < np; i++) ns += simple[i];
+      if (!ns) continue;
+      pick = (int)mlsys_rng_below(r, (uint64_t)ns);
+      for (i = 0; i < np; i++)
+        if (simple[i] && pick-- == 0) break;
+      for (t = 0; t < 4; t++) {   /* a taken name is redrawn a few times, then this function is left alone */
+        char nm[64];
+        mlsys_status st;
+        mlsys__aug_name(r, nm, sizeof nm);
+        st = mlsys_contracode_rename_param(a, x, i, nm);
+        if (st == MLSYS_OK) { *did = 1; break; }
+        if (!mlsys__aug_soft(st)) return st;
+        if (st == MLSYS_ERR_UNSUPPORTED) break;
+      }
+    }
+  }
+  return MLSYS_OK;
+}
+static mlsys_status mlsys__aug_insert(mlsys_contracode_js_ast *a, mlsys_rng *r, int *did) {
+  int x, nn = a->nnodes, t;
+  for (x = 1; x < nn; x++) {
+    if (!mlsys__aug_is_fn(a, x) || (a->nodes[x].flags & MLSYS_CONTRACODE_JS_F_EXPRESSION)) continue;
+    for (t = 0; t < 4; t++) {
+      char nm[64];
+      mlsys_status st;
+      mlsys__aug_name(r, nm, sizeof nm);
+      st = mlsys_contracode_insert_var(a, x, nm);
+      if (st == MLSYS_OK) { *did = 1; break; }
+      if (!mlsys__aug_soft(st)) return st;
+    }
+  }
+  return MLSYS_OK;
+}
+static mlsys_status mlsys__aug_mangle(mlsys_contracode_js_ast *a, mlsys_rng *r, int *did) {
+  int k = 0;
+  mlsys_status st = mlsys_contracode_mangle(a, &k);
+  (void)r;
+  if (st == MLSYS_OK) *did = k > 0;
+  return mlsys__aug_soft(st) ? MLSYS_OK : st;
+}
+typedef mlsys_status (*mlsys__aug_fn)(mlsys_contracode_js_ast *a, mlsys_rng *r, int *did);
+/* By pass id (the application order). in_block: part of the terser block. */
+static const struct {
+  const char *name;
+  mlsys__aug_fn fn;
+  int in_block;
+} mlsys__aug_table[MLSYS_CONTRACODE_AUG_NPASSES] = {
+    {"rename-param", mlsys__aug_rename, 0},
+    {"insert-var", mlsys__aug_insert, 0},
+    {"mangle", mlsys__aug_mangle, 1},
+};
+
+MLSYS_DEF int mlsys_contracode_aug_pass_id(const char *name) {
+  int i;
+  for (i = 0; name && i < MLSYS_CONTRACODE_AUG_NPASSES; i++)
+    if (!strcmp(mlsys__aug_table[i].name, name)) return i;
+  return -1;
+}
+MLSYS_DEF const char *mlsys_contracode_aug_pass_name(int id) {
+  return id >= 0 && id < MLSYS_CONTRACODE_AUG_NPASSES ? mlsys__aug_table[id].name : NULL;
+}
+MLSYS_DEF mlsys_status mlsys_contracode_aug_preset(int preset, mlsys_contracode_aug_cfg *c) {
+  if (!c) return mlsys_set_error(MLSYS_ERR_ARG, "aug_preset: NULL config");
+  if (preset != MLSYS_CONTRACODE_AUG_REPO_EFFECTIVE && preset != MLSYS_CONTRACODE_AUG_SAFE)
+    return mlsys_set_error(MLSYS_ERR_ARG, "aug_preset: unknown preset %d", preset);
+  memset(c, 0, sizeof *c);
+  c->p_pass[MLSYS_CONTRACODE_AUG_RENAME_PARAM] = 0.25;
+  c->p_pass[MLSYS_CONTRACODE_AUG_INSERT_VAR] = 0.25;
+  c->p_pass[MLSYS_CONTRACODE_AUG_MANGLE] = 1.0;
+  c->p_block = 0.5;
+  c->p_beautify = 0.75;
+  c->p_indent4 = 0.5;
+  c->p_terse = 0.5;
+  c->p_lines = preset == MLSYS_CONTRACODE_AUG_SAFE ? 0.0 : 0.25;
+  c->p_keep_line = 0.9;
+  c->flags = MLSYS_CONTRACODE_JS_SCRIPT;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_contracode_sample_lines(const char *src, size_t n, double p, double p_keep, mlsys_rng *r,
+                                                     char **out, size_t *outn, int *applied) {
+  size_t i, nl = 1, o = 0, ls = 0;
+  size_t li = 0;
+  char *b;
+  int draw;
+  if (applied) *applied = 0;
+  if (!out || !outn || !r || (!src && n)) return mlsys_set_error(MLSYS_ERR_ARG, "sample_lines: NULL argument");
+  *out = NULL;
+  *outn = 0;
+  if (!(p >= 0 && p <= 1) || !(p_keep >= 0 && p_keep <= 1))
+    return mlsys_set_error(MLSYS_ERR_ARG, "sample_lines: probabilities must be in [0, 1] (p %g, p_keep %g)", p, p_keep);
+  for (i = 0; i < n; i++) nl += src[i] == '\r' || src[i] == '\n';
+  if (!(b = (char *)malloc(n + 1))) return mlsys_set_error(MLSYS_ERR_NOMEM, "sample_lines: out of memory");
+  draw = mlsys_rng_uniform(r) < p;
+  if (nl < 5 || !draw) {
+    if (n) memcpy(b, src, n);
+    b[n] = 0;
+    *out = b;
+    *outn = n;
+    return MLSYS_OK;
+  }
+  for (i = 0; i <= n; i++) {
+    if (i < n && src[i] != '\r' && src[i] != '\n') continue;
+    /* line li is src[ls, i) */
+    if (li == 0 || li == nl - 1 || mlsys_rng_uniform(r) < p_keep) {
+      if (o) b[o++] = '\n';
+      memcpy(b + o, src + ls, i - ls);
+      o += i - ls;
+    }
+    ls = i + 1;
+    li++;
+  }
+  b[o] = 0;
+  *out = b;
+  *outn = o;
+  if (applied) *applied = 1;
+  return MLSYS_OK;
+}
+
+static mlsys_status mlsys__aug_clone(const mlsys_contracode_js_ast *a, mlsys_contracode_js_ast *c) {
+  memset(c, 0, sizeof *c);
+  c->text = (char *)malloc(a->text_len + 1);
+  c->nodes = (mlsys_contracode_js_node *)malloc((size_t)a->nnodes * sizeof *c->nodes);
+  if (!c->text || !c->nodes) {
+    free(c->text);
+    free(c->nodes);
+    memset(c, 0, sizeof *c);
+    return mlsys_set_error(MLSYS_ERR_NOMEM, "augment: out of memory");
+  }
+  memcpy(c->text, a->text, a->text_len + 1);
+  memcpy(c->nodes, a->nodes, (size_t)a->nnodes * sizeof *c->nodes);
+  c->src_len = a->src_len;
+  c->text_len = a->text_len;
+  c->text_cap = a->text_len + 1;
+  c->nnodes = c->cap = a->nnodes;
+  c->root = a->root;
+  c->module = a->module;
+  return MLSYS_OK;
+}
+static mlsys_status mlsys__aug_check_cfg(const mlsys_contracode_aug_cfg *c) {
+  static const char *const qn[6] = {"p_block", "p_beautify", "p_indent4", "p_terse", "p_lines", "p_keep_line"};
+  double q[6];
+  int i;
+  if (!c) return mlsys_set_error(MLSYS_ERR_ARG, "augment: NULL config");
+  for (i = 0; i < MLSYS_CONTRACODE_AUG_MAX_PASSES; i++)
+    if (!(c->p_pass[i] >= 0 && c->p_pass[i] <= 1))
+      return mlsys_set_error(MLSYS_ERR_ARG, "augment: p_pass[%d] = %g is not a probability", i, c->p_pass[i]);
+  q[0] = c->p_block, q[1] = c->p_beautify, q[2] = c->p_indent4, q[3] = c->p_terse, q[4] = c->p_lines;
+  q[5] = c->p_keep_line;
+  for (i = 0; i < 6; i++)
+    if (!(q[i] >= 0 && q[i] <= 1)) return mlsys_set_error(MLSYS_ERR_ARG, "augment: %s = %g is not a probability", qn[i], q[i]);
+  if (c->flags & ~MLSYS_CONTRACODE_JS_MODULE) return mlsys_set_error(MLSYS_ERR_ARG, "augment: flags must be SCRIPT or MODULE, got %d", c->flags);
+  return MLSYS_OK;
+}
+/* Alg. 1 on a parsed tree (consumed: the passes rewrite it). */
+static mlsys_status mlsys__aug_run(mlsys_contracode_js_ast *a, const mlsys_contracode_aug_cfg *c, mlsys_rng *r,
+                                   char **out, size_t *outn, uint32_t *applied) {
+  mlsys_contracode_js_print_opts po;
+  mlsys_status st;
+  uint32_t bits = 0;
+  int i, block = mlsys_rng_uniform(r) < c->p_block, lines = 0;
+  char *txt;
+  size_t tn;
+  for (i = 0; i < MLSYS_CONTRACODE_AUG_NPASSES; i++) {
+    int did = 0, on = mlsys_rng_uniform(r) < c->p_pass[i];   /* always drawn: the stream does not depend on p */
+    if (!on || (mlsys__aug_table[i].in_block && !block)) continue;
+    if ((st = mlsys__aug_table[i].fn(a, r, &did)) != MLSYS_OK) return st;
+    if (did) bits |= 1u << i;
+  }
+  po.beautify = 0;
+  po.indent = mlsys_rng_uniform(r) < c->p_indent4 ? 4 : 2;
+  if (mlsys_rng_uniform(r) < c->p_beautify) po.beautify = 1, bits |= MLSYS_CONTRACODE_AUG_APPLIED_BEAUTIFY;
+  else if (mlsys_rng_uniform(r) < c->p_terse) po.beautify = MLSYS_CONTRACODE_JS_TERSE, bits |= MLSYS_CONTRACODE_AUG_APPLIED_TERSE;
+  if ((st = mlsys_contracode_js_print(a, &po, &txt, &tn)) != MLSYS_OK) return st;
+  if (c->p_lines > 0) {
+    st = mlsys_contracode_sample_lines(txt, tn, c->p_lines, c->p_keep_line, r, out, outn, &lines);
+    free(txt);
+    if (st != MLSYS_OK) return st;
+    if (lines) bits |= MLSYS_CONTRACODE_AUG_APPLIED_LINES;
+  } else {
+    *out = txt;
+    *outn = tn;
+  }
+  if (applied) *applied = bits;
+  return MLSYS_OK;
+}
+MLSYS_DEF mlsys_status mlsys_contracode_augment(const char *src, size_t n, const mlsys_contracode_aug_cfg *cfg,
+                                                mlsys_rng *r, char **out, size_t *outn, uint32_t *applied) {
+  mlsys_contracode_js_ast a;
+  mlsys_status st;
+  if (applied) *applied = 0;
+  if (!out || !outn || !r || (!src && n)) return mlsys_set_error(MLSYS_ERR_ARG, "augment: NULL argument");
+  *out = NULL;
+  *outn = 0;
+  if ((st = mlsys__aug_check_cfg(cfg)) != MLSYS_OK) return st;
+  if ((st = mlsys_contracode_js_parse(src ? src : "", n, cfg->flags & MLSYS_CONTRACODE_JS_MODULE, &a)) != MLSYS_OK)
+    return st;
+  st = mlsys__aug_run(&a, cfg, r, out, outn, applied);
+  mlsys_contracode_js_free(&a);
+  return st;
+}
+
+static uint64_t mlsys__aug_fnv(const char *s, size_t n) {
+  uint64_t h = 1469598103934665603ull;
+  size_t i;
+  for (i = 0; i < n; i++) h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+  return h;
+}
+MLSYS_DEF void mlsys_contracode_strset_free(mlsys_contracode_strset *s) {
+  int i;
+  if (!s) return;
+  for (i = 0; i < s->n; i++) free(s->s[i]);
+  free(s->s);
+  free(s->len);
+  free(s->applied);
+  memset(s, 0, sizeof *s);
+}
+MLSYS_DEF mlsys_status mlsys_contracode_augment_variants(const char *src, size_t n,
+                                                         const mlsys_contracode_aug_cfg *cfg, int nsamples,
+                                                         uint64_t seed, mlsys_contracode_strset *out) {
+  mlsys_contracode_js_ast a;
+  mlsys_status st;
+  uint64_t h0, *hs = NULL;
+  int *slot = NULL, i;
+  size_t cap = 16;
+  if (!out || (!src && n)) return mlsys_set_error(MLSYS_ERR_ARG, "augment_variants: NULL argument");
+  memset(out, 0, sizeof *out);
+  if (nsamples < 0 || nsamples > 1000000)
+    return mlsys_set_error(MLSYS_ERR_ARG, "augment_variants: nsamples must be 0..1000000, got %d", nsamples);
+  if ((st = mlsys__aug_check_cfg(cfg)) != MLSYS_OK) return st;
+  if (!src) src = "";
+  if ((st = mlsys_contracode_js_parse(src, n, cfg->flags & MLSYS_CONTRACODE_JS_MODULE, &a)) != MLSYS_OK) return st;
+  while (cap < 2 * ((size_t)nsamples + 1)) cap *= 2;
+  out->s = (char **)malloc(((size_t)nsamples + 1) * sizeof(char *));
+  out->len = (size_t *)malloc(((size_t)nsamples + 1) * sizeof(size_t));
+  out->applied = (uint32_t *)malloc(((size_t)nsamples + 1) * sizeof(uint32_t));
+  hs = (uint64_t *)malloc(cap * sizeof *hs);
+  slot = (int *)malloc(cap * sizeof *slot);
+  if (!out->s || !out->len || !out->applied || !hs || !slot || !(out->s[0] = (char *)malloc(n + 1))) {
+    st = mlsys_set_error(MLSYS_ERR_NOMEM, "augment_variants: out of memory");
+    goto done;
+  }
+  for (i = 0; i < (int)cap; i++) slot[i] = -1;
+  if (n) memcpy(out->s[0], src, n);
+  out->s[0][n] = 0;
+  out->len[0] = n;
+  out->applied[0] = 0;
+  out->n = 1;
+  h0 = mlsys__aug_fnv(src, n);
+  slot[h0 & (cap - 1)] = 0, hs[h0 & (cap - 1)] = h0;
+  for (i = 1; i <= nsamples; i++) {
+    mlsys_contracode_js_ast c;
+    mlsys_rng r;
+    char *v;
+    size_t vn, k;
+    uint32_t bits;
+    uint64_t h;
+    mlsys_rng_seed(&r, seed ^ h0 ^ (uint64_t)i);
+    if ((st = mlsys__aug_clone(&a, &c)) != MLSYS_OK) goto done;
+    st = mlsys__aug_run(&c, cfg, &r, &v, &vn, &bits);
+    mlsys_contracode_js_free(&c);
+    if (st != MLSYS_OK) goto done;
+    h = mlsys__aug_fnv(v, vn);
+    for (k = h & (cap - 1); slot[k] >= 0; k = (k + 1) & (cap - 1))
+      if (hs[k] == h && out->len[slot[k]] == vn && !memcmp(out->s[slot[k]], v, vn)) break;
+    if (slot[k] >= 0) {
+      free(v);
+      continue;
+    }
+    slot[k] = out->n, hs[k] = h;
+    out->s[out->n] = v;
+    out->len[out->n] = vn;
+    out->applied[out->n++] = bits;
+  }
+done:
+  free(hs);
+  free(slot);
+  mlsys_contracode_js_free(&a);
+  if (st != MLSYS_OK) mlsys_contracode_strset_free(out);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_contracode_fn_unit(const char *src, size_t n, const mlsys_contracode_fn_span *f,
+                                                char **out, size_t *outn) {
+  const char *pre = "", *post = "";
+  size_t len, pl, ql;
+  char *b;
+  if (!src || !f || !out || !outn) return mlsys_set_error(MLSYS_ERR_ARG, "fn_unit: NULL argument");
+  if (f->start > f->end || f->end > n) return mlsys_set_error(MLSYS_ERR_ARG, "fn_unit: span %u..%u is outside the %zu-byte source", f->start, f->end, n);
+  if (f->kind == MLSYS_CONTRACODE_FN_EXPRESSION || f->kind == MLSYS_CONTRACODE_FN_ARROW) pre = "const x = ", post = ";";
+  else if (f->kind == MLSYS_CONTRACODE_FN_METHOD) pre = "class x{", post = "}";
+  else if (f->kind != MLSYS_CONTRACODE_FN_DECLARATION) return mlsys_set_error(MLSYS_ERR_ARG, "fn_unit: unknown function kind %d", f->kind);
+  len = f->end - f->start, pl = strlen(pre), ql = strlen(post);
+  if (!(b = (char *)malloc(pl + len + ql + 1))) return mlsys_set_error(MLSYS_ERR_NOMEM, "fn_unit: out of memory");
+  memcpy(b, pre, pl);
+  memcpy(b + pl, src + f->start, len);
+  memcpy(b + pl + len, post, ql + 1);
+  *out = b;
+  *outn = pl + len + ql;
+  return MLSYS_OK;
+}
+
+/* [end of section 4 implementation] */
 
 /* ---------------------------------------------------------------------------------------------------------------
    5. Tokenizer: SentencePiece unigram

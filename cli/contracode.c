@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 int contracode_tokenize_cmd(int argc, char **argv);   /* cli/contracode_tokenize.c */
+int contracode_augment_cmd(int argc, char **argv);    /* cli/contracode_augment.c */
 
 static const char *contracode_help =
     "usage: mlsys contracode <verb> [options]\n"
@@ -41,6 +42,10 @@ static const char *contracode_help =
     "  tokenize --model M.model FILE|- [--sample [--alpha A] [--seed S]] [--json]\n"
     "        SentencePiece unigram ids of each line, as spm_encode --output_format=id prints them\n"
     "        (mlsys contracode tokenize --help has the details).\n"
+    "\n"
+    "  augment FILE.js [--n N] [--transforms LIST | --semantic-only] [--seed S] [--functions] [--out DIR] [--json]\n"
+    "        Variants of FILE (or of each of its functions) by transform dropout, ContraCode's Alg. 1\n"
+    "        (mlsys contracode augment --help has the details).\n"
     "\n"
     "parse --json keys: file, bytes, nodes, kinds ({Kind: count}), functions ([{kind, name, line, start, end,\n"
     "lines}]); kind is declaration, expression, arrow or method.\n";
@@ -515,8 +520,9 @@ int cmd_contracode(int argc, char **argv) {
     return verb ? CLI_OK : CLI_USAGE;
   }
   if (!strcmp(verb, "tokenize")) return contracode_tokenize_cmd(argc, argv);
+  if (!strcmp(verb, "augment")) return contracode_augment_cmd(argc, argv);
   if (strcmp(verb, "parse") && strcmp(verb, "print") && strcmp(verb, "check"))
-    return cli_usage_error("contracode", "unknown verb '%s' (parse, print, check or tokenize)", verb);
+    return cli_usage_error("contracode", "unknown verb '%s' (parse, print, check, tokenize or augment)", verb);
   if ((rc = cli_parse_args(argc, argv, opts, (int)(sizeof opts / sizeof *opts), "contracode", pos, 1, &npos))) return rc;
   if (help) {
     fputs(contracode_help, stdout);

@@ -1,0 +1,6 @@
+%x = y
+++z
+function f(){return
+1}
+a
+/b/g

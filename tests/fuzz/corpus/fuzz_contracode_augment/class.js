@@ -1,0 +1,1 @@
+Jclass A extends B { static x = 1; #y; constructor(){ super(); } get z(){ return 1 } async *g(){ yield* h } }

@@ -1,0 +1,1 @@
+oa ?? b || c; -a ** 2; ({a = 1}); for (let a, b of c) ;

@@ -1,0 +1,1 @@
+”import a, {b as c} from "x"; export default class {}; export * as ns from "y"; export {c as d}

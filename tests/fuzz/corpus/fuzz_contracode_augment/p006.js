@@ -1,0 +1,1 @@
+¼'use strict'; a

@@ -1,0 +1,1 @@
+uconst {a, b: c, d = 1, e: {f}, ...g} = h

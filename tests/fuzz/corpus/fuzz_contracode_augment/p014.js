@@ -1,0 +1,1 @@
+äfunction f(a, b = 1, {c}, [d], ...e) { return a }

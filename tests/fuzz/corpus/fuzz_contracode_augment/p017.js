@@ -1,0 +1,1 @@
+Sasync function* f() { for await (const x of y) yield x }

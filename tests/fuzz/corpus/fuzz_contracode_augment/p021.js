@@ -1,0 +1,1 @@
+ç(async function () {})

@@ -1,0 +1,1 @@
+{x = async () => { await 1 }

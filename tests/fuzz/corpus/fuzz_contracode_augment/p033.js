@@ -1,0 +1,1 @@
+£class A { static m() {} get x() { return 1 } set x(v) {} static get y() {} *g() {} async a() {} async *b() {} }

@@ -1,0 +1,1 @@
+Èclass A { [k]() {} 'str'() {} 123() {} static [k] = 1; x = 2; y; static z }
