@@ -4817,7 +4817,7 @@ static int mlsys__cp_eval(mlsys__cp *c, int x, mlsys__cpv *v, int depth) {
   const mlsys_contracode_js_node *n = &MLSYS__CP_N(c, x);
   mlsys__cpv l = {0, 0, NULL, 0}, r = {0, 0, NULL, 0};
   int ok = 0;
-  double d;
+  double d = 0;
   memset(v, 0, sizeof *v);
   if (depth > 64) return 0;
   switch (n->kind) {
