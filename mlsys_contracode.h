@@ -4581,7 +4581,8 @@ static void mlsys__cp_become(mlsys__cp *c, int x, int y) {
 }
 static void mlsys__cp_set(mlsys__cp *c, int x, int kind, int op, int a, int b, int cc) {
   mlsys_contracode_js_node *n = &MLSYS__CP_N(c, x);
-  n->kind = (uint16_t)kind; n->op = (uint8_t)op; n->flags = 0;
+  n->kind = (uint16_t)kind; n->op = (uint8_t)op;
+  n->flags = kind == MLSYS_CONTRACODE_JS_UNARY_EXPRESSION ? MLSYS_CONTRACODE_JS_F_PREFIX : 0;   /* as the parser sets it */
   n->a = a; n->b = b; n->c = cc; n->d = 0;
   n->str = n->slen = 0;
 }
