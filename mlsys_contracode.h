@@ -13,7 +13,8 @@
      2. Scope analysis: scopes, bindings (var hoisting, params, let/const/class, catch, imports), references resolved
         or free, `arguments` use, eval/with unsafe marking.
      3. Transforms: T1 rename a parameter to a fresh name, T2 insert an unused `var` after the directive prologue,
-        T3 scope-aware mangling of local names.
+        T3 scope-aware mangling of local names, and terser's compress passes T4-T8 (constant folding, dead code,
+        unused variables, booleans, sequences/conditionals, property access).
      5. Tokenizer: a SentencePiece-compatible unigram model read from a `.model` file or an `spm_export_vocab` list
         (identity or precompiled-charsmap normalization, byte fallback); Viterbi ids equal to `spm_encode`, subword
         sampling (forward filtering, backward sampling); vocabulary training (SentencePiece's EM and pruning); the

@@ -178,7 +178,7 @@ TEST(contracode_fold_vs_node) {
     snprintf(src, sizeof src, "p(%d,%s)", i, e);
     before = apply(src, "", 0, NULL);
     after = apply(src, "f", 0, &k);
-    CHECK_MSG(before && after, "%s does not parse or fold: %s", src, mlsys_last_error());
+    CHECK_MSG(before && after, "%.200s does not parse or fold: %s", src, mlsys_last_error());
     if (before && after) {
       fprintf(f, "%s\n%s\n", before, after);
       total += k;
