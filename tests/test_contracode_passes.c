@@ -10,6 +10,7 @@
 #define MLSYS_COMMON_IMPLEMENTATION
 #include "mlsys_contracode.h"
 #include "tests/test.h"
+#include <stdarg.h>
 #include <unistd.h>
 
 typedef mlsys_status (*pass_fn)(mlsys_contracode_js_ast *, int *);
@@ -189,7 +190,7 @@ TEST(contracode_fold_vs_node) {
   }
   fprintf(f, "console.log(seen+' '+bad)\n");
   fclose(f);
-  snprintf(cmd, sizeof cmd, "node %s", path);
+  snprintf(cmd, sizeof cmd, "timeout 120 node %s", path);   /* a pass that made a loop endless fails, not hangs */
   p = popen(cmd, "r");
   REQUIRE(p != NULL);
   if (fgets(line, sizeof line, p)) sscanf(line, "%d %d", &seen, &bad);
@@ -272,6 +273,117 @@ TEST(contracode_passes_bad_input) {
     CHECK_EQ_INT(k, 0);
     CHECK_EQ_INT(passes[i].fn(NULL, NULL), MLSYS_ERR_ARG);
   }
+}
+
+/* Node runs random programs before and after each pass (and compress): every function's pushes to L, its return
+   value or its exception must be the same. The programs mix constant and variable ifs, dead loops, code after
+   return, vars with pure and impure initializers, nested function declarations, quoted property access and
+   booleans, so every pass has work to do. */
+typedef struct { char *b; size_t n, cap; } sbuf;
+static void sb(sbuf *s, const char *fmt, ...) {
+  va_list ap;
+  int k;
+  for (;;) {
+    va_start(ap, fmt);
+    k = vsnprintf(s->b + s->n, s->cap - s->n, fmt, ap);
+    va_end(ap);
+    if (k >= 0 && (size_t)k < s->cap - s->n) { s->n += (size_t)k; return; }
+    s->cap = s->cap * 2 + (size_t)k + 64;
+    s->b = (char *)realloc(s->b, s->cap);
+  }
+}
+static void rexpr(sbuf *s, int d) {
+  switch (d <= 0 ? rnd(6) : rnd(12)) {
+    case 0: sb(s, "a"); break;
+    case 1: sb(s, "b"); break;
+    case 2: sb(s, "v%u", rnd(4)); break;
+    case 3: sb(s, "%u", rnd(5)); break;
+    case 4: sb(s, rnd(2) ? "true" : "false"); break;
+    case 5: sb(s, "\"s%u\"", rnd(3)); break;
+    case 6: sb(s, "L.push("); rexpr(s, d - 1); sb(s, ")"); break;
+    case 7: sb(s, "("); rexpr(s, d - 1); sb(s, ")%s(", rnd(2) ? "+" : "*"); rexpr(s, d - 1); sb(s, ")"); break;
+    case 8: sb(s, "({\"p\":"); rexpr(s, d - 1); sb(s, "})[\"p\"]"); break;
+    case 9: sb(s, "v%u=", rnd(4)); rexpr(s, d - 1); break;
+    case 10: sb(s, "(%u+%u)", rnd(4), rnd(4)); break;
+    default: sb(s, "typeof v%u", rnd(4)); break;
+  }
+}
+static void rtest(sbuf *s) {
+  static const char *const t[] = {"true", "false", "0", "1", "\"\"", "!1", "1>2", "a", "!b", "a>1", "v0", "!v1"};
+  sb(s, "%s", t[rnd(sizeof t / sizeof *t)]);
+}
+static void rstmts(sbuf *s, int d, int n, int *g);
+static void rstmt(sbuf *s, int d, int *g) {
+  switch (d <= 0 ? rnd(3) : rnd(12)) {
+    case 0: sb(s, "L.push("); rexpr(s, 2); sb(s, ");"); break;
+    case 1: sb(s, "var v%u=", rnd(4)); rexpr(s, 1); sb(s, ";"); break;
+    case 2: sb(s, "v%u=", rnd(4)); rexpr(s, 1); sb(s, ";"); break;
+    case 3: case 4: sb(s, "if("); rtest(s); sb(s, "){"); rstmts(s, d - 1, 1 + (int)rnd(2), g); sb(s, "}");
+      if (rnd(2)) { sb(s, "else{"); rstmts(s, d - 1, 1 + (int)rnd(2), g); sb(s, "}"); }
+      break;
+    case 5: sb(s, "if("); rtest(s); sb(s, ")L.push(1);else L.push(2);"); break;
+    case 6: sb(s, "while(%s){var v%u=L.push(9);}", rnd(2) ? "0" : "false", rnd(4)); break;
+    case 7: sb(s, "for(var w=0;w<2;w++){"); rstmts(s, d - 1, 1, g); sb(s, "}"); break;   /* nothing else writes w */
+    case 8: sb(s, "if(a>1){return "); rexpr(s, 1); sb(s, ";L.push(7);var v%u=1}", rnd(4)); break;
+    case 9: sb(s, "var v%u=function(){return %u},v%u=%u;", rnd(4), rnd(3), rnd(4), rnd(3)); break;
+    case 10: sb(s, "function g%d(){return v%u}", (*g)++, rnd(4)); break;
+    default: sb(s, "L.push(typeof g%u==\"function\"?g%u():-1);", rnd(3), rnd(3)); break;
+  }
+}
+static void rstmts(sbuf *s, int d, int n, int *g) {
+  int i;
+  for (i = 0; i < n; i++) rstmt(s, d, g);
+}
+TEST(contracode_passes_vs_node) {
+  enum { NF = 150 };
+  char path[64], cmd[128], line[512];
+  sbuf prog = {NULL, 0, 0}, js = {NULL, 0, 0};
+  FILE *f, *p;
+  int i, j, counts[NPASSES], bad = -1, runs = -1;
+  if (system("node --version >/dev/null 2>&1") != 0) SKIP_DEP("node is not installed");
+  sb(&prog, "var L=[];");
+  for (i = 0; i < NF; i++) {
+    int g = 0;
+    sb(&prog, "function f%d(a,b){", i);
+    rstmts(&prog, 2, 3 + (int)rnd(5), &g);
+    sb(&prog, "return [v0,v1,v2,v3];var v0,v1,v2,v3;L.push(8)}");
+  }
+  sb(&prog, "function run(f,x,y){L=[];var r;try{r=f(x,y)}catch(e){r=\"E:\"+e.name}return JSON.stringify([L,r])}"
+            "var OUT=[];");
+  for (i = 0; i < NF; i++) sb(&prog, "OUT.push(run(f%d,1,2),run(f%d,2,\"s\"),run(f%d,0,0));", i, i, i);
+  sb(&js, "var outs=[];\n");
+  for (j = -1; j < NPASSES; j++) {
+    mlsys_contracode_js_ast a;
+    char *out;
+    REQUIRE_OK(mlsys_contracode_js_parse(prog.b, prog.n, 0, &a));
+    if (j >= 0) CHECK_OK(passes[j].fn(&a, &counts[j]));
+    out = terse(&a);
+    mlsys_contracode_js_free(&a);
+    REQUIRE(out != NULL);
+    sb(&js, "outs.push((function(){%s\nreturn OUT})());\n", out);
+    free(out);
+  }
+  sb(&js, "var bad=0;for(var k=1;k<outs.length;k++)for(var i=0;i<outs[0].length;i++)if(outs[k][i]!==outs[0][i]){bad++;"
+          "if(bad<5)console.error(k,i,outs[0][i],outs[k][i])}console.log(outs[0].length+' '+bad)\n");
+  snprintf(path, sizeof path, "/tmp/mlsys_cc_passes_%d.js", (int)getpid());
+  f = fopen(path, "w");
+  REQUIRE(f != NULL);
+  fwrite(js.b, 1, js.n, f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "timeout 120 node %s", path);   /* a pass that made a loop endless fails, not hangs */
+  p = popen(cmd, "r");
+  REQUIRE(p != NULL);
+  if (fgets(line, sizeof line, p)) sscanf(line, "%d %d", &runs, &bad);
+  pclose(p);
+  unlink(path);
+  printf("    %d functions, %d runs each;", NF, runs);
+  for (j = 0; j < NPASSES; j++) printf(" %s %d", passes[j].name, counts[j]);
+  printf("; %d runs differ\n", bad);
+  CHECK_EQ_INT(runs, 3 * NF);
+  CHECK_EQ_INT(bad, 0);
+  for (j = 0; j < NPASSES; j++) CHECK_MSG(counts[j] > 0, "%s made no rewrite", passes[j].name);
+  free(prog.b);
+  free(js.b);
 }
 
 /* ---- the Debian-packaged corpus (as in tests/test_contracode_scope.c) ---- */
