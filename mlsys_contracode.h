@@ -13,7 +13,8 @@
      2. Scope analysis: scopes, bindings (var hoisting, params, let/const/class, catch, imports), references resolved
         or free, `arguments` use, eval/with unsafe marking.
      3. Transforms: T1 rename a parameter to a fresh name, T2 insert an unused `var` after the directive prologue,
-        T3 scope-aware mangling of local names.
+        T3 scope-aware mangling of local names, and terser's compress passes T4-T8 (constant folding, dead code,
+        unused variables, booleans, sequences/conditionals, property access).
      4. Augmentation (Alg. 1, transform dropout): the passes in a fixed order each with its probability, printing
         styles, line subsampling (lossy, by design); presets REPO_EFFECTIVE and SAFE; N deduplicated variants with
         per-variant seeds (reproducible, parallelizable); a function as a program unit.
@@ -312,6 +313,44 @@ MLSYS_DEF mlsys_status mlsys_contracode_insert_var(mlsys_contracode_js_ast *ast,
 MLSYS_DEF mlsys_status mlsys_contracode_mangle(mlsys_contracode_js_ast *ast, int *nrenamed);
 /* The name fresh-check of T1/T2: 1 if name may be introduced in fn. */
 MLSYS_DEF int mlsys_contracode_name_is_fresh(const mlsys_contracode_js_ast *ast, int fn, const char *name);
+
+/* Table 2.1's compress passes (§3.3 T4-T8, terser's compress subset). Each rewrites ast in place, deterministically,
+   and sets *nrewrites (nullable) to the number of rewrites it made; each preserves semantics by construction (the
+   guards below), and none touches code whose scope eval or with can see. Run them in any order, any number of
+   times; mlsys_contracode_compress runs them all in the order fold, dce, unused, seq_cond, props, booleans. */
+/* T4 fold: evaluates, bottom-up, operators whose operands are all constants (number, string, boolean, null literals,
+   `void <constant>`): `+ - * / % **`, unary `- + ! ~ typeof void`, bitwise and shifts (ToInt32/ToUint32),
+   `< > <= >= == != === !==`, string concatenation, and `&& || ??` / `?:` with a constant left operand or test (the
+   other operand is kept unless it is a name or member access: `(1&&o.f)()` keeps its `this`). Numbers print as JS's
+   Number::toString (shortest round-trip digits, exponent iff exp ≥ 21 or ≤ −7). Not folded: results that are NaN,
+   ±Infinity or −0 (`1/0` stays), strings spelled with a backslash escape, string-to-number conversions, string
+   comparisons with non-ASCII characters, decimal literals with `_` or a legacy octal spelling. Already canonical
+   forms (`-5`, `!0`, `void 0`) are left alone. */
+MLSYS_DEF mlsys_status mlsys_contracode_fold(mlsys_contracode_js_ast *ast, int *nrewrites);
+/* T6 booleans: `true` → `!0`, `false` → `!1`. */
+MLSYS_DEF mlsys_status mlsys_contracode_booleans(mlsys_contracode_js_ast *ast, int *nrewrites);
+/* T5 dead code, in statement lists: `if (constant)` keeps the taken branch (a block is spliced in unless it declares
+   let/const/class/function); `while (falsy) S` and `for (init; falsy; u) S` (init not let/const) shrink to init;
+   statements after return/throw/break/continue are dropped; empty statements and non-directive literal expression
+   statements are dropped. Removed code's `var` names survive as `var a, b;` (no initializers) and function
+   declarations after a jump stay; code holding a function declaration below its top (Annex B) or a dead let/const/
+   class at list level is left as it is. */
+MLSYS_DEF mlsys_status mlsys_contracode_dce(mlsys_contracode_js_ast *ast, int *nrewrites);
+/* T5b unused: inside functions (never at the top level), to a fixpoint: drops function declarations and `var`
+   declarators whose binding is never referenced, the latter only when the initializer is absent or side-effect free
+   (a literal, `-`/`!`/`void` of one, a function or arrow expression, a name that resolves to a binding); never the
+   variable of a for-in/for-of head. */
+MLSYS_DEF mlsys_status mlsys_contracode_unused(mlsys_contracode_js_ast *ast, int *nrewrites);
+/* T7 sequences and conditionals: `if (a) e;` → `a&&e;`, `if (!a) e;` → `a||e;`, `if (a) e1; else e2;` →
+   `a?e1:e2;` (each branch one expression statement, braced or not); consecutive non-directive expression statements
+   → one comma sequence; `e; return x;` → `return e,x;`; consecutive declarations of the same kind (var, let or const)
+   → one. */
+MLSYS_DEF mlsys_status mlsys_contracode_seq_cond(mlsys_contracode_js_ast *ast, int *nrewrites);
+/* T8 props: `o["b"]` → `o.b` and `{"b": 1}` → `{b: 1}` (object literals and patterns, not class members) when the
+   string is an ASCII IdentifierName spelled without escapes. */
+MLSYS_DEF mlsys_status mlsys_contracode_props(mlsys_contracode_js_ast *ast, int *nrewrites);
+/* All six, in the order above, once each; *nrewrites is their total. */
+MLSYS_DEF mlsys_status mlsys_contracode_compress(mlsys_contracode_js_ast *ast, int *nrewrites);
 
 /* [end of section 3 declarations] */
 
@@ -4573,6 +4612,893 @@ done:
   free(occ);
   mlsys_contracode_scope_free(&s);
   return st;
+}
+
+/* ---- compress passes (T4-T8) ---- */
+typedef struct {
+  mlsys_contracode_js_ast *a;
+  mlsys_contracode_scopes s;   /* built once per pass on the tree as it was; nodes added later inherit unsafety */
+  int count, nomem;
+  int *buf; size_t nbuf, cap;  /* scratch for list rewrites */
+  uint8_t *drop;               /* T5b: declarators and declarations to remove */
+} mlsys__cp;
+typedef void (*mlsys__cp_fn)(mlsys__cp *c, int x);
+#define MLSYS__CP_N(c, x) ((c)->a->nodes[x])
+static mlsys_status mlsys__cp_open(mlsys__cp *c, mlsys_contracode_js_ast *a) {
+  memset(c, 0, sizeof *c);
+  c->a = a;
+  if (!a || !a->nodes || a->root <= 0) return mlsys_set_error(MLSYS_ERR_ARG, "compress: no parsed program");
+  return mlsys_contracode_scope_build(a, &c->s);
+}
+static mlsys_status mlsys__cp_close(mlsys__cp *c, int *nrewrites, const char *what) {
+  mlsys_contracode_scope_free(&c->s);
+  free(c->buf);
+  if (nrewrites) *nrewrites = c->count;
+  if (c->nomem) return mlsys_set_error(MLSYS_ERR_NOMEM, "%s: out of memory", what);
+  return MLSYS_OK;
+}
+/* Post-order walk; fn sees a node after its children, and not at all inside unsafe (eval/with) scopes. */
+static void mlsys__cp_walk(mlsys__cp *c, int x, int unsafe, mlsys__cp_fn fn) {
+  int ch[4], i, y, sc;
+  if (x < c->s.nnodes && (sc = c->s.node_scope[x]) >= 0) unsafe = c->s.scopes[sc].unsafe;
+  ch[0] = MLSYS__CP_N(c, x).a; ch[1] = MLSYS__CP_N(c, x).b; ch[2] = MLSYS__CP_N(c, x).c; ch[3] = MLSYS__CP_N(c, x).d;
+  if (MLSYS__CP_N(c, x).kind == MLSYS_CONTRACODE_JS_IDENTIFIER || MLSYS__CP_N(c, x).kind == MLSYS_CONTRACODE_JS_LITERAL)
+    ch[0] = ch[1] = ch[2] = ch[3] = 0;
+  for (i = 0; i < 4; i++)
+    for (y = ch[i]; y; y = MLSYS__CP_N(c, y).next) mlsys__cp_walk(c, y, unsafe, fn);
+  if (!unsafe && !c->nomem) fn(c, x);
+}
+static int mlsys__cp_new(mlsys__cp *c, int kind) {
+  int x = mlsys__tr_new_node(c->a, kind);
+  if (!x) c->nomem = 1;
+  return x;
+}
+/* x takes y's contents (y is then unused), keeping its place in a list. */
+static void mlsys__cp_become(mlsys__cp *c, int x, int y) {
+  int nx = MLSYS__CP_N(c, x).next;
+  MLSYS__CP_N(c, x) = MLSYS__CP_N(c, y);
+  MLSYS__CP_N(c, x).next = nx;
+}
+static void mlsys__cp_set(mlsys__cp *c, int x, int kind, int op, int a, int b, int cc) {
+  mlsys_contracode_js_node *n = &MLSYS__CP_N(c, x);
+  n->kind = (uint16_t)kind; n->op = (uint8_t)op;
+  n->flags = kind == MLSYS_CONTRACODE_JS_UNARY_EXPRESSION ? MLSYS_CONTRACODE_JS_F_PREFIX : 0;   /* as the parser sets it */
+  n->a = a; n->b = b; n->c = cc; n->d = 0;
+  n->str = n->slen = 0;
+}
+static int mlsys__cp_lit(mlsys__cp *c, int op, const char *s, size_t n) {
+  long off = mlsys__tr_add_text(c->a, s, n);
+  int x;
+  if (off < 0) { c->nomem = 1; return 0; }
+  if (!(x = mlsys__cp_new(c, MLSYS_CONTRACODE_JS_LITERAL))) return 0;
+  MLSYS__CP_N(c, x).op = (uint8_t)op;
+  MLSYS__CP_N(c, x).str = (uint32_t)off;
+  MLSYS__CP_N(c, x).slen = (uint32_t)n;
+  return x;
+}
+static int mlsys__cp_push(mlsys__cp *c, int x) {
+  if (c->nbuf == c->cap) {
+    size_t nc = c->cap ? c->cap * 2 : 64;
+    int *nb = (int *)realloc(c->buf, nc * sizeof *nb);
+    if (!nb) { c->nomem = 1; return 0; }
+    c->buf = nb; c->cap = nc;
+  }
+  c->buf[c->nbuf++] = x;
+  return 1;
+}
+/* Relinks buf[from..nbuf) as the list *head; the buffer shrinks back to from. */
+static void mlsys__cp_relink(mlsys__cp *c, int32_t *head, size_t from) {
+  size_t i;
+  *head = 0;
+  for (i = c->nbuf; i-- > from;) {
+    MLSYS__CP_N(c, c->buf[i]).next = *head;
+    *head = c->buf[i];
+  }
+  c->nbuf = from;
+}
+static int32_t *mlsys__cp_list(mlsys__cp *c, int x) {   /* the statement list x owns, or NULL */
+  mlsys_contracode_js_node *n = &MLSYS__CP_N(c, x);
+  switch (n->kind) {
+    case MLSYS_CONTRACODE_JS_PROGRAM: case MLSYS_CONTRACODE_JS_BLOCK_STATEMENT: case MLSYS_CONTRACODE_JS_STATIC_BLOCK:
+      return &n->a;
+    case MLSYS_CONTRACODE_JS_SWITCH_CASE: return &n->b;
+    default: return NULL;
+  }
+}
+
+/* Constant values (T4). Strings are malloc'd. */
+enum { MLSYS__CPV_NUM = 1, MLSYS__CPV_STR, MLSYS__CPV_BOOL, MLSYS__CPV_NULL, MLSYS__CPV_UNDEF };
+typedef struct { int t; double d; char *s; size_t n; } mlsys__cpv;
+static void mlsys__cpv_free(mlsys__cpv *v) { free(v->s); v->s = NULL; }
+static int mlsys__cpv_str(mlsys__cpv *v, const char *s, size_t n) {
+  v->t = MLSYS__CPV_STR;
+  v->n = n;
+  if (!(v->s = (char *)malloc(n + 1))) return 0;
+  memcpy(v->s, s, n);
+  v->s[n] = 0;
+  return 1;
+}
+/* Number::toString for a finite x ≥ 0 (not −0): shortest round-trip digits, JS's exponent rule. */
+static size_t mlsys__cp_numstr(double x, char *out) {
+  char b[40], dg[24];
+  int p, k = 0, e, nn, i;
+  size_t o = 0;
+  if (x == 0) { strcpy(out, "0"); return 1; }
+  for (p = 1; p <= 17; p++) {
+    snprintf(b, sizeof b, "%.*e", p - 1, x);
+    if (strtod(b, NULL) == x) break;
+  }
+  for (i = 0; b[i] && b[i] != 'e'; i++)
+    if (b[i] >= '0' && b[i] <= '9') dg[k++] = b[i];
+  e = atoi(b + i + 1);
+  while (k > 1 && dg[k - 1] == '0') k--;
+  dg[k] = 0;
+  nn = e + 1;
+  if (k <= nn && nn <= 21) {
+    memcpy(out, dg, (size_t)k); o = (size_t)k;
+    for (i = k; i < nn; i++) out[o++] = '0';
+  } else if (0 < nn && nn <= 21) {
+    memcpy(out, dg, (size_t)nn); o = (size_t)nn;
+    out[o++] = '.';
+    memcpy(out + o, dg + nn, (size_t)(k - nn)); o += (size_t)(k - nn);
+  } else if (-6 < nn && nn <= 0) {
+    out[o++] = '0'; out[o++] = '.';
+    for (i = 0; i < -nn; i++) out[o++] = '0';
+    memcpy(out + o, dg, (size_t)k); o += (size_t)k;
+  } else {
+    out[o++] = dg[0];
+    if (k > 1) { out[o++] = '.'; memcpy(out + o, dg + 1, (size_t)(k - 1)); o += (size_t)(k - 1); }
+    o += (size_t)sprintf(out + o, "e%c%d", nn - 1 >= 0 ? '+' : '-', nn - 1 >= 0 ? nn - 1 : 1 - nn);
+  }
+  out[o] = 0;
+  return o;
+}
+static int mlsys__cp_tostr(const mlsys__cpv *v, mlsys__cpv *r) {   /* ToString */
+  char b[40];
+  size_t n;
+  switch (v->t) {
+    case MLSYS__CPV_STR: return mlsys__cpv_str(r, v->s, v->n);
+    case MLSYS__CPV_BOOL: return mlsys__cpv_str(r, v->d ? "true" : "false", v->d ? 4 : 5);
+    case MLSYS__CPV_NULL: return mlsys__cpv_str(r, "null", 4);
+    case MLSYS__CPV_UNDEF: return mlsys__cpv_str(r, "undefined", 9);
+    default:
+      if (v->d != v->d) return mlsys__cpv_str(r, "NaN", 3);
+      if (isinf(v->d)) return v->d > 0 ? mlsys__cpv_str(r, "Infinity", 8) : mlsys__cpv_str(r, "-Infinity", 9);
+      if (v->d < 0) { b[0] = '-'; n = 1 + mlsys__cp_numstr(-v->d, b + 1); }
+      else n = mlsys__cp_numstr(v->d == 0 ? 0.0 : v->d, b);
+      return mlsys__cpv_str(r, b, n);
+  }
+}
+static int mlsys__cp_tonum(const mlsys__cpv *v, double *d) {   /* ToNumber, strings refused */
+  switch (v->t) {
+    case MLSYS__CPV_NUM: case MLSYS__CPV_BOOL: *d = v->d; return 1;
+    case MLSYS__CPV_NULL: *d = 0; return 1;
+    case MLSYS__CPV_UNDEF: *d = NAN; return 1;
+    default: return 0;
+  }
+}
+static int mlsys__cp_truthy(const mlsys__cpv *v) {
+  switch (v->t) {
+    case MLSYS__CPV_NUM: return v->d == v->d && v->d != 0;
+    case MLSYS__CPV_STR: return v->n > 0;
+    case MLSYS__CPV_BOOL: return v->d != 0;
+    default: return 0;
+  }
+}
+static int32_t mlsys__cp_int32(double d) {
+  double m;
+  if (!isfinite(d)) return 0;
+  m = fmod(trunc(d), 4294967296.0);
+  if (m < 0) m += 4294967296.0;
+  return (int32_t)(uint32_t)m;
+}
+static int mlsys__cp_eval(mlsys__cp *c, int x, mlsys__cpv *v, int depth);
+static int mlsys__cp_eval_lit(mlsys__cp *c, int x, mlsys__cpv *v) {
+  const mlsys_contracode_js_node *n = &MLSYS__CP_N(c, x);
+  const char *t = c->a->text + n->str;
+  size_t i, len = n->slen;
+  switch (n->op) {
+    case MLSYS_CONTRACODE_JS_LIT_STRING:
+      if (len < 2 || memchr(t, '\\', len)) return 0;
+      return mlsys__cpv_str(v, t + 1, len - 2) ? 1 : (c->nomem = 1, 0);
+    case MLSYS_CONTRACODE_JS_LIT_BOOLEAN: v->t = MLSYS__CPV_BOOL; v->d = t[0] == 't'; return 1;
+    case MLSYS_CONTRACODE_JS_LIT_NULL: v->t = MLSYS__CPV_NULL; return 1;
+    case MLSYS_CONTRACODE_JS_LIT_NUMBER: {
+      char b[64];
+      if (len == 0 || len >= sizeof b) return 0;
+      memcpy(b, t, len);
+      b[len] = 0;
+      v->t = MLSYS__CPV_NUM;
+      if (len > 2 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X')) {
+        if (len > 15) return 0;
+        for (i = 2; i < len; i++) if (!strchr("0123456789abcdefABCDEF", b[i])) return 0;
+        v->d = (double)strtoull(b + 2, NULL, 16);
+        return 1;
+      }
+      if (b[0] == '0' && len > 1 && b[1] >= '0' && b[1] <= '9') return 0;   /* legacy octal / 08 */
+      for (i = 0; i < len; i++)
+        if (!strchr("0123456789.eE+-", b[i])) return 0;   /* 0b, 0o, separators */
+      v->d = strtod(b, NULL);
+      return 1;
+    }
+    default: return 0;
+  }
+}
+static int mlsys__cp_eval_bin(int op, const mlsys__cpv *l, const mlsys__cpv *r, mlsys__cpv *v) {
+  double x, y;
+  if (op == MLSYS__CC_P_PLUS && (l->t == MLSYS__CPV_STR || r->t == MLSYS__CPV_STR)) {
+    mlsys__cpv ls = {0, 0, NULL, 0}, rs = {0, 0, NULL, 0};
+    int ok = mlsys__cp_tostr(l, &ls) && mlsys__cp_tostr(r, &rs) && (v->s = (char *)malloc(ls.n + rs.n + 1)) != NULL;
+    if (ok) {
+      memcpy(v->s, ls.s, ls.n);
+      memcpy(v->s + ls.n, rs.s, rs.n);
+      v->n = ls.n + rs.n;
+      v->s[v->n] = 0;
+      v->t = MLSYS__CPV_STR;
+    }
+    mlsys__cpv_free(&ls);
+    mlsys__cpv_free(&rs);
+    return ok;
+  }
+  if (op == MLSYS__CC_P_SEQ || op == MLSYS__CC_P_SNE || op == MLSYS__CC_P_EQ || op == MLSYS__CC_P_NE) {
+    int eq, strict = op == MLSYS__CC_P_SEQ || op == MLSYS__CC_P_SNE;
+    int ln = l->t == MLSYS__CPV_NULL || l->t == MLSYS__CPV_UNDEF, rn = r->t == MLSYS__CPV_NULL || r->t == MLSYS__CPV_UNDEF;
+    if (l->t == r->t) {
+      eq = l->t == MLSYS__CPV_STR ? (l->n == r->n && !memcmp(l->s, r->s, l->n))
+           : (l->t == MLSYS__CPV_NUM || l->t == MLSYS__CPV_BOOL) ? l->d == r->d : 1;
+    } else if (strict) eq = 0;
+    else if (ln || rn) eq = ln && rn;
+    else return 0;   /* loose equality with conversions */
+    v->t = MLSYS__CPV_BOOL;
+    v->d = (op == MLSYS__CC_P_SEQ || op == MLSYS__CC_P_EQ) ? eq : !eq;
+    return 1;
+  }
+  if (op == MLSYS__CC_P_LT || op == MLSYS__CC_P_GT || op == MLSYS__CC_P_LE || op == MLSYS__CC_P_GE) {
+    int cmp;   /* -1, 0, 1; 2 = unordered */
+    if (l->t == MLSYS__CPV_STR && r->t == MLSYS__CPV_STR) {
+      size_t i, m = l->n < r->n ? l->n : r->n;
+      for (i = 0; i < l->n; i++) if ((unsigned char)l->s[i] >= 0x80) return 0;   /* UTF-16 order differs */
+      for (i = 0; i < r->n; i++) if ((unsigned char)r->s[i] >= 0x80) return 0;
+      cmp = memcmp(l->s, r->s, m);
+      cmp = cmp < 0 ? -1 : cmp > 0 ? 1 : l->n < r->n ? -1 : l->n > r->n ? 1 : 0;
+    } else {
+      if (!mlsys__cp_tonum(l, &x) || !mlsys__cp_tonum(r, &y)) return 0;
+      cmp = (x != x || y != y) ? 2 : x < y ? -1 : x > y ? 1 : 0;
+    }
+    v->t = MLSYS__CPV_BOOL;
+    v->d = cmp == 2 ? 0 : op == MLSYS__CC_P_LT ? cmp < 0 : op == MLSYS__CC_P_GT ? cmp > 0 : op == MLSYS__CC_P_LE ? cmp <= 0 : cmp >= 0;
+    return 1;
+  }
+  if (!mlsys__cp_tonum(l, &x) || !mlsys__cp_tonum(r, &y)) return 0;
+  v->t = MLSYS__CPV_NUM;
+  switch (op) {
+    case MLSYS__CC_P_PLUS: v->d = x + y; return 1;
+    case MLSYS__CC_P_MINUS: v->d = x - y; return 1;
+    case MLSYS__CC_P_STAR: v->d = x * y; return 1;
+    case MLSYS__CC_P_SLASH: v->d = x / y; return 1;
+    case MLSYS__CC_P_PERCENT: v->d = fmod(x, y); return 1;
+    case MLSYS__CC_P_STARSTAR:   /* JS: NaN exponent, or |base| = 1 with an infinite exponent, is NaN */
+      v->d = (y != y || (fabs(x) == 1 && isinf(y))) ? NAN : pow(x, y);
+      return 1;
+    case MLSYS__CC_P_AMP: v->d = mlsys__cp_int32(x) & mlsys__cp_int32(y); return 1;
+    case MLSYS__CC_P_PIPE: v->d = mlsys__cp_int32(x) | mlsys__cp_int32(y); return 1;
+    case MLSYS__CC_P_CARET: v->d = mlsys__cp_int32(x) ^ mlsys__cp_int32(y); return 1;
+    case MLSYS__CC_P_SHL: v->d = (int32_t)((uint32_t)mlsys__cp_int32(x) << ((uint32_t)mlsys__cp_int32(y) & 31)); return 1;
+    case MLSYS__CC_P_SHR: {
+      int32_t a = mlsys__cp_int32(x);
+      int s = (int)((uint32_t)mlsys__cp_int32(y) & 31);
+      v->d = a < 0 ? -(double)(((uint32_t)~a) >> s) - 1 : (double)(a >> s);
+      return 1;
+    }
+    case MLSYS__CC_P_USHR: v->d = (double)((uint32_t)mlsys__cp_int32(x) >> ((uint32_t)mlsys__cp_int32(y) & 31)); return 1;
+    default: return 0;
+  }
+}
+static int mlsys__cp_eval(mlsys__cp *c, int x, mlsys__cpv *v, int depth) {
+  const mlsys_contracode_js_node *n = &MLSYS__CP_N(c, x);
+  mlsys__cpv l = {0, 0, NULL, 0}, r = {0, 0, NULL, 0};
+  int ok = 0;
+  double d = 0;
+  memset(v, 0, sizeof *v);
+  if (depth > 64) return 0;
+  switch (n->kind) {
+    case MLSYS_CONTRACODE_JS_LITERAL: return mlsys__cp_eval_lit(c, x, v);
+    case MLSYS_CONTRACODE_JS_UNARY_EXPRESSION:
+      if (n->op == MLSYS__CC_P_DELETE || !mlsys__cp_eval(c, n->a, &l, depth + 1)) break;
+      ok = 1;
+      switch (n->op) {
+        case MLSYS__CC_P_VOID: v->t = MLSYS__CPV_UNDEF; break;
+        case MLSYS__CC_P_BANG: v->t = MLSYS__CPV_BOOL; v->d = !mlsys__cp_truthy(&l); break;
+        case MLSYS__CC_P_MINUS: ok = mlsys__cp_tonum(&l, &d); v->t = MLSYS__CPV_NUM; v->d = -d; break;
+        case MLSYS__CC_P_PLUS: ok = mlsys__cp_tonum(&l, &d); v->t = MLSYS__CPV_NUM; v->d = d; break;
+        case MLSYS__CC_P_TILDE: ok = mlsys__cp_tonum(&l, &d); v->t = MLSYS__CPV_NUM; v->d = ~mlsys__cp_int32(d); break;
+        case MLSYS__CC_P_TYPEOF: {
+          static const char *const tn[] = {"", "number", "string", "boolean", "object", "undefined"};
+          ok = mlsys__cpv_str(v, tn[l.t], strlen(tn[l.t]));
+          break;
+        }
+        default: ok = 0;
+      }
+      break;
+    case MLSYS_CONTRACODE_JS_BINARY_EXPRESSION:
+      if (mlsys__cp_eval(c, n->a, &l, depth + 1) && mlsys__cp_eval(c, n->b, &r, depth + 1))
+        ok = mlsys__cp_eval_bin(n->op, &l, &r, v);
+      break;
+    case MLSYS_CONTRACODE_JS_LOGICAL_EXPRESSION:
+      if (!mlsys__cp_eval(c, n->a, &l, depth + 1)) break;
+      if ((n->op == MLSYS__CC_P_AND && !mlsys__cp_truthy(&l)) || (n->op == MLSYS__CC_P_OR && mlsys__cp_truthy(&l)) ||
+          (n->op == MLSYS__CC_P_NULLISH && l.t != MLSYS__CPV_NULL && l.t != MLSYS__CPV_UNDEF)) {
+        *v = l;
+        return 1;
+      }
+      return mlsys__cp_eval(c, n->b, v, depth + 1) ? (mlsys__cpv_free(&l), 1) : (mlsys__cpv_free(&l), 0);
+    case MLSYS_CONTRACODE_JS_CONDITIONAL_EXPRESSION:
+      if (!mlsys__cp_eval(c, n->a, &l, depth + 1)) break;
+      ok = mlsys__cp_eval(c, mlsys__cp_truthy(&l) ? n->b : n->c, v, depth + 1);
+      mlsys__cpv_free(&l);
+      return ok;
+    default: break;
+  }
+  mlsys__cpv_free(&l);
+  mlsys__cpv_free(&r);
+  if (!ok) mlsys__cpv_free(v);
+  return ok;
+}
+/* Writes constant v into node x; 0 if v has no exact literal form (NaN, ±Infinity, −0). */
+static int mlsys__cp_write(mlsys__cp *c, int x, const mlsys__cpv *v) {
+  char b[40];
+  int y, z;
+  switch (v->t) {
+    case MLSYS__CPV_NUM:
+      if (v->d != v->d || isinf(v->d) || (v->d == 0 && signbit(v->d))) return 0;
+      if (!(y = mlsys__cp_lit(c, MLSYS_CONTRACODE_JS_LIT_NUMBER, b, mlsys__cp_numstr(fabs(v->d), b)))) return 0;
+      if (v->d < 0) mlsys__cp_set(c, x, MLSYS_CONTRACODE_JS_UNARY_EXPRESSION, MLSYS__CC_P_MINUS, y, 0, 0);
+      else mlsys__cp_become(c, x, y);
+      return 1;
+    case MLSYS__CPV_STR: {
+      size_t i, o = 0;
+      char *q = (char *)malloc(v->n * 2 + 3);
+      if (!q) { c->nomem = 1; return 0; }
+      q[o++] = '"';
+      for (i = 0; i < v->n; i++) {
+        if (v->s[i] == '"') q[o++] = '\\';
+        q[o++] = v->s[i];
+      }
+      q[o++] = '"';
+      y = mlsys__cp_lit(c, MLSYS_CONTRACODE_JS_LIT_STRING, q, o);
+      free(q);
+      if (!y) return 0;
+      mlsys__cp_become(c, x, y);
+      return 1;
+    }
+    case MLSYS__CPV_BOOL:
+      if (!(y = mlsys__cp_lit(c, MLSYS_CONTRACODE_JS_LIT_BOOLEAN, v->d ? "true" : "false", v->d ? 4 : 5))) return 0;
+      mlsys__cp_become(c, x, y);
+      return 1;
+    case MLSYS__CPV_NULL:
+      if (!(y = mlsys__cp_lit(c, MLSYS_CONTRACODE_JS_LIT_NULL, "null", 4))) return 0;
+      mlsys__cp_become(c, x, y);
+      return 1;
+    case MLSYS__CPV_UNDEF:
+      if (!(z = mlsys__cp_lit(c, MLSYS_CONTRACODE_JS_LIT_NUMBER, "0", 1))) return 0;
+      mlsys__cp_set(c, x, MLSYS_CONTRACODE_JS_UNARY_EXPRESSION, MLSYS__CC_P_VOID, z, 0, 0);
+      return 1;
+    default: return 0;
+  }
+}
+static int mlsys__cp_is_numlit(mlsys__cp *c, int x, const char *raw) {
+  const mlsys_contracode_js_node *n = &MLSYS__CP_N(c, x);
+  return n->kind == MLSYS_CONTRACODE_JS_LITERAL && n->op == MLSYS_CONTRACODE_JS_LIT_NUMBER &&
+         (!raw || (n->slen == strlen(raw) && !memcmp(c->a->text + n->str, raw, n->slen)));
+}
+static void mlsys__cp_fold1(mlsys__cp *c, int x) {
+  mlsys_contracode_js_node *n = &MLSYS__CP_N(c, x);
+  mlsys__cpv v, l;
+  int k = n->kind, pick = 0;
+  if (k == MLSYS_CONTRACODE_JS_UNARY_EXPRESSION &&
+      ((n->op == MLSYS__CC_P_MINUS && mlsys__cp_is_numlit(c, n->a, NULL)) ||
+       (n->op == MLSYS__CC_P_BANG && (mlsys__cp_is_numlit(c, n->a, "0") || mlsys__cp_is_numlit(c, n->a, "1"))) ||
+       (n->op == MLSYS__CC_P_VOID && mlsys__cp_is_numlit(c, n->a, "0"))))
+    return;   /* canonical already */
+  if (k != MLSYS_CONTRACODE_JS_UNARY_EXPRESSION && k != MLSYS_CONTRACODE_JS_BINARY_EXPRESSION &&
+      k != MLSYS_CONTRACODE_JS_LOGICAL_EXPRESSION && k != MLSYS_CONTRACODE_JS_CONDITIONAL_EXPRESSION)
+    return;
+  if (mlsys__cp_eval(c, x, &v, 0)) {
+    int ok = mlsys__cp_write(c, x, &v);
+    mlsys__cpv_free(&v);
+    if (ok) c->count++;
+    return;
+  }
+  /* constant left operand / test with a non-constant other side: keep the side that is evaluated */
+  if (k == MLSYS_CONTRACODE_JS_LOGICAL_EXPRESSION && mlsys__cp_eval(c, n->a, &l, 0)) {
+    int t = mlsys__cp_truthy(&l), nul = l.t == MLSYS__CPV_NULL || l.t == MLSYS__CPV_UNDEF;
+    pick = n->op == MLSYS__CC_P_AND ? (t ? n->b : n->a) : n->op == MLSYS__CC_P_OR ? (t ? n->a : n->b) : (nul ? n->b : n->a);
+    mlsys__cpv_free(&l);
+  } else if (k == MLSYS_CONTRACODE_JS_CONDITIONAL_EXPRESSION && mlsys__cp_eval(c, n->a, &l, 0)) {
+    pick = mlsys__cp_truthy(&l) ? n->b : n->c;
+    mlsys__cpv_free(&l);
+  }
+  if (!pick) return;
+  k = MLSYS__CP_N(c, pick).kind;
+  if (k == MLSYS_CONTRACODE_JS_IDENTIFIER || k == MLSYS_CONTRACODE_JS_MEMBER_EXPRESSION ||
+      k == MLSYS_CONTRACODE_JS_CHAIN_EXPRESSION || k == MLSYS_CONTRACODE_JS_SEQUENCE_EXPRESSION)
+    return;   /* `(1&&o.f)()`, `(1&&eval)(s)`, `typeof (1&&x)`, `delete (1&&o.p)` would change meaning */
+  mlsys__cp_become(c, x, pick);
+  c->count++;
+}
+MLSYS_DEF mlsys_status mlsys_contracode_fold(mlsys_contracode_js_ast *ast, int *nrewrites) {
+  mlsys__cp c;
+  mlsys_status st = mlsys__cp_open(&c, ast);
+  if (nrewrites) *nrewrites = 0;
+  if (st != MLSYS_OK) return st;
+  mlsys__cp_walk(&c, ast->root, 0, mlsys__cp_fold1);
+  return mlsys__cp_close(&c, nrewrites, "fold");
+}
+
+static void mlsys__cp_bool1(mlsys__cp *c, int x) {
+  const mlsys_contracode_js_node *n = &MLSYS__CP_N(c, x);
+  int t, y;
+  if (n->kind != MLSYS_CONTRACODE_JS_LITERAL || n->op != MLSYS_CONTRACODE_JS_LIT_BOOLEAN) return;
+  t = c->a->text[n->str] == 't';
+  if (!(y = mlsys__cp_lit(c, MLSYS_CONTRACODE_JS_LIT_NUMBER, t ? "0" : "1", 1))) return;
+  mlsys__cp_set(c, x, MLSYS_CONTRACODE_JS_UNARY_EXPRESSION, MLSYS__CC_P_BANG, y, 0, 0);
+  c->count++;
+}
+MLSYS_DEF mlsys_status mlsys_contracode_booleans(mlsys_contracode_js_ast *ast, int *nrewrites) {
+  mlsys__cp c;
+  mlsys_status st = mlsys__cp_open(&c, ast);
+  if (nrewrites) *nrewrites = 0;
+  if (st != MLSYS_OK) return st;
+  mlsys__cp_walk(&c, ast->root, 0, mlsys__cp_bool1);
+  return mlsys__cp_close(&c, nrewrites, "booleans");
+}
+
+/* The `var` names declared in x outside nested functions, pushed as Identifier nodes; *fdecl set if x holds a
+   function declaration (Annex B gives it a var binding too) or x itself is a let/const/class declaration. */
+static void mlsys__cp_pat_ids(mlsys__cp *c, int p) {
+  const mlsys_contracode_js_node *n;
+  int y;
+  if (!p) return;
+  n = &MLSYS__CP_N(c, p);
+  switch (n->kind) {
+    case MLSYS_CONTRACODE_JS_IDENTIFIER: mlsys__cp_push(c, p); break;
+    case MLSYS_CONTRACODE_JS_ASSIGNMENT_PATTERN: case MLSYS_CONTRACODE_JS_REST_ELEMENT: mlsys__cp_pat_ids(c, n->a); break;
+    case MLSYS_CONTRACODE_JS_ARRAY_PATTERN:
+      for (y = n->a; y; y = MLSYS__CP_N(c, y).next) mlsys__cp_pat_ids(c, y);
+      break;
+    case MLSYS_CONTRACODE_JS_OBJECT_PATTERN:
+      for (y = n->a; y; y = MLSYS__CP_N(c, y).next)
+        mlsys__cp_pat_ids(c, MLSYS__CP_N(c, y).kind == MLSYS_CONTRACODE_JS_PROPERTY ? MLSYS__CP_N(c, y).b : y);
+      break;
+    default: break;
+  }
+}
+static void mlsys__cp_vars(mlsys__cp *c, int x, int top, int *fdecl) {
+  const mlsys_contracode_js_node *n = &MLSYS__CP_N(c, x);
+  int ch[4], i, y;
+  switch (n->kind) {
+    case MLSYS_CONTRACODE_JS_FUNCTION_DECLARATION: *fdecl = 1; return;
+    case MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION: case MLSYS_CONTRACODE_JS_ARROW_FUNCTION_EXPRESSION:
+    case MLSYS_CONTRACODE_JS_CLASS_EXPRESSION: case MLSYS_CONTRACODE_JS_IDENTIFIER: case MLSYS_CONTRACODE_JS_LITERAL:
+      return;
+    case MLSYS_CONTRACODE_JS_CLASS_DECLARATION: if (top) *fdecl = 1; return;
+    case MLSYS_CONTRACODE_JS_VARIABLE_DECLARATION:
+      if (n->op != MLSYS_CONTRACODE_JS_VAR) { if (top) *fdecl = 1; return; }
+      for (y = n->a; y; y = MLSYS__CP_N(c, y).next) mlsys__cp_pat_ids(c, MLSYS__CP_N(c, y).a);
+      return;   /* initializers hold no declarations outside functions */
+    default: break;
+  }
+  ch[0] = n->a; ch[1] = n->b; ch[2] = n->c; ch[3] = n->d;
+  for (i = 0; i < 4; i++)
+    for (y = ch[i]; y; y = MLSYS__CP_N(c, y).next) mlsys__cp_vars(c, y, 0, fdecl);
+}
+/* A `var a, b;` of the identifiers buf[from..nbuf) (fresh nodes with the same names); buf shrinks to from. */
+static int mlsys__cp_var_decl(mlsys__cp *c, size_t from) {
+  int d, first = 0, last = 0;
+  size_t i;
+  if (c->nbuf == from) return 0;
+  if (!(d = mlsys__cp_new(c, MLSYS_CONTRACODE_JS_VARIABLE_DECLARATION))) return 0;
+  MLSYS__CP_N(c, d).op = MLSYS_CONTRACODE_JS_VAR;
+  for (i = from; i < c->nbuf; i++) {
+    int id = mlsys__cp_new(c, MLSYS_CONTRACODE_JS_IDENTIFIER), dr = mlsys__cp_new(c, MLSYS_CONTRACODE_JS_VARIABLE_DECLARATOR);
+    if (!id || !dr) return 0;
+    MLSYS__CP_N(c, id).str = MLSYS__CP_N(c, c->buf[i]).str;
+    MLSYS__CP_N(c, id).slen = MLSYS__CP_N(c, c->buf[i]).slen;
+    MLSYS__CP_N(c, id).flags = MLSYS__CP_N(c, c->buf[i]).flags & MLSYS_CONTRACODE_JS_F_ESCAPED;
+    MLSYS__CP_N(c, dr).a = id;
+    if (last) MLSYS__CP_N(c, last).next = dr;
+    else first = dr;
+    last = dr;
+  }
+  MLSYS__CP_N(c, d).a = first;
+  c->nbuf = from;
+  return d;
+}
+static int mlsys__cp_has_lexical(mlsys__cp *c, int block) {   /* declarations scoped to the block itself */
+  int y;
+  for (y = MLSYS__CP_N(c, block).a; y; y = MLSYS__CP_N(c, y).next) {
+    const mlsys_contracode_js_node *n = &MLSYS__CP_N(c, y);
+    if (n->kind == MLSYS_CONTRACODE_JS_FUNCTION_DECLARATION || n->kind == MLSYS_CONTRACODE_JS_CLASS_DECLARATION ||
+        (n->kind == MLSYS_CONTRACODE_JS_VARIABLE_DECLARATION && n->op != MLSYS_CONTRACODE_JS_VAR))
+      return 1;
+  }
+  return 0;
+}
+static int mlsys__cp_const_test(mlsys__cp *c, int x, int *truthy) {
+  mlsys__cpv v;
+  if (!x || !mlsys__cp_eval(c, x, &v, 0)) return 0;
+  *truthy = mlsys__cp_truthy(&v);
+  mlsys__cpv_free(&v);
+  return 1;
+}
+/* Pushes (onto buf) what statement s becomes; returns 1 if it changed. */
+static int mlsys__cp_dce_stmt(mlsys__cp *c, int s) {
+  mlsys_contracode_js_node n = MLSYS__CP_N(c, s);
+  int t, fd = 0, keep, drop, d, y;
+  size_t mark = c->nbuf;
+  if (n.kind == MLSYS_CONTRACODE_JS_EMPTY_STATEMENT ||
+      (n.kind == MLSYS_CONTRACODE_JS_EXPRESSION_STATEMENT && !(n.flags & MLSYS_CONTRACODE_JS_F_DIRECTIVE) &&
+       MLSYS__CP_N(c, n.a).kind == MLSYS_CONTRACODE_JS_LITERAL && MLSYS__CP_N(c, n.a).op != MLSYS_CONTRACODE_JS_LIT_REGEX))
+    return 1;
+  if (n.kind == MLSYS_CONTRACODE_JS_IF_STATEMENT && mlsys__cp_const_test(c, n.a, &t)) {
+    keep = t ? n.b : n.c;
+    drop = t ? n.c : n.b;
+    if (drop) mlsys__cp_vars(c, drop, 1, &fd);
+    c->nbuf = mark;
+    if (fd || (keep && MLSYS__CP_N(c, keep).kind == MLSYS_CONTRACODE_JS_FUNCTION_DECLARATION)) goto asis;
+    if (keep && MLSYS__CP_N(c, keep).kind == MLSYS_CONTRACODE_JS_BLOCK_STATEMENT && !mlsys__cp_has_lexical(c, keep)) {
+      for (y = MLSYS__CP_N(c, keep).a; y; y = MLSYS__CP_N(c, y).next) mlsys__cp_push(c, y);
+    } else if (keep) mlsys__cp_push(c, keep);
+    {
+      size_t from = c->nbuf;
+      if (drop) mlsys__cp_vars(c, drop, 1, &fd);
+      if (c->nbuf > from && (d = mlsys__cp_var_decl(c, from))) mlsys__cp_push(c, d);
+    }
+    return 1;
+  }
+  if ((n.kind == MLSYS_CONTRACODE_JS_WHILE_STATEMENT && mlsys__cp_const_test(c, n.a, &t) && !t) ||
+      (n.kind == MLSYS_CONTRACODE_JS_FOR_STATEMENT && n.b && mlsys__cp_const_test(c, n.b, &t) && !t)) {
+    int body = n.kind == MLSYS_CONTRACODE_JS_WHILE_STATEMENT ? n.b : n.d;
+    int init = n.kind == MLSYS_CONTRACODE_JS_FOR_STATEMENT ? n.a : 0;
+    size_t from;
+    if (init && MLSYS__CP_N(c, init).kind == MLSYS_CONTRACODE_JS_VARIABLE_DECLARATION &&
+        MLSYS__CP_N(c, init).op != MLSYS_CONTRACODE_JS_VAR)
+      goto asis;
+    mlsys__cp_vars(c, body, 1, &fd);
+    c->nbuf = mark;
+    if (fd) goto asis;
+    if (init) {
+      if (MLSYS__CP_N(c, init).kind != MLSYS_CONTRACODE_JS_VARIABLE_DECLARATION) {
+        int es = mlsys__cp_new(c, MLSYS_CONTRACODE_JS_EXPRESSION_STATEMENT);
+        if (!es) return 0;
+        MLSYS__CP_N(c, es).a = init;
+        init = es;
+      }
+      mlsys__cp_push(c, init);
+    }
+    from = c->nbuf;
+    mlsys__cp_vars(c, body, 1, &fd);
+    if (c->nbuf > from && (d = mlsys__cp_var_decl(c, from))) mlsys__cp_push(c, d);
+    return 1;
+  }
+asis:
+  c->nbuf = mark;
+  mlsys__cp_push(c, s);
+  return 0;
+}
+static void mlsys__cp_dce1(mlsys__cp *c, int x) {
+  int32_t *head = mlsys__cp_list(c, x);
+  size_t from = c->nbuf;
+  int s, changed = 0, nx;
+  if (!head) return;
+  for (s = *head; s; s = nx) {
+    int k = MLSYS__CP_N(c, s).kind;
+    nx = MLSYS__CP_N(c, s).next;
+    changed += mlsys__cp_dce_stmt(c, s);
+    if ((k == MLSYS_CONTRACODE_JS_RETURN_STATEMENT || k == MLSYS_CONTRACODE_JS_THROW_STATEMENT ||
+         k == MLSYS_CONTRACODE_JS_BREAK_STATEMENT || k == MLSYS_CONTRACODE_JS_CONTINUE_STATEMENT) && nx) {
+      /* the rest is unreachable: keep function declarations, and `var` names without their initializers */
+      int y, fd = 0, tail_changed = 0;
+      size_t tail = c->nbuf;
+      for (y = nx; y; y = MLSYS__CP_N(c, y).next) {
+        const mlsys_contracode_js_node *m = &MLSYS__CP_N(c, y);
+        int inner = 0, bare = m->kind == MLSYS_CONTRACODE_JS_VARIABLE_DECLARATION && m->op == MLSYS_CONTRACODE_JS_VAR;
+        if (m->kind == MLSYS_CONTRACODE_JS_FUNCTION_DECLARATION) { mlsys__cp_push(c, y); continue; }
+        if (bare) {
+          int dr;
+          for (dr = m->a; dr; dr = MLSYS__CP_N(c, dr).next)
+            if (MLSYS__CP_N(c, dr).b || MLSYS__CP_N(c, MLSYS__CP_N(c, dr).a).kind != MLSYS_CONTRACODE_JS_IDENTIFIER) bare = 0;
+        }
+        if (bare) { mlsys__cp_push(c, y); continue; }
+        {
+          size_t from2 = c->nbuf;
+          int d;
+          mlsys__cp_vars(c, y, 1, &inner);
+          if (inner) { fd = 1; break; }
+          if (c->nbuf > from2 && (d = mlsys__cp_var_decl(c, from2))) mlsys__cp_push(c, d);
+          tail_changed = 1;
+        }
+      }
+      if (fd) {   /* a let/const/class or a nested function declaration: leave the tail as it was */
+        c->nbuf = tail;
+        for (y = nx; y; y = MLSYS__CP_N(c, y).next) mlsys__cp_push(c, y);
+      } else changed += tail_changed;
+      break;
+    }
+  }
+  if (c->nomem || !changed) { c->nbuf = from; return; }
+  mlsys__cp_relink(c, head, from);
+  c->count += changed;
+}
+MLSYS_DEF mlsys_status mlsys_contracode_dce(mlsys_contracode_js_ast *ast, int *nrewrites) {
+  mlsys__cp c;
+  mlsys_status st = mlsys__cp_open(&c, ast);
+  if (nrewrites) *nrewrites = 0;
+  if (st != MLSYS_OK) return st;
+  mlsys__cp_walk(&c, ast->root, 0, mlsys__cp_dce1);
+  return mlsys__cp_close(&c, nrewrites, "dce");
+}
+
+/* T5b: drop[x] marks declarators and function declarations whose binding nothing reads. */
+static int mlsys__cp_pure(mlsys__cp *c, int x) {
+  const mlsys_contracode_js_node *n;
+  if (!x) return 1;
+  n = &MLSYS__CP_N(c, x);
+  switch (n->kind) {
+    case MLSYS_CONTRACODE_JS_LITERAL: return 1;
+    case MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION: case MLSYS_CONTRACODE_JS_ARROW_FUNCTION_EXPRESSION: return 1;
+    case MLSYS_CONTRACODE_JS_IDENTIFIER: return x < c->s.nnodes && c->s.resolved[x] > 0;   /* a free name may throw */
+    case MLSYS_CONTRACODE_JS_UNARY_EXPRESSION:
+      return (n->op == MLSYS__CC_P_MINUS || n->op == MLSYS__CC_P_BANG || n->op == MLSYS__CC_P_VOID) &&
+             MLSYS__CP_N(c, n->a).kind == MLSYS_CONTRACODE_JS_LITERAL;
+    default: return 0;
+  }
+}
+static int mlsys__cp_unused_binding(mlsys__cp *c, int id, int kind) {
+  const mlsys_contracode_binding *b;
+  const mlsys_contracode_scope *S;
+  if (!id || id >= c->s.nnodes || MLSYS__CP_N(c, id).kind != MLSYS_CONTRACODE_JS_IDENTIFIER || c->s.resolved[id] <= 0 ||
+      !c->s.is_decl[id])
+    return 0;
+  b = &c->s.bindings[c->s.resolved[id] - 1];
+  S = &c->s.scopes[b->scope];
+  if (b->kind != kind || b->nrefs || S->unsafe || S->kind == MLSYS_CONTRACODE_SCOPE_GLOBAL ||
+      S->kind == MLSYS_CONTRACODE_SCOPE_MODULE || c->s.scopes[S->fn].kind != MLSYS_CONTRACODE_SCOPE_FUNCTION)
+    return 0;
+  if (kind == MLSYS_CONTRACODE_BIND_FUNCTION && b->ndecls != 1) return 0;
+  if (b->slen == 9 && !memcmp(c->a->text + b->str, "arguments", 9)) return 0;
+  return 1;
+}
+static void mlsys__cp_unused1(mlsys__cp *c, int x) {
+  mlsys_contracode_js_node *n = &MLSYS__CP_N(c, x);
+  uint8_t *drop = c->drop;
+  int32_t *head;
+  if (n->kind == MLSYS_CONTRACODE_JS_VARIABLE_DECLARATION) {
+    int32_t *pp = &n->a;
+    while (*pp) {
+      int dr = *pp;
+      if (dr < c->s.nnodes && drop[dr]) { *pp = MLSYS__CP_N(c, dr).next; c->count++; }
+      else pp = &MLSYS__CP_N(c, dr).next;
+    }
+    if (!MLSYS__CP_N(c, x).a) MLSYS__CP_N(c, x).kind = MLSYS_CONTRACODE_JS_EMPTY_STATEMENT;
+    return;
+  }
+  if (n->kind == MLSYS_CONTRACODE_JS_FOR_STATEMENT && n->a && MLSYS__CP_N(c, n->a).kind == MLSYS_CONTRACODE_JS_EMPTY_STATEMENT) {
+    n->a = 0;
+    return;
+  }
+  if ((head = mlsys__cp_list(c, x)) != NULL) {
+    int32_t *pp = head;
+    while (*pp) {
+      int s = *pp, k = MLSYS__CP_N(c, s).kind;
+      if ((k == MLSYS_CONTRACODE_JS_FUNCTION_DECLARATION && s < c->s.nnodes && drop[s]) ||
+          (k == MLSYS_CONTRACODE_JS_EMPTY_STATEMENT && s < c->s.nnodes && drop[s])) {
+        *pp = MLSYS__CP_N(c, s).next;
+        if (k == MLSYS_CONTRACODE_JS_FUNCTION_DECLARATION) c->count++;
+      } else pp = &MLSYS__CP_N(c, s).next;
+    }
+  }
+}
+MLSYS_DEF mlsys_status mlsys_contracode_unused(mlsys_contracode_js_ast *ast, int *nrewrites) {
+  int total = 0, round;
+  if (nrewrites) *nrewrites = 0;
+  for (round = 0; round < 1000; round++) {
+    mlsys__cp c;
+    mlsys_status st = mlsys__cp_open(&c, ast);
+    int i, any = 0;
+    if (st != MLSYS_OK) return st;
+    if (!(c.drop = (uint8_t *)calloc((size_t)c.s.nnodes + 1, 1))) {
+      c.nomem = 1;
+      return mlsys__cp_close(&c, NULL, "unused");
+    }
+    for (i = 1; i < c.s.nnodes; i++) {
+      const mlsys_contracode_js_node *n = &ast->nodes[i];
+      if (n->kind == MLSYS_CONTRACODE_JS_FUNCTION_DECLARATION && mlsys__cp_unused_binding(&c, n->a, MLSYS_CONTRACODE_BIND_FUNCTION))
+        c.drop[i] = any = 1;
+      else if (n->kind == MLSYS_CONTRACODE_JS_VARIABLE_DECLARATION && n->op == MLSYS_CONTRACODE_JS_VAR) {
+        int dr, all = 1;
+        for (dr = n->a; dr; dr = ast->nodes[dr].next)
+          if (mlsys__cp_unused_binding(&c, ast->nodes[dr].a, MLSYS_CONTRACODE_BIND_VAR) && mlsys__cp_pure(&c, ast->nodes[dr].b))
+            c.drop[dr] = any = 1;
+          else all = 0;
+        if (all) c.drop[i] = 1;   /* the emptied declaration leaves its list */
+      }
+    }
+    for (i = 1; i < c.s.nnodes; i++) {   /* the variable of a for-in/for-of head stays */
+      const mlsys_contracode_js_node *n = &ast->nodes[i];
+      if ((n->kind == MLSYS_CONTRACODE_JS_FOR_IN_STATEMENT || n->kind == MLSYS_CONTRACODE_JS_FOR_OF_STATEMENT) && n->a &&
+          ast->nodes[n->a].kind == MLSYS_CONTRACODE_JS_VARIABLE_DECLARATION) {
+        int dr;
+        c.drop[n->a] = 0;
+        for (dr = ast->nodes[n->a].a; dr; dr = ast->nodes[dr].next) c.drop[dr] = 0;
+      }
+    }
+    if (any) {
+      mlsys__cp_walk(&c, ast->root, 0, mlsys__cp_unused1);
+    }
+    free(c.drop);
+    st = mlsys__cp_close(&c, &i, "unused");
+    total += i;
+    if (st != MLSYS_OK) return st;
+    if (!i) break;
+  }
+  if (nrewrites) *nrewrites = total;
+  return MLSYS_OK;
+}
+
+/* T7 */
+static int mlsys__cp_single_expr(mlsys__cp *c, int s) {   /* the expression of `e;` or `{e;}`, else 0 */
+  const mlsys_contracode_js_node *n;
+  if (!s) return 0;
+  n = &MLSYS__CP_N(c, s);
+  if (n->kind == MLSYS_CONTRACODE_JS_BLOCK_STATEMENT && n->a && !MLSYS__CP_N(c, n->a).next) return mlsys__cp_single_expr(c, n->a);
+  if (n->kind == MLSYS_CONTRACODE_JS_EXPRESSION_STATEMENT && !(n->flags & MLSYS_CONTRACODE_JS_F_DIRECTIVE)) return n->a;
+  return 0;
+}
+/* Appends expression e (its items, if a sequence) to the list buf. */
+static void mlsys__cp_push_seq(mlsys__cp *c, int e) {
+  int y, nx;
+  if (MLSYS__CP_N(c, e).kind == MLSYS_CONTRACODE_JS_SEQUENCE_EXPRESSION) {
+    for (y = MLSYS__CP_N(c, e).a; y; y = nx) { nx = MLSYS__CP_N(c, y).next; mlsys__cp_push(c, y); }
+  } else mlsys__cp_push(c, e);
+}
+static int mlsys__cp_seq(mlsys__cp *c, size_t from) {   /* a SequenceExpression of buf[from..) */
+  int q = mlsys__cp_new(c, MLSYS_CONTRACODE_JS_SEQUENCE_EXPRESSION);
+  if (!q) { c->nbuf = from; return 0; }
+  mlsys__cp_relink(c, &MLSYS__CP_N(c, q).a, from);
+  return q;
+}
+static void mlsys__cp_seq1(mlsys__cp *c, int x) {
+  mlsys_contracode_js_node *n = &MLSYS__CP_N(c, x);
+  int32_t *head;
+  if (n->kind == MLSYS_CONTRACODE_JS_IF_STATEMENT) {
+    int e1 = mlsys__cp_single_expr(c, n->b), e2 = n->c ? mlsys__cp_single_expr(c, n->c) : 0, t = n->a, y;
+    if (!e1 || (n->c && !e2) || !(y = mlsys__cp_new(c, MLSYS_CONTRACODE_JS_LOGICAL_EXPRESSION))) return;
+    MLSYS__CP_N(c, e1).next = 0;
+    if (e2) {
+      MLSYS__CP_N(c, e2).next = 0;
+      mlsys__cp_set(c, y, MLSYS_CONTRACODE_JS_CONDITIONAL_EXPRESSION, 0, t, e1, e2);
+    } else if (MLSYS__CP_N(c, t).kind == MLSYS_CONTRACODE_JS_UNARY_EXPRESSION && MLSYS__CP_N(c, t).op == MLSYS__CC_P_BANG)
+      mlsys__cp_set(c, y, MLSYS_CONTRACODE_JS_LOGICAL_EXPRESSION, MLSYS__CC_P_OR, MLSYS__CP_N(c, t).a, e1, 0);
+    else mlsys__cp_set(c, y, MLSYS_CONTRACODE_JS_LOGICAL_EXPRESSION, MLSYS__CC_P_AND, t, e1, 0);
+    mlsys__cp_set(c, x, MLSYS_CONTRACODE_JS_EXPRESSION_STATEMENT, 0, y, 0, 0);
+    c->count++;
+    return;
+  }
+  if ((head = mlsys__cp_list(c, x)) != NULL) {
+    size_t from = c->nbuf;
+    int s, nx, changed = 0;
+    for (s = *head; s; s = nx) {
+      mlsys_contracode_js_node *m = &MLSYS__CP_N(c, s);
+      nx = m->next;
+      if (m->kind == MLSYS_CONTRACODE_JS_EXPRESSION_STATEMENT && !(m->flags & MLSYS_CONTRACODE_JS_F_DIRECTIVE) && nx) {
+        /* a run of expression statements, perhaps ended by a return with a value */
+        int y = nx, q, end = 0;
+        size_t sf;
+        const mlsys_contracode_js_node *r = &MLSYS__CP_N(c, y);
+        if (!((r->kind == MLSYS_CONTRACODE_JS_EXPRESSION_STATEMENT && !(r->flags & MLSYS_CONTRACODE_JS_F_DIRECTIVE)) ||
+              (r->kind == MLSYS_CONTRACODE_JS_RETURN_STATEMENT && r->a))) {
+          mlsys__cp_push(c, s);
+          continue;
+        }
+        sf = c->nbuf;
+        mlsys__cp_push_seq(c, m->a);
+        for (y = nx; y; y = MLSYS__CP_N(c, y).next) {
+          r = &MLSYS__CP_N(c, y);
+          if (r->kind == MLSYS_CONTRACODE_JS_EXPRESSION_STATEMENT && !(r->flags & MLSYS_CONTRACODE_JS_F_DIRECTIVE)) {
+            mlsys__cp_push_seq(c, r->a);
+            changed++;
+          } else {
+            if (r->kind == MLSYS_CONTRACODE_JS_RETURN_STATEMENT && r->a) { mlsys__cp_push_seq(c, r->a); end = y; changed++; }
+            break;
+          }
+        }
+        nx = end ? MLSYS__CP_N(c, end).next : y;
+        if (!(q = mlsys__cp_seq(c, sf))) continue;
+        if (end) { MLSYS__CP_N(c, end).a = q; s = end; }
+        else MLSYS__CP_N(c, s).a = q;
+        mlsys__cp_push(c, s);
+        continue;
+      }
+      if (m->kind == MLSYS_CONTRACODE_JS_VARIABLE_DECLARATION && nx && MLSYS__CP_N(c, nx).kind == m->kind &&
+          MLSYS__CP_N(c, nx).op == m->op) {
+        int last = m->a;
+        while (MLSYS__CP_N(c, last).next) last = MLSYS__CP_N(c, last).next;
+        MLSYS__CP_N(c, last).next = MLSYS__CP_N(c, nx).a;
+        m->next = MLSYS__CP_N(c, nx).next;
+        nx = s;   /* look at the merged declaration again */
+        changed++;
+        continue;
+      }
+      mlsys__cp_push(c, s);
+    }
+    if (c->nomem || !changed) { c->nbuf = from; return; }
+    mlsys__cp_relink(c, head, from);
+    c->count += changed;
+  }
+}
+MLSYS_DEF mlsys_status mlsys_contracode_seq_cond(mlsys_contracode_js_ast *ast, int *nrewrites) {
+  mlsys__cp c;
+  mlsys_status st = mlsys__cp_open(&c, ast);
+  if (nrewrites) *nrewrites = 0;
+  if (st != MLSYS_OK) return st;
+  mlsys__cp_walk(&c, ast->root, 0, mlsys__cp_seq1);
+  return mlsys__cp_close(&c, nrewrites, "seq_cond");
+}
+
+/* T8 */
+static int mlsys__cp_ident_string(mlsys__cp *c, int x) {
+  const mlsys_contracode_js_node *n = &MLSYS__CP_N(c, x);
+  const char *t = c->a->text + n->str;
+  uint32_t i;
+  if (n->kind != MLSYS_CONTRACODE_JS_LITERAL || n->op != MLSYS_CONTRACODE_JS_LIT_STRING || n->slen < 3) return 0;
+  for (i = 1; i + 1 < n->slen; i++) {
+    unsigned char ch = (unsigned char)t[i];
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_' || ch == '$' || (i > 1 && ch >= '0' && ch <= '9')))
+      return 0;
+  }
+  return 1;
+}
+static void mlsys__cp_props1(mlsys__cp *c, int x) {
+  mlsys_contracode_js_node *n = &MLSYS__CP_N(c, x);
+  int k;
+  if (n->kind == MLSYS_CONTRACODE_JS_MEMBER_EXPRESSION && (n->flags & MLSYS_CONTRACODE_JS_F_COMPUTED)) k = n->b;
+  else if (n->kind == MLSYS_CONTRACODE_JS_PROPERTY && !(n->flags & MLSYS_CONTRACODE_JS_F_COMPUTED)) k = n->a;
+  else return;
+  if (!k || !mlsys__cp_ident_string(c, k)) return;
+  n->flags &= (uint16_t)~MLSYS_CONTRACODE_JS_F_COMPUTED;
+  {
+    mlsys_contracode_js_node *key = &MLSYS__CP_N(c, k);
+    key->kind = MLSYS_CONTRACODE_JS_IDENTIFIER;
+    key->op = 0;
+    key->flags = 0;
+    key->str += 1;
+    key->slen -= 2;
+  }
+  c->count++;
+}
+MLSYS_DEF mlsys_status mlsys_contracode_props(mlsys_contracode_js_ast *ast, int *nrewrites) {
+  mlsys__cp c;
+  mlsys_status st = mlsys__cp_open(&c, ast);
+  if (nrewrites) *nrewrites = 0;
+  if (st != MLSYS_OK) return st;
+  mlsys__cp_walk(&c, ast->root, 0, mlsys__cp_props1);
+  return mlsys__cp_close(&c, nrewrites, "props");
+}
+MLSYS_DEF mlsys_status mlsys_contracode_compress(mlsys_contracode_js_ast *ast, int *nrewrites) {
+  typedef mlsys_status (*pass_fn)(mlsys_contracode_js_ast *, int *);
+  static const pass_fn passes[] = {mlsys_contracode_fold, mlsys_contracode_dce, mlsys_contracode_unused,
+                                   mlsys_contracode_seq_cond, mlsys_contracode_props, mlsys_contracode_booleans};
+  size_t i;
+  int total = 0, k;
+  if (nrewrites) *nrewrites = 0;
+  for (i = 0; i < sizeof passes / sizeof passes[0]; i++) {
+    mlsys_status st = passes[i](ast, &k);
+    if (st != MLSYS_OK) return st;
+    total += k;
+  }
+  if (nrewrites) *nrewrites = total;
+  return MLSYS_OK;
 }
 
 /* [end of section 3 implementation] */

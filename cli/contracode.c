@@ -261,6 +261,25 @@ static mlsys_status contracode_x_mangle(mlsys_contracode_js_ast *ast, char **out
   return contracode_rewritten(ast, contracode_rw_mangle, out, n, note, nl);
 }
 
+/* The compress passes (T4-T8), each alone on the whole file, and all of them in a row. */
+#define CONTRACODE_X_PASS(name, call)                                                                          \
+  static mlsys_status contracode_rw_##name(mlsys_contracode_js_ast *b, char *note, size_t nl) {               \
+    int k = 0;                                                                                                  \
+    mlsys_status st = call(b, &k);                                                                              \
+    if (st == MLSYS_OK) snprintf(note, nl, "%d rewrites", k);                                                   \
+    return st;                                                                                                  \
+  }                                                                                                             \
+  static mlsys_status contracode_x_##name(mlsys_contracode_js_ast *ast, char **out, size_t *n, char *note, size_t nl) { \
+    return contracode_rewritten(ast, contracode_rw_##name, out, n, note, nl);                                   \
+  }
+CONTRACODE_X_PASS(fold, mlsys_contracode_fold)
+CONTRACODE_X_PASS(dce, mlsys_contracode_dce)
+CONTRACODE_X_PASS(unused, mlsys_contracode_unused)
+CONTRACODE_X_PASS(seq_cond, mlsys_contracode_seq_cond)
+CONTRACODE_X_PASS(props, mlsys_contracode_props)
+CONTRACODE_X_PASS(booleans, mlsys_contracode_booleans)
+CONTRACODE_X_PASS(compress, mlsys_contracode_compress)
+
 /* Every semantics-preserving transform the oracle checks, by name (Table 2.1's compress/beautify today; the program
    rewrites join this table as they are written). A hidden entry runs only when asked for. */
 static const struct {
@@ -274,6 +293,13 @@ static const struct {
     {"mangle", contracode_x_mangle, 0},                 /* T3 */
     {"negative-control", contracode_x_negative, 1},   /* run by --negative-control or --transform */
     {"mutant-first-plus", contracode_x_first_plus, 2}, /* run by --transform only */
+    {"fold", contracode_x_fold, 0},                     /* T4 */
+    {"dce", contracode_x_dce, 0},                       /* T5 */
+    {"unused", contracode_x_unused, 0},                 /* T5b */
+    {"seq-cond", contracode_x_seq_cond, 0},             /* T7 */
+    {"props", contracode_x_props, 0},                   /* T8 */
+    {"booleans", contracode_x_booleans, 0},             /* T6 */
+    {"compress", contracode_x_compress, 0},             /* all six in a row */
 };
 #define CONTRACODE_NXFORMS ((int)(sizeof contracode_xforms / sizeof *contracode_xforms))
 

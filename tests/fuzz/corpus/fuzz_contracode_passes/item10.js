@@ -1,0 +1,1 @@
+function x(a){if(a){b()}if(!a){c()}if(a){b()}else{c()}d();e();return a}o["b"];x={"e":1};

@@ -1,0 +1,1 @@
+x=2*3+1+"n"+1.5e21;y=(-8)%3+~5.7+(1<<33)+(-1>>>0);z=typeof null+void 0;w=0&&f()||"d";v=null??3;u=1?true:false

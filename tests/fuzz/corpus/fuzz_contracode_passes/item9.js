@@ -1,0 +1,1 @@
+function x(a){if(false){a()}else{b()}while(0){var z=c()}return a;var y=2;function g(){return y}d()}

@@ -1,0 +1,1 @@
+function f(o){for(var k in o){if(1){let q=k;g(q)}else{var r}}switch(o){case 1:return;var s=1;case 2:h()}var t=function(){},u=!0;return}
