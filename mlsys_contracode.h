@@ -373,7 +373,10 @@ MLSYS_DEF mlsys_status mlsys_contracode_compress(mlsys_contracode_js_ast *ast, i
    by design (Table 2.6: it helps as an augmentation); the SAFE preset leaves it out.
    Hook for more passes: a new AST pass adds its id before MLSYS_CONTRACODE_AUG_NPASSES (the enum order is the
    application order) and one row to mlsys__aug_table in the implementation (name, function, in-block flag). */
-enum { MLSYS_CONTRACODE_AUG_RENAME_PARAM = 0, MLSYS_CONTRACODE_AUG_INSERT_VAR, MLSYS_CONTRACODE_AUG_MANGLE,
+enum { MLSYS_CONTRACODE_AUG_RENAME_PARAM = 0, MLSYS_CONTRACODE_AUG_INSERT_VAR,
+       /* the terser block: compress (T4-T8) then mangle, terser's order */
+       MLSYS_CONTRACODE_AUG_FOLD, MLSYS_CONTRACODE_AUG_DCE, MLSYS_CONTRACODE_AUG_UNUSED, MLSYS_CONTRACODE_AUG_SEQ_COND,
+       MLSYS_CONTRACODE_AUG_PROPS, MLSYS_CONTRACODE_AUG_BOOLEANS, MLSYS_CONTRACODE_AUG_MANGLE,
        MLSYS_CONTRACODE_AUG_NPASSES };
 #define MLSYS_CONTRACODE_AUG_MAX_PASSES 28   /* pass ids stay below 28: bits 28-30 of `applied` are taken */
 enum { MLSYS_CONTRACODE_AUG_REPO_EFFECTIVE = 0, MLSYS_CONTRACODE_AUG_SAFE };
@@ -4628,12 +4631,23 @@ static mlsys_status mlsys__cp_open(mlsys__cp *c, mlsys_contracode_js_ast *a) {
   memset(c, 0, sizeof *c);
   c->a = a;
   if (!a || !a->nodes || a->root <= 0) return mlsys_set_error(MLSYS_ERR_ARG, "compress: no parsed program");
+  /* The passes hold pointers into a->nodes (list heads, the node being rewritten) while they add nodes, so the
+     array must not move during a pass: room for as many new nodes as there are nodes is reserved here (every pass
+     adds fewer: one node per rewrite, each rewrite consuming at least one), and mlsys__cp_new never grows it. */
+  if (a->cap - a->nnodes < a->nnodes + 64) {
+    int nc = 2 * a->nnodes + 64;
+    mlsys_contracode_js_node *nn = (mlsys_contracode_js_node *)realloc(a->nodes, (size_t)nc * sizeof *nn);
+    if (!nn) return mlsys_set_error(MLSYS_ERR_NOMEM, "compress: out of memory");
+    a->nodes = nn;
+    a->cap = nc;
+  }
   return mlsys_contracode_scope_build(a, &c->s);
 }
 static mlsys_status mlsys__cp_close(mlsys__cp *c, int *nrewrites, const char *what) {
   mlsys_contracode_scope_free(&c->s);
   free(c->buf);
   if (nrewrites) *nrewrites = c->count;
+  if (c->nomem == 2) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "%s: more new nodes than the pass reserved", what);
   if (c->nomem) return mlsys_set_error(MLSYS_ERR_NOMEM, "%s: out of memory", what);
   return MLSYS_OK;
 }
@@ -4649,7 +4663,9 @@ static void mlsys__cp_walk(mlsys__cp *c, int x, int unsafe, mlsys__cp_fn fn) {
   if (!unsafe && !c->nomem) fn(c, x);
 }
 static int mlsys__cp_new(mlsys__cp *c, int kind) {
-  int x = mlsys__tr_new_node(c->a, kind);
+  int x;
+  if (c->a->nnodes >= c->a->cap) { c->nomem = 2; return 0; }   /* never move the array mid-pass (mlsys__cp_open) */
+  x = mlsys__tr_new_node(c->a, kind);
   if (!x) c->nomem = 1;
   return x;
 }
@@ -5587,6 +5603,22 @@ static mlsys_status mlsys__aug_mangle(mlsys_contracode_js_ast *a, mlsys_rng *r, 
   if (st == MLSYS_OK) *did = k > 0;
   return mlsys__aug_soft(st) ? MLSYS_OK : st;
 }
+/* The compress passes of section 3 as augmentation passes (deterministic; the RNG is not used). */
+#define MLSYS__AUG_COMPRESS_PASS(NAME)                                                                         \
+  static mlsys_status mlsys__aug_##NAME(mlsys_contracode_js_ast *a, mlsys_rng *r, int *did) {                  \
+    int k = 0;                                                                                                 \
+    mlsys_status st = mlsys_contracode_##NAME(a, &k);                                                          \
+    (void)r;                                                                                                   \
+    if (st == MLSYS_OK) *did = k > 0;                                                                          \
+    return mlsys__aug_soft(st) ? MLSYS_OK : st;                                                                \
+  }
+MLSYS__AUG_COMPRESS_PASS(fold)
+MLSYS__AUG_COMPRESS_PASS(dce)
+MLSYS__AUG_COMPRESS_PASS(unused)
+MLSYS__AUG_COMPRESS_PASS(seq_cond)
+MLSYS__AUG_COMPRESS_PASS(props)
+MLSYS__AUG_COMPRESS_PASS(booleans)
+#undef MLSYS__AUG_COMPRESS_PASS
 typedef mlsys_status (*mlsys__aug_fn)(mlsys_contracode_js_ast *a, mlsys_rng *r, int *did);
 /* By pass id (the application order). in_block: part of the terser block. */
 static const struct {
@@ -5596,6 +5628,12 @@ static const struct {
 } mlsys__aug_table[MLSYS_CONTRACODE_AUG_NPASSES] = {
     {"rename-param", mlsys__aug_rename, 0},
     {"insert-var", mlsys__aug_insert, 0},
+    {"fold", mlsys__aug_fold, 1},
+    {"dce", mlsys__aug_dce, 1},
+    {"unused", mlsys__aug_unused, 1},
+    {"seq-cond", mlsys__aug_seq_cond, 1},
+    {"props", mlsys__aug_props, 1},
+    {"booleans", mlsys__aug_booleans, 1},
     {"mangle", mlsys__aug_mangle, 1},
 };
 
@@ -5616,6 +5654,14 @@ MLSYS_DEF mlsys_status mlsys_contracode_aug_preset(int preset, mlsys_contracode_
   c->p_pass[MLSYS_CONTRACODE_AUG_RENAME_PARAM] = 0.25;
   c->p_pass[MLSYS_CONTRACODE_AUG_INSERT_VAR] = 0.25;
   c->p_pass[MLSYS_CONTRACODE_AUG_MANGLE] = 1.0;
+  /* spec §3.4, the measured (sticky) repo behaviour: compress whenever the block fires, its always-on sub-passes
+     with 1, dead_code with .5 (booleans_as_integers, drop_console are not semantics-preserving: not offered) */
+  c->p_pass[MLSYS_CONTRACODE_AUG_FOLD] = 1.0;
+  c->p_pass[MLSYS_CONTRACODE_AUG_UNUSED] = 1.0;
+  c->p_pass[MLSYS_CONTRACODE_AUG_SEQ_COND] = 1.0;
+  c->p_pass[MLSYS_CONTRACODE_AUG_PROPS] = 1.0;
+  c->p_pass[MLSYS_CONTRACODE_AUG_BOOLEANS] = 1.0;
+  c->p_pass[MLSYS_CONTRACODE_AUG_DCE] = 0.5;
   c->p_block = 0.5;
   c->p_beautify = 0.75;
   c->p_indent4 = 0.5;

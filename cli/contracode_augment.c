@@ -19,7 +19,9 @@ static const char contracode_augment_help[] =
     "  own probability, then the tree is printed (beautified with indent 2 or 4, compact, or terse) and, unless\n"
     "  --semantic-only, random lines are dropped (line subsampling; such a variant need not even parse). Passes:\n"
     "  rename-param (a parameter of each function gets fresh English-like words), insert-var (`var word;` at the\n"
-    "  top of each function), mangle (terser-style short local names), reformat (the print style), sample-lines.\n"
+    "  top of each function), then with probability .5 the terser block: fold, dce (.5), unused, seq-cond, props,\n"
+    "  booleans (terser's compress passes) and mangle (terser-style short local names); reformat (the print\n"
+    "  style), sample-lines.\n"
     "  The original comes first; variants are exactly deduplicated, so there may be fewer than N+1.\n"
     "  --n N          samples to draw (default 20; 0..100000).\n"
     "  --transforms   comma-separated subset of the passes above (the others are off; without reformat the\n"
@@ -145,7 +147,7 @@ int contracode_augment_cmd(int argc, char **argv) {
       if (!strcmp(nm, "reformat")) reformat = 1;
       else if (!strcmp(nm, "sample-lines")) lines = 1;
       else if ((id = mlsys_contracode_aug_pass_id(nm)) >= 0) on.p_pass[id] = 1;
-      else return cli_usage_error(cmd, "--transforms: unknown transform '%s' (rename-param, insert-var, mangle, reformat, sample-lines)", nm);
+      else return cli_usage_error(cmd, "--transforms: unknown transform '%s' (rename-param, insert-var, fold, dce, unused, seq-cond, props, booleans, mangle, reformat, sample-lines)", nm);
       p += l;
       if (*p == ',') p++;
     }
