@@ -6104,6 +6104,25 @@ static mlsys_status mlsys__cc_pb_err(const char *msg, const mlsys__cc_pb *r, con
   return mlsys_set_error(MLSYS_ERR_PARSE, "contracode: sentencepiece .model: %s (byte %ld)", msg, (long)(r->p - base));
 }
 
+/* Room for twice as many pieces (at least 1024) in the four parallel arrays of both loaders. A failed step leaves
+   the arrays that did grow in place (still owned by m), so the caller's cleanup frees them all. */
+static mlsys_status mlsys__cc_sp_grow(mlsys_contracode_sp *m, int *cap) {
+  int nc = *cap ? 2 * *cap : 1024;
+  char **np = (char **)mlsys_realloc_array(m->piece, (size_t)nc, sizeof *np);
+  size_t *nl;
+  float *ns;
+  uint8_t *nt;
+  if (!np) return MLSYS_ERR_NOMEM;
+  m->piece = np;
+  if (!(nl = (size_t *)mlsys_realloc_array(m->plen, (size_t)nc, sizeof *nl))) return MLSYS_ERR_NOMEM;
+  m->plen = nl;
+  if (!(ns = (float *)mlsys_realloc_array(m->score, (size_t)nc, sizeof *ns))) return MLSYS_ERR_NOMEM;
+  m->score = ns;
+  if (!(nt = (uint8_t *)mlsys_realloc_array(m->type, (size_t)nc, 1))) return MLSYS_ERR_NOMEM;
+  m->type = nt;
+  *cap = nc;
+  return MLSYS_OK;
+}
 MLSYS_DEF mlsys_status mlsys_contracode_sp_load_mem(const void *data, size_t size, mlsys_contracode_sp **out) {
   const uint8_t *base = (const uint8_t *)data;
   mlsys__cc_pb r;
@@ -6167,22 +6186,7 @@ MLSYS_DEF mlsys_status mlsys_contracode_sp_load_mem(const void *data, size_t siz
         st = mlsys_set_error(MLSYS_ERR_PARSE, "contracode: sentencepiece .model: piece %d has a NaN score", m->n);
         goto fail;
       }
-      if (m->n == cap) {
-        int nc = cap ? 2 * cap : 1024;
-        char **np = (char **)mlsys_realloc_array(m->piece, (size_t)nc, sizeof *np);
-        if (np) m->piece = np;
-        size_t *nl = np ? (size_t *)mlsys_realloc_array(m->plen, (size_t)nc, sizeof *nl) : NULL;
-        if (nl) m->plen = nl;
-        float *ns = nl ? (float *)mlsys_realloc_array(m->score, (size_t)nc, sizeof *ns) : NULL;
-        if (ns) m->score = ns;
-        uint8_t *nt = ns ? (uint8_t *)mlsys_realloc_array(m->type, (size_t)nc, 1) : NULL;
-        if (!nt) {
-          st = MLSYS_ERR_NOMEM;
-          goto fail;
-        }
-        m->type = nt;
-        cap = nc;
-      }
+      if (m->n == cap && (st = mlsys__cc_sp_grow(m, &cap)) != MLSYS_OK) goto fail;
       m->piece[m->n] = (char *)malloc(pl + 1);
       if (!m->piece[m->n]) {
         st = mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: out of memory reading pieces");
@@ -6333,22 +6337,7 @@ MLSYS_DEF mlsys_status mlsys_contracode_sp_load_tsv(const char *path, const char
         goto fail;
       }
     }
-    if (m->n == cap) {
-      int nc = cap ? 2 * cap : 1024;
-      char **np = (char **)mlsys_realloc_array(m->piece, (size_t)nc, sizeof *np);
-      if (np) m->piece = np;
-      size_t *nl2 = np ? (size_t *)mlsys_realloc_array(m->plen, (size_t)nc, sizeof *nl2) : NULL;
-      if (nl2) m->plen = nl2;
-      float *ns = nl2 ? (float *)mlsys_realloc_array(m->score, (size_t)nc, sizeof *ns) : NULL;
-      if (ns) m->score = ns;
-      uint8_t *nt = ns ? (uint8_t *)mlsys_realloc_array(m->type, (size_t)nc, 1) : NULL;
-      if (!nt) {
-        st = MLSYS_ERR_NOMEM;
-        goto fail;
-      }
-      m->type = nt;
-      cap = nc;
-    }
+    if (m->n == cap && (st = mlsys__cc_sp_grow(m, &cap)) != MLSYS_OK) goto fail;
     ll = (size_t)(tab - p);
     m->piece[m->n] = (char *)malloc(ll + 1);
     if (!m->piece[m->n]) {
