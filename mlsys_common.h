@@ -67,6 +67,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdarg.h>
+#include <string.h>   /* memcpy in the section-10 inline kernels */
 
 #ifdef __cplusplus
 extern "C" {
@@ -460,6 +461,81 @@ typedef struct {
    5000) runs past the end of the data (byte 400)", "expected a marker at byte 84 after the DQT at byte 20, found
    0x3A"; MLSYS_ERR_TOO_BIG; MLSYS_ERR_ARG (NULL buf with n > 0, max_scans < 0, scans without max_scans). */
 MLSYS_DEF mlsys_status mlsys_jpeg_check(const uint8_t *buf, size_t n, mlsys_jpeg_info *info, mlsys_jpeg_scan *scans, int max_scans);
+
+/* ================================================================================================================
+   10. Dense kernels: the float matmul, layer norm and vector helpers that more than one header trains with
+       (mlsys_relm.h's GPT-2, mlsys_contracode.h's encoders; ARCHITECTURE.md decision 75)
+   ================================================================================================================ */
+/* Every kernel here has one fixed summation order per output element, whatever the thread count, tile or vector
+   width, so a computation built from them is bitwise reproducible (decision 71). pool may be NULL (serial). */
+/* (a · b) over n floats with 32 partial sums (sum k takes the elements i ≡ k mod 32 of the first 32·⌊n/32⌋),
+   combined pairwise in a fixed order (k += k + 16, then k + 8, 4, 2, 1), then the tail in order: one summation order
+   for every caller, vector width and thread. With GCC or clang the sums are four 8-float vectors (the same
+   roundings as the scalar code below, which other compilers get). */
+#if defined(__GNUC__) || defined(__clang__)
+typedef float mlsys__dense_v8 __attribute__((vector_size(32)));
+static inline float mlsys_dense_dot(const float *a, const float *b, int n) {
+  mlsys__dense_v8 s0 = {0, 0, 0, 0, 0, 0, 0, 0}, s1 = s0, s2 = s0, s3 = s0, x, y;
+  float h[8], t;
+  int i = 0;
+  for (; i + 32 <= n; i += 32) {
+    memcpy(&x, a + i, 32); memcpy(&y, b + i, 32); s0 += x * y;
+    memcpy(&x, a + i + 8, 32); memcpy(&y, b + i + 8, 32); s1 += x * y;
+    memcpy(&x, a + i + 16, 32); memcpy(&y, b + i + 16, 32); s2 += x * y;
+    memcpy(&x, a + i + 24, 32); memcpy(&y, b + i + 24, 32); s3 += x * y;
+  }
+  s0 = (s0 + s2) + (s1 + s3);
+  memcpy(h, &s0, 32);
+  h[0] += h[4]; h[1] += h[5]; h[2] += h[6]; h[3] += h[7];
+  h[0] += h[2]; h[1] += h[3];
+  t = h[0] + h[1];
+  for (; i < n; i++) t += a[i] * b[i];
+  return t;
+}
+#else
+static inline float mlsys_dense_dot(const float *a, const float *b, int n) {
+  float s[32], t;
+  int i = 0, k, j;
+  for (k = 0; k < 32; k++) s[k] = 0;
+  for (; i + 32 <= n; i += 32)
+    for (k = 0; k < 32; k++) s[k] += a[i + k] * b[i + k];
+  for (k = 16; k >= 1; k /= 2)
+    for (j = 0; j < k; j++) s[j] += s[j + k];
+  t = s[0];
+  for (; i < n; i++) t += a[i] * b[i];
+  return t;
+}
+#endif
+
+/* y += a·x elementwise (one rounding for the product, one for the sum, as the scalar tail: any vector width gives
+   the same bits) */
+#if defined(__GNUC__) || defined(__clang__)
+static inline void mlsys_dense_axpy(float *y, float a, const float *x, int n) {
+  mlsys__dense_v8 av = {a, a, a, a, a, a, a, a}, xv, yv;
+  int i = 0;
+  for (; i + 8 <= n; i += 8) { memcpy(&xv, x + i, 32); memcpy(&yv, y + i, 32); yv += av * xv; memcpy(y + i, &yv, 32); }
+  for (; i < n; i++) y[i] += a * x[i];
+}
+#else
+static inline void mlsys_dense_axpy(float *y, float a, const float *x, int n) {
+  int i;
+  for (i = 0; i < n; i++) y[i] += a * x[i];
+}
+#endif
+
+/* LayerNorm over each of N rows of C: out = (x − mean) / sqrt(var + 1e-5) · w + b (biased variance). mean and rstd
+   (nullable, N floats each) keep each row's mean and 1/std for the backward. */
+MLSYS_DEF void mlsys_dense_layernorm(float *out, float *mean, float *rstd, const float *inp, const float *w, const float *b, int N, int C);
+/* LayerNorm backward (llm.c): dinp += rstd·(w·dout − mean(w·dout) − x̂·mean(w·dout·x̂)), dw += x̂·dout, db += dout,
+   rows in order (the weight gradients are sums over rows). */
+MLSYS_DEF void mlsys_dense_layernorm_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp, const float *w,
+                                              const float *mean, const float *rstd, int N, int C);
+/* out[r][o] = bias[o] + inp[r] · w[o] (mlsys_dense_dot) for N rows, C inputs, OC outputs: w is OC×C row-major (llm.c's
+   layout, PyTorch's nn.Linear weight); bias nullable. */
+MLSYS_DEF void mlsys_dense_matmul(mlsys_pool *pool, float *out, const float *inp, const float *w, const float *bias, int N, int C, int OC);
+/* Its backward: dinp = dout·w (overwritten; dinp nullable), dw += doutᵀ·inp, db += Σ_r dout (db nullable). */
+MLSYS_DEF void mlsys_dense_matmul_backward(mlsys_pool *pool, float *dinp, float *dw, float *db, const float *dout, const float *inp,
+                                           const float *w, int N, int C, int OC);
 
 #ifdef __cplusplus
 }
@@ -3877,6 +3953,193 @@ MLSYS_DEF mlsys_status mlsys_jpeg_check(const uint8_t *buf, size_t n, mlsys_jpeg
   }
 }
 
+/* ================================================================================================================
+   10. Dense kernels
+   ================================================================================================================ */
+MLSYS_DEF void mlsys_dense_layernorm(float *out, float *mean, float *rstd, const float *inp, const float *w, const float *b, int N, int C) {
+  int r, i;
+  for (r = 0; r < N; r++) {
+    const float *x = inp + (size_t)r * C;
+    float *o = out + (size_t)r * C;
+    float mu = 0, v = 0, s;
+    for (i = 0; i < C; i++) mu += x[i];
+    mu /= (float)C;
+    for (i = 0; i < C; i++) { float d = x[i] - mu; v += d * d; }
+    v /= (float)C;
+    s = 1.0f / sqrtf(v + 1e-5f);
+    for (i = 0; i < C; i++) o[i] = (x[i] - mu) * s * w[i] + b[i];
+    if (mean) mean[r] = mu;
+    if (rstd) rstd[r] = s;
+  }
+}
+/* LayerNorm backward (llm.c): dinp += rstd·(w·dout − mean(w·dout) − x̂·mean(w·dout·x̂)), dw += x̂·dout, db += dout;
+   rows in order (the weight gradients are sums over rows) */
+MLSYS_DEF void mlsys_dense_layernorm_backward(float *dinp, float *dw, float *db, const float *dout, const float *inp, const float *w, const float *mean,
+                               const float *rstd, int N, int C) {
+  int r, i;
+  for (r = 0; r < N; r++) {
+    const float *x = inp + (size_t)r * C, *g = dout + (size_t)r * C;
+    float *dx = dinp + (size_t)r * C;
+    const float mu = mean[r], rs = rstd[r];
+    float dm = 0, dnm = 0;
+    for (i = 0; i < C; i++) {
+      float n = (x[i] - mu) * rs, dn = w[i] * g[i];
+      dm += dn;
+      dnm += dn * n;
+    }
+    dm /= (float)C;
+    dnm /= (float)C;
+    for (i = 0; i < C; i++) {
+      float n = (x[i] - mu) * rs, dn = w[i] * g[i];
+      db[i] += g[i];
+      dw[i] += n * g[i];
+      dx[i] += (dn - dm - n * dnm) * rs;
+    }
+  }
+}
+
+/* out[r][o] = bias[o] + inp[r] · w[o] for N rows, C inputs, OC outputs (w is OC×C row-major, as llm.c). Tasks are
+   tiles of outputs × rows, so a weight tile stays in cache across the rows. */
+/* On x86-64 with GCC or clang the matmul task is also compiled for AVX2 (without FMA) and picked at run time: 8-wide
+   vector multiplies and adds are the same roundings as the 32 scalar partial sums of mlsys_dense_dot, so the results are
+   bitwise those of the portable code, about twice as fast when the rows are many (prefill, batches). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && !defined(MLSYS_NO_CLONES)
+#define MLSYS__DENSE_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define MLSYS__DENSE_CLONES
+#endif
+typedef struct { float *out; const float *inp, *w, *bias; int N, C, OC, ot, rt, nto; } mlsys__dense_mm;
+MLSYS__DENSE_CLONES static void mlsys__dense_matmul_task(void *ctx, long i, int worker) {
+  const mlsys__dense_mm *a = (const mlsys__dense_mm *)ctx;
+  int o0 = (int)(i % a->nto) * a->ot, r0 = (int)(i / a->nto) * a->rt;
+  int o1 = o0 + a->ot < a->OC ? o0 + a->ot : a->OC, r1 = r0 + a->rt < a->N ? r0 + a->rt : a->N, r, o;
+  (void)worker;
+  for (r = r0; r < r1; r++) {
+    const float *x = a->inp + (size_t)r * a->C;
+    float *y = a->out + (size_t)r * a->OC;
+    for (o = o0; o < o1; o++) y[o] = (a->bias ? a->bias[o] : 0.0f) + mlsys_dense_dot(x, a->w + (size_t)o * a->C, a->C);
+  }
+}
+MLSYS_DEF void mlsys_dense_matmul(mlsys_pool *pool, float *out, const float *inp, const float *w, const float *bias, int N, int C, int OC) {
+  mlsys__dense_mm a;
+  long ntr;
+  a.out = out; a.inp = inp; a.w = w; a.bias = bias; a.N = N; a.C = C; a.OC = OC;
+  a.ot = 32768 / C;                      /* ~128 KB of weights per tile */
+  if (a.ot < 4) a.ot = 4;
+  if (a.ot > OC) a.ot = OC;
+  a.rt = 64;
+  a.nto = (OC + a.ot - 1) / a.ot;
+  ntr = (N + a.rt - 1) / a.rt;
+  mlsys_pool_for(pool, (long)a.nto * ntr, mlsys__dense_matmul_task, &a);   /* cannot fail: the pool is ours */
+}
+
+/* Y[i][c] += Σ_{k0 ≤ k < k1} A[i·ai + k·ak] · X[k·xs + c] for i < I, c < Cc, the products added in ascending k, one
+   rounding each (as y += a·x): register blocks of 4 rows × 16 columns (8-float vectors with GCC/clang), the same
+   roundings as the scalar loops, so block shapes and vector widths never change the bits. Cloned for AVX2 itself:
+   an inline callee of the cloned tasks would be compiled for the baseline target (8 accumulators spill there). */
+#if defined(__GNUC__) || defined(__clang__)
+MLSYS__DENSE_CLONES static void mlsys__dense_gemm_block(float *Y, size_t ys, const float *A, size_t ai, size_t ak, const float *X, size_t xs, int I, int k0,
+                                          int k1, int Cc) {
+  int i = 0, c, k;
+  for (; i + 4 <= I; i += 4) {
+    float *y0 = Y + (size_t)i * ys, *y1 = y0 + ys, *y2 = y1 + ys, *y3 = y2 + ys;
+    const float *a = A + (size_t)i * ai;
+    for (c = 0; c + 16 <= Cc; c += 16) {
+      mlsys__dense_v8 s00, s01, s10, s11, s20, s21, s30, s31, x0, x1;
+      memcpy(&s00, y0 + c, 32); memcpy(&s01, y0 + c + 8, 32); memcpy(&s10, y1 + c, 32); memcpy(&s11, y1 + c + 8, 32);
+      memcpy(&s20, y2 + c, 32); memcpy(&s21, y2 + c + 8, 32); memcpy(&s30, y3 + c, 32); memcpy(&s31, y3 + c + 8, 32);
+      for (k = k0; k < k1; k++) {
+        const float *ak_ = a + (size_t)k * ak, b0 = ak_[0], b1 = ak_[ai], b2 = ak_[2 * ai], b3 = ak_[3 * ai];
+        const mlsys__dense_v8 v0 = {b0, b0, b0, b0, b0, b0, b0, b0}, v1 = {b1, b1, b1, b1, b1, b1, b1, b1}, v2 = {b2, b2, b2, b2, b2, b2, b2, b2},
+                             v3 = {b3, b3, b3, b3, b3, b3, b3, b3};
+        memcpy(&x0, X + (size_t)k * xs + c, 32);
+        memcpy(&x1, X + (size_t)k * xs + c + 8, 32);
+        s00 += v0 * x0; s01 += v0 * x1; s10 += v1 * x0; s11 += v1 * x1;
+        s20 += v2 * x0; s21 += v2 * x1; s30 += v3 * x0; s31 += v3 * x1;
+      }
+      memcpy(y0 + c, &s00, 32); memcpy(y0 + c + 8, &s01, 32); memcpy(y1 + c, &s10, 32); memcpy(y1 + c + 8, &s11, 32);
+      memcpy(y2 + c, &s20, 32); memcpy(y2 + c + 8, &s21, 32); memcpy(y3 + c, &s30, 32); memcpy(y3 + c + 8, &s31, 32);
+    }
+    for (; c < Cc; c++) {
+      float t0 = y0[c], t1 = y1[c], t2 = y2[c], t3 = y3[c];
+      for (k = k0; k < k1; k++) {
+        const float *ak_ = a + (size_t)k * ak, x = X[(size_t)k * xs + c];
+        t0 += ak_[0] * x; t1 += ak_[ai] * x; t2 += ak_[2 * ai] * x; t3 += ak_[3 * ai] * x;
+      }
+      y0[c] = t0; y1[c] = t1; y2[c] = t2; y3[c] = t3;
+    }
+  }
+  for (; i < I; i++) {
+    float *y = Y + (size_t)i * ys;
+    const float *a = A + (size_t)i * ai;
+    for (c = 0; c + 8 <= Cc; c += 8) {
+      mlsys__dense_v8 s, x;
+      memcpy(&s, y + c, 32);
+      for (k = k0; k < k1; k++) {
+        const float b = a[(size_t)k * ak];
+        const mlsys__dense_v8 v = {b, b, b, b, b, b, b, b};
+        memcpy(&x, X + (size_t)k * xs + c, 32);
+        s += v * x;
+      }
+      memcpy(y + c, &s, 32);
+    }
+    for (; c < Cc; c++) {
+      float t = y[c];
+      for (k = k0; k < k1; k++) t += a[(size_t)k * ak] * X[(size_t)k * xs + c];
+      y[c] = t;
+    }
+  }
+}
+#else
+static inline void mlsys__dense_gemm_block(float *Y, size_t ys, const float *A, size_t ai, size_t ak, const float *X, size_t xs, int I, int k0,
+                                          int k1, int Cc) {
+  int i, c, k;
+  for (i = 0; i < I; i++)
+    for (c = 0; c < Cc; c++) {
+      float t = Y[(size_t)i * ys + c];
+      for (k = k0; k < k1; k++) t += A[(size_t)i * ai + (size_t)k * ak] * X[(size_t)k * xs + c];
+      Y[(size_t)i * ys + c] = t;
+    }
+}
+#endif
+
+/* Matmul backward for out = inp·wᵀ + bias (inp N×C, w OC×C): dinp = dout·w (overwritten; tasks of 64 rows, the sum
+   over o ascending in blocks of 64 outputs whose weights stay in cache), dw += doutᵀ·inp and db += Σ_r dout (tasks
+   of 32 outputs, the sum over r ascending in blocks of 64 rows). Every element has one summation order whatever the
+   thread or tile, so threads do not change the bits. */
+typedef struct { float *dinp, *dw, *db; const float *dout, *inp, *w; int N, C, OC; } mlsys__dense_mmb;
+MLSYS__DENSE_CLONES static void mlsys__dense_mmb_dinp(void *ctx, long i, int worker) {
+  const mlsys__dense_mmb *a = (const mlsys__dense_mmb *)ctx;
+  const int r0 = (int)i * 64, r1 = r0 + 64 < a->N ? r0 + 64 : a->N, C = a->C, OC = a->OC;
+  int o;
+  (void)worker;
+  memset(a->dinp + (size_t)r0 * C, 0, (size_t)(r1 - r0) * C * sizeof(float));
+  for (o = 0; o < OC; o += 64)
+    mlsys__dense_gemm_block(a->dinp + (size_t)r0 * C, (size_t)C, a->dout + (size_t)r0 * OC, (size_t)OC, 1, a->w, (size_t)C, r1 - r0, o,
+                           o + 64 < OC ? o + 64 : OC, C);
+}
+MLSYS__DENSE_CLONES static void mlsys__dense_mmb_dw(void *ctx, long i, int worker) {
+  const mlsys__dense_mmb *a = (const mlsys__dense_mmb *)ctx;
+  const int o0 = (int)i * 32, o1 = o0 + 32 < a->OC ? o0 + 32 : a->OC, C = a->C, OC = a->OC;
+  int r, o;
+  (void)worker;
+  for (r = 0; r < a->N; r += 64)
+    mlsys__dense_gemm_block(a->dw + (size_t)o0 * C, (size_t)C, a->dout + o0, 1, (size_t)OC, a->inp, (size_t)C, o1 - o0, r, r + 64 < a->N ? r + 64 : a->N,
+                           C);
+  if (a->db)
+    for (o = o0; o < o1; o++) {
+      float s = 0;
+      for (r = 0; r < a->N; r++) s += a->dout[(size_t)r * OC + o];
+      a->db[o] += s;
+    }
+}
+MLSYS_DEF void mlsys_dense_matmul_backward(mlsys_pool *pool, float *dinp, float *dw, float *db, const float *dout, const float *inp, const float *w, int N,
+                                   int C, int OC) {
+  mlsys__dense_mmb a;
+  a.dinp = dinp; a.dw = dw; a.db = db; a.dout = dout; a.inp = inp; a.w = w; a.N = N; a.C = C; a.OC = OC;
+  if (dinp) mlsys_pool_for(pool, (N + 63) / 64, mlsys__dense_mmb_dinp, &a);
+  mlsys_pool_for(pool, (OC + 31) / 32, mlsys__dense_mmb_dw, &a);
+}
 #ifdef __cplusplus
 }
 #endif

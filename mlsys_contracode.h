@@ -518,6 +518,99 @@ MLSYS_DEF mlsys_status mlsys_contracode_normalize_program(const char *src, size_
 /* [end of section 5 declarations] */
 
 /* ---------------------------------------------------------------------------------------------------------------
+   6. Encoders and MoCo (declarations)
+   --------------------------------------------------------------------------------------------------------------- */
+
+/* Code encoders (§3.6) map token ids (SentencePiece ids of normalize_program'd source, section 5) to a pooled
+   representation, and a projection head maps that to the d_rep-dim vector the contrastive loss sees. fp32 on the CPU,
+   threads through mlsys_pool; the dense kernels are mlsys_common.h section 10. All parameters live in ONE flat array
+   (body first, then the head) with a gradient array of the same layout, so momentum updates, Adam and checkpoints
+   are loops over one array. Initialization follows PyTorch's defaults (Linear U(±1/√fan_in), Embedding N(0,1), LSTM
+   U(±1/√h), attention in-projection Xavier-uniform with zero bias, LayerNorm 1/0), seeded. */
+enum { MLSYS_CONTRACODE_ENC_TRANSFORMER = 0, MLSYS_CONTRACODE_ENC_BILSTM, MLSYS_CONTRACODE_ENC_BOW };
+enum {
+  MLSYS_CONTRACODE_POOL_MEAN_NONPAD = 0,   /* mean over the first lens[b] positions (default) */
+  MLSYS_CONTRACODE_POOL_MEAN_ALL,          /* mean over all T positions, padding included (the repo's Transformer) */
+  MLSYS_CONTRACODE_POOL_LSTM_HIDDEN        /* BiLSTM: the final hidden states [l0 fwd, l0 bwd, l1 fwd, l1 bwd, …] */
+};
+typedef struct {
+  int type;                 /* MLSYS_CONTRACODE_ENC_* */
+  int vocab, d_model, n_layers, n_heads, d_ff;   /* BiLSTM: d_model = hidden size per direction; BOW: only d_model */
+  int d_rep;                /* projection output (128 in the paper) */
+  int max_len;              /* positions of the sinusoidal encoding; longer inputs are MLSYS_ERR_ARG */
+  int pad_id;               /* the padding id (its embedding row is trained like any other; it is masked by lens) */
+  int pool;                 /* MLSYS_CONTRACODE_POOL_* */
+  float dropout;            /* 0.1 in the paper; applied only in training forwards */
+} mlsys_contracode_enc_cfg;
+/* The paper's sizes (§3.6, §7.4 test 17) for a vocabulary of `vocab` pieces, and tiny ones for CPU runs:
+   "transformer" (d 512, 6 layers, 8 heads, ff 2048), "bilstm" (hidden 512, 2 layers), "tiny-transformer" (d 128,
+   2 layers, 4 heads, ff 512, d_rep 64), "tiny-bilstm" (hidden 128, 2 layers, d_rep 64), "bow" (d 128, d_rep 64).
+   Unknown name: MLSYS_ERR_ARG. */
+MLSYS_DEF mlsys_status mlsys_contracode_enc_preset(const char *name, int vocab, mlsys_contracode_enc_cfg *cfg);
+/* Parameters of the body alone (with_head 0) or body + projection head (1); 0 for an invalid cfg. */
+MLSYS_DEF size_t mlsys_contracode_enc_nparams(const mlsys_contracode_enc_cfg *cfg, int with_head);
+/* The dimension of the pooled (un-projected) representation: d_model, or 2·n_layers·d_model for LSTM_HIDDEN. */
+MLSYS_DEF int mlsys_contracode_enc_pooled_dim(const mlsys_contracode_enc_cfg *cfg);
+
+typedef struct mlsys_contracode_enc mlsys_contracode_enc;
+struct mlsys_contracode_enc {
+  mlsys_contracode_enc_cfg cfg;
+  size_t nparams;           /* body + head */
+  float *params, *grads;    /* nparams each; grads accumulate (zero them with mlsys_contracode_enc_zero_grad) */
+  mlsys_pool *pool;         /* borrowed; NULL = serial */
+  void *state_;             /* activations of the last forward (private) */
+};
+/* Allocates and initializes (seeded) an encoder. pool is borrowed (may be NULL). */
+MLSYS_DEF mlsys_status mlsys_contracode_enc_init(mlsys_contracode_enc *e, const mlsys_contracode_enc_cfg *cfg, uint64_t seed,
+                                                 mlsys_pool *pool);
+MLSYS_DEF void mlsys_contracode_enc_free(mlsys_contracode_enc *e);
+MLSYS_DEF void mlsys_contracode_enc_zero_grad(mlsys_contracode_enc *e);
+/* Forward over a batch: ids is B×T row-major, row b's first lens[b] (1..T) ids are real, the rest padding.
+   project = 1: out is B×d_rep (the head's output); 0: out is B×pooled_dim (the representation clone detection
+   scores, §3.9). train = 1 applies dropout with draws from rng and keeps the activations for one backward. */
+MLSYS_DEF mlsys_status mlsys_contracode_enc_forward(mlsys_contracode_enc *e, const int32_t *ids, const int *lens, int B, int T,
+                                                    int project, int train, mlsys_rng *rng, float *out);
+/* Backward of the last train forward: dout has that forward's shape; gradients are ADDED to e->grads. */
+MLSYS_DEF mlsys_status mlsys_contracode_enc_backward(mlsys_contracode_enc *e, const float *dout);
+
+/* InfoNCE (eq. 2.1, §3.7) for B queries q (B×d, unit rows), their positive keys k (B×d) and K queue keys (K×d):
+   logits_b = [q_b·k_b, q_b·queue_j …] / T, loss = mean_b cross-entropy with label 0. dq (nullable, B×d) receives
+   ∂loss/∂q; acc1/acc5 (nullable) the fraction of queries whose positive ranks first / in the top 5. Returns the loss
+   (NaN on bad arguments). §7.4 test 15. */
+MLSYS_DEF double mlsys_contracode_infonce(const float *q, const float *k, const float *queue, int B, int K, int d, float T,
+                                          float *dq, double *acc1, double *acc5);
+
+/* MoCo (§3.7): a query encoder trained by Adam on InfoNCE, a key encoder that follows it by momentum
+   (θ_k ← m·θ_k + (1−m)·θ_q before the keys are computed), and a FIFO queue of K past keys (K a multiple of B). */
+typedef struct {
+  int K;                    /* queue size */
+  float m, T;               /* momentum 0.999, temperature 0.07 */
+  float lr, beta1, beta2, eps, weight_decay;   /* Adam: 1e-4, 0.9, 0.98, 1e-6, 0 */
+  int warmup, total_steps;  /* linear warm-up to lr, then linear decay to 0 at total_steps (HF's linear schedule) */
+} mlsys_contracode_moco_cfg;
+MLSYS_DEF void mlsys_contracode_moco_defaults(mlsys_contracode_moco_cfg *c);
+typedef struct {
+  double loss, acc1, acc5, lr;
+  int queue_ptr;
+} mlsys_contracode_moco_stats;
+typedef struct mlsys_contracode_moco mlsys_contracode_moco;
+MLSYS_DEF mlsys_status mlsys_contracode_moco_new(const mlsys_contracode_enc_cfg *ec, const mlsys_contracode_moco_cfg *mc,
+                                                 uint64_t seed, mlsys_pool *pool, mlsys_contracode_moco **out);
+MLSYS_DEF void mlsys_contracode_moco_free(mlsys_contracode_moco *m);
+/* One step on B (query view, key view) pairs, each B×T with lengths: the stats of the step (before the update). */
+MLSYS_DEF mlsys_status mlsys_contracode_moco_step(mlsys_contracode_moco *m, const int32_t *ids_q, const int *len_q,
+                                                  const int32_t *ids_k, const int *len_k, int B, int T,
+                                                  mlsys_contracode_moco_stats *st);
+MLSYS_DEF mlsys_contracode_enc *mlsys_contracode_moco_query_encoder(mlsys_contracode_moco *m);
+/* Checkpoints (written to a temporary file and renamed; CRC-checked): the configs, step, both encoders, Adam's
+   moments, the queue and its pointer, and the RNG, so a resumed run continues bit for bit. A damaged or truncated
+   file is MLSYS_ERR_PARSE naming what is wrong. */
+MLSYS_DEF mlsys_status mlsys_contracode_moco_save(const mlsys_contracode_moco *m, const char *path);
+MLSYS_DEF mlsys_status mlsys_contracode_moco_load(const char *path, mlsys_pool *pool, mlsys_contracode_moco **out);
+
+/* [end of section 6 declarations] */
+
+/* ---------------------------------------------------------------------------------------------------------------
    7. Evaluation (declarations)
    --------------------------------------------------------------------------------------------------------------- */
 
@@ -7527,6 +7620,32 @@ MLSYS_DEF mlsys_status mlsys_contracode_sp_save(const mlsys_contracode_sp *m, co
 }
 
 /* [end of section 5 implementation] */
+
+/* ================================================================================================================
+   6. Encoders and MoCo (implementation)
+   ================================================================================================================ */
+/* An encoder body maps ids to the pooled representation (B × pooled_dim); the head and the flat parameter array are
+   the API's (6a). Each body keeps its own activations in *state between a train forward and its backward. */
+typedef struct {
+  size_t (*nparams)(const mlsys_contracode_enc_cfg *c);                      /* body parameters */
+  void (*init)(const mlsys_contracode_enc_cfg *c, float *p, mlsys_rng *r);   /* PyTorch's default init, seeded */
+  mlsys_status (*forward)(const mlsys_contracode_enc_cfg *c, const float *p, void **state, mlsys_pool *pool,
+                          const int32_t *ids, const int *lens, int B, int T, int train, mlsys_rng *rng, float *pooled);
+  /* gradients ADDED to g (same layout as p) from dpooled (B × pooled_dim) of the last train forward */
+  mlsys_status (*backward)(const mlsys_contracode_enc_cfg *c, const float *p, float *g, void *state, mlsys_pool *pool,
+                           const float *dpooled);
+  void (*free_state)(void *state);
+} mlsys__enc_body;
+
+/* [6a: encoder API, projection head, BOW body] */
+
+/* [6b: Transformer and BiLSTM bodies] */
+
+/* [6c: InfoNCE and MoCo] */
+
+/* [6d: the body table: mlsys__enc_body_of(type)] */
+
+/* [end of section 6 implementation] */
 
 /* ---------------------------------------------------------------------------------------------------------------
    7. Evaluation

@@ -333,7 +333,8 @@ MLSYS_DEF void mlsys_relm_ngram_free(mlsys_relm_ngram *g);
    prefixes it just computed, which is best effort (the log-probabilities are still returned).
 
    COMPILE-TIME OPTIONS
-     MLSYS_RELM_NO_CLONES    no AVX2 clone of the matmul on x86-64 (the clone gives bitwise the same results)
+     MLSYS_NO_CLONES         no AVX2 clone of the dense matmuls (mlsys_common.h section 10) on x86-64 (the clone
+                             gives bitwise the same results)
 
    LIMITS / NOT DONE: fp32 checkpoints only (llm.c version 3; bf16 version 5 is refused with MLSYS_ERR_UNSUPPORTED);
    little-endian hosts (as llm.c); no temperature or top-k here (the search applies them to the log-probabilities);
@@ -5115,44 +5116,8 @@ struct mlsys_relm_gpt2 {
   size_t tacts_cap;         /* floats */
 };
 
-/* (a · b) over n floats with 32 partial sums (sum k takes the elements i ≡ k mod 32 of the first 32·⌊n/32⌋),
-   combined pairwise in a fixed order (k += k + 16, then k + 8, 4, 2, 1), then the tail in order: one summation order
-   for every caller, vector width and thread. With GCC or clang the sums are four 8-float vectors (the same
-   roundings as the scalar code below, which other compilers get). */
-#if defined(__GNUC__) || defined(__clang__)
-typedef float mlsys__relm_v8 __attribute__((vector_size(32)));
-static inline float mlsys__relm_dot(const float *a, const float *b, int n) {
-  mlsys__relm_v8 s0 = {0, 0, 0, 0, 0, 0, 0, 0}, s1 = s0, s2 = s0, s3 = s0, x, y;
-  float h[8], t;
-  int i = 0;
-  for (; i + 32 <= n; i += 32) {
-    memcpy(&x, a + i, 32); memcpy(&y, b + i, 32); s0 += x * y;
-    memcpy(&x, a + i + 8, 32); memcpy(&y, b + i + 8, 32); s1 += x * y;
-    memcpy(&x, a + i + 16, 32); memcpy(&y, b + i + 16, 32); s2 += x * y;
-    memcpy(&x, a + i + 24, 32); memcpy(&y, b + i + 24, 32); s3 += x * y;
-  }
-  s0 = (s0 + s2) + (s1 + s3);
-  memcpy(h, &s0, 32);
-  h[0] += h[4]; h[1] += h[5]; h[2] += h[6]; h[3] += h[7];
-  h[0] += h[2]; h[1] += h[3];
-  t = h[0] + h[1];
-  for (; i < n; i++) t += a[i] * b[i];
-  return t;
-}
-#else
-static inline float mlsys__relm_dot(const float *a, const float *b, int n) {
-  float s[32], t;
-  int i = 0, k, j;
-  for (k = 0; k < 32; k++) s[k] = 0;
-  for (; i + 32 <= n; i += 32)
-    for (k = 0; k < 32; k++) s[k] += a[i + k] * b[i + k];
-  for (k = 16; k >= 1; k /= 2)
-    for (j = 0; j < k; j++) s[j] += s[j + k];
-  t = s[0];
-  for (; i < n; i++) t += a[i] * b[i];
-  return t;
-}
-#endif
+/* The dense kernels (dot, matmul and its backward, layer norm, axpy) are mlsys_common.h section 10, shared with
+   mlsys_contracode.h's encoders; their fixed summation orders are what keeps training bitwise reproducible. */
 
 /* encoder: out[r] = wte[tok[r]] + wpe[pos[r]] */
 static void mlsys__relm_encoder(float *out, const int32_t *tok, const int *pos, const float *wte, const float *wpe, int N, int C) {
@@ -5162,57 +5127,6 @@ static void mlsys__relm_encoder(float *out, const int32_t *tok, const int *pos, 
     float *o = out + (size_t)r * C;
     for (i = 0; i < C; i++) o[i] = te[i] + pe[i];
   }
-}
-
-/* LayerNorm over each of N rows of C: (x − mean) / sqrt(var + 1e-5) · w + b, biased variance */
-static void mlsys__relm_layernorm(float *out, const float *inp, const float *w, const float *b, int N, int C) {
-  int r, i;
-  for (r = 0; r < N; r++) {
-    const float *x = inp + (size_t)r * C;
-    float *o = out + (size_t)r * C;
-    float m = 0, v = 0, s;
-    for (i = 0; i < C; i++) m += x[i];
-    m /= (float)C;
-    for (i = 0; i < C; i++) { float d = x[i] - m; v += d * d; }
-    v /= (float)C;
-    s = 1.0f / sqrtf(v + 1e-5f);
-    for (i = 0; i < C; i++) o[i] = (x[i] - m) * s * w[i] + b[i];
-  }
-}
-
-/* out[r][o] = bias[o] + inp[r] · w[o] for N rows, C inputs, OC outputs (w is OC×C row-major, as llm.c). Tasks are
-   tiles of outputs × rows, so a weight tile stays in cache across the rows. */
-/* On x86-64 with GCC or clang the matmul task is also compiled for AVX2 (without FMA) and picked at run time: 8-wide
-   vector multiplies and adds are the same roundings as the 32 scalar partial sums of mlsys__relm_dot, so the results are
-   bitwise those of the portable code, about twice as fast when the rows are many (prefill, batches). */
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && !defined(MLSYS_RELM_NO_CLONES)
-#define MLSYS__RELM_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define MLSYS__RELM_CLONES
-#endif
-typedef struct { float *out; const float *inp, *w, *bias; int N, C, OC, ot, rt, nto; } mlsys__relm_mm;
-MLSYS__RELM_CLONES static void mlsys__relm_matmul_task(void *ctx, long i, int worker) {
-  const mlsys__relm_mm *a = (const mlsys__relm_mm *)ctx;
-  int o0 = (int)(i % a->nto) * a->ot, r0 = (int)(i / a->nto) * a->rt;
-  int o1 = o0 + a->ot < a->OC ? o0 + a->ot : a->OC, r1 = r0 + a->rt < a->N ? r0 + a->rt : a->N, r, o;
-  (void)worker;
-  for (r = r0; r < r1; r++) {
-    const float *x = a->inp + (size_t)r * a->C;
-    float *y = a->out + (size_t)r * a->OC;
-    for (o = o0; o < o1; o++) y[o] = (a->bias ? a->bias[o] : 0.0f) + mlsys__relm_dot(x, a->w + (size_t)o * a->C, a->C);
-  }
-}
-static void mlsys__relm_matmul(mlsys_pool *pool, float *out, const float *inp, const float *w, const float *bias, int N, int C, int OC) {
-  mlsys__relm_mm a;
-  long ntr;
-  a.out = out; a.inp = inp; a.w = w; a.bias = bias; a.N = N; a.C = C; a.OC = OC;
-  a.ot = 32768 / C;                      /* ~128 KB of weights per tile */
-  if (a.ot < 4) a.ot = 4;
-  if (a.ot > OC) a.ot = OC;
-  a.rt = 64;
-  a.nto = (OC + a.ot - 1) / a.ot;
-  ntr = (N + a.rt - 1) / a.rt;
-  mlsys_pool_for(pool, (long)a.nto * ntr, mlsys__relm_matmul_task, &a);   /* cannot fail: the pool is ours */
 }
 
 /* GELU, tanh approximation: 0.5 x (1 + tanh(sqrt(2/π) (x + 0.044715 x³))) */
@@ -5246,7 +5160,7 @@ static void mlsys__relm_attention_task(void *ctx, long i, int worker) {
   float mx = -INFINITY, sum = 0, inv;
   int t, j;
   for (t = 0; t <= p; t++) {
-    float s = mlsys__relm_dot(q, kv[t] + koff, hs) * scale;
+    float s = mlsys_dense_dot(q, kv[t] + koff, hs) * scale;
     sc[t] = s;
     if (s > mx) mx = s;
   }
@@ -5662,8 +5576,8 @@ static mlsys_status mlsys__relm_gpt2_run(mlsys_relm_gpt2 *m, int B, mlsys_relm_g
   at.out = atty; at.qkv = qkv; at.kv = (float *const *const *)rowkv; at.pos = rpos; at.C = C; at.NH = NH; at.maxlen = maxlen; at.scores = scores;
   for (l = 0; l < L; l++) {
     const size_t lc = (size_t)l * C;
-    mlsys__relm_layernorm(ln, x, m->ln1w + lc, m->ln1b + lc, (int)N, C);
-    mlsys__relm_matmul(m->pool, qkv, ln, m->qkvw + lc * 3 * C, m->qkvb + lc * 3, (int)N, C, 3 * C);
+    mlsys_dense_layernorm(ln, NULL, NULL, x, m->ln1w + lc, m->ln1b + lc, (int)N, C);
+    mlsys_dense_matmul(m->pool, qkv, ln, m->qkvw + lc * 3 * C, m->qkvb + lc * 3, (int)N, C, 3 * C);
     for (r = 0; r < (int)N; r++) {   /* this layer's K and V of the new rows into their caches */
       float *dst = rowkv[r][rpos[r]] + (size_t)l * 2 * C;
       memcpy(dst, qkv + (size_t)r * 3 * C + C, (size_t)C * sizeof(float));
@@ -5671,19 +5585,19 @@ static mlsys_status mlsys__relm_gpt2_run(mlsys_relm_gpt2 *m, int B, mlsys_relm_g
     }
     at.l = l;
     mlsys_pool_for(m->pool, (long)N * NH, mlsys__relm_attention_task, &at);
-    mlsys__relm_matmul(m->pool, tmp, atty, m->attprojw + lc * C, m->attprojb + lc, (int)N, C, C);
+    mlsys_dense_matmul(m->pool, tmp, atty, m->attprojw + lc * C, m->attprojb + lc, (int)N, C, C);
     mlsys__relm_residual(x, tmp, N * C);
-    mlsys__relm_layernorm(ln, x, m->ln2w + lc, m->ln2b + lc, (int)N, C);
-    mlsys__relm_matmul(m->pool, fch, ln, m->fcw + lc * 4 * C, m->fcb + lc * 4, (int)N, C, 4 * C);
+    mlsys_dense_layernorm(ln, NULL, NULL, x, m->ln2w + lc, m->ln2b + lc, (int)N, C);
+    mlsys_dense_matmul(m->pool, fch, ln, m->fcw + lc * 4 * C, m->fcb + lc * 4, (int)N, C, 4 * C);
     mlsys__relm_gelu(fch, N * 4 * C);
-    mlsys__relm_matmul(m->pool, tmp, fch, m->fcprojw + lc * 4 * C, m->fcprojb + lc, (int)N, 4 * C, C);
+    mlsys_dense_matmul(m->pool, tmp, fch, m->fcprojw + lc * 4 * C, m->fcprojb + lc, (int)N, 4 * C, C);
     mlsys__relm_residual(x, tmp, N * C);
   }
   /* final LayerNorm of the rows that want logits, then logits = ln · wte[0, V)ᵀ (tied; padded rows ignored) */
   for (r = 0; r < (int)N; r++)
-    if (rlast[r]) mlsys__relm_layernorm(ln + (size_t)nres++ * C, x + (size_t)r * C, m->lnfw, m->lnfb, 1, C);
+    if (rlast[r]) mlsys_dense_layernorm(ln + (size_t)nres++ * C, NULL, NULL, x + (size_t)r * C, m->lnfw, m->lnfb, 1, C);
   MLSYS_ASSERT(nres == R);
-  if (logits) mlsys__relm_matmul(m->pool, logits, ln, m->wte, NULL, R, C, V);
+  if (logits) mlsys_dense_matmul(m->pool, logits, ln, m->wte, NULL, R, C, V);
   for (b = 0; b < B; b++) cs[b]->len += ns[b];
   return MLSYS_OK;
 }
@@ -6092,173 +6006,6 @@ static void mlsys__relm_tensors(const mlsys_relm_gpt2 *m, float *base, float **t
   }
 }
 
-/* y += a·x elementwise (one rounding for the product, one for the sum, as the scalar tail: any vector width gives
-   the same bits) */
-#if defined(__GNUC__) || defined(__clang__)
-static inline void mlsys__relm_axpy(float *y, float a, const float *x, int n) {
-  mlsys__relm_v8 av = {a, a, a, a, a, a, a, a}, xv, yv;
-  int i = 0;
-  for (; i + 8 <= n; i += 8) { memcpy(&xv, x + i, 32); memcpy(&yv, y + i, 32); yv += av * xv; memcpy(y + i, &yv, 32); }
-  for (; i < n; i++) y[i] += a * x[i];
-}
-#else
-static inline void mlsys__relm_axpy(float *y, float a, const float *x, int n) {
-  int i;
-  for (i = 0; i < n; i++) y[i] += a * x[i];
-}
-#endif
-
-/* LayerNorm forward, the arithmetic of mlsys__relm_layernorm, keeping each row's mean and 1/std for the backward */
-static void mlsys__relm_ln_fwd(float *out, float *mean, float *rstd, const float *inp, const float *w, const float *b, int N, int C) {
-  int r, i;
-  for (r = 0; r < N; r++) {
-    const float *x = inp + (size_t)r * C;
-    float *o = out + (size_t)r * C;
-    float mu = 0, v = 0, s;
-    for (i = 0; i < C; i++) mu += x[i];
-    mu /= (float)C;
-    for (i = 0; i < C; i++) { float d = x[i] - mu; v += d * d; }
-    v /= (float)C;
-    s = 1.0f / sqrtf(v + 1e-5f);
-    for (i = 0; i < C; i++) o[i] = (x[i] - mu) * s * w[i] + b[i];
-    mean[r] = mu;
-    rstd[r] = s;
-  }
-}
-/* LayerNorm backward (llm.c): dinp += rstd·(w·dout − mean(w·dout) − x̂·mean(w·dout·x̂)), dw += x̂·dout, db += dout;
-   rows in order (the weight gradients are sums over rows) */
-static void mlsys__relm_ln_bwd(float *dinp, float *dw, float *db, const float *dout, const float *inp, const float *w, const float *mean,
-                               const float *rstd, int N, int C) {
-  int r, i;
-  for (r = 0; r < N; r++) {
-    const float *x = inp + (size_t)r * C, *g = dout + (size_t)r * C;
-    float *dx = dinp + (size_t)r * C;
-    const float mu = mean[r], rs = rstd[r];
-    float dm = 0, dnm = 0;
-    for (i = 0; i < C; i++) {
-      float n = (x[i] - mu) * rs, dn = w[i] * g[i];
-      dm += dn;
-      dnm += dn * n;
-    }
-    dm /= (float)C;
-    dnm /= (float)C;
-    for (i = 0; i < C; i++) {
-      float n = (x[i] - mu) * rs, dn = w[i] * g[i];
-      db[i] += g[i];
-      dw[i] += n * g[i];
-      dx[i] += (dn - dm - n * dnm) * rs;
-    }
-  }
-}
-
-/* Y[i][c] += Σ_{k0 ≤ k < k1} A[i·ai + k·ak] · X[k·xs + c] for i < I, c < Cc, the products added in ascending k, one
-   rounding each (as y += a·x): register blocks of 4 rows × 16 columns (8-float vectors with GCC/clang), the same
-   roundings as the scalar loops, so block shapes and vector widths never change the bits. Cloned for AVX2 itself:
-   an inline callee of the cloned tasks would be compiled for the baseline target (8 accumulators spill there). */
-#if defined(__GNUC__) || defined(__clang__)
-MLSYS__RELM_CLONES static void mlsys__relm_gemm_block(float *Y, size_t ys, const float *A, size_t ai, size_t ak, const float *X, size_t xs, int I, int k0,
-                                          int k1, int Cc) {
-  int i = 0, c, k;
-  for (; i + 4 <= I; i += 4) {
-    float *y0 = Y + (size_t)i * ys, *y1 = y0 + ys, *y2 = y1 + ys, *y3 = y2 + ys;
-    const float *a = A + (size_t)i * ai;
-    for (c = 0; c + 16 <= Cc; c += 16) {
-      mlsys__relm_v8 s00, s01, s10, s11, s20, s21, s30, s31, x0, x1;
-      memcpy(&s00, y0 + c, 32); memcpy(&s01, y0 + c + 8, 32); memcpy(&s10, y1 + c, 32); memcpy(&s11, y1 + c + 8, 32);
-      memcpy(&s20, y2 + c, 32); memcpy(&s21, y2 + c + 8, 32); memcpy(&s30, y3 + c, 32); memcpy(&s31, y3 + c + 8, 32);
-      for (k = k0; k < k1; k++) {
-        const float *ak_ = a + (size_t)k * ak, b0 = ak_[0], b1 = ak_[ai], b2 = ak_[2 * ai], b3 = ak_[3 * ai];
-        const mlsys__relm_v8 v0 = {b0, b0, b0, b0, b0, b0, b0, b0}, v1 = {b1, b1, b1, b1, b1, b1, b1, b1}, v2 = {b2, b2, b2, b2, b2, b2, b2, b2},
-                             v3 = {b3, b3, b3, b3, b3, b3, b3, b3};
-        memcpy(&x0, X + (size_t)k * xs + c, 32);
-        memcpy(&x1, X + (size_t)k * xs + c + 8, 32);
-        s00 += v0 * x0; s01 += v0 * x1; s10 += v1 * x0; s11 += v1 * x1;
-        s20 += v2 * x0; s21 += v2 * x1; s30 += v3 * x0; s31 += v3 * x1;
-      }
-      memcpy(y0 + c, &s00, 32); memcpy(y0 + c + 8, &s01, 32); memcpy(y1 + c, &s10, 32); memcpy(y1 + c + 8, &s11, 32);
-      memcpy(y2 + c, &s20, 32); memcpy(y2 + c + 8, &s21, 32); memcpy(y3 + c, &s30, 32); memcpy(y3 + c + 8, &s31, 32);
-    }
-    for (; c < Cc; c++) {
-      float t0 = y0[c], t1 = y1[c], t2 = y2[c], t3 = y3[c];
-      for (k = k0; k < k1; k++) {
-        const float *ak_ = a + (size_t)k * ak, x = X[(size_t)k * xs + c];
-        t0 += ak_[0] * x; t1 += ak_[ai] * x; t2 += ak_[2 * ai] * x; t3 += ak_[3 * ai] * x;
-      }
-      y0[c] = t0; y1[c] = t1; y2[c] = t2; y3[c] = t3;
-    }
-  }
-  for (; i < I; i++) {
-    float *y = Y + (size_t)i * ys;
-    const float *a = A + (size_t)i * ai;
-    for (c = 0; c + 8 <= Cc; c += 8) {
-      mlsys__relm_v8 s, x;
-      memcpy(&s, y + c, 32);
-      for (k = k0; k < k1; k++) {
-        const float b = a[(size_t)k * ak];
-        const mlsys__relm_v8 v = {b, b, b, b, b, b, b, b};
-        memcpy(&x, X + (size_t)k * xs + c, 32);
-        s += v * x;
-      }
-      memcpy(y + c, &s, 32);
-    }
-    for (; c < Cc; c++) {
-      float t = y[c];
-      for (k = k0; k < k1; k++) t += a[(size_t)k * ak] * X[(size_t)k * xs + c];
-      y[c] = t;
-    }
-  }
-}
-#else
-static inline void mlsys__relm_gemm_block(float *Y, size_t ys, const float *A, size_t ai, size_t ak, const float *X, size_t xs, int I, int k0,
-                                          int k1, int Cc) {
-  int i, c, k;
-  for (i = 0; i < I; i++)
-    for (c = 0; c < Cc; c++) {
-      float t = Y[(size_t)i * ys + c];
-      for (k = k0; k < k1; k++) t += A[(size_t)i * ai + (size_t)k * ak] * X[(size_t)k * xs + c];
-      Y[(size_t)i * ys + c] = t;
-    }
-}
-#endif
-
-/* Matmul backward for out = inp·wᵀ + bias (inp N×C, w OC×C): dinp = dout·w (overwritten; tasks of 64 rows, the sum
-   over o ascending in blocks of 64 outputs whose weights stay in cache), dw += doutᵀ·inp and db += Σ_r dout (tasks
-   of 32 outputs, the sum over r ascending in blocks of 64 rows). Every element has one summation order whatever the
-   thread or tile, so threads do not change the bits. */
-typedef struct { float *dinp, *dw, *db; const float *dout, *inp, *w; int N, C, OC; } mlsys__relm_mmb;
-MLSYS__RELM_CLONES static void mlsys__relm_mmb_dinp(void *ctx, long i, int worker) {
-  const mlsys__relm_mmb *a = (const mlsys__relm_mmb *)ctx;
-  const int r0 = (int)i * 64, r1 = r0 + 64 < a->N ? r0 + 64 : a->N, C = a->C, OC = a->OC;
-  int o;
-  (void)worker;
-  memset(a->dinp + (size_t)r0 * C, 0, (size_t)(r1 - r0) * C * sizeof(float));
-  for (o = 0; o < OC; o += 64)
-    mlsys__relm_gemm_block(a->dinp + (size_t)r0 * C, (size_t)C, a->dout + (size_t)r0 * OC, (size_t)OC, 1, a->w, (size_t)C, r1 - r0, o,
-                           o + 64 < OC ? o + 64 : OC, C);
-}
-MLSYS__RELM_CLONES static void mlsys__relm_mmb_dw(void *ctx, long i, int worker) {
-  const mlsys__relm_mmb *a = (const mlsys__relm_mmb *)ctx;
-  const int o0 = (int)i * 32, o1 = o0 + 32 < a->OC ? o0 + 32 : a->OC, C = a->C, OC = a->OC;
-  int r, o;
-  (void)worker;
-  for (r = 0; r < a->N; r += 64)
-    mlsys__relm_gemm_block(a->dw + (size_t)o0 * C, (size_t)C, a->dout + o0, 1, (size_t)OC, a->inp, (size_t)C, o1 - o0, r, r + 64 < a->N ? r + 64 : a->N,
-                           C);
-  if (a->db)
-    for (o = o0; o < o1; o++) {
-      float s = 0;
-      for (r = 0; r < a->N; r++) s += a->dout[(size_t)r * OC + o];
-      a->db[o] += s;
-    }
-}
-static void mlsys__relm_matmul_bwd(mlsys_pool *pool, float *dinp, float *dw, float *db, const float *dout, const float *inp, const float *w, int N,
-                                   int C, int OC) {
-  mlsys__relm_mmb a;
-  a.dinp = dinp; a.dw = dw; a.db = db; a.dout = dout; a.inp = inp; a.w = w; a.N = N; a.C = C; a.OC = OC;
-  if (dinp) mlsys_pool_for(pool, (N + 63) / 64, mlsys__relm_mmb_dinp, &a);
-  mlsys_pool_for(pool, (OC + 31) / 32, mlsys__relm_mmb_dw, &a);
-}
-
 /* GELU backward (llm.c): d ← d · gelu'(x) */
 static void mlsys__relm_gelu_bwd(float *d, const float *x, size_t n) {
   const float s = 0.7978845608028654f;
@@ -6284,7 +6031,7 @@ static void mlsys__relm_tatt_fwd(void *ctx, long i, int worker) {
   int t2, j;
   (void)worker;
   for (t2 = 0; t2 <= t; t2++) {
-    float s = mlsys__relm_dot(q, a->qkv + ((size_t)b * T + (size_t)t2) * 3 * C + C + (size_t)h * hs, hs) * scale;
+    float s = mlsys_dense_dot(q, a->qkv + ((size_t)b * T + (size_t)t2) * 3 * C + C + (size_t)h * hs, hs) * scale;
     w[t2] = s;
     if (s > mx) mx = s;
   }
@@ -6311,15 +6058,15 @@ static void mlsys__relm_tatt_bwd(void *ctx, long i, int worker) {
     float *dq = a->dqkv + row * 3 * C + (size_t)h * hs, s = 0;
     for (t2 = 0; t2 <= t; t2++) {   /* through the weighted sum of V */
       const size_t r2 = ((size_t)b * T + (size_t)t2) * 3 * C + (size_t)h * hs;
-      datt[t2] = mlsys__relm_dot(a->qkv + r2 + 2 * (size_t)C, g, hs);
-      mlsys__relm_axpy(a->dqkv + r2 + 2 * (size_t)C, w[t2], g, hs);
+      datt[t2] = mlsys_dense_dot(a->qkv + r2 + 2 * (size_t)C, g, hs);
+      mlsys_dense_axpy(a->dqkv + r2 + 2 * (size_t)C, w[t2], g, hs);
     }
     for (t2 = 0; t2 <= t; t2++) s += w[t2] * datt[t2];
     for (t2 = 0; t2 <= t; t2++) {   /* through the softmax and the scaled q·k */
       const size_t r2 = ((size_t)b * T + (size_t)t2) * 3 * C + (size_t)h * hs;
       const float dp = w[t2] * (datt[t2] - s) * scale;
-      mlsys__relm_axpy(dq, dp, a->qkv + r2 + C, hs);
-      mlsys__relm_axpy(a->dqkv + r2 + C, dp, q, hs);
+      mlsys_dense_axpy(dq, dp, a->qkv + r2 + C, hs);
+      mlsys_dense_axpy(a->dqkv + r2 + C, dp, q, hs);
     }
   }
 }
@@ -6418,24 +6165,24 @@ MLSYS_DEF mlsys_status mlsys_relm_gpt2_backward(mlsys_relm_gpt2 *m, const int32_
     float *Y = A + y.x0 + (size_t)N * C + (size_t)l * y.layer;
     const float *res1 = l ? Y - y.layer + y.res3 : A + y.x0;
     const size_t lc = (size_t)l * C;
-    mlsys__relm_ln_fwd(Y + y.ln1, Y + y.ln1m, Y + y.ln1r, res1, m->ln1w + lc, m->ln1b + lc, N, C);
-    mlsys__relm_matmul(m->pool, Y + y.qkv, Y + y.ln1, m->qkvw + lc * 3 * C, m->qkvb + lc * 3, N, C, 3 * C);
+    mlsys_dense_layernorm(Y + y.ln1, Y + y.ln1m, Y + y.ln1r, res1, m->ln1w + lc, m->ln1b + lc, N, C);
+    mlsys_dense_matmul(m->pool, Y + y.qkv, Y + y.ln1, m->qkvw + lc * 3 * C, m->qkvb + lc * 3, N, C, 3 * C);
     at.out = Y + y.atty; at.att = Y + y.att; at.qkv = Y + y.qkv;
     mlsys_pool_for(m->pool, (long)N * NH, mlsys__relm_tatt_fwd, &at);
-    mlsys__relm_matmul(m->pool, Y + y.res2, Y + y.atty, m->attprojw + lc * C, m->attprojb + lc, N, C, C);
+    mlsys_dense_matmul(m->pool, Y + y.res2, Y + y.atty, m->attprojw + lc * C, m->attprojb + lc, N, C, C);
     mlsys__relm_residual(Y + y.res2, res1, (size_t)N * C);
-    mlsys__relm_ln_fwd(Y + y.ln2, Y + y.ln2m, Y + y.ln2r, Y + y.res2, m->ln2w + lc, m->ln2b + lc, N, C);
-    mlsys__relm_matmul(m->pool, Y + y.fch, Y + y.ln2, m->fcw + lc * 4 * C, m->fcb + lc * 4, N, C, 4 * C);
+    mlsys_dense_layernorm(Y + y.ln2, Y + y.ln2m, Y + y.ln2r, Y + y.res2, m->ln2w + lc, m->ln2b + lc, N, C);
+    mlsys_dense_matmul(m->pool, Y + y.fch, Y + y.ln2, m->fcw + lc * 4 * C, m->fcb + lc * 4, N, C, 4 * C);
     memcpy(Y + y.fchg, Y + y.fch, (size_t)N * 4 * C * sizeof(float));
     mlsys__relm_gelu(Y + y.fchg, (size_t)N * 4 * C);
-    mlsys__relm_matmul(m->pool, Y + y.res3, Y + y.fchg, m->fcprojw + lc * 4 * C, m->fcprojb + lc, N, 4 * C, C);
+    mlsys_dense_matmul(m->pool, Y + y.res3, Y + y.fchg, m->fcprojw + lc * 4 * C, m->fcprojb + lc, N, 4 * C, C);
     mlsys__relm_residual(Y + y.res3, Y + y.res2, (size_t)N * C);
   }
   {
     const float *last = A + y.x0 + (size_t)N * C + (size_t)(L - 1) * y.layer + y.res3;
-    mlsys__relm_ln_fwd(A + y.lnf, A + y.lnfm, A + y.lnfr, last, m->lnfw, m->lnfb, N, C);
+    mlsys_dense_layernorm(A + y.lnf, A + y.lnfm, A + y.lnfr, last, m->lnfw, m->lnfb, N, C);
   }
-  mlsys__relm_matmul(m->pool, A + y.logits, A + y.lnf, m->wte, NULL, N, C, V);
+  mlsys_dense_matmul(m->pool, A + y.logits, A + y.lnf, m->wte, NULL, N, C, V);
   ce.logits = A + y.logits; ce.loss = lossd; ce.targets = targets; ce.V = V; ce.N = N; ce.grad = grads != NULL;
   mlsys_pool_for(m->pool, N, mlsys__relm_ce_task, &ce);
   for (r = 0; r < N; r++) sum += lossd[r];
@@ -6444,9 +6191,9 @@ MLSYS_DEF mlsys_status mlsys_relm_gpt2_backward(mlsys_relm_gpt2 *m, const int32_
   /* ---- backward (llm.c's gpt2_backward), dres = ∂loss/∂(the residual stream) ---- */
   memset(grads, 0, m->nparams * sizeof(float));
   mlsys__relm_tensors(m, grads, G, NULL);
-  mlsys__relm_matmul_bwd(m->pool, A + y.dtmp, G[0], NULL, A + y.logits, A + y.lnf, m->wte, N, C, V);
+  mlsys_dense_matmul_backward(m->pool, A + y.dtmp, G[0], NULL, A + y.logits, A + y.lnf, m->wte, N, C, V);
   memset(A + y.dres, 0, (size_t)N * C * sizeof(float));
-  mlsys__relm_ln_bwd(A + y.dres, G[14], G[15], A + y.dtmp, A + y.x0 + (size_t)N * C + (size_t)(L - 1) * y.layer + y.res3, m->lnfw, A + y.lnfm,
+  mlsys_dense_layernorm_backward(A + y.dres, G[14], G[15], A + y.dtmp, A + y.x0 + (size_t)N * C + (size_t)(L - 1) * y.layer + y.res3, m->lnfw, A + y.lnfm,
                      A + y.lnfr, N, C);
   at.dout = A + y.datty; at.dqkv = A + y.dqkv;
   for (l = L - 1; l >= 0; l--) {
@@ -6454,21 +6201,21 @@ MLSYS_DEF mlsys_status mlsys_relm_gpt2_backward(mlsys_relm_gpt2 *m, const int32_
     const float *res1 = l ? Y - y.layer + y.res3 : A + y.x0;
     const size_t lc = (size_t)l * C;
     float *dres = A + y.dres, *dtmp = A + y.dtmp, *dbig = A + y.dbig;
-    mlsys__relm_matmul_bwd(m->pool, dbig, G[12] + lc * 4 * C, G[13] + lc, dres, Y + y.fchg, P[12] + lc * 4 * C, N, 4 * C, C);
+    mlsys_dense_matmul_backward(m->pool, dbig, G[12] + lc * 4 * C, G[13] + lc, dres, Y + y.fchg, P[12] + lc * 4 * C, N, 4 * C, C);
     mlsys__relm_gelu_bwd(dbig, Y + y.fch, (size_t)N * 4 * C);
-    mlsys__relm_matmul_bwd(m->pool, dtmp, G[10] + lc * 4 * C, G[11] + lc * 4, dbig, Y + y.ln2, P[10] + lc * 4 * C, N, C, 4 * C);
-    mlsys__relm_ln_bwd(dres, G[8] + lc, G[9] + lc, dtmp, Y + y.res2, P[8] + lc, Y + y.ln2m, Y + y.ln2r, N, C);
-    mlsys__relm_matmul_bwd(m->pool, A + y.datty, G[6] + lc * C, G[7] + lc, dres, Y + y.atty, P[6] + lc * C, N, C, C);
+    mlsys_dense_matmul_backward(m->pool, dtmp, G[10] + lc * 4 * C, G[11] + lc * 4, dbig, Y + y.ln2, P[10] + lc * 4 * C, N, C, 4 * C);
+    mlsys_dense_layernorm_backward(dres, G[8] + lc, G[9] + lc, dtmp, Y + y.res2, P[8] + lc, Y + y.ln2m, Y + y.ln2r, N, C);
+    mlsys_dense_matmul_backward(m->pool, A + y.datty, G[6] + lc * C, G[7] + lc, dres, Y + y.atty, P[6] + lc * C, N, C, C);
     memset(A + y.dqkv, 0, (size_t)N * 3 * C * sizeof(float));
     at.att = Y + y.att; at.qkv = Y + y.qkv;
     mlsys_pool_for(m->pool, (long)B * NH, mlsys__relm_tatt_bwd, &at);
-    mlsys__relm_matmul_bwd(m->pool, dtmp, G[4] + lc * 3 * C, G[5] + lc * 3, A + y.dqkv, Y + y.ln1, P[4] + lc * 3 * C, N, C, 3 * C);
-    mlsys__relm_ln_bwd(dres, G[2] + lc, G[3] + lc, dtmp, res1, P[2] + lc, Y + y.ln1m, Y + y.ln1r, N, C);
+    mlsys_dense_matmul_backward(m->pool, dtmp, G[4] + lc * 3 * C, G[5] + lc * 3, A + y.dqkv, Y + y.ln1, P[4] + lc * 3 * C, N, C, 3 * C);
+    mlsys_dense_layernorm_backward(dres, G[2] + lc, G[3] + lc, dtmp, res1, P[2] + lc, Y + y.ln1m, Y + y.ln1r, N, C);
   }
   for (r = 0; r < N; r++) {   /* the encoder: rows in order */
     const float *g = A + y.dres + (size_t)r * C;
-    mlsys__relm_axpy(G[0] + (size_t)inputs[r] * C, 1.0f, g, C);
-    mlsys__relm_axpy(G[1] + (size_t)(r % T) * C, 1.0f, g, C);
+    mlsys_dense_axpy(G[0] + (size_t)inputs[r] * C, 1.0f, g, C);
+    mlsys_dense_axpy(G[1] + (size_t)(r % T) * C, 1.0f, g, C);
   }
   return MLSYS_OK;
 }

@@ -55,7 +55,7 @@ __global__ static void mlsys_relm_k_encoder(float *out, int tok, int pos, const 
   if (i < C) out[i] = wte[(size_t)tok * C + i] + wpe[(size_t)pos * C + i];
 }
 
-/* mlsys__relm_layernorm: one block per row */
+/* mlsys_dense_layernorm (mlsys_common.h): one block per row */
 __global__ static void mlsys_relm_k_layernorm(float *out, const float *inp, const float *w, const float *b, int N, int C) {
   __shared__ float sh[32];
   const int r = blockIdx.x;
@@ -72,7 +72,7 @@ __global__ static void mlsys_relm_k_layernorm(float *out, const float *inp, cons
   for (int i = threadIdx.x; i < C; i += blockDim.x) o[i] = (x[i] - m) * rs * w[i] + b[i];
 }
 
-/* mlsys__relm_matmul: out[r][o] = bias[o] + inp[r] · w[o] (w OC×C row-major); one warp per output */
+/* mlsys_dense_matmul (mlsys_common.h): out[r][o] = bias[o] + inp[r] · w[o] (w OC×C row-major); one warp per output */
 __global__ static void mlsys_relm_k_matmul(float *out, const float *inp, const float *w, const float *bias, int N, int C, int OC) {
   const size_t warp = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
   const int lane = threadIdx.x & 31;

@@ -51,12 +51,13 @@ mkdir -p "$OUT/root"
 for spec in "${PKGS[@]}"; do
   name=${spec%%=*}
   ver=${spec#*=}
+  # `|| true`: no .deb yet (ls fails) or a non-matching last one is not an error under pipefail
   deb=$(ls "$OUT/debs/${name}_"*.deb 2>/dev/null | while read -r f; do
-          [ "$(dpkg-deb -f "$f" Package)" = "$name" ] && [ "$(dpkg-deb -f "$f" Version)" = "$ver" ] && echo "$f"; done | head -1)
+          [ "$(dpkg-deb -f "$f" Package)" = "$name" ] && [ "$(dpkg-deb -f "$f" Version)" = "$ver" ] && echo "$f"; done | head -1) || true
   if [ -z "$deb" ]; then
     (cd "$OUT/debs" && apt-get download "$spec" 2>&1 | grep -v '^W: Download is performed unsandboxed' >&2) || true
     deb=$(ls "$OUT/debs/${name}_"*.deb 2>/dev/null | while read -r f; do
-            [ "$(dpkg-deb -f "$f" Package)" = "$name" ] && [ "$(dpkg-deb -f "$f" Version)" = "$ver" ] && echo "$f"; done | head -1)
+            [ "$(dpkg-deb -f "$f" Package)" = "$name" ] && [ "$(dpkg-deb -f "$f" Version)" = "$ver" ] && echo "$f"; done | head -1) || true
     if [ -z "$deb" ]; then
       echo "relm-corpus: cannot fetch $spec (apt-get download failed: no network, or this version left the mirror after a" >&2
       echo "  point release; put the .deb in $OUT/debs, or edit PKGS to the current version: the corpus will then differ)" >&2

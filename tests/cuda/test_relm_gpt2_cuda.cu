@@ -72,7 +72,7 @@ static void check_kernels(void) {
     float *x = randv(&r, (size_t)N * C, 2.0, 0.5), *w = randv(&r, C, 0.2, 1.0), *b = randv(&r, C, 0.1, 0.0);
     float *y = (float *)malloc((size_t)N * C * 4), *yg = (float *)malloc((size_t)N * C * 4);
     float *dx = dev(x, (size_t)N * C), *dw = dev(w, C), *db = dev(b, C), *dy = dev(NULL, (size_t)N * C);
-    mlsys__relm_layernorm(y, x, w, b, N, C);
+    mlsys_dense_layernorm(y, NULL, NULL, x, w, b, N, C);
     mlsys_relm_k_layernorm<<<N, MLSYS_RELM_THREADS>>>(dy, dx, dw, db, N, C);
     CU(cudaGetLastError());
     host(yg, dy, (size_t)N * C);
@@ -84,7 +84,7 @@ static void check_kernels(void) {
     float *y = (float *)malloc((size_t)N * OC * 4), *yg = (float *)malloc((size_t)N * OC * 4);
     float *dx = dev(x, (size_t)N * C), *dw = dev(w, (size_t)OC * C), *db = dev(b, OC), *dy = dev(NULL, (size_t)N * OC);
     for (int withb = 0; withb < 2; withb++) {
-      mlsys__relm_matmul(NULL, y, x, w, withb ? b : NULL, N, C, OC);
+      mlsys_dense_matmul(NULL, y, x, w, withb ? b : NULL, N, C, OC);
       mlsys__relm_cu_matmul(dy, dx, dw, withb ? db : NULL, N, C, OC);
       CU(cudaGetLastError());
       host(yg, dy, (size_t)N * OC);
