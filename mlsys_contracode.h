@@ -549,7 +549,9 @@ typedef struct {
 MLSYS_DEF mlsys_status mlsys_contracode_enc_preset(const char *name, int vocab, mlsys_contracode_enc_cfg *cfg);
 /* Parameters of the body alone (with_head 0) or body + projection head (1); 0 for an invalid cfg. */
 MLSYS_DEF size_t mlsys_contracode_enc_nparams(const mlsys_contracode_enc_cfg *cfg, int with_head);
-/* The dimension of the pooled (un-projected) representation: d_model, or 2·n_layers·d_model for LSTM_HIDDEN. */
+/* The dimension of the pooled (un-projected) representation: d_model (Transformer, BOW); for the BiLSTM
+   2·n_layers·d_model with LSTM_HIDDEN, 2·d_model with a mean. The head is Linear(pooled, d_model), ReLU,
+   Linear(d_model, d_rep). */
 MLSYS_DEF int mlsys_contracode_enc_pooled_dim(const mlsys_contracode_enc_cfg *cfg);
 
 typedef struct mlsys_contracode_enc mlsys_contracode_enc;
