@@ -29,7 +29,8 @@ static char *terse(const mlsys_contracode_js_ast *a) {
   if (mlsys_contracode_js_print(a, &o, &out, &n) != MLSYS_OK) return NULL;
   return out;
 }
-/* Applies the passes named by letters (f d u s p b, A = compress) to src; the terse print (malloc'd) and the total
+/* Applies the passes named by letters (f d u s p b; h a i t c: hoist_vars, arguments, bool_int, template_concat,
+   drop_console; A = compress) to src; the terse print (malloc'd) and the total
    number of rewrites. */
 static char *apply(const char *src, const char *which, int flags, int *count) {
   mlsys_contracode_js_ast a;
@@ -46,6 +47,11 @@ static char *apply(const char *src, const char *which, int flags, int *count) {
       case 's': st = mlsys_contracode_seq_cond(&a, &k); break;
       case 'p': st = mlsys_contracode_props(&a, &k); break;
       case 'b': st = mlsys_contracode_booleans(&a, &k); break;
+      case 'h': st = mlsys_contracode_hoist_vars(&a, &k); break;
+      case 'a': st = mlsys_contracode_arguments(&a, &k); break;
+      case 'i': st = mlsys_contracode_bool_int(&a, &k); break;
+      case 't': st = mlsys_contracode_template_concat(&a, &k); break;
+      case 'c': st = mlsys_contracode_drop_console(&a, &k); break;
       default: st = mlsys_contracode_compress(&a, &k); break;
     }
     if (st != MLSYS_OK) { mlsys_contracode_js_free(&a); return NULL; }
