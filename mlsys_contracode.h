@@ -408,7 +408,11 @@ MLSYS_DEF mlsys_status mlsys_contracode_drop_console(mlsys_contracode_js_ast *as
                    English-like name of one or two words from a built-in list, snake_case or camelCase (p .5 each),
                    as the repo's Babel pass does (the repo only visits FunctionDeclarations; here every function).
      insert-var    T2: `var <fresh word>;` at the top of every function body (not expression-bodied arrows).
-     mangle        T3, inside the "terser block" (it runs only in variants where the block fires, p_block).
+     the terser block (its passes run only in variants where the block fires, p_block), in this order:
+     drop-console, template-concat, fold, dce, unused, hoist-vars, arguments, seq-cond, props, bool-int, booleans
+                   section 3's compress passes (terser's compress sub-options);
+     mangle        T3.
+   drop-console and bool-int change behaviour (section 3); the SAFE preset never runs them.
    Printing: beautified w.p. p_beautify (indent 4 w.p. p_indent4, else 2), else compact, without the last `;` of
    each block w.p. p_terse (terser's output). All of that preserves semantics. Line subsampling
    (mlsys_contracode_sample_lines) w.p. p_lines does NOT: it deletes random lines, and the result need not parse —
@@ -416,9 +420,13 @@ MLSYS_DEF mlsys_status mlsys_contracode_drop_console(mlsys_contracode_js_ast *as
    Hook for more passes: a new AST pass adds its id before MLSYS_CONTRACODE_AUG_NPASSES (the enum order is the
    application order) and one row to mlsys__aug_table in the implementation (name, function, in-block flag). */
 enum { MLSYS_CONTRACODE_AUG_RENAME_PARAM = 0, MLSYS_CONTRACODE_AUG_INSERT_VAR,
-       /* the terser block: compress (T4-T8) then mangle, terser's order */
-       MLSYS_CONTRACODE_AUG_FOLD, MLSYS_CONTRACODE_AUG_DCE, MLSYS_CONTRACODE_AUG_UNUSED, MLSYS_CONTRACODE_AUG_SEQ_COND,
-       MLSYS_CONTRACODE_AUG_PROPS, MLSYS_CONTRACODE_AUG_BOOLEANS, MLSYS_CONTRACODE_AUG_MANGLE,
+       /* the terser block: compress (T4-T10 and the rest) then mangle, terser's order. drop_console first (what it
+          drops needs no other rewrite), template_concat before fold (which folds `"a"+1`), hoist_vars before
+          seq_cond (which joins its assignments), bool_int before booleans (which would leave it no literal) */
+       MLSYS_CONTRACODE_AUG_DROP_CONSOLE, MLSYS_CONTRACODE_AUG_TEMPLATE_CONCAT, MLSYS_CONTRACODE_AUG_FOLD,
+       MLSYS_CONTRACODE_AUG_DCE, MLSYS_CONTRACODE_AUG_UNUSED, MLSYS_CONTRACODE_AUG_HOIST_VARS,
+       MLSYS_CONTRACODE_AUG_ARGUMENTS, MLSYS_CONTRACODE_AUG_SEQ_COND, MLSYS_CONTRACODE_AUG_PROPS,
+       MLSYS_CONTRACODE_AUG_BOOL_INT, MLSYS_CONTRACODE_AUG_BOOLEANS, MLSYS_CONTRACODE_AUG_MANGLE,
        MLSYS_CONTRACODE_AUG_NPASSES };
 #define MLSYS_CONTRACODE_AUG_MAX_PASSES 28   /* pass ids stay below 28: bits 28-30 of `applied` are taken */
 enum { MLSYS_CONTRACODE_AUG_REPO_EFFECTIVE = 0, MLSYS_CONTRACODE_AUG_SAFE };
@@ -433,11 +441,13 @@ typedef struct {
   double p_lines, p_keep_line;     /* line subsampling (lossy) and its per-line keep probability */
   int flags;                       /* MLSYS_CONTRACODE_JS_SCRIPT or _MODULE: how sources are parsed */
 } mlsys_contracode_aug_cfg;
-/* REPO_EFFECTIVE (the authors' pipeline as it really runs, §3.4): rename .25, insert .25, block .5 with mangle 1,
-   beautify .75, indent 4 .5, terse .5 (when compact), lines .25 (keep .9). SAFE: the same without line subsampling,
-   so every variant behaves exactly like the input. Unknown preset: MLSYS_ERR_ARG. */
+/* REPO_EFFECTIVE (the authors' pipeline as it really runs, §3.4): rename .25, insert .25, block .5 with, inside it,
+   fold, unused, seq-cond, props, booleans, template-concat and mangle 1 and dce, hoist-vars, arguments, bool-int,
+   drop-console .5 each (the repo's randomized compress sub-flags); beautify .75, indent 4 .5, terse .5 (when
+   compact), lines .25 (keep .9). SAFE: the same without bool-int, drop-console and line subsampling, so every
+   variant behaves exactly like the input. Unknown preset: MLSYS_ERR_ARG. */
 MLSYS_DEF mlsys_status mlsys_contracode_aug_preset(int preset, mlsys_contracode_aug_cfg *cfg);
-/* The pass id of a name ("rename-param", "insert-var", "mangle"), or -1. */
+/* The pass id of a name ("rename-param", "insert-var", "hoist-vars", "mangle", …: mlsys__aug_table), or -1. */
 MLSYS_DEF int mlsys_contracode_aug_pass_id(const char *name);
 MLSYS_DEF const char *mlsys_contracode_aug_pass_name(int id);   /* NULL if out of range */
 
@@ -6147,6 +6157,11 @@ MLSYS__AUG_COMPRESS_PASS(unused)
 MLSYS__AUG_COMPRESS_PASS(seq_cond)
 MLSYS__AUG_COMPRESS_PASS(props)
 MLSYS__AUG_COMPRESS_PASS(booleans)
+MLSYS__AUG_COMPRESS_PASS(hoist_vars)
+MLSYS__AUG_COMPRESS_PASS(arguments)
+MLSYS__AUG_COMPRESS_PASS(bool_int)
+MLSYS__AUG_COMPRESS_PASS(template_concat)
+MLSYS__AUG_COMPRESS_PASS(drop_console)
 #undef MLSYS__AUG_COMPRESS_PASS
 typedef mlsys_status (*mlsys__aug_fn)(mlsys_contracode_js_ast *a, mlsys_rng *r, int *did);
 /* By pass id (the application order). in_block: part of the terser block. */
@@ -6157,11 +6172,16 @@ static const struct {
 } mlsys__aug_table[MLSYS_CONTRACODE_AUG_NPASSES] = {
     {"rename-param", mlsys__aug_rename, 0},
     {"insert-var", mlsys__aug_insert, 0},
+    {"drop-console", mlsys__aug_drop_console, 1},
+    {"template-concat", mlsys__aug_template_concat, 1},
     {"fold", mlsys__aug_fold, 1},
     {"dce", mlsys__aug_dce, 1},
     {"unused", mlsys__aug_unused, 1},
+    {"hoist-vars", mlsys__aug_hoist_vars, 1},
+    {"arguments", mlsys__aug_arguments, 1},
     {"seq-cond", mlsys__aug_seq_cond, 1},
     {"props", mlsys__aug_props, 1},
+    {"bool-int", mlsys__aug_bool_int, 1},
     {"booleans", mlsys__aug_booleans, 1},
     {"mangle", mlsys__aug_mangle, 1},
 };
@@ -6184,13 +6204,19 @@ MLSYS_DEF mlsys_status mlsys_contracode_aug_preset(int preset, mlsys_contracode_
   c->p_pass[MLSYS_CONTRACODE_AUG_INSERT_VAR] = 0.25;
   c->p_pass[MLSYS_CONTRACODE_AUG_MANGLE] = 1.0;
   /* spec §3.4, the measured (sticky) repo behaviour: compress whenever the block fires, its always-on sub-passes
-     with 1, dead_code with .5 (booleans_as_integers, drop_console are not semantics-preserving: not offered) */
+     with 1, the repo's randomized sub-flags dead_code, hoist_vars, arguments, booleans_as_integers, drop_console
+     with .5; template_concat (its safe form) with 1. SAFE leaves out the two that change behaviour. */
   c->p_pass[MLSYS_CONTRACODE_AUG_FOLD] = 1.0;
   c->p_pass[MLSYS_CONTRACODE_AUG_UNUSED] = 1.0;
   c->p_pass[MLSYS_CONTRACODE_AUG_SEQ_COND] = 1.0;
   c->p_pass[MLSYS_CONTRACODE_AUG_PROPS] = 1.0;
   c->p_pass[MLSYS_CONTRACODE_AUG_BOOLEANS] = 1.0;
+  c->p_pass[MLSYS_CONTRACODE_AUG_TEMPLATE_CONCAT] = 1.0;
   c->p_pass[MLSYS_CONTRACODE_AUG_DCE] = 0.5;
+  c->p_pass[MLSYS_CONTRACODE_AUG_HOIST_VARS] = 0.5;
+  c->p_pass[MLSYS_CONTRACODE_AUG_ARGUMENTS] = 0.5;
+  c->p_pass[MLSYS_CONTRACODE_AUG_BOOL_INT] = preset == MLSYS_CONTRACODE_AUG_SAFE ? 0.0 : 0.5;
+  c->p_pass[MLSYS_CONTRACODE_AUG_DROP_CONSOLE] = preset == MLSYS_CONTRACODE_AUG_SAFE ? 0.0 : 0.5;
   c->p_block = 0.5;
   c->p_beautify = 0.75;
   c->p_indent4 = 0.5;
