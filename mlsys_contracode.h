@@ -5349,7 +5349,10 @@ static void mlsys__cp_unused1(mlsys__cp *c, int x) {
       if (dr < c->s.nnodes && drop[dr]) { *pp = MLSYS__CP_N(c, dr).next; c->count++; }
       else pp = &MLSYS__CP_N(c, dr).next;
     }
-    if (!MLSYS__CP_N(c, x).a) MLSYS__CP_N(c, x).kind = MLSYS_CONTRACODE_JS_EMPTY_STATEMENT;
+    if (!MLSYS__CP_N(c, x).a) {   /* op too: `if(a)var d;` → `if(a);` must equal the tree `;` parses to */
+      MLSYS__CP_N(c, x).kind = MLSYS_CONTRACODE_JS_EMPTY_STATEMENT;
+      MLSYS__CP_N(c, x).op = 0;
+    }
     return;
   }
   if (n->kind == MLSYS_CONTRACODE_JS_FOR_STATEMENT && n->a && MLSYS__CP_N(c, n->a).kind == MLSYS_CONTRACODE_JS_EMPTY_STATEMENT) {
