@@ -13,8 +13,9 @@
      2. Scope analysis: scopes, bindings (var hoisting, params, let/const/class, catch, imports), references resolved
         or free, `arguments` use, eval/with unsafe marking.
      3. Transforms: T1 rename a parameter to a fresh name, T2 insert an unused `var` after the directive prologue,
-        T3 scope-aware mangling of local names, and terser's compress passes T4-T8 (constant folding, dead code,
-        unused variables, booleans, sequences/conditionals, property access).
+        T3 scope-aware mangling of local names, and terser's compress passes T4-T10 (constant folding, dead code,
+        unused variables, booleans, sequences/conditionals, property access, hoist_vars, arguments) plus the unsafe
+        booleans_as_integers and drop_console and a safe template-to-concatenation.
      4. Augmentation (Alg. 1, transform dropout): the passes in a fixed order each with its probability, printing
         styles, line subsampling (lossy, by design); presets REPO_EFFECTIVE and SAFE; N deduplicated variants with
         per-variant seeds (reproducible, parallelizable); a function as a program unit.
@@ -24,7 +25,7 @@
         repo's normalize_program.
      7. Evaluation: AUROC (ties ½), average precision (scikit-learn's), Hanley–McNeil standard errors, best-threshold
         accuracy, the adversarial min/max reduce over N variants, edit-distance similarity over token ids.
-   (Section 3's other transforms and 6 — the encoders and MoCo — are not written yet; see
+   (Section 3's print options quote_keys/quote_style and 6 — the encoders and MoCo — are not written yet; see
    docs/contracode.md.)
 
    USAGE

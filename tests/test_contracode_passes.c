@@ -1,5 +1,7 @@
 /* tests/test_contracode_passes.c — the compress passes of mlsys_contracode.h section 3 (T4 fold, T5 dce, T5b
-   unused, T6 booleans, T7 seq/cond, T8 props). Expected answers: spec §7.4 items 8-10 byte for byte in the terse
+   unused, T6 booleans, T7 seq/cond, T8 props; T9 hoist_vars, T10 arguments, template_concat, and the unsafe T6u
+   bool_int and drop_console, whose Node test checks that they DO change behaviour, spec §7.4 item 11). Expected
+   answers: spec §7.4 items 8-10 byte for byte in the terse
    print style (items 9-10 are terser 4.8.1's measured outputs), hand cases and refusals (eval/with, `this`-changing
    picks, Annex B functions, dead let/const, for-in heads, free-name initializers), an outside oracle for folding
    (Node evaluates 400 random literal expressions before and after; needs node, else skipped), and over the
