@@ -501,13 +501,17 @@ static const char *const node_progs[] = {
   /* arguments: reads, length, arrows, calls with fewer and more arguments */
   "function a1(p,q){return [arguments[0],arguments[1],arguments[2],arguments.length,p,q]}"
   "function a2(p,q){var f=()=>arguments[1]+arguments[0];return f()+arguments.length}"
-  "function a3(p){q=arguments[0];return [q,typeof arguments[0]]}var q;",
+  "function a3(p){q=arguments[0];return [q,typeof arguments[0]]}var q;"
+  /* where the guards matter: a written parameter past the argument count, `this` of a call, an inner function */
+  "function a4(p,q){q=5;return [arguments[1],q,arguments[0]]}"
+  "function a5(p){var f=function(){return arguments[0]};return [f(9),arguments[0](),p]}",
   /* template_concat */
   "function t1(x){var y=typeof x;return [`a${1}b${\"c\"}`,`${1}${2}`,`n${typeof x}${-0}`,`\\u0041\\x42${y}`,`${x}`,`e`]}",
 };
 static const char *const node_calls[] = {
   "R.push(h1(0),h1(3),h2(0),h2(1),h3(1),h3(\"s\"),h4())",
-  "R.push(a1(),a1(1),a1(1,2),a1(1,2,3),a2(1,2),a2(\"x\"),a3(7),a3())",
+  "R.push(a1(),a1(1),a1(1,2),a1(1,2,3),a2(1,2),a2(\"x\"),a3(7),a3(),a4(1),a4(1,2),"
+  "a5(function(){return this===undefined||this===globalThis}))",
   "R.push(t1(1),t1(\"s\"),t1({toString(){return \"T\"},valueOf(){return 5}}))",
 };
 static char *node_run(const char *js) {   /* the first line Node prints, malloc'd; NULL if it did not run */
