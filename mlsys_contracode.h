@@ -13,8 +13,9 @@
      2. Scope analysis: scopes, bindings (var hoisting, params, let/const/class, catch, imports), references resolved
         or free, `arguments` use, eval/with unsafe marking.
      3. Transforms: T1 rename a parameter to a fresh name, T2 insert an unused `var` after the directive prologue,
-        T3 scope-aware mangling of local names, and terser's compress passes T4-T8 (constant folding, dead code,
-        unused variables, booleans, sequences/conditionals, property access).
+        T3 scope-aware mangling of local names, and terser's compress passes T4-T10 (constant folding, dead code,
+        unused variables, booleans, sequences/conditionals, property access, hoist_vars, arguments) plus the unsafe
+        booleans_as_integers and drop_console and a safe template-to-concatenation.
      4. Augmentation (Alg. 1, transform dropout): the passes in a fixed order each with its probability, printing
         styles, line subsampling (lossy, by design); presets REPO_EFFECTIVE and SAFE; N deduplicated variants with
         per-variant seeds (reproducible, parallelizable); a function as a program unit.
@@ -24,7 +25,7 @@
         repo's normalize_program.
      7. Evaluation: AUROC (ties ½), average precision (scikit-learn's), Hanley–McNeil standard errors, best-threshold
         accuracy, the adversarial min/max reduce over N variants, edit-distance similarity over token ids.
-   (Section 3's other transforms and 6 — the encoders and MoCo — are not written yet; see
+   (Section 3's print options quote_keys/quote_style and 6 — the encoders and MoCo — are not written yet; see
    docs/contracode.md.)
 
    USAGE
@@ -351,6 +352,48 @@ MLSYS_DEF mlsys_status mlsys_contracode_seq_cond(mlsys_contracode_js_ast *ast, i
 MLSYS_DEF mlsys_status mlsys_contracode_props(mlsys_contracode_js_ast *ast, int *nrewrites);
 /* All six, in the order above, once each; *nrewrites is their total. */
 MLSYS_DEF mlsys_status mlsys_contracode_compress(mlsys_contracode_js_ast *ast, int *nrewrites);
+/* The rest of terser's compress options that Table 2.1 and the repo's terser.js use (§3.1, §3.3); same contract
+   as above (in place, deterministic, *nrewrites, nothing eval/with can see), none of them in compress. */
+/* T9 hoist_vars (terser `hoist_vars`): in every function (not the top level) with at least two `var`
+   declarations (terser's condition), the var names, first occurrence first, become one `var a, b;` after the
+   directive prologue, and each declaration becomes the assignments of its initializers: `var a = 1, b;` → `a = 1;`
+   (none: the statement goes, or is `;` where a single statement is needed), `for (var i = 0, j;…)` → `for (i = 0;…)`,
+   `for (var k in o)` → `for (k in o)`, `var {a, b} = o` → `({a, b} = o)` (assignment and declaration run the same
+   destructuring and name anonymous functions alike). Parameters' names are kept in the list: with default values
+   the body's var is a second binding initialized from the parameter, which `var a;` still makes. A nested
+   block's let/const of a var's name needs no guard (a var assigned inside such a block is an early error). Refused
+   (the function is left alone): a function declaration in a nested block (Annex B gives it a var binding assigned
+   when its block runs), a catch parameter with the name of one of the vars (`catch (e) { var e = 1 }` assigns
+   the parameter, and keeping that right is not worth the case), `for (var k = 0 in o)` (Annex B), a var named
+   `let` or `async` (`let = 1;` and `for (async of x)` parse differently once `var` is gone). *nrewrites counts the
+   declarations rewritten. */
+MLSYS_DEF mlsys_status mlsys_contracode_hoist_vars(mlsys_contracode_js_ast *ast, int *nrewrites);
+/* T10 arguments (terser `arguments`): `arguments[i]` (i a decimal integer literal below the parameter count) →
+   the i-th parameter, in functions that are not strict (no "use strict" here or above, not in a class, not a
+   module) and have a simple parameter list (identifiers only), where sloppy mode maps arguments[i] onto the
+   parameter. Exact, so guarded where the mapping could break: every use of the function's `arguments` must be
+   `arguments[literal]` or `arguments.length` read (not assigned, updated, deleted, destructured into, or called
+   through: `arguments[0]()` passes `arguments` as `this`), else the function is left alone; a parameter that is
+   written anywhere (assigned, updated, a for-in/of or destructuring target, redeclared by var or function, or a
+   duplicate name) is not substituted, since past the actual argument count the two are not aliased; nor one
+   shadowed where `arguments` is read (a let, or an arrow's own parameter). Nested arrows' `arguments` is the
+   enclosing function's; other nested functions have their own. Not covered: an Object.prototype property named
+   like an index would show through `arguments[i]` past the argument count but not through the parameter. */
+MLSYS_DEF mlsys_status mlsys_contracode_arguments(mlsys_contracode_js_ast *ast, int *nrewrites);
+/* T6u bool_int (terser `booleans_as_integers`, UNSAFE, kept for faithfulness to the repo): `===`/`!==` with a
+   boolean literal operand → `==`/`!=`, then `true`/`false` → `1`/`0`. Changes meaning (`x === true` for x = 1,
+   `typeof true`, `true + ""`); spec §7.4 test 11 and the oracle catch it. Not in the SAFE preset. */
+MLSYS_DEF mlsys_status mlsys_contracode_bool_int(mlsys_contracode_js_ast *ast, int *nrewrites);
+/* template_concat, safe form: an untagged template whose every substitution is a string or number literal or a
+   `typeof` expression → string concatenation: `` `a${typeof x}b` `` → `"a"+typeof x+"b"`, `` `${1}${2}` `` →
+   `""+1+2` (the first piece, even empty, keeps every `+` a concatenation), `` `ab` `` → `"ab"`. Terser converts
+   every template (unsafe: `${o}` calls o's toString, `"" + o` its valueOf first); here other substitutions leave
+   the template alone, as does a raw CR (its cooked value is a LF). */
+MLSYS_DEF mlsys_status mlsys_contracode_template_concat(mlsys_contracode_js_ast *ast, int *nrewrites);
+/* drop_console (terser `drop_console`; CHANGES I/O, and drops the arguments' side effects, so not in SAFE): removes
+   every expression statement that calls a member of the global `console` (`console.log(x);`,
+   `console.log.apply(console, a);`); a statement position that needs one keeps `;`. A local `console` stays. */
+MLSYS_DEF mlsys_status mlsys_contracode_drop_console(mlsys_contracode_js_ast *ast, int *nrewrites);
 
 /* [end of section 3 declarations] */
 
@@ -366,7 +409,11 @@ MLSYS_DEF mlsys_status mlsys_contracode_compress(mlsys_contracode_js_ast *ast, i
                    English-like name of one or two words from a built-in list, snake_case or camelCase (p .5 each),
                    as the repo's Babel pass does (the repo only visits FunctionDeclarations; here every function).
      insert-var    T2: `var <fresh word>;` at the top of every function body (not expression-bodied arrows).
-     mangle        T3, inside the "terser block" (it runs only in variants where the block fires, p_block).
+     the terser block (its passes run only in variants where the block fires, p_block), in this order:
+     drop-console, template-concat, fold, dce, unused, hoist-vars, arguments, seq-cond, props, bool-int, booleans
+                   section 3's compress passes (terser's compress sub-options);
+     mangle        T3.
+   drop-console and bool-int change behaviour (section 3); the SAFE preset never runs them.
    Printing: beautified w.p. p_beautify (indent 4 w.p. p_indent4, else 2), else compact, without the last `;` of
    each block w.p. p_terse (terser's output). All of that preserves semantics. Line subsampling
    (mlsys_contracode_sample_lines) w.p. p_lines does NOT: it deletes random lines, and the result need not parse —
@@ -374,9 +421,13 @@ MLSYS_DEF mlsys_status mlsys_contracode_compress(mlsys_contracode_js_ast *ast, i
    Hook for more passes: a new AST pass adds its id before MLSYS_CONTRACODE_AUG_NPASSES (the enum order is the
    application order) and one row to mlsys__aug_table in the implementation (name, function, in-block flag). */
 enum { MLSYS_CONTRACODE_AUG_RENAME_PARAM = 0, MLSYS_CONTRACODE_AUG_INSERT_VAR,
-       /* the terser block: compress (T4-T8) then mangle, terser's order */
-       MLSYS_CONTRACODE_AUG_FOLD, MLSYS_CONTRACODE_AUG_DCE, MLSYS_CONTRACODE_AUG_UNUSED, MLSYS_CONTRACODE_AUG_SEQ_COND,
-       MLSYS_CONTRACODE_AUG_PROPS, MLSYS_CONTRACODE_AUG_BOOLEANS, MLSYS_CONTRACODE_AUG_MANGLE,
+       /* the terser block: compress (T4-T10 and the rest) then mangle, terser's order. drop_console first (what it
+          drops needs no other rewrite), template_concat before fold (which folds `"a"+1`), hoist_vars before
+          seq_cond (which joins its assignments), bool_int before booleans (which would leave it no literal) */
+       MLSYS_CONTRACODE_AUG_DROP_CONSOLE, MLSYS_CONTRACODE_AUG_TEMPLATE_CONCAT, MLSYS_CONTRACODE_AUG_FOLD,
+       MLSYS_CONTRACODE_AUG_DCE, MLSYS_CONTRACODE_AUG_UNUSED, MLSYS_CONTRACODE_AUG_HOIST_VARS,
+       MLSYS_CONTRACODE_AUG_ARGUMENTS, MLSYS_CONTRACODE_AUG_SEQ_COND, MLSYS_CONTRACODE_AUG_PROPS,
+       MLSYS_CONTRACODE_AUG_BOOL_INT, MLSYS_CONTRACODE_AUG_BOOLEANS, MLSYS_CONTRACODE_AUG_MANGLE,
        MLSYS_CONTRACODE_AUG_NPASSES };
 #define MLSYS_CONTRACODE_AUG_MAX_PASSES 28   /* pass ids stay below 28: bits 28-30 of `applied` are taken */
 enum { MLSYS_CONTRACODE_AUG_REPO_EFFECTIVE = 0, MLSYS_CONTRACODE_AUG_SAFE };
@@ -391,11 +442,13 @@ typedef struct {
   double p_lines, p_keep_line;     /* line subsampling (lossy) and its per-line keep probability */
   int flags;                       /* MLSYS_CONTRACODE_JS_SCRIPT or _MODULE: how sources are parsed */
 } mlsys_contracode_aug_cfg;
-/* REPO_EFFECTIVE (the authors' pipeline as it really runs, §3.4): rename .25, insert .25, block .5 with mangle 1,
-   beautify .75, indent 4 .5, terse .5 (when compact), lines .25 (keep .9). SAFE: the same without line subsampling,
-   so every variant behaves exactly like the input. Unknown preset: MLSYS_ERR_ARG. */
+/* REPO_EFFECTIVE (the authors' pipeline as it really runs, §3.4): rename .25, insert .25, block .5 with, inside it,
+   fold, unused, seq-cond, props, booleans, template-concat and mangle 1 and dce, hoist-vars, arguments, bool-int,
+   drop-console .5 each (the repo's randomized compress sub-flags); beautify .75, indent 4 .5, terse .5 (when
+   compact), lines .25 (keep .9). SAFE: the same without bool-int, drop-console and line subsampling, so every
+   variant behaves exactly like the input. Unknown preset: MLSYS_ERR_ARG. */
 MLSYS_DEF mlsys_status mlsys_contracode_aug_preset(int preset, mlsys_contracode_aug_cfg *cfg);
-/* The pass id of a name ("rename-param", "insert-var", "mangle"), or -1. */
+/* The pass id of a name ("rename-param", "insert-var", "hoist-vars", "mangle", …: mlsys__aug_table), or -1. */
 MLSYS_DEF int mlsys_contracode_aug_pass_id(const char *name);
 MLSYS_DEF const char *mlsys_contracode_aug_pass_name(int id);   /* NULL if out of range */
 
@@ -4719,6 +4772,7 @@ typedef struct {
   int count, nomem;
   int *buf; size_t nbuf, cap;  /* scratch for list rewrites */
   uint8_t *drop;               /* T5b: declarators and declarations to remove */
+  long aux;                    /* bool_int: where "01" was added to the text (-1 not yet) */
 } mlsys__cp;
 typedef void (*mlsys__cp_fn)(mlsys__cp *c, int x);
 #define MLSYS__CP_N(c, x) ((c)->a->nodes[x])
@@ -5391,7 +5445,10 @@ static void mlsys__cp_unused1(mlsys__cp *c, int x) {
       if (dr < c->s.nnodes && drop[dr]) { *pp = MLSYS__CP_N(c, dr).next; c->count++; }
       else pp = &MLSYS__CP_N(c, dr).next;
     }
-    if (!MLSYS__CP_N(c, x).a) MLSYS__CP_N(c, x).kind = MLSYS_CONTRACODE_JS_EMPTY_STATEMENT;
+    if (!MLSYS__CP_N(c, x).a) {   /* op too: `if(a)var d;` → `if(a);` must equal the tree `;` parses to */
+      MLSYS__CP_N(c, x).kind = MLSYS_CONTRACODE_JS_EMPTY_STATEMENT;
+      MLSYS__CP_N(c, x).op = 0;
+    }
     return;
   }
   if (n->kind == MLSYS_CONTRACODE_JS_FOR_STATEMENT && n->a && MLSYS__CP_N(c, n->a).kind == MLSYS_CONTRACODE_JS_EMPTY_STATEMENT) {
@@ -5612,6 +5669,492 @@ MLSYS_DEF mlsys_status mlsys_contracode_compress(mlsys_contracode_js_ast *ast, i
   return MLSYS_OK;
 }
 
+/* ---- T9 hoist_vars, T10 arguments, T6u bool_int, template_concat, drop_console ---- */
+#define MLSYS__CP_IS_FN(k)                                                                                    \
+  ((k) == MLSYS_CONTRACODE_JS_FUNCTION_DECLARATION || (k) == MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION ||       \
+   (k) == MLSYS_CONTRACODE_JS_ARROW_FUNCTION_EXPRESSION)
+static int mlsys__cp_is_name(mlsys__cp *c, int x, const char *s) {
+  size_t n = strlen(s);
+  return x && MLSYS__CP_N(c, x).kind == MLSYS_CONTRACODE_JS_IDENTIFIER && MLSYS__CP_N(c, x).slen == n &&
+         !memcmp(c->a->text + MLSYS__CP_N(c, x).str, s, n);
+}
+static int mlsys__cp_is_var(mlsys__cp *c, int x) {
+  return x && MLSYS__CP_N(c, x).kind == MLSYS_CONTRACODE_JS_VARIABLE_DECLARATION && MLSYS__CP_N(c, x).op == MLSYS_CONTRACODE_JS_VAR;
+}
+/* par[x] = the node holding x, for the nodes reachable from the root (a dead node may still point at live ones, so
+   this follows the tree, not the array). */
+static void mlsys__cp_par_walk(mlsys__cp *c, int *par, int x) {
+  int ch[4], i, y;
+  const mlsys_contracode_js_node *n = &MLSYS__CP_N(c, x);
+  if (n->kind == MLSYS_CONTRACODE_JS_IDENTIFIER || n->kind == MLSYS_CONTRACODE_JS_LITERAL) return;
+  ch[0] = n->a; ch[1] = n->b; ch[2] = n->c; ch[3] = n->d;
+  for (i = 0; i < 4; i++)
+    for (y = ch[i]; y; y = MLSYS__CP_N(c, y).next) {
+      par[y] = x;
+      mlsys__cp_par_walk(c, par, y);
+    }
+}
+static int *mlsys__cp_parents(mlsys__cp *c) {
+  int *par = (int *)calloc((size_t)c->a->nnodes + 1, sizeof *par);
+  if (!par) { c->nomem = 1; return NULL; }
+  mlsys__cp_par_walk(c, par, c->a->root);
+  return par;
+}
+/* Strict code: a module, inside a class, or under a "use strict" prologue of x or an enclosing function/program. */
+static int mlsys__cp_strict(mlsys__cp *c, const int *par, int x) {
+  if (c->a->module) return 1;
+  for (; x; x = par[x]) {
+    const mlsys_contracode_js_node *n = &MLSYS__CP_N(c, x);
+    int body = 0, y;
+    if (n->kind == MLSYS_CONTRACODE_JS_CLASS_BODY || n->kind == MLSYS_CONTRACODE_JS_CLASS_DECLARATION ||
+        n->kind == MLSYS_CONTRACODE_JS_CLASS_EXPRESSION)
+      return 1;
+    if (n->kind == MLSYS_CONTRACODE_JS_PROGRAM) body = x;
+    else if (MLSYS__CP_IS_FN(n->kind) && n->c && MLSYS__CP_N(c, n->c).kind == MLSYS_CONTRACODE_JS_BLOCK_STATEMENT) body = n->c;
+    if (!body) continue;
+    for (y = MLSYS__CP_N(c, body).a; y && (MLSYS__CP_N(c, y).flags & MLSYS_CONTRACODE_JS_F_DIRECTIVE); y = MLSYS__CP_N(c, y).next) {
+      const mlsys_contracode_js_node *l = &MLSYS__CP_N(c, MLSYS__CP_N(c, y).a);
+      if (l->slen == 12 && !memcmp(c->a->text + l->str + 1, "use strict", 10)) return 1;
+    }
+  }
+  return 0;
+}
+
+/* T9 hoist_vars. h: bad (refuse the function), ndecl (var declarations seen). The var names go onto buf. */
+typedef struct { int bad, ndecl; size_t from, to; } mlsys__hv;
+static void mlsys__hv_collect(mlsys__cp *c, int x, int top, int check, mlsys__hv *h) {
+  const mlsys_contracode_js_node *n = &MLSYS__CP_N(c, x);
+  int ch[4], i, y;
+  size_t k;
+  switch (n->kind) {
+    case MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION: case MLSYS_CONTRACODE_JS_ARROW_FUNCTION_EXPRESSION:
+    case MLSYS_CONTRACODE_JS_CLASS_EXPRESSION: case MLSYS_CONTRACODE_JS_CLASS_DECLARATION:
+    case MLSYS_CONTRACODE_JS_IDENTIFIER: case MLSYS_CONTRACODE_JS_LITERAL:
+      return;
+    case MLSYS_CONTRACODE_JS_FUNCTION_DECLARATION:
+      if (!top) h->bad = 1;   /* Annex B: a block function also gets a var binding, assigned when its block runs */
+      return;
+    case MLSYS_CONTRACODE_JS_VARIABLE_DECLARATION:
+      if (n->op != MLSYS_CONTRACODE_JS_VAR || check) return;
+      h->ndecl++;
+      k = c->nbuf;
+      for (y = n->a; y; y = MLSYS__CP_N(c, y).next) mlsys__cp_pat_ids(c, MLSYS__CP_N(c, y).a);
+      for (; k < c->nbuf; k++)   /* `let = 1;` and `for (async of x)` read differently once `var` is gone */
+        if (mlsys__cp_is_name(c, c->buf[k], "let") || mlsys__cp_is_name(c, c->buf[k], "async")) h->bad = 1;
+      return;   /* initializers hold no declarations outside functions */
+    case MLSYS_CONTRACODE_JS_FOR_IN_STATEMENT: case MLSYS_CONTRACODE_JS_FOR_OF_STATEMENT:
+      if (mlsys__cp_is_var(c, n->a) && MLSYS__CP_N(c, MLSYS__CP_N(c, n->a).a).b) h->bad = 1;   /* Annex B `for (var k = 0 in o)` */
+      break;
+    case MLSYS_CONTRACODE_JS_CATCH_CLAUSE:
+      if (check && n->a) {   /* `catch (e) { var e = 1 }`: the initializer writes the catch parameter */
+        size_t mark = c->nbuf, j;
+        mlsys__cp_pat_ids(c, n->a);
+        for (k = mark; k < c->nbuf && !h->bad; k++)
+          for (j = h->from; j < h->to; j++) {
+            const mlsys_contracode_js_node *p = &MLSYS__CP_N(c, c->buf[k]), *v = &MLSYS__CP_N(c, c->buf[j]);
+            if (p->slen == v->slen && !memcmp(c->a->text + p->str, c->a->text + v->str, p->slen)) { h->bad = 1; break; }
+          }
+        c->nbuf = mark;
+      }
+      break;
+    default: break;
+  }
+  ch[0] = n->a; ch[1] = n->b; ch[2] = n->c; ch[3] = n->d;
+  for (i = 0; i < 4; i++)
+    for (y = ch[i]; y; y = MLSYS__CP_N(c, y).next) mlsys__hv_collect(c, y, 0, check, h);
+}
+/* The initializers of var declaration d as one expression (declarators become assignments), or 0. */
+static int mlsys__hv_expr(mlsys__cp *c, int d) {
+  size_t from = c->nbuf;
+  int dr, nx, e;
+  for (dr = MLSYS__CP_N(c, d).a; dr; dr = nx) {
+    int id = MLSYS__CP_N(c, dr).a, init = MLSYS__CP_N(c, dr).b;
+    nx = MLSYS__CP_N(c, dr).next;
+    if (!init) continue;
+    mlsys__cp_set(c, dr, MLSYS_CONTRACODE_JS_ASSIGNMENT_EXPRESSION, MLSYS__CC_P_ASSIGN, id, init, 0);
+    MLSYS__CP_N(c, dr).next = 0;
+    mlsys__cp_push(c, dr);
+  }
+  if (c->nbuf == from) return 0;
+  if (c->nbuf == from + 1) { e = c->buf[from]; c->nbuf = from; return e; }
+  return mlsys__cp_seq(c, from);
+}
+/* Statement s (a var declaration) in a single-statement slot: its assignments, or an empty statement. */
+static void mlsys__hv_stmt(mlsys__cp *c, int s) {
+  int e = mlsys__hv_expr(c, s);
+  mlsys__cp_set(c, s, e ? MLSYS_CONTRACODE_JS_EXPRESSION_STATEMENT : MLSYS_CONTRACODE_JS_EMPTY_STATEMENT, 0, e, 0, 0);
+  c->count++;
+}
+static void mlsys__hv_rewrite(mlsys__cp *c, int x) {
+  mlsys_contracode_js_node *n = &MLSYS__CP_N(c, x);
+  int ch[4], i, y;
+  int32_t *head;
+  switch (n->kind) {
+    case MLSYS_CONTRACODE_JS_FUNCTION_DECLARATION: case MLSYS_CONTRACODE_JS_FUNCTION_EXPRESSION:
+    case MLSYS_CONTRACODE_JS_ARROW_FUNCTION_EXPRESSION: case MLSYS_CONTRACODE_JS_CLASS_EXPRESSION:
+    case MLSYS_CONTRACODE_JS_CLASS_DECLARATION: case MLSYS_CONTRACODE_JS_IDENTIFIER: case MLSYS_CONTRACODE_JS_LITERAL:
+    case MLSYS_CONTRACODE_JS_VARIABLE_DECLARATION:
+      return;
+    default: break;
+  }
+  ch[0] = n->a; ch[1] = n->b; ch[2] = n->c; ch[3] = n->d;
+  for (i = 0; i < 4; i++)
+    for (y = ch[i]; y; y = MLSYS__CP_N(c, y).next) mlsys__hv_rewrite(c, y);
+  n = &MLSYS__CP_N(c, x);
+  if ((head = mlsys__cp_list(c, x)) != NULL) {
+    int32_t *pp = head;
+    while (*pp) {
+      int s = *pp, e;
+      if (!mlsys__cp_is_var(c, s)) { pp = &MLSYS__CP_N(c, s).next; continue; }
+      c->count++;
+      if ((e = mlsys__hv_expr(c, s)) != 0) {
+        mlsys__cp_set(c, s, MLSYS_CONTRACODE_JS_EXPRESSION_STATEMENT, 0, e, 0, 0);
+        pp = &MLSYS__CP_N(c, s).next;
+      } else *pp = MLSYS__CP_N(c, s).next;
+    }
+    return;
+  }
+  switch (n->kind) {
+    case MLSYS_CONTRACODE_JS_FOR_STATEMENT:
+      if (mlsys__cp_is_var(c, n->a)) { n->a = mlsys__hv_expr(c, n->a); c->count++; }
+      if (mlsys__cp_is_var(c, n->d)) mlsys__hv_stmt(c, n->d);
+      break;
+    case MLSYS_CONTRACODE_JS_FOR_IN_STATEMENT: case MLSYS_CONTRACODE_JS_FOR_OF_STATEMENT:
+      if (mlsys__cp_is_var(c, n->a)) {
+        n->a = MLSYS__CP_N(c, MLSYS__CP_N(c, n->a).a).a;   /* the declarator's target */
+        MLSYS__CP_N(c, n->a).next = 0;
+        c->count++;
+      }
+      if (mlsys__cp_is_var(c, n->c)) mlsys__hv_stmt(c, n->c);
+      break;
+    case MLSYS_CONTRACODE_JS_IF_STATEMENT:
+      if (mlsys__cp_is_var(c, n->b)) mlsys__hv_stmt(c, n->b);
+      if (mlsys__cp_is_var(c, n->c)) mlsys__hv_stmt(c, n->c);
+      break;
+    case MLSYS_CONTRACODE_JS_WHILE_STATEMENT: case MLSYS_CONTRACODE_JS_LABELED_STATEMENT:
+    case MLSYS_CONTRACODE_JS_WITH_STATEMENT:
+      if (mlsys__cp_is_var(c, n->b)) mlsys__hv_stmt(c, n->b);
+      break;
+    case MLSYS_CONTRACODE_JS_DO_WHILE_STATEMENT:
+      if (mlsys__cp_is_var(c, n->a)) mlsys__hv_stmt(c, n->a);
+      break;
+    default: break;
+  }
+}
+static void mlsys__cp_hoist1(mlsys__cp *c, int x) {
+  mlsys__hv h;
+  int body, y, d;
+  int32_t *pp;
+  size_t i, j, k;
+  if (!MLSYS__CP_IS_FN(MLSYS__CP_N(c, x).kind)) return;
+  body = MLSYS__CP_N(c, x).c;
+  if (!body || MLSYS__CP_N(c, body).kind != MLSYS_CONTRACODE_JS_BLOCK_STATEMENT) return;
+  memset(&h, 0, sizeof h);
+  h.from = c->nbuf;
+  for (y = MLSYS__CP_N(c, body).a; y; y = MLSYS__CP_N(c, y).next) mlsys__hv_collect(c, y, 1, 0, &h);
+  h.to = c->nbuf;
+  if (!h.bad && h.ndecl >= 2)
+    for (y = MLSYS__CP_N(c, body).a; y; y = MLSYS__CP_N(c, y).next) mlsys__hv_collect(c, y, 1, 1, &h);
+  if (h.bad || h.ndecl < 2 || c->nomem) { c->nbuf = h.from; return; }
+  for (i = k = h.from; i < h.to; i++) {   /* first occurrence of each name, in source order */
+    const mlsys_contracode_js_node *v = &MLSYS__CP_N(c, c->buf[i]);
+    for (j = h.from; j < k; j++) {
+      const mlsys_contracode_js_node *u = &MLSYS__CP_N(c, c->buf[j]);
+      if (u->slen == v->slen && !memcmp(c->a->text + u->str, c->a->text + v->str, v->slen)) break;
+    }
+    if (j == k) c->buf[k++] = c->buf[i];
+  }
+  c->nbuf = k;
+  mlsys__hv_rewrite(c, body);
+  if (c->nomem || !(d = mlsys__cp_var_decl(c, h.from))) { c->nbuf = h.from; return; }
+  pp = &MLSYS__CP_N(c, body).a;
+  while (*pp && (MLSYS__CP_N(c, *pp).flags & MLSYS_CONTRACODE_JS_F_DIRECTIVE)) pp = &MLSYS__CP_N(c, *pp).next;
+  MLSYS__CP_N(c, d).next = *pp;
+  *pp = d;
+}
+MLSYS_DEF mlsys_status mlsys_contracode_hoist_vars(mlsys_contracode_js_ast *ast, int *nrewrites) {
+  mlsys__cp c;
+  mlsys_status st = mlsys__cp_open(&c, ast);
+  if (nrewrites) *nrewrites = 0;
+  if (st != MLSYS_OK) return st;
+  mlsys__cp_walk(&c, ast->root, 0, mlsys__cp_hoist1);
+  return mlsys__cp_close(&c, nrewrites, "hoist_vars");
+}
+
+/* T10 arguments. Is identifier x (a name use) written: assigned, updated, a for-in/of target or in a pattern? */
+static int mlsys__cp_written(mlsys__cp *c, const int *par, int x) {
+  int p = par[x];
+  const mlsys_contracode_js_node *n = &MLSYS__CP_N(c, p);
+  switch (n->kind) {
+    case MLSYS_CONTRACODE_JS_ASSIGNMENT_EXPRESSION: case MLSYS_CONTRACODE_JS_ASSIGNMENT_PATTERN:
+    case MLSYS_CONTRACODE_JS_FOR_IN_STATEMENT: case MLSYS_CONTRACODE_JS_FOR_OF_STATEMENT:
+      return n->a == x;
+    case MLSYS_CONTRACODE_JS_UPDATE_EXPRESSION: case MLSYS_CONTRACODE_JS_ARRAY_PATTERN: case MLSYS_CONTRACODE_JS_REST_ELEMENT:
+      return 1;
+    case MLSYS_CONTRACODE_JS_PROPERTY: return MLSYS__CP_N(c, par[p]).kind == MLSYS_CONTRACODE_JS_OBJECT_PATTERN;
+    case MLSYS_CONTRACODE_JS_UNARY_EXPRESSION: return n->op == MLSYS__CC_P_DELETE;
+    default: return 0;
+  }
+}
+/* The non-arrow function scope whose implicit `arguments` identifier x is, or -1. */
+static int mlsys__cp_args_owner(mlsys__cp *c, int x) {
+  int f;
+  if (x >= c->s.nnodes || c->s.resolved[x] != 0 || (f = c->s.id_scope[x]) < 0 || !mlsys__cp_is_name(c, x, "arguments"))
+    return -1;
+  while (f >= 0 && !(c->s.scopes[f].kind == MLSYS_CONTRACODE_SCOPE_FUNCTION && !c->s.scopes[f].arrow)) f = c->s.scopes[f].parent;
+  return f;
+}
+/* `arguments[i]` (i a decimal integer literal) → i, `arguments.length` → -2, anything else → -1. m = par[x]. */
+static int mlsys__cp_args_use(mlsys__cp *c, const int *par, int x) {
+  int m = par[x], k;
+  const mlsys_contracode_js_node *n = &MLSYS__CP_N(c, m), *l;
+  long v = 0;
+  uint32_t i;
+  if (n->kind != MLSYS_CONTRACODE_JS_MEMBER_EXPRESSION || n->a != x || (n->flags & MLSYS_CONTRACODE_JS_F_OPTIONAL)) return -1;
+  /* read positions only: `arguments[0]()` would lose its `this`, a write or delete would change the mapping */
+  if (mlsys__cp_written(c, par, m)) return -1;
+  k = MLSYS__CP_N(c, par[m]).kind;
+  if ((k == MLSYS_CONTRACODE_JS_CALL_EXPRESSION || k == MLSYS_CONTRACODE_JS_TAGGED_TEMPLATE_EXPRESSION) &&
+      MLSYS__CP_N(c, par[m]).a == m)
+    return -1;
+  if (k == MLSYS_CONTRACODE_JS_CHAIN_EXPRESSION) return -1;
+  if (!(n->flags & MLSYS_CONTRACODE_JS_F_COMPUTED)) return mlsys__cp_is_name(c, n->b, "length") ? -2 : -1;
+  l = &MLSYS__CP_N(c, n->b);
+  if (l->kind != MLSYS_CONTRACODE_JS_LITERAL || l->op != MLSYS_CONTRACODE_JS_LIT_NUMBER || !l->slen || l->slen > 6 ||
+      (l->slen > 1 && c->a->text[l->str] == '0'))
+    return -1;
+  for (i = 0; i < l->slen; i++) {
+    char ch = c->a->text[l->str + i];
+    if (ch < '0' || ch > '9') return -1;
+    v = v * 10 + (ch - '0');
+  }
+  return (int)v;
+}
+MLSYS_DEF mlsys_status mlsys_contracode_arguments(mlsys_contracode_js_ast *ast, int *nrewrites) {
+  mlsys__cp c;
+  mlsys_status st = mlsys__cp_open(&c, ast);
+  int *par = NULL, i, f;
+  uint8_t *ok = NULL, *written = NULL;
+  if (nrewrites) *nrewrites = 0;
+  if (st != MLSYS_OK) return st;
+  par = mlsys__cp_parents(&c);
+  ok = (uint8_t *)calloc((size_t)c.s.nscopes + 1, 1);
+  written = (uint8_t *)calloc((size_t)c.s.nbindings + 1, 1);
+  if (!par || !ok || !written) { c.nomem = 1; goto done; }
+  /* candidate functions: sloppy, simple parameters, not seen by eval/with */
+  for (f = 0; f < c.s.nscopes; f++) {
+    const mlsys_contracode_scope *S = &c.s.scopes[f];
+    int p;
+    if (S->kind != MLSYS_CONTRACODE_SCOPE_FUNCTION || S->arrow || !S->uses_arguments || S->unsafe) continue;
+    ok[f] = 1;
+    for (p = MLSYS__CP_N(&c, S->node).b; p; p = MLSYS__CP_N(&c, p).next)
+      if (MLSYS__CP_N(&c, p).kind != MLSYS_CONTRACODE_JS_IDENTIFIER) ok[f] = 0;
+    if (ok[f] && mlsys__cp_strict(&c, par, S->node)) ok[f] = 0;
+  }
+  /* a parameter written anywhere (or declared twice) loses the rewrite: past the actual argument count the
+     parameter and arguments[i] are not aliased, so after a write they would differ */
+  for (i = 1; i < c.s.nnodes; i++) {
+    int b = c.s.resolved[i] - 1;
+    if (b < 0 || (i != ast->root && !par[i])) continue;
+    if (c.s.bindings[b].ndecls > 1 || (!c.s.is_decl[i] && mlsys__cp_written(&c, par, i))) written[b] = 1;
+  }
+  /* any other use of `arguments` (escaping, written, called through) disqualifies its function */
+  for (i = 1; i < c.s.nnodes; i++)
+    if ((par[i] || i == ast->root) && (f = mlsys__cp_args_owner(&c, i)) >= 0 && mlsys__cp_args_use(&c, par, i) == -1) ok[f] = 0;
+  for (i = 1; i < c.s.nnodes; i++) {
+    int idx, p, k = 0, b, m;
+    if (!par[i] || (f = mlsys__cp_args_owner(&c, i)) < 0 || !ok[f] || c.s.scopes[c.s.id_scope[i]].unsafe) continue;
+    if ((idx = mlsys__cp_args_use(&c, par, i)) < 0) continue;
+    for (p = MLSYS__CP_N(&c, c.s.scopes[f].node).b; p && k < idx; p = MLSYS__CP_N(&c, p).next) k++;
+    if (!p || (b = c.s.resolved[p] - 1) < 0 || written[b]) continue;
+    if (mlsys_contracode_scope_lookup(&c.s, c.s.id_scope[i], ast->text + MLSYS__CP_N(&c, p).str, MLSYS__CP_N(&c, p).slen) != b)
+      continue;   /* shadowed where `arguments` is read */
+    m = par[i];
+    mlsys__cp_set(&c, m, MLSYS_CONTRACODE_JS_IDENTIFIER, 0, 0, 0, 0);
+    MLSYS__CP_N(&c, m).str = MLSYS__CP_N(&c, p).str;
+    MLSYS__CP_N(&c, m).slen = MLSYS__CP_N(&c, p).slen;
+    MLSYS__CP_N(&c, m).flags = MLSYS__CP_N(&c, p).flags & MLSYS_CONTRACODE_JS_F_ESCAPED;
+    c.count++;
+  }
+done:
+  free(par);
+  free(ok);
+  free(written);
+  return mlsys__cp_close(&c, nrewrites, "arguments");
+}
+
+/* T6u bool_int (unsafe) */
+static void mlsys__cp_boolint_eq(mlsys__cp *c, int x) {
+  mlsys_contracode_js_node *n = &MLSYS__CP_N(c, x);
+  const mlsys_contracode_js_node *l, *r;
+  if (n->kind != MLSYS_CONTRACODE_JS_BINARY_EXPRESSION || (n->op != MLSYS__CC_P_SEQ && n->op != MLSYS__CC_P_SNE)) return;
+  l = &MLSYS__CP_N(c, n->a);
+  r = &MLSYS__CP_N(c, n->b);
+  if (!((l->kind == MLSYS_CONTRACODE_JS_LITERAL && l->op == MLSYS_CONTRACODE_JS_LIT_BOOLEAN) ||
+        (r->kind == MLSYS_CONTRACODE_JS_LITERAL && r->op == MLSYS_CONTRACODE_JS_LIT_BOOLEAN)))
+    return;
+  n->op = n->op == MLSYS__CC_P_SEQ ? MLSYS__CC_P_EQ : MLSYS__CC_P_NE;
+  c->count++;
+}
+static void mlsys__cp_boolint_lit(mlsys__cp *c, int x) {
+  mlsys_contracode_js_node *n = &MLSYS__CP_N(c, x);
+  if (n->kind != MLSYS_CONTRACODE_JS_LITERAL || n->op != MLSYS_CONTRACODE_JS_LIT_BOOLEAN) return;
+  if (c->aux < 0 && (c->aux = mlsys__tr_add_text(c->a, "01", 2)) < 0) { c->nomem = 1; return; }   /* once */
+  n->str = (uint32_t)c->aux + (c->a->text[n->str] == 't');
+  n->slen = 1;
+  n->op = MLSYS_CONTRACODE_JS_LIT_NUMBER;
+  c->count++;
+}
+MLSYS_DEF mlsys_status mlsys_contracode_bool_int(mlsys_contracode_js_ast *ast, int *nrewrites) {
+  mlsys__cp c;
+  mlsys_status st = mlsys__cp_open(&c, ast);
+  if (nrewrites) *nrewrites = 0;
+  if (st != MLSYS_OK) return st;
+  c.aux = -1;
+  mlsys__cp_walk(&c, ast->root, 0, mlsys__cp_boolint_eq);   /* first, while the operands are still booleans */
+  mlsys__cp_walk(&c, ast->root, 0, mlsys__cp_boolint_lit);
+  return mlsys__cp_close(&c, nrewrites, "bool_int");
+}
+
+/* template_concat (safe form). The template's raw text as a double-quoted string literal, or 0 (a CR, whose
+   cooked value differs from its raw spelling). *out malloc'd. */
+static int mlsys__cp_tpl_string(mlsys__cp *c, int q, char **out, size_t *outn) {
+  const char *t = c->a->text + MLSYS__CP_N(c, q).str;
+  size_t n = MLSYS__CP_N(c, q).slen, i, o = 0;
+  char *b = (char *)malloc(6 * n + 3);
+  if (!b) { c->nomem = 1; return 0; }
+  b[o++] = '"';
+  for (i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)t[i];
+    if (ch == '\r' || (ch == '\\' && i + 1 < n && t[i + 1] == '\r')) { free(b); return 0; }
+    if (ch == '\\' && i + 1 < n) { b[o++] = t[i++]; b[o++] = t[i]; }   /* escapes mean the same in a string */
+    else if (ch == '"') { b[o++] = '\\'; b[o++] = '"'; }
+    else if (ch == '\n') { b[o++] = '\\'; b[o++] = 'n'; }
+    else if (ch == 0xE2 && i + 2 < n && (unsigned char)t[i + 1] == 0x80 && ((unsigned char)t[i + 2] | 1) == 0xA9) {
+      memcpy(b + o, (unsigned char)t[i + 2] == 0xA8 ? "\\u2028" : "\\u2029", 6);
+      o += 6;
+      i += 2;
+    } else b[o++] = (char)ch;
+  }
+  b[o++] = '"';
+  *out = b;
+  *outn = o;
+  return 1;
+}
+static int mlsys__cp_tpl_safe(mlsys__cp *c, int e) {   /* its ToString and `"" + e` agree */
+  const mlsys_contracode_js_node *n = &MLSYS__CP_N(c, e);
+  if (n->kind == MLSYS_CONTRACODE_JS_LITERAL) return n->op == MLSYS_CONTRACODE_JS_LIT_STRING || n->op == MLSYS_CONTRACODE_JS_LIT_NUMBER;
+  return n->kind == MLSYS_CONTRACODE_JS_UNARY_EXPRESSION && n->op == MLSYS__CC_P_TYPEOF;
+}
+static void mlsys__cp_tpl1(mlsys__cp *c, int x) {
+  int q, e, r = 0, nq, ne;
+  if (MLSYS__CP_N(c, x).kind != MLSYS_CONTRACODE_JS_TEMPLATE_LITERAL || (x < c->s.nnodes && c->drop[x])) return;
+  for (e = MLSYS__CP_N(c, x).b; e; e = MLSYS__CP_N(c, e).next)
+    if (!mlsys__cp_tpl_safe(c, e)) return;
+  for (q = MLSYS__CP_N(c, x).a; q; q = MLSYS__CP_N(c, q).next) {   /* every piece must convert before any changes */
+    char *s;
+    size_t sn;
+    if (!mlsys__cp_tpl_string(c, q, &s, &sn)) return;
+    free(s);
+  }
+  for (q = MLSYS__CP_N(c, x).a, e = MLSYS__CP_N(c, x).b; q; q = nq, e = ne) {
+    char *s;
+    size_t sn;
+    long off;
+    int empty = MLSYS__CP_N(c, q).slen == 0;
+    nq = MLSYS__CP_N(c, q).next;
+    ne = e ? MLSYS__CP_N(c, e).next : 0;
+    if (!mlsys__cp_tpl_string(c, q, &s, &sn)) return;
+    off = mlsys__tr_add_text(c->a, s, sn);
+    free(s);
+    if (off < 0) { c->nomem = 1; return; }
+    mlsys__cp_set(c, q, MLSYS_CONTRACODE_JS_LITERAL, MLSYS_CONTRACODE_JS_LIT_STRING, 0, 0, 0);
+    MLSYS__CP_N(c, q).str = (uint32_t)off;
+    MLSYS__CP_N(c, q).slen = (uint32_t)sn;
+    MLSYS__CP_N(c, q).next = 0;
+    if (!r) r = q;   /* the first piece, even "", makes every `+` a concatenation */
+    else if (!empty) {
+      int y = mlsys__cp_new(c, MLSYS_CONTRACODE_JS_BINARY_EXPRESSION);
+      if (!y) return;
+      mlsys__cp_set(c, y, MLSYS_CONTRACODE_JS_BINARY_EXPRESSION, MLSYS__CC_P_PLUS, r, q, 0);
+      r = y;
+    }
+    if (e) {
+      int y = mlsys__cp_new(c, MLSYS_CONTRACODE_JS_BINARY_EXPRESSION);
+      if (!y) return;
+      MLSYS__CP_N(c, e).next = 0;
+      mlsys__cp_set(c, y, MLSYS_CONTRACODE_JS_BINARY_EXPRESSION, MLSYS__CC_P_PLUS, r, e, 0);
+      r = y;
+    }
+  }
+  mlsys__cp_become(c, x, r);
+  c->count++;
+}
+MLSYS_DEF mlsys_status mlsys_contracode_template_concat(mlsys_contracode_js_ast *ast, int *nrewrites) {
+  mlsys__cp c;
+  mlsys_status st = mlsys__cp_open(&c, ast);
+  int i;
+  if (nrewrites) *nrewrites = 0;
+  if (st != MLSYS_OK) return st;
+  if (!(c.drop = (uint8_t *)calloc((size_t)c.s.nnodes + 1, 1))) {
+    c.nomem = 1;
+    return mlsys__cp_close(&c, nrewrites, "template_concat");
+  }
+  for (i = 1; i < c.s.nnodes; i++)   /* a tagged template's pieces are the tag's arguments: they stay */
+    if (ast->nodes[i].kind == MLSYS_CONTRACODE_JS_TAGGED_TEMPLATE_EXPRESSION && ast->nodes[i].b < c.s.nnodes)
+      c.drop[ast->nodes[i].b] = 1;
+  mlsys__cp_walk(&c, ast->root, 0, mlsys__cp_tpl1);
+  free(c.drop);
+  return mlsys__cp_close(&c, nrewrites, "template_concat");
+}
+
+/* drop_console (changes I/O) */
+static int mlsys__cp_console_stmt(mlsys__cp *c, int s) {
+  const mlsys_contracode_js_node *n = &MLSYS__CP_N(c, s);
+  int e;
+  if (!s || n->kind != MLSYS_CONTRACODE_JS_EXPRESSION_STATEMENT) return 0;
+  e = n->a;
+  if (MLSYS__CP_N(c, e).kind != MLSYS_CONTRACODE_JS_CALL_EXPRESSION) return 0;
+  e = MLSYS__CP_N(c, e).a;
+  if (MLSYS__CP_N(c, e).kind != MLSYS_CONTRACODE_JS_MEMBER_EXPRESSION) return 0;
+  while (MLSYS__CP_N(c, e).kind == MLSYS_CONTRACODE_JS_MEMBER_EXPRESSION) e = MLSYS__CP_N(c, e).a;
+  return mlsys__cp_is_name(c, e, "console") && e < c->s.nnodes && c->s.resolved[e] == -1;   /* the global one */
+}
+static void mlsys__cp_console1(mlsys__cp *c, int x) {
+  mlsys_contracode_js_node *n = &MLSYS__CP_N(c, x);
+  int32_t *head = mlsys__cp_list(c, x), *slot[3];
+  int i, ns = 0;
+  if (head) {
+    int32_t *pp = head;
+    while (*pp)
+      if (mlsys__cp_console_stmt(c, *pp)) { *pp = MLSYS__CP_N(c, *pp).next; c->count++; }
+      else pp = &MLSYS__CP_N(c, *pp).next;
+    return;
+  }
+  switch (n->kind) {   /* single-statement slots keep an empty statement */
+    case MLSYS_CONTRACODE_JS_IF_STATEMENT: slot[ns++] = &n->b; slot[ns++] = &n->c; break;
+    case MLSYS_CONTRACODE_JS_WHILE_STATEMENT: case MLSYS_CONTRACODE_JS_LABELED_STATEMENT: case MLSYS_CONTRACODE_JS_WITH_STATEMENT:
+      slot[ns++] = &n->b; break;
+    case MLSYS_CONTRACODE_JS_DO_WHILE_STATEMENT: slot[ns++] = &n->a; break;
+    case MLSYS_CONTRACODE_JS_FOR_STATEMENT: slot[ns++] = &n->d; break;
+    case MLSYS_CONTRACODE_JS_FOR_IN_STATEMENT: case MLSYS_CONTRACODE_JS_FOR_OF_STATEMENT: slot[ns++] = &n->c; break;
+    default: break;
+  }
+  for (i = 0; i < ns; i++)
+    if (mlsys__cp_console_stmt(c, *slot[i])) {
+      mlsys__cp_set(c, *slot[i], MLSYS_CONTRACODE_JS_EMPTY_STATEMENT, 0, 0, 0, 0);
+      c->count++;
+    }
+}
+MLSYS_DEF mlsys_status mlsys_contracode_drop_console(mlsys_contracode_js_ast *ast, int *nrewrites) {
+  mlsys__cp c;
+  mlsys_status st = mlsys__cp_open(&c, ast);
+  if (nrewrites) *nrewrites = 0;
+  if (st != MLSYS_OK) return st;
+  mlsys__cp_walk(&c, ast->root, 0, mlsys__cp_console1);
+  return mlsys__cp_close(&c, nrewrites, "drop_console");
+}
+
 /* [end of section 3 implementation] */
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -5713,6 +6256,11 @@ MLSYS__AUG_COMPRESS_PASS(unused)
 MLSYS__AUG_COMPRESS_PASS(seq_cond)
 MLSYS__AUG_COMPRESS_PASS(props)
 MLSYS__AUG_COMPRESS_PASS(booleans)
+MLSYS__AUG_COMPRESS_PASS(hoist_vars)
+MLSYS__AUG_COMPRESS_PASS(arguments)
+MLSYS__AUG_COMPRESS_PASS(bool_int)
+MLSYS__AUG_COMPRESS_PASS(template_concat)
+MLSYS__AUG_COMPRESS_PASS(drop_console)
 #undef MLSYS__AUG_COMPRESS_PASS
 typedef mlsys_status (*mlsys__aug_fn)(mlsys_contracode_js_ast *a, mlsys_rng *r, int *did);
 /* By pass id (the application order). in_block: part of the terser block. */
@@ -5723,11 +6271,16 @@ static const struct {
 } mlsys__aug_table[MLSYS_CONTRACODE_AUG_NPASSES] = {
     {"rename-param", mlsys__aug_rename, 0},
     {"insert-var", mlsys__aug_insert, 0},
+    {"drop-console", mlsys__aug_drop_console, 1},
+    {"template-concat", mlsys__aug_template_concat, 1},
     {"fold", mlsys__aug_fold, 1},
     {"dce", mlsys__aug_dce, 1},
     {"unused", mlsys__aug_unused, 1},
+    {"hoist-vars", mlsys__aug_hoist_vars, 1},
+    {"arguments", mlsys__aug_arguments, 1},
     {"seq-cond", mlsys__aug_seq_cond, 1},
     {"props", mlsys__aug_props, 1},
+    {"bool-int", mlsys__aug_bool_int, 1},
     {"booleans", mlsys__aug_booleans, 1},
     {"mangle", mlsys__aug_mangle, 1},
 };
@@ -5750,13 +6303,19 @@ MLSYS_DEF mlsys_status mlsys_contracode_aug_preset(int preset, mlsys_contracode_
   c->p_pass[MLSYS_CONTRACODE_AUG_INSERT_VAR] = 0.25;
   c->p_pass[MLSYS_CONTRACODE_AUG_MANGLE] = 1.0;
   /* spec §3.4, the measured (sticky) repo behaviour: compress whenever the block fires, its always-on sub-passes
-     with 1, dead_code with .5 (booleans_as_integers, drop_console are not semantics-preserving: not offered) */
+     with 1, the repo's randomized sub-flags dead_code, hoist_vars, arguments, booleans_as_integers, drop_console
+     with .5; template_concat (its safe form) with 1. SAFE leaves out the two that change behaviour. */
   c->p_pass[MLSYS_CONTRACODE_AUG_FOLD] = 1.0;
   c->p_pass[MLSYS_CONTRACODE_AUG_UNUSED] = 1.0;
   c->p_pass[MLSYS_CONTRACODE_AUG_SEQ_COND] = 1.0;
   c->p_pass[MLSYS_CONTRACODE_AUG_PROPS] = 1.0;
   c->p_pass[MLSYS_CONTRACODE_AUG_BOOLEANS] = 1.0;
+  c->p_pass[MLSYS_CONTRACODE_AUG_TEMPLATE_CONCAT] = 1.0;
   c->p_pass[MLSYS_CONTRACODE_AUG_DCE] = 0.5;
+  c->p_pass[MLSYS_CONTRACODE_AUG_HOIST_VARS] = 0.5;
+  c->p_pass[MLSYS_CONTRACODE_AUG_ARGUMENTS] = 0.5;
+  c->p_pass[MLSYS_CONTRACODE_AUG_BOOL_INT] = preset == MLSYS_CONTRACODE_AUG_SAFE ? 0.0 : 0.5;
+  c->p_pass[MLSYS_CONTRACODE_AUG_DROP_CONSOLE] = preset == MLSYS_CONTRACODE_AUG_SAFE ? 0.0 : 0.5;
   c->p_block = 0.5;
   c->p_beautify = 0.75;
   c->p_indent4 = 0.5;

@@ -36,7 +36,9 @@ static const char *contracode_help =
     "        compares the outputs call by call. Prints pass/FAIL per transform and the first call that differs; exit 1\n"
     "        on any difference or if FILE does not parse. --negative-control adds a deliberately wrong transform\n"
     "        (every binary `+` becomes `-`) that must be reported as a mismatch. --transform NAME runs one transform\n"
-    "        only: compact, beautify, negative-control or mutant-first-plus (only the first `+` becomes `-`).\n"
+    "        only: any of the above, the program rewrites (rename-insert, mangle, fold, dce, unused, seq-cond, props,\n"
+    "        booleans, compress, hoist-vars, arguments, template-concat), negative-control, mutant-first-plus (only\n"
+    "        the first `+` becomes `-`), or the unsafe passes bool-int and drop-console (run only when named).\n"
     "        Environment: MLSYS_NODE (default node), MLSYS_CONTRACODE_ORACLE (the battery script).\n"
     "\n"
     "  tokenize --model M.model FILE|- [--sample [--alpha A] [--seed S]] [--json]\n"
@@ -279,6 +281,11 @@ CONTRACODE_X_PASS(seq_cond, mlsys_contracode_seq_cond)
 CONTRACODE_X_PASS(props, mlsys_contracode_props)
 CONTRACODE_X_PASS(booleans, mlsys_contracode_booleans)
 CONTRACODE_X_PASS(compress, mlsys_contracode_compress)
+CONTRACODE_X_PASS(hoist_vars, mlsys_contracode_hoist_vars)
+CONTRACODE_X_PASS(arguments, mlsys_contracode_arguments)
+CONTRACODE_X_PASS(template_concat, mlsys_contracode_template_concat)
+CONTRACODE_X_PASS(bool_int, mlsys_contracode_bool_int)
+CONTRACODE_X_PASS(drop_console, mlsys_contracode_drop_console)
 
 /* Every semantics-preserving transform the oracle checks, by name (Table 2.1's compress/beautify today; the program
    rewrites join this table as they are written). A hidden entry runs only when asked for. */
@@ -300,6 +307,11 @@ static const struct {
     {"props", contracode_x_props, 0},                   /* T8 */
     {"booleans", contracode_x_booleans, 0},             /* T6 */
     {"compress", contracode_x_compress, 0},             /* all six in a row */
+    {"hoist-vars", contracode_x_hoist_vars, 0},         /* T9 */
+    {"arguments", contracode_x_arguments, 0},           /* T10 */
+    {"template-concat", contracode_x_template_concat, 0},   /* the safe form */
+    {"bool-int", contracode_x_bool_int, 2},             /* T6u, unsafe: a second real negative control */
+    {"drop-console", contracode_x_drop_console, 2},     /* changes I/O */
 };
 #define CONTRACODE_NXFORMS ((int)(sizeof contracode_xforms / sizeof *contracode_xforms))
 
@@ -429,7 +441,7 @@ static int contracode_check(const char *path, const char *battery, const char *o
     return cli_fail(cmd, "cannot find tests/oracle/run_battery.js (run from the repository or set MLSYS_CONTRACODE_ORACLE)");
   if (only) {
     for (i = 0; i < CONTRACODE_NXFORMS && strcmp(contracode_xforms[i].name, only); i++) {}
-    if (i == CONTRACODE_NXFORMS) return cli_usage_error(cmd, "unknown transform '%s' (compact, beautify, rename-insert, mangle, negative-control, mutant-first-plus)", only);
+    if (i == CONTRACODE_NXFORMS) return cli_usage_error(cmd, "unknown transform '%s' (compact, beautify, rename-insert, mangle, fold, dce, unused, seq-cond, props, booleans, compress, hoist-vars, arguments, template-concat, bool-int, drop-console, negative-control, mutant-first-plus)", only);
   }
   if ((rc = contracode_load(cmd, path, 0, &a))) return rc;
   snprintf(dir, sizeof dir, "%s/mlsys-contracode-XXXXXX", tmp && *tmp ? tmp : "/tmp");

@@ -19,14 +19,15 @@ static const char contracode_augment_help[] =
     "  own probability, then the tree is printed (beautified with indent 2 or 4, compact, or terse) and, unless\n"
     "  --semantic-only, random lines are dropped (line subsampling; such a variant need not even parse). Passes:\n"
     "  rename-param (a parameter of each function gets fresh English-like words), insert-var (`var word;` at the\n"
-    "  top of each function), then with probability .5 the terser block: fold, dce (.5), unused, seq-cond, props,\n"
-    "  booleans (terser's compress passes) and mangle (terser-style short local names); reformat (the print\n"
-    "  style), sample-lines.\n"
+    "  top of each function), then with probability .5 the terser block: drop-console (.5), template-concat,\n"
+    "  fold, dce (.5), unused, hoist-vars (.5), arguments (.5), seq-cond, props, bool-int (.5), booleans\n"
+    "  (terser's compress passes) and mangle (terser-style short local names); reformat (the print style),\n"
+    "  sample-lines. drop-console and bool-int change behaviour, as the repo's terser options did.\n"
     "  The original comes first; variants are exactly deduplicated, so there may be fewer than N+1.\n"
     "  --n N          samples to draw (default 20; 0..100000).\n"
     "  --transforms   comma-separated subset of the passes above (the others are off; without reformat the\n"
     "                 output is compact).\n"
-    "  --semantic-only  only semantics-preserving passes (everything but sample-lines): every variant of a file\n"
+    "  --semantic-only  only semantics-preserving passes (no sample-lines, bool-int, drop-console): every variant of a file\n"
     "                 behaves exactly like it.\n"
     "  --seed S       (default 1). Variant K uses an RNG seeded from S, the source's hash and K: reproducible.\n"
     "  --functions    augment each function of FILE separately, as a program unit (`const x = function…;`).\n"
@@ -147,7 +148,7 @@ int contracode_augment_cmd(int argc, char **argv) {
       if (!strcmp(nm, "reformat")) reformat = 1;
       else if (!strcmp(nm, "sample-lines")) lines = 1;
       else if ((id = mlsys_contracode_aug_pass_id(nm)) >= 0) on.p_pass[id] = 1;
-      else return cli_usage_error(cmd, "--transforms: unknown transform '%s' (rename-param, insert-var, fold, dce, unused, seq-cond, props, booleans, mangle, reformat, sample-lines)", nm);
+      else return cli_usage_error(cmd, "--transforms: unknown transform '%s' (rename-param, insert-var, drop-console, template-concat, fold, dce, unused, hoist-vars, arguments, seq-cond, props, bool-int, booleans, mangle, reformat, sample-lines)", nm);
       p += l;
       if (*p == ',') p++;
     }

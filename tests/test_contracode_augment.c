@@ -138,6 +138,57 @@ TEST(augment_dedup) {
   mlsys_contracode_strset_free(&a);
 }
 
+/* The passes of T9, T10, T6u, template_concat and drop_console in Alg. 1: their preset probabilities (spec §3.4),
+   each one alone on a program it must change, and SAFE never running the two that change behaviour. */
+TEST(augment_new_passes_presets) {
+  static const struct { const char *name; int id; double eff, safe; } want[] = {
+    {"drop-console", MLSYS_CONTRACODE_AUG_DROP_CONSOLE, .5, 0}, {"template-concat", MLSYS_CONTRACODE_AUG_TEMPLATE_CONCAT, 1, 1},
+    {"hoist-vars", MLSYS_CONTRACODE_AUG_HOIST_VARS, .5, .5},    {"arguments", MLSYS_CONTRACODE_AUG_ARGUMENTS, .5, .5},
+    {"bool-int", MLSYS_CONTRACODE_AUG_BOOL_INT, .5, 0},
+  };
+  static const char *src = "function f(a,b){var x=arguments[0];var y=`n${1}`;console.log(x);return a===true||y}";
+  static const char *alone[] = {"function f(a,b){var x=arguments[0];var y=`n${1}`;return a===true||y;}",
+                                "function f(a,b){var x=arguments[0];var y=\"n\"+1;console.log(x);return a===true||y;}",
+                                "function f(a,b){var x,y;x=arguments[0];y=`n${1}`;console.log(x);return a===true||y;}",
+                                "function f(a,b){var x=a;var y=`n${1}`;console.log(x);return a===true||y;}",
+                                "function f(a,b){var x=arguments[0];var y=`n${1}`;console.log(x);return a==1||y;}"};
+  mlsys_contracode_aug_cfg eff, safe, one;
+  mlsys_contracode_strset v;
+  mlsys_rng r;
+  char *o;
+  size_t n;
+  uint32_t ap;
+  int i, k, seen_console = 0;
+  CHECK_OK(mlsys_contracode_aug_preset(MLSYS_CONTRACODE_AUG_REPO_EFFECTIVE, &eff));
+  CHECK_OK(mlsys_contracode_aug_preset(MLSYS_CONTRACODE_AUG_SAFE, &safe));
+  for (i = 0; i < (int)(sizeof want / sizeof *want); i++) {
+    CHECK_EQ_INT(mlsys_contracode_aug_pass_id(want[i].name), want[i].id);
+    CHECK_STR(mlsys_contracode_aug_pass_name(want[i].id), want[i].name);
+    CHECK_NEAR(eff.p_pass[want[i].id], want[i].eff, 0);
+    CHECK_NEAR(safe.p_pass[want[i].id], want[i].safe, 0);
+    memset(&one, 0, sizeof one);   /* the pass alone, its block always firing, compact print (with every `;`) */
+    one.p_block = 1;
+    one.p_pass[want[i].id] = 1;
+    mlsys_rng_seed(&r, 3);
+    CHECK_OK(mlsys_contracode_augment(src, strlen(src), &one, &r, &o, &n, &ap));
+    CHECK_MSG(!strcmp(o, alone[i]), "%s alone: %s", want[i].name, o);
+    CHECK_EQ_INT((int)ap, (int)(1u << want[i].id));
+    free(o);
+  }
+  /* SAFE: console and `===` survive in every variant (the block fires in about half of them) */
+  CHECK_OK(mlsys_contracode_augment_variants(src, strlen(src), &safe, 200, 9, &v));
+  for (k = 1; k < v.n; k++) {
+    CHECK(!(v.applied[k] & (1u << MLSYS_CONTRACODE_AUG_BOOL_INT | 1u << MLSYS_CONTRACODE_AUG_DROP_CONSOLE)));
+    CHECK_MSG(strstr(v.s[k], "console.log(") && strstr(v.s[k], "==="), "SAFE variant %d: %s", k, v.s[k]);
+  }
+  mlsys_contracode_strset_free(&v);
+  /* REPO_EFFECTIVE does run them */
+  CHECK_OK(mlsys_contracode_augment_variants(src, strlen(src), &eff, 200, 9, &v));
+  for (k = 1; k < v.n; k++) seen_console += !strstr(v.s[k], "console.log(");
+  CHECK(seen_console > 0);
+  mlsys_contracode_strset_free(&v);
+}
+
 TEST(augment_bad_input) {
   mlsys_contracode_aug_cfg c;
   mlsys_contracode_strset a;

@@ -1,5 +1,7 @@
 /* tests/test_contracode_passes.c — the compress passes of mlsys_contracode.h section 3 (T4 fold, T5 dce, T5b
-   unused, T6 booleans, T7 seq/cond, T8 props). Expected answers: spec §7.4 items 8-10 byte for byte in the terse
+   unused, T6 booleans, T7 seq/cond, T8 props; T9 hoist_vars, T10 arguments, template_concat, and the unsafe T6u
+   bool_int and drop_console, whose Node test checks that they DO change behaviour, spec §7.4 item 11). Expected
+   answers: spec §7.4 items 8-10 byte for byte in the terse
    print style (items 9-10 are terser 4.8.1's measured outputs), hand cases and refusals (eval/with, `this`-changing
    picks, Annex B functions, dead let/const, for-in heads, free-name initializers), an outside oracle for folding
    (Node evaluates 400 random literal expressions before and after; needs node, else skipped), and over the
@@ -19,6 +21,12 @@ static const struct { const char *name; pass_fn fn; int drops; } passes[] = {
   {"unused", mlsys_contracode_unused, 1},     {"seq_cond", mlsys_contracode_seq_cond, 0},
   {"props", mlsys_contracode_props, 0},       {"booleans", mlsys_contracode_booleans, 0},
   {"compress", mlsys_contracode_compress, 1},
+  {"hoist_vars", mlsys_contracode_hoist_vars, 0}, {"arguments", mlsys_contracode_arguments, 0},
+  {"template_concat", mlsys_contracode_template_concat, 0},
+};
+/* the two that change behaviour: every check above but the Node comparison */
+static const struct { const char *name; pass_fn fn; } unsafe_passes[] = {
+  {"bool_int", mlsys_contracode_bool_int}, {"drop_console", mlsys_contracode_drop_console},
 };
 #define NPASSES ((int)(sizeof passes / sizeof passes[0]))
 
@@ -29,7 +37,8 @@ static char *terse(const mlsys_contracode_js_ast *a) {
   if (mlsys_contracode_js_print(a, &o, &out, &n) != MLSYS_OK) return NULL;
   return out;
 }
-/* Applies the passes named by letters (f d u s p b, A = compress) to src; the terse print (malloc'd) and the total
+/* Applies the passes named by letters (f d u s p b; h a i t c: hoist_vars, arguments, bool_int, template_concat,
+   drop_console; A = compress) to src; the terse print (malloc'd) and the total
    number of rewrites. */
 static char *apply(const char *src, const char *which, int flags, int *count) {
   mlsys_contracode_js_ast a;
@@ -46,6 +55,11 @@ static char *apply(const char *src, const char *which, int flags, int *count) {
       case 's': st = mlsys_contracode_seq_cond(&a, &k); break;
       case 'p': st = mlsys_contracode_props(&a, &k); break;
       case 'b': st = mlsys_contracode_booleans(&a, &k); break;
+      case 'h': st = mlsys_contracode_hoist_vars(&a, &k); break;
+      case 'a': st = mlsys_contracode_arguments(&a, &k); break;
+      case 'i': st = mlsys_contracode_bool_int(&a, &k); break;
+      case 't': st = mlsys_contracode_template_concat(&a, &k); break;
+      case 'c': st = mlsys_contracode_drop_console(&a, &k); break;
       default: st = mlsys_contracode_compress(&a, &k); break;
     }
     if (st != MLSYS_OK) { mlsys_contracode_js_free(&a); return NULL; }
@@ -262,6 +276,88 @@ TEST(contracode_seq_cond_props_booleans) {
          "function x(a){return b(),a}");
 }
 
+/* T9 hoist_vars: hand cases (terser's shape: one `var` after the prologue, initializers as assignments) and the
+   functions it must leave alone */
+TEST(contracode_hoist_vars_spec) {
+  EXPECT("h", "function f(a){var b=1;for(var i=0,j;i<2;i++){var c=i}for(var k in o)g(k);if(a)var d;else var e=2;"
+              "var {p,q:[r]}=o;return b}",
+         "function f(a){var b,i,j,c,k,d,e,p,r;b=1;for(i=0;i<2;i++){c=i}for(k in o)g(k);if(a);else e=2;({p,q:[r]}=o);"
+         "return b}");
+  EXPECT("h", "function f(){\"use strict\";var a=1;var b=function(){};x:var c=3}",
+         "function f(){\"use strict\";var a,b,c;a=1;b=function(){};x:c=3}");
+  EXPECT("h", "function f(){var a=(1,2),b=c in d;for(var x=(\"y\" in o);;);}",
+         "function f(){var a,b,x;a=(1,2),b=c in d;for((x=\"y\"in o);;);}");   /* `in` stays out of the for head */
+  EXPECT("h", "function f(a){var a=a||1;var b;for(var v of a)b=v;return b}",
+         "function f(a){var a,b,v;a=a||1;for(v of a)b=v;return b}");   /* a parameter's name stays in the list */
+  EXPECT("h", "function f(){var a;var b;return()=>{var c=1;var a=2;return c+a}}",
+         "function f(){var a,b;return()=>{var c,a;c=1;a=2;return c+a}}");   /* each function its own */
+  EXPECT("h", "function f(){var a;switch(x){case 1:var a=2,b=3;break;default:var c}}",
+         "function f(){var a,b,c;switch(x){case 1:a=2,b=3;break;default:}}");
+  /* left alone */
+  UNCHANGED("h", "function f(){var a=1}");                                /* one declaration (terser's rule) */
+  UNCHANGED("h", "var a=1;var b=2;");                                     /* top level */
+  UNCHANGED("h", "function f(){var a;try{}catch(a){var a=1}var b}");      /* catch parameter of a var's name */
+  UNCHANGED("h", "function f(){var a;{function g(){}}var b}");           /* Annex B block function */
+  UNCHANGED("h", "function f(){var a=1;var let=2}");
+  UNCHANGED("h", "function f(){var a;for(var async of x);}");
+  UNCHANGED("h", "function f(){var a=1;var b=2;eval(s)}");
+  UNCHANGED("h", "function f(){var a=1;with(o){var b=2}}");
+}
+
+/* T10 arguments */
+TEST(contracode_arguments_spec) {
+  EXPECT("a", "function f(a,b){return arguments[0]+arguments[1]+arguments[2]+arguments.length}",
+         "function f(a,b){return a+b+arguments[2]+arguments.length}");   /* 2 is past the parameters */
+  EXPECT("a", "function f(a,b){b++;return arguments[0]+arguments[1]}", "function f(a,b){b++;return a+arguments[1]}");
+  EXPECT("a", "function f(a){return()=>arguments[0]}", "function f(a){return()=>a}");   /* an arrow's is f's */
+  EXPECT("a", "o={m(a){return arguments[0]?.x}}", "o={m(a){return a?.x}};");
+  UNCHANGED("a", "function f(a){return function(){return arguments[0]}}");   /* the inner function's own */
+  UNCHANGED("a", "function f(a,b){\"use strict\";return arguments[0]}");
+  UNCHANGED("a", "\"use strict\";function f(a){return arguments[0]}");
+  UNCHANGED("a", "class C{m(a){return arguments[0]}}");
+  UNCHANGED("a", "function f(a=1){return arguments[0]}");      /* not a simple parameter list: not mapped */
+  UNCHANGED("a", "function f({a}){return arguments[0]}");
+  UNCHANGED("a", "function f(a){a=1;return arguments[0]}");    /* written parameter */
+  UNCHANGED("a", "function f(a){var a=2;return arguments[0]}");
+  UNCHANGED("a", "function f(a,a){return arguments[0]}");
+  UNCHANGED("a", "function f(a){[a]=x;return arguments[0]}");
+  UNCHANGED("a", "function f(a){return g(arguments)+arguments[0]}");   /* escapes */
+  UNCHANGED("a", "function f(a){arguments[0]=2;return arguments[0]}");
+  UNCHANGED("a", "function f(a){delete arguments[0];return arguments[0]}");
+  UNCHANGED("a", "function f(a){return arguments[0]()}");     /* `this` would change */
+  UNCHANGED("a", "function f(a){return arguments?.[0]}");
+  UNCHANGED("a", "function f(a){return arguments[i]}");
+  UNCHANGED("a", "function f(a){return arguments[\"0\"]+arguments[00]}");
+  UNCHANGED("a", "function f(a){{let a=2;return arguments[0]}}");     /* shadowed where it is read */
+  UNCHANGED("a", "function f(a){return(a=>arguments[0])(3)}");
+  UNCHANGED("a", "function f(a){eval(s);return arguments[0]}");
+}
+
+/* T6u bool_int (spec §7.4 item 11's rewrite), template_concat, drop_console */
+TEST(contracode_bool_int_template_console_spec) {
+  char *got;
+  EXPECT("i", "function f(a){if(a===true)return false;return true}", "function f(a){if(a==1)return 0;return 1}");
+  EXPECT("i", "x=a!==false;y=true===b;z=a===b;true.toString();o.true;p={true:1}",
+         "x=a!=0;y=1==b;z=a===b;(1).toString();o.true;p={true:1};");
+  UNCHANGED("i", "function f(){eval(s);return true}");
+  EXPECT("ib", "x=true", "x=1;");   /* in Alg. 1's order booleans then finds nothing */
+  EXPECT("t", "x=`a${1}b${\"c\"}${typeof y}`", "x=\"a\"+1+\"b\"+\"c\"+typeof y;");
+  EXPECT("t", "x=`${1}${2}`", "x=\"\"+1+2;");   /* "12", not 3 */
+  EXPECT("t", "x=`ab`;y=`a${1}`.length", "x=\"ab\";y=(\"a\"+1).length;");
+  EXPECT("t", "x=`q\"\\n\\`\\${}${1}`", "x=\"q\\\"\\n\\`\\${}\"+1;");
+  EXPECT("t", "x=`line1\nline2`", "x=\"line1\\nline2\";");
+  EXPECT("t", "x=`${`in${1}`}`", "x=`${\"in\"+1}`;");   /* the outer one now has a `+`: unsafe */
+  UNCHANGED("t", "x=`a${y}b`");    /* `${o}` is o.toString(), `""+o` o.valueOf() */
+  UNCHANGED("t", "x=tag`a${1}`");
+  UNCHANGED("t", "x=`a\r\nb`");    /* cooked CR LF is LF */
+  EXPECT("c", "console.log(1);if(a)console.warn(2);else console.error(3);for(;;)console.log.apply(console,x);"
+              "x=console.log(1);function f(console){console.log(1)}console;g(console.log(2))",
+         "if(a);else;for(;;);x=console.log(1);function f(console){console.log(1)}console;g(console.log(2));");
+  got = apply("console.log(1)", "c", 0, NULL);
+  CHECK_STR(got, "");
+  free(got);
+}
+
 /* Error statuses, not crashes */
 TEST(contracode_passes_bad_input) {
   mlsys_contracode_js_ast a;
@@ -293,7 +389,7 @@ static void sb(sbuf *s, const char *fmt, ...) {
   }
 }
 static void rexpr(sbuf *s, int d) {
-  switch (d <= 0 ? rnd(6) : rnd(12)) {
+  switch (d <= 0 ? rnd(6) : rnd(15)) {
     case 0: sb(s, "a"); break;
     case 1: sb(s, "b"); break;
     case 2: sb(s, "v%u", rnd(4)); break;
@@ -305,7 +401,10 @@ static void rexpr(sbuf *s, int d) {
     case 8: sb(s, "({\"p\":"); rexpr(s, d - 1); sb(s, "})[\"p\"]"); break;
     case 9: sb(s, "v%u=", rnd(4)); rexpr(s, d - 1); break;
     case 10: sb(s, "(%u+%u)", rnd(4), rnd(4)); break;
-    default: sb(s, "typeof v%u", rnd(4)); break;
+    case 11: sb(s, "typeof v%u", rnd(4)); break;
+    case 12: sb(s, "arguments[%u]", rnd(3)); break;   /* index 2 is past the two parameters */
+    case 13: sb(s, "`t${typeof v%u}${%u}x`", rnd(4), rnd(3)); break;
+    default: sb(s, "`${a}`"); break;   /* not a safe substitution: stays */
   }
 }
 static void rtest(sbuf *s) {
@@ -314,7 +413,7 @@ static void rtest(sbuf *s) {
 }
 static void rstmts(sbuf *s, int d, int n, int *g);
 static void rstmt(sbuf *s, int d, int *g) {
-  switch (d <= 0 ? rnd(3) : rnd(12)) {
+  switch (d <= 0 ? rnd(3) : rnd(13)) {
     case 0: sb(s, "L.push("); rexpr(s, 2); sb(s, ");"); break;
     case 1: sb(s, "var v%u=", rnd(4)); rexpr(s, 1); sb(s, ";"); break;
     case 2: sb(s, "v%u=", rnd(4)); rexpr(s, 1); sb(s, ";"); break;
@@ -327,6 +426,7 @@ static void rstmt(sbuf *s, int d, int *g) {
     case 8: sb(s, "if(a>1){return "); rexpr(s, 1); sb(s, ";L.push(7);var v%u=1}", rnd(4)); break;
     case 9: sb(s, "var v%u=function(){return %u},v%u=%u;", rnd(4), rnd(3), rnd(4), rnd(3)); break;
     case 10: sb(s, "function g%d(){return v%u}", (*g)++, rnd(4)); break;
+    case 11: sb(s, "L.push(arguments[0],arguments[1],arguments.length);"); break;
     default: sb(s, "L.push(typeof g%u==\"function\"?g%u():-1);", rnd(3), rnd(3)); break;
   }
 }
@@ -383,6 +483,109 @@ TEST(contracode_passes_vs_node) {
   CHECK_EQ_INT(bad, 0);
   for (j = 0; j < NPASSES; j++) CHECK_MSG(counts[j] > 0, "%s made no rewrite", passes[j].name);
   free(prog.b);
+  free(js.b);
+}
+
+/* Node runs hand-written programs before and after hoist_vars, arguments and template_concat (outputs must agree),
+   spec §7.4 item 11 under bool_int (+ the compress passes; outputs must differ exactly as the spec says), and
+   drop_console (return values agree, the console output is gone). */
+static const char *const node_progs[] = {
+  /* hoist_vars: loops, for-in, destructuring, closures over hoisted vars, switch, labels, shadowing params */
+  "function h1(n){var s=0;for(var i=0;i<n;i++){var sq=i*i;s+=sq}var o={a:1,b:[5]},ks=[];for(var k in o)ks.push(k);"
+  "var {a,b:[c,d]=[3,4]}=o;return [s,i,sq,k,ks,a,c,d]}"
+  "function h2(x){var fs=[];for(var i=0;i<3;i++){var j=i;fs.push(function(){return i+j})}if(x)var y=1;else var z=2;"
+  "lab:for(var q of [1,2]){if(q)continue lab}switch(x){case 1:var w=5;break;default:var v=6}"
+  "return [fs.map(function(f){return f()}),y,z,q,w,v,typeof u];var u=function(){}}"
+  "function h3(x,g=()=>x){var x=x+1;var r=g();return [x,r]}"
+  "function h4(){\"use strict\";var n=function(){},m=class{};var a=()=>1;return [n.name,m.name,a.name]}",
+  /* arguments: reads, length, arrows, calls with fewer and more arguments */
+  "function a1(p,q){return [arguments[0],arguments[1],arguments[2],arguments.length,p,q]}"
+  "function a2(p,q){var f=()=>arguments[1]+arguments[0];return f()+arguments.length}"
+  "function a3(p){q=arguments[0];return [q,typeof arguments[0]]}var q;"
+  /* where the guards matter: a written parameter past the argument count, `this` of a call, an inner function */
+  "function a4(p,q){q=5;return [arguments[1],q,arguments[0]]}"
+  "function a5(p){var f=function(){return arguments[0]};return [f(9),arguments[0](),p]}",
+  /* template_concat */
+  "function t1(x){var y=typeof x;return [`a${1}b${\"c\"}`,`${1}${2}`,`n${typeof x}${-0}`,`\\u0041\\x42${y}`,`${x}`,`e`]}",
+};
+static const char *const node_calls[] = {
+  "R.push(h1(0),h1(3),h2(0),h2(1),h3(1),h3(\"s\"),h4())",
+  "R.push(a1(),a1(1),a1(1,2),a1(1,2,3),a2(1,2),a2(\"x\"),a3(7),a3(),a4(1),a4(1,2),"
+  "a5(function(){return this===undefined||this===globalThis}))",
+  "R.push(t1(1),t1(\"s\"),t1({toString(){return \"T\"},valueOf(){return 5}}))",
+};
+static char *node_run(const char *js) {   /* the first line Node prints, malloc'd; NULL if it did not run */
+  char path[64], cmd[128], line[4096];
+  FILE *f, *p;
+  char *out = NULL;
+  snprintf(path, sizeof path, "/tmp/mlsys_cc_np_%d.js", (int)getpid());
+  if (!(f = fopen(path, "w"))) return NULL;
+  fputs(js, f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "timeout 60 node %s 2>&1", path);
+  if ((p = popen(cmd, "r")) != NULL) {
+    if (fgets(line, sizeof line, p)) {
+      line[strcspn(line, "\n")] = 0;
+      out = strdup(line);
+    }
+    pclose(p);
+  }
+  unlink(path);
+  return out;
+}
+TEST(contracode_new_passes_vs_node) {
+  static const char *const which[] = {"h", "a", "t", "hast"};
+  char *orig, *after, *out;
+  sbuf js = {NULL, 0, 0};
+  int i, j, k;
+  if (system("node --version >/dev/null 2>&1") != 0) SKIP_DEP("node is not installed");
+  for (i = 0; i < (int)(sizeof node_progs / sizeof *node_progs); i++) {
+    js.n = 0;
+    sb(&js, "var R=[];%s;%s;console.log(JSON.stringify(R))\n", node_progs[i], node_calls[i]);
+    orig = node_run(js.b);
+    CHECK_MSG(orig && orig[0] == '[', "program %d does not run: %s", i, orig ? orig : "(no output)");
+    for (j = 0; j < (int)(sizeof which / sizeof *which); j++) {
+      out = apply(node_progs[i], which[j], 0, &k);
+      REQUIRE(out != NULL);
+      if (j == i) CHECK_MSG(k > 0, "program %d: %s made no rewrite", i, which[j]);
+      js.n = 0;
+      sb(&js, "var R=[];%s;%s;console.log(JSON.stringify(R))\n", out, node_calls[i]);
+      after = node_run(js.b);
+      CHECK_MSG(orig && after && !strcmp(orig, after), "program %d after %s (%s): %s vs %s", i, which[j], out,
+                after ? after : "(none)", orig ? orig : "(none)");
+      free(after);
+      free(out);
+    }
+    if (i == 0) printf("    e.g. %s\n", orig ? orig : "");
+    free(orig);
+  }
+  /* §7.4 item 11: the negative control */
+  out = apply("function f(a){if(a===true)return false;return true}", "fdusiphb", 0, NULL);   /* bool_int + compress */
+  CHECK_STR(out, "function f(a){if(a==1)return 0;return 1}");   /* terser: return 1==a?0:1 (the same function) */
+  js.n = 0;
+  sb(&js, "var A=(function(){function f(a){if(a===true)return false;return true}return[true,false,1,0,\"1\",null].map(f)})();"
+          "var B=(function(){%s;return[true,false,1,0,\"1\",null].map(f)})();console.log(JSON.stringify([A,B]))\n", out ? out : "");
+  after = node_run(js.b);
+  CHECK_STR(after, "[[false,true,true,true,true,true],[0,1,0,1,0,1]]");
+  free(after);
+  free(out);
+  /* drop_console: the same return values, but what was printed is gone */
+  out = apply("function d(x){console.log(\"seen\",x);if(x)console.error(\"neg\");return x*2}", "c", 0, &k);
+  CHECK_EQ_INT(k, 2);
+  js.n = 0;
+  sb(&js, "var P=[];console.log=console.error=function(){P.push([].slice.call(arguments))};%s;var r=[d(1),d(0)];"
+          "process.stdout.write(JSON.stringify([r,P])+\"\\n\")\n", out ? out : "");
+  after = node_run(js.b);
+  CHECK_STR(after, "[[2,0],[]]");
+  free(after);
+  free(out);
+  js.n = 0;
+  sb(&js, "var P=[];console.log=console.error=function(){P.push([].slice.call(arguments))};"
+          "function d(x){console.log(\"seen\",x);if(x)console.error(\"neg\");return x*2};var r=[d(1),d(0)];"
+          "process.stdout.write(JSON.stringify([r,P])+\"\\n\")\n");
+  after = node_run(js.b);
+  CHECK_STR(after, "[[2,0],[[\"seen\",1],[\"neg\"],[\"seen\",0]]]");
+  free(after);
   free(js.b);
 }
 
@@ -484,6 +687,44 @@ TEST(contracode_passes_corpus) {
     }
     printf("\n");
     free(before);
+    free(src);
+  }
+}
+
+/* bool_int and drop_console change behaviour, but their output must still be a program the printer spells right */
+TEST(contracode_unsafe_passes_corpus) {
+  int i, j;
+  for (i = 0; i < (int)(sizeof corpus / sizeof corpus[0]); i++) {
+    char *src = NULL;
+    size_t n = 0;
+    int flags = corpus[i].module ? MLSYS_CONTRACODE_JS_MODULE : 0;
+    if (mlsys_read_file(corpus[i].path, &src, &n) != MLSYS_OK) SKIP_DEP("%s missing: run scripts/install-deps.sh", corpus[i].path);
+    printf("    %s:", corpus[i].path);
+    for (j = 0; j < (int)(sizeof unsafe_passes / sizeof *unsafe_passes); j++) {
+      mlsys_contracode_js_ast a, b;
+      char *out, *c0 = NULL, *c1 = NULL;
+      int k = 0, k2 = -1;
+      REQUIRE_OK(mlsys_contracode_js_parse(src, n, flags, &a));
+      CHECK_OK(unsafe_passes[j].fn(&a, &k));
+      out = terse(&a);
+      REQUIRE(out != NULL);
+      CHECK_OK(mlsys_contracode_js_canonical(&a, 0, &c0, NULL));
+      CHECK_MSG(mlsys_contracode_js_parse(out, strlen(out), flags, &b) == MLSYS_OK, "%s: %s: output does not re-parse",
+                corpus[i].path, unsafe_passes[j].name);
+      if (c0) {
+        CHECK_OK(mlsys_contracode_js_canonical(&b, 0, &c1, NULL));
+        CHECK_MSG(c1 && !strcmp(c0, c1), "%s: %s: the printed tree differs", corpus[i].path, unsafe_passes[j].name);
+        CHECK_OK(unsafe_passes[j].fn(&b, &k2));
+        CHECK_EQ_INT(k2, 0);   /* settles in one run */
+        mlsys_contracode_js_free(&b);
+      }
+      printf(" %s %d", unsafe_passes[j].name, k);
+      free(c0);
+      free(c1);
+      free(out);
+      mlsys_contracode_js_free(&a);
+    }
+    printf("\n");
     free(src);
   }
 }

@@ -1,5 +1,5 @@
 /* libFuzzer target for the compress passes of mlsys_contracode.h (section 3: fold, dce, unused, seq_cond, props,
-   booleans, compress).
+   booleans, compress, hoist_vars, arguments, bool_int, template_concat, drop_console).
 
    For every input that parses (as a script and as a module), each pass on a fresh parse must succeed, and its
    terse print must re-parse to the same canonical tree as the rewritten AST (so the passes never build a tree the
@@ -15,7 +15,9 @@
 typedef mlsys_status (*pass_fn)(mlsys_contracode_js_ast *, int *);
 static const pass_fn passes[] = {mlsys_contracode_fold, mlsys_contracode_dce, mlsys_contracode_unused,
                                  mlsys_contracode_seq_cond, mlsys_contracode_props, mlsys_contracode_booleans,
-                                 mlsys_contracode_compress};
+                                 mlsys_contracode_compress, mlsys_contracode_hoist_vars, mlsys_contracode_arguments,
+                                 mlsys_contracode_bool_int, mlsys_contracode_template_concat,
+                                 mlsys_contracode_drop_console};
 
 static void one(const char *src, size_t n, int flags) {
   size_t i;

@@ -1,0 +1,1 @@
+function f(a,b){var g=()=>arguments[1];return arguments[0]+arguments[2]+arguments.length+g()}o={m(a){return arguments[0]?.x}}

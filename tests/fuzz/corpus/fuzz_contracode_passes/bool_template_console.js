@@ -1,0 +1,1 @@
+x=a===true;y=false!==b;z=`a${1}b${"c"}${typeof y}`+`${`q${2}`}`+tag`t${1}`;if(x)console.log(1);else console.warn(2);console.error.apply(console,[z])

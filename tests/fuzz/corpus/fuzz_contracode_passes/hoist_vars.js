@@ -1,0 +1,1 @@
+function f(a){var b=1;for(var i=0,j;i<2;i++){var c=i}for(var k in o)g(k);if(a)var d;else var e=2;var {p,q:[r]}=o;lab:var z=3;return b}
