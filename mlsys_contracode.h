@@ -23,7 +23,9 @@
         sampling (forward filtering, backward sampling); vocabulary training (SentencePiece's EM and pruning); the
         repo's normalize_program.
      7. Evaluation: AUROC (ties ½), average precision (scikit-learn's), Hanley–McNeil standard errors, best-threshold
-        accuracy, the adversarial min/max reduce over N variants, edit-distance similarity over token ids.
+        accuracy, the adversarial min/max reduce over N variants, edit-distance similarity over token ids; the
+        offline clone set (lodash-es, underscore, ramda modules sharing API names), its pairs (corrected and
+        repo-faithful), and the natural/adversarial evaluation driver with edit, bag-of-tokens or embedding scorers.
    (Section 3's other transforms and 6 — the encoders and MoCo — are not written yet; see
    docs/contracode.md.)
 
