@@ -24,7 +24,9 @@
         sampling (forward filtering, backward sampling); vocabulary training (SentencePiece's EM and pruning); the
         repo's normalize_program.
      7. Evaluation: AUROC (ties ½), average precision (scikit-learn's), Hanley–McNeil standard errors, best-threshold
-        accuracy, the adversarial min/max reduce over N variants, edit-distance similarity over token ids.
+        accuracy, the adversarial min/max reduce over N variants, edit-distance similarity over token ids; the
+        offline clone set (lodash-es, underscore, ramda modules sharing API names), its pairs (corrected and
+        repo-faithful), and the natural/adversarial evaluation driver with edit, bag-of-tokens or embedding scorers.
    (Section 3's print options quote_keys/quote_style and 6 — the encoders and MoCo — are not written yet; see
    docs/contracode.md.)
 
@@ -692,6 +694,115 @@ MLSYS_DEF mlsys_status mlsys_contracode_adversarial_reduce(const float *sims, co
 /* Edit-distance baseline: (max(|a|,|b|) − lev(a, b)) / max(|a|,|b|) over token ids (1 when both are empty).
    O(|a|·|b|) time, O(min) memory. Returns NaN on a negative length or a NULL array with a positive length. */
 MLSYS_DEF double mlsys_contracode_lev_similarity(const int32_t *a, int na, const int32_t *b, int nb);
+
+/* The offline clone-detection set (spec §7.5) and its evaluation (§3.9). Programs are whole module files of
+   libraries that implement the same public API under the same name (lodash-es, underscore's modules/, ramda's es/:
+   Debian's node-lodash, node-underscore, node-ramda); a problem is an API name present in at least min_libs
+   libraries. Labels mean "same documented API", not "same input/output" (ramda curries and reorders arguments). */
+typedef struct {
+  const char *library;   /* e.g. "lodash-es"; libraries are numbered by first appearance */
+  const char *path;      /* the module's path under the library root, e.g. "map.js" */
+  const char *src;
+  size_t len;
+} mlsys_contracode_clone_file;
+typedef struct {
+  int nprograms, nproblems, nlibs;
+  char **src;            /* per program: the module parsed (as a module) and printed beautified: comments and
+                            JSDoc gone, layout normalized */
+  size_t *len;
+  int *problem;          /* per program: its problem; programs are sorted by problem name, then library */
+  int *lib;              /* per program: its library */
+  char **problem_name;   /* per problem: the API name */
+  int *problem_nlibs;    /* per problem: libraries that have it (= its programs) */
+  char **lib_name;       /* per library */
+  int nskipped;          /* files left out by the name rules (internal, index, wrapper, *.default, duplicates) */
+  int nsingle;           /* API names kept out because fewer than min_libs libraries have them */
+} mlsys_contracode_clone_set;
+/* Builds the set from nfiles module files. Left out: files not ending in .js, names starting with `_` (lodash and
+   underscore internals), under a directory called `internal` (ramda), `index`/`index-*`, names that are not
+   identifiers (`lodash.default`, `underscore-array-methods`), names starting with `wrapper` and the library's own
+   name (wrappers), and a second file with the same name in one library. Every other file must parse as a module
+   (else MLSYS_ERR_PARSE "LIBRARY/PATH: line:col: what"). No problem left is MLSYS_ERR_ARG. */
+MLSYS_DEF mlsys_status mlsys_contracode_clone_set_build(const mlsys_contracode_clone_file *files, int nfiles,
+                                                        int min_libs, mlsys_contracode_clone_set *out);
+MLSYS_DEF void mlsys_contracode_clone_set_free(mlsys_contracode_clone_set *s);
+
+typedef struct {
+  int a, b;              /* program indices: a is the one the adversary edits */
+  uint8_t label;         /* 1 = clone (same problem) */
+} mlsys_contracode_clone_pair;
+enum {
+  /* Unordered distinct positive pairs (a < b, same problem); negatives are pairs (a < b) of different problems
+     drawn without replacement, as many as there are positives (fewer if fewer exist). The default. */
+  MLSYS_CONTRACODE_PAIRS_DISTINCT = 0,
+  /* The repo as written (§3.9): a problem with programs m_0..m_{k−1} gives (m_i, m_j) for i ∈ [0, k−2],
+     j ∈ [1, k−1], (k−1)² ordered pairs with k−2 self pairs; negatives, as many as positives, drawn with replacement
+     as (a, b) with a uniform over the programs of problems 0..P−2 and b over those of problems 1..P−1 (so a
+     same-problem pair, even a self pair, can be labelled 0). */
+  MLSYS_CONTRACODE_PAIRS_FAITHFUL = 1
+};
+/* Pairs over n programs with problem ids problem[i] ≥ 0 (programs of a problem in index order): positives first,
+   then negatives; *out malloc'd. Seeded draws (mlsys_rng). MLSYS_ERR_ARG when no problem has two programs or all
+   programs share one problem. */
+MLSYS_DEF mlsys_status mlsys_contracode_clone_pairs(const int *problem, int n, int mode, uint64_t seed,
+                                                    mlsys_contracode_clone_pair **out, size_t *npos, size_t *nneg);
+
+/* A trained encoder plugged into the evaluation: embeds n programs into out (n × dim floats). */
+typedef mlsys_status (*mlsys_contracode_embed_fn)(void *ctx, const char *const *src, const size_t *len, int n,
+                                                  float *out /* n x dim */);
+enum {
+  MLSYS_CONTRACODE_SCORE_EDIT = 0,   /* lev_similarity of the SentencePiece ids (the paper's heuristic baseline) */
+  MLSYS_CONTRACODE_SCORE_BOW,        /* cosine of the id count vectors (bag of tokens; order ignored) */
+  MLSYS_CONTRACODE_SCORE_EMBED       /* cosine of embed()'s vectors */
+};
+/* EDIT and BOW tokenize normalize_program(src) with sp and add <s> and </s> when the vocabulary has them. */
+typedef struct {
+  int kind;
+  const mlsys_contracode_sp *sp;     /* EDIT, BOW: any unigram vocabulary */
+  mlsys_contracode_embed_fn embed;   /* EMBED */
+  void *embed_ctx;
+  int dim;                           /* EMBED: floats per program */
+} mlsys_contracode_scorer;
+/* The adversary's edits (§3.9: the repo's N samples come from terser alone): TERSER = Alg. 1's terser block only,
+   with probability .75 (compress passes as REPO_EFFECTIVE's block, then mangle), printed compact without the last
+   `;` as terser does; no renaming, no inserted variables, no beautifying, no line sampling. SAFE = the SAFE
+   preset (everything semantics-preserving). Both parse programs as modules. */
+enum { MLSYS_CONTRACODE_ADV_TERSER = 0, MLSYS_CONTRACODE_ADV_SAFE };
+MLSYS_DEF mlsys_status mlsys_contracode_clone_adversary(int kind, mlsys_contracode_aug_cfg *cfg);
+/* Similarities of every pair: natural[i] = sim(a, b); with adv non-NULL and nsamples ≥ 1, adv_sims[i·nsamples + j]
+   = sim(variant j of a, b), where variant j of program a is mlsys_contracode_augment(src[a]) with an RNG seeded
+   from (seed, a, j): each program's variants are drawn once and shared by its pairs, only a is edited. */
+MLSYS_DEF mlsys_status mlsys_contracode_clone_sims(const char *const *src, const size_t *len, int nprograms,
+                                                   const mlsys_contracode_clone_pair *pairs, size_t npairs,
+                                                   const mlsys_contracode_scorer *sc,
+                                                   const mlsys_contracode_aug_cfg *adv, int nsamples, uint64_t seed,
+                                                   float *natural, float *adv_sims);
+typedef struct {
+  double auroc, se, ap, accuracy, threshold;   /* se: Hanley–McNeil; accuracy at the best of 100 thresholds */
+  long npos, nneg;                             /* examples scored */
+} mlsys_contracode_clone_metrics;
+/* The metrics of scored examples. */
+MLSYS_DEF mlsys_status mlsys_contracode_clone_metrics_of(const float *score, const uint8_t *label, size_t n,
+                                                         mlsys_contracode_clone_metrics *m);
+/* Adversarial metrics for N = w out of nsamples variants (adversarial_reduce): start ≥ 0 scores the one window
+   [start, start+w); start = −1 pools every window start = 0..nsamples−w as separate examples, the repo's rule
+   (nsamples − w + 1 examples per pair). */
+MLSYS_DEF mlsys_status mlsys_contracode_clone_adv_metrics(const float *adv_sims, const uint8_t *label, size_t npairs,
+                                                          int nsamples, int w, int start,
+                                                          mlsys_contracode_clone_metrics *m);
+
+/* Debian's packages of the three libraries (node-lodash 4.17.21, node-underscore 1.13.4, node-ramda 0.28.0):
+   an initializer of {library, directory} pairs. */
+#define MLSYS_CONTRACODE_CLONE_DEFAULT_LIBS                                                                       \
+  {{"lodash-es", "/usr/share/nodejs/lodash-es"},                                                                   \
+   {"underscore", "/usr/share/nodejs/underscore/modules"},                                                         \
+   {"ramda", "/usr/share/nodejs/ramda/es"}}
+/* Appends the `.js` regular files directly in dir (not below it), by name, as files of library; *files grows
+   (realloc) and each source is read into memory. A missing or unreadable directory is MLSYS_ERR_IO naming it. */
+MLSYS_DEF mlsys_status mlsys_contracode_clone_read_dir(const char *library, const char *dir,
+                                                       mlsys_contracode_clone_file **files, int *nfiles);
+/* Frees what clone_read_dir allocated (the library, path and source strings and the array). */
+MLSYS_DEF void mlsys_contracode_clone_files_free(mlsys_contracode_clone_file *files, int nfiles);
 
 /* [end of section 7 declarations] */
 
@@ -8384,6 +8495,617 @@ MLSYS_DEF double mlsys_contracode_lev_similarity(const int32_t *a, int na, const
   d = row[nb];
   free(row);
   return ((double)mx - d) / (double)mx;
+}
+
+/* --- the offline clone set ------------------------------------------------------------------------------------ */
+
+typedef struct {
+  int lib, file;
+  const char *name;   /* points into names[] of the builder */
+} mlsys__cc_entry;
+static int mlsys__cc_entry_cmp(const void *x, const void *y) {
+  const mlsys__cc_entry *a = (const mlsys__cc_entry *)x, *b = (const mlsys__cc_entry *)y;
+  int c = strcmp(a->name, b->name);
+  if (c) return c;
+  if (a->lib != b->lib) return a->lib < b->lib ? -1 : 1;
+  return a->file < b->file ? -1 : a->file > b->file;
+}
+
+/* The API name of a module path, or NULL when the name rules leave the file out. */
+static char *mlsys__cc_api_name(const char *library, const char *path) {
+  const char *base = path, *p, *dash;
+  size_t n, i, ln;
+  char *name;
+  for (p = path; *p; p++)
+    if (*p == '/') {
+      /* a directory component called internal (ramda's es/internal) */
+      if ((size_t)(p - base) == 8 && !strncmp(base, "internal", 8)) return NULL;
+      base = p + 1;
+    }
+  n = strlen(base);
+  if (n <= 3 || strcmp(base + n - 3, ".js")) return NULL;
+  n -= 3;
+  if (base[0] == '_' || (n >= 5 && !strncmp(base, "index", 5) && (n == 5 || base[5] == '-' || base[5] == '.')))
+    return NULL;
+  if (n >= 7 && !strncmp(base, "wrapper", 7)) return NULL;
+  for (i = 0; i < n; i++) {
+    char c = base[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '$' || c == '_' || (i && c >= '0' && c <= '9')))
+      return NULL;
+  }
+  /* the library's own name ("lodash" for lodash-es) is its all-in-one wrapper */
+  dash = strchr(library, '-');
+  ln = dash ? (size_t)(dash - library) : strlen(library);
+  if (ln == n && !strncmp(library, base, n)) return NULL;
+  if (!(name = (char *)malloc(n + 1))) return NULL;
+  memcpy(name, base, n);
+  name[n] = 0;
+  return name;
+}
+
+MLSYS_DEF void mlsys_contracode_clone_set_free(mlsys_contracode_clone_set *s) {
+  int i;
+  if (!s) return;
+  for (i = 0; i < s->nprograms; i++) free(s->src ? s->src[i] : NULL);
+  for (i = 0; i < s->nproblems; i++) free(s->problem_name ? s->problem_name[i] : NULL);
+  for (i = 0; i < s->nlibs; i++) free(s->lib_name ? s->lib_name[i] : NULL);
+  free(s->src), free(s->len), free(s->problem), free(s->lib), free(s->problem_name), free(s->problem_nlibs);
+  free(s->lib_name);
+  memset(s, 0, sizeof *s);
+}
+
+MLSYS_DEF mlsys_status mlsys_contracode_clone_set_build(const mlsys_contracode_clone_file *files, int nfiles,
+                                                        int min_libs, mlsys_contracode_clone_set *out) {
+  mlsys__cc_entry *e = NULL;
+  char **names = NULL;
+  int *libof = NULL, ne = 0, i, j, k, nl = 0;
+  mlsys_status st = MLSYS_OK;
+  if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_set_build: NULL output");
+  memset(out, 0, sizeof *out);
+  if (nfiles < 0 || (nfiles && !files) || min_libs < 1)
+    return mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_set_build: bad arguments (nfiles %d, min_libs %d)", nfiles,
+                           min_libs);
+  for (i = 0; i < nfiles; i++)
+    if (!files[i].library || !files[i].path || (!files[i].src && files[i].len))
+      return mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_set_build: file %d has a NULL library, path or source", i);
+  e = (mlsys__cc_entry *)mlsys_calloc((size_t)nfiles + 1, sizeof *e);
+  names = (char **)mlsys_calloc((size_t)nfiles + 1, sizeof *names);
+  libof = (int *)mlsys_calloc((size_t)nfiles + 1, sizeof *libof);
+  out->lib_name = (char **)mlsys_calloc((size_t)nfiles + 1, sizeof(char *));
+  if (!e || !names || !libof || !out->lib_name) {
+    st = mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: clone_set_build: out of memory");
+    goto done;
+  }
+  for (i = 0; i < nfiles; i++) {
+    for (j = 0; j < nl && strcmp(out->lib_name[j], files[i].library); j++) {
+    }
+    if (j == nl) {
+      if (!(out->lib_name[nl] = mlsys_strdup(files[i].library))) {
+        st = mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: clone_set_build: out of memory");
+        goto done;
+      }
+      out->nlibs = ++nl;
+    }
+    libof[i] = j;
+    if (!(names[i] = mlsys__cc_api_name(files[i].library, files[i].path))) {
+      out->nskipped++;
+      continue;
+    }
+    e[ne].lib = j, e[ne].file = i, e[ne].name = names[i], ne++;
+  }
+  qsort(e, (size_t)ne, sizeof *e, mlsys__cc_entry_cmp);
+  /* drop a library's second file of a name, then count the libraries of each name */
+  for (i = j = 0; i < ne; i++) {
+    if (j && e[j - 1].lib == e[i].lib && !strcmp(e[j - 1].name, e[i].name)) {
+      out->nskipped++;
+      continue;
+    }
+    e[j++] = e[i];
+  }
+  ne = j;
+  out->src = (char **)mlsys_calloc((size_t)ne + 1, sizeof(char *));
+  out->len = (size_t *)mlsys_calloc((size_t)ne + 1, sizeof(size_t));
+  out->problem = (int *)mlsys_calloc((size_t)ne + 1, sizeof(int));
+  out->lib = (int *)mlsys_calloc((size_t)ne + 1, sizeof(int));
+  out->problem_name = (char **)mlsys_calloc((size_t)ne + 1, sizeof(char *));
+  out->problem_nlibs = (int *)mlsys_calloc((size_t)ne + 1, sizeof(int));
+  if (!out->src || !out->len || !out->problem || !out->lib || !out->problem_name || !out->problem_nlibs) {
+    st = mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: clone_set_build: out of memory");
+    goto done;
+  }
+  for (i = 0; i < ne; i = j) {
+    for (j = i; j < ne && !strcmp(e[j].name, e[i].name); j++) {
+    }
+    if (j - i < min_libs) {
+      out->nsingle++;
+      continue;
+    }
+    if (!(out->problem_name[out->nproblems] = mlsys_strdup(e[i].name))) {
+      st = mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: clone_set_build: out of memory");
+      goto done;
+    }
+    out->problem_nlibs[out->nproblems] = j - i;
+    for (k = i; k < j; k++) {
+      const mlsys_contracode_clone_file *f = files + e[k].file;
+      mlsys_contracode_js_ast a;
+      mlsys_contracode_js_print_opts po = {1, 2};
+      int p = out->nprograms;
+      if ((st = mlsys_contracode_js_parse(f->src ? f->src : "", f->len, MLSYS_CONTRACODE_JS_MODULE, &a)) != MLSYS_OK) {
+        st = mlsys_prefix_error("contracode: clone_set_build: %s/%s", f->library, f->path);
+        out->nproblems++;
+        goto done;
+      }
+      st = mlsys_contracode_js_print(&a, &po, &out->src[p], &out->len[p]);
+      mlsys_contracode_js_free(&a);
+      if (st != MLSYS_OK) {
+        out->nproblems++;
+        goto done;
+      }
+      out->problem[p] = out->nproblems;
+      out->lib[p] = e[k].lib;
+      out->nprograms++;
+    }
+    out->nproblems++;
+  }
+  if (!out->nproblems)
+    st = mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_set_build: no API name is in %d or more of the %d "
+                         "libraries (%d files, %d left out by the name rules)", min_libs, nl, nfiles, out->nskipped);
+done:
+  for (i = 0; names && i < nfiles; i++) free(names[i]);
+  free(names), free(e), free(libof);
+  if (st != MLSYS_OK) mlsys_contracode_clone_set_free(out);
+  return st;
+}
+
+/* --- pairs ----------------------------------------------------------------------------------------------------- */
+
+MLSYS_DEF mlsys_status mlsys_contracode_clone_pairs(const int *problem, int n, int mode, uint64_t seed,
+                                                    mlsys_contracode_clone_pair **out, size_t *npos, size_t *nneg) {
+  int P = 0, i, j, *cnt = NULL, *start = NULL, *mem = NULL;
+  size_t np = 0, nn = 0, k, cap, nsame = 0;
+  mlsys_contracode_clone_pair *v = NULL;
+  mlsys_rng r;
+  mlsys_status st = MLSYS_OK;
+  if (!out || !npos || !nneg) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_pairs: NULL output");
+  *out = NULL, *npos = *nneg = 0;
+  if (n < 0 || (n && !problem) || (mode != MLSYS_CONTRACODE_PAIRS_DISTINCT && mode != MLSYS_CONTRACODE_PAIRS_FAITHFUL))
+    return mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_pairs: bad arguments (n %d, mode %d)", n, mode);
+  for (i = 0; i < n; i++) {
+    if (problem[i] < 0 || problem[i] == INT32_MAX)
+      return mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_pairs: program %d has problem id %d", i, problem[i]);
+    if (problem[i] + 1 > P) P = problem[i] + 1;
+  }
+  cnt = (int *)mlsys_calloc((size_t)P + 1, sizeof(int));
+  start = (int *)mlsys_calloc((size_t)P + 2, sizeof(int));
+  mem = (int *)mlsys_calloc((size_t)n + 1, sizeof(int));
+  if (!cnt || !start || !mem) {
+    st = mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: clone_pairs: out of memory");
+    goto done;
+  }
+  for (i = 0; i < n; i++) cnt[problem[i]]++;
+  for (i = 0; i < P; i++) start[i + 1] = start[i] + cnt[i];
+  for (i = 0; i < P; i++) cnt[i] = 0;
+  for (i = 0; i < n; i++) mem[start[problem[i]] + cnt[problem[i]]++] = i;   /* members in index order */
+  for (i = 0; i < P; i++) {
+    size_t c = (size_t)cnt[i];
+    nsame += c * (c - (c > 0)) / 2;
+    if (c >= 2) np += mode == MLSYS_CONTRACODE_PAIRS_FAITHFUL ? (c - 1) * (c - 1) : c * (c - 1) / 2;
+  }
+  if (!np) {
+    st = mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_pairs: no problem has two programs (%d programs)", n);
+    goto done;
+  }
+  if ((size_t)n * (size_t)(n - 1) / 2 == nsame) {
+    st = mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_pairs: every program has the same problem: no negatives");
+    goto done;
+  }
+  if (!(v = (mlsys_contracode_clone_pair *)mlsys_calloc(2 * np, sizeof *v))) {
+    st = mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: clone_pairs: out of memory");
+    goto done;
+  }
+  k = 0;
+  for (i = 0; i < P; i++) {
+    const int *m = mem + start[i], c = cnt[i];
+    int a, b;
+    if (mode == MLSYS_CONTRACODE_PAIRS_FAITHFUL) {
+      for (a = 0; a + 1 < c; a++)
+        for (b = 1; b < c; b++) v[k].a = m[a], v[k].b = m[b], v[k++].label = 1;
+    } else {
+      for (a = 0; a < c; a++)
+        for (b = a + 1; b < c; b++) v[k].a = m[a], v[k].b = m[b], v[k++].label = 1;
+    }
+  }
+  mlsys_rng_seed(&r, seed);
+  if (mode == MLSYS_CONTRACODE_PAIRS_FAITHFUL) {
+    /* problems 0..P−2 hold programs mem[0 .. start[P−1]), problems 1..P−1 hold mem[start[1] .. n) */
+    size_t na = (size_t)start[P - 1], nb = (size_t)(n - start[1]);
+    if (!na || !nb) {
+      st = mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_pairs: faithful negatives need programs in two problems");
+      goto done;
+    }
+    for (nn = 0; nn < np; nn++, k++) {
+      v[k].a = mem[mlsys_rng_below(&r, na)];
+      v[k].b = mem[(size_t)start[1] + mlsys_rng_below(&r, nb)];
+      v[k].label = 0;
+    }
+  } else {
+    size_t total = (size_t)n * (size_t)(n - 1) / 2 - nsame, want = np < total ? np : total;
+    if (2 * want >= total) {
+      /* most negatives are wanted: list them all and keep a seeded partial shuffle's prefix */
+      mlsys_contracode_clone_pair *all = (mlsys_contracode_clone_pair *)mlsys_calloc(total, sizeof *all);
+      size_t t = 0;
+      if (!all) {
+        st = mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: clone_pairs: out of memory");
+        goto done;
+      }
+      for (i = 0; i < n; i++)
+        for (j = i + 1; j < n; j++)
+          if (problem[i] != problem[j]) all[t].a = i, all[t++].b = j;
+      for (t = 0; t < want; t++) {
+        size_t x = t + (size_t)mlsys_rng_below(&r, total - t);
+        mlsys_contracode_clone_pair tmp = all[t];
+        all[t] = all[x], all[x] = tmp;
+        v[k] = all[t], v[k++].label = 0;
+      }
+      free(all);
+      nn = want;
+    } else {
+      /* few of many: rejection sampling with a hash set of the drawn pairs (at most half are taken, so each draw
+         succeeds with probability ≥ ½ among different-problem pairs) */
+      uint64_t *hs;
+      for (cap = 16; cap < 4 * want; cap *= 2) {
+      }
+      if (!(hs = (uint64_t *)malloc(cap * sizeof *hs))) {
+        st = mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: clone_pairs: out of memory");
+        goto done;
+      }
+      memset(hs, 0xff, cap * sizeof *hs);
+      while (nn < want) {
+        int a = (int)mlsys_rng_below(&r, (uint64_t)n), b = (int)mlsys_rng_below(&r, (uint64_t)n);
+        uint64_t key, h;
+        if (a == b || problem[a] == problem[b]) continue;
+        if (a > b) i = a, a = b, b = i;
+        key = (uint64_t)a * (uint64_t)n + (uint64_t)b;
+        for (h = (key * 0x9e3779b97f4a7c15ull) & (cap - 1); hs[h] != UINT64_MAX && hs[h] != key; h = (h + 1) & (cap - 1)) {
+        }
+        if (hs[h] == key) continue;
+        hs[h] = key;
+        v[k].a = a, v[k].b = b, v[k++].label = 0;
+        nn++;
+      }
+      free(hs);
+    }
+  }
+  *out = v, *npos = np, *nneg = nn;
+  v = NULL;
+done:
+  free(v), free(cnt), free(start), free(mem);
+  return st;
+}
+
+/* --- scoring and the evaluation driver -------------------------------------------------------------------------- */
+
+MLSYS_DEF mlsys_status mlsys_contracode_clone_adversary(int kind, mlsys_contracode_aug_cfg *c) {
+  mlsys_status st;
+  if (!c) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_adversary: NULL config");
+  if (kind != MLSYS_CONTRACODE_ADV_TERSER && kind != MLSYS_CONTRACODE_ADV_SAFE)
+    return mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_adversary: unknown adversary %d", kind);
+  if ((st = mlsys_contracode_aug_preset(kind == MLSYS_CONTRACODE_ADV_SAFE ? MLSYS_CONTRACODE_AUG_SAFE
+                                                                          : MLSYS_CONTRACODE_AUG_REPO_EFFECTIVE, c)))
+    return st;
+  if (kind == MLSYS_CONTRACODE_ADV_TERSER) {
+    c->p_pass[MLSYS_CONTRACODE_AUG_RENAME_PARAM] = 0;
+    c->p_pass[MLSYS_CONTRACODE_AUG_INSERT_VAR] = 0;
+    c->p_block = 0.75;   /* spec §3.9: terser with p = .75 */
+    c->p_beautify = 0;
+    c->p_terse = 1;
+    c->p_lines = 0;
+  }
+  c->flags = MLSYS_CONTRACODE_JS_MODULE;
+  return MLSYS_OK;
+}
+
+typedef struct {
+  int32_t *ids;   /* EDIT: in order; BOW: sorted */
+  int n;
+  double norm;    /* BOW, EMBED: Euclidean norm */
+  float *vec;     /* EMBED: points into the batch's matrix */
+} mlsys__cc_feat;
+
+static int mlsys__cc_i32_cmp(const void *x, const void *y) {
+  int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+static mlsys_status mlsys__cc_featurize(const mlsys_contracode_scorer *sc, const char *src, size_t len,
+                                        mlsys__cc_feat *f) {
+  char *norm = NULL;
+  size_t nn = 0, nids = 0, i;
+  int32_t *ids = NULL, *full;
+  int bos = mlsys_contracode_sp_id(sc->sp, "<s>"), eos = mlsys_contracode_sp_id(sc->sp, "</s>");
+  mlsys_status st;
+  memset(f, 0, sizeof *f);
+  if ((st = mlsys_contracode_normalize_program(src, len, &norm, &nn)) != MLSYS_OK) return st;
+  st = mlsys_contracode_sp_encode(sc->sp, norm, nn, &ids, &nids, NULL);
+  free(norm);
+  if (st != MLSYS_OK) return st;
+  if (nids > (size_t)INT32_MAX - 2) {
+    free(ids);
+    return mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone scorer: a program has too many tokens");
+  }
+  if (!(full = (int32_t *)malloc((nids + 2) * sizeof *full))) {
+    free(ids);
+    return mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: clone scorer: out of memory");
+  }
+  f->n = 0;
+  if (bos >= 0) full[f->n++] = bos;
+  for (i = 0; i < nids; i++) full[f->n++] = ids[i];
+  if (eos >= 0) full[f->n++] = eos;
+  free(ids);
+  f->ids = full;
+  if (sc->kind == MLSYS_CONTRACODE_SCORE_BOW) {
+    int a, b;
+    double s = 0;
+    qsort(full, (size_t)f->n, sizeof *full, mlsys__cc_i32_cmp);
+    for (a = 0; a < f->n; a = b) {
+      for (b = a; b < f->n && full[b] == full[a]; b++) {
+      }
+      s += (double)(b - a) * (double)(b - a);
+    }
+    f->norm = sqrt(s);
+  }
+  return MLSYS_OK;
+}
+
+static float mlsys__cc_sim(const mlsys_contracode_scorer *sc, const mlsys__cc_feat *x, const mlsys__cc_feat *y) {
+  if (sc->kind == MLSYS_CONTRACODE_SCORE_EDIT) return (float)mlsys_contracode_lev_similarity(x->ids, x->n, y->ids, y->n);
+  if (sc->kind == MLSYS_CONTRACODE_SCORE_BOW) {
+    int i = 0, j = 0;
+    double dot = 0;
+    if (x->norm == 0 || y->norm == 0) return x->norm == y->norm ? 1.0f : 0.0f;
+    while (i < x->n && j < y->n) {
+      if (x->ids[i] < y->ids[j]) i++;
+      else if (x->ids[i] > y->ids[j]) j++;
+      else {
+        int32_t t = x->ids[i];
+        int ci = 0, cj = 0;
+        while (i < x->n && x->ids[i] == t) i++, ci++;
+        while (j < y->n && y->ids[j] == t) j++, cj++;
+        dot += (double)ci * (double)cj;
+      }
+    }
+    return (float)(dot / (x->norm * y->norm));
+  } else {
+    double dot = 0;
+    int k;
+    if (x->norm == 0 || y->norm == 0) return 0.0f;
+    for (k = 0; k < sc->dim; k++) dot += (double)x->vec[k] * (double)y->vec[k];
+    return (float)(dot / (x->norm * y->norm));
+  }
+}
+
+/* Features of n strings; for EMBED the vectors go to *mat (n × dim, malloc'd), embedded in batches. */
+static mlsys_status mlsys__cc_featurize_all(const mlsys_contracode_scorer *sc, const char *const *s, const size_t *l,
+                                            int n, mlsys__cc_feat *f, float **mat) {
+  int i;
+  mlsys_status st = MLSYS_OK;
+  *mat = NULL;
+  if (sc->kind != MLSYS_CONTRACODE_SCORE_EMBED) {
+    for (i = 0; i < n && st == MLSYS_OK; i++) st = mlsys__cc_featurize(sc, s[i], l[i], f + i);
+    return st;
+  }
+  if (!(*mat = (float *)mlsys_calloc((size_t)(n ? n : 1) * (size_t)sc->dim, sizeof(float))))
+    return mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: clone scorer: out of memory");
+  for (i = 0; i < n && st == MLSYS_OK; i += 64) {
+    int b = n - i < 64 ? n - i : 64;
+    st = sc->embed(sc->embed_ctx, s + i, l + i, b, *mat + (size_t)i * (size_t)sc->dim);
+  }
+  for (i = 0; i < n && st == MLSYS_OK; i++) {
+    double q = 0;
+    int k;
+    f[i].vec = *mat + (size_t)i * (size_t)sc->dim;
+    for (k = 0; k < sc->dim; k++) {
+      if (f[i].vec[k] != f[i].vec[k])
+        return mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone scorer: the embedding of program %d has a NaN", i);
+      q += (double)f[i].vec[k] * (double)f[i].vec[k];
+    }
+    f[i].norm = sqrt(q);
+  }
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_contracode_clone_sims(const char *const *src, const size_t *len, int nprog,
+                                                   const mlsys_contracode_clone_pair *pairs, size_t npairs,
+                                                   const mlsys_contracode_scorer *sc,
+                                                   const mlsys_contracode_aug_cfg *adv, int nsamples, uint64_t seed,
+                                                   float *natural, float *adv_sims) {
+  mlsys__cc_feat *f = NULL, *vf = NULL;
+  float *mat = NULL, *vmat = NULL;
+  char **vs = NULL;
+  size_t *vl = NULL, i;
+  int *vrow = NULL, nfirst = 0, p, j, nv = 0;
+  mlsys_status st = MLSYS_OK;
+  if (!sc || !natural || (npairs && !pairs) || nprog < 0 || (nprog && (!src || !len)))
+    return mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_sims: NULL argument");
+  if (sc->kind < MLSYS_CONTRACODE_SCORE_EDIT || sc->kind > MLSYS_CONTRACODE_SCORE_EMBED)
+    return mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_sims: unknown scorer kind %d", sc->kind);
+  if (sc->kind == MLSYS_CONTRACODE_SCORE_EMBED ? (!sc->embed || sc->dim < 1) : !sc->sp)
+    return mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_sims: the scorer needs %s",
+                           sc->kind == MLSYS_CONTRACODE_SCORE_EMBED ? "an embed callback and dim >= 1" : "a tokenizer");
+  if (adv && (nsamples < 1 || nsamples > 4096 || !adv_sims))
+    return mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_sims: nsamples must be 1..4096 with adv_sims, got %d",
+                           nsamples);
+  for (i = 0; i < npairs; i++)
+    if (pairs[i].a < 0 || pairs[i].a >= nprog || pairs[i].b < 0 || pairs[i].b >= nprog)
+      return mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_sims: pair %zu (%d, %d) is outside %d programs", i,
+                             pairs[i].a, pairs[i].b, nprog);
+  if (!(f = (mlsys__cc_feat *)mlsys_calloc((size_t)nprog + 1, sizeof *f))) return MLSYS_ERR_NOMEM;
+  if ((st = mlsys__cc_featurize_all(sc, src, len, nprog, f, &mat)) != MLSYS_OK) goto done;
+  for (i = 0; i < npairs; i++) natural[i] = mlsys__cc_sim(sc, f + pairs[i].a, f + pairs[i].b);
+  if (!adv) goto done;
+  /* the variants of each program that is the first of a pair, drawn once */
+  if (!(vrow = (int *)malloc(((size_t)nprog + 1) * sizeof(int)))) {
+    st = MLSYS_ERR_NOMEM;
+    goto done;
+  }
+  for (p = 0; p < nprog; p++) vrow[p] = -1;
+  for (i = 0; i < npairs; i++)
+    if (vrow[pairs[i].a] < 0) vrow[pairs[i].a] = nfirst++;
+  nv = nfirst * nsamples;
+  vs = (char **)mlsys_calloc((size_t)nv + 1, sizeof *vs);
+  vl = (size_t *)mlsys_calloc((size_t)nv + 1, sizeof *vl);
+  vf = (mlsys__cc_feat *)mlsys_calloc((size_t)nv + 1, sizeof *vf);
+  if (!vs || !vl || !vf) {
+    st = mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: clone_sims: out of memory");
+    goto done;
+  }
+  for (p = 0; p < nprog && st == MLSYS_OK; p++) {
+    if (vrow[p] < 0) continue;
+    for (j = 0; j < nsamples && st == MLSYS_OK; j++) {
+      mlsys_rng r;
+      int k = vrow[p] * nsamples + j;
+      mlsys_rng_seed(&r, seed ^ ((uint64_t)(p + 1) * 0x9e3779b97f4a7c15ull) ^ ((uint64_t)(j + 1) << 40));
+      st = mlsys_contracode_augment(src[p], len[p], adv, &r, &vs[k], &vl[k], NULL);
+      if (st != MLSYS_OK)
+        st = mlsys_prefix_error("contracode: clone_sims: variant %d of program %d", j, p);
+    }
+  }
+  if (st != MLSYS_OK) goto done;
+  if ((st = mlsys__cc_featurize_all(sc, (const char *const *)vs, vl, nv, vf, &vmat)) != MLSYS_OK) goto done;
+  for (i = 0; i < npairs; i++)
+    for (j = 0; j < nsamples; j++)
+      adv_sims[i * (size_t)nsamples + (size_t)j] =
+          mlsys__cc_sim(sc, vf + (size_t)vrow[pairs[i].a] * (size_t)nsamples + (size_t)j, f + pairs[i].b);
+done:
+  for (p = 0; p < nprog && f; p++) free(f[p].ids);
+  for (j = 0; j < nv; j++) {
+    if (vf) free(vf[j].ids);
+    if (vs) free(vs[j]);
+  }
+  free(f), free(vf), free(vs), free(vl), free(vrow), free(mat), free(vmat);
+  return st;
+}
+
+MLSYS_DEF mlsys_status mlsys_contracode_clone_metrics_of(const float *score, const uint8_t *label, size_t n,
+                                                         mlsys_contracode_clone_metrics *m) {
+  mlsys_status st;
+  size_t i;
+  if (!m) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_metrics: NULL output");
+  memset(m, 0, sizeof *m);
+  if ((st = mlsys_contracode_auroc(score, label, n, &m->auroc)) != MLSYS_OK) return st;
+  if ((st = mlsys_contracode_average_precision(score, label, n, &m->ap)) != MLSYS_OK) return st;
+  if ((st = mlsys_contracode_best_threshold_accuracy(score, label, n, 100, &m->accuracy, &m->threshold)) != MLSYS_OK)
+    return st;
+  for (i = 0; i < n; i++) label[i] ? m->npos++ : m->nneg++;
+  m->se = mlsys_contracode_se_auc(m->auroc, m->npos, m->nneg);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_contracode_clone_adv_metrics(const float *adv_sims, const uint8_t *label, size_t npairs,
+                                                          int nsamples, int w, int start,
+                                                          mlsys_contracode_clone_metrics *m) {
+  int s0 = start < 0 ? 0 : start, s1 = start < 0 ? nsamples - w : start, s;
+  size_t nw, i;
+  float *sc;
+  uint8_t *lb;
+  mlsys_status st = MLSYS_OK;
+  if (!m || (npairs && (!adv_sims || !label)))
+    return mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_adv_metrics: NULL argument");
+  if (nsamples < 1 || w < 1 || w > nsamples || start < -1 || start > nsamples - w)
+    return mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_adv_metrics: window %d at %d does not fit %d samples", w,
+                           start, nsamples);
+  nw = (size_t)(s1 - s0 + 1);
+  sc = (float *)malloc((npairs * nw + 1) * sizeof *sc);
+  lb = (uint8_t *)malloc(npairs * nw + 1);
+  if (!sc || !lb) {
+    free(sc), free(lb);
+    return mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: clone_adv_metrics: out of memory");
+  }
+  for (s = s0; s <= s1 && st == MLSYS_OK; s++) {
+    st = mlsys_contracode_adversarial_reduce(adv_sims, label, npairs, nsamples, s, w, sc + (size_t)(s - s0) * npairs);
+    for (i = 0; i < npairs; i++) lb[(size_t)(s - s0) * npairs + i] = label[i] ? 1 : 0;
+  }
+  if (st == MLSYS_OK) st = mlsys_contracode_clone_metrics_of(sc, lb, npairs * nw, m);
+  free(sc), free(lb);
+  return st;
+}
+
+#include <dirent.h>
+#include <errno.h>
+#include <sys/stat.h>
+static int mlsys__cc_str_cmp(const void *x, const void *y) { return strcmp(*(char *const *)x, *(char *const *)y); }
+MLSYS_DEF void mlsys_contracode_clone_files_free(mlsys_contracode_clone_file *files, int nfiles) {
+  int i;
+  for (i = 0; files && i < nfiles; i++) {
+    free((char *)files[i].library);
+    free((char *)files[i].path);
+    free((char *)files[i].src);
+  }
+  free(files);
+}
+MLSYS_DEF mlsys_status mlsys_contracode_clone_read_dir(const char *library, const char *dir,
+                                                       mlsys_contracode_clone_file **files, int *nfiles) {
+  DIR *d;
+  struct dirent *de;
+  char **names = NULL;
+  int nn = 0, cap = 0, i;
+  mlsys_status st = MLSYS_OK;
+  if (!library || !dir || !files || !nfiles || *nfiles < 0)
+    return mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_read_dir: NULL argument");
+  if (!(d = opendir(dir))) return mlsys_set_error(MLSYS_ERR_IO, "contracode: cannot open directory %s: %s", dir, strerror(errno));
+  while ((de = readdir(d))) {
+    size_t l = strlen(de->d_name);
+    if (l < 4 || strcmp(de->d_name + l - 3, ".js")) continue;
+    if (nn == cap) {
+      char **t = (char **)realloc(names, (size_t)(cap = cap ? 2 * cap : 256) * sizeof *t);
+      if (!t) {
+        st = mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: clone_read_dir: out of memory");
+        break;
+      }
+      names = t;
+    }
+    if (!(names[nn] = mlsys_strdup(de->d_name))) {
+      st = mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: clone_read_dir: out of memory");
+      break;
+    }
+    nn++;
+  }
+  closedir(d);
+  if (st == MLSYS_OK && nn) {
+    mlsys_contracode_clone_file *f;
+    qsort(names, (size_t)nn, sizeof *names, mlsys__cc_str_cmp);
+    f = (mlsys_contracode_clone_file *)realloc(*files, ((size_t)*nfiles + (size_t)nn) * sizeof *f);
+    if (!f) st = mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: clone_read_dir: out of memory");
+    else *files = f;
+    for (i = 0; i < nn && st == MLSYS_OK; i++) {
+      size_t dl = strlen(dir), pl = dl + 1 + strlen(names[i]) + 1, len = 0;
+      char *full = (char *)malloc(pl), *src = NULL;
+      struct stat sb;
+      if (!full) {
+        st = mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: clone_read_dir: out of memory");
+        break;
+      }
+      snprintf(full, pl, "%s/%s", dir, names[i]);
+      if (stat(full, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        free(full);
+        continue;
+      }
+      st = mlsys_read_file(full, &src, &len);
+      free(full);
+      if (st != MLSYS_OK) break;
+      f = *files + *nfiles;
+      f->library = mlsys_strdup(library);
+      f->path = names[i];
+      names[i] = NULL;
+      f->src = src;
+      f->len = len;
+      ++*nfiles;
+      if (!f->library) st = mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: clone_read_dir: out of memory");
+    }
+  }
+  for (i = 0; i < nn; i++) free(names[i]);
+  free(names);
+  return st;
 }
 
 /* [end of section 7 implementation] */

@@ -15,6 +15,7 @@
 
 int contracode_tokenize_cmd(int argc, char **argv);   /* cli/contracode_tokenize.c */
 int contracode_augment_cmd(int argc, char **argv);    /* cli/contracode_augment.c */
+int contracode_eval_cmd(int argc, char **argv);       /* cli/contracode_eval.c */
 
 static const char *contracode_help =
     "usage: mlsys contracode <verb> [options]\n"
@@ -48,6 +49,10 @@ static const char *contracode_help =
     "  augment FILE.js [--n N] [--transforms LIST | --semantic-only] [--seed S] [--functions] [--out DIR] [--json]\n"
     "        Variants of FILE (or of each of its functions) by transform dropout, ContraCode's Alg. 1\n"
     "        (mlsys contracode augment --help has the details).\n"
+    "\n"
+    "  eval [--lib [NAME=]DIR]... [--scorer edit|bow] [--vocab M.model] [--adversarial N] [--faithful-pairs] [--json]\n"
+    "        Zero-shot clone detection on the offline set (lodash-es, underscore, ramda modules): natural and\n"
+    "        adversarial AUROC, AP, accuracy (mlsys contracode eval --help has the details).\n"
     "\n"
     "parse --json keys: file, bytes, nodes, kinds ({Kind: count}), functions ([{kind, name, line, start, end,\n"
     "lines}]); kind is declaration, expression, arrow or method.\n";
@@ -559,8 +564,9 @@ int cmd_contracode(int argc, char **argv) {
   }
   if (!strcmp(verb, "tokenize")) return contracode_tokenize_cmd(argc, argv);
   if (!strcmp(verb, "augment")) return contracode_augment_cmd(argc, argv);
+  if (!strcmp(verb, "eval")) return contracode_eval_cmd(argc, argv);
   if (strcmp(verb, "parse") && strcmp(verb, "print") && strcmp(verb, "check"))
-    return cli_usage_error("contracode", "unknown verb '%s' (parse, print, check, tokenize or augment)", verb);
+    return cli_usage_error("contracode", "unknown verb '%s' (parse, print, check, tokenize, augment or eval)", verb);
   if ((rc = cli_parse_args(argc, argv, opts, (int)(sizeof opts / sizeof *opts), "contracode", pos, 1, &npos))) return rc;
   if (help) {
     fputs(contracode_help, stdout);

@@ -25,7 +25,9 @@ set -eu
 #   sentencepiece                 spm_encode/spm_train: the live oracle of mlsys_contracode.h's tokenizer (tests/test_contracode_sp.c)
 #   node-babel7 node-terser       the authors'-style augmentation pipeline, the peer of `bench_contracode augment`
 #                                 (bench/peers/augment_node.js; bench/RESULTS.md §15.1)
-PKGS="build-essential pkg-config lp-solve liblpsolve55-dev coinor-libcbc-dev coinor-libclp-dev coinor-cbc glpk-utils libstb-dev clang libclang-rt-14-dev unzip libcurl4-openssl-dev libssl-dev libjpeg62-turbo-dev libjpeg-turbo-progs opencv-doc wamerican-insane geoip-database python3 libjs-underscore node-acorn node-marked sentencepiece node-babel7 node-terser"
+#   node-lodash node-underscore node-ramda   the offline clone-detection set of mlsys_contracode.h §7 (lodash-es,
+#                                 underscore modules/, ramda es/ per-function modules; tests/test_contracode_clone.c)
+PKGS="build-essential pkg-config lp-solve liblpsolve55-dev coinor-libcbc-dev coinor-libclp-dev coinor-cbc glpk-utils libstb-dev clang libclang-rt-14-dev unzip libcurl4-openssl-dev libssl-dev libjpeg62-turbo-dev libjpeg-turbo-progs opencv-doc wamerican-insane geoip-database python3 libjs-underscore node-acorn node-marked sentencepiece node-babel7 node-terser node-lodash node-underscore node-ramda"
 
 # From npm into the git-ignored .deps/npm: the object-store emulators the transfer tests run against
 # (tests/test_xfer_store.c, scripts/xfer-services.sh): s3rver (fake S3) and azurite (Azure Storage emulator); and
