@@ -15,6 +15,8 @@
 
 int contracode_tokenize_cmd(int argc, char **argv);   /* cli/contracode_tokenize.c */
 int contracode_augment_cmd(int argc, char **argv);    /* cli/contracode_augment.c */
+int contracode_functions_cmd(int argc, char **argv);  /* cli/contracode_functions.c */
+int contracode_vocab_cmd(int argc, char **argv);      /* cli/contracode_functions.c */
 
 static const char *contracode_help =
     "usage: mlsys contracode <verb> [options]\n"
@@ -46,6 +48,12 @@ static const char *contracode_help =
     "  augment FILE.js [--n N] [--transforms LIST | --semantic-only] [--seed S] [--functions] [--out DIR] [--json]\n"
     "        Variants of FILE (or of each of its functions) by transform dropout, ContraCode's Alg. 1\n"
     "        (mlsys contracode augment --help has the details).\n"
+    "\n"
+    "  functions [FILE.js ...] [--files-from LIST] [--jsonl] [--manifest OUT.json]\n"
+    "        Every function of the files as a program unit, filtered and deduplicated as the offline corpus is\n"
+    "        (scripts/contracode-corpus.sh; mlsys contracode functions --help has the details).\n"
+    "  vocab FUNCS.jsonl [--out M.model] [--text-out T.txt] [--vocab-size V] [--max-functions N]\n"
+    "        The unigram vocabulary trained on those units (mlsys contracode vocab --help has the details).\n"
     "\n"
     "parse --json keys: file, bytes, nodes, kinds ({Kind: count}), functions ([{kind, name, line, start, end,\n"
     "lines}]); kind is declaration, expression, arrow or method.\n";
@@ -547,8 +555,10 @@ int cmd_contracode(int argc, char **argv) {
   }
   if (!strcmp(verb, "tokenize")) return contracode_tokenize_cmd(argc, argv);
   if (!strcmp(verb, "augment")) return contracode_augment_cmd(argc, argv);
+  if (!strcmp(verb, "functions")) return contracode_functions_cmd(argc, argv);
+  if (!strcmp(verb, "vocab")) return contracode_vocab_cmd(argc, argv);
   if (strcmp(verb, "parse") && strcmp(verb, "print") && strcmp(verb, "check"))
-    return cli_usage_error("contracode", "unknown verb '%s' (parse, print, check, tokenize or augment)", verb);
+    return cli_usage_error("contracode", "unknown verb '%s' (parse, print, check, tokenize, augment, functions or vocab)", verb);
   if ((rc = cli_parse_args(argc, argv, opts, (int)(sizeof opts / sizeof *opts), "contracode", pos, 1, &npos))) return rc;
   if (help) {
     fputs(contracode_help, stdout);
