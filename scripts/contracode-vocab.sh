@@ -40,20 +40,32 @@ echo "contracode-vocab: mlsys_contracode_sp_train: $(( $(date +%s) - start )) s 
 stats() {   # ids file → "mean median p90" tokens per line
   awk '{print NF}' "$1" | sort -n | awk '{a[NR]=$1; s+=$1} END {printf "mean %.1f, median %d, p90 %d", s/NR, a[int((NR+1)/2)], a[int(NR*0.9+0.5)]}'
 }
+loss() {   # model, ids file → held-out Viterbi loss −Σ log p over normal pieces ([UNK] at min score − 10, as
+           # SentencePiece scores it; the user symbols are one piece under both models and left out)
+  spm_export_vocab --model="$1" | awk -F'\t' -v ids="$2" '
+    NR == FNR { sc[NR - 1] = $2; if (NR > 8 && (min == "" || $2 < min)) min = $2; next }
+    { for (i = 1; i <= NF; i++) { if ($i == 0) L -= min - 10; else if ($i > 7) L -= sc[$i] } }
+    END { printf "%.0f", L }' - FS=' ' "$2"
+}
 "$MLSYS" contracode tokenize --model "$OUT/contracode_js8k.model" "$OUT/heldout.txt" >"$OUT/heldout.ours.mlsys.ids"
 echo "contracode-vocab: ours: $(stat -c %s "$OUT/contracode_js8k.model") bytes; held-out tokens/function: $(stats "$OUT/heldout.ours.mlsys.ids")"
 
 if command -v spm_train >/dev/null && command -v spm_encode >/dev/null; then
   start=$(date +%s)
-  [ "${SKIP_SPM_TRAIN:-0}" = 1 ] && [ -f "$OUT/spm8k.model" ] || spm_train --input="$OUT/train.txt" --model_prefix="$OUT/spm8k" --vocab_size=8000 --model_type=unigram \
-    --normalization_rule_name=identity --character_coverage=1.0 --unk_piece='[UNK]' \
-    --user_defined_symbols='[CLS],[SEP],[MASK],[EOL],[URL]' --hard_vocab_limit=false --max_sentence_length=1000000 \
-    --num_threads=2 --random_seed=1 >"$OUT/spm_train.log" 2>&1
-  echo "contracode-vocab: spm_train: $(( $(date +%s) - start )) s wall"
+  if [ "${SKIP_SPM_TRAIN:-0}" = 1 ] && [ -f "$OUT/spm8k.model" ]; then
+    echo "contracode-vocab: SKIP_SPM_TRAIN=1: reusing $OUT/spm8k.model"
+  else
+    spm_train --input="$OUT/train.txt" --model_prefix="$OUT/spm8k" --vocab_size=8000 --model_type=unigram \
+      --normalization_rule_name=identity --character_coverage=1.0 --unk_piece='[UNK]' \
+      --user_defined_symbols='[CLS],[SEP],[MASK],[EOL],[URL]' --hard_vocab_limit=false --max_sentence_length=1000000 \
+      --num_threads=2 --random_seed=1 >"$OUT/spm_train.log" 2>&1
+    echo "contracode-vocab: spm_train: $(( $(date +%s) - start )) s wall"
+  fi
   spm_encode --model="$OUT/contracode_js8k.model" --output_format=id <"$OUT/heldout.txt" >"$OUT/heldout.ours.spm.ids"
   spm_encode --model="$OUT/spm8k.model" --output_format=id <"$OUT/heldout.txt" >"$OUT/heldout.spm8k.spm.ids"
   "$MLSYS" contracode tokenize --model "$OUT/spm8k.model" "$OUT/heldout.txt" >"$OUT/heldout.spm8k.mlsys.ids"
   echo "contracode-vocab: spm_train's: $(stat -c %s "$OUT/spm8k.model") bytes; held-out tokens/function: $(stats "$OUT/heldout.spm8k.spm.ids")"
+  echo "contracode-vocab: held-out Viterbi loss: ours $(loss "$OUT/contracode_js8k.model" "$OUT/heldout.ours.spm.ids"), spm_train's $(loss "$OUT/spm8k.model" "$OUT/heldout.spm8k.spm.ids")"
   for m in ours spm8k; do
     n=$(wc -l <"$OUT/heldout.txt")
     same=$(paste -d'\t' "$OUT/heldout.$m.mlsys.ids" "$OUT/heldout.$m.spm.ids" | awk -F'\t' '$1==$2' | wc -l)
