@@ -23,8 +23,9 @@ static const char contracode_functions_help[] =
     "  and so are *.min.js files and files whose mean line length exceeds N bytes (--max-mean-line, default 300;\n"
     "  0 = no limit). A function is kept when it spans at least --min-lines lines (3), its source is at most\n"
     "  --max-bytes bytes (8192), its unit parses, and no earlier unit had the same text (unless --no-dedup).\n"
-    "  --files-from LIST reads more paths from LIST, one a line (- = stdin). Output (stdout): each unit followed by\n"
-    "  an empty line, or with --jsonl one record a line, {\"pkg\", \"file\", \"line\", \"kind\", \"split\", \"src\"}:\n"
+    "  --files-from LIST reads more paths from LIST, one a line (- = stdin); an unreadable file is an error.\n"
+    "  Output (stdout): each unit after a `// FILE:LINE KIND` line and followed by an empty line, or with --jsonl\n"
+    "  one record a line, {\"pkg\", \"file\", \"line\", \"kind\", \"split\", \"src\"}:\n"
     "  pkg is the path's first component, split is \"heldout\" for about 7.8 % of the files (the top byte of the\n"
     "  64-bit FNV-1a hash of the path below 20) and \"train\" otherwise, so no file is in both. The counts go to\n"
     "  stderr, and as JSON to --manifest.\n";
@@ -134,7 +135,7 @@ static void cc_fn_set_free(cc_fn_set *st) {
 }
 
 typedef struct {
-  long files, skipped_min, skipped_long_lines, skipped_parse, skipped_unreadable, fn_nodes, too_short, too_long,
+  long files, skipped_min, skipped_long_lines, skipped_parse, fn_nodes, too_short, too_long,
       unit_parse_errors, duplicates, kept, kept_train, kept_heldout, by_kind[5];
 } cc_fn_counts;
 
@@ -166,11 +167,7 @@ static int cc_fn_file(const char *cmd, cc_fn_ctx *x, const char *path) {
     x->c.skipped_min++;
     return CLI_OK;
   }
-  if (mlsys_read_file(path, &src, &n) != MLSYS_OK) {
-    fprintf(stderr, "mlsys %s: skipping %s: %s\n", cmd, path, mlsys_last_error());
-    x->c.skipped_unreadable++;
-    return CLI_OK;
-  }
+  if (mlsys_read_file(path, &src, &n) != MLSYS_OK) return cli_fail(cmd, "%s", mlsys_last_error());
   for (i = 0; i < n; i++) nlines += src[i] == '\n';
   if (x->max_mean_line > 0 && (double)n / (double)nlines > (double)x->max_mean_line) {
     x->c.skipped_long_lines++;
@@ -243,6 +240,7 @@ static int cc_fn_file(const char *cmd, cc_fn_ctx *x, const char *path) {
       cc_fn_json_bytes(stdout, u, un);
       fputs("}\n", stdout);
     } else {
+      printf("// %s:%d %s\n", path, cc_fn_line_of(src, f[k].start), fkind[f[k].kind >= 1 && f[k].kind <= 4 ? f[k].kind : 0]);
       fwrite(u, 1, un, stdout);
       fputs("\n\n", stdout);
     }
@@ -257,10 +255,10 @@ static int cc_fn_file(const char *cmd, cc_fn_ctx *x, const char *path) {
 static void cc_fn_counts_json(FILE *o, const cc_fn_counts *c) {
   fprintf(o,
           "{\"files\": %ld, \"skipped_min_js\": %ld, \"skipped_long_lines\": %ld, \"skipped_parse_error\": %ld, "
-          "\"skipped_unreadable\": %ld, \"function_nodes\": %ld, \"too_short\": %ld, \"too_long\": %ld, "
+          "\"function_nodes\": %ld, \"too_short\": %ld, \"too_long\": %ld, "
           "\"unit_parse_errors\": %ld, \"duplicates\": %ld, \"unique_functions\": %ld, \"train\": %ld, "
           "\"heldout\": %ld, \"declarations\": %ld, \"expressions\": %ld, \"arrows\": %ld, \"methods\": %ld}\n",
-          c->files, c->skipped_min, c->skipped_long_lines, c->skipped_parse, c->skipped_unreadable, c->fn_nodes,
+          c->files, c->skipped_min, c->skipped_long_lines, c->skipped_parse, c->fn_nodes,
           c->too_short, c->too_long, c->unit_parse_errors, c->duplicates, c->kept, c->kept_train, c->kept_heldout,
           c->by_kind[1], c->by_kind[2], c->by_kind[3], c->by_kind[4]);
 }

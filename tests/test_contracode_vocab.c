@@ -201,4 +201,28 @@ TEST(functions_jsonl_and_vocab_text_match_the_library) {
   free(src);
 }
 
+/* Bad usage is exit 2 naming the option, bad input exit 1 naming the file. */
+TEST(functions_and_vocab_errors) {
+  static const struct { const char *args, *want; int code; } cases[] = {
+      {"contracode functions", "FILE.js", 2},
+      {"contracode functions " DATA "train_underscore.js --min-lines x", "--min-lines", 2},
+      {"contracode functions " DATA "train_underscore.js --max-bytes 0", "--max-bytes", 2},
+      {"contracode functions /nonexistent/a.js", "/nonexistent/a.js", 1},
+      {"contracode functions --files-from /nonexistent/list", "/nonexistent/list", 1},
+      {"contracode vocab", "FUNCS.jsonl", 2},
+      {"contracode vocab x.jsonl", "--out", 2},
+      {"contracode vocab x.jsonl --out m.model --split dev", "--split", 2},
+      {"contracode vocab x.jsonl --out m.model --vocab-size 3", "--vocab-size", 2},
+      {"contracode vocab /nonexistent/f.jsonl --text-out /dev/null", "/nonexistent/f.jsonl", 1},
+  };
+  size_t i;
+  if (access(bin(), X_OK)) SKIP_DEP("%s not built (make build/mlsys)", bin());
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    run_result r = run(cases[i].args);
+    CHECK_MSG(r.code == cases[i].code && r.err && strstr(r.err, cases[i].want), "mlsys %s: exit %d, stderr %s",
+              cases[i].args, r.code, r.err ? r.err : "(none)");
+    run_free(&r);
+  }
+}
+
 TEST_MAIN()
