@@ -58,6 +58,21 @@ $(BUILD)/maple_train $(BUILD)/index_keys $(BUILD)/gpt2_dump: $(BUILD)/%: tools/%
 # the PyTorch cross-check of the C GPT-2 runs tools/gpt2_dump.c's code, compiled into the test
 $(BUILD)/test_relm_torch_check: tools/gpt2_dump.c
 
+# The tree-sitter cross-check of the JavaScript front end (tests/test_contracode_treesitter.c): Debian's
+# libtree-sitter-dev plus the generated grammar of npm tree-sitter-javascript@0.21.4 (ABI 14), which
+# scripts/install-deps.sh unpacks into the git-ignored .deps/tree-sitter-javascript. Without them the test builds
+# without tree-sitter and reports the missing dependency. The grammar is generated code: compiled on its own, warnings off.
+TS_JS := .deps/tree-sitter-javascript
+# the stamp install-deps writes: a binary built before the grammar arrived is rebuilt with it
+$(BUILD)/test_contracode_treesitter: $(wildcard $(TS_JS)/.done)
+ifeq ($(shell test -f /usr/include/tree_sitter/api.h && test -f $(TS_JS)/src/parser.c && echo 1),1)
+$(BUILD)/test_contracode_treesitter: CPPFLAGS += -DMLSYS_HAVE_TREE_SITTER
+$(BUILD)/test_contracode_treesitter: LDLIBS += $(BUILD)/ts_js_parser.o $(BUILD)/ts_js_scanner.o -ltree-sitter
+$(BUILD)/test_contracode_treesitter: $(BUILD)/ts_js_parser.o $(BUILD)/ts_js_scanner.o
+$(BUILD)/ts_js_%.o: $(TS_JS)/src/%.c | $(BUILD)
+	$(CC) -std=c11 -O1 -w -I$(TS_JS)/src -c $< -o $@
+endif
+
 $(BUILD)/examples/%: examples/%.c $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
 	@mkdir -p $(BUILD)/examples
 	$(CC) $(CSTD) $(WARN) $(CFLAGS) $(CPPFLAGS) -I. $< -o $@ $(LDFLAGS) $(LDLIBS)

@@ -16,6 +16,8 @@
 int contracode_tokenize_cmd(int argc, char **argv);   /* cli/contracode_tokenize.c */
 int contracode_augment_cmd(int argc, char **argv);    /* cli/contracode_augment.c */
 int contracode_eval_cmd(int argc, char **argv);       /* cli/contracode_eval.c */
+int contracode_functions_cmd(int argc, char **argv);  /* cli/contracode_functions.c */
+int contracode_vocab_cmd(int argc, char **argv);      /* cli/contracode_functions.c */
 
 static const char *contracode_help =
     "usage: mlsys contracode <verb> [options]\n"
@@ -53,6 +55,11 @@ static const char *contracode_help =
     "  eval [--lib [NAME=]DIR]... [--scorer edit|bow] [--vocab M.model] [--adversarial N] [--faithful-pairs] [--json]\n"
     "        Zero-shot clone detection on the offline set (lodash-es, underscore, ramda modules): natural and\n"
     "        adversarial AUROC, AP, accuracy (mlsys contracode eval --help has the details).\n"
+    "  functions [FILE.js ...] [--files-from LIST] [--jsonl] [--manifest OUT.json]\n"
+    "        Every function of the files as a program unit, filtered and deduplicated as the offline corpus is\n"
+    "        (scripts/contracode-corpus.sh; mlsys contracode functions --help has the details).\n"
+    "  vocab FUNCS.jsonl [--out M.model] [--text-out T.txt] [--vocab-size V] [--max-functions N]\n"
+    "        The unigram vocabulary trained on those units (mlsys contracode vocab --help has the details).\n"
     "\n"
     "parse --json keys: file, bytes, nodes, kinds ({Kind: count}), functions ([{kind, name, line, start, end,\n"
     "lines}]); kind is declaration, expression, arrow or method.\n";
@@ -565,8 +572,10 @@ int cmd_contracode(int argc, char **argv) {
   if (!strcmp(verb, "tokenize")) return contracode_tokenize_cmd(argc, argv);
   if (!strcmp(verb, "augment")) return contracode_augment_cmd(argc, argv);
   if (!strcmp(verb, "eval")) return contracode_eval_cmd(argc, argv);
+  if (!strcmp(verb, "functions")) return contracode_functions_cmd(argc, argv);
+  if (!strcmp(verb, "vocab")) return contracode_vocab_cmd(argc, argv);
   if (strcmp(verb, "parse") && strcmp(verb, "print") && strcmp(verb, "check"))
-    return cli_usage_error("contracode", "unknown verb '%s' (parse, print, check, tokenize, augment or eval)", verb);
+    return cli_usage_error("contracode", "unknown verb '%s' (parse, print, check, tokenize, augment, eval, functions or vocab)", verb);
   if ((rc = cli_parse_args(argc, argv, opts, (int)(sizeof opts / sizeof *opts), "contracode", pos, 1, &npos))) return rc;
   if (help) {
     fputs(contracode_help, stdout);

@@ -23,11 +23,13 @@ set -eu
 #   libjs-underscore node-acorn node-marked   Debian-packaged JavaScript: the real-corpus round trip of
 #                                 tests/test_contracode_js.c, and acorn is its outside oracle (tests/oracle/)
 #   sentencepiece                 spm_encode/spm_train: the live oracle of mlsys_contracode.h's tokenizer (tests/test_contracode_sp.c)
+#   libtree-sitter-dev            tree-sitter 0.20.7 (ABI 13-14): the independent parser of tests/test_contracode_treesitter.c,
+#                                 with the JavaScript grammar from npm (ts_javascript_grammar below)
 #   node-babel7 node-terser       the authors'-style augmentation pipeline, the peer of `bench_contracode augment`
 #                                 (bench/peers/augment_node.js; bench/RESULTS.md §15.1)
 #   node-lodash node-underscore node-ramda   the offline clone-detection set of mlsys_contracode.h §7 (lodash-es,
 #                                 underscore modules/, ramda es/ per-function modules; tests/test_contracode_clone.c)
-PKGS="build-essential pkg-config lp-solve liblpsolve55-dev coinor-libcbc-dev coinor-libclp-dev coinor-cbc glpk-utils libstb-dev clang libclang-rt-14-dev unzip libcurl4-openssl-dev libssl-dev libjpeg62-turbo-dev libjpeg-turbo-progs opencv-doc wamerican-insane geoip-database python3 libjs-underscore node-acorn node-marked sentencepiece node-babel7 node-terser node-lodash node-underscore node-ramda"
+PKGS="build-essential pkg-config lp-solve liblpsolve55-dev coinor-libcbc-dev coinor-libclp-dev coinor-cbc glpk-utils libstb-dev clang libclang-rt-14-dev unzip libcurl4-openssl-dev libssl-dev libjpeg62-turbo-dev libjpeg-turbo-progs opencv-doc wamerican-insane geoip-database python3 libjs-underscore node-acorn node-marked sentencepiece node-babel7 node-terser node-lodash node-underscore node-ramda libtree-sitter-dev"
 
 # From npm into the git-ignored .deps/npm: the object-store emulators the transfer tests run against
 # (tests/test_xfer_store.c, scripts/xfer-services.sh): s3rver (fake S3) and azurite (Azure Storage emulator); and
@@ -77,6 +79,35 @@ deb_jpegs() {
   rm -rf "$tmp"
 }
 
+# The JavaScript grammar of tree-sitter, generated C (src/parser.c, src/scanner.c; MIT), from the npm package
+# tree-sitter-javascript@0.21.4: Debian 12 has no grammar package, and 0.21.x is the last ABI-14 release that
+# Debian's libtree-sitter 0.20.7 loads (0.25 is ABI 15). Unpacked into the git-ignored .deps/tree-sitter-javascript
+# (the Makefile compiles it into tests/test_contracode_treesitter only); the tarball's sha256 is checked.
+ts_javascript_grammar() {
+  local root dir tmp tgz want=b1533b5e3e331d252fc40bd24965ca9da242d25418ff5113202840306eaad445
+  root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+  dir=$root/.deps/tree-sitter-javascript
+  [ -f "$dir/.done" ] && return 0
+  if ! command -v npm >/dev/null 2>&1; then
+    echo "install-deps: npm not found: the tree-sitter cross-check will be skipped (Debian: npm)" >&2
+    return 0
+  fi
+  tmp=$(mktemp -d)
+  if ! (cd "$tmp" && npm pack --silent tree-sitter-javascript@0.21.4 >/dev/null 2>&1); then
+    echo "install-deps: npm pack tree-sitter-javascript@0.21.4 failed: the tree-sitter cross-check will be skipped" >&2
+    rm -rf "$tmp"; return 0
+  fi
+  tgz=$tmp/tree-sitter-javascript-0.21.4.tgz
+  if [ "$(sha256sum "$tgz" | cut -d' ' -f1)" != "$want" ]; then
+    echo "install-deps: tree-sitter-javascript-0.21.4.tgz has an unexpected sha256: not used" >&2
+    rm -rf "$tmp"; return 0
+  fi
+  mkdir -p "$dir"
+  tar -xzf "$tgz" -C "$dir" --strip-components=1 package/src package/LICENSE package/package.json
+  touch "$dir/.done"
+  rm -rf "$tmp"
+}
+
 missing=""
 for p in $PKGS; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -85,7 +116,7 @@ for p in $PKGS; do
 done
 SUDO=""
 if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then SUDO=sudo; fi
-if [ -z "$missing" ]; then npm_emulators; deb_jpegs python3-skimage skimage; deb_jpegs libjxl-testdata libjxl; exit 0; fi
+if [ -z "$missing" ]; then npm_emulators; ts_javascript_grammar; deb_jpegs python3-skimage skimage; deb_jpegs libjxl-testdata libjxl; exit 0; fi
 
 if [ "$(id -u)" != 0 ] && [ -z "$SUDO" ]; then
   echo "install-deps: missing packages:$missing (run as root or install them)" >&2; exit 1
@@ -95,5 +126,6 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
 npm_emulators
+ts_javascript_grammar
 deb_jpegs python3-skimage skimage
 deb_jpegs libjxl-testdata libjxl
