@@ -6675,7 +6675,7 @@ MLSYS_DEF mlsys_status mlsys_relm_gpt2_train(mlsys_relm_gpt2 *m, const mlsys_rel
   mlsys_relm_gpt2_train_desc d;
   mlsys_relm_gpt2_train_result rr;
   float *grads = NULL, *mo = NULL, *vo = NULL, *G[16], *P[16], *M[16], *Vv[16];
-  size_t tn[16], nwin, nvw = 0, i;
+  size_t tn[16], nwin, i;
   uint32_t *perm = NULL;
   int32_t *in = NULL, *tg = NULL;
   int64_t step = 0, epoch = -1;
@@ -6714,8 +6714,6 @@ MLSYS_DEF mlsys_status mlsys_relm_gpt2_train(mlsys_relm_gpt2 *m, const mlsys_rel
       return mlsys_set_error(MLSYS_ERR_ARG, "gpt2 train: validation token %zu = %d is outside [0, %d)", i, (int)d.val[i], m->cfg.vocab_size);
   nwin = (d.ntrain - 1) / (size_t)T;
   if (nwin > UINT32_MAX) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "gpt2 train: %zu training windows (at most 2^32)", nwin);
-  if (d.val) nvw = (d.nval - 1) / (size_t)T;
-  (void)nvw;
   grads = (float *)mlsys_alloc(m->nparams, sizeof(float));
   mo = (float *)mlsys_calloc(m->nparams, sizeof(float));
   vo = (float *)mlsys_calloc(m->nparams, sizeof(float));
