@@ -340,8 +340,10 @@ MLSYS_DEF void mlsys_relm_ngram_free(mlsys_relm_ngram *g);
    matmuls are portable C (32 partial sums per dot product, GCC/clang vector extensions, an AVX2 clone on x86-64),
    not BLAS; single-token decoding is bound by memory bandwidth (every weight read once per step), so batches of
    sequences are much cheaper per token than one at a time; the prefix cache evicts least-recently-used prefixes,
-   but a block shared by a live prefix stays until its last user goes; training is fp32 on the CPU only (no CUDA
-   backward, no gradient accumulation), and the real GPT-2 124M has not been trained with it.
+   but a block shared by a live prefix stays until its last user goes; training is fp32 with no gradient
+   accumulation, and the real GPT-2 124M has not been trained with it; the same training step on a CUDA device is
+   kernels/mlsys_relm_train_kernels.cuh (docs/relm.md §6.1; not run on a GPU yet, and not used by
+   mlsys_relm_gpt2_train, which stays on the CPU).
 */
 /* ---------------------------------------------------------------------------------------------------------------
    3.2 GPT-2 (spec §2.4, §3.15)
