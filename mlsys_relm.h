@@ -341,8 +341,10 @@ MLSYS_DEF void mlsys_relm_ngram_free(mlsys_relm_ngram *g);
    matmuls are portable C (32 partial sums per dot product, GCC/clang vector extensions, an AVX2 clone on x86-64),
    not BLAS; single-token decoding is bound by memory bandwidth (every weight read once per step), so batches of
    sequences are much cheaper per token than one at a time; the prefix cache evicts least-recently-used prefixes,
-   but a block shared by a live prefix stays until its last user goes; training is fp32 on the CPU only (no CUDA
-   backward, no gradient accumulation), and the real GPT-2 124M has not been trained with it.
+   but a block shared by a live prefix stays until its last user goes; training is fp32 with no gradient
+   accumulation, and the real GPT-2 124M has not been trained with it; the same training step on a CUDA device is
+   kernels/mlsys_relm_train_kernels.cuh (docs/relm.md §6.1; not run on a GPU yet, and not used by
+   mlsys_relm_gpt2_train, which stays on the CPU).
 */
 /* ---------------------------------------------------------------------------------------------------------------
    3.2 GPT-2 (spec §2.4, §3.15)
@@ -6422,7 +6424,7 @@ MLSYS_DEF mlsys_status mlsys_relm_gpt2_train(mlsys_relm_gpt2 *m, const mlsys_rel
   mlsys_relm_gpt2_train_desc d;
   mlsys_relm_gpt2_train_result rr;
   float *grads = NULL, *mo = NULL, *vo = NULL, *G[16], *P[16], *M[16], *Vv[16];
-  size_t tn[16], nwin, nvw = 0, i;
+  size_t tn[16], nwin, i;
   uint32_t *perm = NULL;
   int32_t *in = NULL, *tg = NULL;
   int64_t step = 0, epoch = -1;
@@ -6461,8 +6463,6 @@ MLSYS_DEF mlsys_status mlsys_relm_gpt2_train(mlsys_relm_gpt2 *m, const mlsys_rel
       return mlsys_set_error(MLSYS_ERR_ARG, "gpt2 train: validation token %zu = %d is outside [0, %d)", i, (int)d.val[i], m->cfg.vocab_size);
   nwin = (d.ntrain - 1) / (size_t)T;
   if (nwin > UINT32_MAX) return mlsys_set_error(MLSYS_ERR_TOO_BIG, "gpt2 train: %zu training windows (at most 2^32)", nwin);
-  if (d.val) nvw = (d.nval - 1) / (size_t)T;
-  (void)nvw;
   grads = (float *)mlsys_alloc(m->nparams, sizeof(float));
   mo = (float *)mlsys_calloc(m->nparams, sizeof(float));
   vo = (float *)mlsys_calloc(m->nparams, sizeof(float));

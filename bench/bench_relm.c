@@ -3,8 +3,9 @@
    concatenated) against the reference, npm gpt-3-encoder's Encoder.js under node, timed on the same text in the same
    run (node times itself, so its start-up is not counted; Encoder.js is slow, so it gets the first 256 kB and ours is
    timed on the same 256 kB for the ratio, besides the whole corpus). Target: >= 5 MB/s per core. Run:
-   make build/bench_relm && ./build/bench_relm [tokenizer|automaton|memorization|gpt2|bias|toxicity|lambada|experiments]
+   make build/bench_relm && ./build/bench_relm [tokenizer|automaton|memorization|gpt2|decode|bias|toxicity|lambada|experiments]
    [--reps N] [--seconds S] [--lm SPEC] [--text GLOBS] [--samples N] [--items N] [--budget N] [--unprompted N] [--json]
+   [--model CKPT] [--gen N]
    (no verb: all of them, as `make bench` runs it; run from the repository root)
    2. `automaton`: building the ALL-encodings token automaton of the thesis's URL query with the whole vocabulary
       (target < 0.5 s; Outlines' Python index takes ~9 s for comparable regexes).
@@ -19,6 +20,10 @@
       fixed number of expansions with the model behind the prefix-cached LM adapter: the share of time outside the
       LM (target < 5 %), the LM's tokens computed vs what re-running every prefix would cost, and bytes per queue
       entry (target <= 64). On a GPU machine tests/cuda/test_relm_gpt2_cuda prints the GPU figures.
+   8. `decode`: tokens/s of greedy and sampled decoding of a trained checkpoint (--model, default
+      build/relm-model/debian-step180.bin; random weights of its shape when absent) at batch 1, 2, 4, 8 and 1 and 2
+      threads, --gen N tokens (64) after an 8-token prompt, against the memory floor (weights + K/V read per token /
+      the bandwidth measured here, STREAM triad, same threads); then training tokens/s per thread (RESULTS §8.8).
    5-7. `bias`, `toxicity`, `lambada`: the other three experiments of the thesis (§6.5.2-6.5.4) as offline analogs
       (spec §7.5), on --lm (a token n-gram or a GPT-2 checkpoint); see the block before bench_bias and docs/relm.md
       §6.3. */
@@ -1159,11 +1164,200 @@ static int bench_lambada(xp_opts *o, mlsys_relm_vocab *v) {
   return 0;
 }
 
+/* ---- 8. `decode`: tokens/s of a trained checkpoint against the memory floor (RESULTS §8.8) ----
+   Decoding one token reads every weight the forward touches once (the V×C output matrix, whose rows include the
+   token's embedding, one wpe row, every layer's matrices, biases and LayerNorms, the final LayerNorm) and the K and V
+   of every earlier position, so at batch 1 it cannot beat bytes / memory bandwidth. The bandwidth is measured here,
+   STREAM-style (triad a = b + s·c over arrays far beyond the last-level cache, 12 bytes per element, best of 5), with
+   the same threads as the decode; a read-only sum is printed beside it (decode's weight traffic is read-only). A
+   batch of B sequences reads the weights once per step and each sequence's own K/V, so its floor per token falls
+   towards the K/V share as B grows. */
+typedef struct { float *a, *b, *c; double *part; size_t n; long chunks; } bw_job;
+static void bw_triad_task(void *ctx, long i, int worker) {
+  const bw_job *j = (const bw_job *)ctx;
+  size_t lo = j->n * (size_t)i / (size_t)j->chunks, hi = j->n * (size_t)(i + 1) / (size_t)j->chunks, k;
+  (void)worker;
+  for (k = lo; k < hi; k++) j->a[k] = j->b[k] + 3.0f * j->c[k];
+}
+static void bw_read_task(void *ctx, long i, int worker) {
+  const bw_job *j = (const bw_job *)ctx;
+  size_t lo = j->n * (size_t)i / (size_t)j->chunks, hi = j->n * (size_t)(i + 1) / (size_t)j->chunks, k;
+  float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  (void)worker;
+  for (k = lo; k + 8 <= hi; k += 8) {
+    int u;
+    for (u = 0; u < 8; u++) s[u] += j->b[k + u];
+  }
+  j->part[i] = (double)s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
+}
+/* bytes/s: triad (read b, c, write a: 12 B per element) and read-only (4 B per element) on `threads` threads */
+static void bw_measure(int threads, double *triad, double *readonly) {
+  bw_job j;
+  mlsys_pool *p = NULL;
+  size_t k;
+  int r;
+  j.n = (size_t)48 << 20;   /* 3 arrays of 192 MiB: 18x this machine's L3 */
+  j.chunks = 64;
+  j.a = (float *)malloc(j.n * sizeof(float)); j.b = (float *)malloc(j.n * sizeof(float)); j.c = (float *)malloc(j.n * sizeof(float));
+  j.part = (double *)calloc((size_t)j.chunks, sizeof(double));
+  *triad = *readonly = 0;
+  if (!j.a || !j.b || !j.c || !j.part) { free(j.a); free(j.b); free(j.c); free(j.part); return; }
+  for (k = 0; k < j.n; k++) { j.a[k] = 0; j.b[k] = (float)(k & 15); j.c[k] = 1; }   /* pages touched before timing */
+  if (threads > 1) mlsys_pool_create(threads, &p);
+  for (r = 0; r < 5; r++) {
+    double t0 = mlsys_now(), dt;
+    mlsys_pool_for(p, j.chunks, bw_triad_task, &j);
+    dt = mlsys_now() - t0;
+    if (12.0 * (double)j.n / dt > *triad) *triad = 12.0 * (double)j.n / dt;
+    t0 = mlsys_now();
+    mlsys_pool_for(p, j.chunks, bw_read_task, &j);
+    dt = mlsys_now() - t0;
+    if (4.0 * (double)j.n / dt > *readonly) *readonly = 4.0 * (double)j.n / dt;
+  }
+  if (j.part[0] == -1) printf("?");   /* keeps the sums alive */
+  mlsys_pool_free(p);
+  free(j.a); free(j.b); free(j.c); free(j.part);
+}
+
+/* greedy (temperature 0) or a sample at temperature 1 from logits (overwritten with probabilities) */
+static int32_t decode_pick(float *logits, int V, mlsys_rng *r) {
+  int v, best = 0;
+  double u, acc = 0;
+  if (!r) {
+    for (v = 1; v < V; v++) if (logits[v] > logits[best]) best = v;
+    return best;
+  }
+  mlsys_relm_log_softmax(logits, V, logits);
+  u = mlsys_rng_uniform(r);
+  for (v = 0; v < V; v++) {
+    acc += exp((double)logits[v]);
+    if (u < acc) return v;
+  }
+  return V - 1;
+}
+
+static int bench_decode(const char *path, int gen) {
+  mlsys_relm_gpt2 *m = NULL;
+  mlsys_relm_gpt2_desc d;
+  mlsys_relm_gpt2_config c;
+  double bw_t[3], bw_r[3], wfl, Cd, Ld, Vd;
+  const int batches[] = {1, 2, 4, 8}, prompt = 8;
+  int th, bi, k, b;
+  float *logits;
+  memset(&d, 0, sizeof d);
+  d.threads = 1;
+  printf("\n== decode: a trained checkpoint's tokens/s against the memory floor (RESULTS §8.8)\n");
+  if (access(path, R_OK) == 0) {
+    if (mlsys_relm_gpt2_load(path, &d, &m)) { fprintf(stderr, "bench_relm decode: %s\n", mlsys_last_error()); return 1; }
+    printf("model: %s\n", path);
+  } else {
+    /* the debian model's shape: the rate does not depend on the weights (greedy picks differ, the work does not) */
+    memset(&c, 0, sizeof c);
+    c.max_seq_len = 256; c.vocab_size = 50257; c.padded_vocab_size = 50304; c.n_layer = 4; c.n_head = 4; c.n_embd = 256;
+    if (mlsys_relm_gpt2_random(&c, 1, &d, &m)) { fprintf(stderr, "bench_relm decode: %s\n", mlsys_last_error()); return 1; }
+    printf("model: %s not found (make relm-model trains it); random weights of its shape instead\n", path);
+  }
+  c = mlsys_relm_gpt2_get_config(m);
+  Cd = c.n_embd; Ld = c.n_layer; Vd = c.vocab_size;
+  if (gen > c.max_seq_len - prompt) gen = c.max_seq_len - prompt;
+  /* floats of weights one token reads (see the block above) */
+  wfl = Vd * Cd + Cd + Ld * (4 * Cd + 3 * Cd * Cd + 3 * Cd + Cd * Cd + Cd + 4 * Cd * Cd + 4 * Cd + 4 * Cd * Cd + Cd) + 2 * Cd;
+  printf("L %d, C %d, heads %d, context %d, V %d: %.2f M weight floats = %.1f MB read per step; K/V %.1f kB per position\n", c.n_layer,
+         c.n_embd, c.n_head, c.max_seq_len, c.vocab_size, wfl / 1e6, 4 * wfl / 1e6, 4 * 2 * Ld * Cd / 1e3);
+  for (th = 1; th <= 2; th++) {
+    bw_measure(th, &bw_t[th], &bw_r[th]);
+    printf("memory bandwidth, %d thread%s: triad %.2f GB/s, read-only %.2f GB/s\n", th, th > 1 ? "s" : "", bw_t[th] / 1e9, bw_r[th] / 1e9);
+  }
+  logits = (float *)malloc(sizeof(float) * (size_t)c.vocab_size * 8);
+  printf("| threads | decoding | batch | tokens generated | tokens/s | floor tokens/s (triad) | measured / floor time | floor tokens/s (read-only) |\n"
+         "|---|---|---|---|---|---|---|---|\n");
+  for (th = 1; th <= 2; th++) {
+    mlsys_relm_gpt2_set_threads(m, th);
+    for (bi = 0; bi < (int)(sizeof batches / sizeof batches[0]); bi++) {
+      const int B = batches[bi];
+      int sampled;
+      for (sampled = 0; sampled < (B == 1 ? 2 : 1); sampled++) {
+        mlsys_relm_gpt2_cache *root = NULL, *cs[8];
+        int32_t tok[8], *tp[8], pr[8];
+        int n1[8];
+        mlsys_rng r;
+        double t0, dt, bytes = 0;
+        mlsys_rng_seed(&r, 11);
+        for (k = 0; k < prompt; k++) pr[k] = k ? (int32_t)(464 + 37 * k) : c.vocab_size - 1;   /* EOS, then any 7 tokens */
+        if (mlsys_relm_gpt2_cache_create(m, &root) || mlsys_relm_gpt2_cache_extend(root, pr, prompt, logits)) {
+          fprintf(stderr, "bench_relm decode: %s\n", mlsys_last_error());
+          return 1;
+        }
+        for (b = 0; b < B; b++) {
+          mlsys_relm_gpt2_cache_fork(root, &cs[b]);
+          tok[b] = (int32_t)((decode_pick(logits, c.vocab_size, NULL) + b) % c.vocab_size);   /* B distinct streams */
+          tp[b] = &tok[b];
+          n1[b] = 1;
+        }
+        t0 = mlsys_now();
+        for (k = 0; k < gen; k++) {
+          const int pos = prompt + k;   /* the new token's position: it reads pos earlier K/V rows and its own */
+          if (B == 1) {
+            if (mlsys_relm_gpt2_cache_append(cs[0], tok[0], logits)) { fprintf(stderr, "bench_relm decode: %s\n", mlsys_last_error()); return 1; }
+          } else if (mlsys_relm_gpt2_cache_extend_batch(B, cs, (const int32_t *const *)tp, n1, logits)) {
+            fprintf(stderr, "bench_relm decode: %s\n", mlsys_last_error());
+            return 1;
+          }
+          for (b = 0; b < B; b++) tok[b] = decode_pick(logits + (size_t)b * c.vocab_size, c.vocab_size, sampled ? &r : NULL);
+          bytes += 4 * (wfl + B * 2 * Ld * Cd * (pos + 1));
+        }
+        dt = mlsys_now() - t0;
+        {
+          const double ntok = (double)B * gen, rate = ntok / dt, floor_t = bytes / bw_t[th], floor_r = bytes / bw_r[th];
+          printf("| %d | %s | %d | %d | %.1f | %.1f | %.2fx | %.1f |\n", th, sampled ? "sampled, T = 1" : "greedy", B, (int)ntok, rate, ntok / floor_t,
+                 dt / floor_t, ntok / floor_r);
+        }
+        for (b = 0; b < B; b++) mlsys_relm_gpt2_cache_free(cs[b]);
+        mlsys_relm_gpt2_cache_free(root);
+      }
+    }
+  }
+  free(logits);
+  /* training: tokens/s of one step (forward, backward, AdamW) per thread count, B 1 × T = context, against
+     6·params·tokens flops (the matmuls' forward and backward; attention's T² terms are a few % here) */
+  {
+    const int T = c.max_seq_len;
+    size_t np, i;
+    float *p = mlsys_relm_gpt2_params(m, &np), *g = (float *)calloc(np, sizeof(float)), *mo = (float *)calloc(np, sizeof(float)),
+          *vo = (float *)calloc(np, sizeof(float)), *save = (float *)malloc(np * sizeof(float));
+    int32_t *in = (int32_t *)malloc((size_t)T * sizeof(int32_t)), *tg = (int32_t *)malloc((size_t)T * sizeof(int32_t));
+    double loss;
+    if (!g || !mo || !vo || !save || !in || !tg) { fprintf(stderr, "bench_relm decode: out of memory\n"); return 1; }
+    memcpy(save, p, np * sizeof(float));
+    for (k = 0; k < T; k++) { in[k] = (int32_t)((k * 7919) % c.vocab_size); tg[k] = (int32_t)(((k + 1) * 7919) % c.vocab_size); }
+    printf("\ntraining step (forward + backward + AdamW), B 1 x T %d = %d tokens, %.2f M parameters\n| threads | tokens/s | tokens/s per thread | GFLOP/s (6·N·tokens) |\n|---|---|---|---|\n",
+           T, T, (double)np / 1e6);
+    for (th = 1; th <= 2; th++) {
+      double t0, dt;
+      const int steps = 2;
+      mlsys_relm_gpt2_set_threads(m, th);
+      if (mlsys_relm_gpt2_backward(m, in, tg, 1, T, &loss, g)) { fprintf(stderr, "bench_relm decode: %s\n", mlsys_last_error()); return 1; }   /* allocates */
+      t0 = mlsys_now();
+      for (k = 0; k < steps; k++) {
+        mlsys_relm_gpt2_backward(m, in, tg, 1, T, &loss, g);
+        mlsys_adamw_step(p, g, mo, vo, np, k + 1, 1e-4f, 0.9f, 0.95f, 1e-8f, 0.0f);
+      }
+      dt = (mlsys_now() - t0) / steps;
+      printf("| %d | %.1f | %.1f | %.2f |\n", th, T / dt, T / dt / th, 6.0 * (double)np * T / dt / 1e9);
+    }
+    for (i = 0; i < np; i++) p[i] = save[i];
+    free(g); free(mo); free(vo); free(save); free(in); free(tg);
+  }
+  mlsys_relm_gpt2_free(m);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   char model[256], date[64], la[64];
   const char *what = "all";
-  int reps = 5, i, rc = 0;
+  int reps = 5, i, rc = 0, gen = 64;
   double seconds = 4;
+  const char *model_path = "build/relm-model/debian-step180.bin";
   mlsys_relm_vocab *v;
   xp_opts xo;
   memset(&xo, 0, sizeof xo);
@@ -1179,15 +1373,20 @@ int main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--items") && i + 1 < argc) xo.items = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--budget") && i + 1 < argc) xo.budget = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--unprompted") && i + 1 < argc) xo.unprompted = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--model") && i + 1 < argc) model_path = argv[++i];
+    else if (!strcmp(argv[i], "--gen") && i + 1 < argc) gen = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--json")) xo.json = 1;
     else if (!strcmp(argv[i], "--verbose")) xo.verbose = 1;
     else if (argv[i][0] == '-') { fprintf(stderr, "bench_relm: unknown option '%s'\n", argv[i]); return 2; }
     else what = argv[i];
   }
+  if (gen < 1) { fprintf(stderr, "bench_relm: --gen must be >= 1\n"); return 2; }
   if (xo.samples < 1 || xo.items < 1 || xo.budget < 0 || xo.unprompted < 1) { fprintf(stderr, "bench_relm: --samples, --items, --unprompted must be >= 1, --budget >= 0\n"); return 2; }
   bench_machine(model, sizeof model, date, sizeof date);
   bench_loadavg(la, sizeof la);
   fprintf(xo.json ? stderr : stdout, "machine: %s; load average %s\ndate: %s\n", model, la, date);
+  if (!strcmp(what, "decode")) return bench_decode(model_path, gen);   /* needs no tokenizer files */
+  if (!strcmp(what, "decode")) return bench_decode(model_path, gen);   /* needs no tokenizer files */
   if (mlsys_relm_vocab_load_gpt2_dir(NULL, &v)) { fprintf(stderr, "bench_relm: %s (run scripts/install-deps.sh)\n", mlsys_last_error()); return 1; }
   if (!strcmp(what, "all") || !strcmp(what, "tokenizer")) rc |= bench_tokenizer(reps);
   if (!strcmp(what, "all") || !strcmp(what, "automaton")) rc |= bench_automaton(v, reps);
@@ -1197,6 +1396,7 @@ int main(int argc, char **argv) {
     else rc |= bench_memorization(v, seconds, &xo.lm, xo.lm_desc);
   }
   if (!strcmp(what, "all") || !strcmp(what, "gpt2")) rc |= bench_gpt2(v, 40);
+  if (!strcmp(what, "all") || !strcmp(what, "decode")) rc |= bench_decode(model_path, gen);
   if (!strcmp(what, "all") || !strcmp(what, "bias") || !strcmp(what, "toxicity") || !strcmp(what, "lambada") || !strcmp(what, "experiments")) {
     if (!xo.g && !xo.m && xp_lm_open(&xo, v)) rc = 1;
     else {

@@ -134,6 +134,7 @@ run test common_cuda_check
 run test test_collective_cuda
 run test test_collective_cuda_nccl nccl
 run test test_relm_gpt2_cuda
+run test test_relm_train_cuda
 run test test_remat_cnn_cuda
 run test test_cloud_cuda
 run test test_cloud_cuda_nccl nccl
@@ -145,7 +146,7 @@ run bench bench_remat_cnn_gpu
 # programs in the bundle that the list above does not name (added later): run them too, as tests
 for b in "$here"/bin/*; do
   n=$(basename "$b")
-  case " common_cuda_check test_collective_cuda test_collective_cuda_nccl test_relm_gpt2_cuda test_remat_cnn_cuda test_cloud_cuda test_cloud_cuda_nccl bench_collective_gpu bench_collective_gpu_nccl bench_relm_gpt2_gpu peer_gpt2_torch bench_remat_cnn_gpu " in
+  case " common_cuda_check test_collective_cuda test_collective_cuda_nccl test_relm_gpt2_cuda test_relm_train_cuda test_remat_cnn_cuda test_cloud_cuda test_cloud_cuda_nccl bench_collective_gpu bench_collective_gpu_nccl bench_relm_gpt2_gpu peer_gpt2_torch bench_remat_cnn_gpu " in
     *" $n "*) ;;
     *) case $n in bench_*) run bench "$n" ;; *) run test "$n" ;; esac ;;
   esac

@@ -9,6 +9,11 @@
 // Batch-1 decode is a matrix-vector product per weight: memory-bound, so the memory floor is the one to beat.
 // Also printed: the same decode with the log-probabilities copied back every step (what the search does), and the
 // CPU forward of the same model (mlsys_relm.h, all host cores) per token, for scale.
+// Then training (kernels/mlsys_relm_train_kernels.cuh): one step (forward, backward, gradient norm and clipping,
+// AdamW) of the debian model's shape (L 4, C 256, 4 heads, T 256, V 50257; RESULTS §8.6) at B 4 and 16, tokens/s
+// beside the floors: flops 6·N·tokens (N = every parameter, the tied wte included; attention's T² terms left out),
+// against the fp32 CUDA-core rate the kernels can reach and the tf32 matrix-unit rate they do not use; bytes 36 per
+// parameter (read once for the forward, the gradient written once, AdamW's 7 accesses; activations not counted).
 //
 // Run by build/gpu/run.sh (docs/gpu.md); `bench_relm_gpt2_gpu [steps]`. Without a device it says so and exits 0.
 #define MLSYS_IMPLEMENTATION
@@ -17,6 +22,7 @@
 #endif
 #include "mlsys_relm.h"
 #include "kernels/mlsys_relm_kernels.cuh"
+#include "kernels/mlsys_relm_train_kernels.cuh"
 #include "bench/cuda/gpu_roofline.cuh"
 
 #include <unistd.h>
@@ -104,5 +110,37 @@ int main(int argc, char **argv) {
   free(lp);
   mlsys_relm_gpt2_cuda_free(g);
   mlsys_relm_gpt2_free(m);
+
+  // training steps at the debian model's shape
+  {
+    const mlsys_relm_gpt2_config tc = {256, 50257, 50304, 4, 4, 256};
+    const int T = 256, Bs[] = {4, 16}, timed = 10;
+    mlsys_relm_gpt2 *tm = NULL;
+    size_t np;
+    TRY(mlsys_relm_gpt2_random(&tc, 2, &d, &tm));
+    mlsys_relm_gpt2_params(tm, &np);
+    printf("training step (forward, backward, norm + clipping, AdamW), L %d C %d NH %d T %d V %d, %.2f M parameters, fp32:\n", tc.n_layer,
+           tc.n_embd, tc.n_head, T, tc.vocab_size, (double)np / 1e6);
+    for (size_t bi = 0; bi < sizeof Bs / sizeof Bs[0]; bi++) {
+      const int B = Bs[bi], N = B * T;
+      mlsys_relm_gpt2_cuda_train *tr = NULL;
+      int32_t *in = (int32_t *)malloc((size_t)N * sizeof(int32_t)), *tg = (int32_t *)malloc((size_t)N * sizeof(int32_t));
+      double loss = 0, first = 0, nrm = 0;
+      for (int i = 0; i < N; i++) { in[i] = (int32_t)mlsys_rng_below(&r, (uint64_t)tc.vocab_size); tg[i] = (in[i] * 7 + 1) % tc.vocab_size; }
+      TRY(mlsys_relm_gpt2_cuda_train_create(tm, B, T, &tr));
+      TRY(mlsys_relm_gpt2_cuda_train_step(tr, in, tg, 1e-3, NULL, &first, &nrm));   // warm-up: module load, first launches
+      double t0 = mlsys_now();
+      for (int s = 0; s < timed; s++) TRY(mlsys_relm_gpt2_cuda_train_step(tr, in, tg, 1e-3, NULL, &loss, &nrm));   // each step synchronises
+      const double per = (mlsys_now() - t0) / timed;
+      char what[96];
+      snprintf(what, sizeof what, "B %d x T %d: per step (%.0f tok/s)", B, T, N / per);
+      gpu_roof_line(&roof, what, per, 36.0 * (double)np, 6.0 * (double)np * N);
+      printf("  B %d: %.0f training tokens/s; loss of the repeated batch %.4f -> %.4f over %d steps\n", B, N / per, first, loss, timed + 1);
+      mlsys_relm_gpt2_cuda_train_free(tr);
+      free(in);
+      free(tg);
+    }
+    mlsys_relm_gpt2_free(tm);
+  }
   return 0;
 }
