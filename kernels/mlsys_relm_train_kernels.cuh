@@ -51,7 +51,7 @@ __global__ static void mlsys_relm_k_encoder_fwd(float *out, const int32_t *inp, 
   }
 }
 
-/* mlsys__relm_ln_fwd: one block per row, keeping the row's mean and 1/std */
+/* mlsys_dense_layernorm (mlsys_common.h): one block per row, keeping the row's mean and 1/std */
 __global__ static void mlsys_relm_k_ln_fwd(float *out, float *mean, float *rstd, const float *inp, const float *w, const float *b, int N, int C) {
   __shared__ float sh[32];
   const int r = blockIdx.x;
@@ -120,7 +120,7 @@ static inline void mlsys__relm_cu_gemm(float *Y, size_t ldy, const float *A, siz
   const dim3 grid((unsigned)((Nc + MLSYS_RELM_GEMM_TILE - 1) / MLSYS_RELM_GEMM_TILE), (unsigned)((M + MLSYS_RELM_GEMM_TILE - 1) / MLSYS_RELM_GEMM_TILE));
   mlsys_relm_k_gemm<<<grid, 256>>>(Y, ldy, A, sai, sak, X, sxk, sxj, M, Nc, K, bias, acc);
 }
-/* mlsys__relm_matmul: out = inp·wᵀ + bias (inp N×C, w OC×C) */
+/* mlsys_dense_matmul (mlsys_common.h): out = inp·wᵀ + bias (inp N×C, w OC×C) */
 static inline void mlsys_relm_cu_matmul_fwd(float *out, const float *inp, const float *w, const float *bias, int N, int C, int OC) {
   mlsys__relm_cu_gemm(out, (size_t)OC, inp, (size_t)C, 1, w, 1, (size_t)C, N, OC, C, bias, 0);
 }
@@ -195,7 +195,7 @@ __global__ static void mlsys_relm_k_colsum(float *db, const float *dout, int N, 
     db[o] += s;
   }
 }
-/* mlsys__relm_matmul_bwd: dinp = dout·w (overwritten; skipped when NULL), dw += doutᵀ·inp, db += Σ_r dout (skipped
+/* mlsys_dense_matmul_backward (mlsys_common.h): dinp = dout·w (overwritten; skipped when NULL), dw += doutᵀ·inp, db += Σ_r dout (skipped
    when NULL) */
 static inline void mlsys_relm_cu_matmul_bwd(float *dinp, float *dw, float *db, const float *dout, const float *inp, const float *w, int N, int C,
                                             int OC) {
@@ -213,7 +213,7 @@ __global__ static void mlsys_relm_k_gelu_bwd(float *d, const float *x, size_t n)
   }
 }
 
-/* mlsys__relm_ln_bwd, the per-row part: dinp += rstd·(w·dout − mean(w·dout) − x̂·mean(w·dout·x̂)); one block per row */
+/* mlsys_dense_layernorm_backward (mlsys_common.h), the per-row part: dinp += rstd·(w·dout − mean(w·dout) − x̂·mean(w·dout·x̂)); one block per row */
 __global__ static void mlsys_relm_k_ln_bwd_dx(float *dinp, const float *dout, const float *inp, const float *w, const float *mean, const float *rstd,
                                               int N, int C) {
   __shared__ float sh[32];
@@ -235,7 +235,7 @@ __global__ static void mlsys_relm_k_ln_bwd_dx(float *dinp, const float *dout, co
     dx[i] += (dn - dm - nn * dnm) * rs;
   }
 }
-/* mlsys__relm_ln_bwd, the weight part: dw[i] += Σ_r x̂·dout, db[i] += Σ_r dout, rows ascending in one thread, each
+/* mlsys_dense_layernorm_backward (mlsys_common.h), the weight part: dw[i] += Σ_r x̂·dout, db[i] += Σ_r dout, rows ascending in one thread, each
    product added to dw[i] itself as the CPU does */
 __global__ static void mlsys_relm_k_ln_bwd_dwdb(float *dw, float *db, const float *dout, const float *inp, const float *mean, const float *rstd, int N,
                                                 int C) {

@@ -22,9 +22,9 @@ MLSYS=${MLSYS:-}   # the mlsys binary (default: build/mlsys, built here)
 # the model and its training: fixed (changing any of them changes the checkpoint)
 ARGS=(--layers 4 --width 256 --heads 4 --context 256 --batch 4 --steps 400 --lr 2e-3 --warmup 20 --weight-decay 0.1
       --clip 1.0 --seed 1 --val-frac 0 --ckpt-every 20 --log-every 5)
-# sha256 of the checkpoint at a step (400: the final one), recorded from the reference run (2026-11-29; it was stopped
-# at step 180 for lack of time, so the final sum is not recorded yet); empty: not recorded
-declare -A EXPECT_SHA=([400]=""
+# sha256 of the checkpoint at a step (400: the final one), recorded from the reference run (2026-11-29: steps 1-180 in
+# one run, 161-400 resumed from the step-160 checkpoint, which is bitwise the uninterrupted run); empty: not recorded
+declare -A EXPECT_SHA=([400]="3b1b51361cb6fe909743964b29c21e85e4e5765750c8ec36532f0b1f0c11f525"
   [160]="197f2ee1f2160424803422281bc374a53d2dca40e03177de95a9a89fe8b71958"
   [180]="2d28230cd11b65f486a9db1a3e2bff041efe3a97674cc6e953ecf57e51bd6598")
 STOP_AFTER=${STOP_AFTER:-}

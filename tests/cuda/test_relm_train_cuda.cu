@@ -104,8 +104,8 @@ static void check_kernels(void) {
     float *go = host(d_out, (size_t)N * C);
     report("encoder forward (3 x 11 rows of 40)", relerr(go, out, (size_t)N * C), 1e-4);
     for (int q = 0; q < N; q++) {
-      mlsys__relm_axpy(dwte + (size_t)tok[q] * C, 1.0f, g + (size_t)q * C, C);
-      mlsys__relm_axpy(dwpe + (size_t)(q % T) * C, 1.0f, g + (size_t)q * C, C);
+      mlsys_dense_axpy(dwte + (size_t)tok[q] * C, 1.0f, g + (size_t)q * C, C);
+      mlsys_dense_axpy(dwpe + (size_t)(q % T) * C, 1.0f, g + (size_t)q * C, C);
     }
     mlsys_relm_k_encoder_bwd_wte<<<mlsys_cuda_blocks((size_t)C, TB), TB>>>(d_dwte, d_g, d_tok, N, C);
     mlsys_relm_k_encoder_bwd_wpe<<<mlsys_cuda_blocks((size_t)T * C, TB), TB>>>(d_dwpe, d_g, B, T, C);
@@ -123,13 +123,13 @@ static void check_kernels(void) {
     float *dx = randv(&r, NC, 1.0, 0), *dw = randv(&r, C, 1.0, 0), *db = randv(&r, C, 1.0, 0);   // backward adds into these
     float *d_x = dev(x, NC), *d_w = dev(w, C), *d_b = dev(b, C), *d_y = dev(NULL, NC), *d_m = dev(NULL, N), *d_r = dev(NULL, N);
     float *d_g = dev(g, NC), *d_dx = dev(dx, NC), *d_dw = dev(dw, C), *d_db = dev(db, C);
-    mlsys__relm_ln_fwd(y, mean, rstd, x, w, b, N, C);
+    mlsys_dense_layernorm(y, mean, rstd, x, w, b, N, C);
     mlsys_relm_k_ln_fwd<<<N, TB>>>(d_y, d_m, d_r, d_x, d_w, d_b, N, C);
     float *gy = host(d_y, NC), *gm = host(d_m, N), *gr = host(d_r, N);
     report("layernorm forward, out (37 rows of 96)", relerr(gy, y, NC), 1e-4);
     report("layernorm forward, mean", relerr(gm, mean, N), 1e-4);
     report("layernorm forward, 1/std", relerr(gr, rstd, N), 1e-4);
-    mlsys__relm_ln_bwd(dx, dw, db, g, x, w, mean, rstd, N, C);
+    mlsys_dense_layernorm_backward(dx, dw, db, g, x, w, mean, rstd, N, C);
     CU(cudaMemcpy(d_m, mean, N * 4, cudaMemcpyHostToDevice));   // the backward on the CPU's saved statistics
     CU(cudaMemcpy(d_r, rstd, N * 4, cudaMemcpyHostToDevice));
     mlsys_relm_k_ln_bwd_dx<<<N, TB>>>(d_dx, d_g, d_x, d_w, d_m, d_r, N, C);
@@ -151,14 +151,14 @@ static void check_kernels(void) {
     float *d_dx = dev(NULL, (size_t)N * C), *d_dw = dev(dw, (size_t)OC * C), *d_db = dev(db, OC);
     char what[96];
     for (int withb = 0; withb < 2; withb++) {
-      mlsys__relm_matmul(NULL, y, x, w, withb ? b : NULL, N, C, OC);
+      mlsys_dense_matmul(NULL, y, x, w, withb ? b : NULL, N, C, OC);
       mlsys_relm_cu_matmul_fwd(d_y, d_x, d_w, withb ? d_b : NULL, N, C, OC);
       float *gy = host(d_y, (size_t)N * OC);
       snprintf(what, sizeof what, "matmul forward 70x97 . (131x97)T %s bias", withb ? "with" : "without");
       report(what, relerr(gy, y, (size_t)N * OC), 1e-4);
       free(gy);
     }
-    mlsys__relm_matmul_bwd(NULL, dx, dw, db, g, x, w, N, C, OC);
+    mlsys_dense_matmul_backward(NULL, dx, dw, db, g, x, w, N, C, OC);
     mlsys_relm_cu_matmul_bwd(d_dx, d_dw, d_db, d_g, d_x, d_w, N, C, OC);
     float *gdx = host(d_dx, (size_t)N * C), *gdw = host(d_dw, (size_t)OC * C), *gdb = host(d_db, OC);
     report("matmul backward, dinp = dout . w", relerr(gdx, dx, (size_t)N * C), 1e-4);
