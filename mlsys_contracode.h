@@ -8471,7 +8471,10 @@ static mlsys_status mlsys__enc_tf_forward(const mlsys_contracode_enc_cfg *c, con
     memset(&at, 0, sizeof at);
     at.out = ao; at.att = s->att + (size_t)l * A; at.qkv = qkv; at.ka = ka; at.lens = lens;
     at.B = B; at.T = T; at.C = d; at.NH = NH; at.kscale = kscale;
-    mlsys_pool_for(pool, (long)B * NH, mlsys__enc_tf_att_fwd, &at);
+    {
+      const mlsys_status st = mlsys_pool_for(pool, (long)B * NH, mlsys__enc_tf_att_fwd, &at);   /* a busy pool */
+      if (st != MLSYS_OK) return st;
+    }
     mlsys_dense_matmul(pool, r1, ao, p + o.ow, p + o.ob, (int)N, d, d);
     if (dropped) { mlsys__enc_tf_draw(s->ky + (size_t)l * Nd, Nd, c->dropout, rng); mlsys__enc_tf_apply(r1, s->ky + (size_t)l * Nd, Nd, kscale); }
     for (i = 0; i < Nd; i++) r1[i] += X[i];
@@ -8552,7 +8555,10 @@ static mlsys_status mlsys__enc_tf_backward(const mlsys_contracode_enc_cfg *c, co
     at.att = s->att + (size_t)l * A; at.dqkv = dqkv; at.scratch = scratch; at.qkv = qkv; at.dout = dh;
     at.ka = s->dropped ? s->ka + (size_t)l * A : NULL; at.lens = s->lens;
     at.B = B; at.T = T; at.C = d; at.NH = NH; at.kscale = kscale;
-    mlsys_pool_for(pool, (long)B * NH, mlsys__enc_tf_att_bwd, &at);
+    {
+      const mlsys_status st = mlsys_pool_for(pool, (long)B * NH, mlsys__enc_tf_att_bwd, &at);
+      if (st != MLSYS_OK) { free(buf); return st; }
+    }
     mlsys_dense_matmul_backward(pool, tmp, g + o.inw, g + o.inb, dqkv, X, p + o.inw, (int)N, d, 3 * d);
     for (i = 0; i < Nd; i++) dX[i] += tmp[i];   /* dX = ∂/∂X, the previous layer's output */
   }

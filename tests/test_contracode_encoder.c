@@ -48,14 +48,13 @@ static void r_ln(double *x, const double *w, const double *b, int C) {   /* in p
   for (int i = 0; i < C; i++) x[i] = (x[i] - mu) / sqrt(var + 1e-5) * w[i] + b[i];
 }
 /* The reference forward (no dropout) in double: one sequence at a time. */
-static void ref_forward(const mlsys_contracode_enc_cfg *c, const float *pf, const int32_t *ids, const int *lens, int B, int T,
-                        double *pooled) {
+static void ref_forward_d(const mlsys_contracode_enc_cfg *c, const double *P, const int32_t *ids, const int *lens, int B, int T,
+                          double *pooled) {
   const int d = c->d_model, F = c->d_ff, H = c->n_heads, hs = d / H;
   const size_t np = TF->nparams(c);
-  double *P = malloc(np * sizeof(double)), *x = malloc(sizeof(double) * T * d), *q = malloc(sizeof(double) * T * d),
+  double *x = malloc(sizeof(double) * T * d), *q = malloc(sizeof(double) * T * d),
          *k = malloc(sizeof(double) * T * d), *v = malloc(sizeof(double) * T * d), *o = malloc(sizeof(double) * T * d),
          *hid = malloc(sizeof(double) * F), *sc = malloc(sizeof(double) * T), *y = malloc(sizeof(double) * d);
-  for (size_t i = 0; i < np; i++) P[i] = pf[i];
   for (int b = 0; b < B; b++) {
     for (int t = 0; t < T; t++)
       for (int i = 0; i < d; i++) {
@@ -122,7 +121,15 @@ static void ref_forward(const mlsys_contracode_enc_cfg *c, const float *pf, cons
         for (int i = 0; i < d; i++) pooled[b * d + i] += x[t * d + i] / cnt;
     }
   }
-  free(P); free(x); free(q); free(k); free(v); free(o); free(hid); free(sc); free(y);
+  free(x); free(q); free(k); free(v); free(o); free(hid); free(sc); free(y);
+}
+static void ref_forward(const mlsys_contracode_enc_cfg *c, const float *pf, const int32_t *ids, const int *lens, int B, int T,
+                        double *pooled) {
+  const size_t np = TF->nparams(c);
+  double *P = malloc(np * sizeof(double));
+  for (size_t i = 0; i < np; i++) P[i] = pf[i];
+  ref_forward_d(c, P, ids, lens, B, T, pooled);
+  free(P);
 }
 
 static float *new_params(const mlsys_contracode_enc_cfg *c, uint64_t seed) {
@@ -252,6 +259,55 @@ TEST(transformer_gradient_check) {
     CHECK_MSG(bad == 0, "case %d: %d of %d entries off (worst %.3g × tol)", k, bad, n, worst);
     CHECK_EQ_INT(n, (2 * P_NT + 2) * 20);
     printf("    case %d: %d entries, worst |analytic − numeric| = %.3g × tolerance\n", k, n, worst);
+  }
+}
+
+/* The float backward against central differences of the double reference forward (eps 1e-5 in double, so the
+   numeric gradient is good to ~1e-8): an oracle independent of the float forward, with a tighter tolerance. */
+TEST(transformer_gradient_vs_double_reference) {
+  const int B = 3, T = 7, lens[3] = {7, 4, 1}, d = 16;
+  for (int pm = 0; pm < 2; pm++) {
+    mlsys_contracode_enc_cfg c = tf_cfg(30, d, 2, 2, 24, pm ? MLSYS_CONTRACODE_POOL_MEAN_ALL : MLSYS_CONTRACODE_POOL_MEAN_NONPAD, 0.0f);
+    const size_t np = TF->nparams(&c);
+    float *p = new_params(&c, 71), *g = calloc(np, sizeof(float)), out[48], dp[48];
+    double R[48], ref[48], worst = 0;
+    int32_t ids[21];
+    void *st = NULL;
+    mlsys_rng r;
+    int bad = 0, n = 0;
+    jitter_ln(&c, p, 72);
+    mlsys_rng_seed(&r, 73);
+    for (int i = 0; i < B * T; i++) ids[i] = (int32_t)mlsys_rng_below(&r, 30);
+    for (int i = 0; i < B * d; i++) { R[i] = mlsys_rng_normal(&r); dp[i] = (float)R[i]; }
+    REQUIRE_OK(TF->forward(&c, p, &st, NULL, ids, lens, B, T, 1, NULL, out));
+    REQUIRE_OK(TF->backward(&c, p, g, st, NULL, dp));
+    double *P = malloc(np * sizeof(double));
+    for (size_t i = 0; i < np; i++) P[i] = p[i];
+    for (int k = 0; k < 400; k++) {   /* entries over the whole array, a third of them in embedding rows in use */
+      const size_t i = k % 3 == 0 ? (size_t)ids[mlsys_rng_below(&r, 21)] * d + mlsys_rng_below(&r, (uint64_t)d)
+                                  : (size_t)(30 * d) + mlsys_rng_below(&r, np - 30 * d);
+      const double eps = 1e-5;
+      double lp = 0, lm = 0;
+      P[i] = p[i] + eps;
+      ref_forward_d(&c, P, ids, lens, B, T, ref);
+      for (int j = 0; j < B * d; j++) lp += ref[j] * R[j];
+      P[i] = p[i] - eps;
+      ref_forward_d(&c, P, ids, lens, B, T, ref);
+      for (int j = 0; j < B * d; j++) lm += ref[j] * R[j];
+      P[i] = p[i];
+      const double num = (lp - lm) / (2 * eps), tol = 1e-5 + 1e-4 * fabs(num);
+      if (fabs(g[i] - num) > tol) {
+        if (bad < 5) printf("    entry %zu: analytic %.8g numeric %.8g\n", i, (double)g[i], num);
+        bad++;
+      }
+      worst = fmax(worst, fabs(g[i] - num) / tol);
+      n++;
+    }
+    CHECK_MSG(bad == 0, "pool %d: %d of %d entries off (worst %.3g × tol)", pm, bad, n, worst);
+    printf("    pool %d: %d entries, worst |analytic − numeric| = %.3g × (1e-5 + 1e-4·|g|)\n", pm, n, worst);
+    free(P);
+    TF->free_state(st);
+    free(p); free(g);
   }
 }
 
