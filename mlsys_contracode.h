@@ -8301,18 +8301,32 @@ typedef struct {
   int B, T, C, NH;
   float kscale;
 } mlsys__enc_tf_att;
-static void mlsys__enc_tf_att_fwd(void *ctx, long i, int worker) {
+/* Each task first copies its head's rows (q, k, v; strided by 3C in qkv) into contiguous per-worker scratch and
+   accumulates dq, dk, dv there before writing them back: the same operations in the same order, in cache. */
+/* The attention tasks get mlsys_common.h's AVX2 clones too (no FMA: the same bits as the portable code). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && !defined(MLSYS_NO_CLONES)
+#define MLSYS__ENC_TF_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define MLSYS__ENC_TF_CLONES
+#endif
+static void mlsys__enc_tf_gather(float *dst, const float *qkv, int C, int hs, size_t row0, int n, size_t col) {
+  int t;
+  for (t = 0; t < n; t++) memcpy(dst + (size_t)t * hs, qkv + (row0 + (size_t)t) * 3 * C + col, (size_t)hs * sizeof(float));
+}
+MLSYS__ENC_TF_CLONES static void mlsys__enc_tf_att_fwd(void *ctx, long i, int worker) {
   const mlsys__enc_tf_att *a = (const mlsys__enc_tf_att *)ctx;
   const int C = a->C, NH = a->NH, T = a->T, hs = C / NH, h = (int)(i % NH), b = (int)(i / NH), len = a->lens[b];
   const float scale = 1.0f / sqrtf((float)hs);
+  float *K = a->scratch + (size_t)worker * 2 * T * hs, *V = K + (size_t)T * hs;
   int t, t2, j;
-  (void)worker;
+  mlsys__enc_tf_gather(K, a->qkv, C, hs, (size_t)b * T, len, C + (size_t)h * hs);
+  mlsys__enc_tf_gather(V, a->qkv, C, hs, (size_t)b * T, len, 2 * (size_t)C + (size_t)h * hs);
   for (t = 0; t < T; t++) {
     const size_t row = (size_t)b * T + (size_t)t, ab = (((size_t)b * NH + (size_t)h) * T + (size_t)t) * T;
     const float *q = a->qkv + row * 3 * C + (size_t)h * hs;
     float *w = a->att + ab, *o = a->out + row * C + (size_t)h * hs, mx = -INFINITY, sum = 0, inv;
     for (t2 = 0; t2 < len; t2++) {
-      const float s = mlsys_dense_dot(q, a->qkv + ((size_t)b * T + (size_t)t2) * 3 * C + C + (size_t)h * hs, hs) * scale;
+      const float s = mlsys_dense_dot(q, K + (size_t)t2 * hs, hs) * scale;
       w[t2] = s;
       if (s > mx) mx = s;
     }
@@ -8320,40 +8334,50 @@ static void mlsys__enc_tf_att_fwd(void *ctx, long i, int worker) {
     inv = 1.0f / sum;
     for (j = 0; j < hs; j++) o[j] = 0;
     for (t2 = 0; t2 < len; t2++) {
-      const float *v = a->qkv + ((size_t)b * T + (size_t)t2) * 3 * C + 2 * (size_t)C + (size_t)h * hs, p = w[t2] * inv;
+      const float p = w[t2] * inv;
       w[t2] = p;
       if (a->ka) {
-        if (a->ka[ab + (size_t)t2]) mlsys_dense_axpy(o, p * a->kscale, v, hs);
+        if (a->ka[ab + (size_t)t2]) mlsys_dense_axpy(o, p * a->kscale, V + (size_t)t2 * hs, hs);
       } else {
-        mlsys_dense_axpy(o, p, v, hs);
+        mlsys_dense_axpy(o, p, V + (size_t)t2 * hs, hs);
       }
     }
     for (t2 = len; t2 < T; t2++) w[t2] = 0;
   }
 }
-static void mlsys__enc_tf_att_bwd(void *ctx, long i, int worker) {
+MLSYS__ENC_TF_CLONES static void mlsys__enc_tf_att_bwd(void *ctx, long i, int worker) {
   const mlsys__enc_tf_att *a = (const mlsys__enc_tf_att *)ctx;
   const int C = a->C, NH = a->NH, T = a->T, hs = C / NH, h = (int)(i % NH), b = (int)(i / NH), len = a->lens[b];
+  const size_t Th = (size_t)T * hs, col = (size_t)h * hs;
   const float scale = 1.0f / sqrtf((float)hs);
-  float *datt = a->scratch + (size_t)worker * T;
+  float *Q = a->scratch + (size_t)worker * (6 * Th + T), *K = Q + Th, *V = K + Th, *dQ = V + Th, *dK = dQ + Th, *dV = dK + Th,
+        *datt = dV + Th;
   int t, t2;
+  mlsys__enc_tf_gather(Q, a->qkv, C, hs, (size_t)b * T, T, col);
+  mlsys__enc_tf_gather(K, a->qkv, C, hs, (size_t)b * T, len, C + col);
+  mlsys__enc_tf_gather(V, a->qkv, C, hs, (size_t)b * T, len, 2 * (size_t)C + col);
+  memset(dQ, 0, 3 * Th * sizeof(float));
   for (t = 0; t < T; t++) {
     const size_t row = (size_t)b * T + (size_t)t, ab = (((size_t)b * NH + (size_t)h) * T + (size_t)t) * T;
-    const float *w = a->att + ab, *g = a->dout + row * C + (size_t)h * hs, *q = a->qkv + row * 3 * C + (size_t)h * hs;
-    float *dq = a->dqkv + row * 3 * C + (size_t)h * hs, s = 0;
+    const float *w = a->att + ab, *g = a->dout + row * C + col, *q = Q + (size_t)t * hs;
+    float *dq = dQ + (size_t)t * hs, s = 0;
     for (t2 = 0; t2 < len; t2++) {   /* through the weighted sum of V (and the weights' dropout) */
-      const size_t r2 = ((size_t)b * T + (size_t)t2) * 3 * C + 2 * (size_t)C + (size_t)h * hs;
       const float k = a->ka ? (a->ka[ab + (size_t)t2] ? a->kscale : 0.0f) : 1.0f;
-      datt[t2] = k == 0.0f ? 0.0f : mlsys_dense_dot(a->qkv + r2, g, hs) * k;
-      if (k != 0.0f) mlsys_dense_axpy(a->dqkv + r2, w[t2] * k, g, hs);
+      datt[t2] = k == 0.0f ? 0.0f : mlsys_dense_dot(V + (size_t)t2 * hs, g, hs) * k;
+      if (k != 0.0f) mlsys_dense_axpy(dV + (size_t)t2 * hs, w[t2] * k, g, hs);
     }
     for (t2 = 0; t2 < len; t2++) s += w[t2] * datt[t2];
     for (t2 = 0; t2 < len; t2++) {   /* through the softmax and the scaled q·k */
-      const size_t r2 = ((size_t)b * T + (size_t)t2) * 3 * C + (size_t)h * hs;
       const float dp = w[t2] * (datt[t2] - s) * scale;
-      mlsys_dense_axpy(dq, dp, a->qkv + r2 + C, hs);
-      mlsys_dense_axpy(a->dqkv + r2 + C, dp, q, hs);
+      mlsys_dense_axpy(dq, dp, K + (size_t)t2 * hs, hs);
+      mlsys_dense_axpy(dK + (size_t)t2 * hs, dp, q, hs);
     }
+  }
+  for (t = 0; t < T; t++) {
+    float *d = a->dqkv + ((size_t)b * T + (size_t)t) * 3 * C + col;
+    memcpy(d, dQ + (size_t)t * hs, (size_t)hs * sizeof(float));
+    memcpy(d + C, dK + (size_t)t * hs, (size_t)hs * sizeof(float));
+    memcpy(d + 2 * (size_t)C, dV + (size_t)t * hs, (size_t)hs * sizeof(float));
   }
 }
 
@@ -8376,7 +8400,7 @@ static mlsys_status mlsys__enc_tf_forward(const mlsys_contracode_enc_cfg *c, con
   const float kscale = dropped ? 1.0f / (1.0f - c->dropout) : 1.0f, sq = sqrtf((float)d);
   mlsys__enc_tf_state *s;
   size_t fneed, kneed, n, i;
-  float *f;
+  float *f, *scratch;
   unsigned char *k;
   mlsys__enc_tf_att at;
   int b, t, l, j;
@@ -8410,6 +8434,8 @@ static mlsys_status mlsys__enc_tf_forward(const mlsys_contracode_enc_cfg *c, con
   fneed = (size_t)(L + 1) * Nd + (size_t)L * (7 * Nd + A + 2 * NF + 4 * N) + Nd + 2 * N;
   kneed = dropped ? Nd + (size_t)L * (A + 2 * Nd + NF) : 0;
   s->train = 0;
+  scratch = (float *)mlsys_alloc((size_t)mlsys_pool_size(pool) * 2 * (size_t)T * (size_t)(d / NH), sizeof(float));
+  if (!scratch) return MLSYS_ERR_NOMEM;
   if (s->B != B || s->T != T || fneed > s->fcap || kneed > s->kcap) {
     free(s->ids); free(s->lens);
     s->ids = (int32_t *)mlsys_alloc(N, sizeof(int32_t));
@@ -8417,7 +8443,7 @@ static mlsys_status mlsys__enc_tf_forward(const mlsys_contracode_enc_cfg *c, con
     if (fneed > s->fcap) { free(s->fbuf); s->fbuf = (float *)mlsys_alloc(fneed, sizeof(float)); s->fcap = s->fbuf ? fneed : 0; }
     if (kneed > s->kcap) { free(s->kbuf); s->kbuf = (unsigned char *)mlsys_alloc(kneed, 1); s->kcap = s->kbuf ? kneed : 0; }
     s->B = s->T = 0;
-    if (!s->ids || !s->lens || !s->fbuf || (kneed && !s->kbuf)) return MLSYS_ERR_NOMEM;
+    if (!s->ids || !s->lens || !s->fbuf || (kneed && !s->kbuf)) { free(scratch); return MLSYS_ERR_NOMEM; }
     s->B = B; s->T = T;
   }
   memcpy(s->ids, ids, N * sizeof(int32_t));
@@ -8469,11 +8495,11 @@ static mlsys_status mlsys__enc_tf_forward(const mlsys_contracode_enc_cfg *c, con
     mlsys_dense_matmul(pool, qkv, X, p + o.inw, p + o.inb, (int)N, d, 3 * d);
     if (dropped) mlsys__enc_tf_draw(ka, A, c->dropout, rng);
     memset(&at, 0, sizeof at);
-    at.out = ao; at.att = s->att + (size_t)l * A; at.qkv = qkv; at.ka = ka; at.lens = lens;
+    at.out = ao; at.att = s->att + (size_t)l * A; at.qkv = qkv; at.ka = ka; at.lens = lens; at.scratch = scratch;
     at.B = B; at.T = T; at.C = d; at.NH = NH; at.kscale = kscale;
     {
       const mlsys_status st = mlsys_pool_for(pool, (long)B * NH, mlsys__enc_tf_att_fwd, &at);   /* a busy pool */
-      if (st != MLSYS_OK) return st;
+      if (st != MLSYS_OK) { free(scratch); return st; }
     }
     mlsys_dense_matmul(pool, r1, ao, p + o.ow, p + o.ob, (int)N, d, d);
     if (dropped) { mlsys__enc_tf_draw(s->ky + (size_t)l * Nd, Nd, c->dropout, rng); mlsys__enc_tf_apply(r1, s->ky + (size_t)l * Nd, Nd, kscale); }
@@ -8498,6 +8524,7 @@ static mlsys_status mlsys__enc_tf_forward(const mlsys_contracode_enc_cfg *c, con
     for (t = 0; t < cnt; t++) mlsys_dense_axpy(y, 1.0f, s->fin + ((size_t)b * T + t) * d, d);
     for (j = 0; j < d; j++) y[j] /= (float)cnt;
   }
+  free(scratch);
   s->train = train != 0;
   return MLSYS_OK;
 }
@@ -8515,7 +8542,7 @@ static mlsys_status mlsys__enc_tf_backward(const mlsys_contracode_enc_cfg *c, co
   if (!p || !g || !dpooled) return mlsys_set_error(MLSYS_ERR_ARG, "contracode transformer: NULL argument to the backward");
   B = s->B; T = s->T;
   N = (size_t)B * T; Nd = N * d; NF = N * F; A = (size_t)B * NH * T * T;
-  buf = (float *)mlsys_alloc(3 * Nd + 3 * Nd + NF + (size_t)mlsys_pool_size(pool) * T, sizeof(float));
+  buf = (float *)mlsys_alloc(3 * Nd + 3 * Nd + NF + (size_t)mlsys_pool_size(pool) * (6 * (size_t)T * (d / NH) + T), sizeof(float));
   if (!buf) return MLSYS_ERR_NOMEM;
   dX = buf; dh = dX + Nd; tmp = dh + Nd; dqkv = tmp + Nd; da = dqkv + 3 * Nd; scratch = da + NF;
   /* through the pool and the final LN: tmp = ∂/∂fin, dX = ∂/∂(last layer's output) */
