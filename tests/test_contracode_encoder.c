@@ -415,6 +415,42 @@ TEST(transformer_dropout) {
   free(p);
 }
 
+/* One state reused across batch shapes and dropout settings gives what a fresh state gives. */
+TEST(transformer_state_reuse) {
+  const int shapes[4][2] = {{3, 7}, {4, 9}, {2, 5}, {4, 9}};
+  const float drops[4] = {0.0f, 0.2f, 0.0f, 0.3f};
+  mlsys_contracode_enc_cfg c = tf_cfg(30, 16, 2, 2, 24, MLSYS_CONTRACODE_POOL_MEAN_NONPAD, 0.0f);
+  const size_t np = TF->nparams(&c);
+  float *p = new_params(&c, 81), *g1 = malloc(np * sizeof(float)), *g2 = malloc(np * sizeof(float)), o1[64], o2[64], dp[64];
+  int32_t ids[36];
+  int lens[4];
+  void *shared = NULL;
+  mlsys_rng r;
+  mlsys_rng_seed(&r, 82);
+  for (int k = 0; k < 4; k++) {
+    const int B = shapes[k][0], T = shapes[k][1];
+    void *fresh = NULL;
+    c.dropout = drops[k];
+    for (int i = 0; i < B * T; i++) ids[i] = (int32_t)mlsys_rng_below(&r, 30);
+    for (int b = 0; b < B; b++) lens[b] = 1 + (int)mlsys_rng_below(&r, (uint64_t)T);
+    for (int i = 0; i < B * 16; i++) dp[i] = (float)mlsys_rng_normal(&r);
+    memset(g1, 0, np * sizeof(float));
+    memset(g2, 0, np * sizeof(float));
+    mlsys_rng r1, r2;
+    mlsys_rng_seed(&r1, 100 + k);
+    mlsys_rng_seed(&r2, 100 + k);
+    REQUIRE_OK(TF->forward(&c, p, &shared, NULL, ids, lens, B, T, 1, &r1, o1));
+    REQUIRE_OK(TF->backward(&c, p, g1, shared, NULL, dp));
+    REQUIRE_OK(TF->forward(&c, p, &fresh, NULL, ids, lens, B, T, 1, &r2, o2));
+    REQUIRE_OK(TF->backward(&c, p, g2, fresh, NULL, dp));
+    CHECK(memcmp(o1, o2, (size_t)B * 16 * sizeof(float)) == 0);
+    CHECK(memcmp(g1, g2, np * sizeof(float)) == 0);
+    TF->free_state(fresh);
+  }
+  TF->free_state(shared);
+  free(p); free(g1); free(g2);
+}
+
 TEST(transformer_init) {
   mlsys_contracode_enc_cfg c = tf_cfg(100, 64, 2, 4, 96, MLSYS_CONTRACODE_POOL_MEAN_NONPAD, 0.1f);
   const size_t np = TF->nparams(&c);
