@@ -8218,6 +8218,8 @@ typedef struct {
    (sequence, head) that owns its slices, layer norms, dropout draws, pooling and the embedding gradient serial. */
 typedef struct {
   int B, T, train, dropped;   /* dropped: masks were drawn (train with p > 0) */
+  int pool;                   /* the forward's pool mode and dropout scale, for its backward */
+  float kscale;
   int32_t *ids;
   int *lens;
   float *x0;                  /* per layer l (L + 1 of them): the layer's input; x0 + L·N·d is the final LN's input */
@@ -8449,6 +8451,8 @@ static mlsys_status mlsys__enc_tf_forward(const mlsys_contracode_enc_cfg *c, con
   memcpy(s->ids, ids, N * sizeof(int32_t));
   memcpy(s->lens, lens, (size_t)B * sizeof(int));
   s->dropped = dropped;
+  s->pool = c->pool;
+  s->kscale = kscale;
   f = s->fbuf;
   s->x0 = f; f += (size_t)(L + 1) * Nd;
   s->qkv = f; f += (size_t)L * 3 * Nd;
@@ -8534,13 +8538,13 @@ static mlsys_status mlsys__enc_tf_backward(const mlsys_contracode_enc_cfg *c, co
   mlsys__enc_tf_state *s = (mlsys__enc_tf_state *)state;
   const int d = c->d_model, F = c->d_ff, L = c->n_layers, NH = c->n_heads;
   size_t N, Nd, NF, A, i;
-  const float kscale = s && s->dropped ? 1.0f / (1.0f - c->dropout) : 1.0f, sq = sqrtf((float)d);
-  float *buf, *dX, *dh, *tmp, *dqkv, *da, *scratch;
+  const float sq = sqrtf((float)d);
+  float kscale, *buf, *dX, *dh, *tmp, *dqkv, *da, *scratch;
   mlsys__enc_tf_att at;
   int b, t, l, B, T;
   if (!s || !s->train) return mlsys_set_error(MLSYS_ERR_ARG, "contracode transformer: backward without a training forward");
   if (!p || !g || !dpooled) return mlsys_set_error(MLSYS_ERR_ARG, "contracode transformer: NULL argument to the backward");
-  B = s->B; T = s->T;
+  B = s->B; T = s->T; kscale = s->kscale;
   N = (size_t)B * T; Nd = N * d; NF = N * F; A = (size_t)B * NH * T * T;
   buf = (float *)mlsys_alloc(3 * Nd + 3 * Nd + NF + (size_t)mlsys_pool_size(pool) * (6 * (size_t)T * (d / NH) + T), sizeof(float));
   if (!buf) return MLSYS_ERR_NOMEM;
@@ -8548,7 +8552,7 @@ static mlsys_status mlsys__enc_tf_backward(const mlsys_contracode_enc_cfg *c, co
   /* through the pool and the final LN: tmp = ∂/∂fin, dX = ∂/∂(last layer's output) */
   memset(tmp, 0, Nd * sizeof(float));
   for (b = 0; b < B; b++) {
-    const int cnt = c->pool == MLSYS_CONTRACODE_POOL_MEAN_ALL ? T : s->lens[b];
+    const int cnt = s->pool == MLSYS_CONTRACODE_POOL_MEAN_ALL ? T : s->lens[b];
     for (t = 0; t < cnt; t++)
       for (i = 0; i < (size_t)d; i++) tmp[((size_t)b * T + t) * d + i] = dpooled[(size_t)b * d + i] / (float)cnt;
   }
