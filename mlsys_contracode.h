@@ -8313,6 +8313,411 @@ typedef struct {
 
 /* [6b: Transformer and BiLSTM bodies] */
 
+/* Transformer body (§3.6): PyTorch 2020 nn.TransformerEncoder (post-LN, ReLU) under an embedding ·√d plus the PyTorch
+   tutorial's sinusoidal PositionalEncoding, then a final LayerNorm and a mean pool. Dropout (inverted, p = cfg->dropout,
+   training forwards only) sits where PyTorch has it: after the embedding + PE, on the attention weights (inside
+   nn.MultiheadAttention), after the attention block, after the ReLU and after the second linear layer. Its keep/drop
+   draws come from rng in one fixed order (embedding; then per layer: attention weights b,h,t,t', attention output,
+   ReLU, second linear) and are kept for the backward, so re-seeding rng reproduces a forward bit for bit.
+   Parameter layout (d = d_model, F = d_ff, PyTorch's nn.Linear OC×C weights; in_proj rows are q, then k, then v):
+     emb V×d;
+     per layer: in_proj_w 3d×d, in_proj_b 3d, out_w d×d, out_b d, ln1_w d, ln1_b d, ff1_w F×d, ff1_b F,
+                ff2_w d×F, ff2_b d, ln2_w d, ln2_b d;
+     final LN w d, b d.
+   So 4d² + 2dF + F + 9d per layer: the paper's 23,011,328 and tiny's 1,420,800 at V = 8,000 (§7.4 test 17).
+   Every reduction has one order whatever the thread count: the dense kernels' fixed orders, one attention task per
+   (sequence, head) that owns its slices, layer norms, dropout draws, pooling and the embedding gradient serial. */
+typedef struct {
+  int B, T, train, dropped;   /* dropped: masks were drawn (train with p > 0) */
+  int pool;                   /* the forward's pool mode and dropout scale, for its backward */
+  float kscale;
+  int32_t *ids;
+  int *lens;
+  float *x0;                  /* per layer l (L + 1 of them): the layer's input; x0 + L·N·d is the final LN's input */
+  float *qkv, *att, *ao, *r1, *h1, *u, *a, *r2, *m1, *s1, *m2, *s2, *fin, *mf, *sf;
+  unsigned char *ke, *ka, *ky, *kf, *kz;   /* keep masks: embedding, attention weights, attention out, ReLU, ff out */
+  float *fbuf;
+  unsigned char *kbuf;
+  size_t fcap, kcap;
+} mlsys__enc_tf_state;
+
+static void mlsys__enc_tf_free_state(void *st) {
+  mlsys__enc_tf_state *s = (mlsys__enc_tf_state *)st;
+  if (!s) return;
+  free(s->ids);
+  free(s->lens);
+  free(s->fbuf);
+  free(s->kbuf);
+  free(s);
+}
+
+static size_t mlsys__enc_tf_nparams(const mlsys_contracode_enc_cfg *c) {
+  const size_t d = (size_t)c->d_model, F = (size_t)c->d_ff;
+  if (c->vocab < 1 || c->d_model < 1 || c->n_layers < 1 || c->n_heads < 1 || c->d_ff < 1 || c->d_model % c->n_heads) return 0;
+  return (size_t)c->vocab * d + (size_t)c->n_layers * (4 * d * d + 2 * d * F + F + 9 * d) + 2 * d;
+}
+
+/* Offsets of one layer's tensors in the flat array. */
+typedef struct { size_t inw, inb, ow, ob, l1w, l1b, f1w, f1b, f2w, f2b, l2w, l2b; } mlsys__enc_tf_lay;
+static mlsys__enc_tf_lay mlsys__enc_tf_layer(const mlsys_contracode_enc_cfg *c, int l) {
+  const size_t d = (size_t)c->d_model, F = (size_t)c->d_ff;
+  mlsys__enc_tf_lay o;
+  o.inw = (size_t)c->vocab * d + (size_t)l * (4 * d * d + 2 * d * F + F + 9 * d);
+  o.inb = o.inw + 3 * d * d;
+  o.ow = o.inb + 3 * d;
+  o.ob = o.ow + d * d;
+  o.l1w = o.ob + d;
+  o.l1b = o.l1w + d;
+  o.f1w = o.l1b + d;
+  o.f1b = o.f1w + F * d;
+  o.f2w = o.f1b + F;
+  o.f2b = o.f2w + d * F;
+  o.l2w = o.f2b + d;
+  o.l2b = o.l2w + d;
+  return o;
+}
+
+static void mlsys__enc_tf_uniform(float *p, size_t n, double bound, mlsys_rng *r) {
+  size_t i;
+  for (i = 0; i < n; i++) p[i] = (float)((2.0 * mlsys_rng_uniform(r) - 1.0) * bound);
+}
+static void mlsys__enc_tf_init(const mlsys_contracode_enc_cfg *c, float *p, mlsys_rng *r) {
+  const size_t d = (size_t)c->d_model, F = (size_t)c->d_ff;
+  size_t i;
+  int l;
+  for (i = 0; i < (size_t)c->vocab * d; i++) p[i] = (float)mlsys_rng_normal(r);
+  for (l = 0; l < c->n_layers; l++) {
+    const mlsys__enc_tf_lay o = mlsys__enc_tf_layer(c, l);
+    mlsys__enc_tf_uniform(p + o.inw, 3 * d * d, sqrt(6.0 / (double)(d + 3 * d)), r);   /* xavier_uniform_ on 3d×d */
+    memset(p + o.inb, 0, 3 * d * sizeof(float));
+    mlsys__enc_tf_uniform(p + o.ow, d * d, 1.0 / sqrt((double)d), r);
+    memset(p + o.ob, 0, d * sizeof(float));
+    for (i = 0; i < d; i++) { p[o.l1w + i] = 1; p[o.l1b + i] = 0; p[o.l2w + i] = 1; p[o.l2b + i] = 0; }
+    mlsys__enc_tf_uniform(p + o.f1w, F * d, 1.0 / sqrt((double)d), r);
+    mlsys__enc_tf_uniform(p + o.f1b, F, 1.0 / sqrt((double)d), r);
+    mlsys__enc_tf_uniform(p + o.f2w, d * F, 1.0 / sqrt((double)F), r);
+    mlsys__enc_tf_uniform(p + o.f2b, d, 1.0 / sqrt((double)F), r);
+  }
+  {
+    float *fw = p + mlsys__enc_tf_nparams(c) - 2 * d;
+    for (i = 0; i < d; i++) { fw[i] = 1; fw[d + i] = 0; }
+  }
+}
+
+/* Bidirectional attention with a key-padding mask, one task per (sequence, head). att keeps the softmax weights
+   (before dropout); ka (nullable) the keep mask of the attention-weight dropout, kscale its 1/(1−p). */
+typedef struct {
+  float *out, *att, *dqkv, *scratch;
+  const float *qkv, *dout;
+  const unsigned char *ka;
+  const int *lens;
+  int B, T, C, NH;
+  float kscale;
+} mlsys__enc_tf_att;
+/* Each task first copies its head's rows (q, k, v; strided by 3C in qkv) into contiguous per-worker scratch and
+   accumulates dq, dk, dv there before writing them back: the same operations in the same order, in cache. */
+/* The attention tasks get mlsys_common.h's AVX2 clones too (no FMA: the same bits as the portable code). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && !defined(__CUDACC__) && !defined(MLSYS_NO_CLONES)
+#define MLSYS__ENC_TF_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define MLSYS__ENC_TF_CLONES
+#endif
+static void mlsys__enc_tf_gather(float *dst, const float *qkv, int C, int hs, size_t row0, int n, size_t col) {
+  int t;
+  for (t = 0; t < n; t++) memcpy(dst + (size_t)t * hs, qkv + (row0 + (size_t)t) * 3 * C + col, (size_t)hs * sizeof(float));
+}
+MLSYS__ENC_TF_CLONES static void mlsys__enc_tf_att_fwd(void *ctx, long i, int worker) {
+  const mlsys__enc_tf_att *a = (const mlsys__enc_tf_att *)ctx;
+  const int C = a->C, NH = a->NH, T = a->T, hs = C / NH, h = (int)(i % NH), b = (int)(i / NH), len = a->lens[b];
+  const float scale = 1.0f / sqrtf((float)hs);
+  float *K = a->scratch + (size_t)worker * 2 * T * hs, *V = K + (size_t)T * hs;
+  int t, t2, j;
+  mlsys__enc_tf_gather(K, a->qkv, C, hs, (size_t)b * T, len, C + (size_t)h * hs);
+  mlsys__enc_tf_gather(V, a->qkv, C, hs, (size_t)b * T, len, 2 * (size_t)C + (size_t)h * hs);
+  for (t = 0; t < T; t++) {
+    const size_t row = (size_t)b * T + (size_t)t, ab = (((size_t)b * NH + (size_t)h) * T + (size_t)t) * T;
+    const float *q = a->qkv + row * 3 * C + (size_t)h * hs;
+    float *w = a->att + ab, *o = a->out + row * C + (size_t)h * hs, mx = -INFINITY, sum = 0, inv;
+    for (t2 = 0; t2 < len; t2++) {
+      const float s = mlsys_dense_dot(q, K + (size_t)t2 * hs, hs) * scale;
+      w[t2] = s;
+      if (s > mx) mx = s;
+    }
+    for (t2 = 0; t2 < len; t2++) { const float e = expf(w[t2] - mx); w[t2] = e; sum += e; }
+    inv = 1.0f / sum;
+    for (j = 0; j < hs; j++) o[j] = 0;
+    for (t2 = 0; t2 < len; t2++) {
+      const float p = w[t2] * inv;
+      w[t2] = p;
+      if (a->ka) {
+        if (a->ka[ab + (size_t)t2]) mlsys_dense_axpy(o, p * a->kscale, V + (size_t)t2 * hs, hs);
+      } else {
+        mlsys_dense_axpy(o, p, V + (size_t)t2 * hs, hs);
+      }
+    }
+    for (t2 = len; t2 < T; t2++) w[t2] = 0;
+  }
+}
+MLSYS__ENC_TF_CLONES static void mlsys__enc_tf_att_bwd(void *ctx, long i, int worker) {
+  const mlsys__enc_tf_att *a = (const mlsys__enc_tf_att *)ctx;
+  const int C = a->C, NH = a->NH, T = a->T, hs = C / NH, h = (int)(i % NH), b = (int)(i / NH), len = a->lens[b];
+  const size_t Th = (size_t)T * hs, col = (size_t)h * hs;
+  const float scale = 1.0f / sqrtf((float)hs);
+  float *Q = a->scratch + (size_t)worker * (6 * Th + T), *K = Q + Th, *V = K + Th, *dQ = V + Th, *dK = dQ + Th, *dV = dK + Th,
+        *datt = dV + Th;
+  int t, t2;
+  mlsys__enc_tf_gather(Q, a->qkv, C, hs, (size_t)b * T, T, col);
+  mlsys__enc_tf_gather(K, a->qkv, C, hs, (size_t)b * T, len, C + col);
+  mlsys__enc_tf_gather(V, a->qkv, C, hs, (size_t)b * T, len, 2 * (size_t)C + col);
+  memset(dQ, 0, 3 * Th * sizeof(float));
+  for (t = 0; t < T; t++) {
+    const size_t row = (size_t)b * T + (size_t)t, ab = (((size_t)b * NH + (size_t)h) * T + (size_t)t) * T;
+    const float *w = a->att + ab, *g = a->dout + row * C + col, *q = Q + (size_t)t * hs;
+    float *dq = dQ + (size_t)t * hs, s = 0;
+    for (t2 = 0; t2 < len; t2++) {   /* through the weighted sum of V (and the weights' dropout) */
+      const float k = a->ka ? (a->ka[ab + (size_t)t2] ? a->kscale : 0.0f) : 1.0f;
+      datt[t2] = k == 0.0f ? 0.0f : mlsys_dense_dot(V + (size_t)t2 * hs, g, hs) * k;
+      if (k != 0.0f) mlsys_dense_axpy(dV + (size_t)t2 * hs, w[t2] * k, g, hs);
+    }
+    for (t2 = 0; t2 < len; t2++) s += w[t2] * datt[t2];
+    for (t2 = 0; t2 < len; t2++) {   /* through the softmax and the scaled q·k */
+      const float dp = w[t2] * (datt[t2] - s) * scale;
+      mlsys_dense_axpy(dq, dp, K + (size_t)t2 * hs, hs);
+      mlsys_dense_axpy(dK + (size_t)t2 * hs, dp, q, hs);
+    }
+  }
+  for (t = 0; t < T; t++) {
+    float *d = a->dqkv + ((size_t)b * T + (size_t)t) * 3 * C + col;
+    memcpy(d, dQ + (size_t)t * hs, (size_t)hs * sizeof(float));
+    memcpy(d + C, dK + (size_t)t * hs, (size_t)hs * sizeof(float));
+    memcpy(d + 2 * (size_t)C, dV + (size_t)t * hs, (size_t)hs * sizeof(float));
+  }
+}
+
+/* Draws n keep flags (1 = keep, probability 1 − p) in order. */
+static void mlsys__enc_tf_draw(unsigned char *k, size_t n, double p, mlsys_rng *r) {
+  size_t i;
+  for (i = 0; i < n; i++) k[i] = mlsys_rng_uniform(r) >= p;
+}
+static void mlsys__enc_tf_apply(float *x, const unsigned char *k, size_t n, float scale) {
+  size_t i;
+  for (i = 0; i < n; i++) x[i] = k[i] ? x[i] * scale : 0.0f;
+}
+
+static mlsys_status mlsys__enc_tf_forward(const mlsys_contracode_enc_cfg *c, const float *p, void **state, mlsys_pool *pool,
+                                          const int32_t *ids, const int *lens, int B, int T, int train, mlsys_rng *rng,
+                                          float *pooled) {
+  const int d = c->d_model, F = c->d_ff, L = c->n_layers, NH = c->n_heads;
+  const size_t N = (size_t)B * (size_t)T, Nd = N * (size_t)d, NF = N * (size_t)F, A = (size_t)B * NH * T * T;
+  const int dropped = train && c->dropout > 0;
+  const float kscale = dropped ? 1.0f / (1.0f - c->dropout) : 1.0f, sq = sqrtf((float)d);
+  mlsys__enc_tf_state *s;
+  size_t fneed, kneed, n, i;
+  float *f, *scratch;
+  unsigned char *k;
+  mlsys__enc_tf_att at;
+  int b, t, l, j;
+  if (!mlsys__enc_tf_nparams(c))
+    return mlsys_set_error(MLSYS_ERR_ARG, "contracode transformer: bad config (vocab %d, d_model %d, %d layers, %d heads, "
+                           "d_ff %d; d_model must be a multiple of the heads)", c->vocab, c->d_model, c->n_layers, c->n_heads, c->d_ff);
+  if (c->pool != MLSYS_CONTRACODE_POOL_MEAN_NONPAD && c->pool != MLSYS_CONTRACODE_POOL_MEAN_ALL)
+    return mlsys_set_error(MLSYS_ERR_ARG, "contracode transformer: pool mode %d is not a mean (MEAN_NONPAD or MEAN_ALL)", c->pool);
+  if (!(c->dropout >= 0 && c->dropout < 1))
+    return mlsys_set_error(MLSYS_ERR_ARG, "contracode transformer: dropout %g is outside [0, 1)", (double)c->dropout);
+  if (!p || !state || !ids || !lens || !pooled || B < 1 || T < 1)
+    return mlsys_set_error(MLSYS_ERR_ARG, "contracode transformer: NULL argument or empty batch (B %d, T %d)", B, T);
+  if (T > c->max_len)
+    return mlsys_set_error(MLSYS_ERR_ARG, "contracode transformer: T %d exceeds max_len %d", T, c->max_len);
+  if (dropped && !rng) return mlsys_set_error(MLSYS_ERR_ARG, "contracode transformer: a training forward with dropout needs an rng");
+  for (b = 0; b < B; b++) {
+    if (lens[b] < 1 || lens[b] > T)
+      return mlsys_set_error(MLSYS_ERR_ARG, "contracode transformer: lens[%d] = %d is outside 1..T (T %d)", b, lens[b], T);
+    for (t = 0; t < T; t++)
+      if (ids[(size_t)b * T + t] < 0 || ids[(size_t)b * T + t] >= c->vocab)
+        return mlsys_set_error(MLSYS_ERR_ARG, "contracode transformer: id %ld at [%d][%d] is outside the vocabulary (%d)",
+                               (long)ids[(size_t)b * T + t], b, t, c->vocab);
+  }
+  s = (mlsys__enc_tf_state *)*state;
+  if (!s) {
+    s = (mlsys__enc_tf_state *)mlsys_calloc(1, sizeof *s);
+    if (!s) return MLSYS_ERR_NOMEM;
+    *state = s;
+  }
+  /* activations: x (L+1)·Nd; per layer qkv 3Nd, att A, ao r1 h1 r2 4Nd, u a 2NF, four N-vectors; fin Nd; mf sf 2N */
+  fneed = (size_t)(L + 1) * Nd + (size_t)L * (7 * Nd + A + 2 * NF + 4 * N) + Nd + 2 * N;
+  kneed = dropped ? Nd + (size_t)L * (A + 2 * Nd + NF) : 0;
+  s->train = 0;
+  scratch = (float *)mlsys_alloc((size_t)mlsys_pool_size(pool) * 2 * (size_t)T * (size_t)(d / NH), sizeof(float));
+  if (!scratch) return MLSYS_ERR_NOMEM;
+  if (s->B != B || s->T != T || fneed > s->fcap || kneed > s->kcap) {
+    free(s->ids); free(s->lens);
+    s->ids = (int32_t *)mlsys_alloc(N, sizeof(int32_t));
+    s->lens = (int *)mlsys_alloc((size_t)B, sizeof(int));
+    if (fneed > s->fcap) { free(s->fbuf); s->fbuf = (float *)mlsys_alloc(fneed, sizeof(float)); s->fcap = s->fbuf ? fneed : 0; }
+    if (kneed > s->kcap) { free(s->kbuf); s->kbuf = (unsigned char *)mlsys_alloc(kneed, 1); s->kcap = s->kbuf ? kneed : 0; }
+    s->B = s->T = 0;
+    if (!s->ids || !s->lens || !s->fbuf || (kneed && !s->kbuf)) { free(scratch); return MLSYS_ERR_NOMEM; }
+    s->B = B; s->T = T;
+  }
+  memcpy(s->ids, ids, N * sizeof(int32_t));
+  memcpy(s->lens, lens, (size_t)B * sizeof(int));
+  s->dropped = dropped;
+  s->pool = c->pool;
+  s->kscale = kscale;
+  f = s->fbuf;
+  s->x0 = f; f += (size_t)(L + 1) * Nd;
+  s->qkv = f; f += (size_t)L * 3 * Nd;
+  s->att = f; f += (size_t)L * A;
+  s->ao = f; f += (size_t)L * Nd;
+  s->r1 = f; f += (size_t)L * Nd;
+  s->h1 = f; f += (size_t)L * Nd;
+  s->r2 = f; f += (size_t)L * Nd;
+  s->u = f; f += (size_t)L * NF;
+  s->a = f; f += (size_t)L * NF;
+  s->m1 = f; f += (size_t)L * N;
+  s->s1 = f; f += (size_t)L * N;
+  s->m2 = f; f += (size_t)L * N;
+  s->s2 = f; f += (size_t)L * N;
+  s->fin = f; f += Nd;
+  s->mf = f; f += N;
+  s->sf = f;
+  k = s->kbuf;
+  s->ke = dropped ? k : NULL;
+  s->ka = dropped ? k + Nd : NULL;
+  s->ky = dropped ? s->ka + (size_t)L * A : NULL;
+  s->kf = dropped ? s->ky + (size_t)L * Nd : NULL;
+  s->kz = dropped ? s->kf + (size_t)L * NF : NULL;
+
+  /* embedding ·√d + PE (pe[t][2i] = sin(t·10000^(−2i/d)), pe[t][2i+1] = cos of the same) */
+  for (t = 0; t < T; t++)
+    for (j = 0; j < d; j += 2) {
+      const double ang = (double)t * exp((double)j * (-log(10000.0) / (double)d));
+      const float ps = (float)sin(ang), pc = (float)cos(ang);
+      for (b = 0; b < B; b++) {
+        float *x = s->x0 + ((size_t)b * T + t) * d;
+        const float *e = p + (size_t)ids[(size_t)b * T + t] * d;
+        x[j] = e[j] * sq + ps;
+        if (j + 1 < d) x[j + 1] = e[j + 1] * sq + pc;
+      }
+    }
+  if (dropped) { mlsys__enc_tf_draw(s->ke, Nd, c->dropout, rng); mlsys__enc_tf_apply(s->x0, s->ke, Nd, kscale); }
+
+  for (l = 0; l < L; l++) {
+    const mlsys__enc_tf_lay o = mlsys__enc_tf_layer(c, l);
+    float *X = s->x0 + (size_t)l * Nd, *qkv = s->qkv + (size_t)l * 3 * Nd, *ao = s->ao + (size_t)l * Nd, *r1 = s->r1 + (size_t)l * Nd,
+          *h1 = s->h1 + (size_t)l * Nd, *u = s->u + (size_t)l * NF, *aa = s->a + (size_t)l * NF, *r2 = s->r2 + (size_t)l * Nd;
+    unsigned char *ka = dropped ? s->ka + (size_t)l * A : NULL;
+    mlsys_dense_matmul(pool, qkv, X, p + o.inw, p + o.inb, (int)N, d, 3 * d);
+    if (dropped) mlsys__enc_tf_draw(ka, A, c->dropout, rng);
+    memset(&at, 0, sizeof at);
+    at.out = ao; at.att = s->att + (size_t)l * A; at.qkv = qkv; at.ka = ka; at.lens = lens; at.scratch = scratch;
+    at.B = B; at.T = T; at.C = d; at.NH = NH; at.kscale = kscale;
+    {
+      const mlsys_status st = mlsys_pool_for(pool, (long)B * NH, mlsys__enc_tf_att_fwd, &at);   /* a busy pool */
+      if (st != MLSYS_OK) { free(scratch); return st; }
+    }
+    mlsys_dense_matmul(pool, r1, ao, p + o.ow, p + o.ob, (int)N, d, d);
+    if (dropped) { mlsys__enc_tf_draw(s->ky + (size_t)l * Nd, Nd, c->dropout, rng); mlsys__enc_tf_apply(r1, s->ky + (size_t)l * Nd, Nd, kscale); }
+    for (i = 0; i < Nd; i++) r1[i] += X[i];
+    mlsys_dense_layernorm(h1, s->m1 + (size_t)l * N, s->s1 + (size_t)l * N, r1, p + o.l1w, p + o.l1b, (int)N, d);
+    mlsys_dense_matmul(pool, u, h1, p + o.f1w, p + o.f1b, (int)N, d, F);
+    for (n = 0; n < NF; n++) aa[n] = u[n] > 0 ? u[n] : 0.0f;
+    if (dropped) { mlsys__enc_tf_draw(s->kf + (size_t)l * NF, NF, c->dropout, rng); mlsys__enc_tf_apply(aa, s->kf + (size_t)l * NF, NF, kscale); }
+    mlsys_dense_matmul(pool, r2, aa, p + o.f2w, p + o.f2b, (int)N, F, d);
+    if (dropped) { mlsys__enc_tf_draw(s->kz + (size_t)l * Nd, Nd, c->dropout, rng); mlsys__enc_tf_apply(r2, s->kz + (size_t)l * Nd, Nd, kscale); }
+    for (i = 0; i < Nd; i++) r2[i] += h1[i];
+    mlsys_dense_layernorm(X + Nd, s->m2 + (size_t)l * N, s->s2 + (size_t)l * N, r2, p + o.l2w, p + o.l2b, (int)N, d);
+  }
+  {
+    const float *fw = p + mlsys__enc_tf_nparams(c) - 2 * (size_t)d;
+    mlsys_dense_layernorm(s->fin, s->mf, s->sf, s->x0 + (size_t)L * Nd, fw, fw + d, (int)N, d);
+  }
+  for (b = 0; b < B; b++) {   /* the mean in float, positions in order */
+    const int cnt = c->pool == MLSYS_CONTRACODE_POOL_MEAN_ALL ? T : lens[b];
+    float *y = pooled + (size_t)b * d;
+    for (j = 0; j < d; j++) y[j] = 0;
+    for (t = 0; t < cnt; t++) mlsys_dense_axpy(y, 1.0f, s->fin + ((size_t)b * T + t) * d, d);
+    for (j = 0; j < d; j++) y[j] /= (float)cnt;
+  }
+  free(scratch);
+  s->train = train != 0;
+  return MLSYS_OK;
+}
+
+static mlsys_status mlsys__enc_tf_backward(const mlsys_contracode_enc_cfg *c, const float *p, float *g, void *state, mlsys_pool *pool,
+                                           const float *dpooled) {
+  mlsys__enc_tf_state *s = (mlsys__enc_tf_state *)state;
+  const int d = c->d_model, F = c->d_ff, L = c->n_layers, NH = c->n_heads;
+  size_t N, Nd, NF, A, i;
+  const float sq = sqrtf((float)d);
+  float kscale, *buf, *dX, *dh, *tmp, *dqkv, *da, *scratch;
+  mlsys__enc_tf_att at;
+  int b, t, l, B, T;
+  if (!s || !s->train) return mlsys_set_error(MLSYS_ERR_ARG, "contracode transformer: backward without a training forward");
+  if (!p || !g || !dpooled) return mlsys_set_error(MLSYS_ERR_ARG, "contracode transformer: NULL argument to the backward");
+  B = s->B; T = s->T; kscale = s->kscale;
+  N = (size_t)B * T; Nd = N * d; NF = N * F; A = (size_t)B * NH * T * T;
+  buf = (float *)mlsys_alloc(3 * Nd + 3 * Nd + NF + (size_t)mlsys_pool_size(pool) * (6 * (size_t)T * (d / NH) + T), sizeof(float));
+  if (!buf) return MLSYS_ERR_NOMEM;
+  dX = buf; dh = dX + Nd; tmp = dh + Nd; dqkv = tmp + Nd; da = dqkv + 3 * Nd; scratch = da + NF;
+  /* through the pool and the final LN: tmp = ∂/∂fin, dX = ∂/∂(last layer's output) */
+  memset(tmp, 0, Nd * sizeof(float));
+  for (b = 0; b < B; b++) {
+    const int cnt = s->pool == MLSYS_CONTRACODE_POOL_MEAN_ALL ? T : s->lens[b];
+    for (t = 0; t < cnt; t++)
+      for (i = 0; i < (size_t)d; i++) tmp[((size_t)b * T + t) * d + i] = dpooled[(size_t)b * d + i] / (float)cnt;
+  }
+  memset(dX, 0, Nd * sizeof(float));
+  {
+    const size_t fo = mlsys__enc_tf_nparams(c) - 2 * (size_t)d;
+    mlsys_dense_layernorm_backward(dX, g + fo, g + fo + d, tmp, s->x0 + (size_t)L * Nd, p + fo, s->mf, s->sf, (int)N, d);
+  }
+  for (l = L - 1; l >= 0; l--) {
+    const mlsys__enc_tf_lay o = mlsys__enc_tf_layer(c, l);
+    const float *X = s->x0 + (size_t)l * Nd, *qkv = s->qkv + (size_t)l * 3 * Nd, *ao = s->ao + (size_t)l * Nd, *r1 = s->r1 + (size_t)l * Nd,
+                *h1 = s->h1 + (size_t)l * Nd, *u = s->u + (size_t)l * NF, *aa = s->a + (size_t)l * NF, *r2 = s->r2 + (size_t)l * Nd;
+    /* LN2: dh = ∂/∂r2 (the residual into h1 and the ff output) */
+    memset(dh, 0, Nd * sizeof(float));
+    mlsys_dense_layernorm_backward(dh, g + o.l2w, g + o.l2b, dX, r2, p + o.l2w, s->m2 + (size_t)l * N, s->s2 + (size_t)l * N, (int)N, d);
+    memcpy(tmp, dh, Nd * sizeof(float));
+    if (s->dropped) mlsys__enc_tf_apply(tmp, s->kz + (size_t)l * Nd, Nd, kscale);
+    mlsys_dense_matmul_backward(pool, da, g + o.f2w, g + o.f2b, tmp, aa, p + o.f2w, (int)N, F, d);
+    if (s->dropped) mlsys__enc_tf_apply(da, s->kf + (size_t)l * NF, NF, kscale);
+    for (i = 0; i < NF; i++) if (!(u[i] > 0)) da[i] = 0;
+    mlsys_dense_matmul_backward(pool, tmp, g + o.f1w, g + o.f1b, da, h1, p + o.f1w, (int)N, d, F);
+    for (i = 0; i < Nd; i++) dh[i] += tmp[i];   /* dh = ∂/∂h1 */
+    /* LN1: dX = ∂/∂r1 (the residual into X and the attention block) */
+    memset(dX, 0, Nd * sizeof(float));
+    mlsys_dense_layernorm_backward(dX, g + o.l1w, g + o.l1b, dh, r1, p + o.l1w, s->m1 + (size_t)l * N, s->s1 + (size_t)l * N, (int)N, d);
+    memcpy(tmp, dX, Nd * sizeof(float));
+    if (s->dropped) mlsys__enc_tf_apply(tmp, s->ky + (size_t)l * Nd, Nd, kscale);
+    mlsys_dense_matmul_backward(pool, dh, g + o.ow, g + o.ob, tmp, ao, p + o.ow, (int)N, d, d);   /* dh = ∂/∂ao */
+    memset(dqkv, 0, 3 * Nd * sizeof(float));
+    memset(&at, 0, sizeof at);
+    at.att = s->att + (size_t)l * A; at.dqkv = dqkv; at.scratch = scratch; at.qkv = qkv; at.dout = dh;
+    at.ka = s->dropped ? s->ka + (size_t)l * A : NULL; at.lens = s->lens;
+    at.B = B; at.T = T; at.C = d; at.NH = NH; at.kscale = kscale;
+    {
+      const mlsys_status st = mlsys_pool_for(pool, (long)B * NH, mlsys__enc_tf_att_bwd, &at);
+      if (st != MLSYS_OK) { free(buf); return st; }
+    }
+    mlsys_dense_matmul_backward(pool, tmp, g + o.inw, g + o.inb, dqkv, X, p + o.inw, (int)N, d, 3 * d);
+    for (i = 0; i < Nd; i++) dX[i] += tmp[i];   /* dX = ∂/∂X, the previous layer's output */
+  }
+  if (s->dropped) mlsys__enc_tf_apply(dX, s->ke, Nd, kscale);
+  for (i = 0; i < N; i++) mlsys_dense_axpy(g + (size_t)s->ids[i] * d, sq, dX + i * d, d);
+  free(buf);
+  return MLSYS_OK;
+}
+
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((unused))   /* referenced by the body table (6d) */
+#endif
+static const mlsys__enc_body mlsys__enc_transformer_body = {mlsys__enc_tf_nparams, mlsys__enc_tf_init, mlsys__enc_tf_forward,
+                                                            mlsys__enc_tf_backward, mlsys__enc_tf_free_state};
+
+/* [6b2: BiLSTM body] */
+
 /* [6c: InfoNCE and MoCo] */
 
 /* [6d: the body table: mlsys__enc_body_of(type)] */
