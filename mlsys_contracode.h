@@ -8250,12 +8250,14 @@ static void mlsys__enc_lstm_init(const mlsys_contracode_enc_cfg *c, float *p, ml
 
 typedef struct {
   int B, T, L, h, d, pool, ready;
+  size_t N;      /* Σ lens: rows are packed, sequence b's position t at row off[b] + t */
+  size_t *off;
   int *lens;
   int32_t *ids;
-  float **X;     /* L: layer inputs (B·T × in_l) as the layer saw them (after dropout) */
-  float **Y;     /* L: layer outputs (B·T × 2h) [fwd | bwd], zero at padding */
-  float **A;     /* 2L: gate activations i,f,g,o (B·T × 4h) per layer and direction */
-  float **C;     /* 2L: cell states (B·T × h) */
+  float **X;     /* L: layer inputs (N × in_l) as the layer saw them (after dropout) */
+  float **Y;     /* L: layer outputs (N × 2h) [fwd | bwd] */
+  float **A;     /* 2L: gate activations i,f,g,o (N × 4h) per layer and direction */
+  float **C;     /* 2L: cell states (N × h) */
   float **M;     /* L: dropout scales (0 or 1/(1−p)) applied to X[l]; NULL when none */
   void *arena;
 } mlsys__enc_lstm_state;
@@ -8267,17 +8269,18 @@ static void mlsys__enc_lstm_free_state(void *s) {
   free(st);
 }
 
-static mlsys__enc_lstm_state *mlsys__enc_lstm_alloc(int B, int T, int L, int h, int d, int masks) {
-  size_t BT = (size_t)B * (size_t)T, H = (size_t)h, nf = 0, nb, ptrs = (size_t)L * 7;
+static mlsys__enc_lstm_state *mlsys__enc_lstm_alloc(int B, int T, const int *lens, int L, int h, int d, int masks) {
+  size_t NR = 0, H = (size_t)h, nf = 0, nb, ptrs = (size_t)L * 7;
   mlsys__enc_lstm_state *st = (mlsys__enc_lstm_state *)calloc(1, sizeof *st);
   char *q;
   int l;
   if (!st) return NULL;
+  for (l = 0; l < B; l++) NR += (size_t)lens[l];
   for (l = 0; l < L; l++) {
     size_t in = l ? 2 * H : (size_t)d;
-    nf += BT * in + BT * 2 * H + 2 * BT * 4 * H + 2 * BT * H + (masks ? BT * in : 0);
+    nf += NR * in + NR * 2 * H + 2 * NR * 4 * H + 2 * NR * H + (masks ? NR * in : 0);
   }
-  nb = ptrs * sizeof(float *) + (size_t)B * sizeof(int) + BT * sizeof(int32_t);
+  nb = ptrs * sizeof(float *) + (size_t)B * sizeof(size_t) + (size_t)B * sizeof(int) + (size_t)B * (size_t)T * sizeof(int32_t);
   nb = (nb + 63) & ~(size_t)63;
   st->arena = calloc(1, nb + nf * sizeof(float));
   if (!st->arena) {
@@ -8286,20 +8289,23 @@ static mlsys__enc_lstm_state *mlsys__enc_lstm_alloc(int B, int T, int L, int h, 
   }
   q = (char *)st->arena;
   st->X = (float **)q; st->Y = st->X + L; st->A = st->Y + L; st->C = st->A + 2 * L; st->M = st->C + 2 * L;
-  st->lens = (int *)(st->M + L);
+  st->off = (size_t *)(st->M + L);
+  st->lens = (int *)(st->off + B);
   st->ids = (int32_t *)(st->lens + B);
   q += nb;
   for (l = 0; l < L; l++) {
     size_t in = l ? 2 * H : (size_t)d;
-    st->X[l] = (float *)q; q += BT * in * sizeof(float);
-    st->Y[l] = (float *)q; q += BT * 2 * H * sizeof(float);
-    st->A[2 * l] = (float *)q; q += BT * 4 * H * sizeof(float);
-    st->A[2 * l + 1] = (float *)q; q += BT * 4 * H * sizeof(float);
-    st->C[2 * l] = (float *)q; q += BT * H * sizeof(float);
-    st->C[2 * l + 1] = (float *)q; q += BT * H * sizeof(float);
-    if (masks) { st->M[l] = (float *)q; q += BT * in * sizeof(float); }
+    st->X[l] = (float *)q; q += NR * in * sizeof(float);
+    st->Y[l] = (float *)q; q += NR * 2 * H * sizeof(float);
+    st->A[2 * l] = (float *)q; q += NR * 4 * H * sizeof(float);
+    st->A[2 * l + 1] = (float *)q; q += NR * 4 * H * sizeof(float);
+    st->C[2 * l] = (float *)q; q += NR * H * sizeof(float);
+    st->C[2 * l + 1] = (float *)q; q += NR * H * sizeof(float);
+    if (masks) { st->M[l] = (float *)q; q += NR * in * sizeof(float); }
   }
-  st->B = B; st->T = T; st->L = L; st->h = h; st->d = d;
+  st->B = B; st->T = T; st->L = L; st->h = h; st->d = d; st->N = NR;
+  for (l = 0, NR = 0; l < B; l++) { st->off[l] = NR; NR += (size_t)lens[l]; }
+  memcpy(st->lens, lens, sizeof(int) * (size_t)B);
   return st;
 }
 
@@ -8311,7 +8317,7 @@ typedef struct {
   const float *whh[2], *bhh[2];
   float *A[2], *C[2], *Y;
   /* backward */
-  float *dY, *scratch;          /* dY: B·T × 2h (gradient at the layer's outputs); scratch: 2h per task */
+  float *dY, *scratch;          /* dY: N × 2h (gradient at the layer's outputs); scratch: 2h per task */
   const float *dhn;             /* LSTM_HIDDEN: dpooled, NULL otherwise */
   int l, pooled_dim;
 } mlsys__enc_lstm_job;
@@ -8319,12 +8325,12 @@ typedef struct {
 static void mlsys__enc_lstm_fwd_task(void *ctx, long task, int worker) {
   mlsys__enc_lstm_job *j = (mlsys__enc_lstm_job *)ctx;
   const mlsys__enc_lstm_state *st = j->st;
-  int b = (int)(task >> 1), dir = (int)(task & 1), h = st->h, T = st->T, n = st->lens[b], s, k;
+  int b = (int)(task >> 1), dir = (int)(task & 1), h = st->h, n = st->lens[b], s, k;
   const float *whh = j->whh[dir], *bhh = j->bhh[dir], *hprev = NULL, *cprev = NULL;
   (void)worker;
   for (s = 0; s < n; s++) {
     int t = dir ? n - 1 - s : s;
-    size_t row = (size_t)b * (size_t)T + (size_t)t;
+    size_t row = st->off[b] + (size_t)t;
     float *a = j->A[dir] + row * 4 * (size_t)h, *c = j->C[dir] + row * (size_t)h, *y = j->Y + row * 2 * (size_t)h + (size_t)dir * h;
     for (k = 0; k < 4 * h; k++) a[k] += bhh[k] + (hprev ? mlsys_dense_dot(whh + (size_t)k * h, hprev, h) : 0.0f);
     for (k = 0; k < h; k++) {
@@ -8343,18 +8349,16 @@ static void mlsys__enc_lstm_fwd_task(void *ctx, long task, int worker) {
 static void mlsys__enc_lstm_bwd_task(void *ctx, long task, int worker) {
   mlsys__enc_lstm_job *j = (mlsys__enc_lstm_job *)ctx;
   const mlsys__enc_lstm_state *st = j->st;
-  int b = (int)(task >> 1), dir = (int)(task & 1), h = st->h, T = st->T, n = st->lens[b], s, k;
+  int b = (int)(task >> 1), dir = (int)(task & 1), h = st->h, n = st->lens[b], s, k;
   const float *whh = j->whh[dir];
   float *dhn = j->scratch + (size_t)task * 2 * (size_t)h, *dc = dhn + h;
   (void)worker;
-  /* padding rows hold x·W_ihᵀ + b_ih from the forward's matmul: they must not count as gradients */
-  memset(j->A[dir] + ((size_t)b * T + (size_t)n) * 4 * (size_t)h, 0, sizeof(float) * 4 * (size_t)h * (size_t)(T - n));
   memset(dc, 0, sizeof(float) * (size_t)h);
   if (j->dhn) memcpy(dhn, j->dhn + (size_t)b * j->pooled_dim + (size_t)(2 * j->l + dir) * h, sizeof(float) * (size_t)h);
   else memset(dhn, 0, sizeof(float) * (size_t)h);
   for (s = n - 1; s >= 0; s--) {
     int t = dir ? n - 1 - s : s, tp = dir ? t + 1 : t - 1;
-    size_t row = (size_t)b * (size_t)T + (size_t)t, prow = (size_t)b * (size_t)T + (size_t)tp;
+    size_t row = st->off[b] + (size_t)t, prow = st->off[b] + (size_t)tp;
     float *a = j->A[dir] + row * 4 * (size_t)h;
     const float *c = j->C[dir] + row * (size_t)h, *cp = s ? j->C[dir] + prow * (size_t)h : NULL,
                 *dy = j->dY + row * 2 * (size_t)h + (size_t)dir * h;
@@ -8390,15 +8394,11 @@ static mlsys_status mlsys__enc_lstm_check(const mlsys_contracode_enc_cfg *c, con
   return MLSYS_OK;
 }
 
-/* Dropout scales for the first lens[b] rows of a B·T × w tensor, drawn serially in (b, t, j) order. */
-static void mlsys__enc_lstm_drop(float *m, const int *lens, int B, int T, int w, float p, mlsys_rng *rng) {
+/* Dropout scales for the N packed rows of an N × w tensor, drawn serially in (b, t, j) order. */
+static void mlsys__enc_lstm_drop(float *m, size_t N, int w, float p, mlsys_rng *rng) {
   float keep = 1.0f / (1.0f - p);
-  int b, t, k;
-  for (b = 0; b < B; b++)
-    for (t = 0; t < lens[b]; t++) {
-      float *r = m + ((size_t)b * T + t) * (size_t)w;
-      for (k = 0; k < w; k++) r[k] = mlsys_rng_uniform(rng) < p ? 0.0f : keep;
-    }
+  size_t i;
+  for (i = 0; i < N * (size_t)w; i++) m[i] = mlsys_rng_uniform(rng) < p ? 0.0f : keep;
 }
 
 static mlsys_status mlsys__enc_lstm_forward(const mlsys_contracode_enc_cfg *c, const float *p, void **state, mlsys_pool *pool,
@@ -8414,16 +8414,15 @@ static mlsys_status mlsys__enc_lstm_forward(const mlsys_contracode_enc_cfg *c, c
   drop = train && c->dropout > 0.0f;
   if (drop && !rng) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: bilstm: train forward with dropout needs an rng");
   pd = mlsys__enc_lstm_pooled_dim(c);
-  st = mlsys__enc_lstm_alloc(B, T, L, h, h, drop);
+  st = mlsys__enc_lstm_alloc(B, T, lens, L, h, h, drop);
   if (!st) return mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: bilstm: out of memory for a %d x %d batch", B, T);
   st->pool = c->pool;
-  memcpy(st->lens, lens, sizeof(int) * (size_t)B);
   memcpy(st->ids, ids, sizeof(int32_t) * (size_t)B * T);
   /* embedding ·√d + the PyTorch tutorial's sinusoidal encoding, computed in double */
   sq = (float)sqrt((double)h);
   for (b = 0; b < B; b++)
     for (t = 0; t < lens[b]; t++) {
-      float *x = st->X[0] + ((size_t)b * T + t) * (size_t)h;
+      float *x = st->X[0] + (st->off[b] + (size_t)t) * (size_t)h;
       const float *e = p + (size_t)ids[(size_t)b * T + t] * (size_t)h;
       for (k = 0; k < h; k++) {
         double ang = (double)t * exp((double)(k & ~1) * (-log(10000.0) / (double)h));
@@ -8432,10 +8431,10 @@ static mlsys_status mlsys__enc_lstm_forward(const mlsys_contracode_enc_cfg *c, c
     }
   for (l = 0; l < L; l++) {
     int in = l ? 2 * h : h;
-    size_t i, n = (size_t)B * T * (size_t)in;
+    size_t i, n = st->N * (size_t)in;
     if (l) memcpy(st->X[l], st->Y[l - 1], sizeof(float) * n);
     if (drop) {
-      mlsys__enc_lstm_drop(st->M[l], lens, B, T, in, c->dropout, rng);
+      mlsys__enc_lstm_drop(st->M[l], st->N, in, c->dropout, rng);
       for (i = 0; i < n; i++) st->X[l][i] *= st->M[l][i];
     }
     memset(&j, 0, sizeof j);
@@ -8444,7 +8443,7 @@ static mlsys_status mlsys__enc_lstm_forward(const mlsys_contracode_enc_cfg *c, c
       size_t o = mlsys__enc_lstm_off(c, l, dir);
       const float *wih = p + o, *whh = wih + 4 * (size_t)h * in, *bih = whh + 4 * (size_t)h * h;
       j.whh[dir] = whh; j.bhh[dir] = bih + 4 * h; j.A[dir] = st->A[2 * l + dir]; j.C[dir] = st->C[2 * l + dir];
-      mlsys_dense_matmul(pool, j.A[dir], st->X[l], wih, bih, B * T, in, 4 * h);
+      mlsys_dense_matmul(pool, j.A[dir], st->X[l], wih, bih, (int)st->N, in, 4 * h);
     }
     if ((s = mlsys_pool_for(pool, 2L * B, mlsys__enc_lstm_fwd_task, &j)) != MLSYS_OK) {
       mlsys__enc_lstm_free_state(st);
@@ -8457,14 +8456,14 @@ static mlsys_status mlsys__enc_lstm_forward(const mlsys_contracode_enc_cfg *c, c
       for (l = 0; l < L; l++)
         for (dir = 0; dir < 2; dir++) {
           int t0 = dir ? 0 : lens[b] - 1;
-          memcpy(o + (size_t)(2 * l + dir) * h, st->Y[l] + ((size_t)b * T + t0) * 2 * h + (size_t)dir * h, sizeof(float) * (size_t)h);
+          memcpy(o + (size_t)(2 * l + dir) * h, st->Y[l] + (st->off[b] + (size_t)t0) * 2 * h + (size_t)dir * h, sizeof(float) * (size_t)h);
         }
     } else {
       /* summed in double in t order, so the mean does not depend on the batch around the sequence */
       double inv = 1.0 / (c->pool == MLSYS_CONTRACODE_POOL_MEAN_ALL ? T : lens[b]);
       for (k = 0; k < 2 * h; k++) {
         double acc = 0;
-        for (t = 0; t < lens[b]; t++) acc += st->Y[L - 1][((size_t)b * T + t) * 2 * h + k];
+        for (t = 0; t < lens[b]; t++) acc += st->Y[L - 1][(st->off[b] + (size_t)t) * 2 * h + k];
         o[k] = (float)(acc * inv);
       }
     }
@@ -8485,18 +8484,18 @@ static mlsys_status mlsys__enc_lstm_backward(const mlsys_contracode_enc_cfg *c, 
   mlsys__enc_lstm_job j;
   mlsys_status s = MLSYS_OK;
   int B, T, h, L, pd, b, t, k, l, dir;
-  size_t BT, i;
+  size_t NR, i;
   float *dY = NULL, *dX = NULL, *dXd = NULL, *hp = NULL, *scratch = NULL, sq;
   if (!mlsys__enc_lstm_cfg_ok(c) || !p || !g || !dpooled) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: bilstm: backward: bad arguments");
   if (!st || !st->ready) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: bilstm: backward without a train forward");
   if (st->h != c->d_model || st->L != c->n_layers || st->pool != c->pool)
     return mlsys_set_error(MLSYS_ERR_ARG, "contracode: bilstm: backward config differs from the forward's");
-  B = st->B; T = st->T; h = st->h; L = st->L; BT = (size_t)B * T;
+  B = st->B; T = st->T; h = st->h; L = st->L; NR = st->N;
   pd = mlsys__enc_lstm_pooled_dim(c);
-  dY = (float *)calloc(BT * 2 * h, sizeof(float));
-  dX = (float *)malloc(BT * 2 * h * sizeof(float));
-  dXd = (float *)malloc(BT * 2 * h * sizeof(float));
-  hp = (float *)malloc(BT * h * sizeof(float));
+  dY = (float *)calloc(NR * 2 * h, sizeof(float));
+  dX = (float *)malloc(NR * 2 * h * sizeof(float));
+  dXd = (float *)malloc(NR * 2 * h * sizeof(float));
+  hp = (float *)malloc(NR * h * sizeof(float));
   scratch = (float *)malloc((size_t)B * 2 * 2 * h * sizeof(float));
   if (!dY || !dX || !dXd || !hp || !scratch) {
     s = mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: bilstm: out of memory in backward");
@@ -8507,7 +8506,7 @@ static mlsys_status mlsys__enc_lstm_backward(const mlsys_contracode_enc_cfg *c, 
     for (b = 0; b < B; b++) {
       float inv = (float)(1.0 / (c->pool == MLSYS_CONTRACODE_POOL_MEAN_ALL ? T : st->lens[b]));
       for (t = 0; t < st->lens[b]; t++)
-        for (k = 0; k < 2 * h; k++) dY[((size_t)b * T + t) * 2 * h + k] = dpooled[(size_t)b * pd + k] * inv;
+        for (k = 0; k < 2 * h; k++) dY[(st->off[b] + (size_t)t) * 2 * h + k] = dpooled[(size_t)b * pd + k] * inv;
     }
   for (l = L - 1; l >= 0; l--) {
     int in = l ? 2 * h : h;
@@ -8523,26 +8522,26 @@ static mlsys_status mlsys__enc_lstm_backward(const mlsys_contracode_enc_cfg *c, 
       size_t o = mlsys__enc_lstm_off(c, l, dir);
       const float *wih = p + o, *whh = wih + 4 * (size_t)h * in;
       float *gwih = g + o, *gwhh = gwih + 4 * (size_t)h * in, *gbih = gwhh + 4 * (size_t)h * h, *gbhh = gbih + 4 * h;
-      /* h_{t−1} of each row in this direction's order, zero where the recurrence started (and at padding) */
-      memset(hp, 0, BT * h * sizeof(float));
+      /* h_{t−1} of each row in this direction's order, zero where the recurrence started */
+      memset(hp, 0, NR * h * sizeof(float));
       for (b = 0; b < B; b++)
         for (t = 0; t < st->lens[b]; t++) {
           int tp = dir ? t + 1 : t - 1;
           if (tp < 0 || tp >= st->lens[b]) continue;
-          memcpy(hp + ((size_t)b * T + t) * h, st->Y[l] + ((size_t)b * T + tp) * 2 * h + (size_t)dir * h, sizeof(float) * (size_t)h);
+          memcpy(hp + (st->off[b] + (size_t)t) * h, st->Y[l] + (st->off[b] + (size_t)tp) * 2 * h + (size_t)dir * h, sizeof(float) * (size_t)h);
         }
-      mlsys_dense_matmul_backward(pool, NULL, gwhh, gbhh, st->A[2 * l + dir], hp, whh, (int)BT, h, 4 * h);
-      mlsys_dense_matmul_backward(pool, dir ? dXd : dX, gwih, gbih, st->A[2 * l + dir], st->X[l], wih, (int)BT, in, 4 * h);
+      mlsys_dense_matmul_backward(pool, NULL, gwhh, gbhh, st->A[2 * l + dir], hp, whh, (int)NR, h, 4 * h);
+      mlsys_dense_matmul_backward(pool, dir ? dXd : dX, gwih, gbih, st->A[2 * l + dir], st->X[l], wih, (int)NR, in, 4 * h);
     }
-    for (i = 0; i < BT * (size_t)in; i++) dX[i] += dXd[i];
+    for (i = 0; i < NR * (size_t)in; i++) dX[i] += dXd[i];
     if (st->M[l])
-      for (i = 0; i < BT * (size_t)in; i++) dX[i] *= st->M[l][i];
-    if (l) memcpy(dY, dX, BT * (size_t)in * sizeof(float));
+      for (i = 0; i < NR * (size_t)in; i++) dX[i] *= st->M[l][i];
+    if (l) memcpy(dY, dX, NR * (size_t)in * sizeof(float));
   }
   /* embedding rows in (b, t) order: a repeated id sums in a fixed order */
   sq = (float)sqrt((double)h);
   for (b = 0; b < B; b++)
-    for (t = 0; t < st->lens[b]; t++) mlsys_dense_axpy(g + (size_t)st->ids[(size_t)b * T + t] * h, sq, dX + ((size_t)b * T + t) * h, h);
+    for (t = 0; t < st->lens[b]; t++) mlsys_dense_axpy(g + (size_t)st->ids[(size_t)b * T + t] * h, sq, dX + (st->off[b] + (size_t)t) * h, h);
 done:
   free(dY); free(dX); free(dXd); free(hp); free(scratch);
   return s;
