@@ -8717,6 +8717,352 @@ static const mlsys__enc_body mlsys__enc_transformer_body = {mlsys__enc_tf_nparam
                                                             mlsys__enc_tf_backward, mlsys__enc_tf_free_state};
 
 /* [6b2: BiLSTM body] */
+/* DeepTyper-like BiLSTM (§3.6): h0 = Emb[x]·√d + PE_sin(t), dropout; n_layers bidirectional LSTM layers, hidden d per
+   direction, PyTorch's gate order i,f,g,o with two bias vectors, packed by length (row b's forward direction runs
+   t = 0..lens[b]−1 and its backward direction lens[b]−1..0, so padding never enters); layer l > 0 reads [fwd, bwd]
+   (2d) of layer l−1 after dropout (train only, as nn.LSTM's dropout argument). Pooled: LSTM_HIDDEN = h_n flattened
+   in PyTorch's order [l0 fwd, l0 bwd, l1 fwd, …] (fwd final = h at lens−1, bwd final = h at 0); MEAN_NONPAD = the
+   mean over t < lens[b] of the last layer's [fwd, bwd]; MEAN_ALL = the same sum over T (pad_packed_sequence's zero
+   outputs at padding count in the mean, as the repo's sequence_mean).
+   Parameter layout: emb (V×d), then for each layer l and direction (fwd, bwd): w_ih (4d × in_l, in_0 = d, else 2d),
+   w_hh (4d × d), b_ih (4d), b_hh (4d) — nn.LSTM's weight_ih_l{l}[_reverse] etc. in its state_dict order. */
+static int mlsys__enc_lstm_pooled_dim(const mlsys_contracode_enc_cfg *c) {
+  if (c->pool == MLSYS_CONTRACODE_POOL_LSTM_HIDDEN) return 2 * c->n_layers * c->d_model;
+  if (c->pool == MLSYS_CONTRACODE_POOL_MEAN_NONPAD || c->pool == MLSYS_CONTRACODE_POOL_MEAN_ALL) return 2 * c->d_model;
+  return 0;
+}
+static int mlsys__enc_lstm_cfg_ok(const mlsys_contracode_enc_cfg *c) {
+  /* the bound keeps 4·d·2d and the per-layer offsets far inside size_t and int arithmetic */
+  return c && c->vocab >= 1 && c->d_model >= 1 && c->d_model <= (1 << 14) && c->n_layers >= 1 && c->n_layers <= 64;
+}
+static size_t mlsys__enc_lstm_layer_size(size_t h, size_t in) { return 4 * h * in + 4 * h * h + 8 * h; }
+static size_t mlsys__enc_lstm_nparams(const mlsys_contracode_enc_cfg *c) {
+  size_t h, n;
+  int l;
+  if (!mlsys__enc_lstm_cfg_ok(c)) return 0;
+  h = (size_t)c->d_model;
+  n = (size_t)c->vocab * h;
+  for (l = 0; l < c->n_layers; l++) n += 2 * mlsys__enc_lstm_layer_size(h, l ? 2 * h : h);
+  return n;
+}
+/* Offset of layer l, direction dir's w_ih; w_hh, b_ih, b_hh follow it. */
+static size_t mlsys__enc_lstm_off(const mlsys_contracode_enc_cfg *c, int l, int dir) {
+  size_t h = (size_t)c->d_model, o = (size_t)c->vocab * h;
+  int k;
+  for (k = 0; k < l; k++) o += 2 * mlsys__enc_lstm_layer_size(h, k ? 2 * h : h);
+  return o + (size_t)dir * mlsys__enc_lstm_layer_size(h, l ? 2 * h : h);
+}
+static void mlsys__enc_lstm_init(const mlsys_contracode_enc_cfg *c, float *p, mlsys_rng *r) {
+  size_t i, ne, n = mlsys__enc_lstm_nparams(c);
+  double a;
+  if (!n) return;
+  ne = (size_t)c->vocab * (size_t)c->d_model;
+  a = 1.0 / sqrt((double)c->d_model);
+  for (i = 0; i < ne; i++) p[i] = (float)mlsys_rng_normal(r);
+  for (; i < n; i++) p[i] = (float)((2 * mlsys_rng_uniform(r) - 1) * a);
+}
+
+typedef struct {
+  int B, T, L, h, d, pool, ready;
+  size_t N;      /* Σ lens: rows are packed, sequence b's position t at row off[b] + t */
+  size_t *off;
+  int *lens;
+  int32_t *ids;
+  float **X;     /* L: layer inputs (N × in_l) as the layer saw them (after dropout) */
+  float **Y;     /* L: layer outputs (N × 2h) [fwd | bwd] */
+  float **A;     /* 2L: gate activations i,f,g,o (N × 4h) per layer and direction */
+  float **C;     /* 2L: cell states (N × h) */
+  float **M;     /* L: dropout scales (0 or 1/(1−p)) applied to X[l]; NULL when none */
+  void *arena;
+} mlsys__enc_lstm_state;
+
+static void mlsys__enc_lstm_free_state(void *s) {
+  mlsys__enc_lstm_state *st = (mlsys__enc_lstm_state *)s;
+  if (!st) return;
+  free(st->arena);
+  free(st);
+}
+
+static mlsys__enc_lstm_state *mlsys__enc_lstm_alloc(int B, int T, const int *lens, int L, int h, int d, int masks) {
+  size_t NR = 0, H = (size_t)h, nf = 0, nb, ptrs = (size_t)L * 7;
+  mlsys__enc_lstm_state *st = (mlsys__enc_lstm_state *)calloc(1, sizeof *st);
+  char *q;
+  int l;
+  if (!st) return NULL;
+  for (l = 0; l < B; l++) NR += (size_t)lens[l];
+  for (l = 0; l < L; l++) {
+    size_t in = l ? 2 * H : (size_t)d;
+    nf += NR * in + NR * 2 * H + 2 * NR * 4 * H + 2 * NR * H + (masks ? NR * in : 0);
+  }
+  nb = ptrs * sizeof(float *) + (size_t)B * sizeof(size_t) + (size_t)B * sizeof(int) + (size_t)B * (size_t)T * sizeof(int32_t);
+  nb = (nb + 63) & ~(size_t)63;
+  st->arena = calloc(1, nb + nf * sizeof(float));
+  if (!st->arena) {
+    free(st);
+    return NULL;
+  }
+  q = (char *)st->arena;
+  st->X = (float **)q; st->Y = st->X + L; st->A = st->Y + L; st->C = st->A + 2 * L; st->M = st->C + 2 * L;
+  st->off = (size_t *)(st->M + L);
+  st->lens = (int *)(st->off + B);
+  st->ids = (int32_t *)(st->lens + B);
+  q += nb;
+  for (l = 0; l < L; l++) {
+    size_t in = l ? 2 * H : (size_t)d;
+    st->X[l] = (float *)q; q += NR * in * sizeof(float);
+    st->Y[l] = (float *)q; q += NR * 2 * H * sizeof(float);
+    st->A[2 * l] = (float *)q; q += NR * 4 * H * sizeof(float);
+    st->A[2 * l + 1] = (float *)q; q += NR * 4 * H * sizeof(float);
+    st->C[2 * l] = (float *)q; q += NR * H * sizeof(float);
+    st->C[2 * l + 1] = (float *)q; q += NR * H * sizeof(float);
+    if (masks) { st->M[l] = (float *)q; q += NR * in * sizeof(float); }
+  }
+  st->B = B; st->T = T; st->L = L; st->h = h; st->d = d; st->N = NR;
+  for (l = 0, NR = 0; l < B; l++) { st->off[l] = NR; NR += (size_t)lens[l]; }
+  memcpy(st->lens, lens, sizeof(int) * (size_t)B);
+  return st;
+}
+
+static float mlsys__enc_lstm_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+/* One (sequence, direction) recurrence of layer l: A holds x·W_ihᵀ + b_ih for every row on entry. */
+typedef struct {
+  const mlsys__enc_lstm_state *st;
+  const float *whh[2], *bhh[2];
+  float *A[2], *C[2], *Y;
+  /* backward */
+  float *dY, *scratch;          /* dY: N × 2h (gradient at the layer's outputs); scratch: 2h per task */
+  const float *dhn;             /* LSTM_HIDDEN: dpooled, NULL otherwise */
+  int l, pooled_dim;
+} mlsys__enc_lstm_job;
+
+static void mlsys__enc_lstm_fwd_task(void *ctx, long task, int worker) {
+  mlsys__enc_lstm_job *j = (mlsys__enc_lstm_job *)ctx;
+  const mlsys__enc_lstm_state *st = j->st;
+  int b = (int)(task >> 1), dir = (int)(task & 1), h = st->h, n = st->lens[b], s, k;
+  const float *whh = j->whh[dir], *bhh = j->bhh[dir], *hprev = NULL, *cprev = NULL;
+  (void)worker;
+  for (s = 0; s < n; s++) {
+    int t = dir ? n - 1 - s : s;
+    size_t row = st->off[b] + (size_t)t;
+    float *a = j->A[dir] + row * 4 * (size_t)h, *c = j->C[dir] + row * (size_t)h, *y = j->Y + row * 2 * (size_t)h + (size_t)dir * h;
+    for (k = 0; k < 4 * h; k++) a[k] += bhh[k] + (hprev ? mlsys_dense_dot(whh + (size_t)k * h, hprev, h) : 0.0f);
+    for (k = 0; k < h; k++) {
+      float ig = mlsys__enc_lstm_sigmoid(a[k]), fg = mlsys__enc_lstm_sigmoid(a[h + k]), gg = tanhf(a[2 * h + k]),
+            og = mlsys__enc_lstm_sigmoid(a[3 * h + k]);
+      a[k] = ig; a[h + k] = fg; a[2 * h + k] = gg; a[3 * h + k] = og;
+      c[k] = (cprev ? fg * cprev[k] : 0.0f) + ig * gg;
+      y[k] = og * tanhf(c[k]);
+    }
+    hprev = y; cprev = c;
+  }
+}
+
+/* BPTT of one (sequence, direction): turns A's activations into the gate pre-activation gradients, in place (rows
+   in the order the forward wrote them, reversed, so each row is read before it is overwritten). */
+static void mlsys__enc_lstm_bwd_task(void *ctx, long task, int worker) {
+  mlsys__enc_lstm_job *j = (mlsys__enc_lstm_job *)ctx;
+  const mlsys__enc_lstm_state *st = j->st;
+  int b = (int)(task >> 1), dir = (int)(task & 1), h = st->h, n = st->lens[b], s, k;
+  const float *whh = j->whh[dir];
+  float *dhn = j->scratch + (size_t)task * 2 * (size_t)h, *dc = dhn + h;
+  (void)worker;
+  memset(dc, 0, sizeof(float) * (size_t)h);
+  if (j->dhn) memcpy(dhn, j->dhn + (size_t)b * j->pooled_dim + (size_t)(2 * j->l + dir) * h, sizeof(float) * (size_t)h);
+  else memset(dhn, 0, sizeof(float) * (size_t)h);
+  for (s = n - 1; s >= 0; s--) {
+    int t = dir ? n - 1 - s : s, tp = dir ? t + 1 : t - 1;
+    size_t row = st->off[b] + (size_t)t, prow = st->off[b] + (size_t)tp;
+    float *a = j->A[dir] + row * 4 * (size_t)h;
+    const float *c = j->C[dir] + row * (size_t)h, *cp = s ? j->C[dir] + prow * (size_t)h : NULL,
+                *dy = j->dY + row * 2 * (size_t)h + (size_t)dir * h;
+    for (k = 0; k < h; k++) {
+      float ig = a[k], fg = a[h + k], gg = a[2 * h + k], og = a[3 * h + k], tc = tanhf(c[k]);
+      float g = dy[k] + dhn[k], dck = dc[k] + g * og * (1.0f - tc * tc);
+      a[k] = dck * gg * ig * (1.0f - ig);
+      a[h + k] = cp ? dck * cp[k] * fg * (1.0f - fg) : 0.0f;
+      a[2 * h + k] = dck * ig * (1.0f - gg * gg);
+      a[3 * h + k] = g * tc * og * (1.0f - og);
+      dc[k] = dck * fg;
+    }
+    memset(dhn, 0, sizeof(float) * (size_t)h);
+    if (s) for (k = 0; k < 4 * h; k++) mlsys_dense_axpy(dhn, a[k], whh + (size_t)k * h, h);
+  }
+}
+
+static mlsys_status mlsys__enc_lstm_check(const mlsys_contracode_enc_cfg *c, const int32_t *ids, const int *lens, int B, int T) {
+  int b;
+  long i;
+  if (!mlsys__enc_lstm_cfg_ok(c)) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: bilstm: invalid config (vocab, d_model or n_layers)");
+  if (!mlsys__enc_lstm_pooled_dim(c)) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: bilstm: unknown pool mode %d", c->pool);
+  if (!(c->dropout >= 0.0f && c->dropout < 1.0f)) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: bilstm: dropout %g not in [0, 1)", (double)c->dropout);
+  if (B < 1 || T < 1) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: bilstm: batch %d x %d is empty", B, T);
+  if (T > c->max_len) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: bilstm: length %d exceeds max_len %d", T, c->max_len);
+  if (!ids || !lens) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: bilstm: NULL ids or lens");
+  for (b = 0; b < B; b++)
+    if (lens[b] < 1 || lens[b] > T) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: bilstm: lens[%d] = %d not in 1..%d", b, lens[b], T);
+  for (i = 0; i < (long)B * T; i++)
+    if (ids[i] < 0 || ids[i] >= c->vocab)
+      return mlsys_set_error(MLSYS_ERR_ARG, "contracode: bilstm: id %ld at (%ld, %ld) outside the vocabulary of %d", (long)ids[i],
+                             i / T, i % T, c->vocab);
+  return MLSYS_OK;
+}
+
+/* Dropout scales for the N packed rows of an N × w tensor, drawn serially in (b, t, j) order. */
+static void mlsys__enc_lstm_drop(float *m, size_t N, int w, float p, mlsys_rng *rng) {
+  float keep = 1.0f / (1.0f - p);
+  size_t i;
+  for (i = 0; i < N * (size_t)w; i++) m[i] = mlsys_rng_uniform(rng) < p ? 0.0f : keep;
+}
+
+static mlsys_status mlsys__enc_lstm_forward(const mlsys_contracode_enc_cfg *c, const float *p, void **state, mlsys_pool *pool,
+                                            const int32_t *ids, const int *lens, int B, int T, int train, mlsys_rng *rng,
+                                            float *pooled) {
+  mlsys__enc_lstm_state *st;
+  mlsys__enc_lstm_job j;
+  mlsys_status s;
+  int h = c ? c->d_model : 0, L = c ? c->n_layers : 0, pd, b, t, k, l, dir, drop;
+  float sq;
+  if ((s = mlsys__enc_lstm_check(c, ids, lens, B, T)) != MLSYS_OK) return s;
+  if (!p || !pooled || (train && !state)) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: bilstm: NULL parameters, output or state");
+  drop = train && c->dropout > 0.0f;
+  if (drop && !rng) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: bilstm: train forward with dropout needs an rng");
+  pd = mlsys__enc_lstm_pooled_dim(c);
+  st = mlsys__enc_lstm_alloc(B, T, lens, L, h, h, drop);
+  if (!st) return mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: bilstm: out of memory for a %d x %d batch", B, T);
+  st->pool = c->pool;
+  memcpy(st->ids, ids, sizeof(int32_t) * (size_t)B * T);
+  /* embedding ·√d + the PyTorch tutorial's sinusoidal encoding, computed in double */
+  sq = (float)sqrt((double)h);
+  for (b = 0; b < B; b++)
+    for (t = 0; t < lens[b]; t++) {
+      float *x = st->X[0] + (st->off[b] + (size_t)t) * (size_t)h;
+      const float *e = p + (size_t)ids[(size_t)b * T + t] * (size_t)h;
+      for (k = 0; k < h; k++) {
+        double ang = (double)t * exp((double)(k & ~1) * (-log(10000.0) / (double)h));
+        x[k] = e[k] * sq + (float)((k & 1) ? cos(ang) : sin(ang));
+      }
+    }
+  for (l = 0; l < L; l++) {
+    int in = l ? 2 * h : h;
+    size_t i, n = st->N * (size_t)in;
+    if (l) memcpy(st->X[l], st->Y[l - 1], sizeof(float) * n);
+    if (drop) {
+      mlsys__enc_lstm_drop(st->M[l], st->N, in, c->dropout, rng);
+      for (i = 0; i < n; i++) st->X[l][i] *= st->M[l][i];
+    }
+    memset(&j, 0, sizeof j);
+    j.st = st; j.Y = st->Y[l]; j.l = l;
+    for (dir = 0; dir < 2; dir++) {
+      size_t o = mlsys__enc_lstm_off(c, l, dir);
+      const float *wih = p + o, *whh = wih + 4 * (size_t)h * in, *bih = whh + 4 * (size_t)h * h;
+      j.whh[dir] = whh; j.bhh[dir] = bih + 4 * h; j.A[dir] = st->A[2 * l + dir]; j.C[dir] = st->C[2 * l + dir];
+      mlsys_dense_matmul(pool, j.A[dir], st->X[l], wih, bih, (int)st->N, in, 4 * h);
+    }
+    if ((s = mlsys_pool_for(pool, 2L * B, mlsys__enc_lstm_fwd_task, &j)) != MLSYS_OK) {
+      mlsys__enc_lstm_free_state(st);
+      return s;
+    }
+  }
+  for (b = 0; b < B; b++) {
+    float *o = pooled + (size_t)b * pd;
+    if (c->pool == MLSYS_CONTRACODE_POOL_LSTM_HIDDEN) {
+      for (l = 0; l < L; l++)
+        for (dir = 0; dir < 2; dir++) {
+          int t0 = dir ? 0 : lens[b] - 1;
+          memcpy(o + (size_t)(2 * l + dir) * h, st->Y[l] + (st->off[b] + (size_t)t0) * 2 * h + (size_t)dir * h, sizeof(float) * (size_t)h);
+        }
+    } else {
+      /* summed in double in t order, so the mean does not depend on the batch around the sequence */
+      double inv = 1.0 / (c->pool == MLSYS_CONTRACODE_POOL_MEAN_ALL ? T : lens[b]);
+      for (k = 0; k < 2 * h; k++) {
+        double acc = 0;
+        for (t = 0; t < lens[b]; t++) acc += st->Y[L - 1][(st->off[b] + (size_t)t) * 2 * h + k];
+        o[k] = (float)(acc * inv);
+      }
+    }
+  }
+  if (!train) {
+    mlsys__enc_lstm_free_state(st);
+    return MLSYS_OK;
+  }
+  st->ready = 1;
+  mlsys__enc_lstm_free_state(*state);
+  *state = st;
+  return MLSYS_OK;
+}
+
+static mlsys_status mlsys__enc_lstm_backward(const mlsys_contracode_enc_cfg *c, const float *p, float *g, void *state, mlsys_pool *pool,
+                                             const float *dpooled) {
+  mlsys__enc_lstm_state *st = (mlsys__enc_lstm_state *)state;
+  mlsys__enc_lstm_job j;
+  mlsys_status s = MLSYS_OK;
+  int B, T, h, L, pd, b, t, k, l, dir;
+  size_t NR, i;
+  float *dY = NULL, *dX = NULL, *dXd = NULL, *hp = NULL, *scratch = NULL, sq;
+  if (!mlsys__enc_lstm_cfg_ok(c) || !p || !g || !dpooled) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: bilstm: backward: bad arguments");
+  if (!st || !st->ready) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: bilstm: backward without a train forward");
+  if (st->h != c->d_model || st->L != c->n_layers || st->pool != c->pool)
+    return mlsys_set_error(MLSYS_ERR_ARG, "contracode: bilstm: backward config differs from the forward's");
+  B = st->B; T = st->T; h = st->h; L = st->L; NR = st->N;
+  pd = mlsys__enc_lstm_pooled_dim(c);
+  dY = (float *)calloc(NR * 2 * h, sizeof(float));
+  dX = (float *)malloc(NR * 2 * h * sizeof(float));
+  dXd = (float *)malloc(NR * 2 * h * sizeof(float));
+  hp = (float *)malloc(NR * h * sizeof(float));
+  scratch = (float *)malloc((size_t)B * 2 * 2 * h * sizeof(float));
+  if (!dY || !dX || !dXd || !hp || !scratch) {
+    s = mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: bilstm: out of memory in backward");
+    goto done;
+  }
+  st->ready = 0; /* the gate buffers become gradients below */
+  if (c->pool != MLSYS_CONTRACODE_POOL_LSTM_HIDDEN)
+    for (b = 0; b < B; b++) {
+      float inv = (float)(1.0 / (c->pool == MLSYS_CONTRACODE_POOL_MEAN_ALL ? T : st->lens[b]));
+      for (t = 0; t < st->lens[b]; t++)
+        for (k = 0; k < 2 * h; k++) dY[(st->off[b] + (size_t)t) * 2 * h + k] = dpooled[(size_t)b * pd + k] * inv;
+    }
+  for (l = L - 1; l >= 0; l--) {
+    int in = l ? 2 * h : h;
+    memset(&j, 0, sizeof j);
+    j.st = st; j.dY = dY; j.scratch = scratch; j.l = l; j.pooled_dim = pd;
+    j.dhn = c->pool == MLSYS_CONTRACODE_POOL_LSTM_HIDDEN ? dpooled : NULL;
+    for (dir = 0; dir < 2; dir++) {
+      size_t o = mlsys__enc_lstm_off(c, l, dir);
+      j.whh[dir] = p + o + 4 * (size_t)h * in; j.A[dir] = st->A[2 * l + dir]; j.C[dir] = st->C[2 * l + dir];
+    }
+    if ((s = mlsys_pool_for(pool, 2L * B, mlsys__enc_lstm_bwd_task, &j)) != MLSYS_OK) goto done;
+    for (dir = 0; dir < 2; dir++) {
+      size_t o = mlsys__enc_lstm_off(c, l, dir);
+      const float *wih = p + o, *whh = wih + 4 * (size_t)h * in;
+      float *gwih = g + o, *gwhh = gwih + 4 * (size_t)h * in, *gbih = gwhh + 4 * (size_t)h * h, *gbhh = gbih + 4 * h;
+      /* h_{t−1} of each row in this direction's order, zero where the recurrence started */
+      memset(hp, 0, NR * h * sizeof(float));
+      for (b = 0; b < B; b++)
+        for (t = 0; t < st->lens[b]; t++) {
+          int tp = dir ? t + 1 : t - 1;
+          if (tp < 0 || tp >= st->lens[b]) continue;
+          memcpy(hp + (st->off[b] + (size_t)t) * h, st->Y[l] + (st->off[b] + (size_t)tp) * 2 * h + (size_t)dir * h, sizeof(float) * (size_t)h);
+        }
+      mlsys_dense_matmul_backward(pool, NULL, gwhh, gbhh, st->A[2 * l + dir], hp, whh, (int)NR, h, 4 * h);
+      mlsys_dense_matmul_backward(pool, dir ? dXd : dX, gwih, gbih, st->A[2 * l + dir], st->X[l], wih, (int)NR, in, 4 * h);
+    }
+    for (i = 0; i < NR * (size_t)in; i++) dX[i] += dXd[i];
+    if (st->M[l])
+      for (i = 0; i < NR * (size_t)in; i++) dX[i] *= st->M[l][i];
+    if (l) memcpy(dY, dX, NR * (size_t)in * sizeof(float));
+  }
+  /* embedding rows in (b, t) order: a repeated id sums in a fixed order */
+  sq = (float)sqrt((double)h);
+  for (b = 0; b < B; b++)
+    for (t = 0; t < st->lens[b]; t++) mlsys_dense_axpy(g + (size_t)st->ids[(size_t)b * T + t] * h, sq, dX + (st->off[b] + (size_t)t) * h, h);
+done:
+  free(dY); free(dX); free(dXd); free(hp); free(scratch);
+  return s;
+}
+
+static const mlsys__enc_body mlsys__enc_bilstm_body = {mlsys__enc_lstm_nparams, mlsys__enc_lstm_init, mlsys__enc_lstm_forward,
+                                                       mlsys__enc_lstm_backward, mlsys__enc_lstm_free_state};
 
 /* [6c: InfoNCE and MoCo] */
 
