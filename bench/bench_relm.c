@@ -21,7 +21,7 @@
       LM (target < 5 %), the LM's tokens computed vs what re-running every prefix would cost, and bytes per queue
       entry (target <= 64). On a GPU machine tests/cuda/test_relm_gpt2_cuda prints the GPU figures.
    8. `decode`: tokens/s of greedy and sampled decoding of a trained checkpoint (--model, default
-      build/relm-model/debian-step180.bin; random weights of its shape when absent) at batch 1, 2, 4, 8 and 1 and 2
+      build/relm-model/debian.bin, the model of scripts/relm-train-model.sh; random weights of its shape when absent) at batch 1, 2, 4, 8 and 1 and 2
       threads, --gen N tokens (64) after an 8-token prompt, against the memory floor (weights + K/V read per token /
       the bandwidth measured here, STREAM triad, same threads); then training tokens/s per thread (RESULTS §8.8).
    5-7. `bias`, `toxicity`, `lambada`: the other three experiments of the thesis (§6.5.2-6.5.4) as offline analogs
@@ -1357,7 +1357,7 @@ int main(int argc, char **argv) {
   const char *what = "all";
   int reps = 5, i, rc = 0, gen = 64;
   double seconds = 4;
-  const char *model_path = "build/relm-model/debian-step180.bin";
+  const char *model_path = "build/relm-model/debian.bin";
   mlsys_relm_vocab *v;
   xp_opts xo;
   memset(&xo, 0, sizeof xo);
@@ -1385,7 +1385,6 @@ int main(int argc, char **argv) {
   bench_machine(model, sizeof model, date, sizeof date);
   bench_loadavg(la, sizeof la);
   fprintf(xo.json ? stderr : stdout, "machine: %s; load average %s\ndate: %s\n", model, la, date);
-  if (!strcmp(what, "decode")) return bench_decode(model_path, gen);   /* needs no tokenizer files */
   if (!strcmp(what, "decode")) return bench_decode(model_path, gen);   /* needs no tokenizer files */
   if (mlsys_relm_vocab_load_gpt2_dir(NULL, &v)) { fprintf(stderr, "bench_relm: %s (run scripts/install-deps.sh)\n", mlsys_last_error()); return 1; }
   if (!strcmp(what, "all") || !strcmp(what, "tokenizer")) rc |= bench_tokenizer(reps);
