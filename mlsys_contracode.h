@@ -657,6 +657,8 @@ MLSYS_DEF mlsys_status mlsys_contracode_moco_step(mlsys_contracode_moco *m, cons
                                                   const int32_t *ids_k, const int *len_k, int B, int T,
                                                   mlsys_contracode_moco_stats *st);
 MLSYS_DEF mlsys_contracode_enc *mlsys_contracode_moco_query_encoder(mlsys_contracode_moco *m);
+/* Optimizer steps taken so far (restored by a load), so a resumed run knows where it is. */
+MLSYS_DEF int64_t mlsys_contracode_moco_steps(const mlsys_contracode_moco *m);
 /* Checkpoints (written to a temporary file and renamed; CRC-checked): the configs, step, both encoders, Adam's
    moments, the queue and its pointer, and the RNG, so a resumed run continues bit for bit. A damaged or truncated
    file is MLSYS_ERR_PARSE naming what is wrong. */
@@ -8679,6 +8681,7 @@ MLSYS_DEF void mlsys_contracode_moco_free(mlsys_contracode_moco *m) {
 }
 
 MLSYS_DEF mlsys_contracode_enc *mlsys_contracode_moco_query_encoder(mlsys_contracode_moco *m) { return m ? &m->q : NULL; }
+MLSYS_DEF int64_t mlsys_contracode_moco_steps(const mlsys_contracode_moco *m) { return m ? m->step : 0; }
 
 /* The query side of a step: q = normalize(f_q(x_q)) against unit keys and the queue, the InfoNCE loss, and its
    gradient put in f_q's (zeroed) gradients through the normalization: ∂L/∂z = (g − q(q·g)) / |z|. */

@@ -15,6 +15,8 @@
 
 int contracode_tokenize_cmd(int argc, char **argv);   /* cli/contracode_tokenize.c */
 int contracode_augment_cmd(int argc, char **argv);    /* cli/contracode_augment.c */
+int contracode_train_cmd(int argc, char **argv);      /* cli/contracode_train.c */
+int contracode_embed_cmd(int argc, char **argv);      /* cli/contracode_train.c */
 
 static const char *contracode_help =
     "usage: mlsys contracode <verb> [options]\n"
@@ -48,6 +50,12 @@ static const char *contracode_help =
     "  augment FILE.js [--n N] [--transforms LIST | --semantic-only] [--seed S] [--functions] [--out DIR] [--json]\n"
     "        Variants of FILE (or of each of its functions) by transform dropout, ContraCode's Alg. 1\n"
     "        (mlsys contracode augment --help has the details).\n"
+    "\n"
+    "  train --functions FUNCS.jsonl|FILE.js --out CKPT [--encoder E] [--vocab M.model] [--steps N] ... [--json]\n"
+    "        MoCo pre-training of a code encoder on two augmented views of each function\n"
+    "        (mlsys contracode train --help has the details).\n"
+    "  embed --model CKPT --vocab M.model FILE.js|FUNCS.jsonl [--project] [--json]\n"
+    "        One vector per function from a trained encoder.\n"
     "\n"
     "parse --json keys: file, bytes, nodes, kinds ({Kind: count}), functions ([{kind, name, line, start, end,\n"
     "lines}]); kind is declaration, expression, arrow or method.\n";
@@ -559,8 +567,10 @@ int cmd_contracode(int argc, char **argv) {
   }
   if (!strcmp(verb, "tokenize")) return contracode_tokenize_cmd(argc, argv);
   if (!strcmp(verb, "augment")) return contracode_augment_cmd(argc, argv);
+  if (!strcmp(verb, "train")) return contracode_train_cmd(argc, argv);
+  if (!strcmp(verb, "embed")) return contracode_embed_cmd(argc, argv);
   if (strcmp(verb, "parse") && strcmp(verb, "print") && strcmp(verb, "check"))
-    return cli_usage_error("contracode", "unknown verb '%s' (parse, print, check, tokenize or augment)", verb);
+    return cli_usage_error("contracode", "unknown verb '%s' (parse, print, check, tokenize, augment, train or embed)", verb);
   if ((rc = cli_parse_args(argc, argv, opts, (int)(sizeof opts / sizeof *opts), "contracode", pos, 1, &npos))) return rc;
   if (help) {
     fputs(contracode_help, stdout);
