@@ -23,6 +23,7 @@ static const char contracode_train_help[] =
     "  --max-len T (512) --alpha A (0.1; 0 = Viterbi) --seed S (1) --threads N (1; 0 = all CPUs)\n"
     "  --resume            continue from CKPT (same data and seed give the same run as without the stop)\n"
     "  --ckpt-every N      also save every N steps (default: only at the end)\n"
+    "  --stop-at S         save and stop after step S (of --steps; the schedule is unchanged), to --resume later\n"
     "  --json              a JSON summary on stdout (progress lines go to stderr)\n";
 static const char contracode_embed_help[] =
     "usage: mlsys contracode embed --model CKPT --vocab M.model FILE.js|FUNCS.jsonl [--project] [--json]\n"
@@ -168,14 +169,14 @@ int contracode_train_cmd(int argc, char **argv) {
   const char *cmd = "contracode train";
   const char *funcs = NULL, *out = NULL, *enc_s = NULL, *vocab_s = NULL, *steps_s = NULL, *batch_s = NULL, *queue_s = NULL;
   const char *lr_s = NULL, *warm_s = NULL, *maxlen_s = NULL, *alpha_s = NULL, *seed_s = NULL, *threads_s = NULL;
-  const char *resume = NULL, *every_s = NULL, *json = NULL, *help = NULL, *pos[64];
+  const char *resume = NULL, *every_s = NULL, *stop_s = NULL, *json = NULL, *help = NULL, *pos[64];
   cli_opt opts[] = {{"--functions", 1, &funcs}, {"--out", 1, &out},         {"--encoder", 1, &enc_s},
                     {"--vocab", 1, &vocab_s},   {"--steps", 1, &steps_s},   {"--batch", 1, &batch_s},
                     {"--queue", 1, &queue_s},   {"--lr", 1, &lr_s},         {"--warmup", 1, &warm_s},
                     {"--max-len", 1, &maxlen_s}, {"--alpha", 1, &alpha_s},  {"--seed", 1, &seed_s},
                     {"--threads", 1, &threads_s}, {"--resume", 0, &resume}, {"--ckpt-every", 1, &every_s},
-                    {"--json", 0, &json},       {"--help", 0, &help}};
-  long steps = 1000, B = 8, K = 1024, warm = -1, T = 512, threads = 1, every = 0;
+                    {"--stop-at", 1, &stop_s},  {"--json", 0, &json},       {"--help", 0, &help}};
+  long stop = -1, steps = 1000, B = 8, K = 1024, warm = -1, T = 512, threads = 1, every = 0;
   double lr = 1e-4, alpha = 0.1, seedd = 1, t0, first_loss = 0, last_loss = 0, last_acc = 0;
   char vocab_path[1024];
   int npos = 0, rc, i, nlog = 0;
@@ -207,6 +208,7 @@ int contracode_train_cmd(int argc, char **argv) {
   if (maxlen_s && cc_parse_int(maxlen_s, 1, 1 << 20, &T)) return cli_usage_error(cmd, "--max-len must be >= 1, not '%s'", maxlen_s);
   if (threads_s && cc_parse_int(threads_s, 0, 1024, &threads)) return cli_usage_error(cmd, "--threads must be 0..1024, not '%s'", threads_s);
   if (every_s && cc_parse_int(every_s, 0, 1000000000L, &every)) return cli_usage_error(cmd, "--ckpt-every must be >= 0, not '%s'", every_s);
+  if (stop_s && cc_parse_int(stop_s, 1, 1000000000L, &stop)) return cli_usage_error(cmd, "--stop-at must be >= 1, not '%s'", stop_s);
   if (lr_s && (cli_parse_double(lr_s, &lr) || !(lr >= 0) || lr > 10)) return cli_usage_error(cmd, "--lr must be in [0, 10], not '%s'", lr_s);
   if (alpha_s && (cli_parse_double(alpha_s, &alpha) || !(alpha >= 0) || alpha > 1e6))
     return cli_usage_error(cmd, "--alpha must be a number >= 0, not '%s'", alpha_s);
@@ -272,7 +274,8 @@ int contracode_train_cmd(int argc, char **argv) {
   }
   if (json) log = tmpfile();
   t0 = mlsys_now();
-  for (s = s0; s < steps; s++) {
+  if (stop < 0 || stop > steps) stop = steps;
+  for (s = s0; s < stop; s++) {
     mlsys_rng r;
     mlsys_contracode_moco_stats st;
     int b, v;
@@ -310,14 +313,14 @@ int contracode_train_cmd(int argc, char **argv) {
     }
     if (s == s0) first_loss = st.loss;
     last_loss = st.loss, last_acc = st.acc1;
-    if ((s + 1) % (steps >= 20 ? steps / 20 : 1) == 0 || s + 1 == steps) {
+    if ((s + 1) % (steps >= 20 ? steps / 20 : 1) == 0 || s + 1 == stop) {
       double el = mlsys_now() - t0;
       fprintf(stderr, "step %lld/%ld  loss %.4f  acc@1 %.3f  lr %.3g  %.2f steps/s\n", (long long)(s + 1), steps, st.loss, st.acc1,
               st.lr, el > 0 ? (double)(s + 1 - s0) / el : 0.0);
       if (log) fprintf(log, "%s{\"step\": %lld, \"loss\": %.6f, \"acc1\": %.4f, \"acc5\": %.4f, \"lr\": %.6g}", nlog++ ? ", " : "",
                        (long long)(s + 1), st.loss, st.acc1, st.acc5, st.lr);
     }
-    if (every && (s + 1) % every == 0 && s + 1 < steps && mlsys_contracode_moco_save(m, out) != MLSYS_OK) {
+    if (every && (s + 1) % every == 0 && s + 1 < stop && mlsys_contracode_moco_save(m, out) != MLSYS_OK) {
       rc = cli_fail(cmd, "%s", mlsys_last_error());
       goto done;
     }
@@ -332,8 +335,8 @@ int contracode_train_cmd(int argc, char **argv) {
     printf("{\"out\": ");
     cli_json_str(stdout, out);
     printf(", \"functions\": %d, \"vocab\": %d, \"nparams\": %zu, \"pooled_dim\": %d, \"d_rep\": %d, \"start_step\": %lld, "
-           "\"steps\": %ld, \"first_loss\": %.6f, \"last_loss\": %.6f, \"last_acc1\": %.4f, \"log\": [",
-           u.n, q->cfg.vocab, q->nparams, mlsys_contracode_enc_pooled_dim(&q->cfg), q->cfg.d_rep, (long long)s0, steps,
+           "\"end_step\": %lld, \"steps\": %ld, \"first_loss\": %.6f, \"last_loss\": %.6f, \"last_acc1\": %.4f, \"log\": [",
+           u.n, q->cfg.vocab, q->nparams, mlsys_contracode_enc_pooled_dim(&q->cfg), q->cfg.d_rep, (long long)s0, (long long)s, steps,
            first_loss, last_loss, last_acc);
     if (log) {
       rewind(log);
@@ -341,7 +344,7 @@ int contracode_train_cmd(int argc, char **argv) {
     }
     printf("]}\n");
   } else {
-    printf("%s: %ld steps, loss %.4f -> %.4f\n", out, steps, first_loss, last_loss);
+    printf("%s: steps %lld to %lld of %ld, loss %.4f -> %.4f\n", out, (long long)s0, (long long)s, steps, first_loss, last_loss);
   }
   rc = CLI_OK;
 done:

@@ -435,4 +435,115 @@ TEST(damaged_checkpoints_are_named_errors) {
   mlsys_contracode_moco_free(m);
 }
 
+/* ---- the CLI ---- */
+static int count_of(const char *s, const char *sub) {
+  int n = 0;
+  while (s && (s = strstr(s, sub))) n++, s++;
+  return n;
+}
+#define TRAIN_ARGS "contracode train --functions " DATA "train_underscore.js --vocab " DATA "js_identity_1k.model --batch 4 --queue 16 --max-len 40 --lr 0.01 --seed 3"
+
+TEST(cli_train_resume_and_embed) {
+  char a[160], b[160], args[1200];
+  char *da = NULL, *db = NULL;
+  size_t na = 0, nb = 0;
+  run_result r;
+  if (access(bin(), X_OK) != 0) SKIP_DEP("%s not built (make build/mlsys)", bin());
+  if (access(DATA "train_underscore.js", R_OK) != 0) SKIP_DEP("run from the repository root");
+  snprintf(a, sizeof a, "/tmp/mlsys_cc_train_a_%d.ckpt", (int)getpid());
+  snprintf(b, sizeof b, "/tmp/mlsys_cc_train_b_%d.ckpt", (int)getpid());
+  snprintf(args, sizeof args, TRAIN_ARGS " --steps 12 --warmup 1 --out %s --json", a);
+  r = run(args);
+  CHECK_EQ_INT(r.code, 0);
+  CHECK(r.out && strstr(r.out, "\"steps\": 12") && strstr(r.out, "\"first_loss\"") && strstr(r.out, "\"functions\": "));
+  CHECK_EQ_INT(count_of(r.out, "\"step\": "), 12);
+  run_free(&r);
+  /* two runs with one seed: the same checkpoint, byte for byte */
+  snprintf(args, sizeof args, TRAIN_ARGS " --steps 12 --warmup 1 --out %s", b);
+  r = run(args);
+  CHECK_EQ_INT(r.code, 0);
+  run_free(&r);
+  CHECK(mlsys_read_file(a, &da, &na) == MLSYS_OK && mlsys_read_file(b, &db, &nb) == MLSYS_OK);
+  CHECK_MSG(na == nb && da && db && !memcmp(da, db, na), "two runs with one seed differ");
+  free(da), free(db), da = db = NULL;
+  unlink(b);
+  /* stopped at step 5 (checkpoints every 2 steps on the way), then --resume to 12: the uninterrupted checkpoint */
+  snprintf(args, sizeof args, TRAIN_ARGS " --steps 12 --warmup 1 --out %s --stop-at 5 --ckpt-every 2", b);
+  r = run(args);
+  CHECK_EQ_INT(r.code, 0);
+  run_free(&r);
+  snprintf(args, sizeof args, TRAIN_ARGS " --steps 12 --warmup 1 --out %s --resume --json", b);
+  r = run(args);
+  CHECK_EQ_INT(r.code, 0);
+  CHECK(r.out && strstr(r.out, "\"start_step\": 5"));
+  run_free(&r);
+  CHECK(mlsys_read_file(a, &da, &na) == MLSYS_OK && mlsys_read_file(b, &db, &nb) == MLSYS_OK);
+  CHECK_MSG(na == nb && da && db && !memcmp(da, db, na), "6 steps + --resume to 12 differs from 12 steps");
+  free(da), free(db);
+  /* embed: one vector per function, pooled (128) or projected (64) */
+  snprintf(args, sizeof args, "contracode embed --model %s --vocab " DATA "js_identity_1k.model " DATA "train_underscore.js --json", a);
+  r = run(args);
+  CHECK_EQ_INT(r.code, 0);
+  CHECK(r.out && strstr(r.out, "{\"dim\": 128, \"projected\": false"));
+  CHECK(count_of(r.out, "\"vector\"") > 100);
+  run_free(&r);
+  snprintf(args, sizeof args, "contracode embed --model %s --vocab " DATA "js_identity_1k.model " DATA "train_underscore.js --project", a);
+  r = run(args);
+  CHECK_EQ_INT(r.code, 0);
+  CHECK(r.out && strstr(r.out, DATA "train_underscore.js:") == r.out);
+  if (r.out) {
+    const char *tab = strchr(r.out, '\t'), *nl = strchr(r.out, '\n');
+    int nums = 1;
+    for (; tab && tab < nl; tab++) nums += *tab == ' ';
+    CHECK_EQ_INT(nums, 64);
+  }
+  run_free(&r);
+  unlink(a);
+  unlink(b);
+}
+
+TEST(cli_train_embed_errors) {
+  char args[1200], bad[160];
+  run_result r;
+  FILE *f;
+  if (access(bin(), X_OK) != 0) SKIP_DEP("%s not built (make build/mlsys)", bin());
+  snprintf(bad, sizeof bad, "/tmp/mlsys_cc_bad_%d.jsonl", (int)getpid());
+  r = run(TRAIN_ARGS " --steps 2");
+  CHECK_EQ_INT(r.code, 2);
+  CHECK(r.err && strstr(r.err, "--out"));
+  run_free(&r);
+  r = run(TRAIN_ARGS " --steps 2 --queue 10 --out /tmp/x.ckpt");
+  CHECK_EQ_INT(r.code, 2);
+  CHECK(r.err && strstr(r.err, "multiple"));
+  run_free(&r);
+  r = run(TRAIN_ARGS " --steps 2 --encoder lstm --out /tmp/x.ckpt");
+  CHECK_EQ_INT(r.code, 2);
+  CHECK(r.err && strstr(r.err, "'lstm'"));
+  run_free(&r);
+  r = run("contracode train --functions /nonexistent.js --vocab " DATA "js_identity_1k.model --out /tmp/x.ckpt");
+  CHECK_EQ_INT(r.code, 1);
+  CHECK(r.err && strstr(r.err, "nonexistent"));
+  run_free(&r);
+  f = fopen(bad, "w");
+  fputs("{\"src\": \"function f(a) { return a + 1; }\"}\n{\"pkg\": \"x\"}\n", f);
+  fclose(f);
+  snprintf(args, sizeof args, "contracode train --functions %s --vocab " DATA "js_identity_1k.model --out /tmp/x.ckpt", bad);
+  r = run(args);
+  CHECK_EQ_INT(r.code, 1);
+  CHECK(r.err && strstr(r.err, "line 2") && strstr(r.err, "\"src\""));
+  run_free(&r);
+  f = fopen(bad, "w");
+  fputs("not a checkpoint at all", f);
+  fclose(f);
+  snprintf(args, sizeof args, "contracode embed --model %s --vocab " DATA "js_identity_1k.model " DATA "train_underscore.js", bad);
+  r = run(args);
+  CHECK_EQ_INT(r.code, 1);
+  CHECK(r.err && strstr(r.err, "magic"));
+  run_free(&r);
+  r = run("contracode embed --vocab " DATA "js_identity_1k.model " DATA "train_underscore.js");
+  CHECK_EQ_INT(r.code, 2);
+  run_free(&r);
+  unlink(bad);
+}
+
 TEST_MAIN()
