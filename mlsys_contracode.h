@@ -23,10 +23,13 @@
         (identity or precompiled-charsmap normalization, byte fallback); Viterbi ids equal to `spm_encode`, subword
         sampling (forward filtering, backward sampling); vocabulary training (SentencePiece's EM and pruning); the
         repo's normalize_program.
+     6. Encoders and MoCo: the encoder API over one flat parameter array (presets, closed-form parameter counts,
+        PyTorch's default init), the projection head, a bag-of-words body (the Transformer and BiLSTM bodies are not
+        built yet: MLSYS_ERR_UNSUPPORTED), InfoNCE with its gradient, and MoCo (momentum key encoder, FIFO queue,
+        Adam with HF's linear warm-up/decay) with CRC-checked checkpoints that resume bit for bit.
      7. Evaluation: AUROC (ties ½), average precision (scikit-learn's), Hanley–McNeil standard errors, best-threshold
         accuracy, the adversarial min/max reduce over N variants, edit-distance similarity over token ids.
-   (Section 3's print options quote_keys/quote_style and 6 — the encoders and MoCo — are not written yet; see
-   docs/contracode.md.)
+   (Section 3's print options quote_keys/quote_style are not written yet; see docs/contracode.md.)
 
    USAGE
      #define MLSYS_CONTRACODE_IMPLEMENTATION   (or MLSYS_IMPLEMENTATION) in one C file, then #include "mlsys_contracode.h".

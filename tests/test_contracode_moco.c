@@ -3,7 +3,8 @@
    momentum update and the queue pointer (test 16); the linear warm-up/decay schedule at given steps; the head + BOW
    gradient through the public API against central differences (with and without dropout); parameter counts of the
    paper's encoders (test 17, closed form); a tiny MoCo run on the functions of underscore.js (loss falls, acc@1 rises,
-   two runs with one seed are bitwise equal, save at step 30 + load + continue = uninterrupted); damaged and truncated
+   two runs with one seed are bitwise equal, save at step 30 + load + continue = uninterrupted, 3 threads = serial);
+   damaged and truncated
    checkpoints are named MLSYS_ERR_PARSE; `mlsys contracode train|embed` output and error exits (needs build/mlsys). */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_contracode.h"
@@ -342,7 +343,9 @@ static void run_steps(mlsys_contracode_moco *m, int from, int to, double *loss, 
     loss[s] = st.loss, acc[s] = st.acc1;
   }
 }
-static mlsys_contracode_moco *tiny_moco(void) {
+static mlsys_contracode_moco *tiny_moco_pool(mlsys_pool *pool);
+static mlsys_contracode_moco *tiny_moco(void) { return tiny_moco_pool(NULL); }
+static mlsys_contracode_moco *tiny_moco_pool(mlsys_pool *pool) {
   mlsys_contracode_enc_cfg ec;
   mlsys_contracode_moco_cfg mc;
   mlsys_contracode_moco *m = NULL;
@@ -350,7 +353,7 @@ static mlsys_contracode_moco *tiny_moco(void) {
   ec.d_model = 32, ec.d_rep = 16, ec.max_len = TT, ec.pad_id = 3;
   mlsys_contracode_moco_defaults(&mc);
   mc.K = 64, mc.lr = 3e-2f, mc.warmup = 5, mc.total_steps = 60, mc.m = 0.99f;
-  if (mlsys_contracode_moco_new(&ec, &mc, 42, NULL, &m) != MLSYS_OK) return NULL;
+  if (mlsys_contracode_moco_new(&ec, &mc, 42, pool, &m) != MLSYS_OK) return NULL;
   return m;
 }
 
@@ -386,6 +389,24 @@ TEST(tiny_moco_learns_and_resumes_bitwise) {
   mlsys_contracode_moco_free(m2);
   unlink(path);
   mlsys_contracode_moco_free(m);
+}
+
+/* the head's matmuls on 3 threads: the same bits as serial */
+TEST(tiny_moco_threads_bitwise) {
+  double l1[12], a1[12], l2[12], a2[12];
+  mlsys_contracode_moco *m, *m2;
+  mlsys_pool *pool;
+  if (!load_corpus()) SKIP_DEP("tests/data/contracode fixtures missing (run from the repository root)");
+  REQUIRE(mlsys_pool_create(3, &pool) == MLSYS_OK);
+  REQUIRE((m = tiny_moco()) != NULL);
+  REQUIRE((m2 = tiny_moco_pool(pool)) != NULL);
+  run_steps(m, 0, 12, l1, a1);
+  run_steps(m2, 0, 12, l2, a2);
+  CHECK(memcmp(l1, l2, sizeof l1) == 0);
+  CHECK(memcmp(m->q.params, m2->q.params, m->q.nparams * sizeof(float)) == 0);
+  mlsys_contracode_moco_free(m);
+  mlsys_contracode_moco_free(m2);
+  mlsys_pool_free(pool);
 }
 
 TEST(damaged_checkpoints_are_named_errors) {
