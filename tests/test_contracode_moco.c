@@ -4,8 +4,8 @@
    gradient through the public API against central differences (with and without dropout); parameter counts of the
    paper's encoders (test 17, closed form); a tiny MoCo run on the functions of underscore.js (loss falls, acc@1 rises,
    two runs with one seed are bitwise equal, save at step 30 + load + continue = uninterrupted, 3 threads = serial);
-   damaged and truncated
-   checkpoints are named MLSYS_ERR_PARSE; `mlsys contracode train|embed` output and error exits (needs build/mlsys). */
+   damaged and truncated checkpoints are named MLSYS_ERR_PARSE; `mlsys contracode train|embed` output, bitwise
+   --stop-at/--resume, and error exits (needs build/mlsys). About 2 s. */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_contracode.h"
 #include "tests/test.h"
