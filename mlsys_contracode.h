@@ -8869,7 +8869,8 @@ MLSYS_DEF mlsys_status mlsys_contracode_moco_load(const char *path, mlsys_pool *
   st = mlsys__moco_alloc(&ec, &mc, 0, pool, &m);
   if (st != MLSYS_OK) {
     fclose(io.f);
-    return st;
+    if (st != MLSYS_ERR_ARG) return st;
+    return mlsys_set_error(MLSYS_ERR_PARSE, "contracode: %s: damaged header (%s)", path, mlsys_last_error());
   }
   if (!mlsys__moco_r(&io, m->q.params, np * sizeof(float))) what = "the query encoder";
   else if (!mlsys__moco_r(&io, m->k.params, np * sizeof(float))) what = "the key encoder";

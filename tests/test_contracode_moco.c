@@ -440,6 +440,17 @@ TEST(damaged_checkpoints_are_named_errors) {
   f = fopen(path, "wb"), fwrite(data, 1, 30, f), fclose(f);
   CHECK(mlsys_contracode_moco_load(path, NULL, &m2) == MLSYS_ERR_PARSE);
   CHECK(strstr(mlsys_last_error(), "truncated in the configs") != NULL);
+  /* a temperature of 0 (the moco config's T, after the 13 ints and dropout, momentum) */
+  {
+    char *d2 = malloc(n);
+    float zero = 0;
+    memcpy(d2, data, n);
+    memcpy(d2 + 12 + 13 * 4 + 2 * 4, &zero, 4);
+    f = fopen(path, "wb"), fwrite(d2, 1, n, f), fclose(f);
+    CHECK(mlsys_contracode_moco_load(path, NULL, &m2) == MLSYS_ERR_PARSE);
+    CHECK(strstr(mlsys_last_error(), "damaged header") && strstr(mlsys_last_error(), "temperature"));
+    free(d2);
+  }
   /* a nonsense config (d_model 0) */
   data[20] = 0, data[21] = data[22] = data[23] = 0;
   f = fopen(path, "wb"), fwrite(data, 1, n, f), fclose(f);
