@@ -8870,7 +8870,12 @@ MLSYS_DEF mlsys_status mlsys_contracode_moco_load(const char *path, mlsys_pool *
   if (st != MLSYS_OK) {
     fclose(io.f);
     if (st != MLSYS_ERR_ARG) return st;
-    return mlsys_set_error(MLSYS_ERR_PARSE, "contracode: %s: damaged header (%s)", path, mlsys_last_error());
+    { /* copied: the message buffer is the one being written */
+      char why_buf[256];
+      const char *msg = mlsys_last_error(), *p = strstr(msg, "moco_new: ");
+      snprintf(why_buf, sizeof why_buf, "%.200s", p ? p + 10 : msg);
+      return mlsys_set_error(MLSYS_ERR_PARSE, "contracode: %s: damaged header (%s)", path, why_buf);
+    }
   }
   if (!mlsys__moco_r(&io, m->q.params, np * sizeof(float))) what = "the query encoder";
   else if (!mlsys__moco_r(&io, m->k.params, np * sizeof(float))) what = "the key encoder";

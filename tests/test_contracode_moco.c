@@ -448,7 +448,7 @@ TEST(damaged_checkpoints_are_named_errors) {
     memcpy(d2 + 12 + 13 * 4 + 2 * 4, &zero, 4);
     f = fopen(path, "wb"), fwrite(d2, 1, n, f), fclose(f);
     CHECK(mlsys_contracode_moco_load(path, NULL, &m2) == MLSYS_ERR_PARSE);
-    CHECK(strstr(mlsys_last_error(), "damaged header") && strstr(mlsys_last_error(), "temperature"));
+    CHECK_MSG(strstr(mlsys_last_error(), "damaged header") && strstr(mlsys_last_error(), "temperature"), "%s", mlsys_last_error());
     free(d2);
   }
   /* a nonsense config (d_model 0) */
