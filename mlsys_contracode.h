@@ -8216,6 +8216,10 @@ static const char *mlsys__enc_cfg_problem(const mlsys_contracode_enc_cfg *c) {
   if (!c) return "NULL cfg";
   if (c->type < MLSYS_CONTRACODE_ENC_TRANSFORMER || c->type > MLSYS_CONTRACODE_ENC_BOW) return "unknown encoder type";
   if (c->vocab < 1 || c->d_model < 1 || c->d_rep < 1 || c->max_len < 1) return "vocab, d_model, d_rep and max_len must be >= 1";
+  /* bounds that keep every size computation far from overflow (the paper's largest model is well inside) */
+  if (c->vocab > (1 << 24) || c->d_model > 65536 || c->d_rep > 65536 || c->max_len > (1 << 20) || c->n_layers > 1024 ||
+      c->d_ff > (1 << 20) || c->n_heads > 65536)
+    return "a size is above its limit (vocab 2^24, d_model/d_rep/n_heads 65536, max_len/d_ff 2^20, n_layers 1024)";
   if (c->pad_id < 0 || c->pad_id >= c->vocab) return "pad_id is not in [0, vocab)";
   if (c->pool < MLSYS_CONTRACODE_POOL_MEAN_NONPAD || c->pool > MLSYS_CONTRACODE_POOL_LSTM_HIDDEN) return "unknown pool";
   if (c->pool == MLSYS_CONTRACODE_POOL_LSTM_HIDDEN && c->type != MLSYS_CONTRACODE_ENC_BILSTM) return "LSTM_HIDDEN pooling needs the BiLSTM";
@@ -8865,6 +8869,23 @@ MLSYS_DEF mlsys_status mlsys_contracode_moco_load(const char *path, mlsys_pool *
     return mlsys_set_error(MLSYS_ERR_PARSE, "contracode: %s: damaged header (%s)", path,
                            why ? why : np != mlsys_contracode_enc_nparams(&ec, 1) ? "parameter count does not match the config"
                                                                                  : "queue size or pointer out of range");
+  }
+  { /* the file must be as long as the header says before anything that size is allocated */
+    const uint64_t hdr = 8 + 4 + 40 + 12 + 32 + 8 + 4 + 32 + 8, enc = np * 4, q = (uint64_t)mc.K * (uint64_t)ec.d_rep * 4;
+    const uint64_t ends[5] = {hdr + enc, hdr + 2 * enc, hdr + 4 * enc, hdr + 4 * enc + q, hdr + 4 * enc + q + 4};
+    static const char *const names[5] = {"the query encoder", "the key encoder", "Adam's moments", "the queue", "the checksum"};
+    long here = ftell(io.f), size;
+    int k;
+    if (here < 0 || fseek(io.f, 0, SEEK_END) != 0 || (size = ftell(io.f)) < 0 || fseek(io.f, here, SEEK_SET) != 0) {
+      fclose(io.f);
+      return mlsys_set_error(MLSYS_ERR_IO, "contracode: %s: cannot seek", path);
+    }
+    for (k = 0; k < 5; k++)
+      if ((uint64_t)size < ends[k]) {
+        fclose(io.f);
+        return mlsys_set_error(MLSYS_ERR_PARSE, "contracode: %s: truncated in %s (%ld bytes, the header describes %llu)", path,
+                               names[k], size, (unsigned long long)ends[4]);
+      }
   }
   st = mlsys__moco_alloc(&ec, &mc, 0, pool, &m);
   if (st != MLSYS_OK) {
