@@ -23,12 +23,15 @@
         (identity or precompiled-charsmap normalization, byte fallback); Viterbi ids equal to `spm_encode`, subword
         sampling (forward filtering, backward sampling); vocabulary training (SentencePiece's EM and pruning); the
         repo's normalize_program.
+     6. Encoders and MoCo: the encoder API over one flat parameter array (presets, closed-form parameter counts,
+        PyTorch's default init), the projection head, the bodies — a post-LN Transformer (PyTorch 2020's
+        nn.TransformerEncoder), a packed 2-layer BiLSTM (DeepTyper-like) and a bag of words — InfoNCE with its gradient, and MoCo (momentum key encoder, FIFO queue,
+        Adam with HF's linear warm-up/decay) with CRC-checked checkpoints that resume bit for bit.
      7. Evaluation: AUROC (ties ½), average precision (scikit-learn's), Hanley–McNeil standard errors, best-threshold
         accuracy, the adversarial min/max reduce over N variants, edit-distance similarity over token ids; the
         offline clone set (lodash-es, underscore, ramda modules sharing API names), its pairs (corrected and
         repo-faithful), and the natural/adversarial evaluation driver with edit, bag-of-tokens or embedding scorers.
-   (Section 3's print options quote_keys/quote_style and 6 — the encoders and MoCo — are not written yet; see
-   docs/contracode.md.)
+   (Section 3's print options quote_keys/quote_style are not written yet; see docs/contracode.md.)
 
    USAGE
      #define MLSYS_CONTRACODE_IMPLEMENTATION   (or MLSYS_IMPLEMENTATION) in one C file, then #include "mlsys_contracode.h".
@@ -659,6 +662,8 @@ MLSYS_DEF mlsys_status mlsys_contracode_moco_step(mlsys_contracode_moco *m, cons
                                                   const int32_t *ids_k, const int *len_k, int B, int T,
                                                   mlsys_contracode_moco_stats *st);
 MLSYS_DEF mlsys_contracode_enc *mlsys_contracode_moco_query_encoder(mlsys_contracode_moco *m);
+/* Optimizer steps taken so far (restored by a load), so a resumed run knows where it is. */
+MLSYS_DEF int64_t mlsys_contracode_moco_steps(const mlsys_contracode_moco *m);
 /* Checkpoints (written to a temporary file and renamed; CRC-checked): the configs, step, both encoders, Adam's
    moments, the queue and its pointer, and the RNG, so a resumed run continues bit for bit. A damaged or truncated
    file is MLSYS_ERR_PARSE naming what is wrong. */
@@ -8310,6 +8315,339 @@ typedef struct {
 } mlsys__enc_body;
 
 /* [6a: encoder API, projection head, BOW body] */
+static const mlsys__enc_body *mlsys__enc_body_of(int type);
+
+/* The head's layout after the body: W1 (d_model × P), b1, W2 (d_rep × d_model), b2 (PyTorch nn.Linear order). */
+static size_t mlsys__enc_head_nparams(const mlsys_contracode_enc_cfg *c, int P) {
+  return (size_t)c->d_model * (size_t)P + (size_t)c->d_model + (size_t)c->d_rep * (size_t)c->d_model + (size_t)c->d_rep;
+}
+
+/* NULL when cfg is usable, else what is wrong (for the error message). */
+static const char *mlsys__enc_cfg_problem(const mlsys_contracode_enc_cfg *c) {
+  if (!c) return "NULL cfg";
+  if (c->type < MLSYS_CONTRACODE_ENC_TRANSFORMER || c->type > MLSYS_CONTRACODE_ENC_BOW) return "unknown encoder type";
+  if (c->vocab < 1 || c->d_model < 1 || c->d_rep < 1 || c->max_len < 1) return "vocab, d_model, d_rep and max_len must be >= 1";
+  /* bounds that keep every size computation far from overflow (the paper's largest model is well inside) */
+  if (c->vocab > (1 << 24) || c->d_model > 65536 || c->d_rep > 65536 || c->max_len > (1 << 20) || c->n_layers > 1024 ||
+      c->d_ff > (1 << 20) || c->n_heads > 65536)
+    return "a size is above its limit (vocab 2^24, d_model/d_rep/n_heads 65536, max_len/d_ff 2^20, n_layers 1024)";
+  if (c->pad_id < 0 || c->pad_id >= c->vocab) return "pad_id is not in [0, vocab)";
+  if (c->pool < MLSYS_CONTRACODE_POOL_MEAN_NONPAD || c->pool > MLSYS_CONTRACODE_POOL_LSTM_HIDDEN) return "unknown pool";
+  if (c->pool == MLSYS_CONTRACODE_POOL_LSTM_HIDDEN && c->type != MLSYS_CONTRACODE_ENC_BILSTM) return "LSTM_HIDDEN pooling needs the BiLSTM";
+  if (!(c->dropout >= 0 && c->dropout < 1)) return "dropout must be in [0, 1)";
+  if (c->type != MLSYS_CONTRACODE_ENC_BOW && c->n_layers < 1) return "n_layers must be >= 1";
+  if (c->type == MLSYS_CONTRACODE_ENC_TRANSFORMER && (c->n_heads < 1 || c->d_model % c->n_heads || c->d_ff < 1))
+    return "n_heads must divide d_model and d_ff must be >= 1";
+  return NULL;
+}
+
+MLSYS_DEF mlsys_status mlsys_contracode_enc_preset(const char *name, int vocab, mlsys_contracode_enc_cfg *c) {
+  if (!name || !c) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: enc_preset: NULL argument");
+  if (vocab < 1) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: enc_preset: vocab %d < 1", vocab);
+  memset(c, 0, sizeof *c);
+  c->vocab = vocab;
+  c->d_rep = 128;
+  c->max_len = 1024;
+  c->pad_id = 0;
+  c->pool = MLSYS_CONTRACODE_POOL_MEAN_NONPAD;
+  c->dropout = 0.1f;
+  if (!strcmp(name, "transformer") || !strcmp(name, "tiny-transformer")) {
+    int tiny = name[0] == 't' && name[1] == 'i';
+    c->type = MLSYS_CONTRACODE_ENC_TRANSFORMER;
+    c->d_model = tiny ? 128 : 512, c->n_layers = tiny ? 2 : 6, c->n_heads = tiny ? 4 : 8, c->d_ff = tiny ? 512 : 2048;
+    if (tiny) c->d_rep = 64;
+  } else if (!strcmp(name, "bilstm") || !strcmp(name, "tiny-bilstm")) {
+    int tiny = name[0] == 't';
+    c->type = MLSYS_CONTRACODE_ENC_BILSTM;
+    c->d_model = tiny ? 128 : 512, c->n_layers = 2;
+    c->pool = MLSYS_CONTRACODE_POOL_LSTM_HIDDEN;
+    if (tiny) c->d_rep = 64;
+  } else if (!strcmp(name, "bow")) {
+    c->type = MLSYS_CONTRACODE_ENC_BOW;
+    c->d_model = 128, c->d_rep = 64;
+  } else {
+    return mlsys_set_error(MLSYS_ERR_ARG,
+                           "contracode: unknown encoder preset '%s' (transformer, bilstm, tiny-transformer, tiny-bilstm, bow)", name);
+  }
+  return MLSYS_OK;
+}
+
+MLSYS_DEF int mlsys_contracode_enc_pooled_dim(const mlsys_contracode_enc_cfg *c) {
+  if (mlsys__enc_cfg_problem(c)) return 0;
+  if (c->type == MLSYS_CONTRACODE_ENC_BILSTM)
+    return c->pool == MLSYS_CONTRACODE_POOL_LSTM_HIDDEN ? 2 * c->n_layers * c->d_model : 2 * c->d_model;
+  return c->d_model;
+}
+
+/* Body counts in closed form (§3.6), so sizes are known whether or not a body is built in. */
+static size_t mlsys__enc_body_nparams_closed(const mlsys_contracode_enc_cfg *c) {
+  size_t V = (size_t)c->vocab, d = (size_t)c->d_model, L = (size_t)c->n_layers, n = V * d, l;
+  if (c->type == MLSYS_CONTRACODE_ENC_TRANSFORMER) {
+    size_t ff = (size_t)c->d_ff;
+    /* in-proj 3d×d + 3d, out-proj d×d + d, W1 ff×d + ff, W2 d×ff + d, two LayerNorms; then a final LayerNorm */
+    n += L * (3 * d * d + 3 * d + d * d + d + ff * d + ff + d * ff + d + 4 * d) + 2 * d;
+  } else if (c->type == MLSYS_CONTRACODE_ENC_BILSTM) {
+    for (l = 0; l < L; l++) { /* per direction: W_ih 4h×in, W_hh 4h×h, b_ih, b_hh */
+      size_t in = l ? 2 * d : d;
+      n += 2 * (4 * d * in + 4 * d * d + 8 * d);
+    }
+  }
+  return n;
+}
+
+MLSYS_DEF size_t mlsys_contracode_enc_nparams(const mlsys_contracode_enc_cfg *c, int with_head) {
+  if (mlsys__enc_cfg_problem(c)) return 0;
+  return mlsys__enc_body_nparams_closed(c) + (with_head ? mlsys__enc_head_nparams(c, mlsys_contracode_enc_pooled_dim(c)) : 0);
+}
+
+typedef struct {
+  void *body;                /* the body's activations */
+  float *pooled, *h1;        /* B×P; B×d_model after the ReLU */
+  int B, project, valid;     /* valid: a train forward whose backward has not run yet */
+} mlsys__enc_state;
+
+static void mlsys__enc_uniform(float *p, size_t n, double bound, mlsys_rng *r) {
+  size_t i;
+  for (i = 0; i < n; i++) p[i] = (float)((2 * mlsys_rng_uniform(r) - 1) * bound);
+}
+
+MLSYS_DEF mlsys_status mlsys_contracode_enc_init(mlsys_contracode_enc *e, const mlsys_contracode_enc_cfg *cfg, uint64_t seed,
+                                                 mlsys_pool *pool) {
+  const char *why;
+  const mlsys__enc_body *body;
+  size_t nb, P;
+  float *h;
+  mlsys_rng r;
+  if (!e) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: enc_init: NULL encoder");
+  memset(e, 0, sizeof *e);
+  if ((why = mlsys__enc_cfg_problem(cfg))) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: enc_init: %s", why);
+  if (!(body = mlsys__enc_body_of(cfg->type)))
+    return mlsys_set_error(MLSYS_ERR_UNSUPPORTED, "contracode: encoder type %s is not built",
+                           cfg->type == MLSYS_CONTRACODE_ENC_TRANSFORMER ? "transformer" : "bilstm");
+  e->cfg = *cfg;
+  e->pool = pool;
+  nb = body->nparams(cfg);
+  /* the closed form (what enc_nparams reports without building anything) and the body must agree */
+  if (nb != mlsys__enc_body_nparams_closed(cfg))
+    return mlsys_set_error(MLSYS_ERR_ARG, "contracode: enc_init: the body has %zu parameters, the closed form %zu", nb,
+                           mlsys__enc_body_nparams_closed(cfg));
+  P = (size_t)mlsys_contracode_enc_pooled_dim(cfg);
+  e->nparams = nb + mlsys__enc_head_nparams(cfg, (int)P);
+  e->params = (float *)mlsys_calloc(e->nparams, sizeof(float));
+  e->grads = (float *)mlsys_calloc(e->nparams, sizeof(float));
+  e->state_ = mlsys_calloc(1, sizeof(mlsys__enc_state));
+  if (!e->params || !e->grads || !e->state_) {
+    mlsys_contracode_enc_free(e);
+    return mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: enc_init: out of memory for %zu parameters", e->nparams);
+  }
+  mlsys_rng_seed(&r, seed);
+  body->init(cfg, e->params, &r);
+  h = e->params + nb; /* nn.Linear's default: weights and biases U(±1/√fan_in) */
+  mlsys__enc_uniform(h, (size_t)cfg->d_model * P + (size_t)cfg->d_model, 1 / sqrt((double)P), &r);
+  h += (size_t)cfg->d_model * P + (size_t)cfg->d_model;
+  mlsys__enc_uniform(h, (size_t)cfg->d_rep * (size_t)cfg->d_model + (size_t)cfg->d_rep, 1 / sqrt((double)cfg->d_model), &r);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF void mlsys_contracode_enc_free(mlsys_contracode_enc *e) {
+  mlsys__enc_state *s;
+  if (!e) return;
+  s = (mlsys__enc_state *)e->state_;
+  if (s) {
+    const mlsys__enc_body *body = mlsys__enc_body_of(e->cfg.type);
+    if (body && s->body) body->free_state(s->body);
+    free(s->pooled);
+    free(s->h1);
+    free(s);
+  }
+  free(e->params);
+  free(e->grads);
+  memset(e, 0, sizeof *e);
+}
+
+MLSYS_DEF void mlsys_contracode_enc_zero_grad(mlsys_contracode_enc *e) {
+  if (e && e->grads) memset(e->grads, 0, e->nparams * sizeof(float));
+}
+
+/* ids in [0, vocab), lens in 1..T, T ≤ max_len. */
+static mlsys_status mlsys__enc_check_input(const mlsys_contracode_enc_cfg *c, const char *fn, const int32_t *ids, const int *lens,
+                                           int B, int T) {
+  int b, t;
+  if (B < 1 || T < 1) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: %s: batch %d x %d is empty", fn, B, T);
+  if (T > c->max_len) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: %s: T = %d exceeds max_len %d", fn, T, c->max_len);
+  for (b = 0; b < B; b++) {
+    if (lens[b] < 1 || lens[b] > T)
+      return mlsys_set_error(MLSYS_ERR_ARG, "contracode: %s: lens[%d] = %d is not in 1..%d", fn, b, lens[b], T);
+    for (t = 0; t < T; t++) {
+      int32_t x = ids[(size_t)b * T + t];
+      if (x < 0 || x >= c->vocab)
+        return mlsys_set_error(MLSYS_ERR_ARG, "contracode: %s: ids[%d][%d] = %d is not in [0, %d)", fn, b, t, (int)x, c->vocab);
+    }
+  }
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_contracode_enc_forward(mlsys_contracode_enc *e, const int32_t *ids, const int *lens, int B, int T,
+                                                    int project, int train, mlsys_rng *rng, float *out) {
+  const mlsys__enc_body *body;
+  mlsys__enc_state *s;
+  mlsys_status st;
+  int P, D;
+  size_t nb;
+  float *pooled, *h1, *w;
+  if (!e || !e->params || !e->state_) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: enc_forward: uninitialized encoder");
+  if (!ids || !lens || !out || (train && !rng)) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: enc_forward: NULL argument");
+  if ((st = mlsys__enc_check_input(&e->cfg, "enc_forward", ids, lens, B, T)) != MLSYS_OK) return st;
+  body = mlsys__enc_body_of(e->cfg.type);
+  s = (mlsys__enc_state *)e->state_;
+  P = mlsys_contracode_enc_pooled_dim(&e->cfg);
+  D = e->cfg.d_model;
+  nb = body->nparams(&e->cfg);
+  s->valid = 0;
+  free(s->pooled);
+  free(s->h1);
+  s->pooled = (float *)malloc((size_t)B * P * sizeof(float));
+  s->h1 = (float *)malloc((size_t)B * D * sizeof(float));
+  if (!s->pooled || !s->h1) return mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: enc_forward: out of memory");
+  pooled = s->pooled, h1 = s->h1;
+  st = body->forward(&e->cfg, e->params, &s->body, e->pool, ids, lens, B, T, train, rng, pooled);
+  if (st != MLSYS_OK) return st;
+  if (project) {
+    size_t i;
+    w = e->params + nb;
+    mlsys_dense_matmul(e->pool, h1, pooled, w, w + (size_t)D * P, B, P, D);
+    for (i = 0; i < (size_t)B * D; i++) h1[i] = h1[i] > 0 ? h1[i] : 0;
+    w += (size_t)D * P + D;
+    mlsys_dense_matmul(e->pool, out, h1, w, w + (size_t)e->cfg.d_rep * D, B, D, e->cfg.d_rep);
+  } else {
+    memcpy(out, pooled, (size_t)B * P * sizeof(float));
+  }
+  s->B = B, s->project = project, s->valid = train;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_contracode_enc_backward(mlsys_contracode_enc *e, const float *dout) {
+  const mlsys__enc_body *body;
+  mlsys__enc_state *s;
+  mlsys_status st;
+  float *dpooled;
+  int P, D, B;
+  size_t nb;
+  if (!e || !e->state_ || !dout) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: enc_backward: NULL argument");
+  s = (mlsys__enc_state *)e->state_;
+  if (!s->valid) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: enc_backward: no train forward to go back through");
+  body = mlsys__enc_body_of(e->cfg.type);
+  P = mlsys_contracode_enc_pooled_dim(&e->cfg), D = e->cfg.d_model, B = s->B;
+  nb = body->nparams(&e->cfg);
+  dpooled = (float *)malloc((size_t)B * P * sizeof(float));
+  if (!dpooled) return mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: enc_backward: out of memory");
+  if (s->project) {
+    const float *w1 = e->params + nb, *w2 = w1 + (size_t)D * P + D;
+    float *g1 = e->grads + nb, *g2 = g1 + (size_t)D * P + D;
+    float *dh = (float *)malloc((size_t)B * D * sizeof(float));
+    size_t i;
+    if (!dh) {
+      free(dpooled);
+      return mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: enc_backward: out of memory");
+    }
+    mlsys_dense_matmul_backward(e->pool, dh, g2, g2 + (size_t)e->cfg.d_rep * D, dout, s->h1, w2, B, D, e->cfg.d_rep);
+    for (i = 0; i < (size_t)B * D; i++) if (s->h1[i] <= 0) dh[i] = 0; /* h1 is post-ReLU: 0 exactly where it was cut */
+    mlsys_dense_matmul_backward(e->pool, dpooled, g1, g1 + (size_t)D * P, dh, s->pooled, w1, B, P, D);
+    free(dh);
+  } else {
+    memcpy(dpooled, dout, (size_t)B * P * sizeof(float));
+  }
+  st = body->backward(&e->cfg, e->params, e->grads, s->body, e->pool, dpooled);
+  free(dpooled);
+  s->valid = 0;
+  return st;
+}
+
+/* The bag-of-words body: mean of (dropped-out) embedding rows. No position information, so it is a baseline and a
+   fast body for CI-sized MoCo runs. */
+typedef struct {
+  int32_t *ids;
+  int *lens, B, T;
+  float *mask;   /* B×T×d dropout multipliers (0 or 1/(1−p)); NULL without dropout */
+} mlsys__enc_bow_state;
+
+static size_t mlsys__enc_bow_nparams(const mlsys_contracode_enc_cfg *c) { return (size_t)c->vocab * (size_t)c->d_model; }
+static void mlsys__enc_bow_init(const mlsys_contracode_enc_cfg *c, float *p, mlsys_rng *r) {
+  size_t i, n = mlsys__enc_bow_nparams(c);
+  for (i = 0; i < n; i++) p[i] = (float)mlsys_rng_normal(r);
+}
+static void mlsys__enc_bow_free_state(void *state) {
+  mlsys__enc_bow_state *s = (mlsys__enc_bow_state *)state;
+  if (!s) return;
+  free(s->ids);
+  free(s->lens);
+  free(s->mask);
+  free(s);
+}
+static int mlsys__enc_bow_count(const mlsys_contracode_enc_cfg *c, int len, int T) {
+  return c->pool == MLSYS_CONTRACODE_POOL_MEAN_ALL ? T : len;
+}
+static mlsys_status mlsys__enc_bow_forward(const mlsys_contracode_enc_cfg *c, const float *p, void **state, mlsys_pool *pool,
+                                           const int32_t *ids, const int *lens, int B, int T, int train, mlsys_rng *rng,
+                                           float *pooled) {
+  mlsys__enc_bow_state *s = (mlsys__enc_bow_state *)*state;
+  int b, t, j, d = c->d_model, drop = train && c->dropout > 0;
+  float keep = 1.0f / (1.0f - c->dropout);
+  (void)pool;
+  if (!s) {
+    if (!(s = (mlsys__enc_bow_state *)mlsys_calloc(1, sizeof *s))) return mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: bow: out of memory");
+    *state = s;
+  }
+  free(s->ids), free(s->lens), free(s->mask);
+  s->ids = NULL, s->lens = NULL, s->mask = NULL;
+  if (train) {
+    s->ids = (int32_t *)malloc((size_t)B * T * sizeof(int32_t));
+    s->lens = (int *)malloc((size_t)B * sizeof(int));
+    if (drop) s->mask = (float *)malloc((size_t)B * T * d * sizeof(float));
+    if (!s->ids || !s->lens || (drop && !s->mask)) return mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: bow: out of memory");
+    memcpy(s->ids, ids, (size_t)B * T * sizeof(int32_t));
+    memcpy(s->lens, lens, (size_t)B * sizeof(int));
+    s->B = B, s->T = T;
+  }
+  for (b = 0; b < B; b++) {
+    int n = mlsys__enc_bow_count(c, lens[b], T);
+    float *o = pooled + (size_t)b * d;
+    for (j = 0; j < d; j++) o[j] = 0;
+    for (t = 0; t < n; t++) {
+      const float *row = p + (size_t)ids[(size_t)b * T + t] * d;
+      if (drop) {
+        float *mk = s->mask + ((size_t)b * T + t) * d;
+        for (j = 0; j < d; j++) {
+          mk[j] = mlsys_rng_uniform(rng) < c->dropout ? 0.0f : keep;
+          o[j] += row[j] * mk[j];
+        }
+      } else {
+        for (j = 0; j < d; j++) o[j] += row[j];
+      }
+    }
+    for (j = 0; j < d; j++) o[j] /= (float)n;
+  }
+  return MLSYS_OK;
+}
+static mlsys_status mlsys__enc_bow_backward(const mlsys_contracode_enc_cfg *c, const float *p, float *g, void *state,
+                                            mlsys_pool *pool, const float *dpooled) {
+  mlsys__enc_bow_state *s = (mlsys__enc_bow_state *)state;
+  int b, t, j, d = c->d_model;
+  (void)p, (void)pool;
+  if (!s || !s->ids) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: bow: no train forward to go back through");
+  for (b = 0; b < s->B; b++) {
+    int n = mlsys__enc_bow_count(c, s->lens[b], s->T);
+    const float *dp = dpooled + (size_t)b * d;
+    for (t = 0; t < n; t++) {
+      float *gr = g + (size_t)s->ids[(size_t)b * s->T + t] * d;
+      const float *mk = s->mask ? s->mask + ((size_t)b * s->T + t) * d : NULL;
+      for (j = 0; j < d; j++) gr[j] += dp[j] / (float)n * (mk ? mk[j] : 1.0f);
+    }
+  }
+  return MLSYS_OK;
+}
+static const mlsys__enc_body mlsys__enc_bow_body = {mlsys__enc_bow_nparams, mlsys__enc_bow_init, mlsys__enc_bow_forward,
+                                                    mlsys__enc_bow_backward, mlsys__enc_bow_free_state};
 
 /* [6b: Transformer and BiLSTM bodies] */
 
@@ -9065,8 +9403,401 @@ static const mlsys__enc_body mlsys__enc_bilstm_body = {mlsys__enc_lstm_nparams, 
                                                        mlsys__enc_lstm_backward, mlsys__enc_lstm_free_state};
 
 /* [6c: InfoNCE and MoCo] */
+MLSYS_DEF double mlsys_contracode_infonce(const float *q, const float *k, const float *queue, int B, int K, int d, float T,
+                                          float *dq, double *acc1, double *acc5) {
+  double loss = 0, *lg;
+  int b, j, c, n1 = 0, n5 = 0;
+  if (!q || !k || (!queue && K) || B < 1 || K < 0 || d < 1 || !(T > 0)) return NAN;
+  if (!(lg = (double *)malloc(((size_t)K + 1) * sizeof(double)))) return NAN;
+  for (b = 0; b < B; b++) {
+    const float *qb = q + (size_t)b * d;
+    double mx, z = 0;
+    int above = 0;
+    for (j = 0; j <= K; j++) {
+      const float *key = j ? queue + (size_t)(j - 1) * d : k + (size_t)b * d;
+      double s = 0;
+      for (c = 0; c < d; c++) s += (double)qb[c] * key[c];
+      lg[j] = s / T;
+    }
+    mx = lg[0];
+    for (j = 1; j <= K; j++) {
+      if (lg[j] > mx) mx = lg[j];
+      if (lg[j] > lg[0]) above++; /* ties rank the positive first */
+    }
+    n1 += above == 0, n5 += above < 5;
+    for (j = 0; j <= K; j++) z += exp(lg[j] - mx);
+    loss += -(lg[0] - mx - log(z));
+    if (dq) { /* ∂/∂q_b of the mean: (Σ_j p_j key_j − k⁺) / (T·B) */
+      float *g = dq + (size_t)b * d;
+      for (c = 0; c < d; c++) g[c] = 0;
+      for (j = 0; j <= K; j++) {
+        const float *key = j ? queue + (size_t)(j - 1) * d : k + (size_t)b * d;
+        double w = (exp(lg[j] - mx) / z - (j == 0)) / ((double)T * B);
+        for (c = 0; c < d; c++) g[c] += (float)(w * key[c]);
+      }
+    }
+  }
+  free(lg);
+  if (acc1) *acc1 = (double)n1 / B;
+  if (acc5) *acc5 = (double)n5 / B;
+  return loss / B;
+}
+
+MLSYS_DEF void mlsys_contracode_moco_defaults(mlsys_contracode_moco_cfg *c) {
+  if (!c) return;
+  c->K = 107520;
+  c->m = 0.999f, c->T = 0.07f;
+  c->lr = 1e-4f, c->beta1 = 0.9f, c->beta2 = 0.98f, c->eps = 1e-6f, c->weight_decay = 0;
+  c->warmup = 5000, c->total_steps = 600000;
+}
+
+struct mlsys_contracode_moco {
+  mlsys_contracode_moco_cfg mc;
+  mlsys_contracode_enc q, k;
+  float *adam_m, *adam_v, *queue;   /* queue: K rows of d_rep, each a unit key */
+  int ptr;
+  int64_t step;                     /* optimizer steps taken */
+  mlsys_rng rng;                    /* dropout draws of both encoders */
+  mlsys_pool *pool;
+};
+
+/* HF get_linear_schedule_with_warmup: the update of (0-based) step s uses lr·λ(s), so the very first update with a
+   warm-up has lr 0, as in the repo. total_steps ≤ warmup (or ≤ 0) means no decay. */
+static double mlsys__moco_lr(const mlsys_contracode_moco_cfg *c, int64_t s) {
+  if (s < c->warmup) return (double)c->lr * (double)s / (double)(c->warmup > 1 ? c->warmup : 1);
+  if (c->total_steps <= c->warmup) return c->lr;
+  if (s >= c->total_steps) return 0;
+  return (double)c->lr * (double)(c->total_steps - s) / (double)(c->total_steps - c->warmup);
+}
+static void mlsys__moco_momentum(float *pk, const float *pq, size_t n, float m) {
+  size_t i;
+  for (i = 0; i < n; i++) pk[i] = m * pk[i] + (1 - m) * pq[i];
+}
+/* Writes B keys at row ptr of the K-row queue; returns the next pointer. K is a multiple of B, so no wrap inside. */
+static int mlsys__moco_enqueue(float *queue, int K, int d, int ptr, const float *keys, int B) {
+  memcpy(queue + (size_t)ptr * d, keys, (size_t)B * d * sizeof(float));
+  return (ptr + B) % K;
+}
+static void mlsys__moco_normalize(float *x, float *norm, int B, int d) {
+  int b, c;
+  for (b = 0; b < B; b++) {
+    float *r = x + (size_t)b * d;
+    double s = 0;
+    for (c = 0; c < d; c++) s += (double)r[c] * r[c];
+    s = sqrt(s);
+    if (s < 1e-12) s = 1e-12; /* F.normalize's eps */
+    norm[b] = (float)s;
+    for (c = 0; c < d; c++) r[c] = (float)(r[c] / s);
+  }
+}
+
+static mlsys_status mlsys__moco_alloc(const mlsys_contracode_enc_cfg *ec, const mlsys_contracode_moco_cfg *mc, uint64_t seed,
+                                      mlsys_pool *pool, mlsys_contracode_moco **out) {
+  mlsys_contracode_moco *m;
+  mlsys_status st;
+  if (!ec || !mc || !out) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: moco_new: NULL argument");
+  *out = NULL;
+  if (mc->K < 1) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: moco_new: queue size K = %d < 1", mc->K);
+  if (!(mc->m >= 0 && mc->m <= 1)) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: moco_new: momentum m = %g is not in [0, 1]", mc->m);
+  if (!(mc->T > 0)) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: moco_new: temperature T = %g must be > 0", mc->T);
+  if (!(mc->lr >= 0) || mc->warmup < 0)
+    return mlsys_set_error(MLSYS_ERR_ARG, "contracode: moco_new: lr (%g) and warmup (%d) must be >= 0", mc->lr, mc->warmup);
+  if (!(m = (mlsys_contracode_moco *)mlsys_calloc(1, sizeof *m))) return MLSYS_ERR_NOMEM;
+  m->mc = *mc;
+  m->pool = pool;
+  mlsys_rng_seed(&m->rng, seed ^ 0x6d6f636f71756575ull);
+  st = mlsys_contracode_enc_init(&m->q, ec, seed, pool);
+  if (st == MLSYS_OK) st = mlsys_contracode_enc_init(&m->k, ec, seed, pool);
+  if (st != MLSYS_OK) {
+    mlsys_contracode_moco_free(m);
+    return st;
+  }
+  m->adam_m = (float *)mlsys_calloc(m->q.nparams, sizeof(float));
+  m->adam_v = (float *)mlsys_calloc(m->q.nparams, sizeof(float));
+  m->queue = (float *)mlsys_calloc((size_t)mc->K * ec->d_rep, sizeof(float));
+  if (!m->adam_m || !m->adam_v || !m->queue) {
+    mlsys_contracode_moco_free(m);
+    return mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: moco_new: out of memory");
+  }
+  *out = m;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_contracode_moco_new(const mlsys_contracode_enc_cfg *ec, const mlsys_contracode_moco_cfg *mc,
+                                                 uint64_t seed, mlsys_pool *pool, mlsys_contracode_moco **out) {
+  mlsys_contracode_moco *m;
+  mlsys_status st = mlsys__moco_alloc(ec, mc, seed, pool, &m);
+  size_t i, n;
+  float *norm;
+  if (st != MLSYS_OK) return st;
+  memcpy(m->k.params, m->q.params, m->q.nparams * sizeof(float)); /* f_k starts as a copy of f_q */
+  n = (size_t)mc->K * ec->d_rep;
+  for (i = 0; i < n; i++) m->queue[i] = (float)mlsys_rng_normal(&m->rng);
+  if (!(norm = (float *)malloc((size_t)mc->K * sizeof(float)))) {
+    mlsys_contracode_moco_free(m);
+    return MLSYS_ERR_NOMEM;
+  }
+  mlsys__moco_normalize(m->queue, norm, mc->K, ec->d_rep);
+  free(norm);
+  *out = m;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF void mlsys_contracode_moco_free(mlsys_contracode_moco *m) {
+  if (!m) return;
+  mlsys_contracode_enc_free(&m->q);
+  mlsys_contracode_enc_free(&m->k);
+  free(m->adam_m);
+  free(m->adam_v);
+  free(m->queue);
+  free(m);
+}
+
+MLSYS_DEF mlsys_contracode_enc *mlsys_contracode_moco_query_encoder(mlsys_contracode_moco *m) { return m ? &m->q : NULL; }
+MLSYS_DEF int64_t mlsys_contracode_moco_steps(const mlsys_contracode_moco *m) { return m ? m->step : 0; }
+
+/* The query side of a step: q = normalize(f_q(x_q)) against unit keys and the queue, the InfoNCE loss, and its
+   gradient put in f_q's (zeroed) gradients through the normalization: ∂L/∂z = (g − q(q·g)) / |z|. */
+static mlsys_status mlsys__moco_query_grad(mlsys_contracode_moco *m, const int32_t *ids_q, const int *len_q, int B, int T,
+                                           const float *keys, double *loss, double *a1, double *a5) {
+  int d = m->q.cfg.d_rep, b, c;
+  float *zq = (float *)malloc((size_t)B * d * sizeof(float)), *dq = (float *)malloc((size_t)B * d * sizeof(float));
+  float *nq = (float *)malloc((size_t)B * sizeof(float));
+  mlsys_status s;
+  if (!zq || !dq || !nq) {
+    s = mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: moco_step: out of memory");
+    goto done;
+  }
+  if ((s = mlsys_contracode_enc_forward(&m->q, ids_q, len_q, B, T, 1, 1, &m->rng, zq)) != MLSYS_OK) goto done;
+  mlsys__moco_normalize(zq, nq, B, d);
+  *loss = mlsys_contracode_infonce(zq, keys, m->queue, B, m->mc.K, d, m->mc.T, dq, a1, a5);
+  for (b = 0; b < B; b++) {
+    float *g = dq + (size_t)b * d;
+    const float *qn = zq + (size_t)b * d;
+    double dot = 0;
+    for (c = 0; c < d; c++) dot += (double)qn[c] * g[c];
+    for (c = 0; c < d; c++) g[c] = (float)((g[c] - qn[c] * dot) / nq[b]);
+  }
+  mlsys_contracode_enc_zero_grad(&m->q);
+  s = mlsys_contracode_enc_backward(&m->q, dq);
+done:
+  free(zq), free(dq), free(nq);
+  return s;
+}
+
+MLSYS_DEF mlsys_status mlsys_contracode_moco_step(mlsys_contracode_moco *m, const int32_t *ids_q, const int *len_q,
+                                                  const int32_t *ids_k, const int *len_k, int B, int T,
+                                                  mlsys_contracode_moco_stats *st) {
+  float *zk = NULL, *nk = NULL;
+  double loss = 0, a1 = 0, a5 = 0, lr;
+  mlsys_status s;
+  if (!m || !ids_q || !len_q || !ids_k || !len_k) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: moco_step: NULL argument");
+  if (B < 1 || m->mc.K % B)
+    return mlsys_set_error(MLSYS_ERR_ARG, "contracode: moco_step: the queue size K = %d is not a multiple of the batch B = %d",
+                           m->mc.K, B);
+  /* both views are checked before any state changes */
+  if ((s = mlsys__enc_check_input(&m->q.cfg, "moco_step (query view)", ids_q, len_q, B, T)) != MLSYS_OK) return s;
+  if ((s = mlsys__enc_check_input(&m->k.cfg, "moco_step (key view)", ids_k, len_k, B, T)) != MLSYS_OK) return s;
+  zk = (float *)malloc((size_t)B * m->k.cfg.d_rep * sizeof(float));
+  nk = (float *)malloc((size_t)B * sizeof(float));
+  if (!zk || !nk) {
+    s = mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: moco_step: out of memory");
+    goto done;
+  }
+  /* keys first: momentum from the current θ_q, then f_k in train mode (its dropout draws come before the query's) */
+  mlsys__moco_momentum(m->k.params, m->q.params, m->q.nparams, m->mc.m);
+  if ((s = mlsys_contracode_enc_forward(&m->k, ids_k, len_k, B, T, 1, 1, &m->rng, zk)) != MLSYS_OK) goto done;
+  mlsys__moco_normalize(zk, nk, B, m->k.cfg.d_rep);
+  if ((s = mlsys__moco_query_grad(m, ids_q, len_q, B, T, zk, &loss, &a1, &a5)) != MLSYS_OK) goto done;
+  lr = mlsys__moco_lr(&m->mc, m->step);
+  mlsys_adamw_step(m->q.params, m->q.grads, m->adam_m, m->adam_v, m->q.nparams, m->step + 1, (float)lr, m->mc.beta1,
+                   m->mc.beta2, m->mc.eps, m->mc.weight_decay);
+  m->ptr = mlsys__moco_enqueue(m->queue, m->mc.K, m->k.cfg.d_rep, m->ptr, zk, B);
+  m->step++;
+  if (st) st->loss = loss, st->acc1 = a1, st->acc5 = a5, st->lr = lr, st->queue_ptr = m->ptr;
+done:
+  free(zk), free(nk);
+  return s;
+}
+
+/* Checkpoint: "MLSYSCCM" v1, the two configs, step, ptr, RNG, nparams, then q params, k params, Adam m and v, the queue,
+   and a CRC-32C of everything before it. Native byte order (little-endian on every supported target). */
+#define MLSYS__MOCO_MAGIC "MLSYSCCM"
+typedef struct {
+  FILE *f;
+  uint32_t crc;
+  int ok;
+} mlsys__moco_io;
+static void mlsys__moco_w(mlsys__moco_io *io, const void *p, size_t n) {
+  if (!io->ok) return;
+  io->crc = mlsys_crc32c(io->crc, p, n);
+  io->ok = fwrite(p, 1, n, io->f) == n;
+}
+static int mlsys__moco_r(mlsys__moco_io *io, void *p, size_t n) {
+  if (fread(p, 1, n, io->f) != n) return 0;
+  io->crc = mlsys_crc32c(io->crc, p, n);
+  return 1;
+}
+static void mlsys__moco_w_cfgs(mlsys__moco_io *io, const mlsys_contracode_enc_cfg *e, const mlsys_contracode_moco_cfg *c) {
+  int32_t iv[10] = {e->type, e->vocab, e->d_model, e->n_layers, e->n_heads, e->d_ff, e->d_rep, e->max_len, e->pad_id, e->pool};
+  int32_t mv[3] = {c->K, c->warmup, c->total_steps};
+  float fv[8] = {e->dropout, c->m, c->T, c->lr, c->beta1, c->beta2, c->eps, c->weight_decay};
+  mlsys__moco_w(io, iv, sizeof iv);
+  mlsys__moco_w(io, mv, sizeof mv);
+  mlsys__moco_w(io, fv, sizeof fv);
+}
+
+MLSYS_DEF mlsys_status mlsys_contracode_moco_save(const mlsys_contracode_moco *m, const char *path) {
+  mlsys__moco_io io;
+  char *tmp;
+  size_t n;
+  uint32_t ver = 1;
+  int32_t ptr;
+  uint64_t np;
+  if (!m || !path) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: moco_save: NULL argument");
+  n = strlen(path) + 8;
+  if (!(tmp = (char *)malloc(n))) return MLSYS_ERR_NOMEM;
+  snprintf(tmp, n, "%s.tmp", path);
+  io.f = fopen(tmp, "wb"), io.crc = 0, io.ok = io.f != NULL;
+  if (!io.f) {
+    free(tmp);
+    return mlsys_set_error(MLSYS_ERR_IO, "contracode: %s: cannot open for writing", path);
+  }
+  ptr = m->ptr, np = m->q.nparams;
+  mlsys__moco_w(&io, MLSYS__MOCO_MAGIC, 8);
+  mlsys__moco_w(&io, &ver, 4);
+  mlsys__moco_w_cfgs(&io, &m->q.cfg, &m->mc);
+  mlsys__moco_w(&io, &m->step, 8);
+  mlsys__moco_w(&io, &ptr, 4);
+  mlsys__moco_w(&io, m->rng.s, sizeof m->rng.s);
+  mlsys__moco_w(&io, &np, 8);
+  mlsys__moco_w(&io, m->q.params, np * sizeof(float));
+  mlsys__moco_w(&io, m->k.params, np * sizeof(float));
+  mlsys__moco_w(&io, m->adam_m, np * sizeof(float));
+  mlsys__moco_w(&io, m->adam_v, np * sizeof(float));
+  mlsys__moco_w(&io, m->queue, (size_t)m->mc.K * m->q.cfg.d_rep * sizeof(float));
+  if (io.ok) {
+    uint32_t crc = io.crc;
+    io.ok = fwrite(&crc, 1, 4, io.f) == 4;
+  }
+  io.ok &= fclose(io.f) == 0;
+  if (io.ok && rename(tmp, path) != 0) io.ok = 0;
+  if (!io.ok) {
+    remove(tmp);
+    free(tmp);
+    return mlsys_set_error(MLSYS_ERR_IO, "contracode: %s: write failed", path);
+  }
+  free(tmp);
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_contracode_moco_load(const char *path, mlsys_pool *pool, mlsys_contracode_moco **out) {
+  mlsys__moco_io io = {NULL, 0, 1};
+  mlsys_contracode_moco *m = NULL;
+  mlsys_contracode_enc_cfg ec;
+  mlsys_contracode_moco_cfg mc;
+  char magic[8];
+  uint32_t ver, crc;
+  int32_t iv[10], mv[3], ptr;
+  float fv[8];
+  int64_t step;
+  uint64_t rs[4], np;
+  const char *what = NULL, *why;
+  mlsys_status st;
+  if (!path || !out) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: moco_load: NULL argument");
+  *out = NULL;
+  if (!(io.f = fopen(path, "rb"))) return mlsys_set_error(MLSYS_ERR_IO, "contracode: %s: cannot open", path);
+  if (!mlsys__moco_r(&io, magic, 8) || memcmp(magic, MLSYS__MOCO_MAGIC, 8)) {
+    fclose(io.f);
+    return mlsys_set_error(MLSYS_ERR_PARSE, "contracode: %s: not a ContraCode MoCo checkpoint (bad magic)", path);
+  }
+  if (!mlsys__moco_r(&io, &ver, 4)) what = "the version";
+  else if (ver != 1) {
+    fclose(io.f);
+    return mlsys_set_error(MLSYS_ERR_PARSE, "contracode: %s: checkpoint version %u (this build reads 1)", path, (unsigned)ver);
+  } else if (!mlsys__moco_r(&io, iv, sizeof iv) || !mlsys__moco_r(&io, mv, sizeof mv) || !mlsys__moco_r(&io, fv, sizeof fv))
+    what = "the configs";
+  else if (!mlsys__moco_r(&io, &step, 8) || !mlsys__moco_r(&io, &ptr, 4) || !mlsys__moco_r(&io, rs, sizeof rs) ||
+           !mlsys__moco_r(&io, &np, 8))
+    what = "the header";
+  if (what) {
+    fclose(io.f);
+    return mlsys_set_error(MLSYS_ERR_PARSE, "contracode: %s: truncated in %s", path, what);
+  }
+  memset(&ec, 0, sizeof ec);
+  ec.type = iv[0], ec.vocab = iv[1], ec.d_model = iv[2], ec.n_layers = iv[3], ec.n_heads = iv[4], ec.d_ff = iv[5];
+  ec.d_rep = iv[6], ec.max_len = iv[7], ec.pad_id = iv[8], ec.pool = iv[9], ec.dropout = fv[0];
+  mc.K = mv[0], mc.warmup = mv[1], mc.total_steps = mv[2];
+  mc.m = fv[1], mc.T = fv[2], mc.lr = fv[3], mc.beta1 = fv[4], mc.beta2 = fv[5], mc.eps = fv[6], mc.weight_decay = fv[7];
+  if ((why = mlsys__enc_cfg_problem(&ec)) || mc.K < 1 || ptr < 0 || ptr >= mc.K || step < 0 ||
+      np != mlsys_contracode_enc_nparams(&ec, 1) || (uint64_t)mc.K * (uint64_t)ec.d_rep > ((uint64_t)1 << 40)) {
+    fclose(io.f);
+    return mlsys_set_error(MLSYS_ERR_PARSE, "contracode: %s: damaged header (%s)", path,
+                           why ? why : np != mlsys_contracode_enc_nparams(&ec, 1) ? "parameter count does not match the config"
+                                                                                 : "queue size or pointer out of range");
+  }
+  { /* the file must be as long as the header says before anything that size is allocated */
+    const uint64_t hdr = 8 + 4 + 40 + 12 + 32 + 8 + 4 + 32 + 8, enc = np * 4, q = (uint64_t)mc.K * (uint64_t)ec.d_rep * 4;
+    const uint64_t ends[5] = {hdr + enc, hdr + 2 * enc, hdr + 4 * enc, hdr + 4 * enc + q, hdr + 4 * enc + q + 4};
+    static const char *const names[5] = {"the query encoder", "the key encoder", "Adam's moments", "the queue", "the checksum"};
+    long here = ftell(io.f), size;
+    int k;
+    if (here < 0 || fseek(io.f, 0, SEEK_END) != 0 || (size = ftell(io.f)) < 0 || fseek(io.f, here, SEEK_SET) != 0) {
+      fclose(io.f);
+      return mlsys_set_error(MLSYS_ERR_IO, "contracode: %s: cannot seek", path);
+    }
+    for (k = 0; k < 5; k++)
+      if ((uint64_t)size < ends[k]) {
+        fclose(io.f);
+        return mlsys_set_error(MLSYS_ERR_PARSE, "contracode: %s: truncated in %s (%ld bytes, the header describes %llu)", path,
+                               names[k], size, (unsigned long long)ends[4]);
+      }
+  }
+  st = mlsys__moco_alloc(&ec, &mc, 0, pool, &m);
+  if (st != MLSYS_OK) {
+    fclose(io.f);
+    if (st != MLSYS_ERR_ARG) return st;
+    { /* copied: the message buffer is the one being written */
+      char why_buf[256];
+      const char *msg = mlsys_last_error(), *p = strstr(msg, "moco_new: ");
+      snprintf(why_buf, sizeof why_buf, "%.200s", p ? p + 10 : msg);
+      return mlsys_set_error(MLSYS_ERR_PARSE, "contracode: %s: damaged header (%s)", path, why_buf);
+    }
+  }
+  if (!mlsys__moco_r(&io, m->q.params, np * sizeof(float))) what = "the query encoder";
+  else if (!mlsys__moco_r(&io, m->k.params, np * sizeof(float))) what = "the key encoder";
+  else if (!mlsys__moco_r(&io, m->adam_m, np * sizeof(float)) || !mlsys__moco_r(&io, m->adam_v, np * sizeof(float)))
+    what = "Adam's moments";
+  else if (!mlsys__moco_r(&io, m->queue, (size_t)mc.K * ec.d_rep * sizeof(float))) what = "the queue";
+  else if (fread(&crc, 1, 4, io.f) != 4) what = "the checksum";
+  if (what) {
+    fclose(io.f);
+    mlsys_contracode_moco_free(m);
+    return mlsys_set_error(MLSYS_ERR_PARSE, "contracode: %s: truncated in %s", path, what);
+  }
+  if (crc != io.crc || fgetc(io.f) != EOF) {
+    int trailing = crc == io.crc;
+    fclose(io.f);
+    mlsys_contracode_moco_free(m);
+    return mlsys_set_error(MLSYS_ERR_PARSE, "contracode: %s: %s", path,
+                           trailing ? "trailing bytes after the checksum" : "checksum mismatch (the file is damaged)");
+  }
+  fclose(io.f);
+  m->step = step, m->ptr = ptr;
+  memcpy(m->rng.s, rs, sizeof rs);
+  *out = m;
+  return MLSYS_OK;
+}
 
 /* [6d: the body table: mlsys__enc_body_of(type)] */
+static const mlsys__enc_body *mlsys__enc_body_of(int type) {
+  switch (type) {
+    case MLSYS_CONTRACODE_ENC_TRANSFORMER: return &mlsys__enc_transformer_body;
+    case MLSYS_CONTRACODE_ENC_BILSTM: return &mlsys__enc_bilstm_body;
+    case MLSYS_CONTRACODE_ENC_BOW: return &mlsys__enc_bow_body;
+    default: return NULL;
+  }
+}
 
 /* [end of section 6 implementation] */
 

@@ -18,6 +18,8 @@ int contracode_augment_cmd(int argc, char **argv);    /* cli/contracode_augment.
 int contracode_eval_cmd(int argc, char **argv);       /* cli/contracode_eval.c */
 int contracode_functions_cmd(int argc, char **argv);  /* cli/contracode_functions.c */
 int contracode_vocab_cmd(int argc, char **argv);      /* cli/contracode_functions.c */
+int contracode_train_cmd(int argc, char **argv);      /* cli/contracode_train.c */
+int contracode_embed_cmd(int argc, char **argv);      /* cli/contracode_train.c */
 
 static const char *contracode_help =
     "usage: mlsys contracode <verb> [options]\n"
@@ -60,6 +62,11 @@ static const char *contracode_help =
     "        (scripts/contracode-corpus.sh; mlsys contracode functions --help has the details).\n"
     "  vocab FUNCS.jsonl [--out M.model] [--text-out T.txt] [--vocab-size V] [--max-functions N]\n"
     "        The unigram vocabulary trained on those units (mlsys contracode vocab --help has the details).\n"
+    "  train --functions FUNCS.jsonl|FILE.js --out CKPT [--encoder E] [--vocab M.model] [--steps N] ... [--json]\n"
+    "        MoCo pre-training of a code encoder on two augmented views of each function\n"
+    "        (mlsys contracode train --help has the details).\n"
+    "  embed --model CKPT --vocab M.model FILE.js|FUNCS.jsonl [--project] [--json]\n"
+    "        One vector per function from a trained encoder.\n"
     "\n"
     "parse --json keys: file, bytes, nodes, kinds ({Kind: count}), functions ([{kind, name, line, start, end,\n"
     "lines}]); kind is declaration, expression, arrow or method.\n";
@@ -574,8 +581,10 @@ int cmd_contracode(int argc, char **argv) {
   if (!strcmp(verb, "eval")) return contracode_eval_cmd(argc, argv);
   if (!strcmp(verb, "functions")) return contracode_functions_cmd(argc, argv);
   if (!strcmp(verb, "vocab")) return contracode_vocab_cmd(argc, argv);
+  if (!strcmp(verb, "train")) return contracode_train_cmd(argc, argv);
+  if (!strcmp(verb, "embed")) return contracode_embed_cmd(argc, argv);
   if (strcmp(verb, "parse") && strcmp(verb, "print") && strcmp(verb, "check"))
-    return cli_usage_error("contracode", "unknown verb '%s' (parse, print, check, tokenize, augment, eval, functions or vocab)", verb);
+    return cli_usage_error("contracode", "unknown verb '%s' (parse, print, check, tokenize, augment, eval, functions, vocab, train or embed)", verb);
   if ((rc = cli_parse_args(argc, argv, opts, (int)(sizeof opts / sizeof *opts), "contracode", pos, 1, &npos))) return rc;
   if (help) {
     fputs(contracode_help, stdout);
