@@ -10,6 +10,30 @@
 #include <string.h>
 
 int contracode_eval_cmd(int argc, char **argv);
+int contracode_tokenize_row(const mlsys_contracode_sp *sp, const char *src, double alpha, mlsys_rng *r, int T, int pad,
+                            int32_t *row, int *len);   /* cli/contracode_train.c */
+
+/* --scorer model:CKPT / untrained:CKPT: the pooled, un-projected representation (§3.9) of the checkpoint's query
+   encoder, or of a freshly initialized encoder of the same configuration (the "random init" row of Table 2.2), over
+   Viterbi ids of normalize_program(src) truncated to the encoder's max_len, one program at a time. */
+typedef struct {
+  const mlsys_contracode_sp *sp;
+  mlsys_contracode_enc *e;
+  int32_t *row;
+} cc_eval_embed_ctx;
+static mlsys_status cc_eval_embed(void *ctx, const char *const *src, const size_t *len, int n, float *out) {
+  cc_eval_embed_ctx *c = (cc_eval_embed_ctx *)ctx;
+  const int dim = mlsys_contracode_enc_pooled_dim(&c->e->cfg);
+  int i, l;
+  mlsys_status st;
+  (void)len;
+  for (i = 0; i < n; i++) {
+    if (!contracode_tokenize_row(c->sp, src[i], 0, NULL, c->e->cfg.max_len, c->e->cfg.pad_id, c->row, &l))
+      return mlsys_set_error(MLSYS_ERR_PARSE, "contracode eval: program %d does not tokenize", i);
+    if ((st = mlsys_contracode_enc_forward(c->e, c->row, &l, 1, l, 0, 0, NULL, out + (size_t)i * dim)) != MLSYS_OK) return st;
+  }
+  return MLSYS_OK;
+}
 
 static const char contracode_eval_help[] =
     "usage: mlsys contracode eval [--lib [NAME=]DIR]... [--scorer edit|bow] [--vocab M.model] [--adversarial N[,N...]]\n"
@@ -25,7 +49,9 @@ static const char contracode_eval_help[] =
     "  negatives with replacement).\n"
     "  Scorers over the SentencePiece ids of each program (--vocab, default tests/data/contracode/js_identity_1k.model):\n"
     "  edit = (max(|a|,|b|) - Levenshtein) / max(|a|,|b|), the paper's heuristic baseline; bow = cosine of the\n"
-    "  token count vectors.\n"
+    "  token count vectors; model:CKPT = cosine of the pooled (un-projected) representation of a `contracode\n"
+    "  train` checkpoint's query encoder; untrained:CKPT = the same architecture freshly initialized (seed 1),\n"
+    "  the random-init baseline. With model:/untrained:, --vocab defaults to tools/contracode_js8k.model.\n"
     "  --adversarial N: the first program of each pair is edited S times (default S = max(16, N)) by the\n"
     "  adversary (terser: Alg. 1's terser block alone with p .75, printed compact, as the repo's terser samples;\n"
     "  safe: the SAFE preset), and each pair scores its worst case: the min over a window of N samples for a\n"
@@ -88,11 +114,16 @@ int contracode_eval_cmd(int argc, char **argv) {
   mlsys_contracode_sp *sp = NULL;
   mlsys_contracode_aug_cfg acfg;
   mlsys_contracode_scorer sc;
+  cc_eval_embed_ctx ectx = {NULL, NULL, NULL};
+  mlsys_contracode_enc fresh;
+  mlsys_contracode_moco *moco = NULL;
+  int is_model = 0;
   mlsys_contracode_clone_metrics m;
   float *nat = NULL, *advs = NULL;
   uint8_t *lab = NULL;
 
   memset(&set, 0, sizeof set);
+  memset(&fresh, 0, sizeof fresh);
   for (i = 3; i < argc; i++) {
     const char *a = argv[i], *v = NULL, *eq;
     char name[64];
@@ -160,8 +191,10 @@ int contracode_eval_cmd(int argc, char **argv) {
       return cli_usage_error(cmd, "unknown option '%s' (see --help)", name);
     }
   }
-  if (strcmp(scorer_s, "edit") && strcmp(scorer_s, "bow"))
-    return cli_usage_error(cmd, "--scorer must be edit or bow, not '%s'", scorer_s);
+  if (strcmp(scorer_s, "edit") && strcmp(scorer_s, "bow") && strncmp(scorer_s, "model:", 6) &&
+      strncmp(scorer_s, "untrained:", 10))
+    return cli_usage_error(cmd, "--scorer must be edit, bow, model:CKPT or untrained:CKPT, not '%s'", scorer_s);
+  is_model = !strncmp(scorer_s, "model:", 6) || !strncmp(scorer_s, "untrained:", 10);
   if (strcmp(adversary_s, "terser") && strcmp(adversary_s, "safe"))
     return cli_usage_error(cmd, "--adversary must be terser or safe, not '%s'", adversary_s);
   for (i = 0; i < nadv; i++)
@@ -176,7 +209,7 @@ int contracode_eval_cmd(int argc, char **argv) {
       libdir[nlib] = defaults[nlib][1];
     }
   if (vocab_s) snprintf(vocab, sizeof vocab, "%s", vocab_s);
-  else cli_repo_file("tests/data/contracode/js_identity_1k.model", vocab, sizeof vocab);
+  else cli_repo_file(is_model ? "tools/contracode_js8k.model" : "tests/data/contracode/js_identity_1k.model", vocab, sizeof vocab);
 
   for (i = 0; i < nlib; i++) {
     int before = nfiles;
@@ -213,6 +246,35 @@ int contracode_eval_cmd(int argc, char **argv) {
   memset(&sc, 0, sizeof sc);
   sc.kind = !strcmp(scorer_s, "bow") ? MLSYS_CONTRACODE_SCORE_BOW : MLSYS_CONTRACODE_SCORE_EDIT;
   sc.sp = sp;
+  if (is_model) {
+    const char *ck = strchr(scorer_s, ':') + 1;
+    if (mlsys_contracode_moco_load(ck, NULL, &moco) != MLSYS_OK) {
+      rc = cli_fail(cmd, "%s", mlsys_last_error());
+      goto done;
+    }
+    ectx.e = mlsys_contracode_moco_query_encoder(moco);
+    if (!strncmp(scorer_s, "untrained:", 10)) {
+      mlsys_contracode_enc_cfg cfg = ectx.e->cfg;
+      if (mlsys_contracode_enc_init(&fresh, &cfg, 1, NULL) != MLSYS_OK) {
+        rc = cli_fail(cmd, "%s", mlsys_last_error());
+        goto done;
+      }
+      ectx.e = &fresh;
+    }
+    if (ectx.e->cfg.vocab != mlsys_contracode_sp_size(sp)) {
+      rc = cli_fail(cmd, "%s was trained with %d pieces, %s has %d", ck, ectx.e->cfg.vocab, vocab, mlsys_contracode_sp_size(sp));
+      goto done;
+    }
+    if (!(ectx.row = (int32_t *)malloc((size_t)ectx.e->cfg.max_len * sizeof(int32_t)))) {
+      rc = cli_fail(cmd, "out of memory");
+      goto done;
+    }
+    ectx.sp = sp;
+    sc.kind = MLSYS_CONTRACODE_SCORE_EMBED;
+    sc.embed = cc_eval_embed;
+    sc.embed_ctx = &ectx;
+    sc.dim = mlsys_contracode_enc_pooled_dim(&ectx.e->cfg);
+  }
   kind = !strcmp(adversary_s, "safe") ? MLSYS_CONTRACODE_ADV_SAFE : MLSYS_CONTRACODE_ADV_TERSER;
   if (mlsys_contracode_clone_adversary(kind, &acfg) != MLSYS_OK ||
       mlsys_contracode_clone_sims((const char *const *)set.src, set.len, set.nprograms, pairs, n, &sc,
@@ -271,6 +333,9 @@ int contracode_eval_cmd(int argc, char **argv) {
   if (fflush(stdout)) rc = cli_fail(cmd, "writing the results failed");
 done:
   free(nat), free(lab), free(advs), free(pairs);
+  free(ectx.row);
+  mlsys_contracode_enc_free(&fresh);
+  mlsys_contracode_moco_free(moco);
   mlsys_contracode_sp_free(sp);
   mlsys_contracode_clone_set_free(&set);
   mlsys_contracode_clone_files_free(files, nfiles);

@@ -131,8 +131,11 @@ static int cc_load_units(const char *cmd, const char *path, cc_units *u) {
   return CLI_OK;
 }
 
-/* normalize_program, then Viterbi (alpha 0) or sampled ids, truncated to T; at least one id (the pad) per row. */
-static int cc_tokenize(const mlsys_contracode_sp *sp, const char *src, double alpha, mlsys_rng *r, int T, int pad,
+/* normalize_program, then Viterbi (alpha 0) or sampled ids, truncated to T; at least one id (the pad) per row.
+   Also used by `contracode eval --scorer model:` (cli/contracode_eval.c). */
+int contracode_tokenize_row(const mlsys_contracode_sp *sp, const char *src, double alpha, mlsys_rng *r, int T, int pad,
+                            int32_t *row, int *len);
+int contracode_tokenize_row(const mlsys_contracode_sp *sp, const char *src, double alpha, mlsys_rng *r, int T, int pad,
                        int32_t *row, int *len) {
   char *norm;
   size_t nn, ni = 0, t;
@@ -299,7 +302,7 @@ int contracode_train_cmd(int argc, char **argv) {
         mlsys_rng_seed(&vr, mlsys_rng_u64(&r));
         /* a unit that does not parse trains on its text as it is */
         if (mlsys_contracode_augment(u.src[f], strlen(u.src[f]), &ac, &vr, &aug, &an, NULL) == MLSYS_OK) text = aug;
-        if (!cc_tokenize(sp, text, alpha, &vr, (int)T, ec.pad_id, (v ? ik : iq) + (size_t)b * T, (v ? lk : lq) + b)) {
+        if (!contracode_tokenize_row(sp, text, alpha, &vr, (int)T, ec.pad_id, (v ? ik : iq) + (size_t)b * T, (v ? lk : lq) + b)) {
           free(aug);
           rc = cli_fail(cmd, "%s: %s", u.label[f], mlsys_last_error());
           goto done;
@@ -404,7 +407,7 @@ int contracode_embed_cmd(int argc, char **argv) {
   if (json) printf("{\"dim\": %d, \"projected\": %s, \"functions\": [", dim, project ? "true" : "false");
   for (i = 0; i < u.n; i++) {
     int len;
-    if (!cc_tokenize(sp, u.src[i], 0, NULL, e->cfg.max_len, e->cfg.pad_id, row, &len) ||
+    if (!contracode_tokenize_row(sp, u.src[i], 0, NULL, e->cfg.max_len, e->cfg.pad_id, row, &len) ||
         mlsys_contracode_enc_forward(e, row, &len, 1, len, project != NULL, 0, NULL, vec) != MLSYS_OK) {
       if (json) printf("]}\n");
       rc = cli_fail(cmd, "%s: %s", u.label[i], mlsys_last_error());

@@ -588,6 +588,35 @@ TEST(cli_train_resume_and_embed) {
     CHECK_EQ_INT(nums, 64);
   }
   run_free(&r);
+  /* the trained encoder and its untrained twin as clone-detection scorers (the offline set of Debian's lodash-es,
+     underscore and ramda, installed by scripts/install-deps.sh) */
+  if (access("/usr/share/nodejs/ramda/es", R_OK) == 0) {
+    snprintf(args, sizeof args, "contracode eval --scorer model:%s --vocab " DATA "js_identity_1k.model --json", a);
+    r = run(args);
+    CHECK_EQ_INT(r.code, 0);
+    CHECK(r.out && strstr(r.out, "\"scorer\": \"model:") && strstr(r.out, "\"programs\": 395"));
+    run_free(&r);
+    snprintf(args, sizeof args, "contracode eval --scorer untrained:%s --vocab " DATA "js_identity_1k.model --json", a);
+    r = run(args);
+    CHECK_EQ_INT(r.code, 0);
+    CHECK(r.out && strstr(r.out, "\"scorer\": \"untrained:"));
+    run_free(&r);
+    /* a vocabulary of another size than the encoder's is a named error, not a crash */
+    snprintf(args, sizeof args, "contracode eval --scorer model:%s --vocab tools/contracode_js8k.model", a);
+    r = run(args);
+    CHECK_EQ_INT(r.code, 1);
+    CHECK(r.err && strstr(r.err, "was trained with 1000 pieces"));
+    run_free(&r);
+    r = run("contracode eval --scorer model:/nonexistent.ckpt");
+    CHECK_EQ_INT(r.code, 1);
+    CHECK(r.err && strstr(r.err, "/nonexistent.ckpt"));
+    run_free(&r);
+    r = run("contracode eval --scorer modle:x");
+    CHECK_EQ_INT(r.code, 2);
+    run_free(&r);
+  } else if (getenv("CI")) {
+    CHECK_MSG(0, "node-ramda is not installed (scripts/install-deps.sh installs it)");
+  }
   unlink(a);
   unlink(b);
 }
