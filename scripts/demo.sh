@@ -246,6 +246,24 @@ if [ -x build/examples/offload_basics ] || make --no-print-directory -s build/ex
   build/examples/offload_basics || status=1
   echo
 fi
+echo "== mlsys_contracode.h — ContraCode: semantics-preserving JavaScript rewrites, code encoders, clone detection"
+UJS=/usr/share/javascript/underscore/underscore.js
+if [ -f "$UJS" ]; then
+  echo "-- Alg. 1 (transform dropout, the SAFE preset) on underscore.js (Debian's libjs-underscore): 3 distinct"
+  echo "   variants of the whole library, each checked by running underscore's own API battery in Node:"
+  AUG=$(mktemp -d)
+  run contracode augment "$UJS" --n 3 --semantic-only --seed 7 --out "$AUG"
+  rm -rf "$AUG"
+  if command -v node >/dev/null; then run contracode check "$UJS"; fi
+fi
+echo "-- Zero-shot clone detection on the offline set (Debian's lodash-es, underscore and ramda modules: a problem"
+echo "   is an API name two libraries implement): the edit-distance baseline, natural and against a terser adversary:"
+run contracode eval --scorer edit --vocab tools/contracode_js8k.model --adversarial 4
+echo "-- MoCo pre-training (InfoNCE, momentum key encoder, a queue of negatives) for a few steps on underscore.js's"
+echo "   functions, bag-of-words encoder (the Transformer and BiLSTM: --encoder tiny-transformer|tiny-bilstm):"
+CKPT=$(mktemp -u /tmp/mlsys-demo-XXXXXX.ckpt)
+run contracode train --functions tests/data/contracode/train_underscore.js --out "$CKPT" --steps 40 --batch 8 --queue 64 --lr 3e-2
+rm -f "$CKPT"
 echo "== mlsys_cloud.h — Srift: which cloud VMs to rent for data-parallel training"
 echo "-- The paper's case study 3: ShuffleNet v2, 1000 iterations at global batch 6144 on spot VMs (4 p3.8xlarge,"
 echo "   8 g3.8xlarge, 8 g4dn.8xlarge available) within 10 minutes and \$3. Srift simulates every mix (stragglers,"
