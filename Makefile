@@ -100,7 +100,7 @@ test: deps
 demo: deps
 	@$(MAKE) --no-print-directory $(BUILD)/mlsys $(BUILD)/examples/remat_cnn $(BUILD)/examples/collective_basics $(BUILD)/examples/transfer_basics $(BUILD)/examples/pipeline_basics \
 	  $(BUILD)/examples/pcr_basics $(BUILD)/examples/relm_basics $(BUILD)/examples/index_basics $(BUILD)/examples/offload_basics \
-	  $(BUILD)/examples/cloud_basics
+	  $(BUILD)/examples/cloud_basics $(BUILD)/examples/contracode_basics
 	@MLSYS_BIN=$(BUILD)/mlsys bash scripts/demo.sh
 
 # ReLM's GPT-2 trained in C on a pinned Debian 12 English corpus (docs/relm.md §6.1): scripts/relm-train-model.sh

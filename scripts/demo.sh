@@ -264,6 +264,13 @@ echo "   functions, bag-of-words encoder (the Transformer and BiLSTM: --encoder 
 CKPT=$(mktemp -u /tmp/mlsys-demo-XXXXXX.ckpt)
 run contracode train --functions tests/data/contracode/train_underscore.js --out "$CKPT" --steps 40 --batch 8 --queue 64 --lr 3e-2
 rm -f "$CKPT"
+if [ -x build/examples/contracode_basics ] || make --no-print-directory -s build/examples/contracode_basics >/dev/null 2>&1; then
+  echo "-- The C API (examples/contracode_basics.c): variants of one function, its ids under the 8k vocabulary, and"
+  echo "   how edit distance and an (untrained) encoder score it against a variant and another function:"
+  echo "\$ build/examples/contracode_basics"
+  build/examples/contracode_basics | tail -4 || status=1
+  echo
+fi
 echo "== mlsys_cloud.h — Srift: which cloud VMs to rent for data-parallel training"
 echo "-- The paper's case study 3: ShuffleNet v2, 1000 iterations at global batch 6144 on spot VMs (4 p3.8xlarge,"
 echo "   8 g3.8xlarge, 8 g4dn.8xlarge available) within 10 minutes and \$3. Srift simulates every mix (stragglers,"
