@@ -809,6 +809,23 @@ MLSYS_DEF mlsys_status mlsys_contracode_clone_read_dir(const char *library, cons
 /* Frees what clone_read_dir allocated (the library, path and source strings and the array). */
 MLSYS_DEF void mlsys_contracode_clone_files_free(mlsys_contracode_clone_file *files, int nfiles);
 
+/* The hard-negative view (spec §3.9 [proposal]): the indices (ascending) of every positive and of the
+   ceil(frac · #negatives) negatives with the highest key (e.g. their edit-distance similarity: the negatives a
+   surface scorer finds most alike), ties to the lower index; *idx malloc'd. frac must be in (0, 1]. */
+MLSYS_DEF mlsys_status mlsys_contracode_hard_subset(const float *key, const uint8_t *label, size_t n, double frac,
+                                                    size_t **idx, size_t *nidx);
+
+/* The variant clone set (issue 25 item 6: "functions vs their variants vs other functions"), the task pre-training
+   aims at: for each of n units (held-out functions, say), program 2k is the unit as given and program 2k+1 one
+   variant of it drawn with aug (RNG seeded from (seed, unit)), both of problem k; a draw that prints the unit
+   unchanged is redrawn (up to 8 times). A unit that aug cannot parse, or whose 8 draws all print it unchanged, is
+   left out and counted in nskipped. label[i] (nullable) names problem k, else "unit-I". One library, "variants".
+   MLSYS_ERR_ARG when fewer than two units are left. */
+MLSYS_DEF mlsys_status mlsys_contracode_clone_set_variants(const char *const *src, const size_t *len, int n,
+                                                           const char *const *label,
+                                                           const mlsys_contracode_aug_cfg *aug, uint64_t seed,
+                                                           mlsys_contracode_clone_set *out);
+
 /* [end of section 7 declarations] */
 
 #ifdef __cplusplus
@@ -10587,6 +10604,117 @@ MLSYS_DEF mlsys_status mlsys_contracode_clone_read_dir(const char *library, cons
   }
   for (i = 0; i < nn; i++) free(names[i]);
   free(names);
+  return st;
+}
+
+typedef struct { float key; size_t i; } mlsys__cc_keyed;
+static int mlsys__cc_keyed_cmp(const void *x, const void *y) {   /* key descending, then index ascending */
+  const mlsys__cc_keyed *a = (const mlsys__cc_keyed *)x, *b = (const mlsys__cc_keyed *)y;
+  if (a->key != b->key) return a->key > b->key ? -1 : 1;
+  return a->i < b->i ? -1 : a->i > b->i;
+}
+static int mlsys__cc_size_cmp(const void *x, const void *y) {
+  size_t a = *(const size_t *)x, b = *(const size_t *)y;
+  return a < b ? -1 : a > b;
+}
+MLSYS_DEF mlsys_status mlsys_contracode_hard_subset(const float *key, const uint8_t *label, size_t n, double frac,
+                                                    size_t **idx, size_t *nidx) {
+  mlsys__cc_keyed *neg;
+  size_t i, nn = 0, keep, o = 0;
+  if (!idx || !nidx || (n && (!key || !label)))
+    return mlsys_set_error(MLSYS_ERR_ARG, "contracode: hard_subset: NULL argument");
+  *idx = NULL, *nidx = 0;
+  if (!(frac > 0 && frac <= 1)) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: hard_subset: frac %g is not in (0, 1]", frac);
+  for (i = 0; i < n; i++) {
+    if (label[i] == 0 && key[i] != key[i])
+      return mlsys_set_error(MLSYS_ERR_ARG, "contracode: hard_subset: the key of negative %zu is NaN", i);
+    if (!label[i]) nn++;
+  }
+  if (!(neg = (mlsys__cc_keyed *)malloc((nn + 1) * sizeof *neg)) || !(*idx = (size_t *)malloc((n + 1) * sizeof **idx))) {
+    free(neg);
+    return mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: hard_subset: out of memory");
+  }
+  for (i = 0, nn = 0; i < n; i++)
+    if (label[i]) (*idx)[o++] = i;
+    else neg[nn].key = key[i], neg[nn++].i = i;
+  qsort(neg, nn, sizeof *neg, mlsys__cc_keyed_cmp);
+  keep = (size_t)ceil(frac * (double)nn - 1e-9);
+  if (keep > nn) keep = nn;
+  for (i = 0; i < keep; i++) (*idx)[o++] = neg[i].i;
+  qsort(*idx, o, sizeof **idx, mlsys__cc_size_cmp);
+  free(neg);
+  *nidx = o;
+  return MLSYS_OK;
+}
+
+MLSYS_DEF mlsys_status mlsys_contracode_clone_set_variants(const char *const *src, const size_t *len, int n,
+                                                           const char *const *label,
+                                                           const mlsys_contracode_aug_cfg *aug, uint64_t seed,
+                                                           mlsys_contracode_clone_set *out) {
+  int i, k = 0, t;
+  mlsys_status st = MLSYS_OK;
+  if (!out) return mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_set_variants: NULL output");
+  memset(out, 0, sizeof *out);
+  if (n < 0 || (n && (!src || !len)) || !aug)
+    return mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_set_variants: bad arguments (n %d)", n);
+  out->src = (char **)mlsys_calloc(2 * (size_t)n + 1, sizeof(char *));
+  out->len = (size_t *)mlsys_calloc(2 * (size_t)n + 1, sizeof(size_t));
+  out->problem = (int *)mlsys_calloc(2 * (size_t)n + 1, sizeof(int));
+  out->lib = (int *)mlsys_calloc(2 * (size_t)n + 1, sizeof(int));
+  out->problem_name = (char **)mlsys_calloc((size_t)n + 1, sizeof(char *));
+  out->problem_nlibs = (int *)mlsys_calloc((size_t)n + 1, sizeof(int));
+  out->lib_name = (char **)mlsys_calloc(1, sizeof(char *));
+  if (!out->src || !out->len || !out->problem || !out->lib || !out->problem_name || !out->problem_nlibs ||
+      !out->lib_name || !(out->lib_name[0] = mlsys_strdup("variants"))) {
+    st = mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: clone_set_variants: out of memory");
+    goto done;
+  }
+  out->nlibs = 1;
+  for (i = 0; i < n && st == MLSYS_OK; i++) {
+    char *v = NULL, name[32];
+    size_t vn = 0;
+    if (!src[i]) {
+      out->nskipped++;
+      continue;
+    }
+    for (t = 0; t < 8; t++) {
+      mlsys_rng r;
+      mlsys_rng_seed(&r, seed ^ ((uint64_t)(i + 1) * 0xd1b54a32d192ed03ull) ^ ((uint64_t)(t + 1) << 48));
+      if (mlsys_contracode_augment(src[i], len[i], aug, &r, &v, &vn, NULL) != MLSYS_OK) break; /* does not parse */
+      if (vn != len[i] || memcmp(v, src[i], vn)) break;
+      free(v), v = NULL;
+    }
+    if (!v) {
+      out->nskipped++;
+      continue;
+    }
+    snprintf(name, sizeof name, "unit-%d", i);
+    out->src[2 * k] = (char *)malloc(len[i] + 1);
+    out->problem_name[k] = mlsys_strdup(label && label[i] ? label[i] : name);
+    if (!out->src[2 * k] || !out->problem_name[k]) {
+      free(v);
+      free(out->problem_name[k]), out->problem_name[k] = NULL;
+      st = mlsys_set_error(MLSYS_ERR_NOMEM, "contracode: clone_set_variants: out of memory");
+      break;
+    }
+    memcpy(out->src[2 * k], src[i], len[i]);
+    out->src[2 * k][len[i]] = 0;
+    out->len[2 * k] = len[i];
+    out->src[2 * k + 1] = v, out->len[2 * k + 1] = vn;
+    out->problem[2 * k] = out->problem[2 * k + 1] = k;
+    out->problem_nlibs[k] = 2;
+    k++;
+    out->nprograms = 2 * k, out->nproblems = k;
+  }
+  if (st == MLSYS_OK && k < 2)
+    st = mlsys_set_error(MLSYS_ERR_ARG, "contracode: clone_set_variants: %d of %d units parse and have a variant; "
+                                        "at least 2 are needed", k, n);
+done:
+  if (st != MLSYS_OK) {
+    /* free what was built; the frees walk nprograms/nproblems/nlibs */
+    if (out->src && out->nprograms < 2 * n && out->src[out->nprograms]) free(out->src[out->nprograms]);
+    mlsys_contracode_clone_set_free(out);
+  }
   return st;
 }
 

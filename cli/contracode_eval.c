@@ -12,6 +12,7 @@
 int contracode_eval_cmd(int argc, char **argv);
 int contracode_tokenize_row(const mlsys_contracode_sp *sp, const char *src, double alpha, mlsys_rng *r, int T, int pad,
                             int32_t *row, int *len);   /* cli/contracode_train.c */
+int contracode_load_units(const char *cmd, const char *path, int *n, char ***src, char ***label);   /* the same */
 
 /* --scorer model:CKPT / untrained:CKPT: the pooled, un-projected representation (§3.9) of the checkpoint's query
    encoder, or of a freshly initialized encoder of the same configuration (the "random init" row of Table 2.2), over
@@ -39,6 +40,8 @@ static const char contracode_eval_help[] =
     "usage: mlsys contracode eval [--lib [NAME=]DIR]... [--scorer edit|bow] [--vocab M.model] [--adversarial N[,N...]]\n"
     "                             [--samples S] [--adversary terser|safe] [--faithful-pairs] [--min-libs K]\n"
     "                             [--seed S] [--json]\n"
+    "       mlsys contracode eval --functions FUNCS.jsonl|FILE.js [--count M] [options above but --lib, --min-libs]\n"
+    "       both: [--negatives R] [--hard F]\n"
     "  Builds the clone set from the .js module files directly in each DIR (default: Debian's node-lodash,\n"
     "  node-underscore and node-ramda: /usr/share/nodejs/lodash-es, /usr/share/nodejs/underscore/modules,\n"
     "  /usr/share/nodejs/ramda/es). A problem is an API name (the file name) found in K or more libraries\n"
@@ -56,7 +59,14 @@ static const char contracode_eval_help[] =
     "  adversary (terser: Alg. 1's terser block alone with p .75, printed compact, as the repo's terser samples;\n"
     "  safe: the SAFE preset), and each pair scores its worst case: the min over a window of N samples for a\n"
     "  positive, the max for a negative; every window start 0..S-N adds one example per pair (the repo's rule).\n"
-    "  --json keys: libraries ([{name, dir, files}]), files, skipped, problems, problems_by_libs ({K: count}),\n"
+    "  --functions: the variant set instead (functions vs their variants vs other functions): M units (default\n"
+    "  400; drawn without replacement, seeded) from FUNCS.jsonl (`contracode functions --jsonl`; use the held-out\n"
+    "  split) or every function of FILE.js; each unit and one SAFE-preset variant of it are a problem, parsed as\n"
+    "  scripts; units that do not parse are left out (\"skipped\"). Positives: a unit and its variant.\n"
+    "  --negatives R: R times as many negatives as positives (distinct pairs only; R seeded draws, duplicates\n"
+    "  dropped). --hard F: also score the positives against only the fraction F of negatives with the highest\n"
+    "  edit-distance similarity (the hard-negative view; settings natural-hard and adversarial-hard).\n"
+    "  --json keys: set (libraries|variants; variants adds functions, units, drawn), negatives_ratio, hard, libraries ([{name, dir, files}]), files, skipped, problems, problems_by_libs ({K: count}),\n"
     "  programs, pairs ({mode, positives, negatives}), scorer, vocab, vocab_size, adversary, samples, seed,\n"
     "  results ([{setting, N, windows, auroc, se, ap, accuracy, threshold, npos, nneg}]).\n"
     "  Exit 1: a directory that cannot be read, a file that does not parse, no problem in the set; 2: bad usage.\n";
@@ -83,6 +93,12 @@ static void cc_eval_lib_name(const char *dir, char *out, size_t cap) {
   snprintf(out, cap, "%.255s", last ? last + 1 : buf);
 }
 
+static int cc_eval_pair_cmp(const void *x, const void *y) {
+  const mlsys_contracode_clone_pair *a = (const mlsys_contracode_clone_pair *)x, *b = (const mlsys_contracode_clone_pair *)y;
+  if (a->a != b->a) return a->a < b->a ? -1 : 1;
+  return a->b < b->b ? -1 : a->b > b->b;
+}
+
 static void cc_eval_print_row(int json, int first, const char *setting, int N, int windows,
                               const mlsys_contracode_clone_metrics *m) {
   if (json) {
@@ -101,7 +117,13 @@ static void cc_eval_print_row(int json, int first, const char *setting, int N, i
 int contracode_eval_cmd(int argc, char **argv) {
   const char *cmd = "contracode eval";
   static const char *const defaults[3][2] = MLSYS_CONTRACODE_CLONE_DEFAULT_LIBS;
-  const char *libdir[CC_EVAL_MAXLIB], *scorer_s = "edit", *vocab_s = NULL, *adversary_s = "terser";
+  const char *libdir[CC_EVAL_MAXLIB], *scorer_s = "edit", *vocab_s = NULL, *adversary_s = "terser", *funcs_s = NULL;
+  int count = 400, nunits = 0, min_libs_set = 0, nratio = 1;
+  double hard = 0;
+  size_t *hidx = NULL, nh = 0;
+  float *hnat = NULL, *hadv = NULL, *esim = NULL;
+  uint8_t *hlab = NULL;
+  char **usrc = NULL, **ulab = NULL;
   char libname[CC_EVAL_MAXLIB][256], vocab[4096];
   int libfiles[CC_EVAL_MAXLIB], nlib = 0, adv[CC_EVAL_MAXADV], nadv = 0, faithful = 0, json = 0, min_libs = 2;
   int samples = 0, i, j, rc = CLI_OK, kind;
@@ -137,7 +159,8 @@ int contracode_eval_cmd(int argc, char **argv) {
     snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - a) : (int)strlen(a), a);
     has_value = !strcmp(name, "--lib") || !strcmp(name, "--scorer") || !strcmp(name, "--vocab") ||
                 !strcmp(name, "--adversarial") || !strcmp(name, "--samples") || !strcmp(name, "--adversary") ||
-                !strcmp(name, "--min-libs") || !strcmp(name, "--seed");
+                !strcmp(name, "--min-libs") || !strcmp(name, "--seed") || !strcmp(name, "--functions") ||
+                !strcmp(name, "--count") || !strcmp(name, "--negatives") || !strcmp(name, "--hard");
     if (has_value) {
       if (eq) v = eq + 1;
       else if (i + 1 < argc) v = argv[++i];
@@ -179,10 +202,23 @@ int contracode_eval_cmd(int argc, char **argv) {
     } else if (!strcmp(name, "--min-libs")) {
       if (cli_parse_double(v, &d) || d < 1 || d > 1000 || d != (int)d)
         return cli_usage_error(cmd, "--min-libs must be a positive integer, not '%s'", v);
-      min_libs = (int)d;
+      min_libs = (int)d, min_libs_set = 1;
     } else if (!strcmp(name, "--seed")) {
       if (cli_parse_double(v, &seed) || seed < 0 || seed > 1.8e19 || seed != (double)(uint64_t)seed)
         return cli_usage_error(cmd, "--seed must be a non-negative integer, not '%s'", v);
+    } else if (!strcmp(name, "--functions")) {
+      funcs_s = v;
+    } else if (!strcmp(name, "--negatives")) {
+      if (cli_parse_double(v, &d) || d < 1 || d > 1000 || d != (int)d)
+        return cli_usage_error(cmd, "--negatives must be an integer in 1..1000, not '%s'", v);
+      nratio = (int)d;
+    } else if (!strcmp(name, "--hard")) {
+      if (cli_parse_double(v, &hard) || !(hard > 0 && hard <= 1))
+        return cli_usage_error(cmd, "--hard must be a fraction in (0, 1], not '%s'", v);
+    } else if (!strcmp(name, "--count")) {
+      if (cli_parse_double(v, &d) || d < 2 || d > 1e7 || d != (int)d)
+        return cli_usage_error(cmd, "--count must be an integer in 2..10000000, not '%s'", v);
+      count = (int)d;
     } else if (!strcmp(name, "--faithful-pairs")) {
       faithful = 1;
     } else if (!strcmp(name, "--json")) {
@@ -203,7 +239,10 @@ int contracode_eval_cmd(int argc, char **argv) {
   if (!samples)
     for (samples = 16, i = 0; i < nadv; i++)
       if (adv[i] > samples) samples = adv[i];
-  if (!nlib)
+  if (faithful && nratio > 1) return cli_usage_error(cmd, "--negatives works with distinct pairs, not --faithful-pairs");
+  if (funcs_s && (nlib || min_libs_set))
+    return cli_usage_error(cmd, "--functions builds the variant set; it takes no --lib or --min-libs");
+  if (!nlib && !funcs_s)
     for (; nlib < 3; nlib++) {
       snprintf(libname[nlib], sizeof libname[nlib], "%s", defaults[nlib][0]);
       libdir[nlib] = defaults[nlib][1];
@@ -220,7 +259,43 @@ int contracode_eval_cmd(int argc, char **argv) {
     }
     libfiles[i] = nfiles - before;
   }
-  if (mlsys_contracode_clone_set_build(files, nfiles, min_libs, &set) != MLSYS_OK) {
+  kind = !strcmp(adversary_s, "safe") ? MLSYS_CONTRACODE_ADV_SAFE : MLSYS_CONTRACODE_ADV_TERSER;
+  if (mlsys_contracode_clone_adversary(kind, &acfg) != MLSYS_OK) {
+    rc = cli_fail(cmd, "%s", mlsys_last_error());
+    goto done;
+  }
+  if (funcs_s) {
+    mlsys_contracode_aug_cfg vcfg;
+    size_t *ulen;
+    mlsys_rng r;
+    int take;
+    if ((rc = contracode_load_units(cmd, funcs_s, &nunits, &usrc, &ulab)) != CLI_OK) goto done;
+    /* a seeded partial shuffle: the first `take` units are a uniform sample without replacement */
+    take = nunits < count ? nunits : count;
+    mlsys_rng_seed(&r, (uint64_t)seed * 0x9e3779b97f4a7c15ull + 7);
+    for (i = 0; i < take; i++) {
+      int j2 = i + (int)mlsys_rng_below(&r, (uint64_t)(nunits - i));
+      char *t = usrc[i];
+      usrc[i] = usrc[j2], usrc[j2] = t;
+      t = ulab[i], ulab[i] = ulab[j2], ulab[j2] = t;
+    }
+    if (!(ulen = (size_t *)malloc(((size_t)take + 1) * sizeof *ulen))) {
+      rc = cli_fail(cmd, "out of memory");
+      goto done;
+    }
+    for (i = 0; i < take; i++) ulen[i] = strlen(usrc[i]);
+    /* units are functions, not modules: parse them as scripts, for the variants and for the adversary alike */
+    acfg.flags = MLSYS_CONTRACODE_JS_SCRIPT;
+    if (mlsys_contracode_aug_preset(MLSYS_CONTRACODE_AUG_SAFE, &vcfg) != MLSYS_OK ||
+        mlsys_contracode_clone_set_variants((const char *const *)usrc, ulen, take, (const char *const *)ulab, &vcfg,
+                                            (uint64_t)seed, &set) != MLSYS_OK) {
+      free(ulen);
+      rc = cli_fail(cmd, "%s: %s", funcs_s, mlsys_last_error());
+      goto done;
+    }
+    free(ulen);
+    nfiles = take;
+  } else if (mlsys_contracode_clone_set_build(files, nfiles, min_libs, &set) != MLSYS_OK) {
     rc = cli_fail(cmd, "%s", mlsys_last_error());
     goto done;
   }
@@ -229,6 +304,31 @@ int contracode_eval_cmd(int argc, char **argv) {
                                    (uint64_t)seed, &pairs, &npos, &nneg) != MLSYS_OK) {
     rc = cli_fail(cmd, "%s", mlsys_last_error());
     goto done;
+  }
+  if (nratio > 1) {   /* more negatives: further seeded draws, appended, then sorted and deduplicated */
+    int r;
+    for (r = 1; r < nratio; r++) {
+      mlsys_contracode_clone_pair *more = NULL, *grown;
+      size_t mp, mn;
+      if (mlsys_contracode_clone_pairs(set.problem, set.nprograms, MLSYS_CONTRACODE_PAIRS_DISTINCT,
+                                       (uint64_t)seed + (uint64_t)r * 0x632be59bd9b4e019ull, &more, &mp, &mn) != MLSYS_OK) {
+        rc = cli_fail(cmd, "%s", mlsys_last_error());
+        goto done;
+      }
+      if (!(grown = (mlsys_contracode_clone_pair *)realloc(pairs, (npos + nneg + mn) * sizeof *pairs))) {
+        free(more);
+        rc = cli_fail(cmd, "out of memory");
+        goto done;
+      }
+      pairs = grown;
+      memcpy(pairs + npos + nneg, more + mp, mn * sizeof *pairs);
+      nneg += mn;
+      free(more);
+    }
+    qsort(pairs + npos, nneg, sizeof *pairs, cc_eval_pair_cmp);
+    for (k = 0, n = 0; k < nneg; k++)
+      if (!n || cc_eval_pair_cmp(&pairs[npos + n - 1], &pairs[npos + k])) pairs[npos + n++] = pairs[npos + k];
+    nneg = n;
   }
   if (mlsys_contracode_sp_load(vocab, &sp) != MLSYS_OK) {
     rc = cli_fail(cmd, "%s", mlsys_last_error());
@@ -275,9 +375,7 @@ int contracode_eval_cmd(int argc, char **argv) {
     sc.embed_ctx = &ectx;
     sc.dim = mlsys_contracode_enc_pooled_dim(&ectx.e->cfg);
   }
-  kind = !strcmp(adversary_s, "safe") ? MLSYS_CONTRACODE_ADV_SAFE : MLSYS_CONTRACODE_ADV_TERSER;
-  if (mlsys_contracode_clone_adversary(kind, &acfg) != MLSYS_OK ||
-      mlsys_contracode_clone_sims((const char *const *)set.src, set.len, set.nprograms, pairs, n, &sc,
+  if (mlsys_contracode_clone_sims((const char *const *)set.src, set.len, set.nprograms, pairs, n, &sc,
                                   nadv ? &acfg : NULL, nadv ? samples : 0, (uint64_t)seed, nat, advs) != MLSYS_OK ||
       mlsys_contracode_clone_metrics_of(nat, lab, n, &m) != MLSYS_OK) {
     rc = cli_fail(cmd, "%s", mlsys_last_error());
@@ -286,7 +384,13 @@ int contracode_eval_cmd(int argc, char **argv) {
 
   if (json) {
     int maxl = 0;
-    printf("{\n  \"libraries\": [");
+    printf("{\n  \"set\": \"%s\", ", funcs_s ? "variants" : "libraries");
+    if (funcs_s) {
+      printf("\"functions\": ");
+      cli_json_str(stdout, funcs_s);
+      printf(", \"units\": %d, \"drawn\": %d,", nunits, nfiles);
+    }
+    printf("\n  \"libraries\": [");
     for (i = 0; i < nlib; i++) {
       printf("%s{\"name\": ", i ? ", " : "");
       cli_json_str(stdout, libname[i]);
@@ -307,15 +411,22 @@ int contracode_eval_cmd(int argc, char **argv) {
            set.nprograms, faithful ? "faithful" : "distinct", npos, nneg);
     printf("  \"scorer\": \"%s\", \"vocab\": ", scorer_s);
     cli_json_str(stdout, vocab);
-    printf(", \"vocab_size\": %d, \"adversary\": \"%s\", \"samples\": %d, \"seed\": %llu,\n  \"results\": [",
-           mlsys_contracode_sp_size(sp), adversary_s, nadv ? samples : 0, (unsigned long long)seed);
+    printf(", \"vocab_size\": %d, \"adversary\": \"%s\", \"samples\": %d, \"seed\": %llu, \"negatives_ratio\": %d, "
+           "\"hard\": %g,\n  \"results\": [",
+           mlsys_contracode_sp_size(sp), adversary_s, nadv ? samples : 0, (unsigned long long)seed, nratio, hard);
   } else {
     int n2 = 0, n3 = 0;
     for (i = 0; i < set.nproblems; i++) set.problem_nlibs[i] == 2 ? n2++ : n3++;
-    printf("clone set: %d files in", nfiles);
-    for (i = 0; i < nlib; i++) printf("%s %s (%d)", i ? "," : "", libname[i], libfiles[i]);
-    printf("; %d left out by the name rules\n", set.nskipped);
-    printf("problems: %d (%d in 2 libraries, %d in more); programs: %d\n", set.nproblems, n2, n3, set.nprograms);
+    if (funcs_s) {
+      printf("variant set: %d of %d units of %s drawn; %d left out (no parse or no distinct variant)\n", nfiles, nunits,
+             funcs_s, set.nskipped);
+      printf("problems: %d (a unit and its SAFE variant); programs: %d\n", set.nproblems, set.nprograms);
+    } else {
+      printf("clone set: %d files in", nfiles);
+      for (i = 0; i < nlib; i++) printf("%s %s (%d)", i ? "," : "", libname[i], libfiles[i]);
+      printf("; %d left out by the name rules\n", set.nskipped);
+      printf("problems: %d (%d in 2 libraries, %d in more); programs: %d\n", set.nproblems, n2, n3, set.nprograms);
+    }
     printf("pairs (%s): %zu positive, %zu negative\n", faithful ? "repo-faithful" : "distinct", npos, nneg);
     printf("scorer: %s over %s (%d pieces)", scorer_s, vocab, mlsys_contracode_sp_size(sp));
     if (nadv) printf("; adversary: %s, %d samples, seed %llu", adversary_s, samples, (unsigned long long)seed);
@@ -329,15 +440,60 @@ int contracode_eval_cmd(int argc, char **argv) {
     }
     cc_eval_print_row(json, 0, "adversarial", adv[i], samples - adv[i] + 1, &m);
   }
+  if (hard > 0) {   /* the hard-negative view: every positive against the negatives edit distance finds most alike */
+    if (sc.kind == MLSYS_CONTRACODE_SCORE_EDIT) {
+      esim = NULL;
+    } else {
+      mlsys_contracode_scorer es;
+      memset(&es, 0, sizeof es);
+      es.kind = MLSYS_CONTRACODE_SCORE_EDIT, es.sp = sp;
+      if (!(esim = (float *)malloc(n * sizeof *esim)) ||
+          mlsys_contracode_clone_sims((const char *const *)set.src, set.len, set.nprograms, pairs, n, &es, NULL, 0,
+                                      (uint64_t)seed, esim, NULL) != MLSYS_OK) {
+        rc = cli_fail(cmd, "%s", esim ? mlsys_last_error() : "out of memory");
+        goto done;
+      }
+    }
+    if (mlsys_contracode_hard_subset(esim ? esim : nat, lab, n, hard, &hidx, &nh) != MLSYS_OK) {
+      rc = cli_fail(cmd, "%s", mlsys_last_error());
+      goto done;
+    }
+    hnat = (float *)malloc((nh + 1) * sizeof *hnat);
+    hlab = (uint8_t *)malloc(nh + 1);
+    hadv = nadv ? (float *)malloc((nh + 1) * (size_t)samples * sizeof *hadv) : NULL;
+    if (!hnat || !hlab || (nadv && !hadv)) {
+      rc = cli_fail(cmd, "out of memory");
+      goto done;
+    }
+    for (k = 0; k < nh; k++) {
+      hnat[k] = nat[hidx[k]], hlab[k] = lab[hidx[k]];
+      if (nadv) memcpy(hadv + k * (size_t)samples, advs + hidx[k] * (size_t)samples, (size_t)samples * sizeof *hadv);
+    }
+    if (mlsys_contracode_clone_metrics_of(hnat, hlab, nh, &m) != MLSYS_OK) {
+      rc = cli_fail(cmd, "%s", mlsys_last_error());
+      goto done;
+    }
+    cc_eval_print_row(json, 0, "natural-hard", 0, 1, &m);
+    for (i = 0; i < nadv; i++) {
+      if (mlsys_contracode_clone_adv_metrics(hadv, hlab, nh, samples, adv[i], -1, &m) != MLSYS_OK) {
+        rc = cli_fail(cmd, "%s", mlsys_last_error());
+        goto done;
+      }
+      cc_eval_print_row(json, 0, "adversarial-hard", adv[i], samples - adv[i] + 1, &m);
+    }
+  }
   if (json) printf("\n  ]\n}\n");
   if (fflush(stdout)) rc = cli_fail(cmd, "writing the results failed");
 done:
   free(nat), free(lab), free(advs), free(pairs);
+  free(hidx), free(hnat), free(hlab), free(hadv), free(esim);
   free(ectx.row);
   mlsys_contracode_enc_free(&fresh);
   mlsys_contracode_moco_free(moco);
   mlsys_contracode_sp_free(sp);
   mlsys_contracode_clone_set_free(&set);
-  mlsys_contracode_clone_files_free(files, nfiles);
+  if (!funcs_s) mlsys_contracode_clone_files_free(files, nfiles);
+  for (i = 0; i < nunits; i++) free(usrc[i]), free(ulab[i]);
+  free(usrc), free(ulab);
   return rc;
 }

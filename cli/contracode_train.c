@@ -131,6 +131,21 @@ static int cc_load_units(const char *cmd, const char *path, cc_units *u) {
   return CLI_OK;
 }
 
+/* The same units for `contracode eval --functions` (cli/contracode_eval.c): *src and *label malloc'd arrays of n
+   malloc'd strings, freed by the caller. */
+int contracode_load_units(const char *cmd, const char *path, int *n, char ***src, char ***label);
+int contracode_load_units(const char *cmd, const char *path, int *n, char ***src, char ***label) {
+  cc_units u;
+  int rc;
+  memset(&u, 0, sizeof u);
+  if ((rc = cc_load_units(cmd, path, &u)) != CLI_OK) {
+    cc_units_free(&u);
+    return rc;
+  }
+  *n = u.n, *src = u.src, *label = u.label;
+  return CLI_OK;
+}
+
 /* normalize_program, then Viterbi (alpha 0) or sampled ids, truncated to T; at least one id (the pad) per row.
    Also used by `contracode eval --scorer model:` (cli/contracode_eval.c). */
 int contracode_tokenize_row(const mlsys_contracode_sp *sp, const char *src, double alpha, mlsys_rng *r, int T, int pad,
