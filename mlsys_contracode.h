@@ -190,8 +190,25 @@ typedef struct {
                      the expected outputs of spec §7.4 print (`function f(a){return a}`; ASI puts it back; an empty
                      statement's `;` stays, and so does the program's last one) */
   int indent;     /* spaces per level when beautifying (0 → 2) */
+  /* terser's output options (spec §3.3 "Print styles"). Zero is the plain printer; every one keeps the program's
+     meaning (parse(print(x)) differs from x only as each says). */
+  int braces;     /* 1: the body of if/else/for/for-in/for-of/while/do/with is always a block (`if(a){b()}`, an
+                     empty statement becomes `{}`); `else if` stays a chain and a label's body is not wrapped */
+  int quote_style; /* string literals (expressions, property keys, import/export sources):
+                     MLSYS_CONTRACODE_JS_QUOTE_ORIGINAL (0, the source's own text; terser's 3), _FEWER (terser's 0:
+                     the quote that needs fewer escapes in the value, a tie → double), _SINGLE (terser's 1), _DOUBLE
+                     (terser's 2). Re-quoting copies every backslash escape as it is (line continuations too), escapes
+                     the new quote and drops the backslash of \' or \" when no longer needed, so the value stays.
+                     A directive ("use strict") is re-quoted only when it holds no backslash and no quote of either
+                     kind (a directive's raw text is what counts). Template literals and regexes are never touched. */
+  int quote_keys; /* 1: quote each object-literal key that is an IdentifierName or a canonical number (its ToString
+                     is its own text: `1`, `0.5`; not `1e3`, `0x10`, `.5`), methods and accessors too; shorthand
+                     `{a}` → `{"a":a}` except `{__proto__}` (the long form would set the prototype). Classes, patterns,
+                     member expressions and computed keys stay as they are. Double quotes unless _SINGLE. */
 } mlsys_contracode_js_print_opts;
 #define MLSYS_CONTRACODE_JS_TERSE 2
+enum { MLSYS_CONTRACODE_JS_QUOTE_ORIGINAL = 0, MLSYS_CONTRACODE_JS_QUOTE_FEWER, MLSYS_CONTRACODE_JS_QUOTE_SINGLE,
+       MLSYS_CONTRACODE_JS_QUOTE_DOUBLE };
 /* The program as source (malloc'd, NUL-terminated). Parentheses come from operator precedence, never from the
    source, and parse(print(ast)) has the same canonical form as ast. opts NULL = compact. */
 MLSYS_DEF mlsys_status mlsys_contracode_js_print(const mlsys_contracode_js_ast *ast,
@@ -3178,6 +3195,8 @@ typedef struct {
   int beautify, indent, level, oom;
   int last_regex;    /* the last token was a regex literal (its flags must not run into a name) */
   int terse;         /* drop a block's final `;` (MLSYS_CONTRACODE_JS_TERSE) */
+  int braces, quote_style, quote_keys;   /* the print options of the same names */
+  int in_directive;  /* printing a directive's string: its raw text matters */
 } mlsys__cc_pr;
 
 static void mlsys__cc_raw(mlsys__cc_pr *w, const char *s, size_t n) {
@@ -3223,8 +3242,78 @@ static void mlsys__cc_nl(mlsys__cc_pr *w) {
   for (i = 0; i < w->level * w->indent; i++) mlsys__cc_raw(w, " ", 1);
 }
 #define MLSYS__CC_W(w, i) ((w)->ast->nodes[i])
+static int mlsys__cc_hexval(char c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+/* The code point an escape stands for, t[0] being the character after the backslash; -1 for the escapes that
+   cannot be a quote (\n, a line continuation, ...). Only quotes matter here, so overflow is of no concern. */
+static long mlsys__cc_esc_value(const char *t, size_t n) {
+  long v = 0;
+  size_t i, k;
+  if (!n) return -1;
+  if (t[0] == 'x' || (t[0] == 'u' && (n < 2 || t[1] != '{'))) {
+    k = t[0] == 'x' ? 2 : 4;
+    if (n < k + 1) return -1;
+    for (i = 1; i <= k; i++) {
+      if (mlsys__cc_hexval(t[i]) < 0) return -1;
+      v = v * 16 + mlsys__cc_hexval(t[i]);
+    }
+    return v;
+  }
+  if (t[0] == 'u') {
+    for (i = 2; i < n && t[i] != '}' && i < 12; i++) {
+      if (mlsys__cc_hexval(t[i]) < 0) return -1;
+      v = v * 16 + mlsys__cc_hexval(t[i]);
+    }
+    return v;
+  }
+  if (t[0] >= '0' && t[0] <= '7') {   /* legacy octal: up to 3 digits when the first is 0-3, else 2 */
+    k = t[0] <= '3' ? 3 : 2;
+    for (i = 0; i < k && i < n && t[i] >= '0' && t[i] <= '7'; i++) v = v * 8 + (t[i] - '0');
+    return v;
+  }
+  return (unsigned char)t[0];
+}
+/* A string literal in w's quote style (mlsys_contracode_js_print_opts.quote_style). */
+static void mlsys__cc_string_out(mlsys__cc_pr *w, const char *t, size_t n) {
+  size_t i, o = 0;
+  int sq = 0, dq = 0;
+  char q, *b;
+  if (n < 2 || w->quote_style == MLSYS_CONTRACODE_JS_QUOTE_ORIGINAL) { mlsys__cc_tok_out(w, t, n); return; }
+  for (i = 1; i + 1 < n; i++) {
+    if (t[i] == '\\') {
+      long v = mlsys__cc_esc_value(t + i + 1, n - 2 - i);
+      sq += v == '\'', dq += v == '"';
+      i++;
+    } else {
+      sq += t[i] == '\'', dq += t[i] == '"';
+    }
+  }
+  if (w->in_directive && (sq || dq || memchr(t + 1, '\\', n - 2))) { mlsys__cc_tok_out(w, t, n); return; }
+  q = w->quote_style == MLSYS_CONTRACODE_JS_QUOTE_SINGLE ? '\''
+    : w->quote_style == MLSYS_CONTRACODE_JS_QUOTE_DOUBLE ? '"' : dq > sq ? '\'' : '"';
+  if (!(b = (char *)malloc(2 * n))) { w->oom = 1; return; }
+  b[o++] = q;
+  for (i = 1; i + 1 < n; i++) {
+    if (t[i] == '\\') {   /* an escape stays as written, but \' and \" lose a backslash they no longer need */
+      if ((t[i + 1] == '\'' || t[i + 1] == '"') && t[i + 1] != q) b[o++] = t[i + 1];
+      else b[o++] = t[i], b[o++] = t[i + 1];
+      i++;
+      continue;
+    }
+    if (t[i] == q) b[o++] = '\\';
+    b[o++] = t[i];
+  }
+  b[o++] = q;
+  mlsys__cc_tok_out(w, b, o);
+  free(b);
+}
 static void mlsys__cc_text(mlsys__cc_pr *w, int x) {
-  mlsys__cc_tok_out(w, w->ast->text + MLSYS__CC_W(w, x).str, MLSYS__CC_W(w, x).slen);
+  const mlsys__cc_node *n = &MLSYS__CC_W(w, x);
+  if (n->kind == MLSYS_CONTRACODE_JS_LITERAL && n->op == MLSYS_CONTRACODE_JS_LIT_STRING)
+    mlsys__cc_string_out(w, w->ast->text + n->str, n->slen);
+  else
+    mlsys__cc_tok_out(w, w->ast->text + n->str, n->slen);
 }
 
 enum { MLSYS__CC_PR_SEQ = 0, MLSYS__CC_PR_ASSIGN = 1, MLSYS__CC_PR_COND = 2, MLSYS__CC_PR_UNARY = 14,
@@ -3304,11 +3393,44 @@ static void mlsys__cc_list_out(mlsys__cc_pr *w, int first, int min) {
     mlsys__cc_expr(w, c, min);
   }
 }
-static void mlsys__cc_key(mlsys__cc_pr *w, int owner) {
+/* A number whose ToString is its own text, so "text" names the same property: 0 or [1-9][0-9]* with an optional
+   fraction not ending in 0, at most 15 significant digits (each such decimal is its double's shortest form) and
+   below 1e-6 never (ToString writes those with an exponent). Conservative: a rarer canonical one stays unquoted. */
+static int mlsys__cc_canonical_number(const char *t, size_t n) {
+  size_t i = 0, sig = 0, lead = 0;
+  int nz = 0;
+  if (!n || t[0] < '0' || t[0] > '9' || (t[0] == '0' && n > 1 && t[1] != '.')) return 0;
+  for (; i < n && t[i] >= '0' && t[i] <= '9'; i++) {
+    nz |= t[i] != '0';
+    sig += nz;
+  }
+  if (i < n) {
+    if (t[i] != '.' || i + 1 == n || t[n - 1] == '0') return 0;
+    for (i++; i < n; i++) {
+      if (t[i] < '0' || t[i] > '9') return 0;
+      if (!nz && t[i] == '0') lead++;
+      nz |= t[i] != '0';
+      sig += nz;
+    }
+    if (t[0] == '0' && lead > 5) return 0;
+  }
+  return sig <= 15;
+}
+/* quote: the key of an object literal under quote_keys. */
+static void mlsys__cc_key(mlsys__cc_pr *w, int owner, int quote) {
+  const mlsys__cc_node *k = &MLSYS__CC_W(w, MLSYS__CC_W(w, owner).a);
   if (MLSYS__CC_W(w, owner).flags & MLSYS_CONTRACODE_JS_F_COMPUTED) {
     mlsys__cc_out(w, "[");
     mlsys__cc_expr(w, MLSYS__CC_W(w, owner).a, MLSYS__CC_PR_ASSIGN);
     mlsys__cc_out(w, "]");
+  } else if (quote && (k->kind == MLSYS_CONTRACODE_JS_IDENTIFIER ||
+                       (k->kind == MLSYS_CONTRACODE_JS_LITERAL && k->op == MLSYS_CONTRACODE_JS_LIT_NUMBER &&
+                        mlsys__cc_canonical_number(w->ast->text + k->str, k->slen)))) {
+    /* an identifier's \u escapes mean the same inside a string */
+    const char *q = w->quote_style == MLSYS_CONTRACODE_JS_QUOTE_SINGLE ? "'" : "\"";
+    mlsys__cc_tok_out(w, q, 1);
+    mlsys__cc_raw(w, w->ast->text + k->str, k->slen);
+    mlsys__cc_raw(w, q, 1);
   } else {
     mlsys__cc_text(w, MLSYS__CC_W(w, owner).a);
   }
@@ -3318,26 +3440,30 @@ static int mlsys__cc_same_name(const mlsys__cc_pr *w, int a, int b) {
   return x->kind == MLSYS_CONTRACODE_JS_IDENTIFIER && y->kind == MLSYS_CONTRACODE_JS_IDENTIFIER &&
          x->slen == y->slen && !memcmp(w->ast->text + x->str, w->ast->text + y->str, x->slen);
 }
-/* Property of an object literal or pattern; method-like ones go through the function printer. */
-static void mlsys__cc_property(mlsys__cc_pr *w, int x) {
+/* Property of an object literal or pattern; method-like ones go through the function printer. literal: of an
+   object literal (not a pattern), where quote_keys applies. */
+static void mlsys__cc_property(mlsys__cc_pr *w, int x, int literal) {
   const mlsys__cc_node *n = &MLSYS__CC_W(w, x);
-  int v = n->b;
+  int v = n->b, quote = literal && w->quote_keys;
   if (n->op == MLSYS_CONTRACODE_JS_PROP_GET || n->op == MLSYS_CONTRACODE_JS_PROP_SET) {
     mlsys__cc_out(w, n->op == MLSYS_CONTRACODE_JS_PROP_GET ? "get" : "set");
     mlsys__cc_sp(w);
-    mlsys__cc_key(w, x);
+    mlsys__cc_key(w, x, quote);
     mlsys__cc_fn(w, v, 2);
     return;
   }
   if (n->flags & MLSYS_CONTRACODE_JS_F_METHOD) {
     if (MLSYS__CC_W(w, v).flags & MLSYS_CONTRACODE_JS_F_ASYNC) mlsys__cc_out(w, "async");
     if (MLSYS__CC_W(w, v).flags & MLSYS_CONTRACODE_JS_F_GENERATOR) mlsys__cc_out(w, "*");
-    mlsys__cc_key(w, x);
+    mlsys__cc_key(w, x, quote);
     mlsys__cc_fn(w, v, 2);
     return;
   }
   if (n->flags & MLSYS_CONTRACODE_JS_F_SHORTHAND) {
-    if (mlsys__cc_same_name(w, n->a, v)) { mlsys__cc_text(w, v); return; }
+    /* `{__proto__}` is an own property, `{"__proto__": __proto__}` sets the prototype (an escaped name might be
+       __proto__ too: it stays shorthand) */
+    int keep = !quote || (MLSYS__CC_W(w, n->a).flags & MLSYS_CONTRACODE_JS_F_ESCAPED) || mlsys__cc_is_name(w, n->a, "__proto__");
+    if (keep && mlsys__cc_same_name(w, n->a, v)) { mlsys__cc_text(w, v); return; }
     if (MLSYS__CC_W(w, v).kind == MLSYS_CONTRACODE_JS_ASSIGNMENT_PATTERN && mlsys__cc_same_name(w, n->a, MLSYS__CC_W(w, v).a)) {
       mlsys__cc_text(w, MLSYS__CC_W(w, v).a);
       mlsys__cc_sp(w);
@@ -3347,7 +3473,7 @@ static void mlsys__cc_property(mlsys__cc_pr *w, int x) {
       return;
     }
   }
-  mlsys__cc_key(w, x);
+  mlsys__cc_key(w, x, quote);
   mlsys__cc_out(w, ":");
   mlsys__cc_sp(w);
   mlsys__cc_expr(w, v, MLSYS__CC_PR_ASSIGN);
@@ -3417,7 +3543,8 @@ static void mlsys__cc_expr(mlsys__cc_pr *w, int x, int min) {
       mlsys__cc_out(w, "{");
       for (c = n->a; c; c = MLSYS__CC_W(w, c).next) {
         if (c != n->a) mlsys__cc_comma(w);
-        if (MLSYS__CC_W(w, c).kind == MLSYS_CONTRACODE_JS_PROPERTY) mlsys__cc_property(w, c);
+        if (MLSYS__CC_W(w, c).kind == MLSYS_CONTRACODE_JS_PROPERTY)
+          mlsys__cc_property(w, c, n->kind == MLSYS_CONTRACODE_JS_OBJECT_EXPRESSION);
         else mlsys__cc_expr(w, c, MLSYS__CC_PR_ASSIGN);
       }
       mlsys__cc_out(w, "}");
@@ -3662,7 +3789,7 @@ static void mlsys__cc_class_out(mlsys__cc_pr *w, int x) {
       mlsys__cc_sp(w);
     }
     if (mn->kind == MLSYS_CONTRACODE_JS_PROPERTY_DEFINITION) {
-      mlsys__cc_key(w, m);
+      mlsys__cc_key(w, m, 0);
       if (mn->b) {
         mlsys__cc_sp(w);
         mlsys__cc_out(w, "=");
@@ -3682,7 +3809,7 @@ static void mlsys__cc_class_out(mlsys__cc_pr *w, int x) {
       }
       if (MLSYS__CC_W(w, mn->b).flags & MLSYS_CONTRACODE_JS_F_GENERATOR) mlsys__cc_out(w, "*");
     }
-    mlsys__cc_key(w, m);
+    mlsys__cc_key(w, m, 0);
     mlsys__cc_fn(w, mn->b, 2);
   }
   w->level--;
@@ -3727,11 +3854,24 @@ static int mlsys__cc_open_if(const mlsys__cc_pr *w, int s) {
     }
   }
 }
-/* A nested statement (if/loop bodies): blocks stay on the line, others are indented on the next. */
+/* A nested statement (if/loop bodies): blocks stay on the line, others are indented on the next, or with the
+   braces option put in a block (terser's make_block: an empty statement is `{}`). */
 static void mlsys__cc_sub(mlsys__cc_pr *w, int s) {
   if (MLSYS__CC_W(w, s).kind == MLSYS_CONTRACODE_JS_BLOCK_STATEMENT) {
     mlsys__cc_sp(w);
     mlsys__cc_stmt(w, s);
+  } else if (w->braces) {
+    mlsys__cc_sp(w);
+    mlsys__cc_out(w, "{");
+    if (MLSYS__CC_W(w, s).kind != MLSYS_CONTRACODE_JS_EMPTY_STATEMENT) {
+      w->level++;
+      mlsys__cc_nl(w);
+      mlsys__cc_stmt(w, s);
+      if (w->terse && w->len && w->buf[w->len - 1] == ';' && !mlsys__cc_ends_empty(w, s)) w->buf[--w->len] = 0;
+      w->level--;
+      mlsys__cc_nl(w);
+    }
+    mlsys__cc_out(w, "}");
   } else {
     w->level++;
     mlsys__cc_nl(w);
@@ -3754,13 +3894,15 @@ static void mlsys__cc_stmt(mlsys__cc_pr *w, int x) {
                (ln->kind == MLSYS_CONTRACODE_JS_LITERAL && ln->op == MLSYS_CONTRACODE_JS_LIT_STRING);
       }
       if (wrap) mlsys__cc_out(w, "(");
+      w->in_directive = (n->flags & MLSYS_CONTRACODE_JS_F_DIRECTIVE) != 0;
       mlsys__cc_expr(w, n->a, wrap ? 0 : MLSYS__CC_PR_SEQ);
+      w->in_directive = 0;
       if (wrap) mlsys__cc_out(w, ")");
       mlsys__cc_out(w, ";");
       break;
     }
     case MLSYS_CONTRACODE_JS_IF_STATEMENT: {
-      int braces = n->c && mlsys__cc_open_if(w, n->b);
+      int braces = n->c && !w->braces && mlsys__cc_open_if(w, n->b);
       mlsys__cc_out(w, "if");
       mlsys__cc_sp(w);
       mlsys__cc_out(w, "(");
@@ -3775,7 +3917,7 @@ static void mlsys__cc_stmt(mlsys__cc_pr *w, int x) {
         mlsys__cc_sub(w, n->b);
       }
       if (n->c) {
-        if (MLSYS__CC_W(w, n->b).kind == MLSYS_CONTRACODE_JS_BLOCK_STATEMENT || braces) mlsys__cc_sp(w);
+        if (MLSYS__CC_W(w, n->b).kind == MLSYS_CONTRACODE_JS_BLOCK_STATEMENT || braces || w->braces) mlsys__cc_sp(w);
         else mlsys__cc_nl(w);
         mlsys__cc_out(w, "else");
         if (MLSYS__CC_W(w, n->c).kind == MLSYS_CONTRACODE_JS_IF_STATEMENT) {
@@ -3811,7 +3953,7 @@ static void mlsys__cc_stmt(mlsys__cc_pr *w, int x) {
     case MLSYS_CONTRACODE_JS_DO_WHILE_STATEMENT:
       mlsys__cc_out(w, "do");
       mlsys__cc_sub(w, n->a);
-      if (MLSYS__CC_W(w, n->a).kind == MLSYS_CONTRACODE_JS_BLOCK_STATEMENT) mlsys__cc_sp(w);
+      if (MLSYS__CC_W(w, n->a).kind == MLSYS_CONTRACODE_JS_BLOCK_STATEMENT || w->braces) mlsys__cc_sp(w);
       else mlsys__cc_nl(w);
       mlsys__cc_out(w, "while");
       mlsys__cc_sp(w);
@@ -4058,6 +4200,13 @@ MLSYS_DEF mlsys_status mlsys_contracode_js_print(const mlsys_contracode_js_ast *
   w.beautify = opts && opts->beautify && opts->beautify != MLSYS_CONTRACODE_JS_TERSE;
   w.indent = opts && opts->indent > 0 ? opts->indent : 2;
   w.terse = opts && opts->beautify == MLSYS_CONTRACODE_JS_TERSE;
+  if (opts) {
+    if (opts->quote_style < MLSYS_CONTRACODE_JS_QUOTE_ORIGINAL || opts->quote_style > MLSYS_CONTRACODE_JS_QUOTE_DOUBLE)
+      return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_contracode_js_print: quote_style %d is not 0..3", opts->quote_style);
+    w.braces = opts->braces != 0;
+    w.quote_style = opts->quote_style;
+    w.quote_keys = opts->quote_keys != 0;
+  }
   mlsys__cc_raw(&w, "", 0);
   for (s = ast->nodes[ast->root].a; s; s = ast->nodes[s].next) {
     if (s != ast->nodes[ast->root].a && w.beautify) mlsys__cc_raw(&w, "\n", 1);
@@ -10110,7 +10259,7 @@ MLSYS_DEF mlsys_status mlsys_contracode_clone_set_build(const mlsys_contracode_c
     for (k = i; k < j; k++) {
       const mlsys_contracode_clone_file *f = files + e[k].file;
       mlsys_contracode_js_ast a;
-      mlsys_contracode_js_print_opts po = {1, 2};
+      mlsys_contracode_js_print_opts po = {1, 2, 0, 0, 0};
       int p = out->nprograms;
       if ((st = mlsys_contracode_js_parse(f->src ? f->src : "", f->len, MLSYS_CONTRACODE_JS_MODULE, &a)) != MLSYS_OK) {
         st = mlsys_prefix_error("contracode: clone_set_build: %s/%s", f->library, f->path);

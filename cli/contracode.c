@@ -135,7 +135,7 @@ static int contracode_parse(const char *path, int module, int json) {
 
 static int contracode_print(const char *path, int module, int beautify, const char *indent) {
   mlsys_contracode_js_ast a;
-  mlsys_contracode_js_print_opts o = {beautify, 2};
+  mlsys_contracode_js_print_opts o = {beautify, 2, 0, 0, 0};
   char *out;
   size_t n;
   int rc;
@@ -165,13 +165,13 @@ typedef mlsys_status (*contracode_xform_fn)(mlsys_contracode_js_ast *ast, char *
                                             size_t note_len);
 
 static mlsys_status contracode_x_compact(mlsys_contracode_js_ast *ast, char **out, size_t *n, char *note, size_t nl) {
-  mlsys_contracode_js_print_opts o = {0, 2};
+  mlsys_contracode_js_print_opts o = {0, 2, 0, 0, 0};
   (void)note, (void)nl;
   return mlsys_contracode_js_print(ast, &o, out, n);
 }
 
 static mlsys_status contracode_x_beautify(mlsys_contracode_js_ast *ast, char **out, size_t *n, char *note, size_t nl) {
-  mlsys_contracode_js_print_opts o = {1, 2};
+  mlsys_contracode_js_print_opts o = {1, 2, 0, 0, 0};
   (void)note, (void)nl;
   return mlsys_contracode_js_print(ast, &o, out, n);
 }
@@ -182,7 +182,7 @@ static mlsys_status contracode_x_beautify(mlsys_contracode_js_ast *ast, char **o
    Kinds and operators are looked up by name through the public API. */
 static mlsys_status contracode_plus_to_minus(mlsys_contracode_js_ast *ast, int all, char **out, size_t *n, char *note,
                                              size_t nl) {
-  mlsys_contracode_js_print_opts o = {0, 2};
+  mlsys_contracode_js_print_opts o = {0, 2, 0, 0, 0};
   int k, bin = 0, plus = 0, minus = 0, best = 0, count = 0, i;
   uint8_t *saved;
   mlsys_status st;
@@ -228,7 +228,7 @@ typedef mlsys_status (*contracode_rewrite_fn)(mlsys_contracode_js_ast *ast, char
 static mlsys_status contracode_rewritten(const mlsys_contracode_js_ast *orig, contracode_rewrite_fn fn, char **out,
                                          size_t *n, char *note, size_t nl) {
   mlsys_contracode_js_ast b;
-  mlsys_contracode_js_print_opts o = {0, 2};
+  mlsys_contracode_js_print_opts o = {0, 2, 0, 0, 0};
   mlsys_status st = mlsys_contracode_js_parse(orig->text, orig->src_len, orig->module ? MLSYS_CONTRACODE_JS_MODULE : 0, &b);
   if (st != MLSYS_OK) return st;
   if ((st = fn(&b, note, nl)) == MLSYS_OK) st = mlsys_contracode_js_print(&b, &o, out, n);

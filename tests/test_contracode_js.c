@@ -23,7 +23,7 @@ static char *canon_of(const char *src, size_t n, int flags, mlsys_status *st) {
 }
 static char *print_of(const char *src, size_t n, int flags, int beautify, mlsys_status *st) {
   mlsys_contracode_js_ast a;
-  mlsys_contracode_js_print_opts o = {beautify, 4};
+  mlsys_contracode_js_print_opts o = {beautify, 4, 0, 0, 0};
   char *out = NULL;
   *st = mlsys_contracode_js_parse(src, n, flags, &a);
   if (*st != MLSYS_OK) return NULL;

@@ -31,7 +31,7 @@ static const struct { const char *name; pass_fn fn; } unsafe_passes[] = {
 #define NPASSES ((int)(sizeof passes / sizeof passes[0]))
 
 static char *terse(const mlsys_contracode_js_ast *a) {
-  mlsys_contracode_js_print_opts o = {MLSYS_CONTRACODE_JS_TERSE, 0};
+  mlsys_contracode_js_print_opts o = {MLSYS_CONTRACODE_JS_TERSE, 0, 0, 0, 0};
   char *out = NULL;
   size_t n;
   if (mlsys_contracode_js_print(a, &o, &out, &n) != MLSYS_OK) return NULL;

@@ -58,7 +58,7 @@ static void one(const char *src, size_t n, int flags) {
     free(f);
   }
   for (b = 0; b <= MLSYS_CONTRACODE_JS_TERSE; b++) {   /* compact, beautified, terse */
-    mlsys_contracode_js_print_opts o = {b, 2};
+    mlsys_contracode_js_print_opts o = {b, 2, 0, 0, 0};
     mlsys_contracode_js_ast a2;
     char *p1 = NULL, *p2 = NULL, *c1 = NULL;
     size_t n1 = 0, n2 = 0;
@@ -88,7 +88,7 @@ static void one(const char *src, size_t n, int flags) {
   free(c0);
   {   /* scope analysis and mangling (header sections 2-3): the output must parse again */
     mlsys_contracode_scopes s;
-    mlsys_contracode_js_print_opts o = {MLSYS_CONTRACODE_JS_TERSE, 0};
+    mlsys_contracode_js_print_opts o = {MLSYS_CONTRACODE_JS_TERSE, 0, 0, 0, 0};
     mlsys_contracode_js_ast a2;
     char *p1 = NULL;
     size_t n1 = 0;
