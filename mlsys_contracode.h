@@ -372,6 +372,9 @@ MLSYS_DEF mlsys_status mlsys_contracode_seq_cond(mlsys_contracode_js_ast *ast, i
 /* T8 props: `o["b"]` → `o.b` and `{"b": 1}` → `{b: 1}` (object literals and patterns, not class members) when the
    string is an ASCII IdentifierName spelled without escapes. */
 MLSYS_DEF mlsys_status mlsys_contracode_props(mlsys_contracode_js_ast *ast, int *nrewrites);
+/* The same; keep_quoted (terser's keep_quoted_props, "prevents stripping quotes from property names"): the keys of
+   object literals and patterns stay as written, and only `o["b"]` → `o.b` is done. */
+MLSYS_DEF mlsys_status mlsys_contracode_props_opt(mlsys_contracode_js_ast *ast, int keep_quoted, int *nrewrites);
 /* All six, in the order above, once each; *nrewrites is their total. */
 MLSYS_DEF mlsys_status mlsys_contracode_compress(mlsys_contracode_js_ast *ast, int *nrewrites);
 /* The rest of terser's compress options that Table 2.1 and the repo's terser.js use (§3.1, §3.3); same contract
@@ -437,7 +440,9 @@ MLSYS_DEF mlsys_status mlsys_contracode_drop_console(mlsys_contracode_js_ast *as
      mangle        T3.
    drop-console and bool-int change behaviour (section 3); the SAFE preset never runs them.
    Printing: beautified w.p. p_beautify (indent 4 w.p. p_indent4, else 2), else compact, without the last `;` of
-   each block w.p. p_terse (terser's output). All of that preserves semantics. Line subsampling
+   each block w.p. p_terse (terser's output); independently braces, quoted keys and a quote style, and the props
+   pass keeps quoted keys w.p. p_keep_quoted (drawn when props' turn comes, block or not). All of that preserves
+   semantics. Line subsampling
    (mlsys_contracode_sample_lines) w.p. p_lines does NOT: it deletes random lines, and the result need not parse —
    by design (Table 2.6: it helps as an augmentation); the SAFE preset leaves it out.
    Hook for more passes: a new AST pass adds its id before MLSYS_CONTRACODE_AUG_NPASSES (the enum order is the
@@ -461,13 +466,19 @@ typedef struct {
   double p_pass[MLSYS_CONTRACODE_AUG_MAX_PASSES];   /* by pass id */
   double p_block;                  /* the terser block; passes flagged in-block run only when it fires */
   double p_beautify, p_indent4, p_terse;
+  /* terser's other output options: braces (mlsys_contracode_js_print_opts.braces), quote_keys, keep_quoted_props
+     (the props pass leaves quoted keys quoted: mlsys_contracode_props_opt) and quote_style, by terser's value:
+     [0] fewer escapes, [1] single, [2] double, [3] original; they sum to at most 1 and the rest keeps the source's
+     quotes too (so a zeroed configuration prints as it always did). */
+  double p_braces, p_quote_keys, p_keep_quoted, p_quote_style[4];
   double p_lines, p_keep_line;     /* line subsampling (lossy) and its per-line keep probability */
   int flags;                       /* MLSYS_CONTRACODE_JS_SCRIPT or _MODULE: how sources are parsed */
 } mlsys_contracode_aug_cfg;
 /* REPO_EFFECTIVE (the authors' pipeline as it really runs, §3.4): rename .25, insert .25, block .5 with, inside it,
    fold, unused, seq-cond, props, booleans, template-concat and mangle 1 and dce, hoist-vars, arguments, bool-int,
    drop-console .5 each (the repo's randomized compress sub-flags); beautify .75, indent 4 .5, terse .5 (when
-   compact), lines .25 (keep .9). SAFE: the same without bool-int, drop-console and line subsampling, so every
+   compact), braces .5, quote_keys .5, keep_quoted_props .5, quote_style fewer-escapes .5, single .25, double .125,
+   original .125 (terser.js's output options), lines .25 (keep .9). SAFE: the same without bool-int, drop-console and line subsampling, so every
    variant behaves exactly like the input. Unknown preset: MLSYS_ERR_ARG. */
 MLSYS_DEF mlsys_status mlsys_contracode_aug_preset(int preset, mlsys_contracode_aug_cfg *cfg);
 /* The pass id of a name ("rename-param", "insert-var", "hoist-vars", "mangle", …: mlsys__aug_table), or -1. */
@@ -5038,6 +5049,7 @@ typedef struct {
   int *buf; size_t nbuf, cap;  /* scratch for list rewrites */
   uint8_t *drop;               /* T5b: declarators and declarations to remove */
   long aux;                    /* bool_int: where "01" was added to the text (-1 not yet) */
+  int keep_quoted;             /* props: leave quoted keys of object literals and patterns quoted */
 } mlsys__cp;
 typedef void (*mlsys__cp_fn)(mlsys__cp *c, int x);
 #define MLSYS__CP_N(c, x) ((c)->a->nodes[x])
@@ -5896,7 +5908,7 @@ static void mlsys__cp_props1(mlsys__cp *c, int x) {
   mlsys_contracode_js_node *n = &MLSYS__CP_N(c, x);
   int k;
   if (n->kind == MLSYS_CONTRACODE_JS_MEMBER_EXPRESSION && (n->flags & MLSYS_CONTRACODE_JS_F_COMPUTED)) k = n->b;
-  else if (n->kind == MLSYS_CONTRACODE_JS_PROPERTY && !(n->flags & MLSYS_CONTRACODE_JS_F_COMPUTED)) k = n->a;
+  else if (n->kind == MLSYS_CONTRACODE_JS_PROPERTY && !(n->flags & MLSYS_CONTRACODE_JS_F_COMPUTED) && !c->keep_quoted) k = n->a;
   else return;
   if (!k || !mlsys__cp_ident_string(c, k)) return;
   n->flags &= (uint16_t)~MLSYS_CONTRACODE_JS_F_COMPUTED;
@@ -5910,13 +5922,17 @@ static void mlsys__cp_props1(mlsys__cp *c, int x) {
   }
   c->count++;
 }
-MLSYS_DEF mlsys_status mlsys_contracode_props(mlsys_contracode_js_ast *ast, int *nrewrites) {
+MLSYS_DEF mlsys_status mlsys_contracode_props_opt(mlsys_contracode_js_ast *ast, int keep_quoted, int *nrewrites) {
   mlsys__cp c;
   mlsys_status st = mlsys__cp_open(&c, ast);
   if (nrewrites) *nrewrites = 0;
   if (st != MLSYS_OK) return st;
+  c.keep_quoted = keep_quoted != 0;
   mlsys__cp_walk(&c, ast->root, 0, mlsys__cp_props1);
   return mlsys__cp_close(&c, nrewrites, "props");
+}
+MLSYS_DEF mlsys_status mlsys_contracode_props(mlsys_contracode_js_ast *ast, int *nrewrites) {
+  return mlsys_contracode_props_opt(ast, 0, nrewrites);
 }
 MLSYS_DEF mlsys_status mlsys_contracode_compress(mlsys_contracode_js_ast *ast, int *nrewrites) {
   typedef mlsys_status (*pass_fn)(mlsys_contracode_js_ast *, int *);
@@ -6520,6 +6536,12 @@ MLSYS__AUG_COMPRESS_PASS(dce)
 MLSYS__AUG_COMPRESS_PASS(unused)
 MLSYS__AUG_COMPRESS_PASS(seq_cond)
 MLSYS__AUG_COMPRESS_PASS(props)
+static mlsys_status mlsys__aug_props_keep(mlsys_contracode_js_ast *a, int keep_quoted, int *did) {
+  int k = 0;
+  mlsys_status st = mlsys_contracode_props_opt(a, keep_quoted, &k);
+  if (st == MLSYS_OK) *did = k > 0;
+  return mlsys__aug_soft(st) ? MLSYS_OK : st;
+}
 MLSYS__AUG_COMPRESS_PASS(booleans)
 MLSYS__AUG_COMPRESS_PASS(hoist_vars)
 MLSYS__AUG_COMPRESS_PASS(arguments)
@@ -6585,6 +6607,10 @@ MLSYS_DEF mlsys_status mlsys_contracode_aug_preset(int preset, mlsys_contracode_
   c->p_beautify = 0.75;
   c->p_indent4 = 0.5;
   c->p_terse = 0.5;
+  c->p_braces = 0.5;
+  c->p_quote_keys = 0.5;
+  c->p_keep_quoted = 0.5;
+  c->p_quote_style[0] = 0.5, c->p_quote_style[1] = 0.25, c->p_quote_style[2] = 0.125, c->p_quote_style[3] = 0.125;
   c->p_lines = preset == MLSYS_CONTRACODE_AUG_SAFE ? 0.0 : 0.25;
   c->p_keep_line = 0.9;
   c->flags = MLSYS_CONTRACODE_JS_SCRIPT;
@@ -6652,17 +6678,24 @@ static mlsys_status mlsys__aug_clone(const mlsys_contracode_js_ast *a, mlsys_con
   return MLSYS_OK;
 }
 static mlsys_status mlsys__aug_check_cfg(const mlsys_contracode_aug_cfg *c) {
-  static const char *const qn[6] = {"p_block", "p_beautify", "p_indent4", "p_terse", "p_lines", "p_keep_line"};
-  double q[6];
+  static const char *const qn[9] = {"p_block", "p_beautify", "p_indent4", "p_terse", "p_lines", "p_keep_line",
+                                    "p_braces", "p_quote_keys", "p_keep_quoted"};
+  double q[9], sum = 0;
   int i;
   if (!c) return mlsys_set_error(MLSYS_ERR_ARG, "augment: NULL config");
   for (i = 0; i < MLSYS_CONTRACODE_AUG_MAX_PASSES; i++)
     if (!(c->p_pass[i] >= 0 && c->p_pass[i] <= 1))
       return mlsys_set_error(MLSYS_ERR_ARG, "augment: p_pass[%d] = %g is not a probability", i, c->p_pass[i]);
   q[0] = c->p_block, q[1] = c->p_beautify, q[2] = c->p_indent4, q[3] = c->p_terse, q[4] = c->p_lines;
-  q[5] = c->p_keep_line;
-  for (i = 0; i < 6; i++)
+  q[5] = c->p_keep_line, q[6] = c->p_braces, q[7] = c->p_quote_keys, q[8] = c->p_keep_quoted;
+  for (i = 0; i < 9; i++)
     if (!(q[i] >= 0 && q[i] <= 1)) return mlsys_set_error(MLSYS_ERR_ARG, "augment: %s = %g is not a probability", qn[i], q[i]);
+  for (i = 0; i < 4; i++) {
+    if (!(c->p_quote_style[i] >= 0 && c->p_quote_style[i] <= 1))
+      return mlsys_set_error(MLSYS_ERR_ARG, "augment: p_quote_style[%d] = %g is not a probability", i, c->p_quote_style[i]);
+    sum += c->p_quote_style[i];
+  }
+  if (sum > 1 + 1e-9) return mlsys_set_error(MLSYS_ERR_ARG, "augment: p_quote_style sums to %g, more than 1", sum);
   if (c->flags & ~MLSYS_CONTRACODE_JS_MODULE) return mlsys_set_error(MLSYS_ERR_ARG, "augment: flags must be SCRIPT or MODULE, got %d", c->flags);
   return MLSYS_OK;
 }
@@ -6672,19 +6705,32 @@ static mlsys_status mlsys__aug_run(mlsys_contracode_js_ast *a, const mlsys_contr
   mlsys_contracode_js_print_opts po;
   mlsys_status st;
   uint32_t bits = 0;
-  int i, block = mlsys_rng_uniform(r) < c->p_block, lines = 0;
+  int i, block = mlsys_rng_uniform(r) < c->p_block, lines = 0, keep_quoted = 0;
+  double u;
   char *txt;
   size_t tn;
   for (i = 0; i < MLSYS_CONTRACODE_AUG_NPASSES; i++) {
-    int did = 0, on = mlsys_rng_uniform(r) < c->p_pass[i];   /* always drawn: the stream does not depend on p */
+    int did = 0, on;
+    /* keep_quoted_props is an output option of terser, but here it is the props pass that strips quotes */
+    if (i == MLSYS_CONTRACODE_AUG_PROPS) keep_quoted = mlsys_rng_uniform(r) < c->p_keep_quoted;
+    on = mlsys_rng_uniform(r) < c->p_pass[i];   /* always drawn: the stream does not depend on p */
     if (!on || (mlsys__aug_table[i].in_block && !block)) continue;
-    if ((st = mlsys__aug_table[i].fn(a, r, &did)) != MLSYS_OK) return st;
+    if (i == MLSYS_CONTRACODE_AUG_PROPS) st = mlsys__aug_props_keep(a, keep_quoted, &did);
+    else st = mlsys__aug_table[i].fn(a, r, &did);
+    if (st != MLSYS_OK) return st;
     if (did) bits |= 1u << i;
   }
-  po.beautify = 0;
+  memset(&po, 0, sizeof po);
   po.indent = mlsys_rng_uniform(r) < c->p_indent4 ? 4 : 2;
   if (mlsys_rng_uniform(r) < c->p_beautify) po.beautify = 1, bits |= MLSYS_CONTRACODE_AUG_APPLIED_BEAUTIFY;
   else if (mlsys_rng_uniform(r) < c->p_terse) po.beautify = MLSYS_CONTRACODE_JS_TERSE, bits |= MLSYS_CONTRACODE_AUG_APPLIED_TERSE;
+  po.braces = mlsys_rng_uniform(r) < c->p_braces;
+  po.quote_keys = mlsys_rng_uniform(r) < c->p_quote_keys;
+  u = mlsys_rng_uniform(r);   /* terser's quote_style 0..3, then the rest: the source's quotes */
+  if (u < c->p_quote_style[0]) po.quote_style = MLSYS_CONTRACODE_JS_QUOTE_FEWER;
+  else if (u < c->p_quote_style[0] + c->p_quote_style[1]) po.quote_style = MLSYS_CONTRACODE_JS_QUOTE_SINGLE;
+  else if (u < c->p_quote_style[0] + c->p_quote_style[1] + c->p_quote_style[2]) po.quote_style = MLSYS_CONTRACODE_JS_QUOTE_DOUBLE;
+  else po.quote_style = MLSYS_CONTRACODE_JS_QUOTE_ORIGINAL;
   if ((st = mlsys_contracode_js_print(a, &po, &txt, &tn)) != MLSYS_OK) return st;
   if (c->p_lines > 0) {
     st = mlsys_contracode_sample_lines(txt, tn, c->p_lines, c->p_keep_line, r, out, outn, &lines);
