@@ -31,7 +31,8 @@
         accuracy, the adversarial min/max reduce over N variants, edit-distance similarity over token ids; the
         offline clone set (lodash-es, underscore, ramda modules sharing API names), its pairs (corrected and
         repo-faithful), and the natural/adversarial evaluation driver with edit, bag-of-tokens or embedding scorers.
-   (Section 3's print options quote_keys/quote_style are not written yet; see docs/contracode.md.)
+   The printer also has terser's output options braces, quote_style and quote_keys (and the props pass its
+   keep_quoted_props), which Alg. 1 draws with the spec's probabilities; see docs/contracode.md.
 
    USAGE
      #define MLSYS_CONTRACODE_IMPLEMENTATION   (or MLSYS_IMPLEMENTATION) in one C file, then #include "mlsys_contracode.h".
