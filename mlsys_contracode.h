@@ -211,7 +211,9 @@ typedef struct {
 enum { MLSYS_CONTRACODE_JS_QUOTE_ORIGINAL = 0, MLSYS_CONTRACODE_JS_QUOTE_FEWER, MLSYS_CONTRACODE_JS_QUOTE_SINGLE,
        MLSYS_CONTRACODE_JS_QUOTE_DOUBLE };
 /* The program as source (malloc'd, NUL-terminated). Parentheses come from operator precedence, never from the
-   source, and parse(print(ast)) has the same canonical form as ast. opts NULL = compact. */
+   source, and parse(print(ast)) has the same canonical form as ast (braces, quote_style and quote_keys change it
+   only as they say: added blocks, string spellings, quoted keys). opts NULL = compact. Bad quote_style:
+   MLSYS_ERR_ARG. */
 MLSYS_DEF mlsys_status mlsys_contracode_js_print(const mlsys_contracode_js_ast *ast,
                                                  const mlsys_contracode_js_print_opts *opts, char **out, size_t *outn);
 /* A canonical serialization of the tree under node (0 = root): kinds, operators, flags, names, literal raw text;
