@@ -801,7 +801,8 @@ typedef struct {
 } mlsys_contracode_scorer;
 /* The adversary's edits (§3.9: the repo's N samples come from terser alone): TERSER = Alg. 1's terser block only,
    with probability .75 (compress passes as REPO_EFFECTIVE's block, then mangle), printed compact without the last
-   `;` as terser does; no renaming, no inserted variables, no beautifying, no line sampling. SAFE = the SAFE
+   `;` as terser does; no renaming, no inserted variables, no beautifying, braces, quote changes or
+   keep_quoted_props, no line sampling. SAFE = the SAFE
    preset (everything semantics-preserving). Both parse programs as modules. */
 enum { MLSYS_CONTRACODE_ADV_TERSER = 0, MLSYS_CONTRACODE_ADV_SAFE };
 MLSYS_DEF mlsys_status mlsys_contracode_clone_adversary(int kind, mlsys_contracode_aug_cfg *cfg);
@@ -10480,6 +10481,10 @@ MLSYS_DEF mlsys_status mlsys_contracode_clone_adversary(int kind, mlsys_contraco
     c->p_beautify = 0;
     c->p_terse = 1;
     c->p_lines = 0;
+    /* terser's other output options stay off too: this adversary's print is fixed (and bench/RESULTS.md §17 was
+       measured so) */
+    c->p_braces = c->p_quote_keys = c->p_keep_quoted = 0;
+    memset(c->p_quote_style, 0, sizeof c->p_quote_style);
   }
   c->flags = MLSYS_CONTRACODE_JS_MODULE;
   return MLSYS_OK;
