@@ -462,6 +462,30 @@ TEST(augment_cli_outputs_and_errors) {
   if (r.out) CHECK_CONTAINS(r.out, "//# variant 1: ");
   if (r.out) CHECK(!strstr(r.out, "//# variant 3"));
   run_free(&r);
+  /* reformat brings terser's other output options; without it the quotes, bodies and keys stay as written */
+  {
+    char file2[700];
+    snprintf(file2, sizeof file2, "%s/styles.js", dir);
+    f = fopen(file2, "w");
+    fputs("if(a)b();x='s';y={k:1};\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "contracode augment %s --n 60 --transforms reformat", file2);
+    r = run(args);
+    CHECK_EQ_INT(r.code, 0);
+    if (r.out) {
+      CHECK_CONTAINS(r.out, "x = \"s\"");
+      CHECK_CONTAINS(r.out, "x='s'");
+      CHECK_CONTAINS(r.out, "if (a) {\n");
+      CHECK_CONTAINS(r.out, "\"k\": 1");
+    }
+    run_free(&r);
+    snprintf(args, sizeof args, "contracode augment %s --n 60 --transforms mangle,props", file2);
+    r = run(args);
+    CHECK_EQ_INT(r.code, 0);
+    if (r.out) CHECK(!strstr(r.out, "\"s\"") && !strstr(r.out, "{b()") && !strstr(r.out, "\"k\"") && !strstr(r.out, "//# variant 2"));
+    run_free(&r);
+    remove(file2);
+  }
   /* --functions: the two functions as units */
   snprintf(args, sizeof args, "contracode augment %s --n 5 --functions --json", file);
   r = run(args);
