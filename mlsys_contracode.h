@@ -31,7 +31,8 @@
         accuracy, the adversarial min/max reduce over N variants, edit-distance similarity over token ids; the
         offline clone set (lodash-es, underscore, ramda modules sharing API names), its pairs (corrected and
         repo-faithful), and the natural/adversarial evaluation driver with edit, bag-of-tokens or embedding scorers.
-   (Section 3's print options quote_keys/quote_style are not written yet; see docs/contracode.md.)
+   The printer also has terser's output options braces, quote_style and quote_keys (and the props pass its
+   keep_quoted_props), which Alg. 1 draws with the spec's probabilities; see docs/contracode.md.
 
    USAGE
      #define MLSYS_CONTRACODE_IMPLEMENTATION   (or MLSYS_IMPLEMENTATION) in one C file, then #include "mlsys_contracode.h".
@@ -190,10 +191,29 @@ typedef struct {
                      the expected outputs of spec §7.4 print (`function f(a){return a}`; ASI puts it back; an empty
                      statement's `;` stays, and so does the program's last one) */
   int indent;     /* spaces per level when beautifying (0 → 2) */
+  /* terser's output options (spec §3.3 "Print styles"). Zero is the plain printer; every one keeps the program's
+     meaning (parse(print(x)) differs from x only as each says). */
+  int braces;     /* 1: the body of if/else/for/for-in/for-of/while/do/with is always a block (`if(a){b()}`, an
+                     empty statement becomes `{}`); `else if` stays a chain and a label's body is not wrapped */
+  int quote_style; /* string literals (expressions, property keys, import/export sources):
+                     MLSYS_CONTRACODE_JS_QUOTE_ORIGINAL (0, the source's own text; terser's 3), _FEWER (terser's 0:
+                     the quote that needs fewer escapes in the value, a tie → double), _SINGLE (terser's 1), _DOUBLE
+                     (terser's 2). Re-quoting copies every backslash escape as it is (line continuations too), escapes
+                     the new quote and drops the backslash of \' or \" when no longer needed, so the value stays.
+                     A directive ("use strict") is re-quoted only when it holds no backslash and no quote of either
+                     kind (a directive's raw text is what counts). Template literals and regexes are never touched. */
+  int quote_keys; /* 1: quote each object-literal key that is an IdentifierName or a canonical number (its ToString
+                     is its own text: `1`, `0.5`; not `1e3`, `0x10`, `.5`), methods and accessors too; shorthand
+                     `{a}` → `{"a":a}` except `{__proto__}` (the long form would set the prototype). Classes, patterns,
+                     member expressions and computed keys stay as they are. Double quotes unless _SINGLE. */
 } mlsys_contracode_js_print_opts;
 #define MLSYS_CONTRACODE_JS_TERSE 2
+enum { MLSYS_CONTRACODE_JS_QUOTE_ORIGINAL = 0, MLSYS_CONTRACODE_JS_QUOTE_FEWER, MLSYS_CONTRACODE_JS_QUOTE_SINGLE,
+       MLSYS_CONTRACODE_JS_QUOTE_DOUBLE };
 /* The program as source (malloc'd, NUL-terminated). Parentheses come from operator precedence, never from the
-   source, and parse(print(ast)) has the same canonical form as ast. opts NULL = compact. */
+   source, and parse(print(ast)) has the same canonical form as ast (braces, quote_style and quote_keys change it
+   only as they say: added blocks, string spellings, quoted keys). opts NULL = compact. Bad quote_style:
+   MLSYS_ERR_ARG. */
 MLSYS_DEF mlsys_status mlsys_contracode_js_print(const mlsys_contracode_js_ast *ast,
                                                  const mlsys_contracode_js_print_opts *opts, char **out, size_t *outn);
 /* A canonical serialization of the tree under node (0 = root): kinds, operators, flags, names, literal raw text;
@@ -355,6 +375,9 @@ MLSYS_DEF mlsys_status mlsys_contracode_seq_cond(mlsys_contracode_js_ast *ast, i
 /* T8 props: `o["b"]` → `o.b` and `{"b": 1}` → `{b: 1}` (object literals and patterns, not class members) when the
    string is an ASCII IdentifierName spelled without escapes. */
 MLSYS_DEF mlsys_status mlsys_contracode_props(mlsys_contracode_js_ast *ast, int *nrewrites);
+/* The same; keep_quoted (terser's keep_quoted_props, "prevents stripping quotes from property names"): the keys of
+   object literals and patterns stay as written, and only `o["b"]` → `o.b` is done. */
+MLSYS_DEF mlsys_status mlsys_contracode_props_opt(mlsys_contracode_js_ast *ast, int keep_quoted, int *nrewrites);
 /* All six, in the order above, once each; *nrewrites is their total. */
 MLSYS_DEF mlsys_status mlsys_contracode_compress(mlsys_contracode_js_ast *ast, int *nrewrites);
 /* The rest of terser's compress options that Table 2.1 and the repo's terser.js use (§3.1, §3.3); same contract
@@ -420,7 +443,9 @@ MLSYS_DEF mlsys_status mlsys_contracode_drop_console(mlsys_contracode_js_ast *as
      mangle        T3.
    drop-console and bool-int change behaviour (section 3); the SAFE preset never runs them.
    Printing: beautified w.p. p_beautify (indent 4 w.p. p_indent4, else 2), else compact, without the last `;` of
-   each block w.p. p_terse (terser's output). All of that preserves semantics. Line subsampling
+   each block w.p. p_terse (terser's output); independently braces, quoted keys and a quote style, and the props
+   pass keeps quoted keys w.p. p_keep_quoted (drawn when props' turn comes, block or not). All of that preserves
+   semantics. Line subsampling
    (mlsys_contracode_sample_lines) w.p. p_lines does NOT: it deletes random lines, and the result need not parse —
    by design (Table 2.6: it helps as an augmentation); the SAFE preset leaves it out.
    Hook for more passes: a new AST pass adds its id before MLSYS_CONTRACODE_AUG_NPASSES (the enum order is the
@@ -444,13 +469,19 @@ typedef struct {
   double p_pass[MLSYS_CONTRACODE_AUG_MAX_PASSES];   /* by pass id */
   double p_block;                  /* the terser block; passes flagged in-block run only when it fires */
   double p_beautify, p_indent4, p_terse;
+  /* terser's other output options: braces (mlsys_contracode_js_print_opts.braces), quote_keys, keep_quoted_props
+     (the props pass leaves quoted keys quoted: mlsys_contracode_props_opt) and quote_style, by terser's value:
+     [0] fewer escapes, [1] single, [2] double, [3] original; they sum to at most 1 and the rest keeps the source's
+     quotes too (so a zeroed configuration prints as it always did). */
+  double p_braces, p_quote_keys, p_keep_quoted, p_quote_style[4];
   double p_lines, p_keep_line;     /* line subsampling (lossy) and its per-line keep probability */
   int flags;                       /* MLSYS_CONTRACODE_JS_SCRIPT or _MODULE: how sources are parsed */
 } mlsys_contracode_aug_cfg;
 /* REPO_EFFECTIVE (the authors' pipeline as it really runs, §3.4): rename .25, insert .25, block .5 with, inside it,
    fold, unused, seq-cond, props, booleans, template-concat and mangle 1 and dce, hoist-vars, arguments, bool-int,
    drop-console .5 each (the repo's randomized compress sub-flags); beautify .75, indent 4 .5, terse .5 (when
-   compact), lines .25 (keep .9). SAFE: the same without bool-int, drop-console and line subsampling, so every
+   compact), braces .5, quote_keys .5, keep_quoted_props .5, quote_style fewer-escapes .5, single .25, double .125,
+   original .125 (terser.js's output options), lines .25 (keep .9). SAFE: the same without bool-int, drop-console and line subsampling, so every
    variant behaves exactly like the input. Unknown preset: MLSYS_ERR_ARG. */
 MLSYS_DEF mlsys_status mlsys_contracode_aug_preset(int preset, mlsys_contracode_aug_cfg *cfg);
 /* The pass id of a name ("rename-param", "insert-var", "hoist-vars", "mangle", …: mlsys__aug_table), or -1. */
@@ -770,7 +801,8 @@ typedef struct {
 } mlsys_contracode_scorer;
 /* The adversary's edits (§3.9: the repo's N samples come from terser alone): TERSER = Alg. 1's terser block only,
    with probability .75 (compress passes as REPO_EFFECTIVE's block, then mangle), printed compact without the last
-   `;` as terser does; no renaming, no inserted variables, no beautifying, no line sampling. SAFE = the SAFE
+   `;` as terser does; no renaming, no inserted variables, no beautifying, braces, quote changes or
+   keep_quoted_props, no line sampling. SAFE = the SAFE
    preset (everything semantics-preserving). Both parse programs as modules. */
 enum { MLSYS_CONTRACODE_ADV_TERSER = 0, MLSYS_CONTRACODE_ADV_SAFE };
 MLSYS_DEF mlsys_status mlsys_contracode_clone_adversary(int kind, mlsys_contracode_aug_cfg *cfg);
@@ -3195,6 +3227,8 @@ typedef struct {
   int beautify, indent, level, oom;
   int last_regex;    /* the last token was a regex literal (its flags must not run into a name) */
   int terse;         /* drop a block's final `;` (MLSYS_CONTRACODE_JS_TERSE) */
+  int braces, quote_style, quote_keys;   /* the print options of the same names */
+  int in_directive;  /* printing a directive's string: its raw text matters */
 } mlsys__cc_pr;
 
 static void mlsys__cc_raw(mlsys__cc_pr *w, const char *s, size_t n) {
@@ -3240,8 +3274,78 @@ static void mlsys__cc_nl(mlsys__cc_pr *w) {
   for (i = 0; i < w->level * w->indent; i++) mlsys__cc_raw(w, " ", 1);
 }
 #define MLSYS__CC_W(w, i) ((w)->ast->nodes[i])
+static int mlsys__cc_hexval(char c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+/* The code point an escape stands for, t[0] being the character after the backslash; -1 for the escapes that
+   cannot be a quote (\n, a line continuation, ...). Only quotes matter here, so overflow is of no concern. */
+static long mlsys__cc_esc_value(const char *t, size_t n) {
+  long v = 0;
+  size_t i, k;
+  if (!n) return -1;
+  if (t[0] == 'x' || (t[0] == 'u' && (n < 2 || t[1] != '{'))) {
+    k = t[0] == 'x' ? 2 : 4;
+    if (n < k + 1) return -1;
+    for (i = 1; i <= k; i++) {
+      if (mlsys__cc_hexval(t[i]) < 0) return -1;
+      v = v * 16 + mlsys__cc_hexval(t[i]);
+    }
+    return v;
+  }
+  if (t[0] == 'u') {
+    for (i = 2; i < n && t[i] != '}' && i < 12; i++) {
+      if (mlsys__cc_hexval(t[i]) < 0) return -1;
+      v = v * 16 + mlsys__cc_hexval(t[i]);
+    }
+    return v;
+  }
+  if (t[0] >= '0' && t[0] <= '7') {   /* legacy octal: up to 3 digits when the first is 0-3, else 2 */
+    k = t[0] <= '3' ? 3 : 2;
+    for (i = 0; i < k && i < n && t[i] >= '0' && t[i] <= '7'; i++) v = v * 8 + (t[i] - '0');
+    return v;
+  }
+  return (unsigned char)t[0];
+}
+/* A string literal in w's quote style (mlsys_contracode_js_print_opts.quote_style). */
+static void mlsys__cc_string_out(mlsys__cc_pr *w, const char *t, size_t n) {
+  size_t i, o = 0;
+  int sq = 0, dq = 0;
+  char q, *b;
+  if (n < 2 || w->quote_style == MLSYS_CONTRACODE_JS_QUOTE_ORIGINAL) { mlsys__cc_tok_out(w, t, n); return; }
+  for (i = 1; i + 1 < n; i++) {
+    if (t[i] == '\\') {
+      long v = mlsys__cc_esc_value(t + i + 1, n - 2 - i);
+      sq += v == '\'', dq += v == '"';
+      i++;
+    } else {
+      sq += t[i] == '\'', dq += t[i] == '"';
+    }
+  }
+  if (w->in_directive && (sq || dq || memchr(t + 1, '\\', n - 2))) { mlsys__cc_tok_out(w, t, n); return; }
+  q = w->quote_style == MLSYS_CONTRACODE_JS_QUOTE_SINGLE ? '\''
+    : w->quote_style == MLSYS_CONTRACODE_JS_QUOTE_DOUBLE ? '"' : dq > sq ? '\'' : '"';
+  if (!(b = (char *)malloc(2 * n))) { w->oom = 1; return; }
+  b[o++] = q;
+  for (i = 1; i + 1 < n; i++) {
+    if (t[i] == '\\') {   /* an escape stays as written, but \' and \" lose a backslash they no longer need */
+      if ((t[i + 1] == '\'' || t[i + 1] == '"') && t[i + 1] != q) b[o++] = t[i + 1];
+      else b[o++] = t[i], b[o++] = t[i + 1];
+      i++;
+      continue;
+    }
+    if (t[i] == q) b[o++] = '\\';
+    b[o++] = t[i];
+  }
+  b[o++] = q;
+  mlsys__cc_tok_out(w, b, o);
+  free(b);
+}
 static void mlsys__cc_text(mlsys__cc_pr *w, int x) {
-  mlsys__cc_tok_out(w, w->ast->text + MLSYS__CC_W(w, x).str, MLSYS__CC_W(w, x).slen);
+  const mlsys__cc_node *n = &MLSYS__CC_W(w, x);
+  if (n->kind == MLSYS_CONTRACODE_JS_LITERAL && n->op == MLSYS_CONTRACODE_JS_LIT_STRING)
+    mlsys__cc_string_out(w, w->ast->text + n->str, n->slen);
+  else
+    mlsys__cc_tok_out(w, w->ast->text + n->str, n->slen);
 }
 
 enum { MLSYS__CC_PR_SEQ = 0, MLSYS__CC_PR_ASSIGN = 1, MLSYS__CC_PR_COND = 2, MLSYS__CC_PR_UNARY = 14,
@@ -3321,11 +3425,44 @@ static void mlsys__cc_list_out(mlsys__cc_pr *w, int first, int min) {
     mlsys__cc_expr(w, c, min);
   }
 }
-static void mlsys__cc_key(mlsys__cc_pr *w, int owner) {
+/* A number whose ToString is its own text, so "text" names the same property: 0 or [1-9][0-9]* with an optional
+   fraction not ending in 0, at most 15 significant digits (each such decimal is its double's shortest form) and
+   below 1e-6 never (ToString writes those with an exponent). Conservative: a rarer canonical one stays unquoted. */
+static int mlsys__cc_canonical_number(const char *t, size_t n) {
+  size_t i = 0, sig = 0, lead = 0;
+  int nz = 0;
+  if (!n || t[0] < '0' || t[0] > '9' || (t[0] == '0' && n > 1 && t[1] != '.')) return 0;
+  for (; i < n && t[i] >= '0' && t[i] <= '9'; i++) {
+    nz |= t[i] != '0';
+    sig += nz;
+  }
+  if (i < n) {
+    if (t[i] != '.' || i + 1 == n || t[n - 1] == '0') return 0;
+    for (i++; i < n; i++) {
+      if (t[i] < '0' || t[i] > '9') return 0;
+      if (!nz && t[i] == '0') lead++;
+      nz |= t[i] != '0';
+      sig += nz;
+    }
+    if (t[0] == '0' && lead > 5) return 0;
+  }
+  return sig <= 15;
+}
+/* quote: the key of an object literal under quote_keys. */
+static void mlsys__cc_key(mlsys__cc_pr *w, int owner, int quote) {
+  const mlsys__cc_node *k = &MLSYS__CC_W(w, MLSYS__CC_W(w, owner).a);
   if (MLSYS__CC_W(w, owner).flags & MLSYS_CONTRACODE_JS_F_COMPUTED) {
     mlsys__cc_out(w, "[");
     mlsys__cc_expr(w, MLSYS__CC_W(w, owner).a, MLSYS__CC_PR_ASSIGN);
     mlsys__cc_out(w, "]");
+  } else if (quote && (k->kind == MLSYS_CONTRACODE_JS_IDENTIFIER ||
+                       (k->kind == MLSYS_CONTRACODE_JS_LITERAL && k->op == MLSYS_CONTRACODE_JS_LIT_NUMBER &&
+                        mlsys__cc_canonical_number(w->ast->text + k->str, k->slen)))) {
+    /* an identifier's \u escapes mean the same inside a string */
+    const char *q = w->quote_style == MLSYS_CONTRACODE_JS_QUOTE_SINGLE ? "'" : "\"";
+    mlsys__cc_tok_out(w, q, 1);
+    mlsys__cc_raw(w, w->ast->text + k->str, k->slen);
+    mlsys__cc_raw(w, q, 1);
   } else {
     mlsys__cc_text(w, MLSYS__CC_W(w, owner).a);
   }
@@ -3335,26 +3472,30 @@ static int mlsys__cc_same_name(const mlsys__cc_pr *w, int a, int b) {
   return x->kind == MLSYS_CONTRACODE_JS_IDENTIFIER && y->kind == MLSYS_CONTRACODE_JS_IDENTIFIER &&
          x->slen == y->slen && !memcmp(w->ast->text + x->str, w->ast->text + y->str, x->slen);
 }
-/* Property of an object literal or pattern; method-like ones go through the function printer. */
-static void mlsys__cc_property(mlsys__cc_pr *w, int x) {
+/* Property of an object literal or pattern; method-like ones go through the function printer. literal: of an
+   object literal (not a pattern), where quote_keys applies. */
+static void mlsys__cc_property(mlsys__cc_pr *w, int x, int literal) {
   const mlsys__cc_node *n = &MLSYS__CC_W(w, x);
-  int v = n->b;
+  int v = n->b, quote = literal && w->quote_keys;
   if (n->op == MLSYS_CONTRACODE_JS_PROP_GET || n->op == MLSYS_CONTRACODE_JS_PROP_SET) {
     mlsys__cc_out(w, n->op == MLSYS_CONTRACODE_JS_PROP_GET ? "get" : "set");
     mlsys__cc_sp(w);
-    mlsys__cc_key(w, x);
+    mlsys__cc_key(w, x, quote);
     mlsys__cc_fn(w, v, 2);
     return;
   }
   if (n->flags & MLSYS_CONTRACODE_JS_F_METHOD) {
     if (MLSYS__CC_W(w, v).flags & MLSYS_CONTRACODE_JS_F_ASYNC) mlsys__cc_out(w, "async");
     if (MLSYS__CC_W(w, v).flags & MLSYS_CONTRACODE_JS_F_GENERATOR) mlsys__cc_out(w, "*");
-    mlsys__cc_key(w, x);
+    mlsys__cc_key(w, x, quote);
     mlsys__cc_fn(w, v, 2);
     return;
   }
   if (n->flags & MLSYS_CONTRACODE_JS_F_SHORTHAND) {
-    if (mlsys__cc_same_name(w, n->a, v)) { mlsys__cc_text(w, v); return; }
+    /* `{__proto__}` is an own property, `{"__proto__": __proto__}` sets the prototype (an escaped name might be
+       __proto__ too: it stays shorthand) */
+    int keep = !quote || (MLSYS__CC_W(w, n->a).flags & MLSYS_CONTRACODE_JS_F_ESCAPED) || mlsys__cc_is_name(w, n->a, "__proto__");
+    if (keep && mlsys__cc_same_name(w, n->a, v)) { mlsys__cc_text(w, v); return; }
     if (MLSYS__CC_W(w, v).kind == MLSYS_CONTRACODE_JS_ASSIGNMENT_PATTERN && mlsys__cc_same_name(w, n->a, MLSYS__CC_W(w, v).a)) {
       mlsys__cc_text(w, MLSYS__CC_W(w, v).a);
       mlsys__cc_sp(w);
@@ -3364,7 +3505,7 @@ static void mlsys__cc_property(mlsys__cc_pr *w, int x) {
       return;
     }
   }
-  mlsys__cc_key(w, x);
+  mlsys__cc_key(w, x, quote);
   mlsys__cc_out(w, ":");
   mlsys__cc_sp(w);
   mlsys__cc_expr(w, v, MLSYS__CC_PR_ASSIGN);
@@ -3434,7 +3575,8 @@ static void mlsys__cc_expr(mlsys__cc_pr *w, int x, int min) {
       mlsys__cc_out(w, "{");
       for (c = n->a; c; c = MLSYS__CC_W(w, c).next) {
         if (c != n->a) mlsys__cc_comma(w);
-        if (MLSYS__CC_W(w, c).kind == MLSYS_CONTRACODE_JS_PROPERTY) mlsys__cc_property(w, c);
+        if (MLSYS__CC_W(w, c).kind == MLSYS_CONTRACODE_JS_PROPERTY)
+          mlsys__cc_property(w, c, n->kind == MLSYS_CONTRACODE_JS_OBJECT_EXPRESSION);
         else mlsys__cc_expr(w, c, MLSYS__CC_PR_ASSIGN);
       }
       mlsys__cc_out(w, "}");
@@ -3679,7 +3821,7 @@ static void mlsys__cc_class_out(mlsys__cc_pr *w, int x) {
       mlsys__cc_sp(w);
     }
     if (mn->kind == MLSYS_CONTRACODE_JS_PROPERTY_DEFINITION) {
-      mlsys__cc_key(w, m);
+      mlsys__cc_key(w, m, 0);
       if (mn->b) {
         mlsys__cc_sp(w);
         mlsys__cc_out(w, "=");
@@ -3699,7 +3841,7 @@ static void mlsys__cc_class_out(mlsys__cc_pr *w, int x) {
       }
       if (MLSYS__CC_W(w, mn->b).flags & MLSYS_CONTRACODE_JS_F_GENERATOR) mlsys__cc_out(w, "*");
     }
-    mlsys__cc_key(w, m);
+    mlsys__cc_key(w, m, 0);
     mlsys__cc_fn(w, mn->b, 2);
   }
   w->level--;
@@ -3744,11 +3886,24 @@ static int mlsys__cc_open_if(const mlsys__cc_pr *w, int s) {
     }
   }
 }
-/* A nested statement (if/loop bodies): blocks stay on the line, others are indented on the next. */
+/* A nested statement (if/loop bodies): blocks stay on the line, others are indented on the next, or with the
+   braces option put in a block (terser's make_block: an empty statement is `{}`). */
 static void mlsys__cc_sub(mlsys__cc_pr *w, int s) {
   if (MLSYS__CC_W(w, s).kind == MLSYS_CONTRACODE_JS_BLOCK_STATEMENT) {
     mlsys__cc_sp(w);
     mlsys__cc_stmt(w, s);
+  } else if (w->braces) {
+    mlsys__cc_sp(w);
+    mlsys__cc_out(w, "{");
+    if (MLSYS__CC_W(w, s).kind != MLSYS_CONTRACODE_JS_EMPTY_STATEMENT) {
+      w->level++;
+      mlsys__cc_nl(w);
+      mlsys__cc_stmt(w, s);
+      if (w->terse && w->len && w->buf[w->len - 1] == ';' && !mlsys__cc_ends_empty(w, s)) w->buf[--w->len] = 0;
+      w->level--;
+      mlsys__cc_nl(w);
+    }
+    mlsys__cc_out(w, "}");
   } else {
     w->level++;
     mlsys__cc_nl(w);
@@ -3771,13 +3926,15 @@ static void mlsys__cc_stmt(mlsys__cc_pr *w, int x) {
                (ln->kind == MLSYS_CONTRACODE_JS_LITERAL && ln->op == MLSYS_CONTRACODE_JS_LIT_STRING);
       }
       if (wrap) mlsys__cc_out(w, "(");
+      w->in_directive = (n->flags & MLSYS_CONTRACODE_JS_F_DIRECTIVE) != 0;
       mlsys__cc_expr(w, n->a, wrap ? 0 : MLSYS__CC_PR_SEQ);
+      w->in_directive = 0;
       if (wrap) mlsys__cc_out(w, ")");
       mlsys__cc_out(w, ";");
       break;
     }
     case MLSYS_CONTRACODE_JS_IF_STATEMENT: {
-      int braces = n->c && mlsys__cc_open_if(w, n->b);
+      int braces = n->c && !w->braces && mlsys__cc_open_if(w, n->b);
       mlsys__cc_out(w, "if");
       mlsys__cc_sp(w);
       mlsys__cc_out(w, "(");
@@ -3792,7 +3949,7 @@ static void mlsys__cc_stmt(mlsys__cc_pr *w, int x) {
         mlsys__cc_sub(w, n->b);
       }
       if (n->c) {
-        if (MLSYS__CC_W(w, n->b).kind == MLSYS_CONTRACODE_JS_BLOCK_STATEMENT || braces) mlsys__cc_sp(w);
+        if (MLSYS__CC_W(w, n->b).kind == MLSYS_CONTRACODE_JS_BLOCK_STATEMENT || braces || w->braces) mlsys__cc_sp(w);
         else mlsys__cc_nl(w);
         mlsys__cc_out(w, "else");
         if (MLSYS__CC_W(w, n->c).kind == MLSYS_CONTRACODE_JS_IF_STATEMENT) {
@@ -3828,7 +3985,7 @@ static void mlsys__cc_stmt(mlsys__cc_pr *w, int x) {
     case MLSYS_CONTRACODE_JS_DO_WHILE_STATEMENT:
       mlsys__cc_out(w, "do");
       mlsys__cc_sub(w, n->a);
-      if (MLSYS__CC_W(w, n->a).kind == MLSYS_CONTRACODE_JS_BLOCK_STATEMENT) mlsys__cc_sp(w);
+      if (MLSYS__CC_W(w, n->a).kind == MLSYS_CONTRACODE_JS_BLOCK_STATEMENT || w->braces) mlsys__cc_sp(w);
       else mlsys__cc_nl(w);
       mlsys__cc_out(w, "while");
       mlsys__cc_sp(w);
@@ -4075,6 +4232,13 @@ MLSYS_DEF mlsys_status mlsys_contracode_js_print(const mlsys_contracode_js_ast *
   w.beautify = opts && opts->beautify && opts->beautify != MLSYS_CONTRACODE_JS_TERSE;
   w.indent = opts && opts->indent > 0 ? opts->indent : 2;
   w.terse = opts && opts->beautify == MLSYS_CONTRACODE_JS_TERSE;
+  if (opts) {
+    if (opts->quote_style < MLSYS_CONTRACODE_JS_QUOTE_ORIGINAL || opts->quote_style > MLSYS_CONTRACODE_JS_QUOTE_DOUBLE)
+      return mlsys_set_error(MLSYS_ERR_ARG, "mlsys_contracode_js_print: quote_style %d is not 0..3", opts->quote_style);
+    w.braces = opts->braces != 0;
+    w.quote_style = opts->quote_style;
+    w.quote_keys = opts->quote_keys != 0;
+  }
   mlsys__cc_raw(&w, "", 0);
   for (s = ast->nodes[ast->root].a; s; s = ast->nodes[s].next) {
     if (s != ast->nodes[ast->root].a && w.beautify) mlsys__cc_raw(&w, "\n", 1);
@@ -4906,6 +5070,7 @@ typedef struct {
   int *buf; size_t nbuf, cap;  /* scratch for list rewrites */
   uint8_t *drop;               /* T5b: declarators and declarations to remove */
   long aux;                    /* bool_int: where "01" was added to the text (-1 not yet) */
+  int keep_quoted;             /* props: leave quoted keys of object literals and patterns quoted */
 } mlsys__cp;
 typedef void (*mlsys__cp_fn)(mlsys__cp *c, int x);
 #define MLSYS__CP_N(c, x) ((c)->a->nodes[x])
@@ -5764,7 +5929,7 @@ static void mlsys__cp_props1(mlsys__cp *c, int x) {
   mlsys_contracode_js_node *n = &MLSYS__CP_N(c, x);
   int k;
   if (n->kind == MLSYS_CONTRACODE_JS_MEMBER_EXPRESSION && (n->flags & MLSYS_CONTRACODE_JS_F_COMPUTED)) k = n->b;
-  else if (n->kind == MLSYS_CONTRACODE_JS_PROPERTY && !(n->flags & MLSYS_CONTRACODE_JS_F_COMPUTED)) k = n->a;
+  else if (n->kind == MLSYS_CONTRACODE_JS_PROPERTY && !(n->flags & MLSYS_CONTRACODE_JS_F_COMPUTED) && !c->keep_quoted) k = n->a;
   else return;
   if (!k || !mlsys__cp_ident_string(c, k)) return;
   n->flags &= (uint16_t)~MLSYS_CONTRACODE_JS_F_COMPUTED;
@@ -5778,13 +5943,17 @@ static void mlsys__cp_props1(mlsys__cp *c, int x) {
   }
   c->count++;
 }
-MLSYS_DEF mlsys_status mlsys_contracode_props(mlsys_contracode_js_ast *ast, int *nrewrites) {
+MLSYS_DEF mlsys_status mlsys_contracode_props_opt(mlsys_contracode_js_ast *ast, int keep_quoted, int *nrewrites) {
   mlsys__cp c;
   mlsys_status st = mlsys__cp_open(&c, ast);
   if (nrewrites) *nrewrites = 0;
   if (st != MLSYS_OK) return st;
+  c.keep_quoted = keep_quoted != 0;
   mlsys__cp_walk(&c, ast->root, 0, mlsys__cp_props1);
   return mlsys__cp_close(&c, nrewrites, "props");
+}
+MLSYS_DEF mlsys_status mlsys_contracode_props(mlsys_contracode_js_ast *ast, int *nrewrites) {
+  return mlsys_contracode_props_opt(ast, 0, nrewrites);
 }
 MLSYS_DEF mlsys_status mlsys_contracode_compress(mlsys_contracode_js_ast *ast, int *nrewrites) {
   typedef mlsys_status (*pass_fn)(mlsys_contracode_js_ast *, int *);
@@ -6388,6 +6557,12 @@ MLSYS__AUG_COMPRESS_PASS(dce)
 MLSYS__AUG_COMPRESS_PASS(unused)
 MLSYS__AUG_COMPRESS_PASS(seq_cond)
 MLSYS__AUG_COMPRESS_PASS(props)
+static mlsys_status mlsys__aug_props_keep(mlsys_contracode_js_ast *a, int keep_quoted, int *did) {
+  int k = 0;
+  mlsys_status st = mlsys_contracode_props_opt(a, keep_quoted, &k);
+  if (st == MLSYS_OK) *did = k > 0;
+  return mlsys__aug_soft(st) ? MLSYS_OK : st;
+}
 MLSYS__AUG_COMPRESS_PASS(booleans)
 MLSYS__AUG_COMPRESS_PASS(hoist_vars)
 MLSYS__AUG_COMPRESS_PASS(arguments)
@@ -6453,6 +6628,10 @@ MLSYS_DEF mlsys_status mlsys_contracode_aug_preset(int preset, mlsys_contracode_
   c->p_beautify = 0.75;
   c->p_indent4 = 0.5;
   c->p_terse = 0.5;
+  c->p_braces = 0.5;
+  c->p_quote_keys = 0.5;
+  c->p_keep_quoted = 0.5;
+  c->p_quote_style[0] = 0.5, c->p_quote_style[1] = 0.25, c->p_quote_style[2] = 0.125, c->p_quote_style[3] = 0.125;
   c->p_lines = preset == MLSYS_CONTRACODE_AUG_SAFE ? 0.0 : 0.25;
   c->p_keep_line = 0.9;
   c->flags = MLSYS_CONTRACODE_JS_SCRIPT;
@@ -6520,17 +6699,24 @@ static mlsys_status mlsys__aug_clone(const mlsys_contracode_js_ast *a, mlsys_con
   return MLSYS_OK;
 }
 static mlsys_status mlsys__aug_check_cfg(const mlsys_contracode_aug_cfg *c) {
-  static const char *const qn[6] = {"p_block", "p_beautify", "p_indent4", "p_terse", "p_lines", "p_keep_line"};
-  double q[6];
+  static const char *const qn[9] = {"p_block", "p_beautify", "p_indent4", "p_terse", "p_lines", "p_keep_line",
+                                    "p_braces", "p_quote_keys", "p_keep_quoted"};
+  double q[9], sum = 0;
   int i;
   if (!c) return mlsys_set_error(MLSYS_ERR_ARG, "augment: NULL config");
   for (i = 0; i < MLSYS_CONTRACODE_AUG_MAX_PASSES; i++)
     if (!(c->p_pass[i] >= 0 && c->p_pass[i] <= 1))
       return mlsys_set_error(MLSYS_ERR_ARG, "augment: p_pass[%d] = %g is not a probability", i, c->p_pass[i]);
   q[0] = c->p_block, q[1] = c->p_beautify, q[2] = c->p_indent4, q[3] = c->p_terse, q[4] = c->p_lines;
-  q[5] = c->p_keep_line;
-  for (i = 0; i < 6; i++)
+  q[5] = c->p_keep_line, q[6] = c->p_braces, q[7] = c->p_quote_keys, q[8] = c->p_keep_quoted;
+  for (i = 0; i < 9; i++)
     if (!(q[i] >= 0 && q[i] <= 1)) return mlsys_set_error(MLSYS_ERR_ARG, "augment: %s = %g is not a probability", qn[i], q[i]);
+  for (i = 0; i < 4; i++) {
+    if (!(c->p_quote_style[i] >= 0 && c->p_quote_style[i] <= 1))
+      return mlsys_set_error(MLSYS_ERR_ARG, "augment: p_quote_style[%d] = %g is not a probability", i, c->p_quote_style[i]);
+    sum += c->p_quote_style[i];
+  }
+  if (sum > 1 + 1e-9) return mlsys_set_error(MLSYS_ERR_ARG, "augment: p_quote_style sums to %g, more than 1", sum);
   if (c->flags & ~MLSYS_CONTRACODE_JS_MODULE) return mlsys_set_error(MLSYS_ERR_ARG, "augment: flags must be SCRIPT or MODULE, got %d", c->flags);
   return MLSYS_OK;
 }
@@ -6540,19 +6726,32 @@ static mlsys_status mlsys__aug_run(mlsys_contracode_js_ast *a, const mlsys_contr
   mlsys_contracode_js_print_opts po;
   mlsys_status st;
   uint32_t bits = 0;
-  int i, block = mlsys_rng_uniform(r) < c->p_block, lines = 0;
+  int i, block = mlsys_rng_uniform(r) < c->p_block, lines = 0, keep_quoted = 0;
+  double u;
   char *txt;
   size_t tn;
   for (i = 0; i < MLSYS_CONTRACODE_AUG_NPASSES; i++) {
-    int did = 0, on = mlsys_rng_uniform(r) < c->p_pass[i];   /* always drawn: the stream does not depend on p */
+    int did = 0, on;
+    /* keep_quoted_props is an output option of terser, but here it is the props pass that strips quotes */
+    if (i == MLSYS_CONTRACODE_AUG_PROPS) keep_quoted = mlsys_rng_uniform(r) < c->p_keep_quoted;
+    on = mlsys_rng_uniform(r) < c->p_pass[i];   /* always drawn: the stream does not depend on p */
     if (!on || (mlsys__aug_table[i].in_block && !block)) continue;
-    if ((st = mlsys__aug_table[i].fn(a, r, &did)) != MLSYS_OK) return st;
+    if (i == MLSYS_CONTRACODE_AUG_PROPS) st = mlsys__aug_props_keep(a, keep_quoted, &did);
+    else st = mlsys__aug_table[i].fn(a, r, &did);
+    if (st != MLSYS_OK) return st;
     if (did) bits |= 1u << i;
   }
-  po.beautify = 0;
+  memset(&po, 0, sizeof po);
   po.indent = mlsys_rng_uniform(r) < c->p_indent4 ? 4 : 2;
   if (mlsys_rng_uniform(r) < c->p_beautify) po.beautify = 1, bits |= MLSYS_CONTRACODE_AUG_APPLIED_BEAUTIFY;
   else if (mlsys_rng_uniform(r) < c->p_terse) po.beautify = MLSYS_CONTRACODE_JS_TERSE, bits |= MLSYS_CONTRACODE_AUG_APPLIED_TERSE;
+  po.braces = mlsys_rng_uniform(r) < c->p_braces;
+  po.quote_keys = mlsys_rng_uniform(r) < c->p_quote_keys;
+  u = mlsys_rng_uniform(r);   /* terser's quote_style 0..3, then the rest: the source's quotes */
+  if (u < c->p_quote_style[0]) po.quote_style = MLSYS_CONTRACODE_JS_QUOTE_FEWER;
+  else if (u < c->p_quote_style[0] + c->p_quote_style[1]) po.quote_style = MLSYS_CONTRACODE_JS_QUOTE_SINGLE;
+  else if (u < c->p_quote_style[0] + c->p_quote_style[1] + c->p_quote_style[2]) po.quote_style = MLSYS_CONTRACODE_JS_QUOTE_DOUBLE;
+  else po.quote_style = MLSYS_CONTRACODE_JS_QUOTE_ORIGINAL;
   if ((st = mlsys_contracode_js_print(a, &po, &txt, &tn)) != MLSYS_OK) return st;
   if (c->p_lines > 0) {
     st = mlsys_contracode_sample_lines(txt, tn, c->p_lines, c->p_keep_line, r, out, outn, &lines);
@@ -10127,7 +10326,7 @@ MLSYS_DEF mlsys_status mlsys_contracode_clone_set_build(const mlsys_contracode_c
     for (k = i; k < j; k++) {
       const mlsys_contracode_clone_file *f = files + e[k].file;
       mlsys_contracode_js_ast a;
-      mlsys_contracode_js_print_opts po = {1, 2};
+      mlsys_contracode_js_print_opts po = {1, 2, 0, 0, 0};
       int p = out->nprograms;
       if ((st = mlsys_contracode_js_parse(f->src ? f->src : "", f->len, MLSYS_CONTRACODE_JS_MODULE, &a)) != MLSYS_OK) {
         st = mlsys_prefix_error("contracode: clone_set_build: %s/%s", f->library, f->path);
@@ -10299,6 +10498,10 @@ MLSYS_DEF mlsys_status mlsys_contracode_clone_adversary(int kind, mlsys_contraco
     c->p_beautify = 0;
     c->p_terse = 1;
     c->p_lines = 0;
+    /* terser's other output options stay off too: this adversary's print is fixed (and bench/RESULTS.md §17 was
+       measured so) */
+    c->p_braces = c->p_quote_keys = c->p_keep_quoted = 0;
+    memset(c->p_quote_style, 0, sizeof c->p_quote_style);
   }
   c->flags = MLSYS_CONTRACODE_JS_MODULE;
   return MLSYS_OK;

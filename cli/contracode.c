@@ -43,7 +43,10 @@ static const char *contracode_help =
     "        (every binary `+` becomes `-`) that must be reported as a mismatch. --transform NAME runs one transform\n"
     "        only: any of the above, the program rewrites (rename-insert, mangle, fold, dce, unused, seq-cond, props,\n"
     "        booleans, compress, hoist-vars, arguments, template-concat), negative-control, mutant-first-plus (only\n"
-    "        the first `+` becomes `-`), or the unsafe passes bool-int and drop-console (run only when named).\n"
+    "        the first `+` becomes `-`), or the unsafe passes bool-int and drop-console (run only when named);\n"
+    "        print-styles runs terser's output options: quote styles fewer, single, double, original with quoted\n"
+    "        keys and braces (fewer, fewer+keys+braces, single+braces, single+keys, double, double+keys+braces,\n"
+    "        original+braces, original+keys; single ones beautified) and props-keep-quoted.\n"
     "        Environment: MLSYS_NODE (default node), MLSYS_CONTRACODE_ORACLE (the battery script).\n"
     "\n"
     "  tokenize --model M.model FILE|- [--sample [--alpha A] [--seed S]] [--json]\n"
@@ -135,7 +138,7 @@ static int contracode_parse(const char *path, int module, int json) {
 
 static int contracode_print(const char *path, int module, int beautify, const char *indent) {
   mlsys_contracode_js_ast a;
-  mlsys_contracode_js_print_opts o = {beautify, 2};
+  mlsys_contracode_js_print_opts o = {beautify, 2, 0, 0, 0};
   char *out;
   size_t n;
   int rc;
@@ -165,13 +168,13 @@ typedef mlsys_status (*contracode_xform_fn)(mlsys_contracode_js_ast *ast, char *
                                             size_t note_len);
 
 static mlsys_status contracode_x_compact(mlsys_contracode_js_ast *ast, char **out, size_t *n, char *note, size_t nl) {
-  mlsys_contracode_js_print_opts o = {0, 2};
+  mlsys_contracode_js_print_opts o = {0, 2, 0, 0, 0};
   (void)note, (void)nl;
   return mlsys_contracode_js_print(ast, &o, out, n);
 }
 
 static mlsys_status contracode_x_beautify(mlsys_contracode_js_ast *ast, char **out, size_t *n, char *note, size_t nl) {
-  mlsys_contracode_js_print_opts o = {1, 2};
+  mlsys_contracode_js_print_opts o = {1, 2, 0, 0, 0};
   (void)note, (void)nl;
   return mlsys_contracode_js_print(ast, &o, out, n);
 }
@@ -182,7 +185,7 @@ static mlsys_status contracode_x_beautify(mlsys_contracode_js_ast *ast, char **o
    Kinds and operators are looked up by name through the public API. */
 static mlsys_status contracode_plus_to_minus(mlsys_contracode_js_ast *ast, int all, char **out, size_t *n, char *note,
                                              size_t nl) {
-  mlsys_contracode_js_print_opts o = {0, 2};
+  mlsys_contracode_js_print_opts o = {0, 2, 0, 0, 0};
   int k, bin = 0, plus = 0, minus = 0, best = 0, count = 0, i;
   uint8_t *saved;
   mlsys_status st;
@@ -228,7 +231,7 @@ typedef mlsys_status (*contracode_rewrite_fn)(mlsys_contracode_js_ast *ast, char
 static mlsys_status contracode_rewritten(const mlsys_contracode_js_ast *orig, contracode_rewrite_fn fn, char **out,
                                          size_t *n, char *note, size_t nl) {
   mlsys_contracode_js_ast b;
-  mlsys_contracode_js_print_opts o = {0, 2};
+  mlsys_contracode_js_print_opts o = {0, 2, 0, 0, 0};
   mlsys_status st = mlsys_contracode_js_parse(orig->text, orig->src_len, orig->module ? MLSYS_CONTRACODE_JS_MODULE : 0, &b);
   if (st != MLSYS_OK) return st;
   if ((st = fn(&b, note, nl)) == MLSYS_OK) st = mlsys_contracode_js_print(&b, &o, out, n);
@@ -306,6 +309,28 @@ CONTRACODE_X_PASS(template_concat, mlsys_contracode_template_concat)
 CONTRACODE_X_PASS(bool_int, mlsys_contracode_bool_int)
 CONTRACODE_X_PASS(drop_console, mlsys_contracode_drop_console)
 
+static mlsys_status contracode_props_keep_quoted(mlsys_contracode_js_ast *b, int *k) {
+  return mlsys_contracode_props_opt(b, 1, k);
+}
+CONTRACODE_X_PASS(props_keep_quoted, contracode_props_keep_quoted)
+
+/* terser's output options (print styles): each quote style twice, with and without quoted keys and with braces on
+   in one of the two, so every pair of the three settings occurs (8 runs instead of 16); single quotes beautified. */
+#define CONTRACODE_X_STYLE(name, beautify, quote, keys, braces)                                                  \
+  static mlsys_status contracode_x_##name(mlsys_contracode_js_ast *ast, char **out, size_t *n, char *note, size_t nl) { \
+    mlsys_contracode_js_print_opts o = {beautify, 2, braces, MLSYS_CONTRACODE_JS_QUOTE_##quote, keys};              \
+    (void)note, (void)nl;                                                                                       \
+    return mlsys_contracode_js_print(ast, &o, out, n);                                                          \
+  }
+CONTRACODE_X_STYLE(fewer, 0, FEWER, 0, 0)
+CONTRACODE_X_STYLE(fewer_keys_braces, 0, FEWER, 1, 1)
+CONTRACODE_X_STYLE(single_braces, 1, SINGLE, 0, 1)
+CONTRACODE_X_STYLE(single_keys, 1, SINGLE, 1, 0)
+CONTRACODE_X_STYLE(double, 0, DOUBLE, 0, 0)
+CONTRACODE_X_STYLE(double_keys_braces, 0, DOUBLE, 1, 1)
+CONTRACODE_X_STYLE(original_braces, 0, ORIGINAL, 0, 1)
+CONTRACODE_X_STYLE(original_keys, 0, ORIGINAL, 1, 0)
+
 /* Every semantics-preserving transform the oracle checks, by name (Table 2.1's compress/beautify today; the program
    rewrites join this table as they are written). A hidden entry runs only when asked for. */
 static const struct {
@@ -331,6 +356,16 @@ static const struct {
     {"template-concat", contracode_x_template_concat, 0},   /* the safe form */
     {"bool-int", contracode_x_bool_int, 2},             /* T6u, unsafe: a second real negative control */
     {"drop-console", contracode_x_drop_console, 2},     /* changes I/O */
+    /* print styles: run by --transform print-styles (all of them) or by name */
+    {"fewer", contracode_x_fewer, 3},
+    {"fewer+keys+braces", contracode_x_fewer_keys_braces, 3},
+    {"single+braces", contracode_x_single_braces, 3},
+    {"single+keys", contracode_x_single_keys, 3},
+    {"double", contracode_x_double, 3},
+    {"double+keys+braces", contracode_x_double_keys_braces, 3},
+    {"original+braces", contracode_x_original_braces, 3},
+    {"original+keys", contracode_x_original_keys, 3},
+    {"props-keep-quoted", contracode_x_props_keep_quoted, 3},
 };
 #define CONTRACODE_NXFORMS ((int)(sizeof contracode_xforms / sizeof *contracode_xforms))
 
@@ -460,7 +495,8 @@ static int contracode_check(const char *path, const char *battery, const char *o
     return cli_fail(cmd, "cannot find tests/oracle/run_battery.js (run from the repository or set MLSYS_CONTRACODE_ORACLE)");
   if (only) {
     for (i = 0; i < CONTRACODE_NXFORMS && strcmp(contracode_xforms[i].name, only); i++) {}
-    if (i == CONTRACODE_NXFORMS) return cli_usage_error(cmd, "unknown transform '%s' (compact, beautify, rename-insert, mangle, fold, dce, unused, seq-cond, props, booleans, compress, hoist-vars, arguments, template-concat, bool-int, drop-console, negative-control, mutant-first-plus)", only);
+    if (i == CONTRACODE_NXFORMS && strcmp(only, "print-styles"))
+      return cli_usage_error(cmd, "unknown transform '%s' (compact, beautify, rename-insert, mangle, fold, dce, unused, seq-cond, props, booleans, compress, hoist-vars, arguments, template-concat, bool-int, drop-console, negative-control, mutant-first-plus, print-styles or one of them: fewer, fewer+keys+braces, single+braces, single+keys, double, double+keys+braces, original+braces, original+keys, props-keep-quoted)", only);
   }
   if ((rc = contracode_load(cmd, path, 0, &a))) return rc;
   snprintf(dir, sizeof dir, "%s/mlsys-contracode-XXXXXX", tmp && *tmp ? tmp : "/tmp");
@@ -497,8 +533,8 @@ static int contracode_check(const char *path, const char *battery, const char *o
     size_t n = 0;
     contracode_lines tr;
     int j, ndiff = 0, firstdiff = -1;
-    if (only ? strcmp(contracode_xforms[i].name, only)
-             : contracode_xforms[i].hidden == 2 || (contracode_xforms[i].hidden && !negative))
+    if (only ? strcmp(contracode_xforms[i].name, only) && (contracode_xforms[i].hidden != 3 || strcmp(only, "print-styles"))
+             : contracode_xforms[i].hidden >= 2 || (contracode_xforms[i].hidden && !negative))
       continue;
     if (contracode_xforms[i].fn(&a, &out, &n, note, sizeof note) != MLSYS_OK) {
       rc = cli_fail(cmd, "transform %s of %s: %s", contracode_xforms[i].name, path, mlsys_last_error());

@@ -21,12 +21,14 @@ static const char contracode_augment_help[] =
     "  rename-param (a parameter of each function gets fresh English-like words), insert-var (`var word;` at the\n"
     "  top of each function), then with probability .5 the terser block: drop-console (.5), template-concat,\n"
     "  fold, dce (.5), unused, hoist-vars (.5), arguments (.5), seq-cond, props, bool-int (.5), booleans\n"
-    "  (terser's compress passes) and mangle (terser-style short local names); reformat (the print style),\n"
-    "  sample-lines. drop-console and bool-int change behaviour, as the repo's terser options did.\n"
+    "  (terser's compress passes) and mangle (terser-style short local names); reformat (the print style and\n"
+    "  terser's other output options: braces .5, quote_keys .5, keep_quoted_props .5, quote_style fewer-escapes\n"
+    "  .5 / single .25 / double .125 / original .125), sample-lines.\n"
+    "  drop-console and bool-int change behaviour, as the repo's terser options did.\n"
     "  The original comes first; variants are exactly deduplicated, so there may be fewer than N+1.\n"
     "  --n N          samples to draw (default 20; 0..100000).\n"
     "  --transforms   comma-separated subset of the passes above (the others are off; without reformat the\n"
-    "                 output is compact).\n"
+    "                 output is compact, with the source's quotes and no added braces or quoted keys).\n"
     "  --semantic-only  only semantics-preserving passes (no sample-lines, bool-int, drop-console): every variant of a file\n"
     "                 behaves exactly like it.\n"
     "  --seed S       (default 1). Variant K uses an RNG seeded from S, the source's hash and K: reproducible.\n"
@@ -154,7 +156,10 @@ int contracode_augment_cmd(int argc, char **argv) {
     }
     for (i = 0; i < MLSYS_CONTRACODE_AUG_MAX_PASSES; i++)
       if (!on.p_pass[i]) cfg.p_pass[i] = 0;
-    if (!reformat) cfg.p_beautify = 0, cfg.p_terse = 0;
+    if (!reformat) {
+      cfg.p_beautify = 0, cfg.p_terse = 0, cfg.p_braces = 0, cfg.p_quote_keys = 0, cfg.p_keep_quoted = 0;
+      memset(cfg.p_quote_style, 0, sizeof cfg.p_quote_style);   /* the source's quotes */
+    }
     if (!lines) cfg.p_lines = 0;
   }
   if (out) {

@@ -5,7 +5,9 @@
    gives exactly one variant); real functions of Debian's underscore.js each get at least 20 distinct variants, every
    one re-parses (line subsampling off) and keeps its free names; the outside oracle: Node runs underscore's battery
    (tests/oracle/run_battery.js) on the file and on variants written by `augment --semantic-only --out`, and the
-   outputs must be identical; bad usage exits 2 and bad input 1 with a message naming the problem. Needs node,
+   outputs must be identical; terser's other output options (braces, quote_keys, quote_style, keep_quoted_props)
+   each forced alone, and their rates over many variants; bad usage exits 2 and bad input 1 with a message naming
+   the problem. Needs node,
    build/mlsys and libjs-underscore (scripts/install-deps.sh) for the corpus and CLI parts. About 10 s. */
 #define MLSYS_IMPLEMENTATION
 #include "mlsys_contracode.h"
@@ -209,6 +211,99 @@ TEST(augment_bad_input) {
   CHECK_EQ_INT(mlsys_contracode_aug_pass_id("nope"), -1);
 }
 
+/* terser's other output options in Alg. 1 (issue 25 item 2): the presets' probabilities (spec §3.4), each option
+   forced on alone giving its hand-written output, the rates over 4,000 variants within 5 sigma of the preset's
+   (only print options on, so each variant shows which were drawn), and bad probabilities named. */
+TEST(augment_print_options) {
+  static const char *src = "if(a)b();x='s';y={k:1,\"e\":2}";
+  mlsys_contracode_aug_cfg eff, safe, c;
+  mlsys_rng r;
+  char *o;
+  size_t n;
+  int i, braces = 0, dq = 0, keys = 0, kept = 0;
+  const int N = 4000;
+  CHECK_OK(mlsys_contracode_aug_preset(MLSYS_CONTRACODE_AUG_REPO_EFFECTIVE, &eff));
+  CHECK_OK(mlsys_contracode_aug_preset(MLSYS_CONTRACODE_AUG_SAFE, &safe));
+  for (i = 0; i < 2; i++) {
+    const mlsys_contracode_aug_cfg *p = i ? &safe : &eff;
+    CHECK_NEAR(p->p_braces, .5, 0);
+    CHECK_NEAR(p->p_quote_keys, .5, 0);
+    CHECK_NEAR(p->p_keep_quoted, .5, 0);
+    CHECK_NEAR(p->p_quote_style[0], .5, 0);
+    CHECK_NEAR(p->p_quote_style[1], .25, 0);
+    CHECK_NEAR(p->p_quote_style[2], .125, 0);
+    CHECK_NEAR(p->p_quote_style[3], .125, 0);
+  }
+  /* each alone (a zeroed configuration is the plain compact print) */
+  memset(&c, 0, sizeof c);
+  mlsys_rng_seed(&r, 1);
+  CHECK_OK(mlsys_contracode_augment(src, strlen(src), &c, &r, &o, &n, NULL));
+  CHECK_STR(o, "if(a)b();x='s';y={k:1,\"e\":2};");
+  free(o);
+  c.p_braces = 1;
+  CHECK_OK(mlsys_contracode_augment(src, strlen(src), &c, &r, &o, &n, NULL));
+  CHECK_STR(o, "if(a){b();}x='s';y={k:1,\"e\":2};");
+  free(o);
+  c.p_braces = 0, c.p_quote_keys = 1;
+  CHECK_OK(mlsys_contracode_augment(src, strlen(src), &c, &r, &o, &n, NULL));
+  CHECK_STR(o, "if(a)b();x='s';y={\"k\":1,\"e\":2};");
+  free(o);
+  c.p_quote_keys = 0, c.p_quote_style[2] = 1;   /* terser's 2: double */
+  CHECK_OK(mlsys_contracode_augment(src, strlen(src), &c, &r, &o, &n, NULL));
+  CHECK_STR(o, "if(a)b();x=\"s\";y={k:1,\"e\":2};");
+  free(o);
+  c.p_quote_style[2] = 0, c.p_quote_style[1] = 1;   /* terser's 1: single */
+  CHECK_OK(mlsys_contracode_augment(src, strlen(src), &c, &r, &o, &n, NULL));
+  CHECK_STR(o, "if(a)b();x='s';y={k:1,'e':2};");
+  free(o);
+  c.p_quote_style[1] = 0, c.p_block = 1, c.p_pass[MLSYS_CONTRACODE_AUG_PROPS] = 1;   /* props strips "e" ... */
+  CHECK_OK(mlsys_contracode_augment(src, strlen(src), &c, &r, &o, &n, NULL));
+  CHECK_STR(o, "if(a)b();x='s';y={k:1,e:2};");
+  free(o);
+  c.p_keep_quoted = 1;   /* ... unless keep_quoted_props */
+  CHECK_OK(mlsys_contracode_augment(src, strlen(src), &c, &r, &o, &n, NULL));
+  CHECK_STR(o, "if(a)b();x='s';y={k:1,\"e\":2};");
+  free(o);
+  /* the preset's rates, nothing else on: braces .5, double quotes .5 (fewer: a tie) + .125, quoted k .5, "e" kept
+     quoted .5 + .5 * .5 (quote_keys puts back what props stripped) */
+  c = eff;
+  for (i = 0; i < MLSYS_CONTRACODE_AUG_MAX_PASSES; i++) c.p_pass[i] = 0;
+  c.p_pass[MLSYS_CONTRACODE_AUG_PROPS] = 1, c.p_block = 1, c.p_lines = 0, c.p_beautify = 0, c.p_terse = 0;
+  for (i = 0; i < N; i++) {
+    mlsys_rng_seed(&r, 1000 + (uint64_t)i);
+    CHECK_OK(mlsys_contracode_augment(src, strlen(src), &c, &r, &o, &n, NULL));
+    braces += strstr(o, "if(a){b();}") != NULL;
+    dq += strstr(o, "x=\"s\"") != NULL;
+    keys += strstr(o, "\"k\":1") != NULL || strstr(o, "'k':1") != NULL;
+    kept += strstr(o, "\"e\":2") != NULL || strstr(o, "'e':2") != NULL;
+    free(o);
+  }
+#define RATE_OK(count, p) (fabs((double)(count) / N - (p)) < 5 * sqrt((p) * (1 - (p)) / N))
+  CHECK_MSG(RATE_OK(braces, .5), "braces %d of %d", braces, N);
+  CHECK_MSG(RATE_OK(dq, .625), "double quotes %d of %d", dq, N);
+  CHECK_MSG(RATE_OK(keys, .5), "quoted keys %d of %d", keys, N);
+  CHECK_MSG(RATE_OK(kept, .75), "kept quotes %d of %d", kept, N);
+#undef RATE_OK
+  /* bad probabilities name the field */
+  {
+    static const char *const names[] = {"p_braces", "p_quote_keys", "p_keep_quoted", "p_quote_style[3]"};
+    for (i = 0; i < 4; i++) {
+      c = eff;
+      if (i == 0) c.p_braces = 1.5;
+      if (i == 1) c.p_quote_keys = -0.1;
+      if (i == 2) c.p_keep_quoted = NAN;
+      if (i == 3) c.p_quote_style[3] = 2;
+      mlsys_rng_seed(&r, 1);
+      CHECK_EQ_INT(mlsys_contracode_augment(src, strlen(src), &c, &r, &o, &n, NULL), MLSYS_ERR_ARG);
+      CHECK_CONTAINS(mlsys_last_error(), names[i]);
+    }
+    c = eff;
+    c.p_quote_style[3] = .25;   /* each a probability, but 1.125 in all */
+    CHECK_EQ_INT(mlsys_contracode_augment_variants(src, strlen(src), &c, 3, 1, &(mlsys_contracode_strset){0}), MLSYS_ERR_ARG);
+    CHECK_CONTAINS(mlsys_last_error(), "p_quote_style sums to 1.125");
+  }
+}
+
 /* The free (global) names of a program, sorted and joined, to check that a variant uses the same globals. */
 static char *free_names(const char *src, size_t n) {
   mlsys_contracode_js_ast a;
@@ -367,6 +462,30 @@ TEST(augment_cli_outputs_and_errors) {
   if (r.out) CHECK_CONTAINS(r.out, "//# variant 1: ");
   if (r.out) CHECK(!strstr(r.out, "//# variant 3"));
   run_free(&r);
+  /* reformat brings terser's other output options; without it the quotes, bodies and keys stay as written */
+  {
+    char file2[700];
+    snprintf(file2, sizeof file2, "%s/styles.js", dir);
+    f = fopen(file2, "w");
+    fputs("if(a)b();x='s';y={k:1};\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "contracode augment %s --n 60 --transforms reformat", file2);
+    r = run(args);
+    CHECK_EQ_INT(r.code, 0);
+    if (r.out) {
+      CHECK_CONTAINS(r.out, "x = \"s\"");
+      CHECK_CONTAINS(r.out, "x='s'");
+      CHECK_CONTAINS(r.out, "if (a) {\n");
+      CHECK_CONTAINS(r.out, "\"k\": 1");
+    }
+    run_free(&r);
+    snprintf(args, sizeof args, "contracode augment %s --n 60 --transforms mangle,props", file2);
+    r = run(args);
+    CHECK_EQ_INT(r.code, 0);
+    if (r.out) CHECK(!strstr(r.out, "\"s\"") && !strstr(r.out, "{b()") && !strstr(r.out, "\"k\"") && !strstr(r.out, "//# variant 2"));
+    run_free(&r);
+    remove(file2);
+  }
   /* --functions: the two functions as units */
   snprintf(args, sizeof args, "contracode augment %s --n 5 --functions --json", file);
   r = run(args);

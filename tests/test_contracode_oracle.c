@@ -7,7 +7,7 @@
    that differs, and so must the unsafe bool-int pass (terser's booleans_as_integers: spec §3.11). The single mutant
    of marked is an equivalent one (its first `+` builds a cache key; a broken key
    only loses the cache), and the oracle must say so rather than report a difference it did not see.
-   About 20 s, nearly all of it in Node. Needs build/mlsys (make build/mlsys), node and scripts/install-deps.sh's
+   About 30 s, nearly all of it in Node. Needs build/mlsys (make build/mlsys), node and scripts/install-deps.sh's
    libjs-underscore, node-acorn, node-marked. */
 #define MLSYS_COMMON_IMPLEMENTATION
 #include "mlsys_common.h"
@@ -107,6 +107,46 @@ TEST(contracode_oracle_marked) {
   if (!oracle_ready(MARKED)) return;
   check_library(MARKED, "marked", 17, "load", NULL);
   check_bool_int(MARKED, "lexer");
+}
+
+/* terser's output options (issue 25 item 2): `check LIB --transform print-styles` prints the whole library in each
+   quote style (fewer escapes, single, double, original) with and without quoted keys and braces (every pair of the
+   three settings) and keep_quoted_props' props pass; the battery's outputs must all stay the same. The printed sizes
+   show the options took effect: quoted keys and braces only add characters, and the beautified single-quote
+   prints are the longest. About 10 s. */
+static long style_bytes(const char *json, const char *name) {
+  char key[96];
+  const char *p;
+  snprintf(key, sizeof key, "{\"name\": \"%s\", \"pass\": true, \"bytes\": ", name);
+  p = strstr(json, key);
+  return p ? atol(p + strlen(key)) : -1;
+}
+static void check_print_styles(const char *lib) {
+  static const char *const names[] = {"fewer", "fewer+keys+braces", "single+braces", "single+keys", "double",
+                                      "double+keys+braces", "original+braces", "original+keys", "props-keep-quoted"};
+  char args[512];
+  run_result r;
+  size_t i;
+  snprintf(args, sizeof args, "contracode check %s --transform print-styles --json", lib);
+  r = run(args);
+  CHECK_EQ_INT(r.code, 0);
+  CHECK_MSG(r.out != NULL, "no output");
+  if (r.out) {
+    long fewer = style_bytes(r.out, "fewer"), fkb = style_bytes(r.out, "fewer+keys+braces");
+    long dbl = style_bytes(r.out, "double"), dkb = style_bytes(r.out, "double+keys+braces");
+    for (i = 0; i < sizeof names / sizeof *names; i++) CHECK_MSG(style_bytes(r.out, names[i]) > 0, "%s: %s did not pass", lib, names[i]);
+    CHECK_CONTAINS(r.out, "\"ran\": 9, \"failed\": 0}");
+    CHECK_MSG(fkb > fewer && dkb > dbl, "%s: keys+braces %ld/%ld bytes, without %ld/%ld", lib, fkb, dkb, fewer, dbl);
+    CHECK(style_bytes(r.out, "single+braces") > fkb);
+  }
+  run_free(&r);
+}
+
+TEST(contracode_oracle_print_styles) {
+  if (!oracle_ready(UNDERSCORE) || !oracle_ready(ACORN) || !oracle_ready(MARKED)) return;
+  check_print_styles(UNDERSCORE);
+  check_print_styles(ACORN);
+  check_print_styles(MARKED);
 }
 
 /* The oracle itself: deterministic, Math.random seeded (marked's mailto: obfuscation is the same twice), and it

@@ -31,13 +31,13 @@ static const struct { const char *name; pass_fn fn; } unsafe_passes[] = {
 #define NPASSES ((int)(sizeof passes / sizeof passes[0]))
 
 static char *terse(const mlsys_contracode_js_ast *a) {
-  mlsys_contracode_js_print_opts o = {MLSYS_CONTRACODE_JS_TERSE, 0};
+  mlsys_contracode_js_print_opts o = {MLSYS_CONTRACODE_JS_TERSE, 0, 0, 0, 0};
   char *out = NULL;
   size_t n;
   if (mlsys_contracode_js_print(a, &o, &out, &n) != MLSYS_OK) return NULL;
   return out;
 }
-/* Applies the passes named by letters (f d u s p b; h a i t c: hoist_vars, arguments, bool_int, template_concat,
+/* Applies the passes named by letters (f d u s p b, q = props keeping quoted keys; h a i t c: hoist_vars, arguments, bool_int, template_concat,
    drop_console; A = compress) to src; the terse print (malloc'd) and the total
    number of rewrites. */
 static char *apply(const char *src, const char *which, int flags, int *count) {
@@ -54,6 +54,7 @@ static char *apply(const char *src, const char *which, int flags, int *count) {
       case 'u': st = mlsys_contracode_unused(&a, &k); break;
       case 's': st = mlsys_contracode_seq_cond(&a, &k); break;
       case 'p': st = mlsys_contracode_props(&a, &k); break;
+      case 'q': st = mlsys_contracode_props_opt(&a, 1, &k); break;
       case 'b': st = mlsys_contracode_booleans(&a, &k); break;
       case 'h': st = mlsys_contracode_hoist_vars(&a, &k); break;
       case 'a': st = mlsys_contracode_arguments(&a, &k); break;
@@ -269,6 +270,8 @@ TEST(contracode_seq_cond_props_booleans) {
          "o.b;x={e:1};o[\"c-d\"];y={\"f-g\":2};o[\"1a\"];o?.class;({k:z}=q);");
   UNCHANGED("p", "class A{\"constructor\"(){}}");   /* class members keep their spelling */
   UNCHANGED("p", "o['\\x62']");
+  /* keep_quoted_props: quoted keys of literals and patterns stay, member access is still rewritten */
+  EXPECT("q", "o[\"b\"];x={\"e\":1,f:2};o?.[\"class\"];({\"k\":z}=q)", "o.b;x={\"e\":1,f:2};o?.class;({\"k\":z}=q);");
   EXPECT("b", "var a=true,b=false;true.toString();x={true:1};o.true", "var a=!0,b=!1;(!0).toString();x={true:1};o.true;");
   UNCHANGED("b", "function f(){eval(s);return true}");
   /* everything in a row: terser's `compress:{}` output of item 9 */

@@ -215,7 +215,7 @@ TEST(contracode_scope_arguments_labels_eval_with) {
 
 static char *compact(const mlsys_contracode_js_ast *a) {
   char *out = NULL;
-  mlsys_contracode_js_print_opts o = {MLSYS_CONTRACODE_JS_TERSE, 0};
+  mlsys_contracode_js_print_opts o = {MLSYS_CONTRACODE_JS_TERSE, 0, 0, 0, 0};
   if (mlsys_contracode_js_print(a, &o, &out, NULL) != MLSYS_OK) return NULL;
   return out;
 }

@@ -2,7 +2,8 @@
 
    For every input, as a script and as a module: parse it. A failure must be MLSYS_ERR_PARSE (or TOO_BIG) with
    "LINE:COL: ..." and a zeroed AST. A success is printed compact and beautified; each output must re-parse to the
-   same canonical tree, and printing that again must give the same text (fixpoint). Function spans must lie inside
+   same canonical tree, and printing that again must give the same text (fixpoint); with terser's output options
+   (braces, quoted keys, each quote style) it must re-parse and be a fixpoint too. Function spans must lie inside
    the source and count kinds must add up to a positive number.
 
    Build and run: make build/fuzz/fuzz_contracode_js &&
@@ -58,7 +59,7 @@ static void one(const char *src, size_t n, int flags) {
     free(f);
   }
   for (b = 0; b <= MLSYS_CONTRACODE_JS_TERSE; b++) {   /* compact, beautified, terse */
-    mlsys_contracode_js_print_opts o = {b, 2};
+    mlsys_contracode_js_print_opts o = {b, 2, 0, 0, 0};
     mlsys_contracode_js_ast a2;
     char *p1 = NULL, *p2 = NULL, *c1 = NULL;
     size_t n1 = 0, n2 = 0;
@@ -86,9 +87,29 @@ static void one(const char *src, size_t n, int flags) {
     mlsys_contracode_js_free(&a2);
   }
   free(c0);
+  for (b = MLSYS_CONTRACODE_JS_QUOTE_FEWER; b <= MLSYS_CONTRACODE_JS_QUOTE_DOUBLE; b++) {   /* print options */
+    mlsys_contracode_js_print_opts o = {b == MLSYS_CONTRACODE_JS_QUOTE_SINGLE, 2, 1, b, 1};
+    mlsys_contracode_js_ast a2;
+    char *p1 = NULL, *p2 = NULL;
+    size_t n1 = 0, n2 = 0;
+    FUZZ_CHECK(mlsys_contracode_js_print(&a, &o, &p1, &n1) == MLSYS_OK);
+    if (mlsys_contracode_js_parse(p1, n1, flags, &a2) != MLSYS_OK) {
+      fprintf(stderr, "fuzz_contracode_js: output with print options does not parse: %s\n--- input ---\n%.*s\n"
+              "--- output ---\n%s\n", mlsys_last_error(), (int)n, src, p1);
+      abort();
+    }
+    FUZZ_CHECK(mlsys_contracode_js_print(&a2, &o, &p2, &n2) == MLSYS_OK);
+    if (n1 != n2 || memcmp(p1, p2, n1) != 0) {
+      fprintf(stderr, "fuzz_contracode_js: print options: not a fixpoint\n--- first ---\n%s\n--- second ---\n%s\n", p1, p2);
+      abort();
+    }
+    free(p1);
+    free(p2);
+    mlsys_contracode_js_free(&a2);
+  }
   {   /* scope analysis and mangling (header sections 2-3): the output must parse again */
     mlsys_contracode_scopes s;
-    mlsys_contracode_js_print_opts o = {MLSYS_CONTRACODE_JS_TERSE, 0};
+    mlsys_contracode_js_print_opts o = {MLSYS_CONTRACODE_JS_TERSE, 0, 0, 0, 0};
     mlsys_contracode_js_ast a2;
     char *p1 = NULL;
     size_t n1 = 0;

@@ -23,7 +23,7 @@ static void one(const char *src, size_t n, int flags) {
   size_t i;
   for (i = 0; i < sizeof passes / sizeof passes[0]; i++) {
     mlsys_contracode_js_ast a, b;
-    mlsys_contracode_js_print_opts o = {MLSYS_CONTRACODE_JS_TERSE, 0};
+    mlsys_contracode_js_print_opts o = {MLSYS_CONTRACODE_JS_TERSE, 0, 0, 0, 0};
     char *out = NULL, *c0 = NULL, *c1 = NULL;
     size_t on = 0;
     int k = -1;
