@@ -338,128 +338,29 @@ int contracode_functions_cmd(int argc, char **argv) {
 
 /* ---- vocab ------------------------------------------------------------------------------------------------------- */
 
-/* Reads one JSON string at *p (which is at the opening quote) into out (malloc'd, NUL-terminated), decoding the
-   escapes cc_fn_json_bytes writes and the rest of JSON's (\uXXXX, surrogate pairs → UTF-8). 0, or -1 if malformed. */
-static int cc_jsonl_string(const char **p, const char *end, char **out, size_t *outn) {
-  const char *s = *p + 1;
-  size_t cap = 64, n = 0;
-  char *b = (char *)malloc(cap);
-  if (!b) return -1;
-  while (s < end && *s != '"') {
-    unsigned long cp = 0;
-    char tmp[4];
-    size_t k, tn = 0;
-    if (*s != '\\') {
-      tmp[tn++] = *s++;
-    } else {
-      if (s + 1 >= end) break;
-      s++;
-      switch (*s) {
-        case 'n': tmp[tn++] = '\n'; s++; break;
-        case 't': tmp[tn++] = '\t'; s++; break;
-        case 'r': tmp[tn++] = '\r'; s++; break;
-        case 'b': tmp[tn++] = '\b'; s++; break;
-        case 'f': tmp[tn++] = '\f'; s++; break;
-        case '"': case '\\': case '/': tmp[tn++] = *s++; break;
-        case 'u': {
-          int j;
-          for (j = 0; j < 4; j++) {
-            char c = s + 1 + j < end ? s[1 + j] : 0;
-            int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-            if (d < 0) {
-              free(b);
-              return -1;
-            }
-            cp = cp * 16 + (unsigned long)d;
-          }
-          s += 5;
-          if (cp >= 0xD800 && cp < 0xDC00 && s + 6 <= end && s[0] == '\\' && s[1] == 'u') {
-            unsigned long lo = strtoul((char[5]){s[2], s[3], s[4], s[5], 0}, NULL, 16);
-            if (lo >= 0xDC00 && lo < 0xE000) {
-              cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-              s += 6;
-            }
-          }
-          if (cp < 0x80) tmp[tn++] = (char)cp;
-          else if (cp < 0x800) {
-            tmp[tn++] = (char)(0xC0 | (cp >> 6));
-            tmp[tn++] = (char)(0x80 | (cp & 63));
-          } else if (cp < 0x10000) {
-            tmp[tn++] = (char)(0xE0 | (cp >> 12));
-            tmp[tn++] = (char)(0x80 | ((cp >> 6) & 63));
-            tmp[tn++] = (char)(0x80 | (cp & 63));
-          } else {
-            tmp[tn++] = (char)(0xF0 | (cp >> 18));
-            tmp[tn++] = (char)(0x80 | ((cp >> 12) & 63));
-            tmp[tn++] = (char)(0x80 | ((cp >> 6) & 63));
-            tmp[tn++] = (char)(0x80 | (cp & 63));
-          }
-          break;
-        }
-        default: free(b); return -1;
-      }
-    }
-    if (n + tn + 1 > cap) {
-      char *nb;
-      while (n + tn + 1 > cap) cap *= 2;
-      if (!(nb = (char *)realloc(b, cap))) {
-        free(b);
-        return -1;
-      }
-      b = nb;
-    }
-    for (k = 0; k < tn; k++) b[n++] = tmp[k];
-  }
-  if (s >= end) {
-    free(b);
-    return -1;
-  }
-  b[n] = 0;
-  *p = s + 1;
-  *out = b;
-  *outn = n;
-  return 0;
-}
-
-/* The "split" and "src" strings of one record line [p, end) of `functions --jsonl` (keys in any order; other keys'
-   strings and numbers skipped). 0, or -1 if the line is not such a record. */
-static int cc_jsonl_record(const char *p, const char *end, char **split, char **src, size_t *srcn) {
+/* The "split" (NULL when absent) and "src" strings of one record line [p, end) of `functions --jsonl`, through
+   mlsys_common.h's JSON parser (the one `contracode train` reads these lines with, fuzzed by fuzz_json). 0, or -1
+   with mlsys_last_error() saying why the line is not such a record. */
+static int cc_jsonl_record(const char *p, const char *end, const char *name, char **split, char **src, size_t *srcn) {
+  mlsys_json_doc doc;
+  const char *s = NULL, *sp = NULL;
+  int rc = -1;
   *split = *src = NULL;
-  while (p < end && *p != '{') p++;
-  if (p >= end) return -1;
-  p++;
-  for (;;) {
-    char *key = NULL, *val = NULL;
-    size_t kn, vn;
-    while (p < end && (*p == ' ' || *p == ',')) p++;
-    if (p < end && *p == '}') break;
-    if (p >= end || *p != '"' || cc_jsonl_string(&p, end, &key, &kn)) goto bad;
-    while (p < end && (*p == ' ' || *p == ':')) p++;
-    if (p < end && *p == '"') {
-      if (cc_jsonl_string(&p, end, &val, &vn)) {
-        free(key);
-        goto bad;
-      }
-      if (!strcmp(key, "src") && !*src) {
-        *src = val;
-        *srcn = vn;
-      } else if (!strcmp(key, "split") && !*split) {
-        *split = val;
-      } else {
-        free(val);
-      }
-    } else {
-      while (p < end && *p != ',' && *p != '}') p++;   /* a number */
-    }
-    free(key);
+  if (mlsys_json_parse(p, (size_t)(end - p), name, &doc) != MLSYS_OK) return -1;
+  if (mlsys_json_get_str(doc.root, "src", 1, NULL, &s) == MLSYS_OK &&
+      mlsys_json_get_str(doc.root, "split", 0, NULL, &sp) == MLSYS_OK) {
+    *srcn = strlen(s);
+    *src = mlsys_strdup(s);
+    *split = sp ? mlsys_strdup(sp) : NULL;
+    if (*src && (!sp || *split)) rc = 0;
+    else mlsys_set_error(MLSYS_ERR_NOMEM, "out of memory");
   }
-  if (!*src) goto bad;
-  return 0;
-bad:
-  free(*split);
-  free(*src);
-  *split = *src = NULL;
-  return -1;
+  mlsys_json_doc_free(&doc);
+  if (rc) {
+    free(*split), free(*src);
+    *split = *src = NULL;
+  }
+  return rc;
 }
 
 int contracode_vocab_cmd(int argc, char **argv) {
@@ -532,9 +433,11 @@ int contracode_vocab_cmd(int argc, char **argv) {
     size_t sn = 0, nn = 0;
     lineno++;
     if (le > p) {
-      if (cc_jsonl_record(p, le, &sp, &src, &sn)) {
-        rc = cli_fail(cmd, "%s:%d: not a record of `mlsys contracode functions --jsonl` (need a \"src\" string)",
-                      pos[0], lineno);
+      char name[1100];
+      snprintf(name, sizeof name, "%s:%d", pos[0], lineno);
+      if (cc_jsonl_record(p, le, name, &sp, &src, &sn)) {
+        rc = cli_fail(cmd, "%s:%d: not a record of `mlsys contracode functions --jsonl` (need a \"src\" string): %s",
+                      pos[0], lineno, mlsys_last_error());
         break;
       }
       if (!strcmp(split_s, "all") || (sp && !strcmp(sp, split_s))) {

@@ -560,4 +560,154 @@ TEST(clone_cli) {
   CHECK_EQ_INT(system(args), 0);
 }
 
+/* The hard-negative view by hand, then its definition over random cases: every positive kept, exactly
+   ceil(frac · negatives) negatives kept, and none dropped scores above one kept (ties to the lower index). */
+TEST(clone_hard_subset) {
+  const float key[8] = {.9f, .8f, .4f, .7f, .3f, .4f, .6f, .2f};
+  const uint8_t lab[8] = {1, 1, 1, 0, 0, 0, 0, 0};
+  const size_t want[5] = {0, 1, 2, 3, 6};
+  size_t *idx = NULL, n = 0, i;
+  mlsys_rng r;
+  int trial;
+  REQUIRE_OK(mlsys_contracode_hard_subset(key, lab, 8, 0.4, &idx, &n));
+  CHECK_EQ_INT((int)n, 5);
+  for (i = 0; i < 5 && i < n; i++) CHECK_EQ_INT((int)idx[i], (int)want[i]);
+  free(idx);
+  mlsys_rng_seed(&r, 99);
+  for (trial = 0; trial < 200; trial++) {
+    float k[64];
+    uint8_t l[64], kept[64];
+    int m = mlsys_rng_range(&r, 1, 64), j, nneg = 0, nkept = 0, npos = 0;
+    double frac = (mlsys_rng_below(&r, 10) + 1) / 10.0;
+    for (j = 0; j < m; j++) {
+      k[j] = (float)mlsys_rng_below(&r, 8) / 8;   /* few distinct values: many ties */
+      l[j] = (uint8_t)(mlsys_rng_uniform(&r) < 0.4);
+      nneg += !l[j], npos += l[j];
+    }
+    REQUIRE_OK(mlsys_contracode_hard_subset(k, l, (size_t)m, frac, &idx, &n));
+    memset(kept, 0, sizeof kept);
+    for (i = 0; i < n; i++) {
+      if (i) CHECK(idx[i] > idx[i - 1]);
+      kept[idx[i]] = 1;
+      nkept += !l[idx[i]];
+    }
+    CHECK_EQ_INT((int)n - nkept, npos);
+    CHECK_EQ_INT(nkept, (int)ceil(frac * nneg - 1e-9));
+    for (j = 0; j < m; j++) {
+      int q;
+      if (l[j]) {
+        CHECK(kept[j]);
+        continue;
+      }
+      if (kept[j]) continue;
+      for (q = 0; q < m; q++)   /* a dropped negative: no kept one below it, nor an equal one after it */
+        if (!l[q] && kept[q]) CHECK(k[q] > k[j] || (k[q] == k[j] && q < j));
+    }
+    free(idx);
+  }
+  CHECK_EQ_INT(mlsys_contracode_hard_subset(key, lab, 8, 0, &idx, &n), MLSYS_ERR_ARG);
+  CHECK_EQ_INT(mlsys_contracode_hard_subset(key, lab, 8, 1.5, &idx, &n), MLSYS_ERR_ARG);
+  {
+    float bad[2] = {0.5f, NAN};
+    uint8_t bl[2] = {1, 0};
+    CHECK_EQ_INT(mlsys_contracode_hard_subset(bad, bl, 2, 0.5, &idx, &n), MLSYS_ERR_ARG);
+    CHECK_CONTAINS(mlsys_last_error(), "NaN");
+  }
+}
+
+/* The variant set: a unit and one SAFE variant of it per problem, the variant different from the unit and
+   re-parsing; a unit that does not parse is left out and counted; the same seed gives the same set, another seed
+   other variants; fewer than two usable units is a named error. */
+TEST(clone_set_variants) {
+  static const char *const units[5] = {
+      "const x = function(a, b) {\n  var s = 0;\n  for (var i = 0; i < a.length; i++) s += a[i] * b;\n  return s;\n};\n",
+      "function f(o) { if (o.k === true) { return o['name']; } else { return null; } }\n",
+      "const x = function( {\n",   /* does not parse */
+      "const x = (xs) => xs.map(function (v) { return v + 1; }).filter(Boolean);\n",
+      "function g(n) { var r = []; while (n--) r.push(n); return r.reverse(); }\n"};
+  size_t len[5];
+  mlsys_contracode_aug_cfg cfg;
+  mlsys_contracode_clone_set s, t, u;
+  int i, differ = 0;
+  for (i = 0; i < 5; i++) len[i] = strlen(units[i]);
+  REQUIRE_OK(mlsys_contracode_aug_preset(MLSYS_CONTRACODE_AUG_SAFE, &cfg));
+  REQUIRE_OK(mlsys_contracode_clone_set_variants(units, len, 5, NULL, &cfg, 3, &s));
+  CHECK_EQ_INT(s.nproblems, 4);
+  CHECK_EQ_INT(s.nprograms, 8);
+  CHECK_EQ_INT(s.nskipped, 1);
+  CHECK_EQ_INT(s.nlibs, 1);
+  for (i = 0; i < s.nproblems; i++) {
+    mlsys_contracode_js_ast ast;
+    const int unit = i < 2 ? i : i + 1;
+    CHECK_EQ_INT(s.problem[2 * i], i);
+    CHECK_EQ_INT(s.problem[2 * i + 1], i);
+    CHECK_EQ_INT(s.problem_nlibs[i], 2);
+    CHECK_STR(s.src[2 * i], units[unit]);
+    CHECK(s.len[2 * i + 1] != len[unit] || memcmp(s.src[2 * i + 1], units[unit], len[unit]) != 0);
+    REQUIRE_OK(mlsys_contracode_js_parse(s.src[2 * i + 1], s.len[2 * i + 1], MLSYS_CONTRACODE_JS_SCRIPT, &ast));
+    mlsys_contracode_js_free(&ast);
+  }
+  CHECK_STR(s.problem_name[2], "unit-3");
+  REQUIRE_OK(mlsys_contracode_clone_set_variants(units, len, 5, NULL, &cfg, 3, &t));
+  REQUIRE_OK(mlsys_contracode_clone_set_variants(units, len, 5, units, &cfg, 4, &u));
+  for (i = 0; i < s.nprograms; i++) {
+    CHECK_STR(s.src[i], t.src[i]);
+    differ += strcmp(s.src[i], u.src[i]) != 0;
+  }
+  CHECK(differ > 0);
+  CHECK_STR(u.problem_name[0], units[0]);
+  mlsys_contracode_clone_set_free(&s);
+  mlsys_contracode_clone_set_free(&t);
+  mlsys_contracode_clone_set_free(&u);
+  CHECK_EQ_INT(mlsys_contracode_clone_set_variants(units + 1, len + 1, 2, NULL, &cfg, 3, &s), MLSYS_ERR_ARG);
+  CHECK_CONTAINS(mlsys_last_error(), "at least 2");
+  CHECK_EQ_INT(s.nprograms, 0);
+}
+
+/* `contracode eval --functions`: the variant set from a .js file, more negatives and the hard view. */
+TEST(clone_cli_variants) {
+  char root[] = "/tmp/cc_cvar_XXXXXX", args[2048];
+  run_result r;
+  if (access(bin(), X_OK) != 0) SKIP_DEP("%s not built (make build/mlsys)", bin());
+  REQUIRE(mkdtemp(root) != NULL);
+  write_file(root, "f.js",
+             "function a(x) { var s = 0; for (var i = 0; i < x.length; i++) s += x[i]; return s; }\n"
+             "function b(o) { if (o.k === true) { return o['name']; } return null; }\n"
+             "function c(n) { var r = []; while (n--) r.push(n * 2); return r; }\n"
+             "function d(s) { return s.split('').reverse().join(''); }\n"
+             "function e(a, b) { return a > b ? a - b : b - a; }\n"
+             "function g(m) { var k, out = {}; for (k in m) out[m[k]] = k; return out; }\n");
+  snprintf(args, sizeof args,
+           "contracode eval --functions %s/f.js --count 5 --negatives 3 --hard 0.5 --adversarial 2 --samples 2 --json",
+           root);
+  r = run(args);
+  CHECK_EQ_INT(r.code, 0);
+  if (r.out) {
+    CHECK_CONTAINS(r.out, "\"set\": \"variants\"");
+    CHECK_CONTAINS(r.out, "\"units\": 6, \"drawn\": 5");
+    CHECK_CONTAINS(r.out, "\"positives\": 5");
+    CHECK_CONTAINS(r.out, "\"negatives_ratio\": 3, \"hard\": 0.5");
+    CHECK_CONTAINS(r.out, "\"setting\": \"natural-hard\"");
+    CHECK_CONTAINS(r.out, "\"setting\": \"adversarial-hard\", \"N\": 2");
+  }
+  run_free(&r);
+  snprintf(args, sizeof args, "contracode eval --functions %s/f.js --lib %s", root, root);
+  r = run(args);
+  CHECK_EQ_INT(r.code, 2);
+  run_free(&r);
+  r = run("contracode eval --negatives 2 --faithful-pairs");
+  CHECK_EQ_INT(r.code, 2);
+  run_free(&r);
+  r = run("contracode eval --hard 0");
+  CHECK_EQ_INT(r.code, 2);
+  run_free(&r);
+  snprintf(args, sizeof args, "contracode eval --functions %s/missing.jsonl", root);
+  r = run(args);
+  CHECK_EQ_INT(r.code, 1);
+  if (r.err) CHECK_CONTAINS(r.err, "missing.jsonl");
+  run_free(&r);
+  snprintf(args, sizeof args, "rm -rf %s", root);
+  CHECK_EQ_INT(system(args), 0);
+}
+
 TEST_MAIN()
