@@ -48,6 +48,20 @@ $(BUILD)/mlsys: $(CLI_SRC) cli/cli.h $(HEADERS) examples/cnn_kernels.h | $(BUILD
 $(BUILD)/test_%: tests/test_%.c $(wildcard tests/*.h) $(HEADERS) $(wildcard examples/*.h) | $(BUILD)
 	$(CC) $(CSTD) $(WARN) $(CFLAGS) $(CPPFLAGS) -I. $< -o $@ $(LDFLAGS) $(LDLIBS)
 
+# Compile time is most of `make test` on 2 cores: ~100 test binaries, each compiling whole headers. -O1 halves it,
+# so a test binary builds at $(TEST_OPT) unless its own run time is mostly our compiled code (TESTS_FULL_OPT, the
+# binaries that ran 5 s or more in CI, minus those that mostly drive the mlsys binary, Node or PyTorch). SAN builds
+# keep their own flags; CFLAGS=... on the command line still wins.
+TEST_OPT ?= -O1
+TESTS_FULL_OPT := test_remat test_remat_monet test_remat_monet_catalogue test_pcr_fidelity test_offload_e2e \
+  test_remat_sweep test_milp test_pcr_jpeg test_remat_coarsen test_remat_dtr test_xfer_store test_remat_model \
+  test_index_model test_pipe_jpeg test_pcr_format test_xfer_plan test_index_baselines test_index_core test_pipe_image \
+  test_index_tune test_remat_monet_exec test_remat_exec test_xfer_dataplane test_pipe_tune test_offload_pilot \
+  test_coll_synth test_pcr_stream test_relm_experiments test_relm_torch_check
+ifneq ($(SAN),1)
+$(filter-out $(TESTS_FULL_OPT:%=$(BUILD)/%),$(TESTS)): CFLAGS := $(TEST_OPT) -g1
+endif
+
 $(BUILD)/bench_%: bench/bench_%.c $(HEADERS) $(wildcard bench/*.h) tests/dtr_logs.h | $(BUILD)
 	$(CC) $(CSTD) $(WARN) $(OPT) -g $(CPPFLAGS) -I. $< -o $@ $(LDLIBS)
 

@@ -30,7 +30,9 @@
      7. Evaluation: AUROC (ties ½), average precision (scikit-learn's), Hanley–McNeil standard errors, best-threshold
         accuracy, the adversarial min/max reduce over N variants, edit-distance similarity over token ids; the
         offline clone set (lodash-es, underscore, ramda modules sharing API names), its pairs (corrected and
-        repo-faithful), and the natural/adversarial evaluation driver with edit, bag-of-tokens or embedding scorers.
+        repo-faithful), the variant set (held-out functions vs their variants vs other functions), the
+        hard-negative view, and the natural/adversarial evaluation driver with edit, bag-of-tokens or embedding
+        scorers.
    The printer also has terser's output options braces, quote_style and quote_keys (and the props pass its
    keep_quoted_props), which Alg. 1 draws with the spec's probabilities; see docs/contracode.md.
 
