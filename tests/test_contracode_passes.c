@@ -175,17 +175,48 @@ static void gen(char *b, size_t cap, int depth) {
     strncat(b, ")", cap - strlen(b) - 1);
   }
 }
+typedef struct { char *b; size_t n, cap; } sbuf;
+static void sb(sbuf *s, const char *fmt, ...) {
+  va_list ap;
+  int k;
+  for (;;) {
+    va_start(ap, fmt);
+    k = vsnprintf(s->b + s->n, s->cap - s->n, fmt, ap);
+    va_end(ap);
+    if (k >= 0 && (size_t)k < s->cap - s->n) { s->n += (size_t)k; return; }
+    s->cap = s->cap * 2 + (size_t)k + 64;
+    s->b = (char *)realloc(s->b, s->cap);
+  }
+}
+/* Runs js in Node and returns the first line it prints (stdout, plus stderr when merge), malloc'd; NULL if it did not
+   run. timeout_s kills it: a pass that made a loop endless fails the test, it does not hang it. */
+static char *node_run(const char *js, int timeout_s, int merge) {
+  char path[64], cmd[160], line[4096];
+  FILE *f, *p;
+  char *out = NULL;
+  snprintf(path, sizeof path, "/tmp/mlsys_cc_np_%d.js", (int)getpid());
+  if (!(f = fopen(path, "w"))) return NULL;
+  fputs(js, f);
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "timeout %d node %s%s", timeout_s, path, merge ? " 2>&1" : "");
+  if ((p = popen(cmd, "r")) != NULL) {
+    if (fgets(line, sizeof line, p)) {
+      line[strcspn(line, "\n")] = 0;
+      out = strdup(line);
+    }
+    pclose(p);
+  }
+  unlink(path);
+  return out;
+}
 TEST(contracode_fold_vs_node) {
   enum { N = 400 };
-  char path[64], cmd[128], line[256], e[1024], src[1100];
-  FILE *f, *p;
+  char e[1024], src[1100], *res;
+  sbuf js = {NULL, 0, 0};
   int i, folded = 0, total = 0, bad = -1, seen = -1;
   if (system("node --version >/dev/null 2>&1") != 0) SKIP_DEP("node is not installed");
-  snprintf(path, sizeof path, "/tmp/mlsys_cc_fold_%d.js", (int)getpid());
-  f = fopen(path, "w");
-  REQUIRE(f != NULL);
-  fprintf(f, "var A=[],bad=0,seen=0;function p(i,v){if(!(i in A)){A[i]=v;return}seen++;"
-             "if(!Object.is(A[i],v)){bad++;console.error(i,A[i],v)}}\n");
+  sb(&js, "var A=[],bad=0,seen=0;function p(i,v){if(!(i in A)){A[i]=v;return}seen++;"
+          "if(!Object.is(A[i],v)){bad++;console.error(i,A[i],v)}}\n");
   for (i = 0; i < N; i++) {
     char *before, *after;
     int k = 0;
@@ -196,21 +227,18 @@ TEST(contracode_fold_vs_node) {
     after = apply(src, "f", 0, &k);
     CHECK_MSG(before && after, "%.200s does not parse or fold: %s", src, mlsys_last_error());
     if (before && after) {
-      fprintf(f, "%s\n%s\n", before, after);
+      sb(&js, "%s\n%s\n", before, after);
       total += k;
       folded += k > 0;
     }
     free(before);
     free(after);
   }
-  fprintf(f, "console.log(seen+' '+bad)\n");
-  fclose(f);
-  snprintf(cmd, sizeof cmd, "timeout 120 node %s", path);   /* a pass that made a loop endless fails, not hangs */
-  p = popen(cmd, "r");
-  REQUIRE(p != NULL);
-  if (fgets(line, sizeof line, p)) sscanf(line, "%d %d", &seen, &bad);
-  pclose(p);
-  unlink(path);
+  sb(&js, "console.log(seen+' '+bad)\n");
+  res = node_run(js.b, 120, 0);
+  if (res) sscanf(res, "%d %d", &seen, &bad);
+  free(res);
+  free(js.b);
   printf("    %d random expressions, %d changed by fold (%d rewrites); node: %d compared, %d differ\n", N, folded,
          total, seen, bad);
   CHECK_EQ_INT(seen, N);
@@ -378,19 +406,6 @@ TEST(contracode_passes_bad_input) {
    value or its exception must be the same. The programs mix constant and variable ifs, dead loops, code after
    return, vars with pure and impure initializers, nested function declarations, quoted property access and
    booleans, so every pass has work to do. */
-typedef struct { char *b; size_t n, cap; } sbuf;
-static void sb(sbuf *s, const char *fmt, ...) {
-  va_list ap;
-  int k;
-  for (;;) {
-    va_start(ap, fmt);
-    k = vsnprintf(s->b + s->n, s->cap - s->n, fmt, ap);
-    va_end(ap);
-    if (k >= 0 && (size_t)k < s->cap - s->n) { s->n += (size_t)k; return; }
-    s->cap = s->cap * 2 + (size_t)k + 64;
-    s->b = (char *)realloc(s->b, s->cap);
-  }
-}
 static void rexpr(sbuf *s, int d) {
   switch (d <= 0 ? rnd(6) : rnd(15)) {
     case 0: sb(s, "a"); break;
@@ -439,9 +454,8 @@ static void rstmts(sbuf *s, int d, int n, int *g) {
 }
 TEST(contracode_passes_vs_node) {
   enum { NF = 150 };
-  char path[64], cmd[128], line[512];
   sbuf prog = {NULL, 0, 0}, js = {NULL, 0, 0};
-  FILE *f, *p;
+  char *res;
   int i, j, counts[NPASSES], bad = -1, runs = -1;
   if (system("node --version >/dev/null 2>&1") != 0) SKIP_DEP("node is not installed");
   sb(&prog, "var L=[];");
@@ -468,17 +482,9 @@ TEST(contracode_passes_vs_node) {
   }
   sb(&js, "var bad=0;for(var k=1;k<outs.length;k++)for(var i=0;i<outs[0].length;i++)if(outs[k][i]!==outs[0][i]){bad++;"
           "if(bad<5)console.error(k,i,outs[0][i],outs[k][i])}console.log(outs[0].length+' '+bad)\n");
-  snprintf(path, sizeof path, "/tmp/mlsys_cc_passes_%d.js", (int)getpid());
-  f = fopen(path, "w");
-  REQUIRE(f != NULL);
-  fwrite(js.b, 1, js.n, f);
-  fclose(f);
-  snprintf(cmd, sizeof cmd, "timeout 120 node %s", path);   /* a pass that made a loop endless fails, not hangs */
-  p = popen(cmd, "r");
-  REQUIRE(p != NULL);
-  if (fgets(line, sizeof line, p)) sscanf(line, "%d %d", &runs, &bad);
-  pclose(p);
-  unlink(path);
+  res = node_run(js.b, 120, 0);
+  if (res) sscanf(res, "%d %d", &runs, &bad);
+  free(res);
   printf("    %d functions, %d runs each;", NF, runs);
   for (j = 0; j < NPASSES; j++) printf(" %s %d", passes[j].name, counts[j]);
   printf("; %d runs differ\n", bad);
@@ -517,25 +523,6 @@ static const char *const node_calls[] = {
   "a5(function(){return this===undefined||this===globalThis}))",
   "R.push(t1(1),t1(\"s\"),t1({toString(){return \"T\"},valueOf(){return 5}}))",
 };
-static char *node_run(const char *js) {   /* the first line Node prints, malloc'd; NULL if it did not run */
-  char path[64], cmd[128], line[4096];
-  FILE *f, *p;
-  char *out = NULL;
-  snprintf(path, sizeof path, "/tmp/mlsys_cc_np_%d.js", (int)getpid());
-  if (!(f = fopen(path, "w"))) return NULL;
-  fputs(js, f);
-  fclose(f);
-  snprintf(cmd, sizeof cmd, "timeout 60 node %s 2>&1", path);
-  if ((p = popen(cmd, "r")) != NULL) {
-    if (fgets(line, sizeof line, p)) {
-      line[strcspn(line, "\n")] = 0;
-      out = strdup(line);
-    }
-    pclose(p);
-  }
-  unlink(path);
-  return out;
-}
 TEST(contracode_new_passes_vs_node) {
   static const char *const which[] = {"h", "a", "t", "hast"};
   char *orig, *after, *out;
@@ -545,7 +532,7 @@ TEST(contracode_new_passes_vs_node) {
   for (i = 0; i < (int)(sizeof node_progs / sizeof *node_progs); i++) {
     js.n = 0;
     sb(&js, "var R=[];%s;%s;console.log(JSON.stringify(R))\n", node_progs[i], node_calls[i]);
-    orig = node_run(js.b);
+    orig = node_run(js.b, 60, 1);
     CHECK_MSG(orig && orig[0] == '[', "program %d does not run: %s", i, orig ? orig : "(no output)");
     for (j = 0; j < (int)(sizeof which / sizeof *which); j++) {
       out = apply(node_progs[i], which[j], 0, &k);
@@ -553,7 +540,7 @@ TEST(contracode_new_passes_vs_node) {
       if (j == i) CHECK_MSG(k > 0, "program %d: %s made no rewrite", i, which[j]);
       js.n = 0;
       sb(&js, "var R=[];%s;%s;console.log(JSON.stringify(R))\n", out, node_calls[i]);
-      after = node_run(js.b);
+      after = node_run(js.b, 60, 1);
       CHECK_MSG(orig && after && !strcmp(orig, after), "program %d after %s (%s): %s vs %s", i, which[j], out,
                 after ? after : "(none)", orig ? orig : "(none)");
       free(after);
@@ -568,7 +555,7 @@ TEST(contracode_new_passes_vs_node) {
   js.n = 0;
   sb(&js, "var A=(function(){function f(a){if(a===true)return false;return true}return[true,false,1,0,\"1\",null].map(f)})();"
           "var B=(function(){%s;return[true,false,1,0,\"1\",null].map(f)})();console.log(JSON.stringify([A,B]))\n", out ? out : "");
-  after = node_run(js.b);
+  after = node_run(js.b, 60, 1);
   CHECK_STR(after, "[[false,true,true,true,true,true],[0,1,0,1,0,1]]");
   free(after);
   free(out);
@@ -578,7 +565,7 @@ TEST(contracode_new_passes_vs_node) {
   js.n = 0;
   sb(&js, "var P=[];console.log=console.error=function(){P.push([].slice.call(arguments))};%s;var r=[d(1),d(0)];"
           "process.stdout.write(JSON.stringify([r,P])+\"\\n\")\n", out ? out : "");
-  after = node_run(js.b);
+  after = node_run(js.b, 60, 1);
   CHECK_STR(after, "[[2,0],[]]");
   free(after);
   free(out);
@@ -586,7 +573,7 @@ TEST(contracode_new_passes_vs_node) {
   sb(&js, "var P=[];console.log=console.error=function(){P.push([].slice.call(arguments))};"
           "function d(x){console.log(\"seen\",x);if(x)console.error(\"neg\");return x*2};var r=[d(1),d(0)];"
           "process.stdout.write(JSON.stringify([r,P])+\"\\n\")\n");
-  after = node_run(js.b);
+  after = node_run(js.b, 60, 1);
   CHECK_STR(after, "[[2,0],[[\"seen\",1],[\"neg\"],[\"seen\",0]]]");
   free(after);
   free(js.b);
