@@ -37,8 +37,9 @@ static mlsys_status cc_eval_embed(void *ctx, const char *const *src, const size_
 }
 
 static const char contracode_eval_help[] =
-    "usage: mlsys contracode eval [--lib [NAME=]DIR]... [--scorer edit|bow] [--vocab M.model] [--adversarial N[,N...]]\n"
-    "                             [--samples S] [--adversary terser|safe] [--faithful-pairs] [--min-libs K]\n"
+    "usage: mlsys contracode eval [--lib [NAME=]DIR]... [--scorer edit|bow|model:CKPT|untrained:CKPT] [--vocab M.model]\n"
+    "                             [--adversarial N[,N...]] [--samples S] [--adversary terser|safe] [--faithful-pairs]\n"
+    "                             [--min-libs K]\n"
     "                             [--seed S] [--json]\n"
     "       mlsys contracode eval --functions FUNCS.jsonl|FILE.js [--count M] [options above but --lib, --min-libs]\n"
     "       both: [--negatives R] [--hard F]\n"
@@ -66,7 +67,8 @@ static const char contracode_eval_help[] =
     "  --negatives R: R times as many negatives as positives (distinct pairs only; R seeded draws, duplicates\n"
     "  dropped). --hard F: also score the positives against only the fraction F of negatives with the highest\n"
     "  edit-distance similarity (the hard-negative view; settings natural-hard and adversarial-hard).\n"
-    "  --json keys: set (libraries|variants; variants adds functions, units, drawn), negatives_ratio, hard, libraries ([{name, dir, files}]), files, skipped, problems, problems_by_libs ({K: count}),\n"
+    "  --json keys: set (libraries|variants; variants adds functions, units, drawn), negatives_ratio, hard,\n"
+    "  libraries ([{name, dir, files}]), files, skipped, problems, problems_by_libs ({K: count}),\n"
     "  programs, pairs ({mode, positives, negatives}), scorer, vocab, vocab_size, adversary, samples, seed,\n"
     "  results ([{setting, N, windows, auroc, se, ap, accuracy, threshold, npos, nneg}]).\n"
     "  Exit 1: a directory that cannot be read, a file that does not parse, no problem in the set; 2: bad usage.\n";
